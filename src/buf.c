@@ -1,0 +1,141 @@
+/*
+ * buf.c - growable byte buffer.
+ *
+ * Appends never fail loudly: an allocation failure sets the sticky `oom`
+ * flag and later appends become no-ops, so a builder can emit many pieces
+ * and check once (the SQLite StrAccum / curl dynbuf pattern).  A `secret`
+ * buffer wipes its old storage whenever it grows and when it is freed.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps.h"
+
+int ps_buf_reserve(ps_buf *b, size_t extra)
+{
+	size_t need, ncap;
+	uint8_t *p;
+
+	if (b->oom)
+		return -1;
+	if (extra > SIZE_MAX - b->len)
+		goto fail;
+	need = b->len + extra;
+	if (need <= b->cap)
+		return 0;
+	ncap = b->cap ? b->cap : 64;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2) {
+			ncap = need;
+			break;
+		}
+		ncap *= 2;
+	}
+	if (b->secret) {
+		p = malloc(ncap);
+		if (!p)
+			goto fail;
+		if (b->len)
+			memcpy(p, b->data, b->len);
+		if (b->data) {
+			ps_wipe(b->data, b->cap);
+			free(b->data);
+		}
+	} else {
+		p = realloc(b->data, ncap);
+		if (!p)
+			goto fail;
+	}
+	b->data = p;
+	b->cap = ncap;
+	return 0;
+fail:
+	b->oom = 1;
+	return -1;
+}
+
+void ps_buf_append(ps_buf *b, const void *p, size_t n)
+{
+	if (n == 0 || ps_buf_reserve(b, n) < 0)
+		return;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+void ps_buf_putc(ps_buf *b, int c)
+{
+	uint8_t ch = (uint8_t)c;
+	ps_buf_append(b, &ch, 1);
+}
+
+void ps_buf_puts(ps_buf *b, const char *s)
+{
+	ps_buf_append(b, s, strlen(s));
+}
+
+void ps_buf_printf(ps_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char small[128];
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = 1;
+		return;
+	}
+	if ((size_t)n < sizeof small) {
+		ps_buf_append(b, small, (size_t)n);
+		return;
+	}
+	if (ps_buf_reserve(b, (size_t)n + 1) < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void ps_buf_reset(ps_buf *b)
+{
+	if (b->secret && b->data)
+		ps_wipe(b->data, b->len);
+	b->len = 0;
+}
+
+void ps_buf_free(ps_buf *b)
+{
+	if (!b)
+		return;
+	if (b->data) {
+		if (b->secret)
+			ps_wipe(b->data, b->cap);
+		free(b->data);
+	}
+	b->data = NULL;
+	b->len = b->cap = 0;
+	b->oom = 0;
+}
+
+uint8_t *ps_buf_detach(ps_buf *b, size_t *len)
+{
+	uint8_t *p;
+
+	if (b->oom) {
+		ps_buf_free(b);
+		return NULL;
+	}
+	p = b->data;
+	if (!p)
+		p = malloc(1); /* an empty but valid allocation */
+	if (len)
+		*len = b->len;
+	b->data = NULL;
+	b->len = b->cap = 0;
+	return p;
+}

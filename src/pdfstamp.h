@@ -1,0 +1,230 @@
+/*
+ * pdfstamp.h - public API of libpdfstamp.
+ *
+ * libpdfstamp opens AES-256 encrypted PDFs (standard security handler,
+ * /V 5 with /R 6 or /R 5), reads only the cross-reference data and the
+ * objects it is asked for, and appends encrypted incremental updates.
+ *
+ * Conventions (see also the design notes in src/ps.h):
+ *  - Every call returns 0 or a negative PDFSTAMP_E_* code; the message of
+ *    the last failure is kept in the context (pdfstamp_ctx_errmsg).
+ *  - Ownership is in the name: *_new / *_open return objects the caller
+ *    frees with the matching *_free / *_close; both accept NULL.
+ *  - A context is used by one thread at a time.  There are no globals.
+ *  - Option structs carry a version field; initialise them with the
+ *    matching *_INIT macro.
+ */
+#ifndef PDFSTAMP_H
+#define PDFSTAMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PDFSTAMP_VERSION "0.1.0"
+
+/* Error codes.  The CLI maps them to exit statuses (see pdfstamp(1)). */
+enum {
+	PDFSTAMP_OK = 0,
+	PDFSTAMP_E_IO = -1,          /* read/write/fsync/rename failed   -> 1 */
+	PDFSTAMP_E_NOMEM = -2,       /* allocation failed                -> 1 */
+	PDFSTAMP_E_INTERNAL = -3,    /* a bug or a failed self-check     -> 1 */
+	PDFSTAMP_E_USAGE = -4,       /* bad argument to a call           -> 2 */
+	PDFSTAMP_E_PASSWORD = -5,    /* password matches neither O nor U -> 3 */
+	PDFSTAMP_E_FORMAT = -6,      /* malformed input                  -> 4 */
+	PDFSTAMP_E_UNSUPPORTED = -7, /* valid PDF we do not handle       -> 4 */
+	PDFSTAMP_E_PERM = -8         /* not permitted (permissions, DocMDP) -> 5 */
+};
+
+typedef struct pdfstamp_ctx pdfstamp_ctx;
+typedef struct pdfstamp_doc pdfstamp_doc;
+
+typedef void (*pdfstamp_warn_fn)(void *userdata, const char *message);
+
+const char *pdfstamp_version(void);
+const char *pdfstamp_strerror(int code);
+/* Name of the AES engine in use ("mbedtls" for now). */
+const char *pdfstamp_aes_engine(void);
+
+int pdfstamp_ctx_new(pdfstamp_ctx **out);
+void pdfstamp_ctx_free(pdfstamp_ctx *ctx);
+/* Message of the last error, "" if none.  Never contains a password. */
+const char *pdfstamp_ctx_errmsg(const pdfstamp_ctx *ctx);
+int pdfstamp_ctx_errcode(const pdfstamp_ctx *ctx);
+/* Warnings (non-fatal oddities) go to this callback; default: dropped. */
+void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdata);
+
+/* ---- Opening a document ------------------------------------------------ */
+
+/* Flags for pdfstamp_doc_open. */
+#define PDFSTAMP_OPEN_WRITE 0x1 /* open read-write (for --in-place appends) */
+
+/* Opens PATH and reads its trailer and cross-reference data (never the
+ * payload).  The document is not yet authenticated. */
+int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path,
+                      unsigned flags);
+void pdfstamp_doc_close(pdfstamp_doc *doc);
+
+/* 1 if the document has an /Encrypt dictionary. */
+int pdfstamp_doc_is_encrypted(const pdfstamp_doc *doc);
+
+/* Flags for pdfstamp_doc_auth. */
+#define PDFSTAMP_AUTH_FORCE 0x1 /* accept a /Perms mismatch (with a warning) */
+
+/* Authenticates with PASSWORD (UTF-8, LEN bytes; it is SASLprep'd for you,
+ * with a raw-bytes fallback), unwraps the file key and builds the cipher
+ * state.  Returns PDFSTAMP_E_PASSWORD if neither the owner nor the user
+ * password matches.  A plaintext document needs no call. */
+int pdfstamp_doc_auth(pdfstamp_doc *doc, const char *password, size_t len,
+                      unsigned flags);
+
+/* ---- Reporting --------------------------------------------------------- */
+
+#define PDFSTAMP_MAX_REVISIONS_REPORTED 64
+
+enum pdfstamp_xref_kind {
+	PDFSTAMP_XREF_TABLE = 1,
+	PDFSTAMP_XREF_STREAM = 2,
+	PDFSTAMP_XREF_HYBRID = 3 /* a table whose trailer has /XRefStm */
+};
+
+struct pdfstamp_sig_info {
+	int64_t objnum;      /* the signature dictionary */
+	int docmdp;          /* 0 = approval signature, else DocMDP /P (1..3) */
+	char subfilter[64];  /* e.g. "adbe.pkcs7.detached" */
+};
+
+struct pdfstamp_info {
+	int64_t file_size;
+	int encrypted;
+	char filter[32];             /* "Standard" */
+	int v, r, key_bits;
+	char strf[32], stmf[32];     /* crypt filter names, e.g. "StdCF" */
+	char cfm[32];                /* method of StdCF, e.g. "AESV3" */
+	int encrypt_metadata;
+	int perms_valid;             /* /Perms decrypted and matched (Alg. 13) */
+	int authenticated_as;        /* 0 none, 1 user, 2 owner */
+	int64_t p;                   /* /P as a signed 32-bit value */
+	int revisions;
+	enum pdfstamp_xref_kind xref_kinds[PDFSTAMP_MAX_REVISIONS_REPORTED]; /* newest first */
+	int last_is_stream;
+	int64_t objects;             /* in-use objects, newest revision wins */
+	int64_t size;                /* trailer /Size */
+	int64_t pages;
+	int has_trailing_bytes;      /* bytes after the last %%EOF */
+	int64_t trailing_bytes;
+	int nsigs;
+	struct pdfstamp_sig_info sigs[16];
+	int64_t bytes_read;          /* bytes read from the file so far */
+};
+
+/* Fills INFO.  Counts pages by walking the page tree (only /Pages nodes). */
+int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info);
+
+/* Names of the permission bits (ISO 32000-2 Table 22), for reporting. */
+struct pdfstamp_perm_name {
+	int bit;            /* 1-based bit number */
+	const char *name;   /* "print", "modify", ... */
+};
+extern const struct pdfstamp_perm_name pdfstamp_perm_names[];
+
+/* ---- Writing: incremental updates ------------------------------------ */
+
+/* Flags of pdfstamp_write_opts. */
+#define PDFSTAMP_WRITE_IN_PLACE 0x1       /* append to the input file itself */
+#define PDFSTAMP_WRITE_ALLOW_TRAILING 0x2 /* append even after bytes that follow the last %%EOF */
+
+struct pdfstamp_write_opts {
+	unsigned version;
+	const char *output;   /* path of the new file; NULL with PDFSTAMP_WRITE_IN_PLACE */
+	unsigned flags;
+};
+#define PDFSTAMP_WRITE_OPTS_VERSION 1
+#define PDFSTAMP_WRITE_OPTS_INIT {PDFSTAMP_WRITE_OPTS_VERSION, NULL, 0}
+
+#define PDFSTAMP_MAX_RESULT_OBJECTS 64
+
+struct pdfstamp_result {
+	int64_t base_length;      /* length of the input (the new section starts here, after an EOL) */
+	int64_t xref_offset;      /* offset of the new cross-reference section (new startxref) */
+	int64_t bytes_appended;
+	int nobjects;             /* annotation (stamp) or Info (meta) objects written */
+	uint32_t objects[PDFSTAMP_MAX_RESULT_OBJECTS];
+	int nwarnings;            /* warnings issued (also sent to the warning callback) */
+};
+
+/* If PATH has a journal left by an interrupted in-place update, restores
+ * the original bytes and removes the journal.  *recovered is set to 1 if
+ * something was rolled back.  pdfstamp_doc_open does this too. */
+int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered);
+
+/* ---- Stamping ----------------------------------------------------------- */
+
+enum pdfstamp_position {
+	PDFSTAMP_POS_TOP_RIGHT = 0,
+	PDFSTAMP_POS_TOP_LEFT,
+	PDFSTAMP_POS_BOTTOM_RIGHT,
+	PDFSTAMP_POS_BOTTOM_LEFT,
+	PDFSTAMP_POS_CENTER
+};
+
+#define PDFSTAMP_PAGE_LAST (-1)
+#define PDFSTAMP_PAGE_ALL 0
+
+struct pdfstamp_stamp_opts {
+	unsigned version;
+	int64_t page;            /* 1-based, or PDFSTAMP_PAGE_LAST / PDFSTAMP_PAGE_ALL */
+	const char *text;        /* visible text, UTF-8 (default "APPROVED") */
+	const char *icon;        /* /Name of the stamp (default "Approved") */
+	int has_rect;            /* use rect (default user space of the page) */
+	double rect[4];
+	enum pdfstamp_position position; /* when !has_rect; relative to the page as shown */
+	double margin;           /* points from the page edges (default 36) */
+	const char *author;      /* /T (optional) */
+	const char *note;        /* /Contents, the popup text (default: text) */
+	const char *date;        /* "now" (default) or ISO 8601 */
+	double color[3];         /* RGB 0..1 (default dark red) */
+	double opacity;          /* 0..1 (default 1) */
+	int freetext;            /* write a /FreeText annotation instead of /Stamp */
+};
+#define PDFSTAMP_STAMP_OPTS_VERSION 1
+#define PDFSTAMP_STAMP_OPTS_INIT {PDFSTAMP_STAMP_OPTS_VERSION, 1, NULL, NULL, 0, {0, 0, 0, 0}, \
+	PDFSTAMP_POS_TOP_RIGHT, 36.0, NULL, NULL, NULL, {0.75, 0.05, 0.05}, 1.0, 0}
+
+/* Adds a stamp annotation with an appearance stream to the chosen page(s)
+ * as one incremental update.  Requires the annotation permission (P bit 6)
+ * or the owner password (PDFSTAMP_E_PERM otherwise), and refuses files
+ * certified with DocMDP P=1 or P=2 (PDFSTAMP_E_PERM). */
+int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *opts,
+                   const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result);
+
+/* ---- Metadata ------------------------------------------------------------- */
+
+struct pdfstamp_meta_item {
+	const char *key;      /* Info key without '/', e.g. "Title" */
+	const char *value;    /* UTF-8, or NULL to remove the key */
+};
+
+struct pdfstamp_meta_opts {
+	unsigned version;
+	const struct pdfstamp_meta_item *items;
+	size_t nitems;
+	int xmp;              /* also update (or create) the XMP /Metadata stream */
+	const char *date;     /* ModDate: "now" (default) or ISO 8601 */
+};
+#define PDFSTAMP_META_OPTS_VERSION 1
+#define PDFSTAMP_META_OPTS_INIT {PDFSTAMP_META_OPTS_VERSION, NULL, 0, 0, NULL}
+
+/* Writes a new version of the Info dictionary (and of the XMP stream with
+ * opts->xmp) as one incremental update.  Requires the modify permission
+ * (P bit 4) or the owner password; refuses DocMDP P=1. */
+int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *opts,
+                  const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
