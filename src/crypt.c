@@ -1,0 +1,564 @@
+/*
+ * crypt.c - standard security handler R5/R6 and AESV3 object crypto.
+ *
+ * DESIGN NOTES
+ *
+ * References are to ISO 32000-2:2020 §7.6 ("Alg." = numbered algorithm);
+ * see also shared/docs/spec-facts.md sections 1 and 2.5-2.6.
+ *
+ *  1. Passwords are prepared once per call (Alg. 2.A steps a-b): SASLprep
+ *     (RFC 4013 through libidn's stringprep, i.e. the Unicode 3.2 tables),
+ *     UTF-8, truncated to 127 bytes.  If SASLprep refuses the input
+ *     (invalid UTF-8, prohibited or BiDi-violating characters, an embedded
+ *     NUL) the raw bytes, truncated, are used instead.  Authentication also
+ *     tries the raw bytes when they differ from the prepared form, which
+ *     covers writers that skip SASLprep (qpdf, MuPDF) and R5 files, which
+ *     predate it.
+ *  2. Owner before user (Alg. 2.A order): every candidate password is tried
+ *     as owner first, so a password that is both opens as owner.
+ *  3. Nothing is written to the caller's KEY unless authentication
+ *     succeeded; every intermediate (prepared passwords, hash state, the
+ *     Alg. 2.B scratch, intermediate keys, AES schedules) is in a local
+ *     that is wiped on every path.  libidn's own temporary UCS-4 copies
+ *     are outside our control (they are freed, not wiped).
+ *  4. AESV3 data is IV (16 bytes) || AES-256-CBC(PKCS#7-padded plaintext).
+ *     The whole buffer goes to mbedtls_aes_crypt_cbc in one call (the IV
+ *     is copied first because mbedTLS updates it in place).  Decryption is
+ *     strict: the length must be 0 or 16 + a non-zero multiple of 16 and
+ *     every pad byte must equal the pad length; on failure nothing is
+ *     appended to OUT (the scratch region is wiped).
+ *  5. No input to decrypt/encrypt may point into the destination ps_buf:
+ *     reserving space may move it.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <mbedtls/sha256.h>
+#include <mbedtls/sha512.h>
+#include <mbedtls/version.h>
+#include <stringprep.h>
+
+#include "ps.h"
+
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+#define ps_sha256(in, n, out) mbedtls_sha256((in), (n), (out), 0)
+#define ps_sha512(in, n, out, is384) mbedtls_sha512((in), (n), (out), (is384))
+#else
+#define ps_sha256(in, n, out) mbedtls_sha256_ret((in), (n), (out), 0)
+#define ps_sha512(in, n, out, is384) mbedtls_sha512_ret((in), (n), (out), (is384))
+#endif
+
+#define PW_MAX 127                          /* Alg. 2.A step b */
+#define R6_BLOCK_MAX (PW_MAX + 64 + 48)     /* P || K (<= 64) || U48 */
+#define R6_K1_MAX (64 * R6_BLOCK_MAX)       /* 15296 bytes */
+#define PREP_INPUT_MAX ((size_t)1 << 20)    /* longer inputs skip SASLprep */
+
+/* Constant-time comparison of N bytes: 0 if equal. */
+static int ct_diff(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	uint8_t d = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		d |= (uint8_t)(a[i] ^ b[i]);
+	return d != 0;
+}
+
+/* ---- password preparation (7.6.4.3.3 a-b) -------------------------------- */
+
+static void take_raw(const char *pw, size_t len, uint8_t out[128], size_t *outlen)
+{
+	size_t n = len > PW_MAX ? PW_MAX : len;
+
+	if (n)
+		memcpy(out, pw, n);
+	*outlen = n;
+}
+
+int ps_sec_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
+                            uint8_t out[128], size_t *outlen)
+{
+	char *buf = NULL;
+	size_t cap = 0, n;
+	int rc, ret = 0;
+
+	if (!out || !outlen || (!pw && len))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_prepare_password: bad arguments");
+	*outlen = 0;
+	if (len == 0)
+		return 0;
+	/* stringprep works on NUL-terminated strings, so an embedded NUL
+	 * (a C0 control, prohibited by SASLprep anyway) means raw bytes. */
+	if (memchr(pw, 0, len) || len > PREP_INPUT_MAX)
+		goto raw;
+
+	/* NFKC can expand the string (U+FDFA becomes 18 code points), so the
+	 * buffer grows until libidn stops reporting TOO_SMALL_BUFFER. */
+	cap = len * 4 + 64;
+	for (;;) {
+		buf = malloc(cap);
+		if (!buf) {
+			ret = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory preparing a password");
+			goto out;
+		}
+		memcpy(buf, pw, len);
+		buf[len] = '\0';
+		rc = stringprep(buf, cap, stored ? STRINGPREP_NO_UNASSIGNED : 0,
+		                stringprep_saslprep);
+		if (rc != STRINGPREP_TOO_SMALL_BUFFER || cap > PREP_INPUT_MAX * 32)
+			break;
+		ps_wipe(buf, cap);
+		free(buf);
+		buf = NULL;
+		cap *= 2;
+	}
+	if (rc == STRINGPREP_OK) {
+		n = strlen(buf);
+		if (n > PW_MAX)
+			n = PW_MAX;
+		memcpy(out, buf, n);
+		*outlen = n;
+		goto out;
+	}
+	if (rc == STRINGPREP_MALLOC_ERROR) {
+		ret = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory preparing a password");
+		goto out;
+	}
+raw:
+	if (stored)
+		ps_warn(ctx, "password is not valid for SASLprep; its raw bytes are used");
+	take_raw(pw, len, out, outlen);
+out:
+	if (buf) {
+		ps_wipe(buf, cap);
+		free(buf);
+	}
+	return ret;
+}
+
+/* ---- Algorithm 2.B (R6) and the R5 hash ----------------------------------- */
+
+int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
+               const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
+{
+	uint8_t k1[R6_K1_MAX];
+	uint8_t k[64], iv[16];
+	size_t klen, ulen = u48 ? 48 : 0, blk, len, i;
+	mbedtls_aes_context aes;
+	unsigned n, sum, last;
+	int ret = 0;
+
+	if (pwlen > PW_MAX || (!pw && pwlen) || !salt || !out || (r != 5 && r != 6))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_hash_r6: bad arguments");
+	mbedtls_aes_init(&aes);
+
+	/* Alg. 2.B step a (and all of R5): K = SHA-256(P || S || U48). */
+	len = 0;
+	if (pwlen)
+		memcpy(k1, pw, pwlen);
+	len += pwlen;
+	memcpy(k1 + len, salt, 8);
+	len += 8;
+	if (u48)
+		memcpy(k1 + len, u48, 48);
+	len += ulen;
+	if (ps_sha256(k1, len, k) != 0)
+		goto fail;
+	klen = 32;
+
+	if (r == 5) /* Adobe extension level 3: no rounds */
+		goto done;
+
+	/* Alg. 2.B steps b-e: rounds until n >= 64 and last(E) <= n - 32. */
+	for (n = 1;; n++) {
+		/* b: K1 = (P || K || U48) repeated 64 times. */
+		blk = pwlen + klen + ulen;
+		if (pwlen)
+			memcpy(k1, pw, pwlen);
+		memcpy(k1 + pwlen, k, klen);
+		if (u48)
+			memcpy(k1 + pwlen + klen, u48, 48);
+		for (i = 1; i < 64; i++)
+			memcpy(k1 + i * blk, k1, blk);
+		len = 64 * blk;
+
+		/* c: E = AES-128-CBC(key K[0..15], IV K[16..31]) of K1, one chain,
+		 * computed in place. */
+		memcpy(iv, k + 16, 16);
+		if (mbedtls_aes_setkey_enc(&aes, k, 128) != 0 ||
+		    mbedtls_aes_crypt_cbc(&aes, MBEDTLS_AES_ENCRYPT, len, iv, k1, k1) != 0)
+			goto fail;
+
+		/* d: first 16 bytes of E as a big-endian number mod 3, which is
+		 * their byte sum mod 3 since 256 = 1 (mod 3). */
+		for (sum = 0, i = 0; i < 16; i++)
+			sum += k1[i];
+		switch (sum % 3) {
+		case 0:
+			ret = ps_sha256(k1, len, k);
+			klen = 32;
+			break;
+		case 1:
+			ret = ps_sha512(k1, len, k, 1);
+			klen = 48;
+			break;
+		default:
+			ret = ps_sha512(k1, len, k, 0);
+			klen = 64;
+			break;
+		}
+		if (ret != 0)
+			goto fail;
+
+		/* e: stop after round n once n >= 64 and last(E) <= n - 32. */
+		last = k1[len - 1];
+		if (n >= 64 && last <= n - 32)
+			break;
+	}
+done:
+	memcpy(out, k, 32);          /* step f: the first 32 bytes */
+	goto out;
+fail:
+	ret = ps_err(ctx, PDFSTAMP_E_INTERNAL, "password hash failed inside mbedTLS");
+out:
+	mbedtls_aes_free(&aes);      /* zeroizes the schedule */
+	ps_wipe(k1, sizeof k1);
+	ps_wipe(k, sizeof k);
+	ps_wipe(iv, sizeof iv);
+	return ret;
+}
+
+/* AES-256-CBC with a zero IV and no padding over exactly two blocks: the
+ * /UE and /OE key wrap (Alg. 2.A e-f reading, Alg. 8 c / 9 c writing). */
+static int wrap32(ps_ctx *ctx, int mode, const uint8_t kek[32],
+                  const uint8_t in[32], uint8_t out[32])
+{
+	mbedtls_aes_context aes;
+	uint8_t iv[16] = {0};
+	int rc;
+
+	mbedtls_aes_init(&aes);
+	if (mode == MBEDTLS_AES_ENCRYPT)
+		rc = mbedtls_aes_setkey_enc(&aes, kek, 256);
+	else
+		rc = mbedtls_aes_setkey_dec(&aes, kek, 256);
+	if (rc == 0)
+		rc = mbedtls_aes_crypt_cbc(&aes, mode, 32, iv, in, out);
+	mbedtls_aes_free(&aes);
+	ps_wipe(iv, sizeof iv);
+	if (rc != 0)
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "key wrap failed inside mbedTLS");
+	return 0;
+}
+
+/* AES-256-ECB of one block under the file key (Alg. 10 / Alg. 13). */
+static int ecb16(ps_ctx *ctx, int mode, const uint8_t key[32],
+                 const uint8_t in[16], uint8_t out[16])
+{
+	mbedtls_aes_context aes;
+	int rc;
+
+	mbedtls_aes_init(&aes);
+	if (mode == MBEDTLS_AES_ENCRYPT)
+		rc = mbedtls_aes_setkey_enc(&aes, key, 256);
+	else
+		rc = mbedtls_aes_setkey_dec(&aes, key, 256);
+	if (rc == 0)
+		rc = mbedtls_aes_crypt_ecb(&aes, mode, in, out);
+	mbedtls_aes_free(&aes);
+	if (rc != 0)
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "/Perms cipher failed inside mbedTLS");
+	return 0;
+}
+
+/* Algorithm 13: decrypt /Perms with the file key and check it against /P
+ * and /EncryptMetadata.  *ok is 1 only if bytes 9-11 are "adb", bytes 0-3
+ * (little-endian) equal P and byte 8 is 'T' or 'F' as EncryptMetadata says. */
+static int perms_check(ps_ctx *ctx, const ps_secparams *sp, const uint8_t key[32], int *ok)
+{
+	uint8_t blk[16];
+	uint32_t p = (uint32_t)sp->p, got;
+	int rc;
+
+	*ok = 0;
+	if ((rc = ecb16(ctx, MBEDTLS_AES_DECRYPT, key, sp->perms, blk)) < 0)
+		return rc;
+	got = (uint32_t)blk[0] | (uint32_t)blk[1] << 8 | (uint32_t)blk[2] << 16 |
+	      (uint32_t)blk[3] << 24;
+	*ok = blk[9] == 'a' && blk[10] == 'd' && blk[11] == 'b' && got == p &&
+	      blk[8] == (sp->encrypt_metadata ? 'T' : 'F');
+	ps_wipe(blk, sizeof blk);
+	return 0;
+}
+
+/* ---- Algorithm 2.A: authenticate and unwrap the file key ------------------ */
+
+/* Tries one prepared password against O (owner, with the 48-byte U) or U.
+ * Returns 1 and fills KEY on a match, 0 on no match, or an error. */
+static int try_password(ps_ctx *ctx, const ps_secparams *sp, int owner,
+                        const uint8_t *pw, size_t pwlen, uint8_t key[32])
+{
+	const uint8_t *hs = owner ? sp->o : sp->u;   /* hash || vsalt || ksalt */
+	const uint8_t *wrapped = owner ? sp->oe : sp->ue;
+	const uint8_t *u48 = owner ? sp->u : NULL;
+	uint8_t h[32];
+	int rc;
+
+	/* Owner: Alg. 12 (2.B over P, O[32..39], U48) vs O[0..31];
+	 * user: Alg. 11 (2.B over P, U[32..39]) vs U[0..31]. */
+	if ((rc = ps_hash_r6(ctx, sp->r, pw, pwlen, hs + 32, u48, h)) < 0)
+		goto out;
+	if (ct_diff(h, hs, 32)) {
+		rc = 0;
+		goto out;
+	}
+	/* Alg. 2.A e/f: intermediate key from the key salt, then unwrap. */
+	if ((rc = ps_hash_r6(ctx, sp->r, pw, pwlen, hs + 40, u48, h)) < 0)
+		goto out;
+	if ((rc = wrap32(ctx, MBEDTLS_AES_DECRYPT, h, wrapped, key)) < 0)
+		goto out;
+	rc = 1;
+out:
+	ps_wipe(h, sizeof h);
+	return rc;
+}
+
+int ps_sec_authenticate(ps_ctx *ctx, const ps_secparams *sp,
+                        const char *password, size_t len,
+                        uint8_t key[32], int *is_owner, int *perms_ok)
+{
+	uint8_t prep[128], raw[128], k[32];
+	size_t plen, rlen, i;
+	const uint8_t *cand[2];
+	size_t clen[2];
+	int ncand = 0, owner, rc, found = 0, ok = 0;
+
+	if (!sp || !key || !is_owner || !perms_ok || (!password && len))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_authenticate: bad arguments");
+	*is_owner = 0;
+	*perms_ok = 0;
+	if (sp->r != 5 && sp->r != 6)
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "standard security handler revision %d is not supported", sp->r);
+
+	/* Candidates: the SASLprep'd form, then the raw bytes if different. */
+	if ((rc = ps_sec_prepare_password(ctx, password, len, 0, prep, &plen)) < 0)
+		goto out;
+	take_raw(password, len, raw, &rlen);
+	cand[ncand] = prep;
+	clen[ncand++] = plen;
+	if (rlen != plen || ct_diff(raw, prep, rlen)) {
+		cand[ncand] = raw;
+		clen[ncand++] = rlen;
+	}
+
+	for (owner = 1; owner >= 0 && !found; owner--) {
+		for (i = 0; i < (size_t)ncand; i++) {
+			rc = try_password(ctx, sp, owner, cand[i], clen[i], k);
+			if (rc < 0)
+				goto out;
+			if (rc == 1) {
+				found = 1;
+				*is_owner = owner;
+				break;
+			}
+		}
+	}
+	if (!found) {
+		rc = ps_err(ctx, PDFSTAMP_E_PASSWORD,
+		            "the password matches neither the owner nor the user password");
+		goto out;
+	}
+	if ((rc = perms_check(ctx, sp, k, &ok)) < 0)
+		goto out;
+	memcpy(key, k, 32);
+	*perms_ok = ok;
+	rc = 0;
+out:
+	if (rc < 0)
+		*is_owner = 0;
+	ps_wipe(prep, sizeof prep);
+	ps_wipe(raw, sizeof raw);
+	ps_wipe(k, sizeof k);
+	return rc;
+}
+
+/* ---- Algorithms 8, 9, 10: new /U /UE /O /OE /Perms ------------------------ */
+
+int ps_sec_make(ps_ctx *ctx, ps_secparams *sp,
+                const char *user_pw, size_t ulen,
+                const char *owner_pw, size_t olen, const uint8_t key[32])
+{
+	uint8_t pu[128], po[128], rnd[36], h[32], blk[16];
+	uint8_t u[48], ue[32], o[48], oe[32], perms[16];
+	size_t pulen = 0, polen = 0;
+	uint64_t ext;
+	int i, rc;
+
+	if (!sp || !key || (!user_pw && ulen) || (!owner_pw && olen))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_make: bad arguments");
+	if (sp->p < INT32_MIN || sp->p > (int64_t)UINT32_MAX)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "/P %lld does not fit in 32 bits",
+		              (long long)sp->p);
+
+	if ((rc = ps_sec_prepare_password(ctx, user_pw, ulen, 1, pu, &pulen)) < 0 ||
+	    (rc = ps_sec_prepare_password(ctx, owner_pw, olen, 1, po, &polen)) < 0)
+		goto out;
+	/* 8 + 8 user salts, 8 + 8 owner salts, 4 random /Perms bytes. */
+	if ((rc = ps_random(ctx, rnd, sizeof rnd)) < 0)
+		goto out;
+
+	/* Alg. 8: U = 2.B(Pu, uvs) || uvs || uks; UE = CBC0(2.B(Pu, uks), key). */
+	memcpy(u + 32, rnd, 16);
+	if ((rc = ps_hash_r6(ctx, 6, pu, pulen, u + 32, NULL, u)) < 0 ||
+	    (rc = ps_hash_r6(ctx, 6, pu, pulen, u + 40, NULL, h)) < 0 ||
+	    (rc = wrap32(ctx, MBEDTLS_AES_ENCRYPT, h, key, ue)) < 0)
+		goto out;
+
+	/* Alg. 9: the same with the owner password, the owner salts and the
+	 * new 48-byte U as the third input. */
+	memcpy(o + 32, rnd + 16, 16);
+	if ((rc = ps_hash_r6(ctx, 6, po, polen, o + 32, u, o)) < 0 ||
+	    (rc = ps_hash_r6(ctx, 6, po, polen, o + 40, u, h)) < 0 ||
+	    (rc = wrap32(ctx, MBEDTLS_AES_ENCRYPT, h, key, oe)) < 0)
+		goto out;
+
+	/* Alg. 10: P sign-extended to 64 bits, low byte first; 'T'/'F';
+	 * "adb"; 4 random bytes; AES-256-ECB under the file key. */
+	ext = (uint64_t)(int64_t)(int32_t)(uint32_t)(sp->p & 0xffffffff);
+	for (i = 0; i < 8; i++)
+		blk[i] = (uint8_t)(ext >> (8 * i));
+	blk[8] = sp->encrypt_metadata ? 'T' : 'F';
+	blk[9] = 'a';
+	blk[10] = 'd';
+	blk[11] = 'b';
+	memcpy(blk + 12, rnd + 32, 4);
+	if ((rc = ecb16(ctx, MBEDTLS_AES_ENCRYPT, key, blk, perms)) < 0)
+		goto out;
+
+	sp->v = 5;
+	sp->r = 6;
+	sp->p = (int32_t)(uint32_t)(sp->p & 0xffffffff);
+	memcpy(sp->u, u, 48);
+	memcpy(sp->ue, ue, 32);
+	memcpy(sp->o, o, 48);
+	memcpy(sp->oe, oe, 32);
+	memcpy(sp->perms, perms, 16);
+	rc = 0;
+out:
+	ps_wipe(pu, sizeof pu);
+	ps_wipe(po, sizeof po);
+	ps_wipe(rnd, sizeof rnd);
+	ps_wipe(h, sizeof h);
+	ps_wipe(blk, sizeof blk);
+	return rc;
+}
+
+/* ---- AESV3 per-object crypto (7.6.3.1, Table 25) -------------------------- */
+
+int ps_cipher_init(ps_ctx *ctx, ps_cipher *c, const uint8_t key[32])
+{
+	if (!c || !key)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_cipher_init: bad arguments");
+	c->ready = 0;
+	mbedtls_aes_init(&c->enc);
+	mbedtls_aes_init(&c->dec);
+	if (mbedtls_aes_setkey_enc(&c->enc, key, 256) != 0 ||
+	    mbedtls_aes_setkey_dec(&c->dec, key, 256) != 0) {
+		ps_cipher_free(c);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot set the AES key");
+	}
+	c->ready = 1;
+	return 0;
+}
+
+void ps_cipher_free(ps_cipher *c)
+{
+	if (!c)
+		return;
+	mbedtls_aes_free(&c->enc);   /* both zeroize */
+	mbedtls_aes_free(&c->dec);
+	c->ready = 0;
+}
+
+int ps_aesv3_decrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_buf *out)
+{
+	uint8_t iv[16], *dst, pad, bad;
+	size_t m, i;
+
+	if (!c || !c->ready || !out || (!in && n))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_aesv3_decrypt: bad arguments");
+	if (n == 0)
+		return 0;
+	if (n < 32 || n % 16 != 0)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "AES data of %zu bytes is not an IV plus whole blocks", n);
+	m = n - 16;
+	if (ps_buf_reserve(out, m) < 0)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory decrypting %zu bytes", n);
+	dst = out->data + out->len;
+	memcpy(iv, in, 16);
+	if (mbedtls_aes_crypt_cbc(&c->dec, MBEDTLS_AES_DECRYPT, m, iv, in + 16, dst) != 0) {
+		ps_wipe(dst, m);
+		ps_wipe(iv, sizeof iv);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "AES decryption failed inside mbedTLS");
+	}
+	ps_wipe(iv, sizeof iv);
+
+	/* PKCS#7: 1..16 bytes, each equal to the count.  Checked without a
+	 * data-dependent branch over the last block. */
+	pad = dst[m - 1];
+	bad = (uint8_t)((pad == 0) | (pad > 16));
+	for (i = 0; i < 16; i++) {
+		uint8_t in_pad = (uint8_t)(i < pad);
+		bad |= (uint8_t)(in_pad & (dst[m - 1 - i] != pad));
+	}
+	if (bad) {
+		ps_wipe(dst, m);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data has invalid padding");
+	}
+	ps_wipe(dst + m - pad, pad);
+	out->len += m - pad;
+	return 0;
+}
+
+int ps_aesv3_encrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_buf *out)
+{
+	uint8_t iv[16], last[16], *dst;
+	size_t full, rem, total;
+	int rc;
+
+	if (!c || !c->ready || !out || (!in && n))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_aesv3_encrypt: bad arguments");
+	if (n > SIZE_MAX - 32)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "object too large to encrypt");
+	full = n & ~(size_t)15;
+	rem = n - full;
+	total = 16 + full + 16;   /* IV, whole blocks, last block with pad */
+	if (ps_buf_reserve(out, total) < 0)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory encrypting %zu bytes", n);
+	dst = out->data + out->len;
+	if ((rc = ps_random_iv(ctx, dst)) < 0)
+		return rc;
+	memcpy(iv, dst, 16);   /* mbedTLS advances IV in place */
+
+	if (rem)
+		memcpy(last, in + full, rem);
+	memset(last + rem, (int)(16 - rem), 16 - rem);
+	rc = 0;
+	if (full)
+		rc = mbedtls_aes_crypt_cbc(&c->enc, MBEDTLS_AES_ENCRYPT, full, iv, in, dst + 16);
+	if (rc == 0)
+		rc = mbedtls_aes_crypt_cbc(&c->enc, MBEDTLS_AES_ENCRYPT, 16, iv, last,
+		                           dst + 16 + full);
+	ps_wipe(last, sizeof last);
+	ps_wipe(iv, sizeof iv);
+	if (rc != 0) {
+		ps_wipe(dst, total);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "AES encryption failed inside mbedTLS");
+	}
+	out->len += total;
+	return 0;
+}

@@ -1,0 +1,1042 @@
+/*
+ * check_crypt.c - unit tests for src/crypt.c.
+ *
+ * Known answers come from two independent sources:
+ *  - the tests/kat/ files, made by qpdf 11.3 (tests/kat/make-kat.sh): /O /U /OE
+ *    /UE /Perms /P and the file key qpdf reports for R5 and R6 files;
+ *  - NIST SP 800-38A F.2.5 (CBC-AES256) for the AESV3 layer, and mbedTLS
+ *    used directly (not through crypt.c) to build or check ciphertexts.
+ * SASLprep expectations are taken from RFC 4013 section 3 and the
+ * Unicode 3.2 decomposition of U+2F874 (spec-facts 1.2).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mbedtls/aes.h>
+
+#include "ps.h"
+
+#ifndef TEST_SRCDIR
+#define TEST_SRCDIR "."
+#endif
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static ps_ctx *new_ctx(void)
+{
+	ps_ctx *ctx = NULL;
+
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	ck_assert_ptr_nonnull(ctx);
+	return ctx;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decodes hex text into OUT (at most CAP bytes); returns the length, or
+ * fails the test on bad input. */
+static size_t unhex(const char *s, uint8_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	while (s[0] && s[0] != '\n') {
+		int hi = hexval((unsigned char)s[0]);
+		int lo = s[1] ? hexval((unsigned char)s[1]) : -1;
+
+		ck_assert_msg(hi >= 0 && lo >= 0, "bad hex: %s", s);
+		ck_assert_msg(n < cap, "hex value too long: %s", s);
+		out[n++] = (uint8_t)(hi << 4 | lo);
+		s += 2;
+	}
+	return n;
+}
+
+struct kat {
+	const char *name;
+	int r;
+	int64_t p;
+	int encrypt_metadata;
+	uint8_t upw[256], opw[256];
+	size_t upwlen, opwlen;
+	uint8_t o[48], u[48], oe[32], ue[32], perms[16], key[32];
+	unsigned seen;
+};
+
+static int64_t parse_i64(const char *v)
+{
+	char *end;
+	long long x;
+
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	ck_assert_msg(errno == 0 && end != v && (*end == '\0' || *end == '\n'),
+	              "bad number: %s", v);
+	return (int64_t)x;
+}
+
+static void fixed_hex(const char *v, uint8_t *out, size_t want, const char *what)
+{
+	size_t n = unhex(v, out, want);
+
+	ck_assert_msg(n == want, "%s: %zu bytes, expected %zu", what, n, want);
+}
+
+static void load_kat(const char *name, struct kat *k)
+{
+	char path[512], line[1024];
+	FILE *f;
+
+	memset(k, 0, sizeof *k);
+	k->name = name;
+	snprintf(path, sizeof path, "%s/kat/%s.txt", TEST_SRCDIR, name);
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	while (fgets(line, sizeof line, f)) {
+		char *eq, *v;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		eq = strchr(line, '=');
+		ck_assert_msg(eq != NULL, "%s: bad line %s", path, line);
+		*eq = '\0';
+		v = eq + 1;
+		if (!strcmp(line, "r")) {
+			k->r = (int)parse_i64(v);
+			k->seen |= 1;
+		} else if (!strcmp(line, "p")) {
+			k->p = parse_i64(v);
+			k->seen |= 2;
+		} else if (!strcmp(line, "encrypt_metadata")) {
+			k->encrypt_metadata = (int)parse_i64(v);
+			k->seen |= 4;
+		} else if (!strcmp(line, "user_pw")) {
+			k->upwlen = unhex(v, k->upw, sizeof k->upw);
+			k->seen |= 8;
+		} else if (!strcmp(line, "owner_pw")) {
+			k->opwlen = unhex(v, k->opw, sizeof k->opw);
+			k->seen |= 16;
+		} else if (!strcmp(line, "o")) {
+			fixed_hex(v, k->o, 48, "o");
+			k->seen |= 32;
+		} else if (!strcmp(line, "u")) {
+			fixed_hex(v, k->u, 48, "u");
+			k->seen |= 64;
+		} else if (!strcmp(line, "oe")) {
+			fixed_hex(v, k->oe, 32, "oe");
+			k->seen |= 128;
+		} else if (!strcmp(line, "ue")) {
+			fixed_hex(v, k->ue, 32, "ue");
+			k->seen |= 256;
+		} else if (!strcmp(line, "perms")) {
+			fixed_hex(v, k->perms, 16, "perms");
+			k->seen |= 512;
+		} else if (!strcmp(line, "key")) {
+			fixed_hex(v, k->key, 32, "key");
+			k->seen |= 1024;
+		} else {
+			ck_abort_msg("%s: unknown field %s", path, line);
+		}
+	}
+	fclose(f);
+	ck_assert_msg(k->seen == 2047, "%s: missing fields (mask %#x)", path, k->seen);
+}
+
+static void kat_params(const struct kat *k, ps_secparams *sp)
+{
+	memset(sp, 0, sizeof *sp);
+	sp->v = 5;
+	sp->r = k->r;
+	sp->p = k->p;
+	sp->encrypt_metadata = k->encrypt_metadata;
+	memcpy(sp->o, k->o, 48);
+	memcpy(sp->u, k->u, 48);
+	memcpy(sp->oe, k->oe, 32);
+	memcpy(sp->ue, k->ue, 32);
+	memcpy(sp->perms, k->perms, 16);
+}
+
+/* Authenticates and checks the outcome in one go. */
+static void expect_auth(ps_ctx *ctx, const ps_secparams *sp, const void *pw, size_t len,
+                        const uint8_t *want_key, int want_owner, int want_perms)
+{
+	uint8_t key[32];
+	int owner = -1, perms = -1, rc;
+
+	memset(key, 0xa5, sizeof key);
+	rc = ps_sec_authenticate(ctx, sp, pw, len, key, &owner, &perms);
+	ck_assert_msg(rc == 0, "authenticate failed: %d %s", rc, pdfstamp_ctx_errmsg(ctx));
+	ck_assert_int_eq(owner, want_owner);
+	ck_assert_int_eq(perms, want_perms);
+	if (want_key)
+		ck_assert_mem_eq(key, want_key, 32);
+}
+
+static void expect_bad_password(ps_ctx *ctx, const ps_secparams *sp, const void *pw, size_t len)
+{
+	uint8_t key[32], sentinel[32];
+	int owner = -1, perms = -1;
+
+	memset(key, 0xa5, sizeof key);
+	memset(sentinel, 0xa5, sizeof sentinel);
+	ck_assert_int_eq(ps_sec_authenticate(ctx, sp, pw, len, key, &owner, &perms),
+	                 PDFSTAMP_E_PASSWORD);
+	ck_assert_int_eq(pdfstamp_ctx_errcode(ctx), PDFSTAMP_E_PASSWORD);
+	ck_assert_mem_eq(key, sentinel, 32);   /* untouched on failure */
+	ck_assert_int_eq(owner, 0);
+	ck_assert_int_eq(perms, 0);
+}
+
+/* ---- qpdf known answers ----------------------------------------------------- */
+
+static const char *const kat_names[] = {
+	"r6-basic", "r6-empty-user", "r6-nonascii", "r6-long", "r5-basic", "r5-nonascii",
+	"r6-unprepared", "r5-unprepared",
+};
+#define NKAT (int)(sizeof kat_names / sizeof kat_names[0])
+
+START_TEST(test_kat_hash)
+{
+	struct kat k;
+	uint8_t h[32];
+	ps_ctx *ctx = new_ctx();
+
+	load_kat(kat_names[_i], &k);
+	/* qpdf does no SASLprep, and these passwords are ASCII, NFC or
+	 * exactly 127 bytes, so the bytes are what both sides hashed. */
+	ck_assert_int_le(k.upwlen, 127);
+	ck_assert_int_le(k.opwlen, 127);
+	ck_assert_int_eq(ps_hash_r6(ctx, k.r, k.upw, k.upwlen, k.u + 32, NULL, h), 0);
+	ck_assert_mem_eq(h, k.u, 32);
+	ck_assert_int_eq(ps_hash_r6(ctx, k.r, k.opw, k.opwlen, k.o + 32, k.u, h), 0);
+	ck_assert_mem_eq(h, k.o, 32);
+	/* The owner hash needs all 48 bytes of U, not just U[0..31]. */
+	{
+		uint8_t u32[48];
+
+		memcpy(u32, k.u, 32);
+		memset(u32 + 32, 0, 16);
+		ck_assert_int_eq(ps_hash_r6(ctx, k.r, k.opw, k.opwlen, k.o + 32, u32, h), 0);
+		ck_assert(memcmp(h, k.o, 32) != 0);
+	}
+	/* The other revision's hash must not match (R5 and R6 differ). */
+	ck_assert_int_eq(ps_hash_r6(ctx, k.r == 5 ? 6 : 5, k.upw, k.upwlen, k.u + 32, NULL, h), 0);
+	ck_assert(memcmp(h, k.u, 32) != 0);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_kat_auth)
+{
+	struct kat k;
+	ps_secparams sp;
+	ps_ctx *ctx = new_ctx();
+	uint8_t wrong[260];
+
+	load_kat(kat_names[_i], &k);
+	kat_params(&k, &sp);
+
+	expect_auth(ctx, &sp, k.upw, k.upwlen, k.key, 0, 1);
+	expect_auth(ctx, &sp, k.opw, k.opwlen, k.key, 1, 1);
+
+	/* A wrong password: the user password with its last byte changed (or
+	 * one byte when the user password is empty). */
+	memcpy(wrong, k.upw, k.upwlen);
+	if (k.upwlen) {
+		wrong[k.upwlen - 1] ^= 0x01;
+		expect_bad_password(ctx, &sp, wrong, k.upwlen);
+	} else {
+		expect_bad_password(ctx, &sp, "x", 1);
+		/* An empty user password is not a wildcard: a space or any
+		 * other non-empty string must still fail. */
+		expect_bad_password(ctx, &sp, " ", 1);
+	}
+	expect_bad_password(ctx, &sp, "definitely not it", 17);
+	if (k.upwlen)
+		expect_bad_password(ctx, &sp, "", 0);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_kat_perms_mismatch)
+{
+	struct kat k;
+	ps_secparams sp;
+	ps_ctx *ctx = new_ctx();
+
+	load_kat(kat_names[_i], &k);
+
+	/* Algorithm 13 failures still authenticate, with perms_ok = 0. */
+	kat_params(&k, &sp);
+	sp.perms[5] ^= 0x40;
+	expect_auth(ctx, &sp, k.upw, k.upwlen, k.key, 0, 0);
+
+	kat_params(&k, &sp);
+	sp.p ^= 0x4;   /* /P says something /Perms does not */
+	expect_auth(ctx, &sp, k.opw, k.opwlen, k.key, 1, 0);
+
+	kat_params(&k, &sp);
+	sp.encrypt_metadata = !sp.encrypt_metadata;
+	expect_auth(ctx, &sp, k.upw, k.upwlen, k.key, 0, 0);
+
+	/* A damaged /UE unwraps to a different key, which /Perms catches. */
+	kat_params(&k, &sp);
+	sp.ue[31] ^= 0x80;
+	{
+		uint8_t key[32];
+		int owner, perms;
+
+		ck_assert_int_eq(ps_sec_authenticate(ctx, &sp, (const char *)k.upw, k.upwlen,
+		                                     key, &owner, &perms), 0);
+		ck_assert(memcmp(key, k.key, 32) != 0);
+		ck_assert_int_eq(perms, 0);
+		/* ...but the owner path (through /OE) is unaffected. */
+		expect_auth(ctx, &sp, k.opw, k.opwlen, k.key, 1, 1);
+	}
+
+	/* Changing U's key salt breaks the owner check (it hashes all 48
+	 * bytes of U), while the user password still validates. */
+	kat_params(&k, &sp);
+	sp.u[44] ^= 0x01;
+	expect_bad_password(ctx, &sp, k.opw, k.opwlen);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_kat_long_truncation)
+{
+	struct kat k;
+	ps_secparams sp;
+	ps_ctx *ctx = new_ctx();
+	char pw[300];
+
+	load_kat("r6-long", &k);
+	ck_assert_int_eq(k.upwlen, 127);
+	ck_assert_int_eq(k.opwlen, 127);
+	kat_params(&k, &sp);
+
+	/* Bytes past 127 are ignored (Alg. 2.A step b). */
+	memcpy(pw, k.upw, 127);
+	memset(pw + 127, 'Z', 100);
+	expect_auth(ctx, &sp, pw, 227, k.key, 0, 1);
+	memcpy(pw, k.opw, 127);
+	memcpy(pw + 127, "-and-then-some", 14);
+	expect_auth(ctx, &sp, pw, 141, k.key, 1, 1);
+	/* ...but all 127 count. */
+	expect_bad_password(ctx, &sp, k.upw, 126);
+	expect_bad_password(ctx, &sp, k.opw, 126);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* SASLprep at authentication: other spellings of the same password. */
+START_TEST(test_kat_unicode_forms)
+{
+	static const char nfd[] = "pa\xcc\x88sswo\xcc\x88rd";    /* a + U+0308 */
+	static const char fullwidth_p[] = "\xef\xbd\x90\xc3\xa4sswo\xcc\x88rd"; /* U+FF50 */
+	static const char shy[] = "p\xc3\xa4ss\xc2\xadw\xc3\xb6rd";    /* U+00AD inside */
+	static const char latin1[] = "p\xe4ssw\xf6rd";                /* not UTF-8 */
+	const char *names[] = {"r6-nonascii", "r5-nonascii"};
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct kat k;
+		ps_secparams sp;
+		ps_ctx *ctx = new_ctx();
+
+		load_kat(names[i], &k);
+		kat_params(&k, &sp);
+		expect_auth(ctx, &sp, nfd, strlen(nfd), k.key, 0, 1);
+		expect_auth(ctx, &sp, fullwidth_p, strlen(fullwidth_p), k.key, 0, 1);
+		expect_auth(ctx, &sp, shy, strlen(shy), k.key, 0, 1);
+		expect_bad_password(ctx, &sp, latin1, strlen(latin1));
+		pdfstamp_ctx_free(ctx);
+	}
+}
+END_TEST
+
+/* qpdf hashed the raw, non-normalised bytes of these passwords; they open
+ * only through the raw-bytes fallback, since SASLprep changes them. */
+START_TEST(test_kat_unprepared)
+{
+	const char *names[] = {"r6-unprepared", "r5-unprepared"};
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct kat k;
+		ps_secparams sp;
+		uint8_t prep[128];
+		size_t plen;
+		ps_ctx *ctx = new_ctx();
+
+		load_kat(names[i], &k);
+		kat_params(&k, &sp);
+		ck_assert_int_eq(ps_sec_prepare_password(ctx, (const char *)k.upw, k.upwlen, 0,
+		                                         prep, &plen), 0);
+		ck_assert(plen != k.upwlen || memcmp(prep, k.upw, plen) != 0);
+		ck_assert_int_eq(ps_sec_prepare_password(ctx, (const char *)k.opw, k.opwlen, 0,
+		                                         prep, &plen), 0);
+		ck_assert(plen != k.opwlen || memcmp(prep, k.opw, plen) != 0);
+		expect_auth(ctx, &sp, k.upw, k.upwlen, k.key, 0, 1);
+		expect_auth(ctx, &sp, k.opw, k.opwlen, k.key, 1, 1);
+		/* The normalised spelling is a different password here. */
+		expect_bad_password(ctx, &sp, "p\xc3\xa4ssword", 10);
+		pdfstamp_ctx_free(ctx);
+	}
+}
+END_TEST
+
+/* 48 qpdf-made R6 files: 192 independent Algorithm 2.B outputs. */
+START_TEST(test_kat_bulk)
+{
+	char path[512], line[2048];
+	FILE *f;
+	int count = 0;
+	ps_ctx *ctx = new_ctx();
+
+	snprintf(path, sizeof path, "%s/kat/r6-bulk.txt", TEST_SRCDIR);
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	while (fgets(line, sizeof line, f)) {
+		char *field[7], *save = NULL, *t;
+		uint8_t upw[128], opw[128], h[32];
+		size_t ul, ol;
+		struct kat k;
+		ps_secparams sp;
+		int nf = 0;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		for (t = strtok_r(line, " \n", &save); t && nf < 7; t = strtok_r(NULL, " \n", &save))
+			field[nf++] = t;
+		ck_assert_msg(nf == 7 && !t, "%s: bad line", path);
+		memset(&k, 0, sizeof k);
+		k.r = 6;
+		k.p = -4;
+		k.encrypt_metadata = 1;
+		ul = unhex(field[0], upw, sizeof upw);
+		ol = unhex(field[1], opw, sizeof opw);
+		fixed_hex(field[2], k.o, 48, "o");
+		fixed_hex(field[3], k.u, 48, "u");
+		fixed_hex(field[4], k.oe, 32, "oe");
+		fixed_hex(field[5], k.ue, 32, "ue");
+		fixed_hex(field[6], k.key, 32, "key");
+		kat_params(&k, &sp);
+
+		ck_assert_int_eq(ps_hash_r6(ctx, 6, upw, ul, k.u + 32, NULL, h), 0);
+		ck_assert_msg(memcmp(h, k.u, 32) == 0, "line %d: user hash", count + 1);
+		ck_assert_int_eq(ps_hash_r6(ctx, 6, opw, ol, k.o + 32, k.u, h), 0);
+		ck_assert_msg(memcmp(h, k.o, 32) == 0, "line %d: owner hash", count + 1);
+		/* The key-salt hashes are checked through the unwrapped key
+		 * (/Perms is not recorded, so perms_ok is 0). */
+		expect_auth(ctx, &sp, upw, ul, k.key, 0, 0);
+		expect_auth(ctx, &sp, opw, ol, k.key, 1, 0);
+		count++;
+	}
+	fclose(f);
+	ck_assert_int_eq(count, 48);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_auth_args)
+{
+	struct kat k;
+	ps_secparams sp;
+	ps_ctx *ctx = new_ctx();
+	uint8_t key[32];
+	int owner, perms;
+
+	load_kat("r6-basic", &k);
+	kat_params(&k, &sp);
+	sp.r = 4;
+	ck_assert_int_eq(ps_sec_authenticate(ctx, &sp, "user", 4, key, &owner, &perms),
+	                 PDFSTAMP_E_UNSUPPORTED);
+	sp.r = 7;
+	ck_assert_int_eq(ps_sec_authenticate(ctx, &sp, "user", 4, key, &owner, &perms),
+	                 PDFSTAMP_E_UNSUPPORTED);
+	sp.r = 6;
+	ck_assert_int_eq(ps_sec_authenticate(ctx, &sp, NULL, 4, key, &owner, &perms),
+	                 PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_hash_r6(ctx, 6, k.upw, 128, k.u + 32, NULL, key), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_hash_r6(ctx, 4, k.upw, 4, k.u + 32, NULL, key), PDFSTAMP_E_USAGE);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- SASLprep ------------------------------------------------------------------ */
+
+struct prep_case {
+	const char *in;
+	size_t inlen;        /* 0: strlen */
+	int stored;
+	const char *want;
+	size_t wantlen;      /* 0: strlen */
+};
+
+static const struct prep_case prep_cases[] = {
+	/* RFC 4013 section 3 examples */
+	{"I\xc2\xadX", 0, 0, "IX", 0},                  /* soft hyphen mapped to nothing */
+	{"user", 0, 0, "user", 0},
+	{"USER", 0, 0, "USER", 0},                      /* no case folding */
+	{"\xc2\xaa", 0, 0, "a", 0},                     /* U+00AA -> a (NFKC) */
+	{"\xe2\x85\xa8", 0, 0, "IX", 0},                /* U+2168 ROMAN NUMERAL NINE */
+	{"\x07", 0, 0, "\x07", 0},                      /* prohibited: raw bytes */
+	{"\xd8\xa7" "1", 0, 0, "\xd8\xa7" "1", 0},      /* BiDi violation: raw */
+	/* more mapping */
+	{"a\xc2\xa0" "b", 0, 0, "a b", 0},              /* NBSP -> SPACE */
+	{"a\xe2\x80\x83" "b", 0, 0, "a b", 0},          /* EM SPACE -> SPACE */
+	{"\xef\xac\x81", 0, 0, "fi", 0},                /* U+FB01 ligature */
+	{"a\xcd\x8f" "b", 0, 0, "ab", 0},               /* U+034F CGJ mapped to nothing */
+	{"a\xcc\x8a", 0, 0, "\xc3\xa5", 0},             /* a + ring -> U+00E5 */
+	/* Unicode 3.2 tables: U+2F874 -> U+5F33, not the later U+5F53 */
+	{"\xf0\xaf\xa1\xb4", 0, 0, "\xe5\xbc\xb3", 0},
+	/* failures fall back to the raw bytes */
+	{"\xff\xfe" "abc", 0, 0, "\xff\xfe" "abc", 0},  /* invalid UTF-8 */
+	{"\xc0\xaf", 0, 0, "\xc0\xaf", 0},              /* overlong '/' */
+	{"a\0b", 3, 0, "a\0b", 3},                      /* embedded NUL */
+	{"pass\xef\xbf\xbe", 0, 0, "pass\xef\xbf\xbe", 0}, /* U+FFFE noncharacter */
+	/* unassigned in Unicode 3.2 (U+0221): allowed by "query" only */
+	{"\xc2\xad\xc8\xa1", 0, 0, "\xc8\xa1", 0},
+	{"\xc2\xad\xc8\xa1", 0, 1, "\xc2\xad\xc8\xa1", 0},
+	{"I\xc2\xadX", 0, 1, "IX", 0},
+	{"", 0, 0, "", 0},
+	{"\xc2\xad", 0, 0, "", 0},                      /* maps to empty */
+};
+
+START_TEST(test_saslprep)
+{
+	const struct prep_case *c = &prep_cases[_i];
+	size_t inlen = c->inlen ? c->inlen : strlen(c->in);
+	size_t wantlen = c->wantlen ? c->wantlen : strlen(c->want);
+	uint8_t out[128];
+	size_t outlen = 999;
+	ps_ctx *ctx = new_ctx();
+
+	ck_assert_int_eq(ps_sec_prepare_password(ctx, c->in, inlen, c->stored, out, &outlen), 0);
+	ck_assert_msg(outlen == wantlen, "case %d: length %zu, want %zu", _i, outlen, wantlen);
+	ck_assert_msg(memcmp(out, c->want, wantlen) == 0, "case %d: wrong bytes", _i);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_saslprep_truncate)
+{
+	char in[600];
+	uint8_t out[128];
+	size_t outlen, i;
+	ps_ctx *ctx = new_ctx();
+
+	/* Plain truncation at 127 bytes, prepared and raw alike. */
+	memset(in, 'a', 200);
+	ck_assert_int_eq(ps_sec_prepare_password(ctx, in, 200, 0, out, &outlen), 0);
+	ck_assert_int_eq(outlen, 127);
+	for (i = 0; i < outlen; i++)
+		ck_assert_int_eq(out[i], 'a');
+	in[150] = '\x07';   /* prohibited -> raw, still truncated */
+	ck_assert_int_eq(ps_sec_prepare_password(ctx, in, 200, 0, out, &outlen), 0);
+	ck_assert_int_eq(outlen, 127);
+
+	/* Mapping happens before truncation: 200 soft hyphens vanish. */
+	for (i = 0; i < 200; i++)
+		memcpy(in + 2 * i, "\xc2\xad", 2);
+	memcpy(in + 400, "abc", 3);
+	ck_assert_int_eq(ps_sec_prepare_password(ctx, in, 403, 0, out, &outlen), 0);
+	ck_assert_int_eq(outlen, 3);
+	ck_assert_mem_eq(out, "abc", 3);
+
+	/* Expansion: U+FDFA becomes 18 code points (33 bytes) under NFKC. */
+	for (i = 0; i < 10; i++)
+		memcpy(in + 3 * i, "\xef\xb7\xba", 3);
+	ck_assert_int_eq(ps_sec_prepare_password(ctx, in, 30, 0, out, &outlen), 0);
+	ck_assert_int_eq(outlen, 127);
+	ck_assert(memcmp(out, in, 3) != 0);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- ps_sec_make --------------------------------------------------------------- */
+
+/* Decrypts /Perms with mbedTLS directly and checks the Alg. 10 layout. */
+static void check_perms_layout(const ps_secparams *sp, const uint8_t key[32], int64_t p)
+{
+	mbedtls_aes_context aes;
+	uint8_t blk[16];
+	uint64_t ext = (uint64_t)(int64_t)p;
+	int i;
+
+	mbedtls_aes_init(&aes);
+	ck_assert_int_eq(mbedtls_aes_setkey_dec(&aes, key, 256), 0);
+	ck_assert_int_eq(mbedtls_aes_crypt_ecb(&aes, MBEDTLS_AES_DECRYPT, sp->perms, blk), 0);
+	mbedtls_aes_free(&aes);
+	for (i = 0; i < 8; i++)
+		ck_assert_int_eq(blk[i], (uint8_t)(ext >> (8 * i)));
+	ck_assert_int_eq(blk[8], sp->encrypt_metadata ? 'T' : 'F');
+	ck_assert_int_eq(blk[9], 'a');
+	ck_assert_int_eq(blk[10], 'd');
+	ck_assert_int_eq(blk[11], 'b');
+}
+
+START_TEST(test_make_roundtrip)
+{
+	static const char upw[] = "secret user";
+	static const char opw[] = "\xce\xa9-owner";  /* "Ω-owner" */
+	ps_ctx *ctx = new_ctx();
+	ps_secparams sp, sp2;
+	uint8_t key[32], h[32];
+
+	ck_assert_int_eq(ps_random(ctx, key, 32), 0);
+	memset(&sp, 0, sizeof sp);
+	sp.p = -3904;
+	sp.encrypt_metadata = 1;
+	ck_assert_int_eq(ps_sec_make(ctx, &sp, upw, strlen(upw), opw, strlen(opw), key), 0);
+	ck_assert_int_eq(sp.v, 5);
+	ck_assert_int_eq(sp.r, 6);
+	ck_assert_int_eq(sp.p, -3904);
+
+	expect_auth(ctx, &sp, upw, strlen(upw), key, 0, 1);
+	expect_auth(ctx, &sp, opw, strlen(opw), key, 1, 1);
+	expect_bad_password(ctx, &sp, "secret user ", 12);
+	expect_bad_password(ctx, &sp, "", 0);
+	check_perms_layout(&sp, key, -3904);
+
+	/* The layout of U and O: hash || validation salt || key salt, with
+	 * the hash checked by the (qpdf-validated) Alg. 2.B. */
+	ck_assert_int_eq(ps_hash_r6(ctx, 6, (const uint8_t *)upw, strlen(upw), sp.u + 32, NULL, h), 0);
+	ck_assert_mem_eq(h, sp.u, 32);
+	ck_assert_int_eq(ps_hash_r6(ctx, 6, (const uint8_t *)opw, strlen(opw), sp.o + 32, sp.u, h), 0);
+	ck_assert_mem_eq(h, sp.o, 32);
+
+	/* Fresh salts and /Perms randomness every time. */
+	memset(&sp2, 0, sizeof sp2);
+	sp2.p = -3904;
+	sp2.encrypt_metadata = 1;
+	ck_assert_int_eq(ps_sec_make(ctx, &sp2, upw, strlen(upw), opw, strlen(opw), key), 0);
+	ck_assert(memcmp(sp.u, sp2.u, 48) != 0);
+	ck_assert(memcmp(sp.o, sp2.o, 48) != 0);
+	ck_assert(memcmp(sp.ue, sp2.ue, 32) != 0);
+	ck_assert(memcmp(sp.oe, sp2.oe, 32) != 0);
+	ck_assert(memcmp(sp.perms, sp2.perms, 16) != 0);
+	ck_assert(memcmp(sp.u + 32, sp.u + 40, 8) != 0);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_make_variants)
+{
+	ps_ctx *ctx = new_ctx();
+	ps_secparams sp;
+	uint8_t key[32];
+	char longpw[200];
+
+	ck_assert_int_eq(ps_random(ctx, key, 32), 0);
+
+	/* Empty user password, EncryptMetadata false, P given as unsigned. */
+	memset(&sp, 0, sizeof sp);
+	sp.p = 0xfffff0c4;
+	sp.encrypt_metadata = 0;
+	ck_assert_int_eq(ps_sec_make(ctx, &sp, "", 0, "own", 3, key), 0);
+	ck_assert_int_eq(sp.p, (int64_t)(int32_t)0xfffff0c4);
+	check_perms_layout(&sp, key, (int32_t)0xfffff0c4);
+	expect_auth(ctx, &sp, "", 0, key, 0, 1);
+	expect_auth(ctx, &sp, "own", 3, key, 1, 1);
+	sp.encrypt_metadata = 1;   /* the 'F' in /Perms now disagrees */
+	expect_auth(ctx, &sp, "", 0, key, 0, 0);
+
+	/* Stored SASLprep: NFD in, NFC or NFD later both open it. */
+	memset(&sp, 0, sizeof sp);
+	sp.p = -4;
+	sp.encrypt_metadata = 1;
+	ck_assert_int_eq(ps_sec_make(ctx, &sp, "pa\xcc\x88ss", 6, "o\xc2\xa0w", 4, key), 0);
+	expect_auth(ctx, &sp, "p\xc3\xa4ss", 5, key, 0, 1);
+	expect_auth(ctx, &sp, "pa\xcc\x88ss", 6, key, 0, 1);
+	expect_auth(ctx, &sp, "o w", 3, key, 1, 1);
+	/* ...and the stored bytes are the prepared ones: a raw NFD hash
+	 * (what a non-SASLprep reader would compute) does not match U. */
+	{
+		uint8_t h[32];
+
+		ck_assert_int_eq(ps_hash_r6(ctx, 6, (const uint8_t *)"pa\xcc\x88ss", 6,
+		                            sp.u + 32, NULL, h), 0);
+		ck_assert(memcmp(h, sp.u, 32) != 0);
+		ck_assert_int_eq(ps_hash_r6(ctx, 6, (const uint8_t *)"p\xc3\xa4ss", 5,
+		                            sp.u + 32, NULL, h), 0);
+		ck_assert_mem_eq(h, sp.u, 32);
+	}
+
+	/* A password SASLprep refuses is stored raw and still opens. */
+	ck_assert_int_eq(ps_sec_make(ctx, &sp, "bell\x07", 5, "\xff\xfe", 2, key), 0);
+	expect_auth(ctx, &sp, "bell\x07", 5, key, 0, 1);
+	expect_auth(ctx, &sp, "\xff\xfe", 2, key, 1, 1);
+
+	/* Long passwords are truncated to 127 bytes. */
+	memset(longpw, 'q', sizeof longpw);
+	ck_assert_int_eq(ps_sec_make(ctx, &sp, longpw, 200, "o", 1, key), 0);
+	expect_auth(ctx, &sp, longpw, 127, key, 0, 1);
+	expect_auth(ctx, &sp, longpw, 150, key, 0, 1);
+	expect_bad_password(ctx, &sp, longpw, 126);
+
+	/* Same user and owner password: it opens as owner. */
+	ck_assert_int_eq(ps_sec_make(ctx, &sp, "same", 4, "same", 4, key), 0);
+	expect_auth(ctx, &sp, "same", 4, key, 1, 1);
+
+	/* /P outside 32 bits is a usage error and leaves SP alone. */
+	sp.p = (int64_t)1 << 33;
+	ck_assert_int_eq(ps_sec_make(ctx, &sp, "a", 1, "b", 1, key), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(sp.p, (int64_t)1 << 33);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- AESV3 ----------------------------------------------------------------------- */
+
+static const uint8_t test_key[32] = {
+	0x60, 0x3d, 0xeb, 0x10, 0x15, 0xca, 0x71, 0xbe, 0x2b, 0x73, 0xae, 0xf0, 0x85, 0x7d, 0x77, 0x81,
+	0x1f, 0x35, 0x2c, 0x07, 0x3b, 0x61, 0x08, 0xd7, 0x2d, 0x98, 0x10, 0xa3, 0x09, 0x14, 0xdf, 0xf4,
+};
+
+static void fill_pattern(uint8_t *p, size_t n, unsigned seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (uint8_t)x;
+	}
+}
+
+/* IV || CBC(pt || pad) built with mbedTLS directly; PAD_OVERRIDE lets a
+ * test write a wrong pad.  Returns a malloc'd buffer of *outlen bytes. */
+static uint8_t *independent_encrypt(const uint8_t iv0[16], const uint8_t *pt, size_t n,
+                                    const uint8_t *last_block, size_t *outlen)
+{
+	mbedtls_aes_context aes;
+	size_t padded = (n / 16 + 1) * 16;
+	uint8_t *buf = malloc(16 + padded), iv[16];
+	size_t pad = padded - n;
+
+	ck_assert_ptr_nonnull(buf);
+	memcpy(buf, iv0, 16);
+	if (n)
+		memcpy(buf + 16, pt, n);
+	memset(buf + 16 + n, (int)pad, pad);
+	if (last_block)
+		memcpy(buf + 16 + padded - 16, last_block, 16);
+	memcpy(iv, iv0, 16);
+	mbedtls_aes_init(&aes);
+	ck_assert_int_eq(mbedtls_aes_setkey_enc(&aes, test_key, 256), 0);
+	ck_assert_int_eq(mbedtls_aes_crypt_cbc(&aes, MBEDTLS_AES_ENCRYPT, padded, iv,
+	                                       buf + 16, buf + 16), 0);
+	mbedtls_aes_free(&aes);
+	*outlen = 16 + padded;
+	return buf;
+}
+
+START_TEST(test_aes_roundtrip)
+{
+	ps_ctx *ctx = new_ctx();
+	ps_cipher c;
+	static const size_t big[] = {4096, 65535, 65536, 1048576 + 5, 3 * 1048576};
+	size_t sizes[101 + 5], ns = 0, i;
+	mbedtls_aes_context dec;
+
+	for (i = 0; i <= 100; i++)
+		sizes[ns++] = i;
+	for (i = 0; i < 5; i++)
+		sizes[ns++] = big[i];
+
+	memset(&c, 0, sizeof c);
+	ck_assert_int_eq(ps_cipher_init(ctx, &c, test_key), 0);
+	mbedtls_aes_init(&dec);
+	ck_assert_int_eq(mbedtls_aes_setkey_dec(&dec, test_key, 256), 0);
+
+	for (i = 0; i < ns; i++) {
+		size_t n = sizes[i], want = 16 + 16 * (n / 16 + 1), pad;
+		uint8_t *pt = malloc(n ? n : 1), *chk, iv[16];
+		ps_buf enc = PS_BUF_INIT, out = PS_BUF_INIT;
+
+		ck_assert_ptr_nonnull(pt);
+		fill_pattern(pt, n, (unsigned)n);
+		/* Appends after existing content. */
+		ps_buf_append(&enc, "pre", 3);
+		ck_assert_int_eq(ps_aesv3_encrypt(ctx, &c, pt, n, &enc), 0);
+		ck_assert(!enc.oom);
+		ck_assert_uint_eq(enc.len, 3 + want);
+		ck_assert_mem_eq(enc.data, "pre", 3);
+
+		/* Independent decryption with mbedTLS: PKCS#7 layout. */
+		chk = malloc(want - 16);
+		ck_assert_ptr_nonnull(chk);
+		memcpy(iv, enc.data + 3, 16);
+		ck_assert_int_eq(mbedtls_aes_crypt_cbc(&dec, MBEDTLS_AES_DECRYPT, want - 16, iv,
+		                                       enc.data + 3 + 16, chk), 0);
+		pad = 16 - n % 16;
+		ck_assert_uint_eq(chk[want - 17], pad);
+		ck_assert(n == 0 || memcmp(chk, pt, n) == 0);
+		for (size_t j = n; j < want - 16; j++)
+			ck_assert_uint_eq(chk[j], pad);
+		free(chk);
+
+		/* And back through ps_aesv3_decrypt. */
+		ps_buf_append(&out, "x", 1);
+		ck_assert_int_eq(ps_aesv3_decrypt(ctx, &c, enc.data + 3, want, &out), 0);
+		ck_assert_uint_eq(out.len, 1 + n);
+		ck_assert(n == 0 || memcmp(out.data + 1, pt, n) == 0);
+		ps_buf_free(&enc);
+		ps_buf_free(&out);
+		free(pt);
+	}
+	mbedtls_aes_free(&dec);
+	ps_cipher_free(&c);
+	ps_cipher_free(&c);   /* idempotent */
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_aes_fresh_iv)
+{
+	ps_ctx *ctx = new_ctx();
+	ps_cipher c;
+	ps_buf a = PS_BUF_INIT;
+	int i, j;
+
+	ck_assert_int_eq(ps_cipher_init(ctx, &c, test_key), 0);
+	/* 100 encryptions of the same text cross an IV pool refill (64 IVs):
+	 * every IV and every ciphertext differs. */
+	for (i = 0; i < 100; i++)
+		ck_assert_int_eq(ps_aesv3_encrypt(ctx, &c, (const uint8_t *)"same", 4, &a), 0);
+	ck_assert_uint_eq(a.len, 100 * 32);
+	for (i = 0; i < 100; i++)
+		for (j = i + 1; j < 100; j++)
+			ck_assert(memcmp(a.data + 32 * i, a.data + 32 * j, 16) != 0);
+	ps_buf_free(&a);
+	ps_cipher_free(&c);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* NIST SP 800-38A F.2.5/F.2.6, CBC-AES256, followed by one more block that
+ * encrypts a full PKCS#7 pad block (16 x 0x10), computed with mbedTLS. */
+START_TEST(test_aes_nist)
+{
+	static const uint8_t iv[16] = {
+		0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+		0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+	};
+	static const uint8_t pt[64] = {
+		0x6b, 0xc1, 0xbe, 0xe2, 0x2e, 0x40, 0x9f, 0x96, 0xe9, 0x3d, 0x7e, 0x11, 0x73, 0x93, 0x17, 0x2a,
+		0xae, 0x2d, 0x8a, 0x57, 0x1e, 0x03, 0xac, 0x9c, 0x9e, 0xb7, 0x6f, 0xac, 0x45, 0xaf, 0x8e, 0x51,
+		0x30, 0xc8, 0x1c, 0x46, 0xa3, 0x5c, 0xe4, 0x11, 0xe5, 0xfb, 0xc1, 0x19, 0x1a, 0x0a, 0x52, 0xef,
+		0xf6, 0x9f, 0x24, 0x45, 0xdf, 0x4f, 0x9b, 0x17, 0xad, 0x2b, 0x41, 0x7b, 0xe6, 0x6c, 0x37, 0x10,
+	};
+	static const uint8_t ct[64] = {
+		0xf5, 0x8c, 0x4c, 0x04, 0xd6, 0xe5, 0xf1, 0xba, 0x77, 0x9e, 0xab, 0xfb, 0x5f, 0x7b, 0xfb, 0xd6,
+		0x9c, 0xfc, 0x4e, 0x96, 0x7e, 0xdb, 0x80, 0x8d, 0x67, 0x9f, 0x77, 0x7b, 0xc6, 0x70, 0x2c, 0x7d,
+		0x39, 0xf2, 0x33, 0x69, 0xa9, 0xd9, 0xba, 0xcf, 0xa5, 0x30, 0xe2, 0x63, 0x04, 0x23, 0x14, 0x61,
+		0xb2, 0xeb, 0x05, 0xe2, 0xc3, 0x9b, 0xe9, 0xfc, 0xda, 0x6c, 0x19, 0x07, 0x8c, 0x6a, 0x9d, 0x1b,
+	};
+	uint8_t in[16 + 64 + 16], blk[16];
+	mbedtls_aes_context aes;
+	ps_ctx *ctx = new_ctx();
+	ps_cipher c;
+	ps_buf out = PS_BUF_INIT;
+	int i;
+
+	memcpy(in, iv, 16);
+	memcpy(in + 16, ct, 64);
+	for (i = 0; i < 16; i++)
+		blk[i] = (uint8_t)(0x10 ^ ct[48 + i]);
+	mbedtls_aes_init(&aes);
+	ck_assert_int_eq(mbedtls_aes_setkey_enc(&aes, test_key, 256), 0);
+	ck_assert_int_eq(mbedtls_aes_crypt_ecb(&aes, MBEDTLS_AES_ENCRYPT, blk, in + 80), 0);
+	mbedtls_aes_free(&aes);
+
+	ck_assert_int_eq(ps_cipher_init(ctx, &c, test_key), 0);
+	ck_assert_int_eq(ps_aesv3_decrypt(ctx, &c, in, sizeof in, &out), 0);
+	ck_assert_uint_eq(out.len, 64);
+	ck_assert_mem_eq(out.data, pt, 64);
+	ps_buf_free(&out);
+	ps_cipher_free(&c);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_aes_independent_decrypt)
+{
+	static const uint8_t iv[16] = "fixed-iv-0123456";
+	ps_ctx *ctx = new_ctx();
+	ps_cipher c;
+	size_t n, len;
+
+	ck_assert_int_eq(ps_cipher_init(ctx, &c, test_key), 0);
+	for (n = 0; n <= 70; n += 7) {
+		uint8_t pt[80], *ct;
+		ps_buf out = PS_BUF_INIT;
+
+		fill_pattern(pt, n, (unsigned)n + 99);
+		ct = independent_encrypt(iv, pt, n, NULL, &len);
+		ck_assert_int_eq(ps_aesv3_decrypt(ctx, &c, ct, len, &out), 0);
+		ck_assert_uint_eq(out.len, n);
+		ck_assert(n == 0 || memcmp(out.data, pt, n) == 0);
+		ps_buf_free(&out);
+		free(ct);
+	}
+	ps_cipher_free(&c);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* Decrypting IN must fail with FORMAT and leave OUT exactly as it was. */
+static void expect_format(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n)
+{
+	ps_buf out = PS_BUF_INIT;
+
+	ps_buf_append(&out, "keep", 4);
+	ck_assert_int_eq(ps_aesv3_decrypt(ctx, c, in, n, &out), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(pdfstamp_ctx_errcode(ctx), PDFSTAMP_E_FORMAT);
+	ck_assert_uint_eq(out.len, 4);
+	ck_assert_mem_eq(out.data, "keep", 4);
+	/* No plaintext lingers in the space that was decrypted into. */
+	if (n >= 32 && n % 16 == 0) {
+		ck_assert_uint_ge(out.cap, 4 + n - 16);
+		for (size_t i = 4; i < 4 + n - 16; i++)
+			ck_assert_uint_eq(out.data[i], 0);
+	}
+	ps_buf_free(&out);
+}
+
+START_TEST(test_aes_bad_input)
+{
+	static const uint8_t iv[16] = "another-fixed-iv";
+	uint8_t junk[100], pt[40], last[16], *ct;
+	ps_ctx *ctx = new_ctx();
+	ps_cipher c, zero;
+	ps_buf out = PS_BUF_INIT;
+	size_t n, len;
+
+	ck_assert_int_eq(ps_cipher_init(ctx, &c, test_key), 0);
+	fill_pattern(junk, sizeof junk, 7);
+
+	/* Lengths: 1..31, and anything that is not a multiple of 16. */
+	for (n = 1; n < 100; n++)
+		if (n < 32 || n % 16)
+			expect_format(ctx, &c, junk, n);
+	/* Empty input is empty output. */
+	ck_assert_int_eq(ps_aesv3_decrypt(ctx, &c, NULL, 0, &out), 0);
+	ck_assert_uint_eq(out.len, 0);
+
+	fill_pattern(pt, sizeof pt, 3);
+	/* Last byte 0, last byte 17, and 0xff. */
+	memcpy(last, pt, 16);
+	last[15] = 0;
+	ct = independent_encrypt(iv, pt, 32, last, &len);
+	expect_format(ctx, &c, ct, len);
+	free(ct);
+	last[15] = 17;
+	ct = independent_encrypt(iv, pt, 32, last, &len);
+	expect_format(ctx, &c, ct, len);
+	free(ct);
+	last[15] = 0xff;
+	ct = independent_encrypt(iv, pt, 32, last, &len);
+	expect_format(ctx, &c, ct, len);
+	free(ct);
+	/* A pad of 4 whose first pad byte is wrong (only the last byte would
+	 * satisfy a lenient reader). */
+	memcpy(last, "0123456789ab\x05\x04\x04\x04", 16);
+	ct = independent_encrypt(iv, pt, 32, last, &len);
+	expect_format(ctx, &c, ct, len);
+	free(ct);
+	/* A full pad block with one byte off. */
+	memset(last, 0x10, 16);
+	last[0] = 0x11;
+	ct = independent_encrypt(iv, pt, 32, last, &len);
+	expect_format(ctx, &c, ct, len);
+	free(ct);
+	/* The same blocks with correct pads decrypt fine. */
+	memcpy(last, "0123456789ab\x04\x04\x04\x04", 16);
+	ct = independent_encrypt(iv, pt, 32, last, &len);
+	ck_assert_int_eq(ps_aesv3_decrypt(ctx, &c, ct, len, &out), 0);
+	ck_assert_uint_eq(out.len, 32 + 12);
+	ck_assert_mem_eq(out.data, pt, 32);
+	ck_assert_mem_eq(out.data + 32, "0123456789ab", 12);
+	free(ct);
+
+	/* An uninitialised (zeroed) cipher is refused and can be freed. */
+	memset(&zero, 0, sizeof zero);
+	ck_assert_int_eq(ps_aesv3_decrypt(ctx, &zero, junk, 32, &out), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_aesv3_encrypt(ctx, &zero, junk, 32, &out), PDFSTAMP_E_USAGE);
+	ps_cipher_free(&zero);
+	ps_cipher_free(NULL);
+
+	ps_buf_free(&out);
+	ps_cipher_free(&c);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+static Suite *crypt_suite(void)
+{
+	Suite *s = suite_create("crypt");
+	TCase *tc;
+
+	tc = tcase_create("kat");
+	tcase_set_timeout(tc, 600);
+	tcase_add_loop_test(tc, test_kat_hash, 0, NKAT);
+	tcase_add_loop_test(tc, test_kat_auth, 0, NKAT);
+	tcase_add_loop_test(tc, test_kat_perms_mismatch, 0, NKAT);
+	tcase_add_test(tc, test_kat_long_truncation);
+	tcase_add_test(tc, test_kat_unicode_forms);
+	tcase_add_test(tc, test_kat_unprepared);
+	tcase_add_test(tc, test_kat_bulk);
+	tcase_add_test(tc, test_auth_args);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("saslprep");
+	tcase_add_loop_test(tc, test_saslprep, 0,
+	                    (int)(sizeof prep_cases / sizeof prep_cases[0]));
+	tcase_add_test(tc, test_saslprep_truncate);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("make");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_make_roundtrip);
+	tcase_add_test(tc, test_make_variants);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("aesv3");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_aes_roundtrip);
+	tcase_add_test(tc, test_aes_fresh_iv);
+	tcase_add_test(tc, test_aes_nist);
+	tcase_add_test(tc, test_aes_independent_decrypt);
+	tcase_add_test(tc, test_aes_bad_input);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(crypt_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
