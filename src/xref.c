@@ -210,6 +210,8 @@ static int read_table(ps_doc *doc, int64_t off, uint16_t sec, ps_obj **trailer)
 			}
 			pos = ps_skip_ws(w.data, w.len, pos);
 			c = pos < w.len ? w.data[pos++] : 0;
+			if (c == 'f' && egen > 65535)
+				egen = 65535; /* MuPDF writes "65536 f" for object 0 */
 			if ((c != 'n' && c != 'f') || egen > 65535) {
 				rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad entry %lld in the table at offset %lld",
 				            (long long)(first + i), (long long)off);

@@ -1,0 +1,210 @@
+/*
+ * meta.c - document metadata as an incremental update.
+ *
+ * DESIGN NOTES
+ *
+ *  1. /Info: if the trailer's /Info is an indirect dictionary, a new
+ *     version of that object (same number and generation) is written; if it
+ *     is direct or missing, a new Info object is made and the new trailer
+ *     points at it (spec-facts 3.7).  Every key not named is copied.
+ *     /ModDate is always set; its strings are encrypted like any others.
+ *  2. XMP (--xmp): the catalog's /Metadata stream gets a new version with
+ *     the same keys (minus filters, as we write it uncompressed) and the
+ *     packet rewritten by ps_xmp_update(); with /EncryptMetadata false it
+ *     stays plaintext (incr.c decides per stream).  A file without XMP
+ *     gets a new stream and a new version of the catalog that points at
+ *     it.  ModDate in /Info and xmp:ModifyDate carry the same instant.
+ *  3. The catalog, when rewritten, is a plain indirect object (never in an
+ *     object stream: pdf-issues#439).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps.h"
+
+
+static int valid_key(const char *k)
+{
+	const unsigned char *p = (const unsigned char *)k;
+
+	if (!*p)
+		return 0;
+	for (; *p; p++)
+		if (*p <= 0x20 || *p >= 0x7f || strchr("()<>[]{}/%#", *p))
+			return 0;
+	return 1;
+}
+
+static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const char *iso)
+{
+	ps_doc *doc = up->doc;
+	ps_ctx *ctx = doc->ctx;
+	ps_obj *root = NULL, *mref, *md = NULL, *dict = NULL, *stm, *cat;
+	ps_buf old = PS_BUF_INIT, out = PS_BUF_INIT;
+	ps_meta_kv *kv = NULL;
+	uint32_t num;
+	uint16_t gen = 0;
+	uint8_t *data;
+	size_t i, dlen;
+	int rc;
+
+	if ((rc = ps_doc_resolve(doc, ps_dict_get(doc->trailer, "Root"), &root)) < 0)
+		return rc;
+	if (!root || root->kind != PS_DICT || ps_dict_get(doc->trailer, "Root")->kind != PS_REF)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Root is not an indirect dictionary");
+	mref = ps_dict_get(root, "Metadata");
+	if (mref && mref->kind == PS_REF) {
+		if ((rc = ps_doc_resolve(doc, mref, &md)) < 0)
+			return rc;
+		if (md && md->kind != PS_STREAM)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the catalog's /Metadata is not a stream");
+	}
+	kv = calloc(o->nitems ? o->nitems : 1, sizeof *kv);
+	if (!kv)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; i < o->nitems; i++) {
+		kv[i].key = o->items[i].key;
+		kv[i].value = o->items[i].value;
+	}
+	old.secret = out.secret = 1;
+	if (md) {
+		if ((rc = ps_doc_stream_data(doc, mref->u.ref.num, md, 1, &old)) < 0)
+			goto out;
+		num = mref->u.ref.num;
+		gen = mref->u.ref.gen;
+		dict = ps_obj_copy(md->u.stm.dict);
+		if (!dict)
+			goto oom;
+		ps_dict_del(dict, "Filter");
+		ps_dict_del(dict, "DecodeParms");
+		ps_dict_del(dict, "DL");
+	} else {
+		if (!(num = ps_update_alloc(up))) {
+			rc = ctx->errcode;
+			goto out;
+		}
+		dict = ps_new_dict();
+		if (!dict || ps_dict_put(dict, "Type", ps_new_name("Metadata")) < 0 ||
+		    ps_dict_put(dict, "Subtype", ps_new_name("XML")) < 0)
+			goto oom;
+		/* the catalog must point at the new stream */
+		cat = ps_obj_copy(root);
+		if (!cat || ps_dict_put(cat, "Metadata", ps_new_ref(num, 0)) < 0) {
+			ps_obj_free(cat);
+			goto oom;
+		}
+		{
+			ps_obj *rr = ps_dict_get(doc->trailer, "Root");
+			if ((rc = ps_update_put(up, rr->u.ref.num, rr->u.ref.gen, cat)) < 0)
+				goto out;
+		}
+	}
+	if ((rc = ps_xmp_update(ctx, old.data, old.len, kv, o->nitems, iso, &out)) < 0)
+		goto out;
+	data = ps_buf_detach(&out, &dlen);
+	if (!data)
+		goto oom;
+	stm = ps_new_stream(dict, data, dlen);
+	dict = NULL;
+	if (!stm)
+		goto oom;
+	rc = ps_update_put(up, num, gen, stm);
+	goto out;
+oom:
+	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+out:
+	ps_obj_free(dict);
+	ps_buf_free(&old);
+	ps_buf_free(&out);
+	free(kv);
+	return rc;
+}
+
+int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
+                  const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)
+{
+	ps_ctx *ctx = doc->ctx;
+	ps_update up;
+	ps_time when;
+	ps_obj *iref, *info = NULL, *ninfo = NULL;
+	char pdfdate[32], iso[32];
+	uint32_t num;
+	uint16_t gen;
+	size_t i;
+	int rc;
+
+	if (res)
+		memset(res, 0, sizeof *res);
+	if (!o || o->version != PDFSTAMP_META_OPTS_VERSION)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "metadata options of an unknown version");
+	for (i = 0; i < o->nitems; i++) {
+		if (!o->items[i].key || !valid_key(o->items[i].key))
+			return ps_err(ctx, PDFSTAMP_E_USAGE, "'%s' is not a valid Info key",
+			              o->items[i].key ? o->items[i].key : "");
+		if (strcmp(o->items[i].key, "ModDate") == 0 || strcmp(o->items[i].key, "CreationDate") == 0 ||
+		    strcmp(o->items[i].key, "Trapped") == 0)
+			return ps_err(ctx, PDFSTAMP_E_USAGE, "/%s is not a text key; pdfstamp sets ModDate itself",
+			              o->items[i].key);
+	}
+	if ((rc = ps_time_parse(ctx, o->date ? o->date : "now", &when)) < 0)
+		return rc;
+	ps_time_pdf(&when, pdfdate);
+	ps_time_iso(&when, iso);
+	if ((rc = ps_update_begin(doc, w, &up)) < 0)
+		goto out;
+	if ((rc = ps_policy_check(doc, 0)) < 0)
+		goto out;
+	iref = ps_dict_get(doc->trailer, "Info");
+	if ((rc = ps_doc_resolve(doc, iref, &info)) < 0)
+		goto out;
+	if (info && info->kind != PS_DICT) {
+		ps_warn(ctx, "the trailer's /Info is not a dictionary; writing a new one");
+		info = NULL;
+	}
+	ninfo = info ? ps_obj_copy(info) : ps_new_dict();
+	if (!ninfo)
+		goto oom;
+	for (i = 0; i < o->nitems; i++) {
+		if (!o->items[i].value) {
+			ps_dict_del(ninfo, o->items[i].key);
+		} else {
+			ps_obj *s = NULL;
+			if ((rc = ps_text_from_utf8(ctx, o->items[i].value, strlen(o->items[i].value), &s)) < 0)
+				goto out;
+			if (ps_dict_put(ninfo, o->items[i].key, s) < 0)
+				goto oom;
+		}
+	}
+	if (ps_dict_put(ninfo, "ModDate", ps_new_str(pdfdate, strlen(pdfdate))) < 0)
+		goto oom;
+	if (info && iref->kind == PS_REF) {
+		num = iref->u.ref.num;
+		gen = iref->u.ref.gen;
+	} else {
+		if (!(num = ps_update_alloc(&up))) {
+			rc = ctx->errcode;
+			goto out;
+		}
+		gen = 0;
+		if ((rc = ps_update_set_trailer(&up, "Info", ps_new_ref(num, 0))) < 0)
+			goto out;
+	}
+	rc = ps_update_put(&up, num, gen, ninfo);
+	ninfo = NULL;
+	if (rc < 0)
+		goto out;
+	if (res)
+		res->objects[res->nobjects++] = num;
+	if (o->xmp && (rc = update_xmp(&up, o, iso)) < 0)
+		goto out;
+	rc = ps_update_commit(&up, w, res);
+	goto out;
+oom:
+	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+out:
+	ps_obj_free(ninfo);
+	ps_update_free(&up);
+	return rc;
+}

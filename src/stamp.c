@@ -1,0 +1,763 @@
+/*
+ * stamp.c - the approval stamp: page lookup, the annotation, its
+ * appearance stream, and the policy checks that come before any update.
+ *
+ * DESIGN NOTES
+ *
+ *  1. Only the objects on the path to the target page are read: the page
+ *     tree is descended by /Count (ISO 32000-2 7.7.3.2), so finding page N
+ *     costs O(depth) lookups whatever the page count.
+ *  2. What is written (spec-facts 3.8, 4.5): the annotation, its appearance
+ *     form XObject, and a new version of the page (same number and
+ *     generation, every other key copied) or, when /Annots is an indirect
+ *     array, a new version of that array only.  Nothing else changes.
+ *  3. The appearance is a real form XObject (/AP /N) with its own
+ *     /Resources (Helvetica-Bold, WinAnsiEncoding) so that every viewer
+ *     draws the same thing; its /BBox is the stamp's size as the reader
+ *     sees it and /Matrix turns it with the page's /Rotate, so the stamp
+ *     reads upright on rotated pages.
+ *  4. Policy first (spec-facts 4.2, 4.5): DocMDP P=1 refuses every update,
+ *     P=2 refuses annotations, P=3 and approval signatures proceed with a
+ *     warning; without the owner password the annotation permission (P bit
+ *     6) is required.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps.h"
+
+#define MAX_TREE_DEPTH 64
+
+/* Advance widths of Helvetica-Bold for codes 32..126 (from the metrics of
+ * its metric-compatible clone URW Nimbus Sans Bold, fonts-urw-base35). */
+static const short helvb_widths[95] = {
+	278, 333, 474, 556, 556, 889, 722, 278, 333, 333, 389, 584, 278, 333, 278, 278,
+	556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 333, 333, 584, 584, 584, 611,
+	975, 722, 722, 722, 722, 667, 611, 778, 722, 278, 556, 722, 611, 833, 722, 778,
+	667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 333, 278, 333, 584, 556,
+	278, 556, 611, 556, 611, 556, 333, 611, 611, 278, 278, 556, 278, 889, 611, 611,
+	611, 611, 389, 556, 333, 611, 556, 778, 556, 556, 500, 389, 280, 389, 584
+};
+
+/* Width in text-space units (1/1000 em) of WinAnsi bytes; codes outside
+ * ASCII are approximated by an average capital width. */
+static double text_width(const uint8_t *s, size_t n)
+{
+	double w = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		w += (s[i] >= 32 && s[i] <= 126) ? helvb_widths[s[i] - 32] : 667;
+	return w;
+}
+
+/* ---- policy -------------------------------------------------------------- */
+
+int ps_policy_check(ps_doc *doc, int for_annotation)
+{
+	ps_ctx *ctx = doc->ctx;
+	struct pdfstamp_info *info;
+	int i, rc;
+
+	if (doc->encrypted && doc->authenticated == 1) {
+		int bit = for_annotation ? 6 : 4;
+		if (!(doc->sp.p & (1 << (bit - 1))))
+			return ps_err(ctx, PDFSTAMP_E_PERM,
+			              "the document does not permit %s (permission bit %d is clear); the owner password "
+			              "is needed", for_annotation ? "adding annotations" : "modifying it", bit);
+	}
+	info = calloc(1, sizeof *info);
+	if (!info)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if ((rc = ps_doc_signatures(doc, info)) < 0)
+		goto out;
+	for (i = 0; i < info->nsigs; i++) {
+		int p = info->sigs[i].docmdp;
+		if (p == 1) {
+			rc = ps_err(ctx, PDFSTAMP_E_PERM,
+			            "the document is certified with DocMDP P=1 (no changes allowed) by signature object %lld",
+			            (long long)info->sigs[i].objnum);
+			goto out;
+		}
+		if (p == 2 && for_annotation) {
+			rc = ps_err(ctx, PDFSTAMP_E_PERM,
+			            "the document is certified with DocMDP P=2 (form filling and signing only; adding "
+			            "annotations breaks the certification), signature object %lld",
+			            (long long)info->sigs[i].objnum);
+			goto out;
+		}
+		if (p == 3 || p == 2)
+			ps_warn(ctx, "the document is certified with DocMDP P=%d; strict validators may report the "
+			        "update as a modification", p);
+		else
+			ps_warn(ctx, "signature object %lld stays valid (its bytes are untouched), but strict validators "
+			        "report added %s as a modification", (long long)info->sigs[i].objnum,
+			        for_annotation ? "annotations" : "metadata");
+	}
+out:
+	free(info);
+	return rc;
+}
+
+/* ---- the page tree --------------------------------------------------------- */
+
+typedef struct ps_page {
+	uint32_t num;
+	uint16_t gen;
+	ps_obj *dict;          /* borrowed */
+	double box[4];         /* visible box: CropBox or MediaBox, normalised */
+	int rotate;            /* 0, 90, 180, 270 */
+} ps_page;
+
+static int get_rect(ps_doc *doc, ps_obj *o, double r[4])
+{
+	ps_obj *a = NULL;
+	double t;
+	int i, rc;
+
+	if ((rc = ps_doc_resolve(doc, o, &a)) < 0)
+		return rc;
+	if (!a || a->kind != PS_ARRAY || ps_array_len(a) != 4)
+		return 1;
+	for (i = 0; i < 4; i++) {
+		ps_obj *e = NULL;
+		if ((rc = ps_doc_resolve(doc, ps_array_get(a, (size_t)i), &e)) < 0)
+			return rc;
+		if (ps_obj_num(e, &r[i]) < 0 || !isfinite(r[i]))
+			return 1;
+	}
+	if (r[0] > r[2]) {
+		t = r[0]; r[0] = r[2]; r[2] = t;
+	}
+	if (r[1] > r[3]) {
+		t = r[1]; r[1] = r[3]; r[3] = t;
+	}
+	return 0;
+}
+
+/* Finds page INDEX (1-based) by descending the tree by /Count. */
+static int find_page(ps_doc *doc, int64_t index, ps_page *pg)
+{
+	ps_ctx *ctx = doc->ctx;
+	ps_obj *root = NULL, *node = NULL, *chain[MAX_TREE_DEPTH];
+	ps_obj *ref;
+	int depth = 0, rc, i, have_media = 0, have_crop = 0, have_rot = 0;
+	double media[4], crop[4];
+	int64_t rot = 0;
+
+	if ((rc = ps_doc_resolve(doc, ps_dict_get(doc->trailer, "Root"), &root)) < 0)
+		return rc;
+	if (!root || root->kind != PS_DICT)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Root is not a dictionary");
+	ref = ps_dict_get(root, "Pages");
+	if ((rc = ps_doc_resolve(doc, ref, &node)) < 0)
+		return rc;
+	for (;;) {
+		ps_obj *kids;
+		size_t k, n;
+		int found = 0;
+
+		if (!node || node->kind != PS_DICT)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "a page tree node is not a dictionary");
+		if (depth >= MAX_TREE_DEPTH)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree is too deep or has a cycle");
+		chain[depth++] = node;
+		kids = NULL;
+		if ((rc = ps_doc_resolve(doc, ps_dict_get(node, "Kids"), &kids)) < 0)
+			return rc;
+		if (!kids || !ps_dict_get(node, "Kids")) {
+			/* a leaf */
+			if (index != 1 || !ref || ref->kind != PS_REF)
+				return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree's /Count does not match its pages");
+			pg->num = ref->u.ref.num;
+			pg->gen = ref->u.ref.gen;
+			pg->dict = node;
+			break;
+		}
+		if (kids->kind != PS_ARRAY)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Kids is not an array");
+		n = ps_array_len(kids);
+		for (k = 0; k < n; k++) {
+			ps_obj *kid = NULL, *kref = ps_array_get(kids, k);
+			int64_t count = 1;
+			if ((rc = ps_doc_resolve(doc, kref, &kid)) < 0)
+				return rc;
+			if (!kid || kid->kind != PS_DICT)
+				continue;
+			if (ps_dict_get(kid, "Kids")) {
+				if (ps_obj_int(ps_dict_get(kid, "Count"), &count) < 0 || count < 0)
+					return ps_err(ctx, PDFSTAMP_E_FORMAT, "a page tree node has no valid /Count");
+			}
+			if (index <= count) {
+				node = kid;
+				ref = kref;
+				found = 1;
+				break;
+			}
+			index -= count;
+		}
+		if (!found)
+			return ps_err(ctx, PDFSTAMP_E_USAGE, "the document has fewer pages than asked for");
+	}
+	/* Inherited attributes (7.7.3.4): the nearest node that has them. */
+	for (i = depth - 1; i >= 0; i--) {
+		if (!have_media && get_rect(doc, ps_dict_get(chain[i], "MediaBox"), media) == 0)
+			have_media = 1;
+		if (!have_crop && get_rect(doc, ps_dict_get(chain[i], "CropBox"), crop) == 0)
+			have_crop = 1;
+		if (!have_rot && ps_dict_get(chain[i], "Rotate")) {
+			ps_obj *r = NULL;
+			if ((rc = ps_doc_resolve(doc, ps_dict_get(chain[i], "Rotate"), &r)) < 0)
+				return rc;
+			if (ps_obj_int(r, &rot) == 0)
+				have_rot = 1;
+		}
+	}
+	if (!have_media) {
+		media[0] = media[1] = 0;
+		media[2] = 612;
+		media[3] = 792; /* US Letter, as most readers assume */
+		ps_warn(ctx, "page has no /MediaBox; assuming US Letter");
+	}
+	if (have_crop) {
+		/* the visible area is the intersection */
+		pg->box[0] = fmax(crop[0], media[0]);
+		pg->box[1] = fmax(crop[1], media[1]);
+		pg->box[2] = fmin(crop[2], media[2]);
+		pg->box[3] = fmin(crop[3], media[3]);
+		if (pg->box[0] >= pg->box[2] || pg->box[1] >= pg->box[3])
+			memcpy(pg->box, media, sizeof pg->box);
+	} else {
+		memcpy(pg->box, media, sizeof pg->box);
+	}
+	rot %= 360;
+	if (rot < 0)
+		rot += 360;
+	if (rot % 90 != 0)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "page /Rotate is not a multiple of 90");
+	pg->rotate = (int)rot;
+	return 0;
+}
+
+static int page_count(ps_doc *doc, int64_t *n)
+{
+	ps_obj *root = NULL, *pages = NULL;
+	int rc;
+
+	if ((rc = ps_doc_resolve(doc, ps_dict_get(doc->trailer, "Root"), &root)) < 0 ||
+	    (rc = ps_doc_resolve(doc, ps_dict_get(root, "Pages"), &pages)) < 0)
+		return rc;
+	if (ps_obj_int(ps_dict_get(pages, "Count"), n) < 0 || *n < 0)
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "the page tree root has no valid /Count");
+	return 0;
+}
+
+/* ---- building the annotation ------------------------------------------------ */
+
+static void put_real(ps_buf *b, double v)
+{
+	char tmp[64];
+	int n;
+
+	/* locale-independent: integer arithmetic on a rounded fixed value */
+	long long f = llround(v * 1000.0);
+	if (f < 0) {
+		ps_buf_putc(b, '-');
+		f = -f;
+	}
+	n = snprintf(tmp, sizeof tmp, "%lld", f / 1000);
+	ps_buf_append(b, tmp, (size_t)n);
+	if (f % 1000) {
+		n = snprintf(tmp, sizeof tmp, ".%03lld", f % 1000);
+		while (n > 1 && tmp[n - 1] == '0')
+			n--;
+		ps_buf_append(b, tmp, (size_t)n);
+	}
+}
+
+static ps_obj *real_array(const double *v, size_t n)
+{
+	ps_obj *a = ps_new_array();
+	size_t i;
+
+	for (i = 0; a && i < n; i++) {
+		double r = llround(v[i] * 1000.0) / 1000.0;
+		if (ps_array_push(a, ps_new_real(r)) < 0) {
+			ps_obj_free(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* Escapes WinAnsi bytes for a literal string in a content stream. */
+static void put_pdf_string(ps_buf *b, const uint8_t *s, size_t n)
+{
+	size_t i;
+
+	ps_buf_putc(b, '(');
+	for (i = 0; i < n; i++) {
+		if (s[i] == '(' || s[i] == ')' || s[i] == '\\')
+			ps_buf_putc(b, '\\');
+		if (s[i] < 32 || s[i] >= 127)
+			ps_buf_printf(b, "\\%03o", s[i]);
+		else
+			ps_buf_putc(b, s[i]);
+	}
+	ps_buf_putc(b, ')');
+}
+
+struct stamp_geom {
+	double w, h;            /* visual size */
+	double fs, fs2;         /* font sizes: main line, date line */
+};
+
+static void stamp_geometry(const uint8_t *txt, size_t n, int has_line2, const double *fit, struct stamp_geom *g)
+{
+	double tw = text_width(txt, n) / 1000.0;
+
+	if (tw <= 0)
+		tw = 1;
+	if (fit) {
+		g->w = fit[0];
+		g->h = fit[1];
+		g->fs = fmin(g->h * (has_line2 ? 0.5 : 0.62), (g->w - 12) / tw);
+		if (g->fs < 1)
+			g->fs = 1;
+	} else {
+		g->fs = 22;
+		g->w = tw * g->fs + 24;
+		g->h = has_line2 ? 48 : 36;
+	}
+	g->fs2 = g->fs * 0.36 < 4 ? 4 : g->fs * 0.36;
+	if (g->fs2 > 9)
+		g->fs2 = 9;
+}
+
+static int build_appearance(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o, const uint8_t *txt, size_t n,
+                            const char *line2, const struct stamp_geom *g, int rotate, ps_obj **out)
+{
+	ps_buf c = PS_BUF_INIT, l2 = PS_BUF_INIT;
+	ps_obj *d = ps_new_dict(), *res = ps_new_dict(), *fonts = ps_new_dict(), *f = ps_new_dict();
+	ps_obj *gs = NULL, *gsd = NULL, *stm;
+	double bbox[4] = {0, 0, g->w, g->h}, lw = g->h / 18;
+	double tx, ty;
+	uint8_t *data;
+	size_t dlen;
+	int rc = 0, k;
+
+	if (!d || !res || !fonts || !f)
+		goto oom;
+	/* q, frame, text: all in the form's own (visual) coordinates */
+	ps_buf_puts(&c, "q\n");
+	if (o->opacity < 1) {
+		gs = ps_new_dict();
+		gsd = ps_new_dict();
+		if (!gs || !gsd)
+			goto oom;
+		if (ps_dict_put(gsd, "Type", ps_new_name("ExtGState")) < 0 ||
+		    ps_dict_put(gsd, "CA", ps_new_real(o->opacity)) < 0 ||
+		    ps_dict_put(gsd, "ca", ps_new_real(o->opacity)) < 0 ||
+		    ps_dict_put(gs, "GS0", gsd) < 0) {
+			gsd = NULL;
+			goto oom;
+		}
+		gsd = NULL;
+		ps_buf_puts(&c, "/GS0 gs\n");
+	}
+	for (k = 0; k < 3; k++) {
+		put_real(&c, o->color[k]);
+		ps_buf_putc(&c, ' ');
+	}
+	ps_buf_puts(&c, "RG ");
+	for (k = 0; k < 3; k++) {
+		put_real(&c, o->color[k]);
+		ps_buf_putc(&c, ' ');
+	}
+	ps_buf_puts(&c, "rg\n");
+	put_real(&c, lw);
+	ps_buf_puts(&c, " w\n");
+	put_real(&c, lw);
+	ps_buf_putc(&c, ' ');
+	put_real(&c, lw);
+	ps_buf_putc(&c, ' ');
+	put_real(&c, g->w - 2 * lw);
+	ps_buf_putc(&c, ' ');
+	put_real(&c, g->h - 2 * lw);
+	ps_buf_puts(&c, " re S\n");
+	put_real(&c, lw * 2.5);
+	ps_buf_putc(&c, ' ');
+	put_real(&c, lw * 2.5);
+	ps_buf_putc(&c, ' ');
+	put_real(&c, g->w - 5 * lw);
+	ps_buf_putc(&c, ' ');
+	put_real(&c, g->h - 5 * lw);
+	ps_buf_puts(&c, " re S\n");
+	tx = (g->w - text_width(txt, n) / 1000.0 * g->fs) / 2;
+	ty = line2 ? g->h * 0.44 : (g->h - g->fs * 0.72) / 2;
+	ps_buf_puts(&c, "BT /F1 ");
+	put_real(&c, g->fs);
+	ps_buf_puts(&c, " Tf ");
+	put_real(&c, tx);
+	ps_buf_putc(&c, ' ');
+	put_real(&c, ty);
+	ps_buf_puts(&c, " Td ");
+	put_pdf_string(&c, txt, n);
+	ps_buf_puts(&c, " Tj ET\n");
+	if (line2) {
+		if ((rc = ps_text_to_winansi(ctx, line2, strlen(line2), &l2)) < 0)
+			goto out;
+		tx = (g->w - text_width(l2.data, l2.len) / 1000.0 * g->fs2) / 2;
+		ps_buf_puts(&c, "BT /F1 ");
+		put_real(&c, g->fs2);
+		ps_buf_puts(&c, " Tf ");
+		put_real(&c, tx < lw * 3 ? lw * 3 : tx);
+		ps_buf_putc(&c, ' ');
+		put_real(&c, g->h * 0.16);
+		ps_buf_puts(&c, " Td ");
+		put_pdf_string(&c, l2.data, l2.len);
+		ps_buf_puts(&c, " Tj ET\n");
+	}
+	ps_buf_puts(&c, "Q\n");
+	if (c.oom)
+		goto oom;
+
+	if (ps_dict_put(f, "Type", ps_new_name("Font")) < 0 || ps_dict_put(f, "Subtype", ps_new_name("Type1")) < 0 ||
+	    ps_dict_put(f, "BaseFont", ps_new_name("Helvetica-Bold")) < 0 ||
+	    ps_dict_put(f, "Encoding", ps_new_name("WinAnsiEncoding")) < 0)
+		goto oom;
+	rc = ps_dict_put(fonts, "F1", f);
+	f = NULL;
+	if (rc < 0)
+		goto oom;
+	rc = ps_dict_put(res, "Font", fonts);
+	fonts = NULL;
+	if (rc < 0)
+		goto oom;
+	if (gs) {
+		rc = ps_dict_put(res, "ExtGState", gs);
+		gs = NULL;
+		if (rc < 0)
+			goto oom;
+	}
+	if (ps_dict_put(d, "Type", ps_new_name("XObject")) < 0 || ps_dict_put(d, "Subtype", ps_new_name("Form")) < 0 ||
+	    ps_dict_put(d, "FormType", ps_new_int(1)) < 0 || ps_dict_put(d, "BBox", real_array(bbox, 4)) < 0)
+		goto oom;
+	if (rotate) {
+		/* rotate the form counter-clockwise by /Rotate so it reads upright */
+		static const double m[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, -1, 0, 0, 0},
+		                               {-1, 0, 0, -1, 0, 0}, {0, -1, 1, 0, 0, 0}};
+		if (ps_dict_put(d, "Matrix", real_array(m[rotate / 90], 6)) < 0)
+			goto oom;
+	}
+	rc = ps_dict_put(d, "Resources", res);
+	res = NULL;
+	if (rc < 0)
+		goto oom;
+	data = ps_buf_detach(&c, &dlen);
+	stm = ps_new_stream(d, data, dlen);
+	d = NULL;
+	if (!stm)
+		goto oom;
+	*out = stm;
+	rc = 0;
+	goto out;
+oom:
+	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+out:
+	ps_obj_free(d);
+	ps_obj_free(res);
+	ps_obj_free(fonts);
+	ps_obj_free(f);
+	ps_obj_free(gs);
+	ps_obj_free(gsd);
+	ps_buf_free(&c);
+	ps_buf_free(&l2);
+	return rc;
+}
+
+/* Maps a rectangle given in the page's visual frame (origin at the bottom
+ * left of the page as displayed) to default user space. */
+static void visual_to_user(const ps_page *pg, double x, double y, double w, double h, double r[4])
+{
+	const double *b = pg->box;
+
+	switch (pg->rotate) {
+	case 90:
+		r[0] = b[2] - (y + h); r[2] = b[2] - y;
+		r[1] = b[1] + x;       r[3] = b[1] + x + w;
+		break;
+	case 180:
+		r[0] = b[2] - x - w;   r[2] = b[2] - x;
+		r[1] = b[3] - y - h;   r[3] = b[3] - y;
+		break;
+	case 270:
+		r[0] = b[0] + y;       r[2] = b[0] + y + h;
+		r[1] = b[3] - x - w;   r[3] = b[3] - x;
+		break;
+	default:
+		r[0] = b[0] + x;       r[2] = b[0] + x + w;
+		r[1] = b[1] + y;       r[3] = b[1] + y + h;
+		break;
+	}
+}
+
+static int put_text(ps_ctx *ctx, ps_obj *d, const char *key, const char *utf8)
+{
+	ps_obj *s = NULL;
+	int rc;
+
+	if ((rc = ps_text_from_utf8(ctx, utf8, strlen(utf8), &s)) < 0)
+		return rc;
+	if ((rc = ps_dict_put(d, key, s)) < 0)
+		return ps_err(ctx, rc, "out of memory");
+	return 0;
+}
+
+/* Adds REF to the page's annotations (design note 2). */
+static int link_annotation(ps_update *up, const ps_page *pg, uint32_t annot)
+{
+	ps_doc *doc = up->doc;
+	ps_ctx *ctx = doc->ctx;
+	ps_obj *annots = ps_dict_get(pg->dict, "Annots"), *arr = NULL, *page;
+	size_t i;
+	int rc;
+
+	if (annots && annots->kind == PS_REF) {
+		uint32_t anum = annots->u.ref.num;
+		/* a version of that array may already be pending (shared arrays) */
+		for (i = 0; i < up->nobjs; i++)
+			if (up->objs[i].num == anum)
+				return ps_array_push(up->objs[i].obj, ps_new_ref(annot, 0)) < 0 ?
+				       ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+		if ((rc = ps_doc_resolve(doc, annots, &arr)) < 0)
+			return rc;
+		if (arr && arr->kind != PS_ARRAY)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u: /Annots is not an array", pg->num);
+		arr = arr ? ps_obj_copy(arr) : ps_new_array();
+		if (!arr || ps_array_push(arr, ps_new_ref(annot, 0)) < 0) {
+			ps_obj_free(arr);
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		}
+		return ps_update_put(up, anum, ps_doc_gen(doc, anum), arr);
+	}
+	if (annots && annots->kind != PS_ARRAY && annots->kind != PS_NULL)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u: /Annots is not an array", pg->num);
+	for (i = 0; i < up->nobjs; i++) {
+		if (up->objs[i].num == pg->num) {
+			page = up->objs[i].obj;
+			goto have_page;
+		}
+	}
+	page = ps_obj_copy(pg->dict);
+	if (!page || (rc = ps_update_put(up, pg->num, pg->gen, page)) < 0)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+have_page:
+	arr = ps_dict_get(page, "Annots");
+	if (!arr || arr->kind != PS_ARRAY) {
+		if (ps_dict_put(page, "Annots", ps_new_array()) < 0)
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		arr = ps_dict_get(page, "Annots");
+	}
+	if (ps_array_push(arr, ps_new_ref(annot, 0)) < 0)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	return 0;
+}
+
+static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_t index, const ps_time *when,
+                      struct pdfstamp_result *res)
+{
+	ps_doc *doc = up->doc;
+	ps_ctx *ctx = doc->ctx;
+	ps_page pg;
+	ps_buf txt = PS_BUF_INIT;
+	struct stamp_geom g;
+	const char *text = o->text ? o->text : "APPROVED";
+	char date[32], line2[160], nm[64];
+	double rect[4], fit[2];
+	ps_obj *ap = NULL, *annot = NULL, *apd = NULL;
+	uint32_t annot_num, ap_num;
+	uint8_t rnd[16];
+	int rc, k, swap;
+
+	memset(&pg, 0, sizeof pg);
+	if ((rc = find_page(doc, index, &pg)) < 0)
+		return rc;
+	if ((rc = ps_text_to_winansi(ctx, text, strlen(text), &txt)) < 0)
+		goto out;
+	swap = pg.rotate == 90 || pg.rotate == 270;
+	ps_time_pdf(when, date);
+	{
+		char iso[32];
+		ps_time_iso(when, iso);
+		if (o->author)
+			snprintf(line2, sizeof line2, "%.100s  %.10s %.5s", o->author, iso, iso + 11);
+		else
+			snprintf(line2, sizeof line2, "%.10s %.5s", iso, iso + 11);
+	}
+	if (o->has_rect) {
+		memcpy(rect, o->rect, sizeof rect);
+		fit[0] = swap ? rect[3] - rect[1] : rect[2] - rect[0];
+		fit[1] = swap ? rect[2] - rect[0] : rect[3] - rect[1];
+		if (fit[0] <= 0 || fit[1] <= 0) {
+			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "--rect must be x1,y1,x2,y2 with x1 < x2 and y1 < y2");
+			goto out;
+		}
+		stamp_geometry(txt.data, txt.len, 1, fit, &g);
+	} else {
+		double pw = swap ? pg.box[3] - pg.box[1] : pg.box[2] - pg.box[0];
+		double ph = swap ? pg.box[2] - pg.box[0] : pg.box[3] - pg.box[1];
+		double m = o->margin, x, y;
+		stamp_geometry(txt.data, txt.len, 1, NULL, &g);
+		if (g.w > pw - 2 * m) { /* shrink to fit narrow pages */
+			double s = (pw - 2 * m) / g.w;
+			if (s <= 0.05) {
+				rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the page is too small for the stamp with this margin");
+				goto out;
+			}
+			fit[0] = g.w * s;
+			fit[1] = g.h * s;
+			stamp_geometry(txt.data, txt.len, 1, fit, &g);
+		}
+		switch (o->position) {
+		case PDFSTAMP_POS_TOP_LEFT: x = m; y = ph - m - g.h; break;
+		case PDFSTAMP_POS_BOTTOM_RIGHT: x = pw - m - g.w; y = m; break;
+		case PDFSTAMP_POS_BOTTOM_LEFT: x = m; y = m; break;
+		case PDFSTAMP_POS_CENTER: x = (pw - g.w) / 2; y = (ph - g.h) / 2; break;
+		default: x = pw - m - g.w; y = ph - m - g.h; break;
+		}
+		visual_to_user(&pg, x, y, g.w, g.h, rect);
+	}
+	if ((rc = build_appearance(ctx, o, txt.data, txt.len, line2, &g, pg.rotate, &ap)) < 0)
+		goto out;
+	if (!(ap_num = ps_update_alloc(up)) || !(annot_num = ps_update_alloc(up))) {
+		rc = ctx->errcode;
+		goto out;
+	}
+	rc = ps_update_put(up, ap_num, 0, ap);
+	ap = NULL;
+	if (rc < 0)
+		goto out;
+	if ((rc = ps_random(ctx, rnd, sizeof rnd)) < 0)
+		goto out;
+	snprintf(nm, sizeof nm, "pdfstamp-");
+	for (k = 0; k < 16; k++)
+		snprintf(nm + 9 + 2 * k, 3, "%02x", rnd[k]);
+	annot = ps_new_dict();
+	apd = ps_new_dict();
+	if (!annot || !apd)
+		goto oom;
+	if (ps_dict_put(annot, "Type", ps_new_name("Annot")) < 0 ||
+	    ps_dict_put(annot, "Subtype", ps_new_name(o->freetext ? "FreeText" : "Stamp")) < 0 ||
+	    ps_dict_put(annot, "Rect", real_array(rect, 4)) < 0 ||
+	    ps_dict_put(annot, "F", ps_new_int(4 | 128)) < 0 || /* Print | Locked (Table 167) */
+	    ps_dict_put(annot, "P", ps_new_ref(pg.num, pg.gen)) < 0 ||
+	    ps_dict_put(annot, "NM", ps_new_str(nm, strlen(nm))) < 0 ||
+	    ps_dict_put(annot, "M", ps_new_str(date, strlen(date))) < 0 ||
+	    ps_dict_put(annot, "CreationDate", ps_new_str(date, strlen(date))) < 0 ||
+	    ps_dict_put(annot, "C", real_array(o->color, 3)) < 0)
+		goto oom;
+	if ((rc = put_text(ctx, annot, "Contents", o->note ? o->note : text)) < 0)
+		goto out;
+	if (o->author && (rc = put_text(ctx, annot, "T", o->author)) < 0)
+		goto out;
+	if (!o->freetext) {
+		if (ps_dict_put(annot, "Name", ps_new_name(o->icon ? o->icon : "Approved")) < 0)
+			goto oom;
+	} else {
+		char da[96], *p;
+		ps_buf db = PS_BUF_INIT;
+		ps_buf_puts(&db, "/Helvetica-Bold ");
+		put_real(&db, g.fs);
+		ps_buf_puts(&db, " Tf ");
+		for (k = 0; k < 3; k++) {
+			put_real(&db, o->color[k]);
+			ps_buf_putc(&db, ' ');
+		}
+		ps_buf_puts(&db, "rg");
+		snprintf(da, sizeof da, "%.*s", (int)db.len, db.data ? (char *)db.data : "");
+		ps_buf_free(&db);
+		p = da;
+		if (ps_dict_put(annot, "DA", ps_new_str(p, strlen(p))) < 0)
+			goto oom;
+	}
+	if (o->opacity < 1 && ps_dict_put(annot, "CA", ps_new_real(o->opacity)) < 0)
+		goto oom;
+	if (ps_dict_put(apd, "N", ps_new_ref(ap_num, 0)) < 0)
+		goto oom;
+	rc = ps_dict_put(annot, "AP", apd);
+	apd = NULL;
+	if (rc < 0)
+		goto oom;
+	rc = ps_update_put(up, annot_num, 0, annot);
+	annot = NULL;
+	if (rc < 0)
+		goto out;
+	if ((rc = link_annotation(up, &pg, annot_num)) < 0)
+		goto out;
+	if (res && res->nobjects < PDFSTAMP_MAX_RESULT_OBJECTS)
+		res->objects[res->nobjects++] = annot_num;
+	rc = 0;
+	goto out;
+oom:
+	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+out:
+	ps_obj_free(ap);
+	ps_obj_free(annot);
+	ps_obj_free(apd);
+	ps_buf_free(&txt);
+	return rc;
+}
+
+int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
+                   const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)
+{
+	ps_ctx *ctx = doc->ctx;
+	ps_update up;
+	ps_time when;
+	int64_t npages, first, last, i;
+	int rc, k;
+
+	if (res)
+		memset(res, 0, sizeof *res);
+	if (!o || o->version != PDFSTAMP_STAMP_OPTS_VERSION)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of an unknown version");
+	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "opacity must be in (0, 1] and the margin non-negative");
+	for (k = 0; k < 3; k++)
+		if (!(o->color[k] >= 0 && o->color[k] <= 1))
+			return ps_err(ctx, PDFSTAMP_E_USAGE, "colour components must be in [0, 1]");
+	if ((rc = ps_time_parse(ctx, o->date ? o->date : "now", &when)) < 0)
+		return rc;
+	if ((rc = ps_update_begin(doc, w, &up)) < 0)
+		goto out;
+	if ((rc = ps_policy_check(doc, 1)) < 0 || (rc = page_count(doc, &npages)) < 0)
+		goto out;
+	if (npages == 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the document has no pages");
+		goto out;
+	}
+	if (o->page == PDFSTAMP_PAGE_ALL) {
+		first = 1;
+		last = npages;
+	} else if (o->page == PDFSTAMP_PAGE_LAST) {
+		first = last = npages;
+	} else if (o->page >= 1 && o->page <= npages) {
+		first = last = o->page;
+	} else {
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "page %lld does not exist (the document has %lld)",
+		            (long long)o->page, (long long)npages);
+		goto out;
+	}
+	for (i = first; i <= last; i++)
+		if ((rc = stamp_page(&up, o, i, &when, res)) < 0)
+			goto out;
+	rc = ps_update_commit(&up, w, res);
+out:
+	ps_update_free(&up);
+	return rc;
+}
