@@ -311,173 +311,165 @@ static void put_pdf_string(ps_buf *b, const uint8_t *s, size_t n)
 	ps_buf_putc(b, ')');
 }
 
+/* Layout of the appearance, in the form's own (visual) coordinates: a
+ * double frame around the main text (Helvetica-Bold 22 pt) over a small
+ * line with the author and date (8 pt).  The natural size follows the
+ * text; a requested size scales the content uniformly and centres it. */
+#define FS_MAIN 22.0
+#define FS_SMALL 8.0
+#define PAD_X 14.0
+#define PAD_Y 9.0
+#define GAP 6.0
+
 struct stamp_geom {
-	double w, h;            /* visual size */
-	double fs, fs2;         /* font sizes: main line, date line */
+	double w, h;            /* the box (visual size) */
+	double nat_w, nat_h;    /* natural size of the content */
+	double s;               /* scale of the content inside the box */
 };
 
-static void stamp_geometry(const uint8_t *txt, size_t n, int has_line2, const double *fit, struct stamp_geom *g)
+static void stamp_geometry(const ps_buf *main_txt, const ps_buf *small_txt, const double *fit,
+                           struct stamp_geom *g)
 {
-	double tw = text_width(txt, n) / 1000.0;
+	double w1 = text_width(main_txt->data, main_txt->len) / 1000.0 * FS_MAIN;
+	double w2 = text_width(small_txt->data, small_txt->len) / 1000.0 * FS_SMALL;
 
-	if (tw <= 0)
-		tw = 1;
+	g->nat_w = fmax(w1, w2) + 2 * PAD_X;
+	g->nat_h = PAD_Y + FS_SMALL + GAP + FS_MAIN * 0.72 + PAD_Y;
 	if (fit) {
 		g->w = fit[0];
 		g->h = fit[1];
-		g->fs = fmin(g->h * (has_line2 ? 0.5 : 0.62), (g->w - 12) / tw);
-		if (g->fs < 1)
-			g->fs = 1;
+		g->s = fmin(g->w / g->nat_w, g->h / g->nat_h);
 	} else {
-		g->fs = 22;
-		g->w = tw * g->fs + 24;
-		g->h = has_line2 ? 48 : 36;
+		g->w = g->nat_w;
+		g->h = g->nat_h;
+		g->s = 1;
 	}
-	g->fs2 = g->fs * 0.36 < 4 ? 4 : g->fs * 0.36;
-	if (g->fs2 > 9)
-		g->fs2 = 9;
 }
 
-static int build_appearance(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o, const uint8_t *txt, size_t n,
-                            const char *line2, const struct stamp_geom *g, int rotate, ps_obj **out)
+static void put_nums(ps_buf *b, const double *v, size_t n, const char *op)
 {
-	ps_buf c = PS_BUF_INIT, l2 = PS_BUF_INIT;
-	ps_obj *d = ps_new_dict(), *res = ps_new_dict(), *fonts = ps_new_dict(), *f = ps_new_dict();
-	ps_obj *gs = NULL, *gsd = NULL, *stm;
-	double bbox[4] = {0, 0, g->w, g->h}, lw = g->h / 18;
-	double tx, ty;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		put_real(b, v[i]);
+		ps_buf_putc(b, ' ');
+	}
+	ps_buf_puts(b, op);
+}
+
+static void put_line(ps_buf *c, const ps_buf *t, double fs, double x, double y)
+{
+	double v[2] = {x, y};
+
+	ps_buf_puts(c, "BT /F1 ");
+	put_real(c, fs);
+	ps_buf_puts(c, " Tf ");
+	put_nums(c, v, 2, "Td ");
+	put_pdf_string(c, t->data, t->len);
+	ps_buf_puts(c, " Tj ET\n");
+}
+
+static int build_appearance(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o, const ps_buf *main_txt,
+                            const ps_buf *small_txt, const struct stamp_geom *g, int rotate, ps_obj **out)
+{
+	static const double rot[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, -1, 0, 0, 0},
+	                                 {-1, 0, 0, -1, 0, 0}, {0, -1, 1, 0, 0, 0}};
+	ps_buf c = PS_BUF_INIT;
+	ps_obj *d = NULL, *res = NULL, *stm;
+	double bbox[4] = {0, 0, g->w, g->h};
+	double lw = fmin(g->w, g->h) / 24, v[6];
 	uint8_t *data;
 	size_t dlen;
-	int rc = 0, k;
+	int rc;
 
-	if (!d || !res || !fonts || !f)
-		goto oom;
-	/* q, frame, text: all in the form's own (visual) coordinates */
 	ps_buf_puts(&c, "q\n");
-	if (o->opacity < 1) {
-		gs = ps_new_dict();
-		gsd = ps_new_dict();
-		if (!gs || !gsd)
-			goto oom;
-		if (ps_dict_put(gsd, "Type", ps_new_name("ExtGState")) < 0 ||
-		    ps_dict_put(gsd, "CA", ps_new_real(o->opacity)) < 0 ||
-		    ps_dict_put(gsd, "ca", ps_new_real(o->opacity)) < 0 ||
-		    ps_dict_put(gs, "GS0", gsd) < 0) {
-			gsd = NULL;
-			goto oom;
-		}
-		gsd = NULL;
+	if (o->opacity < 1)
 		ps_buf_puts(&c, "/GS0 gs\n");
-	}
-	for (k = 0; k < 3; k++) {
-		put_real(&c, o->color[k]);
-		ps_buf_putc(&c, ' ');
-	}
-	ps_buf_puts(&c, "RG ");
-	for (k = 0; k < 3; k++) {
-		put_real(&c, o->color[k]);
-		ps_buf_putc(&c, ' ');
-	}
-	ps_buf_puts(&c, "rg\n");
-	put_real(&c, lw);
-	ps_buf_puts(&c, " w\n");
-	put_real(&c, lw);
-	ps_buf_putc(&c, ' ');
-	put_real(&c, lw);
-	ps_buf_putc(&c, ' ');
-	put_real(&c, g->w - 2 * lw);
-	ps_buf_putc(&c, ' ');
-	put_real(&c, g->h - 2 * lw);
-	ps_buf_puts(&c, " re S\n");
-	put_real(&c, lw * 2.5);
-	ps_buf_putc(&c, ' ');
-	put_real(&c, lw * 2.5);
-	ps_buf_putc(&c, ' ');
-	put_real(&c, g->w - 5 * lw);
-	ps_buf_putc(&c, ' ');
-	put_real(&c, g->h - 5 * lw);
-	ps_buf_puts(&c, " re S\n");
-	tx = (g->w - text_width(txt, n) / 1000.0 * g->fs) / 2;
-	ty = line2 ? g->h * 0.44 : (g->h - g->fs * 0.72) / 2;
-	ps_buf_puts(&c, "BT /F1 ");
-	put_real(&c, g->fs);
-	ps_buf_puts(&c, " Tf ");
-	put_real(&c, tx);
-	ps_buf_putc(&c, ' ');
-	put_real(&c, ty);
-	ps_buf_puts(&c, " Td ");
-	put_pdf_string(&c, txt, n);
-	ps_buf_puts(&c, " Tj ET\n");
-	if (line2) {
-		if ((rc = ps_text_to_winansi(ctx, line2, strlen(line2), &l2)) < 0)
-			goto out;
-		tx = (g->w - text_width(l2.data, l2.len) / 1000.0 * g->fs2) / 2;
-		ps_buf_puts(&c, "BT /F1 ");
-		put_real(&c, g->fs2);
-		ps_buf_puts(&c, " Tf ");
-		put_real(&c, tx < lw * 3 ? lw * 3 : tx);
-		ps_buf_putc(&c, ' ');
-		put_real(&c, g->h * 0.16);
-		ps_buf_puts(&c, " Td ");
-		put_pdf_string(&c, l2.data, l2.len);
-		ps_buf_puts(&c, " Tj ET\n");
-	}
+	put_nums(&c, o->color, 3, "RG ");
+	put_nums(&c, o->color, 3, "rg\n");
+	put_nums(&c, &lw, 1, "w\n");
+	v[0] = v[1] = lw / 2;
+	v[2] = g->w - lw;
+	v[3] = g->h - lw;
+	put_nums(&c, v, 4, "re S\n");
+	v[0] = v[1] = lw * 2.5;
+	v[2] = g->w - 5 * lw;
+	v[3] = g->h - 5 * lw;
+	put_nums(&c, v, 4, "re S\n");
+	/* the content at its natural size, scaled and centred in the box */
+	v[0] = v[3] = g->s;
+	v[1] = v[2] = 0;
+	v[4] = (g->w - g->nat_w * g->s) / 2;
+	v[5] = (g->h - g->nat_h * g->s) / 2;
+	put_nums(&c, v, 6, "cm\n");
+	put_line(&c, main_txt, FS_MAIN,
+	         (g->nat_w - text_width(main_txt->data, main_txt->len) / 1000.0 * FS_MAIN) / 2,
+	         PAD_Y + FS_SMALL + GAP);
+	put_line(&c, small_txt, FS_SMALL,
+	         (g->nat_w - text_width(small_txt->data, small_txt->len) / 1000.0 * FS_SMALL) / 2, PAD_Y);
 	ps_buf_puts(&c, "Q\n");
 	if (c.oom)
 		goto oom;
 
-	if (ps_dict_put(f, "Type", ps_new_name("Font")) < 0 || ps_dict_put(f, "Subtype", ps_new_name("Type1")) < 0 ||
-	    ps_dict_put(f, "BaseFont", ps_new_name("Helvetica-Bold")) < 0 ||
-	    ps_dict_put(f, "Encoding", ps_new_name("WinAnsiEncoding")) < 0)
-		goto oom;
-	rc = ps_dict_put(fonts, "F1", f);
-	f = NULL;
-	if (rc < 0)
-		goto oom;
-	rc = ps_dict_put(res, "Font", fonts);
-	fonts = NULL;
-	if (rc < 0)
-		goto oom;
-	if (gs) {
-		rc = ps_dict_put(res, "ExtGState", gs);
-		gs = NULL;
-		if (rc < 0)
+	/* << /Font << /F1 Helvetica-Bold >> [/ExtGState << /GS0 >>] >> */
+	{
+		ps_obj *fonts = ps_new_dict(), *f = ps_new_dict();
+		res = ps_new_dict();
+		if (!res || !fonts || !f ||
+		    ps_dict_put(f, "Type", ps_new_name("Font")) < 0 || ps_dict_put(f, "Subtype", ps_new_name("Type1")) < 0 ||
+		    ps_dict_put(f, "BaseFont", ps_new_name("Helvetica-Bold")) < 0 ||
+		    ps_dict_put(f, "Encoding", ps_new_name("WinAnsiEncoding")) < 0) {
+			ps_obj_free(fonts);
+			ps_obj_free(f);
+			goto oom;
+		}
+		if (ps_dict_put(fonts, "F1", f) < 0) {
+			ps_obj_free(fonts);
+			goto oom;
+		}
+		if (ps_dict_put(res, "Font", fonts) < 0)
 			goto oom;
 	}
-	if (ps_dict_put(d, "Type", ps_new_name("XObject")) < 0 || ps_dict_put(d, "Subtype", ps_new_name("Form")) < 0 ||
+	if (o->opacity < 1) {
+		ps_obj *gs = ps_new_dict(), *gs0 = ps_new_dict();
+		if (!gs || !gs0 || ps_dict_put(gs0, "Type", ps_new_name("ExtGState")) < 0 ||
+		    ps_dict_put(gs0, "CA", ps_new_real(o->opacity)) < 0 ||
+		    ps_dict_put(gs0, "ca", ps_new_real(o->opacity)) < 0) {
+			ps_obj_free(gs);
+			ps_obj_free(gs0);
+			goto oom;
+		}
+		if (ps_dict_put(gs, "GS0", gs0) < 0) {
+			ps_obj_free(gs);
+			goto oom;
+		}
+		if (ps_dict_put(res, "ExtGState", gs) < 0)
+			goto oom;
+	}
+	d = ps_new_dict();
+	if (!d || ps_dict_put(d, "Type", ps_new_name("XObject")) < 0 || ps_dict_put(d, "Subtype", ps_new_name("Form")) < 0 ||
 	    ps_dict_put(d, "FormType", ps_new_int(1)) < 0 || ps_dict_put(d, "BBox", real_array(bbox, 4)) < 0)
 		goto oom;
-	if (rotate) {
-		/* rotate the form counter-clockwise by /Rotate so it reads upright */
-		static const double m[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, -1, 0, 0, 0},
-		                               {-1, 0, 0, -1, 0, 0}, {0, -1, 1, 0, 0, 0}};
-		if (ps_dict_put(d, "Matrix", real_array(m[rotate / 90], 6)) < 0)
-			goto oom;
-	}
+	/* turn the form counter-clockwise by /Rotate so that it reads upright
+	 * (the viewer maps the transformed BBox onto /Rect, 12.5.5) */
+	if (rotate && ps_dict_put(d, "Matrix", real_array(rot[rotate / 90], 6)) < 0)
+		goto oom;
 	rc = ps_dict_put(d, "Resources", res);
 	res = NULL;
 	if (rc < 0)
 		goto oom;
 	data = ps_buf_detach(&c, &dlen);
-	stm = ps_new_stream(d, data, dlen);
+	stm = ps_new_stream(d, data, dlen); /* owns d and data, also on failure */
 	d = NULL;
 	if (!stm)
 		goto oom;
 	*out = stm;
-	rc = 0;
-	goto out;
+	return 0;
 oom:
-	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-out:
 	ps_obj_free(d);
 	ps_obj_free(res);
-	ps_obj_free(fonts);
-	ps_obj_free(f);
-	ps_obj_free(gs);
-	ps_obj_free(gsd);
 	ps_buf_free(&c);
-	ps_buf_free(&l2);
-	return rc;
+	return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 }
 
 /* Maps a rectangle given in the page's visual frame (origin at the bottom
@@ -574,10 +566,10 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
 	ps_page pg;
-	ps_buf txt = PS_BUF_INIT;
+	ps_buf txt = PS_BUF_INIT, small = PS_BUF_INIT;
 	struct stamp_geom g;
 	const char *text = o->text ? o->text : "APPROVED";
-	char date[32], line2[160], nm[64];
+	char date[32], nm[64];
 	double rect[4], fit[2];
 	ps_obj *ap = NULL, *annot = NULL, *apd = NULL;
 	uint32_t annot_num, ap_num;
@@ -592,36 +584,36 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 	swap = pg.rotate == 90 || pg.rotate == 270;
 	ps_time_pdf(when, date);
 	{
-		char iso[32];
+		char iso[32], line2[160];
 		ps_time_iso(when, iso);
-		if (o->author)
-			snprintf(line2, sizeof line2, "%.100s  %.10s %.5s", o->author, iso, iso + 11);
-		else
-			snprintf(line2, sizeof line2, "%.10s %.5s", iso, iso + 11);
+		snprintf(line2, sizeof line2, "%.100s%s%.10s %.5s", o->author ? o->author : "",
+		         o->author ? "  " : "", iso, iso + 11);
+		if ((rc = ps_text_to_winansi(ctx, line2, strlen(line2), &small)) < 0)
+			goto out;
 	}
 	if (o->has_rect) {
 		memcpy(rect, o->rect, sizeof rect);
 		fit[0] = swap ? rect[3] - rect[1] : rect[2] - rect[0];
 		fit[1] = swap ? rect[2] - rect[0] : rect[3] - rect[1];
-		if (fit[0] <= 0 || fit[1] <= 0) {
+		if (!(fit[0] > 0 && fit[1] > 0) || !isfinite(fit[0] + fit[1])) {
 			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "--rect must be x1,y1,x2,y2 with x1 < x2 and y1 < y2");
 			goto out;
 		}
-		stamp_geometry(txt.data, txt.len, 1, fit, &g);
+		stamp_geometry(&txt, &small, fit, &g);
 	} else {
 		double pw = swap ? pg.box[3] - pg.box[1] : pg.box[2] - pg.box[0];
 		double ph = swap ? pg.box[2] - pg.box[0] : pg.box[3] - pg.box[1];
 		double m = o->margin, x, y;
-		stamp_geometry(txt.data, txt.len, 1, NULL, &g);
-		if (g.w > pw - 2 * m) { /* shrink to fit narrow pages */
-			double s = (pw - 2 * m) / g.w;
-			if (s <= 0.05) {
+		stamp_geometry(&txt, &small, NULL, &g);
+		if (g.w > pw - 2 * m || g.h > ph - 2 * m) { /* shrink to fit small pages */
+			double s = fmin((pw - 2 * m) / g.w, (ph - 2 * m) / g.h);
+			if (!(s > 0.05)) {
 				rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the page is too small for the stamp with this margin");
 				goto out;
 			}
 			fit[0] = g.w * s;
 			fit[1] = g.h * s;
-			stamp_geometry(txt.data, txt.len, 1, fit, &g);
+			stamp_geometry(&txt, &small, fit, &g);
 		}
 		switch (o->position) {
 		case PDFSTAMP_POS_TOP_LEFT: x = m; y = ph - m - g.h; break;
@@ -632,7 +624,7 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 		}
 		visual_to_user(&pg, x, y, g.w, g.h, rect);
 	}
-	if ((rc = build_appearance(ctx, o, txt.data, txt.len, line2, &g, pg.rotate, &ap)) < 0)
+	if ((rc = build_appearance(ctx, o, &txt, &small, &g, pg.rotate, &ap)) < 0)
 		goto out;
 	if (!(ap_num = ps_update_alloc(up)) || !(annot_num = ps_update_alloc(up))) {
 		rc = ctx->errcode;
@@ -672,7 +664,7 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 		char da[96], *p;
 		ps_buf db = PS_BUF_INIT;
 		ps_buf_puts(&db, "/Helvetica-Bold ");
-		put_real(&db, g.fs);
+		put_real(&db, FS_MAIN * g.s);
 		ps_buf_puts(&db, " Tf ");
 		for (k = 0; k < 3; k++) {
 			put_real(&db, o->color[k]);
@@ -710,6 +702,7 @@ out:
 	ps_obj_free(annot);
 	ps_obj_free(apd);
 	ps_buf_free(&txt);
+	ps_buf_free(&small);
 	return rc;
 }
 

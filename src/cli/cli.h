@@ -1,0 +1,216 @@
+/*
+ * cli.h - shared declarations of the pdfstamp command-line tool.
+ *
+ * DESIGN NOTES
+ *
+ * The tool is thin: every PDF decision is made by libpdfstamp; the CLI
+ * parses options, obtains passwords, prints results and maps library error
+ * codes to exit statuses.
+ *
+ *  1. Commands live in a table (main.c, cli_cmds[]).  Adding a command is
+ *     one table row plus a cmd_NAME.c defining `int cmd_NAME(int argc,
+ *     char **argv)`.  A command receives argv with argv[0] = its own name,
+ *     parses it with getopt_long after cli_getopt_reset(), and returns an
+ *     exit status (CLI_EXIT_*), never calls exit() itself.
+ *  2. Exit statuses are a documented contract (pdfstamp(1) EXIT STATUS).
+ *     With several FILE arguments the status is the worst (highest) one.
+ *  3. Messages go to stderr as "pdfstamp: <what> (<file>)".  They never
+ *     contain a password or key material.
+ *  4. Passwords are never taken from argv (there is no such option).  They
+ *     live in a struct cli_pw, wiped by cli_pw_clear() on every path.
+ *  5. Text that came from a PDF or from the command line is printed through
+ *     cli_put_safe() (text) or the JSON writer (escaped), never raw, so a
+ *     crafted file name or PDF string cannot drive the terminal.
+ */
+#ifndef PDFSTAMP_CLI_H
+#define PDFSTAMP_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "pdfstamp.h"
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+/* ---- exit statuses (pdfstamp(1) EXIT STATUS) ---------------------------- */
+
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_IO = 1,        /* I/O error or internal error */
+	CLI_EXIT_USAGE = 2,     /* bad command line */
+	CLI_EXIT_PASSWORD = 3,  /* wrong password */
+	CLI_EXIT_FORMAT = 4,    /* malformed or unsupported input */
+	CLI_EXIT_PERM = 5       /* operation not permitted */
+};
+
+/* Maps a PDFSTAMP_E_* code (or 0) to an exit status. */
+int cli_exit_status(int err);
+/* The worse of two exit statuses (the higher one). */
+int cli_worst(int a, int b);
+
+/* ---- command table (main.c) --------------------------------------------- */
+
+struct cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv); /* NULL: not implemented yet */
+	const char *summary;               /* one line for pdfstamp --help */
+	const char *synopsis;              /* options and operands */
+};
+
+extern const struct cli_cmd cli_cmds[];
+
+/* Resets getopt so that a command can parse its own argv. */
+void cli_getopt_reset(void);
+
+/* ---- messages (main.c) -------------------------------------------------- */
+
+/* "pdfstamp: <fmt...> (<file>)" on stderr; FILE may be NULL. */
+void cli_error(const char *file, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* "pdfstamp: warning: <fmt...> (<file>)" on stderr; FILE may be NULL. */
+void cli_warning(const char *file, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* A pdfstamp_warn_fn for pdfstamp_ctx_set_warn; USERDATA is a
+ * struct cli_warn_target. */
+struct cli_warn_target {
+	const char *file;   /* current file, updated by the command */
+	unsigned count;     /* warnings reported so far */
+};
+void cli_warn_cb(void *userdata, const char *message);
+/* Reports a failed library call for FILE and returns its exit status.
+ * Uses the context's message, falling back to pdfstamp_strerror(). */
+int cli_lib_error(const pdfstamp_ctx *ctx, int err, const char *file);
+/* Writes S to F with control characters and invalid UTF-8 shown as \xNN
+ * (for text output and messages). */
+void cli_put_safe(FILE *f, const char *s);
+/* Reports a getopt failure ('?' or ':' from getopt_long with opterr = 0)
+ * for CMD (NULL: the global options) and returns CLI_EXIT_USAGE.  Only the
+ * option's name is shown, never a value given with "=" (which could be a
+ * password typed by mistake). */
+int cli_bad_option(const char *cmd, int ret, const char *arg, int optopt);
+/* "Try 'pdfstamp CMD --help'." on stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_hint(const char *cmd);
+/* Flushes stdout and reports a write error (e.g. a full disk); returns
+ * STATUS or CLI_EXIT_IO. */
+int cli_finish_stdout(int status);
+
+/* ---- passwords (passwd.c) ----------------------------------------------- */
+
+#define CLI_PW_MAX 4096 /* bytes; longer input is an error */
+
+enum cli_pw_kind {
+	CLI_PW_NONE = 0,  /* not given: tty prompt, else the empty password */
+	CLI_PW_FILE,      /* --password-file FILE ("-" = stdin) */
+	CLI_PW_FD,        /* --password-fd N */
+	CLI_PW_ENV        /* --password-env VAR */
+};
+
+/* Where a password comes from.  Zero-initialise; set from options with
+ * cli_pw_src_set().  OPTNAME is the option's spelling for messages. */
+struct cli_pw_src {
+	enum cli_pw_kind kind;
+	const char *arg;        /* file name or variable name */
+	int fd;
+	const char *optname;
+};
+
+/* A password.  Keep it in automatic or locked storage and always call
+ * cli_pw_clear(); the buffer is wiped there. */
+struct cli_pw {
+	char buf[CLI_PW_MAX + 1];
+	size_t len;
+	int have;               /* buf holds a password (maybe empty) */
+	int from_tty;           /* typed at the prompt */
+	int is_default;         /* no source, not a tty: the empty password */
+	int locked;             /* mlock() succeeded */
+};
+
+/* Long option ids for the standard password options; commands list
+ * CLI_PW_LONGOPTS in their getopt_long table and pass these ids to
+ * cli_pw_option(). */
+enum {
+	CLI_OPT_PASSWORD_FILE = 0x1000,
+	CLI_OPT_PASSWORD_FD,
+	CLI_OPT_PASSWORD_ENV,
+	CLI_OPT_CMD_BASE = 0x1100  /* first id free for a command's own options */
+};
+
+#define CLI_PW_LONGOPTS \
+	{ "password-file", required_argument, NULL, CLI_OPT_PASSWORD_FILE }, \
+	{ "password-fd", required_argument, NULL, CLI_OPT_PASSWORD_FD }, \
+	{ "password-env", required_argument, NULL, CLI_OPT_PASSWORD_ENV }
+
+/* Help text for the standard password options (for a command's --help). */
+extern const char cli_pw_help[];
+
+/* Sets SRC from one option; only one source is allowed.  Returns 0 or
+ * CLI_EXIT_USAGE (message printed). */
+int cli_pw_src_set(struct cli_pw_src *src, enum cli_pw_kind kind,
+                   const char *arg, const char *optname);
+/* If OPT is one of the CLI_OPT_PASSWORD_* ids, records it in SRC and
+ * returns 0 or CLI_EXIT_USAGE; returns -1 if OPT is not a password option. */
+int cli_pw_option(struct cli_pw_src *src, int opt, const char *arg);
+
+/* Prepares PW (zeroes it, tries to mlock it).  Call before cli_pw_get*. */
+void cli_pw_init(struct cli_pw *pw);
+/* Reads an existing password from SRC into PW.  With no source: prompts
+ * with PROMPT on /dev/tty with echo off if stdin is a terminal, otherwise
+ * yields the empty password (is_default set).  Returns 0, CLI_EXIT_IO or
+ * CLI_EXIT_USAGE (message printed). */
+int cli_pw_get(const struct cli_pw_src *src, struct cli_pw *pw,
+               const char *prompt);
+/* Prompts on the terminal regardless of stdin (used after the empty
+ * password failed for a file opened without a source). */
+int cli_pw_prompt(struct cli_pw *pw, const char *prompt);
+/* Reads a new password: from SRC if given, else from the terminal, asked
+ * twice and compared (WHAT names it, e.g. "new user password").  There is
+ * no default: without a source and a terminal it is a usage error. */
+int cli_pw_get_new(const struct cli_pw_src *src, struct cli_pw *pw,
+                   const char *what);
+/* Wipes and unlocks PW. */
+void cli_pw_clear(struct cli_pw *pw);
+/* Wipes N bytes at P in a way the compiler cannot drop. */
+void cli_wipe(void *p, size_t n);
+
+/* ---- JSON writer and UTF-8 (json.c) ------------------------------------- */
+
+/* Decodes one UTF-8 sequence at S (NUL-terminated).  Returns its length
+ * (1..4) and stores the code point, or returns 0 if the bytes at S are not
+ * a valid, shortest-form sequence of a Unicode scalar value. */
+int cli_utf8_next(const unsigned char *s, uint32_t *cp);
+
+#define CLI_JSON_MAX_DEPTH 16
+
+/* A tiny streaming writer for one-line JSON.  Nesting beyond
+ * CLI_JSON_MAX_DEPTH or mismatched begin/end calls set `bad`. */
+struct cli_json {
+	FILE *f;
+	int depth;
+	int bad;
+	unsigned char first[CLI_JSON_MAX_DEPTH]; /* no member written yet */
+	unsigned char after_key;                 /* a key was just written */
+};
+
+void cli_json_init(struct cli_json *j, FILE *f);
+void cli_json_obj_begin(struct cli_json *j);
+void cli_json_obj_end(struct cli_json *j);
+void cli_json_arr_begin(struct cli_json *j);
+void cli_json_arr_end(struct cli_json *j);
+void cli_json_key(struct cli_json *j, const char *key);
+/* S is UTF-8; control characters and every non-ASCII character are
+ * written as \uXXXX escapes (surrogate pairs above U+FFFF); each byte
+ * that is not part of valid UTF-8 becomes U+FFFD. */
+void cli_json_str(struct cli_json *j, const char *s);
+void cli_json_int(struct cli_json *j, int64_t v);
+void cli_json_bool(struct cli_json *j, int v);
+void cli_json_null(struct cli_json *j);
+/* Ends the line.  Returns 0, or -1 if the structure was unbalanced. */
+int cli_json_end(struct cli_json *j);
+
+/* ---- commands ----------------------------------------------------------- */
+
+int cmd_info(int argc, char **argv);
+
+#endif

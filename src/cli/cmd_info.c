@@ -1,0 +1,493 @@
+/*
+ * cmd_info.c - `pdfstamp info [--json] [--force] [password options] FILE...`
+ *
+ * DESIGN NOTES
+ *
+ *  1. Per file: pdfstamp_doc_open (trailer and cross-reference data only),
+ *     pdfstamp_doc_auth if the file is encrypted, pdfstamp_doc_info, print.
+ *     One file's failure is reported and the next file is still processed;
+ *     the exit status is the worst one (cli_worst).
+ *  2. The password is obtained once, when the first encrypted file needs
+ *     it, and reused for the rest.  Without a password option the empty
+ *     password is tried first; if it is wrong and stdin is a terminal, the
+ *     user is asked (once) and that answer is reused.
+ *  3. --json prints exactly one line per FILE: the report object, or, if the
+ *     file failed, {"file":..., "error":{"exit_status":N,"message":...}}.
+ *     Key names are a stable interface documented in pdfstamp(1) under JSON
+ *     OUTPUT; add keys, never rename or remove them.
+ *  4. Permission names come from the library's pdfstamp_perm_names table
+ *     (terminated by an entry whose name is NULL).
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum {
+	OPT_JSON = CLI_OPT_CMD_BASE,
+	OPT_FORCE
+};
+
+struct info_opts {
+	int json;
+	int force;
+	struct cli_pw_src src;
+};
+
+static void help(void)
+{
+	printf("Usage: pdfstamp info [--json] [--force] [password options] FILE...\n"
+	       "\n"
+	       "Shows the encryption, permissions and structure of each FILE: security\n"
+	       "handler revision, key length, crypt filters, whether the password given\n"
+	       "is the user or the owner password, permissions by name, revisions and\n"
+	       "the cross-reference form of each, object and page counts, signatures,\n"
+	       "and bytes after the last %%%%EOF.  Only the trailer, the cross-reference\n"
+	       "data and the few objects reported on are read.\n"
+	       "\n"
+	       "Options:\n"
+	       "      --json     print one JSON object per FILE on one line each\n"
+	       "                 (keys: see JSON OUTPUT in pdfstamp(1))\n"
+	       "      --force    accept a /Perms entry that does not match /P (warns)\n"
+	       "  -h, --help     show this help and exit\n"
+	       "\n"
+	       "%s", cli_pw_help);
+}
+
+static const char *xref_kind_name(enum pdfstamp_xref_kind k)
+{
+	switch (k) {
+	case PDFSTAMP_XREF_TABLE: return "table";
+	case PDFSTAMP_XREF_STREAM: return "stream";
+	case PDFSTAMP_XREF_HYBRID: return "hybrid";
+	default: return "unknown";
+	}
+}
+
+static const char *auth_name(int a)
+{
+	switch (a) {
+	case 1: return "user";
+	case 2: return "owner";
+	default: return "none";
+	}
+}
+
+/* Bit BIT (1-based, ISO 32000-2 Table 22) of the 32-bit /P value. */
+static int perm_bit(int64_t p, int bit)
+{
+	uint32_t u = (uint32_t)(p & 0xffffffff);
+
+	return bit >= 1 && bit <= 32 && ((u >> (bit - 1)) & 1u);
+}
+
+static int nkinds(const struct pdfstamp_info *in)
+{
+	int n = in->revisions;
+
+	if (n < 0)
+		n = 0;
+	if (n > PDFSTAMP_MAX_REVISIONS_REPORTED)
+		n = PDFSTAMP_MAX_REVISIONS_REPORTED;
+	return n;
+}
+
+static int nsigs(const struct pdfstamp_info *in)
+{
+	int n = in->nsigs;
+	int cap = (int)(sizeof in->sigs / sizeof in->sigs[0]);
+
+	if (n < 0)
+		n = 0;
+	return n > cap ? cap : n;
+}
+
+/* Copies a fixed-size char field of the library's struct so that the copy
+ * is NUL-terminated even if the field is not. */
+static void field(char *dst, size_t dn, const char *src, size_t sn)
+{
+	size_t n = strnlen(src, sn);
+
+	if (n > dn - 1)
+		n = dn - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+#define FIELD(dst, src) field((dst), sizeof(dst), (src), sizeof(src))
+
+static void print_json(const char *file, const struct pdfstamp_info *in)
+{
+	const struct pdfstamp_perm_name *pn;
+	struct cli_json j;
+	char s[64];
+	int i;
+
+	cli_json_init(&j, stdout);
+	cli_json_obj_begin(&j);
+	cli_json_key(&j, "file");
+	cli_json_str(&j, file);
+	cli_json_key(&j, "file_size");
+	cli_json_int(&j, in->file_size);
+	cli_json_key(&j, "encrypted");
+	cli_json_bool(&j, in->encrypted);
+	cli_json_key(&j, "encryption");
+	if (in->encrypted) {
+		cli_json_obj_begin(&j);
+		cli_json_key(&j, "filter");
+		FIELD(s, in->filter);
+		cli_json_str(&j, s);
+		cli_json_key(&j, "v");
+		cli_json_int(&j, in->v);
+		cli_json_key(&j, "r");
+		cli_json_int(&j, in->r);
+		cli_json_key(&j, "key_bits");
+		cli_json_int(&j, in->key_bits);
+		cli_json_key(&j, "stream_filter");
+		FIELD(s, in->stmf);
+		cli_json_str(&j, s);
+		cli_json_key(&j, "string_filter");
+		FIELD(s, in->strf);
+		cli_json_str(&j, s);
+		cli_json_key(&j, "method");
+		FIELD(s, in->cfm);
+		cli_json_str(&j, s);
+		cli_json_key(&j, "encrypt_metadata");
+		cli_json_bool(&j, in->encrypt_metadata);
+		cli_json_key(&j, "perms_valid");
+		cli_json_bool(&j, in->perms_valid);
+		cli_json_key(&j, "p");
+		cli_json_int(&j, in->p);
+		cli_json_key(&j, "permissions");
+		cli_json_obj_begin(&j);
+		for (pn = pdfstamp_perm_names; pn->name; pn++) {
+			cli_json_key(&j, pn->name);
+			cli_json_bool(&j, perm_bit(in->p, pn->bit));
+		}
+		cli_json_obj_end(&j);
+		cli_json_obj_end(&j);
+	} else {
+		cli_json_null(&j);
+	}
+	cli_json_key(&j, "authenticated_as");
+	cli_json_str(&j, auth_name(in->authenticated_as));
+	cli_json_key(&j, "revisions");
+	cli_json_int(&j, in->revisions);
+	cli_json_key(&j, "xref_kinds");
+	cli_json_arr_begin(&j);
+	for (i = 0; i < nkinds(in); i++)
+		cli_json_str(&j, xref_kind_name(in->xref_kinds[i]));
+	cli_json_arr_end(&j);
+	cli_json_key(&j, "last_xref");
+	cli_json_str(&j, in->last_is_stream ? "stream" : "table");
+	cli_json_key(&j, "objects");
+	cli_json_int(&j, in->objects);
+	cli_json_key(&j, "size");
+	cli_json_int(&j, in->size);
+	cli_json_key(&j, "pages");
+	cli_json_int(&j, in->pages);
+	cli_json_key(&j, "trailing_bytes");
+	cli_json_int(&j, in->has_trailing_bytes ? in->trailing_bytes : 0);
+	cli_json_key(&j, "signatures");
+	cli_json_arr_begin(&j);
+	for (i = 0; i < nsigs(in); i++) {
+		cli_json_obj_begin(&j);
+		cli_json_key(&j, "object");
+		cli_json_int(&j, in->sigs[i].objnum);
+		cli_json_key(&j, "docmdp");
+		cli_json_int(&j, in->sigs[i].docmdp);
+		cli_json_key(&j, "subfilter");
+		FIELD(s, in->sigs[i].subfilter);
+		cli_json_str(&j, s);
+		cli_json_obj_end(&j);
+	}
+	cli_json_arr_end(&j);
+	cli_json_key(&j, "bytes_read");
+	cli_json_int(&j, in->bytes_read);
+	cli_json_obj_end(&j);
+	if (cli_json_end(&j) != 0)
+		cli_error(file, "internal error: unbalanced JSON output");
+}
+
+static void print_json_error(const char *file, int status, const char *msg)
+{
+	struct cli_json j;
+
+	cli_json_init(&j, stdout);
+	cli_json_obj_begin(&j);
+	cli_json_key(&j, "file");
+	cli_json_str(&j, file);
+	cli_json_key(&j, "error");
+	cli_json_obj_begin(&j);
+	cli_json_key(&j, "exit_status");
+	cli_json_int(&j, status);
+	cli_json_key(&j, "message");
+	cli_json_str(&j, msg);
+	cli_json_obj_end(&j);
+	cli_json_obj_end(&j);
+	(void)cli_json_end(&j);
+}
+
+static void put_field(const char *label, const char *value)
+{
+	printf("%-16s ", label);
+	cli_put_safe(stdout, value);
+	putchar('\n');
+}
+
+static void print_text(const char *file, const struct pdfstamp_info *in)
+{
+	const struct pdfstamp_perm_name *pn;
+	char s[64], t[64], u[64];
+	int i, any;
+
+	put_field("File:", file);
+	printf("%-16s %" PRId64 " bytes\n", "File size:", in->file_size);
+	if (in->encrypted) {
+		FIELD(s, in->filter);
+		printf("%-16s yes, /", "Encrypted:");
+		cli_put_safe(stdout, s);
+		printf(" V %d R %d, %d-bit key\n", in->v, in->r, in->key_bits);
+		FIELD(s, in->stmf);
+		FIELD(t, in->strf);
+		FIELD(u, in->cfm);
+		printf("%-16s streams /", "Crypt filters:");
+		cli_put_safe(stdout, s);
+		fputs(", strings /", stdout);
+		cli_put_safe(stdout, t);
+		fputs(", method /", stdout);
+		cli_put_safe(stdout, u);
+		putchar('\n');
+		printf("%-16s %s\n", "Metadata:",
+		       in->encrypt_metadata ? "encrypted" : "not encrypted");
+		printf("%-16s %s\n", "Perms check:",
+		       in->perms_valid ? "valid" : "INVALID (/Perms does not match)");
+		printf("%-16s %s password\n", "Opened with:",
+		       auth_name(in->authenticated_as));
+		printf("%-16s %" PRId64 "\n", "P:", in->p);
+		printf("%-16s", "Allowed:");
+		any = 0;
+		for (pn = pdfstamp_perm_names; pn->name; pn++) {
+			if (!perm_bit(in->p, pn->bit))
+				continue;
+			printf("%s%s", any ? ", " : " ", pn->name);
+			any = 1;
+		}
+		printf("%s\n", any ? "" : " nothing");
+		printf("%-16s", "Denied:");
+		any = 0;
+		for (pn = pdfstamp_perm_names; pn->name; pn++) {
+			if (perm_bit(in->p, pn->bit))
+				continue;
+			printf("%s%s", any ? ", " : " ", pn->name);
+			any = 1;
+		}
+		printf("%s\n", any ? "" : " nothing");
+		if (in->authenticated_as == 2)
+			printf("%-16s the owner password grants every permission\n", "");
+	} else {
+		printf("%-16s no\n", "Encrypted:");
+	}
+	printf("%-16s %d (newest first:", "Revisions:", in->revisions);
+	for (i = 0; i < nkinds(in); i++)
+		printf("%s %s", i ? "," : "", xref_kind_name(in->xref_kinds[i]));
+	if (in->revisions > nkinds(in))
+		printf(", ...");
+	printf(")\n");
+	printf("%-16s %s\n", "Last xref:", in->last_is_stream ? "stream" : "table");
+	printf("%-16s %" PRId64 " in use (trailer /Size %" PRId64 ")\n",
+	       "Objects:", in->objects, in->size);
+	printf("%-16s %" PRId64 "\n", "Pages:", in->pages);
+	printf("%-16s %" PRId64 "\n", "Trailing bytes:",
+	       in->has_trailing_bytes ? in->trailing_bytes : 0);
+	if (nsigs(in) == 0)
+		printf("%-16s none\n", "Signatures:");
+	for (i = 0; i < nsigs(in); i++) {
+		FIELD(s, in->sigs[i].subfilter);
+		printf("%-16s object %" PRId64 ", ", i ? "" : "Signatures:",
+		       in->sigs[i].objnum);
+		cli_put_safe(stdout, s[0] ? s : "(no /SubFilter)");
+		if (in->sigs[i].docmdp)
+			printf(", certification (DocMDP P=%d)\n", in->sigs[i].docmdp);
+		else
+			printf(", approval\n");
+	}
+	printf("%-16s %" PRId64 "\n", "Bytes read:", in->bytes_read);
+}
+
+struct info_run {
+	struct info_opts *o;
+	pdfstamp_ctx *ctx;
+	struct cli_warn_target warn;
+	struct cli_pw pw;
+	int asked;             /* pw holds the answer of a prompt already */
+	int pw_failed;         /* exit status of a failed password intake */
+};
+
+/* Authenticates DOC; returns 0 or a PDFSTAMP_E_* code (ctx message set)
+ * or, for password intake failures, 1 with *STATUS set. */
+static int authenticate(struct info_run *r, pdfstamp_doc *doc, int *status)
+{
+	unsigned flags = r->o->force ? PDFSTAMP_AUTH_FORCE : 0;
+	int rc;
+
+	/* The password is read once; a source that failed is not retried
+	 * (standard input, for one, has been consumed). */
+	if (r->pw_failed) {
+		*status = r->pw_failed;
+		return 1;
+	}
+
+	if (r->o->src.kind != CLI_PW_NONE) {
+		if (!r->pw.have) {
+			rc = cli_pw_get(&r->o->src, &r->pw, NULL);
+			if (rc != 0) {
+				*status = r->pw_failed = rc;
+				return 1;
+			}
+		}
+		return pdfstamp_doc_auth(doc, r->pw.buf, r->pw.len, flags);
+	}
+	/* No source: the empty password first, then (on a terminal) ask. */
+	if (!r->asked) {
+		rc = pdfstamp_doc_auth(doc, "", 0, flags);
+		if (rc != PDFSTAMP_E_PASSWORD || !isatty(STDIN_FILENO))
+			return rc;
+		rc = cli_pw_prompt(&r->pw, NULL);
+		if (rc != 0) {
+			*status = r->pw_failed = rc;
+			return 1;
+		}
+		r->asked = 1;
+		return pdfstamp_doc_auth(doc, r->pw.buf, r->pw.len, flags);
+	}
+	/* Later files: the answer (it may be an owner password), then the
+	 * empty password for files that have an empty user password. */
+	rc = pdfstamp_doc_auth(doc, r->pw.buf, r->pw.len, flags);
+	if (rc == PDFSTAMP_E_PASSWORD && r->pw.len != 0)
+		rc = pdfstamp_doc_auth(doc, "", 0, flags);
+	return rc;
+}
+
+/* Processes one file; returns its exit status. */
+static int info_file(struct info_run *r, const char *file)
+{
+	struct pdfstamp_info in;
+	pdfstamp_doc *doc = NULL;
+	int rc, status = 0;
+	const char *msg;
+
+	r->warn.file = file;
+	memset(&in, 0, sizeof in);
+	rc = pdfstamp_doc_open(r->ctx, &doc, file, 0);
+	if (rc == 0 && pdfstamp_doc_is_encrypted(doc)) {
+		rc = authenticate(r, doc, &status);
+		if (rc == 1) {
+			cli_error(file, "no password available; not opened");
+			if (r->o->json)
+				print_json_error(file, status,
+				                 "cannot obtain the password");
+			pdfstamp_doc_close(doc);
+			return status;
+		}
+	}
+	if (rc == 0)
+		rc = pdfstamp_doc_info(doc, &in);
+	if (rc == PDFSTAMP_E_PASSWORD && r->o->src.kind == CLI_PW_NONE &&
+	    !r->asked) {
+		/* Only the empty password was tried: say how to give one. */
+		status = cli_exit_status(rc);
+		msg = "the file needs a password; give --password-file, "
+		      "--password-fd or --password-env";
+		cli_error(file, "%s", msg);
+		if (r->o->json)
+			print_json_error(file, status, msg);
+		pdfstamp_doc_close(doc);
+		return status;
+	}
+	if (rc != 0) {
+		status = cli_lib_error(r->ctx, rc, file);
+		if (r->o->json) {
+			msg = pdfstamp_ctx_errmsg(r->ctx);
+			print_json_error(file, status,
+			                 msg && *msg ? msg : pdfstamp_strerror(rc));
+		}
+		pdfstamp_doc_close(doc);
+		return status;
+	}
+	pdfstamp_doc_close(doc);
+	if (r->o->json)
+		print_json(file, &in);
+	else
+		print_text(file, &in);
+	return CLI_EXIT_OK;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "help", no_argument, NULL, 'h' },
+		CLI_PW_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct info_opts o;
+	struct info_run r;
+	int opt, rc, i, status = CLI_EXIT_OK;
+
+	memset(&o, 0, sizeof o);
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_JSON:
+			o.json = 1;
+			break;
+		case OPT_FORCE:
+			o.force = 1;
+			break;
+		case 'h':
+			help();
+			return cli_finish_stdout(CLI_EXIT_OK);
+		case ':':
+		case '?':
+			return cli_bad_option("info", opt, argv[optind - 1],
+			                      optopt);
+		default:
+			rc = cli_pw_option(&o.src, opt, optarg);
+			if (rc > 0)
+				return rc;
+			if (rc < 0) {
+				cli_error(NULL, "internal error: option %d", opt);
+				return CLI_EXIT_IO;
+			}
+			break;
+		}
+	}
+	if (optind >= argc) {
+		cli_error(NULL, "no input file");
+		return cli_usage_hint("info");
+	}
+
+	memset(&r, 0, sizeof r);
+	r.o = &o;
+	cli_pw_init(&r.pw);
+	rc = pdfstamp_ctx_new(&r.ctx);
+	if (rc != 0) {
+		cli_pw_clear(&r.pw);
+		return cli_lib_error(NULL, rc, NULL);
+	}
+	pdfstamp_ctx_set_warn(r.ctx, cli_warn_cb, &r.warn);
+	for (i = optind; i < argc; i++) {
+		status = cli_worst(status, info_file(&r, argv[i]));
+		if (!o.json && i + 1 < argc)
+			putchar('\n');
+	}
+	pdfstamp_ctx_free(r.ctx);
+	cli_pw_clear(&r.pw);
+	return cli_finish_stdout(status);
+}

@@ -1,0 +1,139 @@
+# tests/e2e/lib.sh - helpers shared by the end-to-end scripts (bash).
+#
+# Source it first thing:   . "$TOP_SRCDIR/tests/e2e/lib.sh"
+# Environment (set by Makefile.am's AM_TESTS_ENVIRONMENT, or by hand):
+#   PDFSTAMP    the pdfstamp binary to test
+#   TOP_SRCDIR  the source tree (samples/, man/)
+# Provides:
+#   $T          a private temporary directory, removed on exit
+#   run CMD...  runs CMD; stdout in $T/out, stderr in $T/err, status in $RC
+#   ok/fail/check_* assertions that count passes and failures
+#   need CMD    skip the whole script (exit 77) if CMD is missing
+#   jget FILE EXPR   a value from a one-line JSON file, printed as JSON
+#   finish      prints "N passed, N failed" and exits 0 or 1
+# Each assertion prints one "ok - ..." or "FAIL - ..." line, so the .log
+# file of a run explains itself.
+
+set -u
+export LC_ALL=C
+
+: "${PDFSTAMP:?PDFSTAMP must name the pdfstamp binary}"
+: "${TOP_SRCDIR:?TOP_SRCDIR must name the source tree}"
+
+T_PASS=0
+T_FAIL=0
+RC=0
+T=$(mktemp -d "${TMPDIR:-/tmp}/pdfstamp-e2e.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM
+
+ok() {
+	T_PASS=$((T_PASS + 1))
+	printf 'ok - %s\n' "$1"
+}
+
+fail() {
+	T_FAIL=$((T_FAIL + 1))
+	printf 'FAIL - %s\n' "$1"
+	shift
+	while [ $# -gt 0 ]; do
+		printf '       %s\n' "$1"
+		shift
+	done
+}
+
+need() {
+	if ! command -v "$1" >/dev/null 2>&1; then
+		echo "SKIP: $1 is not installed"
+		exit 77
+	fi
+}
+
+# run CMD...: never fails itself; see $RC, $T/out, $T/err.
+run() {
+	RC=0
+	"$@" >"$T/out" 2>"$T/err" || RC=$?
+}
+
+# check_status EXPECTED DESC: the last run's exit status.
+check_status() {
+	if [ "$RC" = "$1" ]; then
+		ok "$2 (exit $RC)"
+	else
+		fail "$2: exit $RC, expected $1" "stderr: $(head -c 600 "$T/err")"
+	fi
+}
+
+# check_eq ACTUAL EXPECTED DESC
+check_eq() {
+	if [ "$1" = "$2" ]; then
+		ok "$3"
+	else
+		fail "$3" "got:      $1" "expected: $2"
+	fi
+}
+
+# check_ne ACTUAL UNEXPECTED DESC
+check_ne() {
+	if [ "$1" != "$2" ]; then
+		ok "$3"
+	else
+		fail "$3" "got the unexpected value: $1"
+	fi
+}
+
+# check_grep ERE FILE DESC: FILE has a line matching ERE.
+check_grep() {
+	if grep -Eq -- "$1" "$2"; then
+		ok "$3"
+	else
+		fail "$3" "no line of $(basename "$2") matches /$1/:" "$(head -c 600 "$2")"
+	fi
+}
+
+# check_no_grep ERE FILE DESC: no line of FILE matches ERE.
+check_no_grep() {
+	if grep -Eq -- "$1" "$2"; then
+		fail "$3" "unexpected match of /$1/:" "$(grep -E -- "$1" "$2" | head -3)"
+	else
+		ok "$3"
+	fi
+}
+
+# check_true CONDITION-COMMAND... DESC (last argument): runs the command.
+check_true() {
+	local desc=${!#}
+	local n=$(($# - 1))
+	if "${@:1:$n}"; then
+		ok "$desc"
+	else
+		fail "$desc"
+	fi
+}
+
+# jget FILE EXPR: evaluates EXPR (Python, with the parsed JSON as d) on the
+# LINE-th line of FILE (default: the first) and prints the result as JSON.
+# Prints "<error: ...>" (which never equals a JSON value) on any failure.
+jget() {
+	python3 - "$@" <<'PY'
+import json, sys
+path, expr = sys.argv[1], sys.argv[2]
+line = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+try:
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    d = json.loads(lines[line - 1])
+    print(json.dumps(eval(expr, {"d": d}), sort_keys=True))
+except Exception as e:
+    print("<error: %s: %s>" % (type(e).__name__, e))
+PY
+}
+
+# finish: the summary line and the exit status for the test driver.
+finish() {
+	printf '%d passed, %d failed\n' "$T_PASS" "$T_FAIL"
+	if [ "$T_FAIL" -ne 0 ]; then
+		exit 1
+	fi
+	exit 0
+}
