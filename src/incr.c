@@ -22,8 +22,9 @@
  *     and an entry for the xref stream itself.  The trailer carries every
  *     previous key (same /Encrypt, /Root, ID[0]) and sets /Prev, /Size and
  *     a fresh ID[1].
- *  4. Durability.  -o: temp file (mkstemp, 0600) in the target's directory
- *     <- copy of L bytes + section, fsync, verify, chmod, rename, fsync dir.
+ *  4. Durability.  -o: an unnamed temp file in the target's directory
+ *     (io.c) <- copy of L bytes + section, verify, fsync, chmod, rename,
+ *     fsync dir.
  *     In place (under the exclusive lock taken at open): journal file
  *     "FILE.pdfstamp-journal" holding L and a SHA-256 of the 4 KiB before L
  *     is written and fsynced first; then one pwrite at L, fsync, verify,
@@ -39,7 +40,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,53 +75,6 @@ int ps_fault(const char *point)
 
 /* ---- small I/O helpers -------------------------------------------------------- */
 
-static int write_all(ps_ctx *ctx, int fd, const uint8_t *p, size_t n, int64_t off, const char *what)
-{
-	if (ps_fault("write")) {
-		errno = ENOSPC;
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what, strerror(errno));
-	}
-	while (n > 0) {
-		ssize_t k = pwrite(fd, p, n, (off_t)off);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what, strerror(errno));
-		}
-		p += k;
-		n -= (size_t)k;
-		off += k;
-	}
-	return 0;
-}
-
-static int sync_fd(ps_ctx *ctx, int fd, const char *what)
-{
-	if (ps_fault("fsync") || fsync(fd) < 0) {
-		if (errno == 0)
-			errno = EIO;
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot fsync %s: %s", what, strerror(errno));
-	}
-	return 0;
-}
-
-static int sync_dir_of(ps_ctx *ctx, const char *path)
-{
-	char *copy = strdup(path), *dir;
-	int fd, rc = 0;
-
-	if (!copy)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	dir = dirname(copy);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd) < 0)
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot fsync directory %s: %s", dir, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	free(copy);
-	return rc;
-}
-
 /* Copies the first LEN bytes of SRC to DST (both at offset 0). */
 static int copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len)
 {
@@ -151,7 +104,7 @@ static int copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len)
 			free(buf);
 			return ps_err(ctx, PDFSTAMP_E_IO, "cannot read the input: %s", k < 0 ? strerror(errno) : "short file");
 		}
-		if (write_all(ctx, dst, buf, (size_t)k, out, "the output") < 0) {
+		if (ps_write_all(ctx, dst, buf, (size_t)k, out, "the output") < 0) {
 			free(buf);
 			return PDFSTAMP_E_IO;
 		}
@@ -214,8 +167,8 @@ static int journal_write(ps_ctx *ctx, const char *path, int fd, int64_t l)
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot create the journal %s: %s", jp, strerror(errno));
 		goto out;
 	}
-	if ((rc = write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0, "the journal")) < 0 ||
-	    (rc = sync_fd(ctx, jfd, "the journal")) < 0 || (rc = sync_dir_of(ctx, jp)) < 0) {
+	if ((rc = ps_write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0, "the journal")) < 0 ||
+	    (rc = ps_sync_fd(ctx, jfd, "the journal")) < 0 || (rc = ps_sync_dir_of(ctx, jp)) < 0) {
 		close(jfd);
 		jfd = -1;
 		unlink(jp);
@@ -238,7 +191,7 @@ static int journal_remove(ps_ctx *ctx, const char *path)
 	if (unlink(jp) < 0 && errno != ENOENT)
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot remove the journal %s: %s", jp, strerror(errno));
 	else
-		rc = sync_dir_of(ctx, jp);
+		rc = ps_sync_dir_of(ctx, jp);
 	free(jp);
 	return rc;
 }
@@ -826,60 +779,25 @@ static int commit_to_new_file(ps_update *up, const char *output, const ps_buf *s
 {
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
-	char *tmp = NULL, *copy = NULL, *dir;
-	int fd = -1, rc;
+	ps_outfile of;
 	struct stat st;
-	size_t n;
+	int rc;
 
-	copy = strdup(output);
-	if (!copy)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	dir = dirname(copy);
-	n = strlen(dir) + 32;
-	tmp = malloc(n);
-	if (!tmp) {
-		free(copy);
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	}
-	snprintf(tmp, n, "%s/.pdfstamp-XXXXXX", dir);
-	fd = mkstemp(tmp); /* O_EXCL, mode 0600 */
-	if (fd < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot create a temporary file in %s: %s", dir, strerror(errno));
-		free(tmp);
-		tmp = NULL;
-		goto out;
-	}
+	if ((rc = ps_outfile_open(ctx, &of, output)) < 0)
+		return rc;
 	if (fstat(doc->fd, &st) < 0 || (int64_t)st.st_size != up->base_len) {
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "the input changed size since it was opened");
 		goto out;
 	}
-	if ((rc = copy_prefix(ctx, doc->fd, fd, up->base_len)) < 0 ||
-	    (rc = write_all(ctx, fd, sec->data, sec->len, up->base_len, "the output")) < 0 ||
-	    (rc = sync_fd(ctx, fd, "the output")) < 0)
+	if ((rc = copy_prefix(ctx, doc->fd, of.fd, up->base_len)) < 0 ||
+	    (rc = ps_write_all(ctx, of.fd, sec->data, sec->len, up->base_len, "the output")) < 0)
 		goto out;
-	ps_fault("before-rename");
-	if ((rc = verify_output(up, tmp, xref_off)) < 0)
+	ps_fault("after-write");
+	if ((rc = verify_output(up, ps_outfile_path(&of), xref_off)) < 0)
 		goto out;
-	if (fchmod(fd, doc->mode & 07777) < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot set the output's mode: %s", strerror(errno));
-		goto out;
-	}
-	if (ps_fault("rename") || rename(tmp, output) < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot rename the output into place: %s",
-		            errno ? strerror(errno) : "injected fault");
-		goto out;
-	}
-	free(tmp);
-	tmp = NULL;
-	rc = sync_dir_of(ctx, output);
+	rc = ps_outfile_commit(ctx, &of, doc->mode);
 out:
-	if (fd >= 0)
-		close(fd);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
-	free(copy);
+	ps_outfile_free(&of);
 	return rc;
 }
 
@@ -895,10 +813,10 @@ static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
 	if ((rc = journal_write(ctx, doc->path, doc->fd, up->base_len)) < 0)
 		return rc;
 	ps_fault("after-journal");
-	if ((rc = write_all(ctx, doc->fd, sec->data, sec->len, up->base_len, "the update")) < 0)
+	if ((rc = ps_write_all(ctx, doc->fd, sec->data, sec->len, up->base_len, "the update")) < 0)
 		goto rollback;
 	ps_fault("after-write");
-	if ((rc = sync_fd(ctx, doc->fd, "the file")) < 0)
+	if ((rc = ps_sync_fd(ctx, doc->fd, "the file")) < 0)
 		goto rollback;
 	ps_fault("after-fsync");
 	if ((rc = verify_output(up, doc->path, xref_off)) < 0)

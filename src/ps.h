@@ -93,6 +93,29 @@ void ps_update_free(ps_update *up);
  * forbid; warns where signatures will be reported as modified. */
 int ps_policy_check(ps_doc *doc, int for_annotation);
 
+/* ---- io.c: durable writes ------------------------------------------------------ */
+
+int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what);
+int ps_sync_fd(ps_ctx *ctx, int fd, const char *what);
+int ps_sync_dir_of(ps_ctx *ctx, const char *path);
+
+/* A file that replaces TARGET atomically when committed (see io.c). */
+typedef struct ps_outfile {
+	int fd;
+	int unnamed;        /* O_TMPFILE: not yet linked into the directory */
+	int committed;
+	char *target, *dir, *tmpname;
+	char fdpath[32];
+} ps_outfile;
+
+int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target);
+/* A path under which the (uncommitted) file can be opened for reading. */
+const char *ps_outfile_path(ps_outfile *of);
+/* fsync, set MODE, rename over the target, fsync the directory. */
+int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode);
+/* Closes; removes the temporary file unless committed.  Accepts a zeroed struct with fd -1. */
+void ps_outfile_free(ps_outfile *of);
+
 /* Test hook: PDFSTAMP_FAULT="fail:POINT" makes the named step fail with an
  * I/O error, "kill:POINT" kills the process there (SIGKILL).  Returns 1 if
  * the step must fail. */
@@ -530,6 +553,29 @@ void ps_update_free(ps_update *up);
  * annotations, bit 4 otherwise, unless owner) or a DocMDP certification
  * forbid; warns where signatures will be reported as modified. */
 int ps_policy_check(ps_doc *doc, int for_annotation);
+
+/* ---- io.c: durable writes ------------------------------------------------------ */
+
+int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what);
+int ps_sync_fd(ps_ctx *ctx, int fd, const char *what);
+int ps_sync_dir_of(ps_ctx *ctx, const char *path);
+
+/* A file that replaces TARGET atomically when committed (see io.c). */
+typedef struct ps_outfile {
+	int fd;
+	int unnamed;        /* O_TMPFILE: not yet linked into the directory */
+	int committed;
+	char *target, *dir, *tmpname;
+	char fdpath[32];
+} ps_outfile;
+
+int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target);
+/* A path under which the (uncommitted) file can be opened for reading. */
+const char *ps_outfile_path(ps_outfile *of);
+/* fsync, set MODE, rename over the target, fsync the directory. */
+int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode);
+/* Closes; removes the temporary file unless committed.  Accepts a zeroed struct with fd -1. */
+void ps_outfile_free(ps_outfile *of);
 
 /* Test hook: PDFSTAMP_FAULT="fail:POINT" makes the named step fail with an
  * I/O error, "kill:POINT" kills the process there (SIGKILL).  Returns 1 if

@@ -1,0 +1,177 @@
+/*
+ * io.c - durable replacement of a file: the output of -o and of rewrites.
+ *
+ * DESIGN NOTES
+ *
+ * A new file is first an *unnamed* file in the target's directory
+ * (O_TMPFILE, mode 0600): if the process dies while writing it, nothing is
+ * left behind, and the target is untouched.  Commit: fsync the data, give
+ * the file a hidden temporary name (linkat), rename that over the target,
+ * fsync the directory.  Only the instant between linkat and rename can
+ * leave a ".pdfstamp-XXXXXX" file behind after a kill -9.  Where O_TMPFILE
+ * is not supported, mkstemp (O_EXCL, 0600) in the same directory is used,
+ * and a kill leaves that temp file (but never a damaged target).
+ *
+ * States: OPEN (fd valid) --commit--> COMMITTED, --abort--> ABORTED.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ps.h"
+
+int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what)
+{
+	const uint8_t *b = p;
+
+	if (ps_fault("write")) {
+		errno = ENOSPC;
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what, strerror(errno));
+	}
+	while (n > 0) {
+		ssize_t k = pwrite(fd, b, n, (off_t)off);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what, strerror(errno));
+		}
+		b += k;
+		n -= (size_t)k;
+		off += k;
+	}
+	return 0;
+}
+
+int ps_sync_fd(ps_ctx *ctx, int fd, const char *what)
+{
+	errno = 0;
+	if (ps_fault("fsync") || fsync(fd) < 0)
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot fsync %s: %s", what, errno ? strerror(errno) : "injected fault");
+	return 0;
+}
+
+int ps_sync_dir_of(ps_ctx *ctx, const char *path)
+{
+	char *copy = strdup(path), *dir;
+	int fd, rc = 0;
+
+	if (!copy)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	dir = dirname(copy);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0)
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot fsync directory %s: %s", dir, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(copy);
+	return rc;
+}
+
+int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target)
+{
+	char *copy;
+	size_t n;
+
+	memset(of, 0, sizeof *of);
+	of->fd = -1;
+	of->target = strdup(target);
+	copy = strdup(target);
+	if (!of->target || !copy) {
+		free(copy);
+		free(of->target);
+		of->target = NULL;
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	of->dir = strdup(dirname(copy));
+	free(copy);
+	if (!of->dir)
+		goto oom;
+	n = strlen(of->dir) + 32;
+	of->tmpname = malloc(n);
+	if (!of->tmpname)
+		goto oom;
+	snprintf(of->tmpname, n, "%s/.pdfstamp-XXXXXX", of->dir);
+#ifdef O_TMPFILE
+	of->fd = open(of->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (of->fd >= 0) {
+		of->unnamed = 1;
+		return 0;
+	}
+#endif
+	of->fd = mkstemp(of->tmpname);
+	if (of->fd < 0) {
+		int e = errno;
+		ps_outfile_free(of);
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot create a temporary file in the output's directory: %s",
+		              strerror(e));
+	}
+	return 0;
+oom:
+	ps_outfile_free(of);
+	return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+}
+
+const char *ps_outfile_path(ps_outfile *of)
+{
+	if (of->unnamed) {
+		snprintf(of->fdpath, sizeof of->fdpath, "/proc/self/fd/%d", of->fd);
+		return of->fdpath;
+	}
+	return of->tmpname;
+}
+
+int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode)
+{
+	int rc;
+
+	if ((rc = ps_sync_fd(ctx, of->fd, "the output")) < 0)
+		return rc;
+	if (fchmod(of->fd, mode & 07777) < 0)
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot set the output's mode: %s", strerror(errno));
+	if (of->unnamed) {
+		int fd;
+		/* linkat needs a fresh, unused name: reserve one with mkstemp,
+		 * then replace it by the unnamed file. */
+		fd = mkstemp(of->tmpname);
+		if (fd < 0)
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output: %s", strerror(errno));
+		close(fd);
+		unlink(of->tmpname);
+		if (linkat(AT_FDCWD, ps_outfile_path(of), AT_FDCWD, of->tmpname, AT_SYMLINK_FOLLOW) < 0)
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output: %s", strerror(errno));
+		of->unnamed = 0;
+	}
+	ps_fault("before-rename");
+	errno = 0;
+	if (ps_fault("rename") || rename(of->tmpname, of->target) < 0)
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot rename the output into place: %s",
+		              errno ? strerror(errno) : "injected fault");
+	free(of->tmpname);
+	of->tmpname = NULL;
+	if ((rc = ps_sync_dir_of(ctx, of->target)) < 0)
+		return rc;
+	of->committed = 1;
+	return 0;
+}
+
+void ps_outfile_free(ps_outfile *of)
+{
+	if (!of)
+		return;
+	if (of->fd >= 0)
+		close(of->fd);
+	if (!of->committed && !of->unnamed && of->tmpname && of->tmpname[strlen(of->tmpname) - 1] != 'X')
+		unlink(of->tmpname);
+	free(of->tmpname);
+	free(of->target);
+	free(of->dir);
+	memset(of, 0, sizeof *of);
+	of->fd = -1;
+}
