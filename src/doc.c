@@ -176,7 +176,7 @@ out:
 	return rc;
 }
 
-static int is_signature_dict(const ps_obj *d)
+int ps_is_signature_dict(const ps_obj *d)
 {
 	ps_obj *type = ps_dict_get(d, "Type");
 	ps_obj *contents = ps_dict_get(d, "Contents");
@@ -199,7 +199,7 @@ static int decrypt_string(void *ud_, ps_obj *str, const ps_obj *parent, const ch
 	int rc;
 	uint8_t *p;
 
-	if (parent && key && strcmp(key, "Contents") == 0 && is_signature_dict(parent))
+	if (parent && key && strcmp(key, "Contents") == 0 && ps_is_signature_dict(parent))
 		return 0;
 	ud->tmp.len = 0;
 	rc = ps_aesv3_decrypt(ud->doc->ctx, &ud->doc->cipher, str->u.str.p, str->u.str.len, &ud->tmp);
@@ -264,13 +264,26 @@ static int crypt_filter_identity(const ps_obj *stm, int *has_crypt)
 	return 0;
 }
 
+int ps_stream_needs_crypt(int encrypted, int stmf_identity, int encrypt_metadata, const ps_obj *stm)
+{
+	int has_crypt, identity = crypt_filter_identity(stm, &has_crypt);
+
+	if (!encrypted || identity || (stmf_identity && !has_crypt))
+		return 0;
+	if (ps_obj_is_name(ps_dict_get(stm, "Type"), "XRef"))
+		return 0; /* 7.5.8.2: xref streams are never encrypted */
+	if (ps_obj_is_name(ps_dict_get(stm, "Type"), "Metadata") && !encrypt_metadata)
+		return 0; /* Table 21 EncryptMetadata */
+	return 1;
+}
+
 int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_buf *out)
 {
 	ps_ctx *ctx = doc->ctx;
 	ps_buf raw = PS_BUF_INIT, plain = PS_BUF_INIT;
 	ps_buf *cur = &raw;
 	int64_t len;
-	int rc, has_crypt, identity, encrypted;
+	int rc, encrypted;
 
 	out->len = 0;
 	if (stm->kind != PS_STREAM)
@@ -287,11 +300,8 @@ int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_bu
 			goto out;
 		}
 	}
-	identity = crypt_filter_identity(stm, &has_crypt);
-	encrypted = doc->encrypted && stm->u.stm.off >= 0 && num != 0 && !identity &&
-	            !(doc->stmf_identity && !has_crypt) &&
-	            !ps_obj_is_name(ps_dict_get(stm, "Type"), "XRef") &&
-	            !(ps_obj_is_name(ps_dict_get(stm, "Type"), "Metadata") && !doc->sp.encrypt_metadata);
+	encrypted = stm->u.stm.off >= 0 && num != 0 &&
+	            ps_stream_needs_crypt(doc->encrypted, doc->stmf_identity, doc->sp.encrypt_metadata, stm);
 	if (encrypted) {
 		if ((rc = ps_aesv3_decrypt(ctx, &doc->cipher, raw.data, raw.len, &plain)) < 0) {
 			rc = ps_err(ctx, rc, "cannot decrypt the stream of object %u: %s", num, ctx->errmsg);
@@ -428,20 +438,16 @@ static int load_compressed(ps_doc *doc, uint32_t num, const ps_xent *e, ps_obj *
 	return rc;
 }
 
-int ps_doc_lookup(ps_doc *doc, uint32_t num, ps_obj **out)
+int ps_doc_load(ps_doc *doc, uint32_t num, ps_obj **out)
 {
 	ps_ctx *ctx = doc->ctx;
-	ps_obj **slot, *o = NULL;
+	ps_obj *o = NULL;
 	ps_xent e;
 	int rc;
 
 	*out = NULL;
 	if (num == 0 || num >= doc->nxref || doc->xref[num].type == 0)
 		return 0; /* a reference to a free or missing object is the null object */
-	if ((slot = cache_slot(doc, num, 0)) != NULL) {
-		*out = *slot;
-		return 0;
-	}
 	if (doc->encrypted && !doc->authenticated && num != doc->encrypt_num)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
 	if (doc->depth >= MAX_LOOKUP_DEPTH)
@@ -460,10 +466,26 @@ int ps_doc_lookup(ps_doc *doc, uint32_t num, ps_obj **out)
 		ps_obj_free(o);
 		return rc;
 	}
+	*out = o;
+	return 0;
+}
+
+int ps_doc_lookup(ps_doc *doc, uint32_t num, ps_obj **out)
+{
+	ps_obj **slot, *o = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((slot = cache_slot(doc, num, 0)) != NULL) {
+		*out = *slot;
+		return 0;
+	}
+	if ((rc = ps_doc_load(doc, num, &o)) < 0 || !o)
+		return rc;
 	slot = cache_slot(doc, num, 1);
 	if (!slot) {
 		ps_obj_free(o);
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	}
 	*slot = o;
 	*out = o;

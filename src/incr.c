@@ -399,23 +399,6 @@ static int encrypt_string(void *ud_, ps_obj *str, const ps_obj *parent, const ch
 	return 0;
 }
 
-/* Is a new stream to be encrypted?  (Table 20 StmF, Table 21
- * EncryptMetadata, 7.6.6 /Crypt filters.) */
-static int stream_encrypted(const ps_doc *doc, const ps_obj *stm)
-{
-	ps_obj *f = ps_dict_get(stm, "Filter");
-	size_t i, n = f && f->kind == PS_ARRAY ? ps_array_len(f) : 1;
-
-	if (!doc->encrypted || doc->stmf_identity)
-		return 0;
-	if (ps_obj_is_name(ps_dict_get(stm, "Type"), "Metadata") && !doc->sp.encrypt_metadata)
-		return 0;
-	for (i = 0; f && i < n; i++)
-		if (ps_obj_is_name(f->kind == PS_ARRAY ? ps_array_get(f, i) : f, "Crypt"))
-			return 0; /* we only ever write Identity crypt filters */
-	return 1;
-}
-
 /* Appends "num gen obj ... endobj" for one new object. */
 static int emit_object(ps_update *up, const ps_newobj *no, ps_buf *out)
 {
@@ -434,7 +417,7 @@ static int emit_object(ps_update *up, const ps_newobj *no, ps_buf *out)
 	}
 	ps_buf_printf(out, "%u %u obj\n", no->num, no->gen);
 	if (copy->kind == PS_STREAM) {
-		if (stream_encrypted(doc, copy)) {
+		if (ps_stream_needs_crypt(doc->encrypted, doc->stmf_identity, doc->sp.encrypt_metadata, copy)) {
 			if ((rc = ps_aesv3_encrypt(ctx, &doc->cipher, copy->u.stm.data, copy->u.stm.len, &data)) < 0)
 				goto out;
 		} else {

@@ -224,6 +224,68 @@ struct pdfstamp_meta_opts {
 int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *opts,
                   const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result);
 
+/* ---- Full rewrite: key rotation and encryption ------------------------------ */
+
+/* Called now and then during long work with bytes done and the total. */
+typedef void (*pdfstamp_progress_fn)(void *userdata, int64_t done, int64_t total);
+
+struct pdfstamp_rewrite_opts {
+	unsigned version;
+	const char *output;          /* new file; NULL with PDFSTAMP_WRITE_IN_PLACE (temp + rename over the input) */
+	unsigned flags;              /* PDFSTAMP_WRITE_IN_PLACE, PDFSTAMP_REWRITE_FORCE */
+	const char *user_password;   /* UTF-8, SASLprep'd ("stored" profile) */
+	size_t user_len;
+	const char *owner_password;
+	size_t owner_len;
+	int set_permissions;         /* use `permissions` instead of keeping /P */
+	int64_t permissions;         /* /P, e.g. from pdfstamp_parse_permissions */
+	int jobs;                    /* worker threads; 0 = number of online CPUs */
+	pdfstamp_progress_fn progress;
+	void *progress_ud;
+};
+#define PDFSTAMP_REWRITE_FORCE 0x100  /* rewrite even if signatures or /SigFlags AppendOnly exist */
+#define PDFSTAMP_REWRITE_OPTS_VERSION 1
+#define PDFSTAMP_REWRITE_OPTS_INIT {PDFSTAMP_REWRITE_OPTS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, -4, 0, NULL, NULL}
+
+struct pdfstamp_rewrite_stats {
+	int64_t objects;             /* objects written */
+	int64_t streams;             /* streams re-encrypted */
+	int64_t strings;             /* strings re-encrypted */
+	int64_t payload_bytes;       /* stream bytes pushed through AES (decrypt + encrypt counted once) */
+	double crypto_seconds;       /* summed time spent in AES by all workers */
+	double seconds;              /* wall time of the whole rewrite */
+	int64_t bytes_written;
+	int jobs;
+};
+
+/* Rotation (7.6.4.4, spec-facts 1.8): a new random file key, new /U /UE /O
+ * /OE /Perms for the new passwords (always R6), every string and stream
+ * re-encrypted, one clean revision written to a temp file that is fsynced,
+ * verified and renamed over the target.  Needs the owner password (or the
+ * user password when the owner password is empty). */
+int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *opts,
+                    struct pdfstamp_rewrite_stats *stats);
+/* Encrypts a plaintext document the same way (PDFSTAMP_E_USAGE if it is
+ * already encrypted). */
+int pdfstamp_encrypt(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *opts,
+                     struct pdfstamp_rewrite_stats *stats);
+
+/* Parses a permission list such as "print,copy,annotate" (names of
+ * pdfstamp_perm_names, "all" or "none") into a /P value for R6. */
+int pdfstamp_parse_permissions(pdfstamp_ctx *ctx, const char *list, int64_t *p);
+
+struct pdfstamp_verify_report {
+	int64_t objects, streams, strings;
+	int64_t faults;              /* objects that failed to parse or decrypt */
+	int64_t first_fault_object;
+	char first_fault[256];
+};
+/* Reads and decrypts every live object, string and stream (padding
+ * checked), checks /Perms and that every xref entry points at its object.
+ * Returns PDFSTAMP_E_FORMAT if anything failed (details in REPORT). */
+int pdfstamp_verify(pdfstamp_doc *doc, struct pdfstamp_verify_report *report,
+                    pdfstamp_progress_fn progress, void *progress_ud);
+
 #ifdef __cplusplus
 }
 #endif

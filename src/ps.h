@@ -53,6 +53,13 @@ typedef struct pdfstamp_doc ps_doc;
 #define PS_OPEN_NO_RECOVER 0x100
 /* Authenticates with a file key we already hold (verification of output). */
 int ps_doc_auth_key(ps_doc *doc, const uint8_t key[32], int as);
+/* Is a stream with this dictionary encrypted, in a file with these
+ * settings?  (StmF Identity, /Crypt filters, xref streams, metadata with
+ * EncryptMetadata false: 7.6.2, Table 20, Table 21, 7.6.6.) */
+int ps_stream_needs_crypt(int encrypted, int stmf_identity, int encrypt_metadata, const ps_obj *stm);
+/* A dictionary whose /Contents is a signature value (never encrypted,
+ * spec-facts 2.2): /ByteRange, a string /Contents, /Type Sig, DocTimeStamp or none. */
+int ps_is_signature_dict(const ps_obj *d);
 /* Appends the signatures found through /AcroForm to info->sigs. */
 int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info);
 /* Generation of object NUM in the newest revision (0 if compressed/free). */
@@ -497,6 +504,8 @@ int ps_xref_load(ps_doc *doc);
  * *err = 0 if the object is free or absent (the PDF null object), or an
  * error.  The object lives as long as the document. */
 int ps_doc_lookup(ps_doc *doc, uint32_t num, ps_obj **out);
+/* The same, uncached: *out is owned by the caller (whole-file passes). */
+int ps_doc_load(ps_doc *doc, uint32_t num, ps_obj **out);
 /* Follows O if it is a reference (chains too), borrowed. NULL -> *out NULL. */
 int ps_doc_resolve(ps_doc *doc, ps_obj *o, ps_obj **out);
 /* Raw, decrypted or decoded stream data of a PS_STREAM that belongs to
@@ -514,6 +523,13 @@ int ps_doc_stream_length(ps_doc *doc, ps_obj *stm, int64_t *len);
 #define PS_OPEN_NO_RECOVER 0x100
 /* Authenticates with a file key we already hold (verification of output). */
 int ps_doc_auth_key(ps_doc *doc, const uint8_t key[32], int as);
+/* Is a stream with this dictionary encrypted, in a file with these
+ * settings?  (StmF Identity, /Crypt filters, xref streams, metadata with
+ * EncryptMetadata false: 7.6.2, Table 20, Table 21, 7.6.6.) */
+int ps_stream_needs_crypt(int encrypted, int stmf_identity, int encrypt_metadata, const ps_obj *stm);
+/* A dictionary whose /Contents is a signature value (never encrypted,
+ * spec-facts 2.2): /ByteRange, a string /Contents, /Type Sig, DocTimeStamp or none. */
+int ps_is_signature_dict(const ps_obj *d);
 /* Appends the signatures found through /AcroForm to info->sigs. */
 int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info);
 /* Generation of object NUM in the newest revision (0 if compressed/free). */

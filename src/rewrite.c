@@ -1,0 +1,995 @@
+/*
+ * rewrite.c - full rewrite: key rotation (`rotate`), encryption of a
+ * plaintext file (`encrypt`) and whole-file verification (`verify`).
+ *
+ * DESIGN NOTES
+ *
+ * Why a rewrite: an incremental update that swaps /Encrypt leaves the old
+ * /UE and /OE in the file, and they still unwrap the same key with the old
+ * password (spec-facts 1.8).  Rotation therefore draws a new random file
+ * key and re-encrypts every string and stream: one clean revision.
+ *
+ * Pipeline (one pass over the file, memory bounded by the window):
+ *
+ *   reader (this thread)      workers (-j N)            writer (this thread)
+ *   parse object, read raw -> decrypt old / encrypt  -> write in object order,
+ *   stream bytes, in batches  new, serialise           record offsets
+ *
+ *  1. Objects are parsed with ps_doc_parse_at (owned, never cached), so
+ *     memory does not grow with the object count; at most WINDOW batches
+ *     are in flight.
+ *  2. Stream data is not inflated: its raw bytes are decrypted with the old
+ *     key and encrypted with the new one.  Object streams are re-encrypted
+ *     as a whole and their members keep their (stream, index) entries; the
+ *     output then has an xref stream, else a classic table.
+ *  3. Never encrypted (old or new): the /Encrypt dictionary (rewritten from
+ *     scratch), xref streams (dropped: a new xref is written), signature
+ *     /Contents, Identity crypt filters, metadata with EncryptMetadata
+ *     false.  Dropped: the old /Encrypt object, xref streams and the
+ *     linearization dictionary (its offsets would be wrong).
+ *  4. Each worker has its own context (DRBG and IV pool); the AES key
+ *     schedules are built once and only read by the workers (mbedTLS
+ *     contexts are not copied: 2.28 keeps a pointer into itself).
+ *  5. Crash safety: the output is an unnamed temp file in the target's
+ *     directory (io.c), holding only ciphertext; it is verified (re-opened
+ *     with the new password, every object decrypted) before it is fsynced
+ *     and renamed over the target.  Any failure leaves the target as it
+ *     was and no temp file behind.
+ *  6. New /U /UE /O /OE /Perms come from Algorithms 8, 9 and 10
+ *     (ps_sec_make); R5 inputs come out as R6.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ps.h"
+
+#define BATCH_OBJECTS 256
+#define BATCH_BYTES ((size_t)8 << 20)
+#define WBUF_SIZE ((size_t)4 << 20)
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- permissions ------------------------------------------------------------ */
+
+int pdfstamp_parse_permissions(pdfstamp_ctx *ctx, const char *list, int64_t *p)
+{
+	/* Table 22: bits 1-2 zero; 7-8 and 13-32 one for R >= 3; bit 10 one. */
+	uint32_t v = 0xFFFFF0C0u | (1u << 9);
+	const char *s = list;
+
+	if (strcmp(list, "all") == 0) {
+		*p = -4;
+		return 0;
+	}
+	if (strcmp(list, "none") != 0) {
+		while (*s) {
+			const char *e = strchr(s, ',');
+			size_t n = e ? (size_t)(e - s) : strlen(s);
+			int i, found = 0;
+			for (i = 0; pdfstamp_perm_names[i].name; i++) {
+				if (strlen(pdfstamp_perm_names[i].name) == n &&
+				    strncmp(pdfstamp_perm_names[i].name, s, n) == 0) {
+					v |= 1u << (pdfstamp_perm_names[i].bit - 1);
+					found = 1;
+				}
+			}
+			if (!found)
+				return ps_err(ctx, PDFSTAMP_E_USAGE,
+				              "unknown permission '%.*s' (use print, modify, copy, annotate, fill-forms, "
+				              "extract, assemble, print-high, all or none)", (int)(n > 40 ? 40 : n), s);
+			s += n;
+			if (*s == ',')
+				s++;
+		}
+	}
+	*p = (int64_t)(int32_t)v;
+	return 0;
+}
+
+/* ---- jobs and batches ----------------------------------------------------------- */
+
+struct rw_job {
+	uint32_t num;
+	uint16_t gen;
+	ps_obj *obj;           /* owned; strings as in the file unless plain_strings */
+	int plain_strings;     /* strings already decrypted (object came from an object stream) */
+	int extensions;        /* the catalog: add the ADBE extension level 8 */
+	ps_buf raw;            /* stream bytes as in the file */
+	ps_buf out;            /* serialised result */
+};
+
+struct rw_batch {
+	struct rw_job *jobs;
+	size_t n;
+	int state;             /* 0 queued, 1 taken, 2 done */
+	int rc;
+	char err[256];
+};
+
+struct rw {
+	ps_doc *doc;
+	ps_ctx *ctx;
+	ps_cipher newc;
+	ps_secparams nsp;
+	int64_t *offs;                 /* new offset per object number (type 1), -1 unused */
+	uint32_t nnums;
+	/* pool */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct rw_batch **win;         /* ring of batches in flight, in file order */
+	size_t wcap, whead, wcount;
+	int stop;
+	int nthreads;
+	pthread_t *threads;
+	/* stats, under mu */
+	int64_t streams, strings, payload;
+	double aes_seconds;
+	/* writer */
+	ps_outfile of;
+	int64_t woff;
+	ps_buf wbuf;
+};
+
+struct str_ud {
+	struct rw *rw;
+	ps_ctx *wctx;
+	int decrypt, encrypt;
+	ps_buf a, b;
+	int64_t count;
+};
+
+/* Re-encrypts one string in place (design note 3 for the exemptions). */
+static int restring(void *ud_, ps_obj *str, const ps_obj *parent, const char *key)
+{
+	struct str_ud *u = ud_;
+	const uint8_t *p = str->u.str.p;
+	size_t n = str->u.str.len;
+	uint8_t *np;
+	int rc;
+
+	if (parent && key && strcmp(key, "Contents") == 0 && ps_is_signature_dict(parent))
+		return 0;
+	u->a.len = u->b.len = 0;
+	if (u->decrypt) {
+		if ((rc = ps_aesv3_decrypt(u->wctx, &u->rw->doc->cipher, p, n, &u->a)) < 0)
+			return rc;
+		p = u->a.data;
+		n = u->a.len;
+	}
+	if (u->encrypt) {
+		if ((rc = ps_aesv3_encrypt(u->wctx, &u->rw->newc, p, n, &u->b)) < 0)
+			return rc;
+		p = u->b.data;
+		n = u->b.len;
+		str->u.str.hex = 1;
+	}
+	if (p == str->u.str.p)
+		return 0;
+	np = malloc(n ? n : 1);
+	if (!np)
+		return ps_err(u->wctx, PDFSTAMP_E_NOMEM, "out of memory");
+	memcpy(np, p, n);
+	free(str->u.str.p);
+	str->u.str.p = np;
+	str->u.str.len = n;
+	u->count++;
+	return 0;
+}
+
+static int add_extensions(ps_ctx *wctx, ps_obj *cat)
+{
+	ps_obj *ext = ps_dict_get(cat, "Extensions"), *adbe = ps_new_dict();
+
+	if (!adbe || ps_dict_put(adbe, "BaseVersion", ps_new_name("1.7")) < 0 ||
+	    ps_dict_put(adbe, "ExtensionLevel", ps_new_int(8)) < 0) {
+		ps_obj_free(adbe);
+		return ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	if (!ext || ext->kind != PS_DICT) {
+		ext = ps_new_dict();
+		if (!ext || ps_dict_put(cat, "Extensions", ext) < 0) {
+			ps_obj_free(adbe);
+			return ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
+		}
+	}
+	return ps_dict_put(ext, "ADBE", adbe) < 0 ? ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+}
+
+/* The worker's part: strings and stream bytes from the old key to the new
+ * one, then "N G obj ... endobj" into j->out. */
+static int transform(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
+{
+	ps_doc *doc = rw->doc;
+	struct str_ud su = {rw, wctx, 0, 1, PS_BUF_INIT, PS_BUF_INIT, 0};
+	ps_buf plain = PS_BUF_INIT, enc = PS_BUF_INIT;
+	const ps_buf *data = &j->raw;
+	double t0;
+	int rc = 0;
+
+	su.a.secret = plain.secret = 1;
+	su.decrypt = doc->encrypted && !doc->strf_identity && !j->plain_strings;
+	if (j->extensions && (rc = add_extensions(wctx, j->obj)) < 0)
+		goto out;
+	if ((rc = ps_obj_walk_strings(j->obj, restring, &su)) < 0)
+		goto out;
+	if (j->obj->kind == PS_STREAM) {
+		t0 = now_seconds();
+		if (ps_stream_needs_crypt(doc->encrypted, doc->stmf_identity, doc->sp.encrypt_metadata, j->obj)) {
+			if ((rc = ps_aesv3_decrypt(wctx, &doc->cipher, data->data, data->len, &plain)) < 0)
+				goto out;
+			data = &plain;
+		}
+		if (ps_stream_needs_crypt(1, 0, rw->nsp.encrypt_metadata, j->obj)) {
+			if ((rc = ps_aesv3_encrypt(wctx, &rw->newc, data->data, data->len, &enc)) < 0)
+				goto out;
+			data = &enc;
+		}
+		pthread_mutex_lock(&rw->mu);
+		rw->aes_seconds += now_seconds() - t0;
+		rw->payload += (int64_t)j->raw.len;
+		rw->streams++;
+		pthread_mutex_unlock(&rw->mu);
+		if (ps_dict_put(j->obj->u.stm.dict, "Length", ps_new_int((int64_t)data->len)) < 0) {
+			rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
+			goto out;
+		}
+	}
+	ps_buf_printf(&j->out, "%u %u obj\n", j->num, j->gen);
+	ps_serialize(&j->out, j->obj);
+	if (j->obj->kind == PS_STREAM) {
+		ps_buf_puts(&j->out, "\nstream\r\n");
+		ps_buf_append(&j->out, data->data, data->len);
+		ps_buf_puts(&j->out, "\nendstream");
+	}
+	ps_buf_puts(&j->out, "\nendobj\n");
+	if (j->out.oom)
+		rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
+	pthread_mutex_lock(&rw->mu);
+	rw->strings += su.count;
+	pthread_mutex_unlock(&rw->mu);
+out:
+	if (rc < 0 && wctx->errcode == rc)
+		ps_err(wctx, rc, "object %u: %s", j->num, wctx->errmsg);
+	ps_buf_free(&su.a);
+	ps_buf_free(&su.b);
+	ps_buf_free(&plain);
+	ps_buf_free(&enc);
+	/* the plaintext is gone; only ciphertext waits for the writer */
+	ps_obj_free(j->obj);
+	j->obj = NULL;
+	ps_buf_free(&j->raw);
+	return rc;
+}
+
+static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		int rc = transform(rw, wctx, &b->jobs[i]);
+		if (rc < 0) {
+			snprintf(b->err, sizeof b->err, "%s", wctx->errmsg);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void *worker(void *arg)
+{
+	struct rw *rw = arg;
+	ps_ctx *wctx = NULL;
+
+	if (pdfstamp_ctx_new(&wctx) < 0)
+		wctx = NULL;
+	pthread_mutex_lock(&rw->mu);
+	for (;;) {
+		struct rw_batch *b = NULL;
+		size_t i;
+		for (i = 0; i < rw->wcount; i++) {
+			struct rw_batch *c = rw->win[(rw->whead + i) % rw->wcap];
+			if (c->state == 0) {
+				b = c;
+				break;
+			}
+		}
+		if (!b) {
+			if (rw->stop)
+				break;
+			pthread_cond_wait(&rw->cv, &rw->mu);
+			continue;
+		}
+		b->state = 1;
+		pthread_mutex_unlock(&rw->mu);
+		if (wctx)
+			b->rc = run_batch(rw, wctx, b);
+		else {
+			b->rc = PDFSTAMP_E_NOMEM;
+			snprintf(b->err, sizeof b->err, "out of memory");
+		}
+		pthread_mutex_lock(&rw->mu);
+		b->state = 2;
+		pthread_cond_broadcast(&rw->cv);
+	}
+	pthread_mutex_unlock(&rw->mu);
+	pdfstamp_ctx_free(wctx);
+	return NULL;
+}
+
+static void batch_free(struct rw_batch *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->n; i++) {
+		ps_obj_free(b->jobs[i].obj);
+		ps_buf_free(&b->jobs[i].raw);
+		ps_buf_free(&b->jobs[i].out);
+	}
+	free(b->jobs);
+	free(b);
+}
+
+/* ---- the writer ---------------------------------------------------------------- */
+
+static int wflush(struct rw *rw)
+{
+	int rc = 0;
+
+	if (rw->wbuf.len) {
+		rc = ps_write_all(rw->ctx, rw->of.fd, rw->wbuf.data, rw->wbuf.len, rw->woff - (int64_t)rw->wbuf.len,
+		                  "the output");
+		rw->wbuf.len = 0;
+	}
+	return rc;
+}
+
+static int wput(struct rw *rw, const void *p, size_t n)
+{
+	if (rw->wbuf.len + n > WBUF_SIZE) {
+		int rc = wflush(rw);
+		if (rc < 0)
+			return rc;
+	}
+	if (n > WBUF_SIZE) {
+		int rc = ps_write_all(rw->ctx, rw->of.fd, p, n, rw->woff, "the output");
+		rw->woff += (int64_t)n;
+		return rc;
+	}
+	ps_buf_append(&rw->wbuf, p, n);
+	rw->woff += (int64_t)n;
+	return rw->wbuf.oom ? ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+}
+
+static int write_batch(struct rw *rw, struct rw_batch *b)
+{
+	size_t i;
+	int rc;
+
+	if (b->rc < 0)
+		return ps_err(rw->ctx, b->rc, "%s", b->err);
+	for (i = 0; i < b->n; i++) {
+		rw->offs[b->jobs[i].num] = rw->woff;
+		if ((rc = wput(rw, b->jobs[i].out.data, b->jobs[i].out.len)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Waits for the oldest batch in flight and writes it. */
+static int drain_one(struct rw *rw)
+{
+	struct rw_batch *b;
+	int rc;
+
+	pthread_mutex_lock(&rw->mu);
+	b = rw->win[rw->whead];
+	while (b->state != 2)
+		pthread_cond_wait(&rw->cv, &rw->mu);
+	rw->whead = (rw->whead + 1) % rw->wcap;
+	rw->wcount--;
+	pthread_mutex_unlock(&rw->mu);
+	rc = write_batch(rw, b);
+	batch_free(b);
+	return rc;
+}
+
+static int submit(struct rw *rw, struct rw_batch *b)
+{
+	int rc;
+
+	if (rw->nthreads == 0) { /* -j 1: no threads, same code path */
+		b->rc = run_batch(rw, rw->ctx, b);
+		if (b->rc < 0)
+			snprintf(b->err, sizeof b->err, "%s", rw->ctx->errmsg);
+		rc = write_batch(rw, b);
+		batch_free(b);
+		return rc;
+	}
+	while (rw->wcount == rw->wcap)
+		if ((rc = drain_one(rw)) < 0) {
+			batch_free(b);
+			return rc;
+		}
+	pthread_mutex_lock(&rw->mu);
+	rw->win[(rw->whead + rw->wcount) % rw->wcap] = b;
+	rw->wcount++;
+	pthread_cond_broadcast(&rw->cv);
+	pthread_mutex_unlock(&rw->mu);
+	return 0;
+}
+
+/* ---- the reader ---------------------------------------------------------------- */
+
+static int is_xref_or_linearization(const ps_obj *o)
+{
+	return (o->kind == PS_STREAM && ps_obj_is_name(ps_dict_get(o, "Type"), "XRef")) ||
+	       (o->kind == PS_DICT && ps_dict_get(o, "Linearized"));
+}
+
+static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int *skip)
+{
+	ps_doc *doc = rw->doc;
+	ps_xent *e = &doc->xref[num];
+	int64_t len;
+	int rc;
+
+	*skip = 0;
+	memset(j, 0, sizeof *j);
+	j->num = num;
+	j->raw.secret = 0; /* raw bytes are ciphertext (or the plaintext input's own bytes) */
+	if (e->type == 1) {
+		j->gen = (uint16_t)e->aux;
+		if ((rc = ps_doc_parse_at(doc, e->off, num, &j->obj, NULL)) < 0)
+			return rc;
+		if (is_xref_or_linearization(j->obj)) {
+			*skip = 1;
+			return 0;
+		}
+		if (j->obj->kind == PS_STREAM) {
+			if ((rc = ps_doc_stream_length(doc, j->obj, &len)) < 0 ||
+			    (rc = ps_doc_pread(doc, j->obj->u.stm.off, (size_t)len, &j->raw)) < 0)
+				return rc;
+			if ((int64_t)j->raw.len != len)
+				return ps_err(rw->ctx, PDFSTAMP_E_FORMAT, "stream of object %u is truncated", num);
+		}
+	} else {
+		/* Only the catalog is taken out of its object stream: an encrypted
+		 * file's catalog must not be compressed (pdf-issues#439). */
+		ps_obj *o = NULL;
+		if ((rc = ps_doc_lookup(doc, num, &o)) < 0)
+			return rc;
+		if (!o || !(j->obj = ps_obj_copy(o)))
+			return ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		j->plain_strings = 1;
+	}
+	j->extensions = root && j->obj->kind == PS_DICT;
+	return 0;
+}
+
+/* ---- the cross-reference section and trailer --------------------------------------- */
+
+static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int stream_form)
+{
+	ps_doc *doc = rw->doc;
+	ps_ctx *ctx = rw->ctx;
+	uint32_t size = enc_num + 1, i, next_free;
+	int64_t xoff = rw->woff;
+	ps_obj *t = ps_new_dict(), *ida = ps_new_array(), *v;
+	ps_buf b = PS_BUF_INIT, z = PS_BUF_INIT;
+	int rc = 0;
+
+	if (!t || !ida)
+		goto oom;
+	if (stream_form)
+		size++; /* the xref stream itself */
+	if ((v = ps_dict_get(doc->trailer, "Root")) && ps_dict_put(t, "Root", ps_obj_copy(v)) < 0)
+		goto oom;
+	if ((v = ps_dict_get(doc->trailer, "Info")) && v->kind == PS_REF && ps_dict_put(t, "Info", ps_obj_copy(v)) < 0)
+		goto oom;
+	if (ps_dict_put(t, "Encrypt", ps_new_ref(enc_num, 0)) < 0 || ps_array_push(ida, ps_new_str(id, 16)) < 0 ||
+	    ps_array_push(ida, ps_new_str(id, 16)) < 0)
+		goto oom;
+	ps_array_get(ida, 0)->u.str.hex = ps_array_get(ida, 1)->u.str.hex = 1;
+	rc = ps_dict_put(t, "ID", ida);
+	ida = NULL;
+	if (rc < 0 || ps_dict_put(t, "Size", ps_new_int(size)) < 0)
+		goto oom;
+	if (!stream_form) {
+		/* one subsection 0..size-1; free entries form the linked list (7.5.4) */
+		ps_buf_puts(&b, "xref\n");
+		ps_buf_printf(&b, "0 %u\n", size);
+		for (next_free = 1; next_free < size && rw->offs[next_free] >= 0; next_free++)
+			;
+		ps_buf_printf(&b, "%010u 65535 f\r\n", next_free < size ? next_free : 0);
+		for (i = 1; i < size; i++) {
+			if (rw->offs[i] >= 0) {
+				ps_buf_printf(&b, "%010" PRId64 " %05u n\r\n", rw->offs[i], i < doc->nxref && doc->xref[i].type == 1 ? doc->xref[i].aux : 0);
+			} else {
+				for (next_free = i + 1; next_free < size && rw->offs[next_free] >= 0; next_free++)
+					;
+				ps_buf_printf(&b, "%010u 00001 f\r\n", next_free < size ? next_free : 0);
+			}
+		}
+		ps_buf_puts(&b, "trailer\n");
+		ps_serialize(&b, t);
+		ps_buf_printf(&b, "\nstartxref\n%" PRId64 "\n%%%%EOF\n", xoff);
+	} else {
+		int w1 = 1, w2 = 1, w3 = 2;
+		uint32_t self = size - 1;
+		ps_obj *w = ps_new_array();
+		rw->offs[self] = xoff;
+		while (w2 < 8 && (xoff >> (8 * w2)) != 0)
+			w2++;
+		for (i = 0; i < size; i++) {
+			if (rw->offs[i] < 0 && i < doc->nxref && doc->xref[i].type == 2) {
+				while (w2 < 8 && ((uint64_t)doc->xref[i].off >> (8 * w2)) != 0)
+					w2++;
+				while (w3 < 4 && (doc->xref[i].aux >> (8 * w3)) != 0)
+					w3++;
+			}
+		}
+		for (i = 0; i < size; i++) {
+			uint64_t f1, f2, f3;
+			int k;
+			if (rw->offs[i] >= 0) {
+				f1 = 1;
+				f2 = (uint64_t)rw->offs[i];
+				f3 = i < doc->nxref && doc->xref[i].type == 1 ? doc->xref[i].aux : 0;
+			} else if (i < doc->nxref && doc->xref[i].type == 2 && i != doc->encrypt_num) {
+				f1 = 2;
+				f2 = (uint64_t)doc->xref[i].off;
+				f3 = doc->xref[i].aux;
+			} else {
+				f1 = 0;
+				f2 = 0;
+				f3 = i == 0 ? 65535 : 1;
+			}
+			(void)w1;
+			ps_buf_putc(&z, (int)f1);
+			for (k = w2 - 1; k >= 0; k--)
+				ps_buf_putc(&z, (int)(f2 >> (8 * k)) & 0xff);
+			for (k = w3 - 1; k >= 0; k--)
+				ps_buf_putc(&z, (int)(f3 >> (8 * k)) & 0xff);
+		}
+		if (!w || ps_array_push(w, ps_new_int(1)) < 0 || ps_array_push(w, ps_new_int(w2)) < 0 ||
+		    ps_array_push(w, ps_new_int(w3)) < 0 || ps_dict_put(t, "W", w) < 0)
+			goto oom;
+		{
+			ps_buf zz = PS_BUF_INIT;
+			if ((rc = ps_deflate(ctx, z.data, z.len, 6, &zz)) < 0) {
+				ps_buf_free(&zz);
+				goto out;
+			}
+			if (ps_dict_put(t, "Type", ps_new_name("XRef")) < 0 ||
+			    ps_dict_put(t, "Filter", ps_new_name("FlateDecode")) < 0 ||
+			    ps_dict_put(t, "Length", ps_new_int((int64_t)zz.len)) < 0) {
+				ps_buf_free(&zz);
+				goto oom;
+			}
+			ps_buf_printf(&b, "%u 0 obj\n", self);
+			ps_serialize(&b, t);
+			ps_buf_puts(&b, "\nstream\r\n");
+			ps_buf_append(&b, zz.data, zz.len);
+			ps_buf_printf(&b, "\nendstream\nendobj\nstartxref\n%" PRId64 "\n%%%%EOF\n", xoff);
+			ps_buf_free(&zz);
+		}
+	}
+	if (b.oom)
+		goto oom;
+	rc = wput(rw, b.data, b.len);
+	goto out;
+oom:
+	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+out:
+	ps_obj_free(t);
+	ps_obj_free(ida);
+	ps_buf_free(&b);
+	ps_buf_free(&z);
+	return rc;
+}
+
+static int encrypt_dict(struct rw *rw, uint32_t num)
+{
+	static const char *const keys[5] = {"O", "U", "OE", "UE", "Perms"};
+	const uint8_t *vals[5] = {rw->nsp.o, rw->nsp.u, rw->nsp.oe, rw->nsp.ue, rw->nsp.perms};
+	static const size_t lens[5] = {48, 48, 32, 32, 16};
+	ps_obj *d = ps_new_dict(), *cf = ps_new_dict(), *std = ps_new_dict();
+	ps_buf b = PS_BUF_INIT;
+	int rc = 0, k;
+
+	if (!d || !cf || !std || ps_dict_put(d, "Filter", ps_new_name("Standard")) < 0 ||
+	    ps_dict_put(d, "V", ps_new_int(5)) < 0 || ps_dict_put(d, "R", ps_new_int(6)) < 0 ||
+	    ps_dict_put(d, "Length", ps_new_int(256)) < 0 ||
+	    ps_dict_put(std, "AuthEvent", ps_new_name("DocOpen")) < 0 ||
+	    ps_dict_put(std, "CFM", ps_new_name("AESV3")) < 0 || ps_dict_put(std, "Length", ps_new_int(32)) < 0)
+		goto oom;
+	rc = ps_dict_put(cf, "StdCF", std);
+	std = NULL;
+	if (rc < 0)
+		goto oom;
+	rc = ps_dict_put(d, "CF", cf);
+	cf = NULL;
+	if (rc < 0 || ps_dict_put(d, "StmF", ps_new_name("StdCF")) < 0 ||
+	    ps_dict_put(d, "StrF", ps_new_name("StdCF")) < 0 || ps_dict_put(d, "P", ps_new_int(rw->nsp.p)) < 0)
+		goto oom;
+	for (k = 0; k < 5; k++) {
+		ps_obj *s = ps_new_str(vals[k], lens[k]);
+		if (s)
+			s->u.str.hex = 1;
+		if (ps_dict_put(d, keys[k], s) < 0)
+			goto oom;
+	}
+	if (!rw->nsp.encrypt_metadata && ps_dict_put(d, "EncryptMetadata", ps_new_bool(0)) < 0)
+		goto oom;
+	rw->offs[num] = rw->woff;
+	ps_buf_printf(&b, "%u 0 obj\n", num);
+	ps_serialize(&b, d);
+	ps_buf_puts(&b, "\nendobj\n");
+	if (b.oom)
+		goto oom;
+	rc = wput(rw, b.data, b.len);
+	goto out;
+oom:
+	rc = ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+out:
+	ps_obj_free(d);
+	ps_obj_free(cf);
+	ps_obj_free(std);
+	ps_buf_free(&b);
+	return rc;
+}
+
+/* ---- the whole rewrite ------------------------------------------------------------ */
+
+static int check_signatures(ps_doc *doc, unsigned flags)
+{
+	struct pdfstamp_info *info = calloc(1, sizeof *info);
+	ps_obj *root = NULL, *acro = NULL, *sf = NULL;
+	int64_t sigflags = 0;
+	int rc;
+
+	if (!info)
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if ((rc = ps_doc_signatures(doc, info)) < 0)
+		goto out;
+	if ((rc = ps_doc_resolve(doc, ps_dict_get(doc->trailer, "Root"), &root)) < 0 ||
+	    (rc = ps_doc_resolve(doc, ps_dict_get(root, "AcroForm"), &acro)) < 0 ||
+	    (rc = ps_doc_resolve(doc, ps_dict_get(acro, "SigFlags"), &sf)) < 0)
+		goto out;
+	ps_obj_int(sf, &sigflags);
+	if ((info->nsigs > 0 || (sigflags & 2)) && !(flags & PDFSTAMP_REWRITE_FORCE))
+		rc = ps_err(doc->ctx, PDFSTAMP_E_PERM,
+		            "the document %s; a full rewrite invalidates every signature (--force to do it anyway)",
+		            info->nsigs > 0 ? "is signed" : "is marked append-only (/SigFlags AppendOnly)");
+	else if (info->nsigs > 0)
+		ps_warn(doc->ctx, "rewriting a signed document: its %d signature(s) will no longer validate", info->nsigs);
+out:
+	free(info);
+	return rc;
+}
+
+static int header_version(ps_doc *doc, char out[16])
+{
+	ps_buf h = PS_BUF_INIT;
+	int rc = ps_doc_pread(doc, 0, 16, &h);
+
+	snprintf(out, 16, "1.7");
+	if (rc == 0 && h.len >= 8 && memcmp(h.data, "%PDF-", 5) == 0 && h.data[5] >= '1' && h.data[5] <= '9' &&
+	    h.data[6] == '.' && h.data[7] >= '0' && h.data[7] <= '9' && (h.data[5] > '1' || h.data[7] >= '7'))
+		snprintf(out, 16, "%c.%c", h.data[5], h.data[7]);
+	ps_buf_free(&h);
+	return rc;
+}
+
+static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
+{
+	ps_ctx *ctx = doc->ctx;
+	struct rw rw;
+	struct rw_batch *b = NULL;
+	uint8_t key[32], id[16];
+	char ver[16], hdr[64];
+	uint32_t num, enc_num, root_num = 0, maxnum = 0;
+	int stream_form = 0, rc, i, started = 0;
+	double t0 = now_seconds();
+	size_t batch_bytes = 0;
+	ps_doc *v = NULL;
+	const char *target = o->output ? o->output : doc->path;
+
+	memset(&rw, 0, sizeof rw);
+	rw.doc = doc;
+	rw.ctx = ctx;
+	rw.of.fd = -1;
+	if (!o->output == !(o->flags & PDFSTAMP_WRITE_IN_PLACE))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "give either an output file or in-place mode");
+	if ((rc = check_signatures(doc, o->flags)) < 0)
+		return rc;
+	/* new key and security parameters (Alg. 8, 9, 10) */
+	rw.nsp.p = o->set_permissions ? o->permissions : (doc->encrypted ? doc->sp.p : -4);
+	rw.nsp.encrypt_metadata = doc->encrypted ? doc->sp.encrypt_metadata : 1;
+	if ((rc = ps_random(ctx, key, sizeof key)) < 0 ||
+	    (rc = ps_sec_make(ctx, &rw.nsp, o->user_password ? o->user_password : "", o->user_len,
+	                      o->owner_password ? o->owner_password : "", o->owner_len, key)) < 0 ||
+	    (rc = ps_cipher_init(ctx, &rw.newc, key)) < 0)
+		goto out;
+	if ((rc = ps_random(ctx, id, sizeof id)) < 0 || (rc = header_version(doc, ver)) < 0)
+		goto out;
+	/* which object numbers are live; is there any object stream? */
+	for (num = 1; num < doc->nxref; num++) {
+		if (doc->xref[num].type != 0 && num != doc->encrypt_num) {
+			maxnum = num;
+			if (doc->xref[num].type == 2)
+				stream_form = 1;
+		}
+	}
+	{
+		ps_obj *r = ps_dict_get(doc->trailer, "Root");
+		if (r && r->kind == PS_REF)
+			root_num = r->u.ref.num;
+	}
+	if (maxnum >= PS_MAX_OBJNUM - 2) {
+		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no object number left for the new /Encrypt");
+		goto out;
+	}
+	enc_num = maxnum + 1;
+	rw.nnums = enc_num + 2;
+	rw.offs = malloc(rw.nnums * sizeof *rw.offs);
+	if (!rw.offs) {
+		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (num = 0; num < rw.nnums; num++)
+		rw.offs[num] = -1;
+	/* the pool */
+	rw.nthreads = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (rw.nthreads < 1)
+		rw.nthreads = 1;
+	if (rw.nthreads > 64)
+		rw.nthreads = 64;
+	if (st)
+		st->jobs = rw.nthreads;
+	if (rw.nthreads == 1)
+		rw.nthreads = 0;
+	pthread_mutex_init(&rw.mu, NULL);
+	pthread_cond_init(&rw.cv, NULL);
+	started = 1;
+	rw.wcap = (size_t)(rw.nthreads ? 2 * rw.nthreads + 2 : 1);
+	rw.win = calloc(rw.wcap, sizeof *rw.win);
+	rw.threads = calloc((size_t)(rw.nthreads ? rw.nthreads : 1), sizeof *rw.threads);
+	if (!rw.win || !rw.threads) {
+		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < rw.nthreads; i++) {
+		if (pthread_create(&rw.threads[i], NULL, worker, &rw) != 0) {
+			rw.nthreads = i;
+			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot start worker threads");
+			goto out;
+		}
+	}
+	if ((rc = ps_outfile_open(ctx, &rw.of, target)) < 0)
+		goto out;
+	snprintf(hdr, sizeof hdr, "%%PDF-%s\n%%\xe2\xe3\xcf\xd3\n", ver);
+	if ((rc = wput(&rw, hdr, strlen(hdr))) < 0)
+		goto out;
+	/* read, transform, write */
+	for (num = 1; num <= maxnum; num++) {
+		struct rw_job *j;
+		int skip;
+		ps_xent *e = &doc->xref[num];
+
+		if (e->type == 0 || num == doc->encrypt_num || (e->type == 2 && num != root_num))
+			continue;
+		if (!b) {
+			b = calloc(1, sizeof *b);
+			if (!b || !(b->jobs = calloc(BATCH_OBJECTS, sizeof *b->jobs))) {
+				free(b);
+				b = NULL;
+				rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+				goto out;
+			}
+			batch_bytes = 0;
+		}
+		j = &b->jobs[b->n];
+		rc = read_job(&rw, num, num == root_num, j, &skip);
+		if (rc < 0 || skip) {
+			ps_obj_free(j->obj);
+			ps_buf_free(&j->raw);
+			memset(j, 0, sizeof *j);
+			if (rc < 0)
+				goto out;
+			continue;
+		}
+		b->n++;
+		batch_bytes += j->raw.len;
+		if (b->n == BATCH_OBJECTS || batch_bytes >= BATCH_BYTES) {
+			rc = submit(&rw, b);
+			b = NULL;
+			if (rc < 0)
+				goto out;
+			if (o->progress && e->type == 1)
+				o->progress(o->progress_ud, e->off, doc->size);
+		}
+	}
+	if (b) {
+		rc = submit(&rw, b);
+		b = NULL;
+		if (rc < 0)
+			goto out;
+	}
+	while (rw.wcount > 0)
+		if ((rc = drain_one(&rw)) < 0)
+			goto out;
+	if ((rc = encrypt_dict(&rw, enc_num)) < 0 || (rc = write_xref(&rw, enc_num, id, stream_form)) < 0 ||
+	    (rc = wflush(&rw)) < 0)
+		goto out;
+	if (o->progress)
+		o->progress(o->progress_ud, doc->size, doc->size);
+	ps_fault("after-write");
+	/* verify with the new password before anything is renamed (note 5) */
+	{
+		struct pdfstamp_verify_report rep;
+		if ((rc = pdfstamp_doc_open(ctx, &v, ps_outfile_path(&rw.of), PS_OPEN_NO_RECOVER)) < 0 ||
+		    (rc = pdfstamp_doc_auth(v, o->owner_password ? o->owner_password : "", o->owner_len, 0)) < 0 ||
+		    (rc = pdfstamp_verify(v, &rep, NULL, NULL)) < 0) {
+			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check of the rewritten file failed: %s", ctx->errmsg);
+			goto out;
+		}
+		if (v->authenticated != 2) {
+			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new owner password does not open the output");
+			goto out;
+		}
+	}
+	if ((rc = ps_outfile_commit(ctx, &rw.of, doc->mode)) < 0)
+		goto out;
+	if (st) {
+		st->objects = 0;
+		for (num = 0; num < rw.nnums; num++)
+			st->objects += rw.offs[num] >= 0;
+		st->streams = rw.streams;
+		st->strings = rw.strings;
+		st->payload_bytes = rw.payload;
+		st->crypto_seconds = rw.aes_seconds;
+		st->bytes_written = rw.woff;
+		st->seconds = now_seconds() - t0;
+	}
+out:
+	pdfstamp_doc_close(v);
+	if (started) {
+		pthread_mutex_lock(&rw.mu);
+		rw.stop = 1;
+		pthread_cond_broadcast(&rw.cv);
+		pthread_mutex_unlock(&rw.mu);
+		for (i = 0; i < rw.nthreads; i++)
+			pthread_join(rw.threads[i], NULL);
+		while (rw.wcount > 0) {
+			batch_free(rw.win[rw.whead]);
+			rw.whead = (rw.whead + 1) % rw.wcap;
+			rw.wcount--;
+		}
+		pthread_mutex_destroy(&rw.mu);
+		pthread_cond_destroy(&rw.cv);
+	}
+	batch_free(b);
+	free(rw.win);
+	free(rw.threads);
+	free(rw.offs);
+	ps_buf_free(&rw.wbuf);
+	ps_outfile_free(&rw.of);
+	ps_cipher_free(&rw.newc);
+	ps_wipe(key, sizeof key);
+	ps_wipe(&rw.nsp, sizeof rw.nsp);
+	return rc;
+}
+
+int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
+{
+	ps_ctx *ctx = doc->ctx;
+
+	if (st)
+		memset(st, 0, sizeof *st);
+	if (!o || o->version != PDFSTAMP_REWRITE_OPTS_VERSION)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "rewrite options of an unknown version");
+	if (!doc->encrypted)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not encrypted; use encrypt");
+	if (!doc->authenticated)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
+	if (doc->authenticated == 1) {
+		/* the user password is enough only when the owner password is empty */
+		uint8_t k[32];
+		int owner = 0, perms = 0;
+		int rc = ps_sec_authenticate(ctx, &doc->sp, "", 0, k, &owner, &perms);
+		ps_wipe(k, sizeof k);
+		if (rc < 0 || !owner)
+			return ps_err(ctx, PDFSTAMP_E_PERM, "rotating the key needs the owner password");
+	}
+	return rewrite(doc, o, st);
+}
+
+int pdfstamp_encrypt(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
+{
+	ps_ctx *ctx = doc->ctx;
+
+	if (st)
+		memset(st, 0, sizeof *st);
+	if (!o || o->version != PDFSTAMP_REWRITE_OPTS_VERSION)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "rewrite options of an unknown version");
+	if (doc->encrypted)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is already encrypted; use rotate to change its key");
+	return rewrite(doc, o, st);
+}
+
+/* ---- verify ------------------------------------------------------------------------ */
+
+static int count_string(void *ud, ps_obj *str, const ps_obj *parent, const char *key)
+{
+	(*(int64_t *)ud)++;
+	return 0;
+}
+
+int pdfstamp_verify(pdfstamp_doc *doc, struct pdfstamp_verify_report *r, pdfstamp_progress_fn progress,
+                    void *ud)
+{
+	ps_ctx *ctx = doc->ctx;
+	ps_buf data = PS_BUF_INIT;
+	uint32_t num;
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	data.secret = 1;
+	if (doc->encrypted && !doc->authenticated)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
+	if (doc->encrypted && !doc->perms_ok && doc->authenticated) {
+		r->faults++;
+		snprintf(r->first_fault, sizeof r->first_fault, "/Perms does not match /P and /EncryptMetadata");
+	}
+	for (num = 1; num < doc->nxref; num++) {
+		ps_xent *e = &doc->xref[num];
+		ps_obj *o = NULL;
+
+		if (e->type == 0)
+			continue;
+		/* load (uncached) decrypts every string; memory stays flat */
+		rc = ps_doc_load(doc, num, &o);
+		if (rc == 0 && o) {
+			r->objects++;
+			ps_obj_walk_strings(o, count_string, &r->strings);
+			if (o->kind == PS_STREAM) {
+				r->streams++;
+				rc = ps_doc_stream_data(doc, num, o, 0, &data);
+			}
+		}
+		ps_obj_free(o);
+		if (rc < 0) {
+			if (!r->faults++) {
+				r->first_fault_object = num;
+				snprintf(r->first_fault, sizeof r->first_fault, "%s", ctx->errmsg);
+			}
+		}
+		if (progress && e->type == 1 && (num & 1023) == 0)
+			progress(ud, e->off, doc->size);
+	}
+	ps_buf_free(&data);
+	if (progress)
+		progress(ud, doc->size, doc->size);
+	if (r->faults)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%lld object(s) failed verification; first: %s",
+		              (long long)r->faults, r->first_fault);
+	return 0;
+}
