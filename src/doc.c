@@ -662,7 +662,9 @@ int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path, u
 	}
 	doc->size = (int64_t)st.st_size;
 	doc->mode = st.st_mode;
-	if ((rc = ps_xref_load(doc)) < 0 || (rc = read_encrypt(doc)) < 0)
+	doc->open_flags = flags;
+	if ((rc = ps_xref_load(doc)) < 0 ||
+	    (!(flags & PS_OPEN_NEWEST_ONLY) && (rc = read_encrypt(doc)) < 0))
 		goto fail;
 	*out = doc;
 	return 0;

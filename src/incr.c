@@ -711,14 +711,23 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 	int rc;
 
 	data.secret = 1;
-	if ((rc = pdfstamp_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER)) < 0)
+	/* Only the new section is read back; the security state is the
+	 * original's (its /Encrypt is referenced unchanged). */
+	if ((rc = pdfstamp_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER | PS_OPEN_NEWEST_ONLY)) < 0)
 		goto out;
 	if (v->startxref != xref_off || v->sections[0].prev != up->doc->startxref) {
 		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new revision is not the file's newest");
 		goto out;
 	}
-	if (up->doc->encrypted && (rc = ps_doc_auth_key(v, up->doc->key, up->doc->authenticated)) < 0)
-		goto out;
+	if (up->doc->encrypted) {
+		v->encrypted = 1;
+		v->encrypt_num = up->doc->encrypt_num;
+		v->sp = up->doc->sp;
+		v->strf_identity = up->doc->strf_identity;
+		v->stmf_identity = up->doc->stmf_identity;
+		if ((rc = ps_doc_auth_key(v, up->doc->key, up->doc->authenticated)) < 0)
+			goto out;
+	}
 	for (i = 0; i < up->nobjs; i++) {
 		ps_newobj *no = &up->objs[i];
 		ps_obj *got = NULL;

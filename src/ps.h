@@ -406,6 +406,7 @@ struct pdfstamp_doc {
 	size_t ncache, capcache;
 	int depth;                    /* recursion guard for lookups */
 	int locked;                   /* holds an exclusive flock (opened for writing) */
+	unsigned open_flags;
 	mode_t mode;                  /* permission bits of the file */
 
 	/* the last decoded object stream */
@@ -441,6 +442,10 @@ int ps_doc_stream_length(ps_doc *doc, ps_obj *stm, int64_t *len);
 /* Internal open flag: do not roll back a journal (used when verifying our
  * own output while the journal is still in place). */
 #define PS_OPEN_NO_RECOVER 0x100
+/* Internal open flag: read only the newest cross-reference section and not
+ * /Encrypt (the caller supplies the security state): the cheap re-read that
+ * checks an update we just appended. */
+#define PS_OPEN_NEWEST_ONLY 0x200
 /* Authenticates with a file key we already hold (verification of output). */
 int ps_doc_auth_key(ps_doc *doc, const uint8_t key[32], int as);
 /* Is a stream with this dictionary encrypted, in a file with these

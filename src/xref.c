@@ -556,7 +556,7 @@ int ps_xref_load(ps_doc *doc)
 			}
 			ps_obj_free(trailer);
 		}
-		off = s->prev;
+		off = (doc->open_flags & PS_OPEN_NEWEST_ONLY) ? -1 : s->prev;
 	}
 	if (ps_obj_int(ps_dict_get(doc->trailer, "Size"), &doc->size_key) < 0 || doc->size_key < 0)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer has no valid /Size");
