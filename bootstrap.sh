@@ -1,7 +1,7 @@
 #!/bin/bash
 # bootstrap.sh - from a fresh checkout on Debian 12: install the build and
 # test dependencies (apt-get, as root or through sudo), build pdfstamp in
-# build/, and run `pdfstamp info` on an encrypted sample.
+# build/, run `pdfstamp info` on an encrypted sample and stamp a copy of it.
 #
 # Usage: ./bootstrap.sh              dependencies, build, demo
 #        ./bootstrap.sh --deps-only  only install the dependencies (.ci/run)
@@ -89,3 +89,10 @@ build
 echo
 echo "+ $BIN info --password-file samples/user.pw samples/r6-table.pdf"
 "$BIN" info --password-file samples/user.pw samples/r6-table.pdf
+
+# Stamp page 1 into a new file; the sample itself is not changed.
+demo=$(mktemp -d "${TMPDIR:-/tmp}/pdfstamp-demo.XXXXXX")
+echo
+echo "+ $BIN stamp -v -o $demo/stamped.pdf --password-file samples/user.pw samples/r6-table.pdf"
+"$BIN" stamp -v -o "$demo/stamped.pdf" --password-file samples/user.pw samples/r6-table.pdf
+echo "The stamped copy is $demo/stamped.pdf (user password: sample-user)."

@@ -209,8 +209,88 @@ void cli_json_null(struct cli_json *j);
 /* Ends the line.  Returns 0, or -1 if the structure was unbalanced. */
 int cli_json_end(struct cli_json *j);
 
+/* ---- stamp and meta: shared option and output code (write_common.c) ---- */
+
+/*
+ * Both writing commands share the output mode, the per-file loop, the
+ * password handling and the result output; a command supplies only its
+ * own options and one library call.  Its getopt_long table lists
+ * CLI_WRITE_LONGOPTS (which includes the password options and --help as
+ * 'h') and its short option string starts with CLI_WRITE_SHORTOPTS.
+ */
+enum {
+	CLI_OPT_W_JSON = 0x1080,
+	CLI_OPT_W_FILES_FROM,
+	CLI_OPT_W_ALLOW_TRAILING,
+	CLI_OPT_W_FORCE,
+	CLI_OPT_W_DATE
+};
+
+#define CLI_WRITE_SHORTOPTS ":o:ivh"
+#define CLI_WRITE_LONGOPTS \
+	{ "output", required_argument, NULL, 'o' }, \
+	{ "in-place", no_argument, NULL, 'i' }, \
+	{ "verbose", no_argument, NULL, 'v' }, \
+	{ "json", no_argument, NULL, CLI_OPT_W_JSON }, \
+	{ "files-from", required_argument, NULL, CLI_OPT_W_FILES_FROM }, \
+	{ "allow-trailing-bytes", no_argument, NULL, CLI_OPT_W_ALLOW_TRAILING }, \
+	{ "force", no_argument, NULL, CLI_OPT_W_FORCE }, \
+	{ "date", required_argument, NULL, CLI_OPT_W_DATE }, \
+	{ "help", no_argument, NULL, 'h' }, \
+	CLI_PW_LONGOPTS
+
+/* Help text for the options in CLI_WRITE_LONGOPTS except --date and
+ * --help (for a command's --help, before cli_pw_help). */
+extern const char cli_write_help[];
+
+/* Options common to stamp and meta.  Zero-initialise, set CMD. */
+struct cli_write {
+	const char *cmd;        /* "stamp" or "meta": messages, help hint */
+	const char *output;     /* -o OUT */
+	int in_place;           /* -i */
+	int json;               /* --json */
+	int verbose;            /* -v (ignored with --json) */
+	int force;              /* --force: PDFSTAMP_AUTH_FORCE */
+	int allow_trailing;     /* --allow-trailing-bytes */
+	const char *date;       /* --date, NULL = "now" */
+	const char *files_from; /* --files-from FILE ("-" = stdin) */
+	struct cli_pw_src src;  /* password options */
+};
+
+/* The command's library call on an opened, authenticated DOC. */
+typedef int (*cli_write_fn)(pdfstamp_doc *doc,
+                            const struct pdfstamp_write_opts *wopts,
+                            struct pdfstamp_result *res, void *arg);
+/* Prints the -v line for a successful FILE (stdout, ends with '\n'). */
+typedef void (*cli_write_say_fn)(const char *file,
+                                 const struct pdfstamp_result *res, void *arg);
+
+/* If OPT is one of the options of CLI_WRITE_LONGOPTS other than 'h',
+ * records it and returns 0 (or CLI_EXIT_USAGE with a message); returns -1
+ * if OPT is not one of them. */
+int cli_write_option(struct cli_write *w, int opt, const char *arg);
+/* Checks the output mode against the operands (and --files-from), then
+ * runs OP on each file in turn; one file's failure does not stop the
+ * others.  Prints one --json line per file, or the -v line (SAY) on
+ * success.  Returns the worst exit status, stdout flushed. */
+int cli_write_run(struct cli_write *w, int nops, char **ops, cli_write_fn op,
+                  cli_write_say_fn say, void *arg);
+
+/* Strict, locale-independent number parsing for option values.  Each
+ * returns 0, or -1 if S is not entirely one number of the kind asked
+ * (no leading space, no hex, no inf/nan; overflow is an error). */
+int cli_parse_double(const char *s, double *out);
+/* Exactly N such numbers separated by single commas ("1,2.5,3"). */
+int cli_parse_doubles(const char *s, double *out, int n);
+/* A decimal integer >= 0 without sign. */
+int cli_parse_int64(const char *s, int64_t *out);
+/* Returns 1 if S is valid UTF-8 (cli_utf8_next on every sequence). */
+int cli_utf8_valid(const char *s);
+
 /* ---- commands ----------------------------------------------------------- */
 
 int cmd_info(int argc, char **argv);
+int cmd_stamp(int argc, char **argv);
+int cmd_meta(int argc, char **argv);
 
 #endif

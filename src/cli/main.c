@@ -29,15 +29,15 @@ const struct cli_cmd cli_cmds[] = {
 	{ "info", cmd_info,
 	  "show encryption, permissions and structure of PDF files",
 	  "[--json] [--force] [password options] FILE..." },
-	{ "stamp", NULL,
+	{ "stamp", cmd_stamp,
 	  "append a stamp annotation to a page as an encrypted incremental update",
 	  "[--page N|first|last|all] [--text STR] [--icon NAME]\n"
-	  "\t[--rect X1,Y1,X2,Y2 | --position POS] [-o OUT | --in-place]\n"
-	  "\t[password options] FILE..." },
-	{ "meta", NULL,
+	  "\t[--rect X1,Y1,X2,Y2 | --position POS] [password options]\n"
+	  "\t(-o OUT FILE | --in-place FILE...)" },
+	{ "meta", cmd_meta,
 	  "change document metadata (Info dictionary, XMP) incrementally",
-	  "[--set KEY=VALUE]... [--unset KEY]... [--xmp]\n"
-	  "\t[-o OUT | --in-place] [password options] FILE" },
+	  "[--set KEY=VALUE]... [--unset KEY]... [--xmp] [password options]\n"
+	  "\t(-o OUT FILE | --in-place FILE...)" },
 	{ "rotate", NULL,
 	  "rotate passwords and the file key with a full rewrite",
 	  "[password options] [new password options] -o OUT FILE" },

@@ -274,13 +274,27 @@ done
 check_no_grep '--password[= ]' "$T/out" "info --help offers no option taking a password value"
 cp "$T/out" "$T/info-help.txt"
 
-for c in stamp meta rotate encrypt verify; do
+for c in rotate encrypt verify; do
 	run "$PDFSTAMP" "$c" "$PLAIN2"
 	check_status 1 "$c is not implemented yet"
 	check_grep "^pdfstamp: '$c' is not implemented in this version\$" "$T/err" \
 		"$c: the documented message"
 	run "$PDFSTAMP" "$c" --help
 	check_status 0 "$c --help"
+done
+# stamp and meta are implemented (tested in stamp.sh): --help works, and
+# without -o or --in-place they refuse to guess (usage error).
+for c in stamp meta; do
+	run "$PDFSTAMP" "$c" --help
+	check_status 0 "$c --help"
+	check_no_grep 'not implemented' "$T/out" "$c --help: implemented"
+	if [ "$c" = meta ]; then
+		run "$PDFSTAMP" meta --set Title=x "$PLAIN2"
+	else
+		run "$PDFSTAMP" stamp "$PLAIN2"
+	fi
+	check_status 2 "$c without -o or --in-place"
+	check_grep 'give -o OUT' "$T/err" "$c without -o or --in-place: message"
 done
 
 # The man page documents every command, the info options and each exit status.

@@ -1,0 +1,185 @@
+/*
+ * cmd_meta.c - `pdfstamp meta [options] FILE...`: write a new version of
+ * the document information dictionary (and, with --xmp, of the XMP
+ * metadata stream) of each FILE as one encrypted incremental update.
+ *
+ * DESIGN NOTES
+ *
+ *  1. --set KEY=VALUE and --unset KEY become pdfstamp_meta_items in the
+ *     order given (a later item for the same key wins, as the library
+ *     applies them in order).  KEY=VALUE is split at the first '=', so a
+ *     value may contain '='; an empty value sets an empty string, which
+ *     is not the same as --unset.
+ *  2. Keys and values must be valid UTF-8 here; whether a key is an
+ *     acceptable Info key (a PDF name, not ModDate or CreationDate) is the
+ *     library's decision, and its PDFSTAMP_E_USAGE maps to exit 2.
+ *  3. At least one --set, --unset or --xmp is required: an update that
+ *     changes only ModDate is not what anyone asks for by accident.
+ *  4. The items array is sized by argc (each item needs an option), so it
+ *     is allocated once and cannot overflow.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum {
+	OPT_SET = CLI_OPT_CMD_BASE,
+	OPT_UNSET,
+	OPT_XMP
+};
+
+static void help(void)
+{
+	printf("Usage: pdfstamp meta [options] (-o OUT FILE | --in-place FILE...)\n"
+	       "\n"
+	       "Writes a new version of the document information dictionary of each\n"
+	       "FILE (and with --xmp of its XMP metadata stream) as one encrypted\n"
+	       "incremental update; ModDate is set too.  Every existing byte stays as\n"
+	       "it is.  Needs the modify permission or the owner password.\n"
+	       "\n"
+	       "Metadata options (at least one --set, --unset or --xmp):\n"
+	       "      --set KEY=VALUE   set entry KEY (Title, Author, Subject, Keywords,\n"
+	       "                        Creator, Producer or a custom key) to VALUE\n"
+	       "                        (UTF-8; may be empty); repeatable\n"
+	       "      --unset KEY       remove entry KEY; repeatable\n"
+	       "      --xmp             also update (or create) the XMP /Metadata stream\n"
+	       "      --date now|DATE   the new ModDate: 'now' (default) or ISO 8601,\n"
+	       "                        e.g. 2025-11-30T14:05:00Z\n"
+	       "\n"
+	       "%s%s", cli_write_help, cli_pw_help);
+}
+
+struct meta_args {
+	struct pdfstamp_meta_opts mo;
+	struct pdfstamp_meta_item *items;
+};
+
+static int run_meta(pdfstamp_doc *doc, const struct pdfstamp_write_opts *wopts,
+                    struct pdfstamp_result *res, void *arg)
+{
+	struct meta_args *m = arg;
+
+	return pdfstamp_meta(doc, &m->mo, wopts, res);
+}
+
+static void say_meta(const char *file, const struct pdfstamp_result *res,
+                     void *arg)
+{
+	(void)arg;
+	fputs("updated the metadata of ", stdout);
+	cli_put_safe(stdout, file);
+	if (res->nobjects > 0)
+		printf(": Info object %" PRIu32, res->objects[0]);
+	printf(", %" PRId64 " bytes appended\n", res->bytes_appended);
+}
+
+/* Checks and adds one item; VALUE NULL removes KEY. */
+static int add_item(struct meta_args *m, size_t cap, const char *opt,
+                    const char *key, const char *value)
+{
+	if (!*key) {
+		cli_error(NULL, "%s: the key is empty", opt);
+		return cli_usage_hint("meta");
+	}
+	if (!cli_utf8_valid(key) || (value && !cli_utf8_valid(value))) {
+		cli_error(NULL, "%s: not valid UTF-8", opt);
+		return cli_usage_hint("meta");
+	}
+	if (m->mo.nitems >= cap) {
+		cli_error(NULL, "internal error: too many metadata items");
+		return CLI_EXIT_IO;
+	}
+	m->items[m->mo.nitems].key = key;
+	m->items[m->mo.nitems].value = value;
+	m->mo.nitems++;
+	return 0;
+}
+
+int cmd_meta(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "unset", required_argument, NULL, OPT_UNSET },
+		{ "xmp", no_argument, NULL, OPT_XMP },
+		CLI_WRITE_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct pdfstamp_meta_opts init = PDFSTAMP_META_OPTS_INIT;
+	struct meta_args m;
+	struct cli_write w;
+	size_t cap = argc > 0 ? (size_t)argc : 1;
+	char *eq;
+	int opt, rc = 0;
+
+	memset(&w, 0, sizeof w);
+	w.cmd = "meta";
+	m.mo = init;
+	m.items = calloc(cap, sizeof *m.items);
+	if (!m.items) {
+		cli_error(NULL, "out of memory");
+		return CLI_EXIT_IO;
+	}
+	m.mo.items = m.items;
+	opterr = 0;
+	while (rc == 0 &&
+	       (opt = getopt_long(argc, argv, CLI_WRITE_SHORTOPTS, opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_SET:
+			/* Split at the first '=' in argv itself: the value
+			 * starts after it, the key is terminated there. */
+			eq = strchr(optarg, '=');
+			if (!eq) {
+				cli_error(NULL, "--set: expected KEY=VALUE");
+				rc = cli_usage_hint("meta");
+				break;
+			}
+			*eq = '\0';
+			rc = add_item(&m, cap, "--set", optarg, eq + 1);
+			break;
+		case OPT_UNSET:
+			if (strchr(optarg, '=')) {
+				cli_error(NULL, "--unset: expected a KEY without '='");
+				rc = cli_usage_hint("meta");
+				break;
+			}
+			rc = add_item(&m, cap, "--unset", optarg, NULL);
+			break;
+		case OPT_XMP:
+			m.mo.xmp = 1;
+			break;
+		case 'h':
+			help();
+			rc = cli_finish_stdout(CLI_EXIT_OK);
+			free(m.items);
+			return rc;
+		case ':':
+		case '?':
+			rc = cli_bad_option("meta", opt, argv[optind - 1], optopt);
+			break;
+		default:
+			rc = cli_write_option(&w, opt, optarg);
+			if (rc < 0) {
+				cli_error(NULL, "internal error: option %d", opt);
+				rc = CLI_EXIT_IO;
+			}
+			break;
+		}
+	}
+	if (rc == 0 && m.mo.nitems == 0 && !m.mo.xmp) {
+		cli_error(NULL, "nothing to change: give --set, --unset or --xmp");
+		rc = cli_usage_hint("meta");
+	}
+	if (rc == 0) {
+		m.mo.date = w.date;
+		rc = cli_write_run(&w, argc - optind, argv + optind, run_meta,
+		                   say_meta, &m);
+	}
+	free(m.items);
+	return rc;
+}

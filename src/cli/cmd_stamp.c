@@ -1,0 +1,350 @@
+/*
+ * cmd_stamp.c - `pdfstamp stamp [options] FILE...`: append a stamp
+ * annotation to one page, the last page or every page of each FILE as one
+ * encrypted incremental update.
+ *
+ * DESIGN NOTES
+ *
+ *  1. This file only turns options into a struct pdfstamp_stamp_opts; the
+ *     output mode, files, passwords and output are write_common.c's, the
+ *     PDF work is pdfstamp_stamp()'s.
+ *  2. Every option value is checked here, before any file is opened, so a
+ *     typo is a usage error (exit 2) for all files alike.  The library
+ *     checks the same limits again (and the date, which only it parses);
+ *     its PDFSTAMP_E_USAGE also maps to exit 2.
+ *  3. Strings (--text, --author, --note) must be valid UTF-8; the library
+ *     draws the text in WinAnsi and writes /Contents as UTF-16BE when it
+ *     is not ASCII.
+ *  4. Coordinates and the margin are bounded (|v| <= CLI_MAX_COORD) so
+ *     the library never has to write absurd reals.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+
+#define CLI_MAX_COORD 1.0e7 /* points; pages are at most 14400 units wide */
+
+enum {
+	OPT_PAGE = CLI_OPT_CMD_BASE,
+	OPT_TEXT,
+	OPT_ICON,
+	OPT_RECT,
+	OPT_POSITION,
+	OPT_MARGIN,
+	OPT_AUTHOR,
+	OPT_NOTE,
+	OPT_COLOR,
+	OPT_OPACITY,
+	OPT_FREETEXT
+};
+
+/* The standard stamp names (ISO 32000-2 12.5.6.12). */
+static const char *const icons[] = {
+	"Approved", "Experimental", "NotApproved", "AsIs", "Expired",
+	"NotForPublicRelease", "Confidential", "Final", "Sold",
+	"Departmental", "ForComment", "TopSecret", "Draft", "ForPublicRelease",
+	NULL
+};
+
+static const struct {
+	const char *name;
+	enum pdfstamp_position pos;
+} positions[] = {
+	{ "top-right", PDFSTAMP_POS_TOP_RIGHT },
+	{ "top-left", PDFSTAMP_POS_TOP_LEFT },
+	{ "bottom-right", PDFSTAMP_POS_BOTTOM_RIGHT },
+	{ "bottom-left", PDFSTAMP_POS_BOTTOM_LEFT },
+	{ "center", PDFSTAMP_POS_CENTER },
+	{ NULL, PDFSTAMP_POS_TOP_RIGHT }
+};
+
+static void help(void)
+{
+	int i, n, col;
+
+	printf("Usage: pdfstamp stamp [options] (-o OUT FILE | --in-place FILE...)\n"
+	       "\n"
+	       "Appends a stamp annotation with its own appearance to a page of each\n"
+	       "FILE, as one encrypted incremental update: every existing byte (and so\n"
+	       "every existing signature) stays as it is.  Needs the annotation\n"
+	       "permission or the owner password.\n"
+	       "\n"
+	       "Stamp options:\n"
+	       "      --page N|first|last|all  the page to stamp (default 1)\n"
+	       "      --text STR        visible text, UTF-8 (default APPROVED)\n"
+	       "      --icon NAME       the stamp's /Name (default Approved), one of:\n"
+	       "                        ");
+	col = 24;
+	for (i = 0; icons[i]; i++) {
+		n = (int)strlen(icons[i]);
+		if (i > 0 && col + 2 + n > 78) {
+			fputs(",\n                        ", stdout);
+			col = 24;
+		} else if (i > 0) {
+			fputs(", ", stdout);
+			col += 2;
+		}
+		fputs(icons[i], stdout);
+		col += n;
+	}
+	putchar('\n');
+	printf("      --rect X1,Y1,X2,Y2\n"
+	       "                        the rectangle in default user space (overrides\n"
+	       "                        --position)\n"
+	       "      --position POS    top-right (default), top-left, bottom-right,\n"
+	       "                        bottom-left or center, on the page as shown\n"
+	       "                        (honouring /Rotate and the CropBox)\n"
+	       "      --margin PT       distance from the page edges (default 36)\n"
+	       "      --author STR      the annotation's author (/T)\n"
+	       "      --note STR        the popup text (/Contents; default: the text)\n"
+	       "      --date now|DATE   the time stamp (/M, /CreationDate): 'now' (default)\n"
+	       "                        or ISO 8601, e.g. 2025-11-30T14:05:00+01:00\n"
+	       "      --color RRGGBB|R,G,B\n"
+	       "                        hex, or three numbers from 0 to 1 (default\n"
+	       "                        0.75,0.05,0.05)\n"
+	       "      --opacity F       0 < F <= 1 (default 1)\n"
+	       "      --freetext        a /FreeText annotation instead of a /Stamp\n"
+	       "\n"
+	       "%s%s", cli_write_help, cli_pw_help);
+}
+
+static int bad_value(const char *opt, const char *what)
+{
+	cli_error(NULL, "%s: %s", opt, what);
+	return cli_usage_hint("stamp");
+}
+
+static int parse_page(const char *s, int64_t *page)
+{
+	int64_t v;
+
+	if (strcmp(s, "first") == 0) {
+		*page = 1;
+		return 0;
+	}
+	if (strcmp(s, "last") == 0) {
+		*page = PDFSTAMP_PAGE_LAST;
+		return 0;
+	}
+	if (strcmp(s, "all") == 0) {
+		*page = PDFSTAMP_PAGE_ALL;
+		return 0;
+	}
+	if (cli_parse_int64(s, &v) != 0 || v < 1)
+		return bad_value("--page", "expected a page number from 1, "
+		                 "'first', 'last' or 'all'");
+	*page = v;
+	return 0;
+}
+
+static int parse_rect(const char *s, double r[4])
+{
+	int i;
+
+	if (cli_parse_doubles(s, r, 4) != 0)
+		return bad_value("--rect", "expected four numbers X1,Y1,X2,Y2");
+	for (i = 0; i < 4; i++)
+		if (fabs(r[i]) > CLI_MAX_COORD)
+			return bad_value("--rect", "a coordinate is out of range");
+	if (!(r[0] < r[2] && r[1] < r[3]))
+		return bad_value("--rect", "need X1 < X2 and Y1 < Y2");
+	return 0;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int parse_color(const char *s, double c[3])
+{
+	int i, hi, lo;
+
+	if (strchr(s, ',')) {
+		if (cli_parse_doubles(s, c, 3) != 0)
+			return bad_value("--color", "expected RRGGBB or three numbers R,G,B");
+		for (i = 0; i < 3; i++)
+			if (!(c[i] >= 0 && c[i] <= 1))
+				return bad_value("--color", "components must be from 0 to 1");
+		return 0;
+	}
+	if (s[0] == '#')
+		s++;
+	if (strlen(s) != 6)
+		return bad_value("--color", "expected RRGGBB or three numbers R,G,B");
+	for (i = 0; i < 3; i++) {
+		hi = hexval((unsigned char)s[2 * i]);
+		lo = hexval((unsigned char)s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return bad_value("--color", "expected RRGGBB or three numbers R,G,B");
+		c[i] = (hi * 16 + lo) / 255.0;
+	}
+	return 0;
+}
+
+static int parse_icon(const char *s, const char **icon)
+{
+	int i;
+
+	for (i = 0; icons[i]; i++) {
+		if (strcasecmp(s, icons[i]) == 0) {
+			*icon = icons[i];
+			return 0;
+		}
+	}
+	cli_error(NULL, "--icon: unknown stamp name '%s' (see 'pdfstamp stamp --help')", s);
+	return cli_usage_hint("stamp");
+}
+
+static int parse_position(const char *s, enum pdfstamp_position *pos)
+{
+	int i;
+
+	for (i = 0; positions[i].name; i++) {
+		if (strcmp(s, positions[i].name) == 0) {
+			*pos = positions[i].pos;
+			return 0;
+		}
+	}
+	return bad_value("--position", "expected top-right, top-left, bottom-right, "
+	                 "bottom-left or center");
+}
+
+static int utf8_arg(const char *opt, const char *s, const char **dst)
+{
+	if (!cli_utf8_valid(s))
+		return bad_value(opt, "not valid UTF-8");
+	*dst = s;
+	return 0;
+}
+
+static int run_stamp(pdfstamp_doc *doc, const struct pdfstamp_write_opts *wopts,
+                     struct pdfstamp_result *res, void *arg)
+{
+	return pdfstamp_stamp(doc, arg, wopts, res);
+}
+
+static void say_stamp(const char *file, const struct pdfstamp_result *res,
+                      void *arg)
+{
+	const struct pdfstamp_stamp_opts *o = arg;
+	int i, n = res->nobjects;
+
+	if (n > PDFSTAMP_MAX_RESULT_OBJECTS)
+		n = PDFSTAMP_MAX_RESULT_OBJECTS;
+	if (o->page == PDFSTAMP_PAGE_ALL)
+		printf("stamped %d pages of ", res->nobjects);
+	else if (o->page == PDFSTAMP_PAGE_LAST)
+		fputs("stamped the last page of ", stdout);
+	else
+		printf("stamped page %" PRId64 " of ", o->page);
+	cli_put_safe(stdout, file);
+	printf(": annotation%s", n == 1 ? "" : "s");
+	for (i = 0; i < n; i++)
+		printf("%s %" PRIu32 " 0 R", i ? "," : "", res->objects[i]);
+	if (res->nobjects > n)
+		fputs(", ...", stdout);
+	printf(", %" PRId64 " bytes appended\n", res->bytes_appended);
+}
+
+int cmd_stamp(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "page", required_argument, NULL, OPT_PAGE },
+		{ "text", required_argument, NULL, OPT_TEXT },
+		{ "icon", required_argument, NULL, OPT_ICON },
+		{ "rect", required_argument, NULL, OPT_RECT },
+		{ "position", required_argument, NULL, OPT_POSITION },
+		{ "margin", required_argument, NULL, OPT_MARGIN },
+		{ "author", required_argument, NULL, OPT_AUTHOR },
+		{ "note", required_argument, NULL, OPT_NOTE },
+		{ "color", required_argument, NULL, OPT_COLOR },
+		{ "opacity", required_argument, NULL, OPT_OPACITY },
+		{ "freetext", no_argument, NULL, OPT_FREETEXT },
+		CLI_WRITE_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct pdfstamp_stamp_opts so = PDFSTAMP_STAMP_OPTS_INIT;
+	struct cli_write w;
+	int opt, rc;
+
+	memset(&w, 0, sizeof w);
+	w.cmd = "stamp";
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, CLI_WRITE_SHORTOPTS, opts, NULL)) != -1) {
+		rc = 0;
+		switch (opt) {
+		case OPT_PAGE:
+			rc = parse_page(optarg, &so.page);
+			break;
+		case OPT_TEXT:
+			rc = utf8_arg("--text", optarg, &so.text);
+			if (rc == 0 && !*optarg)
+				rc = bad_value("--text", "the text is empty");
+			break;
+		case OPT_ICON:
+			rc = parse_icon(optarg, &so.icon);
+			break;
+		case OPT_RECT:
+			rc = parse_rect(optarg, so.rect);
+			so.has_rect = rc == 0;
+			break;
+		case OPT_POSITION:
+			rc = parse_position(optarg, &so.position);
+			break;
+		case OPT_MARGIN:
+			if (cli_parse_double(optarg, &so.margin) != 0 ||
+			    !(so.margin >= 0 && so.margin <= CLI_MAX_COORD))
+				rc = bad_value("--margin", "expected a number of points >= 0");
+			break;
+		case OPT_AUTHOR:
+			rc = utf8_arg("--author", optarg, &so.author);
+			break;
+		case OPT_NOTE:
+			rc = utf8_arg("--note", optarg, &so.note);
+			break;
+		case OPT_COLOR:
+			rc = parse_color(optarg, so.color);
+			break;
+		case OPT_OPACITY:
+			if (cli_parse_double(optarg, &so.opacity) != 0 ||
+			    !(so.opacity > 0 && so.opacity <= 1))
+				rc = bad_value("--opacity", "expected a number with 0 < F <= 1");
+			break;
+		case OPT_FREETEXT:
+			so.freetext = 1;
+			break;
+		case 'h':
+			help();
+			return cli_finish_stdout(CLI_EXIT_OK);
+		case ':':
+		case '?':
+			return cli_bad_option("stamp", opt, argv[optind - 1], optopt);
+		default:
+			rc = cli_write_option(&w, opt, optarg);
+			if (rc < 0) {
+				cli_error(NULL, "internal error: option %d", opt);
+				return CLI_EXIT_IO;
+			}
+			break;
+		}
+		if (rc != 0)
+			return rc;
+	}
+	so.date = w.date;
+	return cli_write_run(&w, argc - optind, argv + optind, run_stamp,
+	                     say_stamp, &so);
+}
