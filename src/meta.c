@@ -37,13 +37,47 @@ static int valid_key(const char *k)
 	return 1;
 }
 
-static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const char *iso)
+/* The Info text entries that a fresh XMP packet must mirror (design note
+ * 2): every string of the new Info dictionary but the dates. */
+static int info_to_kv(ps_ctx *ctx, const ps_obj *info, ps_meta_kv **kv, size_t *n, char ***vals)
+{
+	size_t i, k = 0;
+
+	*kv = calloc(info->u.dict.len + 1, sizeof **kv);
+	*vals = calloc(info->u.dict.len + 1, sizeof **vals);
+	if (!*kv || !*vals)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; i < info->u.dict.len; i++) {
+		const ps_dict_ent *e = &info->u.dict.ents[i];
+		ps_buf u = PS_BUF_INIT;
+		int rc;
+		if (e->val->kind != PS_STR || !strcmp(e->key, "ModDate") || !strcmp(e->key, "CreationDate"))
+			continue;
+		if ((rc = ps_text_to_utf8(ctx, e->val->u.str.p, e->val->u.str.len, &u)) < 0) {
+			ps_buf_free(&u);
+			return rc;
+		}
+		ps_buf_putc(&u, 0);
+		if (u.oom)
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		(*vals)[k] = (char *)ps_buf_detach(&u, NULL);
+		(*kv)[k].key = e->key;
+		(*kv)[k].value = (*vals)[k];
+		k++;
+	}
+	*n = k;
+	return 0;
+}
+
+static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const ps_obj *ninfo, const char *iso)
 {
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
 	ps_obj *root = NULL, *mref, *md = NULL, *dict = NULL, *stm, *cat;
 	ps_buf old = PS_BUF_INIT, out = PS_BUF_INIT;
 	ps_meta_kv *kv = NULL;
+	size_t nkv = 0;
+	char **vals = NULL;
 	uint32_t num;
 	uint16_t gen = 0;
 	uint8_t *data;
@@ -61,12 +95,18 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const c
 		if (md && md->kind != PS_STREAM)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the catalog's /Metadata is not a stream");
 	}
-	kv = calloc(o->nitems ? o->nitems : 1, sizeof *kv);
-	if (!kv)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	for (i = 0; i < o->nitems; i++) {
-		kv[i].key = o->items[i].key;
-		kv[i].value = o->items[i].value;
+	if (md) {
+		/* an existing packet: apply the same changes as to /Info */
+		nkv = o->nitems;
+		kv = calloc(nkv ? nkv : 1, sizeof *kv);
+		if (!kv)
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		for (i = 0; i < nkv; i++) {
+			kv[i].key = o->items[i].key;
+			kv[i].value = o->items[i].value;
+		}
+	} else if ((rc = info_to_kv(ctx, ninfo, &kv, &nkv, &vals)) < 0) {
+		goto out;
 	}
 	old.secret = out.secret = 1;
 	if (md) {
@@ -101,7 +141,7 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const c
 				goto out;
 		}
 	}
-	if ((rc = ps_xmp_update(ctx, old.data, old.len, kv, o->nitems, iso, &out)) < 0)
+	if ((rc = ps_xmp_update(ctx, old.data, old.len, kv, nkv, iso, &out)) < 0)
 		goto out;
 	data = ps_buf_detach(&out, &dlen);
 	if (!data)
@@ -119,6 +159,9 @@ out:
 	ps_buf_free(&old);
 	ps_buf_free(&out);
 	free(kv);
+	for (i = 0; vals && vals[i]; i++)
+		free(vals[i]);
+	free(vals);
 	return rc;
 }
 
@@ -128,7 +171,7 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 	ps_ctx *ctx = doc->ctx;
 	ps_update up;
 	ps_time when;
-	ps_obj *iref, *info = NULL, *ninfo = NULL;
+	ps_obj *iref, *info = NULL, *ninfo = NULL, *ninfo_written = NULL;
 	char pdfdate[32], iso[32];
 	uint32_t num;
 	uint16_t gen;
@@ -191,13 +234,14 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 		if ((rc = ps_update_set_trailer(&up, "Info", ps_new_ref(num, 0))) < 0)
 			goto out;
 	}
+	ninfo_written = ninfo; /* owned by the update from here on */
 	rc = ps_update_put(&up, num, gen, ninfo);
 	ninfo = NULL;
 	if (rc < 0)
 		goto out;
 	if (res)
 		res->objects[res->nobjects++] = num;
-	if (o->xmp && (rc = update_xmp(&up, o, iso)) < 0)
+	if (o->xmp && (rc = update_xmp(&up, o, ninfo_written, iso)) < 0)
 		goto out;
 	rc = ps_update_commit(&up, w, res);
 	goto out;
