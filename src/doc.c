@@ -197,7 +197,6 @@ static int decrypt_string(void *ud_, ps_obj *str, const ps_obj *parent, const ch
 {
 	struct decrypt_ud *ud = ud_;
 	int rc;
-	uint8_t *p;
 
 	if (parent && key && strcmp(key, "Contents") == 0 && ps_is_signature_dict(parent))
 		return 0;
@@ -206,13 +205,8 @@ static int decrypt_string(void *ud_, ps_obj *str, const ps_obj *parent, const ch
 	if (rc < 0)
 		return ps_err(ud->doc->ctx, rc, "cannot decrypt a string in object %u: %s", ud->num,
 		              ud->doc->ctx->errmsg);
-	p = malloc(ud->tmp.len ? ud->tmp.len : 1);
-	if (!p)
+	if (ps_str_set(str, ud->tmp.data, ud->tmp.len) < 0)
 		return ps_err(ud->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	memcpy(p, ud->tmp.data, ud->tmp.len);
-	free(str->u.str.p);
-	str->u.str.p = p;
-	str->u.str.len = ud->tmp.len;
 	return 0;
 }
 

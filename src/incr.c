@@ -382,19 +382,15 @@ struct enc_ud {
 static int encrypt_string(void *ud_, ps_obj *str, const ps_obj *parent, const char *key)
 {
 	struct enc_ud *ud = ud_;
-	uint8_t *p;
 	int rc;
 
+	if (parent && key && strcmp(key, "Contents") == 0 && ps_is_signature_dict(parent))
+		return 0;
 	ud->tmp.len = 0;
 	if ((rc = ps_aesv3_encrypt(ud->doc->ctx, &ud->doc->cipher, str->u.str.p, str->u.str.len, &ud->tmp)) < 0)
 		return rc;
-	p = malloc(ud->tmp.len);
-	if (!p)
+	if (ps_str_set(str, ud->tmp.data, ud->tmp.len) < 0)
 		return ps_err(ud->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	memcpy(p, ud->tmp.data, ud->tmp.len);
-	free(str->u.str.p);
-	str->u.str.p = p;
-	str->u.str.len = ud->tmp.len;
 	str->u.str.hex = 1;
 	return 0;
 }

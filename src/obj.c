@@ -1636,3 +1636,21 @@ int ps_obj_walk_strings(ps_obj *o, ps_str_fn fn, void *ud)
 {
 	return walk(o, fn, ud, NULL, NULL);
 }
+
+int ps_str_set(ps_obj *str, const void *p, size_t n)
+{
+	uint8_t *np;
+
+	if (!str || str->kind != PS_STR || n == SIZE_MAX)
+		return PDFSTAMP_E_USAGE;
+	np = malloc(n + 1);
+	if (!np)
+		return PDFSTAMP_E_NOMEM;
+	if (n)
+		memcpy(np, p, n);
+	np[n] = 0;
+	free(str->u.str.p);
+	str->u.str.p = np;
+	str->u.str.len = n;
+	return 0;
+}

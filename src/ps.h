@@ -173,6 +173,10 @@ ps_obj *ps_new_stream(ps_obj *dict, uint8_t *data, size_t len);
 void ps_obj_free(ps_obj *o);
 ps_obj *ps_obj_copy(const ps_obj *o);   /* deep copy, NULL on OOM */
 
+/* Replaces the bytes of string STR with a copy of P[0..N) (kept
+ * NUL-terminated like every parsed string): 0 or PDFSTAMP_E_NOMEM. */
+int ps_str_set(ps_obj *str, const void *p, size_t n);
+
 /* Containers take ownership of the item, also when they fail (-> freed). */
 int ps_array_push(ps_obj *arr, ps_obj *item);        /* 0 or PDFSTAMP_E_NOMEM */
 int ps_dict_put(ps_obj *dict, const char *key, ps_obj *val); /* replaces an existing key in place */

@@ -159,7 +159,6 @@ static int restring(void *ud_, ps_obj *str, const ps_obj *parent, const char *ke
 	struct str_ud *u = ud_;
 	const uint8_t *p = str->u.str.p;
 	size_t n = str->u.str.len;
-	uint8_t *np;
 	int rc;
 
 	if (parent && key && strcmp(key, "Contents") == 0 && ps_is_signature_dict(parent))
@@ -180,13 +179,8 @@ static int restring(void *ud_, ps_obj *str, const ps_obj *parent, const char *ke
 	}
 	if (p == str->u.str.p)
 		return 0;
-	np = malloc(n ? n : 1);
-	if (!np)
+	if (ps_str_set(str, p, n) < 0)
 		return ps_err(u->wctx, PDFSTAMP_E_NOMEM, "out of memory");
-	memcpy(np, p, n);
-	free(str->u.str.p);
-	str->u.str.p = np;
-	str->u.str.len = n;
 	u->count++;
 	return 0;
 }
