@@ -562,6 +562,21 @@ static int put_tree(struct gen *g)
 }
 
 /* Image j (0-based) as object image0 + j, payload encrypted in chunks. */
+
+/* CBC-encrypts one chunk of a stream, carrying the chain value in IV. */
+static void encrypt_chunk(struct gen *g, uint8_t iv[16], const uint8_t *in, uint8_t *out, size_t n)
+{
+	ps_aes_job job;
+
+	job.in = in;
+	job.out = out;
+	job.len = n;
+	memcpy(job.iv, iv, 16);
+	ps_aes_cbc_encrypt_batch(&g->cipher.eng, &job, 1);
+	memcpy(iv, job.iv, 16);
+	ps_wipe(job.iv, sizeof job.iv);
+}
+
 static int put_image(struct gen *g, int64_t j)
 {
 	const struct layout *L = &g->L;
@@ -578,7 +593,7 @@ static int put_image(struct gen *g, int64_t j)
 	if ((rc = out_ob(g)) < 0)
 		return rc;
 	/* AESV3: IV || CBC(payload || PKCS#7 pad), the chaining value carried
-	 * from chunk to chunk in iv (mbedTLS updates it in place). */
+	 * from chunk to chunk in iv. */
 	if ((rc = ps_random_iv(g->ctx, iv)) < 0 || (rc = out_write(g, iv, 16)) < 0)
 		goto out;
 	while (left >= 16) {
@@ -586,10 +601,7 @@ static int put_image(struct gen *g, int64_t j)
 		if ((rc = out_space(g, c, &p)) < 0)
 			goto out;
 		rng_fill(&g->rng, p, c);
-		if (mbedtls_aes_crypt_cbc(&g->cipher.enc, MBEDTLS_AES_ENCRYPT, c, iv, p, p) != 0) {
-			rc = ps_err(g->ctx, PDFSTAMP_E_INTERNAL, "AES encryption failed inside mbedTLS");
-			goto out;
-		}
+		encrypt_chunk(g, iv, p, p, c);
 		g->len += c;
 		left -= (int64_t)c;
 	}
@@ -598,10 +610,7 @@ static int put_image(struct gen *g, int64_t j)
 	memset(last + r, (int)(16 - r), 16 - r);
 	if ((rc = out_space(g, 16, &p)) < 0)
 		goto out;
-	if (mbedtls_aes_crypt_cbc(&g->cipher.enc, MBEDTLS_AES_ENCRYPT, 16, iv, last, p) != 0) {
-		rc = ps_err(g->ctx, PDFSTAMP_E_INTERNAL, "AES encryption failed inside mbedTLS");
-		goto out;
-	}
+	encrypt_chunk(g, iv, last, p, 16);
 	g->len += 16;
 	g->payload_written += L->per_image;
 	rc = out_write(g, "\nendstream\nendobj\n", 18);

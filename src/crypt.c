@@ -463,10 +463,7 @@ int ps_cipher_init(ps_ctx *ctx, ps_cipher *c, const uint8_t key[32])
 	if (!c || !key)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_cipher_init: bad arguments");
 	c->ready = 0;
-	mbedtls_aes_init(&c->enc);
-	mbedtls_aes_init(&c->dec);
-	if (mbedtls_aes_setkey_enc(&c->enc, key, 256) != 0 ||
-	    mbedtls_aes_setkey_dec(&c->dec, key, 256) != 0) {
+	if (ps_aes_engine_init(&c->eng, key, -1) != 0) {
 		ps_cipher_free(c);
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot set the AES key");
 	}
@@ -478,8 +475,8 @@ void ps_cipher_free(ps_cipher *c)
 {
 	if (!c)
 		return;
-	mbedtls_aes_free(&c->enc);   /* both zeroize */
-	mbedtls_aes_free(&c->dec);
+	if (c->ready)
+		ps_aes_engine_free(&c->eng); /* wipes the round keys */
 	c->ready = 0;
 }
 
@@ -500,11 +497,7 @@ int ps_aesv3_decrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory decrypting %zu bytes", n);
 	dst = out->data + out->len;
 	memcpy(iv, in, 16);
-	if (mbedtls_aes_crypt_cbc(&c->dec, MBEDTLS_AES_DECRYPT, m, iv, in + 16, dst) != 0) {
-		ps_wipe(dst, m);
-		ps_wipe(iv, sizeof iv);
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "AES decryption failed inside mbedTLS");
-	}
+	ps_aes_cbc_decrypt(&c->eng, iv, in + 16, dst, m); /* pipelined (aesmb.c) */
 	ps_wipe(iv, sizeof iv);
 
 	/* PKCS#7: 1..16 bytes, each equal to the count.  Checked without a
@@ -524,41 +517,43 @@ int ps_aesv3_decrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_
 	return 0;
 }
 
+int ps_aesv3_prepare(ps_ctx *ctx, const uint8_t *in, size_t n, uint8_t *out, ps_aes_job *job)
+{
+	size_t full = n & ~(size_t)15, rem = n - full;
+	int rc;
+
+	if ((rc = ps_random_iv(ctx, out)) < 0)
+		return rc;
+	if (full && out + 16 != in)
+		memmove(out + 16, in, full);
+	if (rem)
+		memmove(out + 16 + full, in + full, rem);
+	memset(out + 16 + full + rem, (int)(16 - rem), 16 - rem); /* PKCS#7 */
+	memcpy(job->iv, out, 16);
+	job->in = job->out = out + 16;
+	job->len = full + 16;
+	return 0;
+}
+
 int ps_aesv3_encrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_buf *out)
 {
-	uint8_t iv[16], last[16], *dst;
-	size_t full, rem, total;
+	ps_aes_job job;
+	size_t total;
+	uint8_t *dst;
 	int rc;
 
 	if (!c || !c->ready || !out || (!in && n))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_aesv3_encrypt: bad arguments");
 	if (n > SIZE_MAX - 32)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "object too large to encrypt");
-	full = n & ~(size_t)15;
-	rem = n - full;
-	total = 16 + full + 16;   /* IV, whole blocks, last block with pad */
+	total = PS_AESV3_LEN(n);
 	if (ps_buf_reserve(out, total) < 0)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory encrypting %zu bytes", n);
 	dst = out->data + out->len;
-	if ((rc = ps_random_iv(ctx, dst)) < 0)
+	if ((rc = ps_aesv3_prepare(ctx, in, n, dst, &job)) < 0)
 		return rc;
-	memcpy(iv, dst, 16);   /* mbedTLS advances IV in place */
-
-	if (rem)
-		memcpy(last, in + full, rem);
-	memset(last + rem, (int)(16 - rem), 16 - rem);
-	rc = 0;
-	if (full)
-		rc = mbedtls_aes_crypt_cbc(&c->enc, MBEDTLS_AES_ENCRYPT, full, iv, in, dst + 16);
-	if (rc == 0)
-		rc = mbedtls_aes_crypt_cbc(&c->enc, MBEDTLS_AES_ENCRYPT, 16, iv, last,
-		                           dst + 16 + full);
-	ps_wipe(last, sizeof last);
-	ps_wipe(iv, sizeof iv);
-	if (rc != 0) {
-		ps_wipe(dst, total);
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "AES encryption failed inside mbedTLS");
-	}
+	ps_aes_cbc_encrypt_batch(&c->eng, &job, 1);
+	ps_wipe(job.iv, sizeof job.iv);
 	out->len += total;
 	return 0;
 }

@@ -56,7 +56,7 @@ const struct pdfstamp_perm_name pdfstamp_perm_names[] = {
 
 const char *pdfstamp_aes_engine(void)
 {
-	return "mbedtls";
+	return ps_aes_engine_name(ps_aes_engine_best());
 }
 
 int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out)

@@ -34,6 +34,8 @@
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/entropy.h>
 
+#include "aesmb.h"
+
 #include "pdfstamp.h"
 
 typedef struct pdfstamp_ctx ps_ctx;
@@ -276,10 +278,11 @@ int ps_sec_make(ps_ctx *ctx, ps_secparams *sp,
 int ps_sec_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
                             uint8_t out[128], size_t *outlen);
 
-/* AESV3 cipher state: the key schedules are built once per document. */
+/* AESV3 cipher state: the key schedules are built once per document, for
+ * the fastest AES engine this CPU has (aesmb.c: VAES, AES-NI or mbedTLS).
+ * Read-only after init, so worker threads share it; never copy it. */
 typedef struct ps_cipher {
-	mbedtls_aes_context enc;
-	mbedtls_aes_context dec;
+	ps_aes_engine eng;
 	int ready;
 } ps_cipher;
 
@@ -293,6 +296,13 @@ int ps_aesv3_decrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_
 /* Encrypts IN with a fresh IV from the context pool and PKCS#7 padding and
  * appends IV || ciphertext (16 + 16*(n/16 + 1) bytes) to OUT. */
 int ps_aesv3_encrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_buf *out);
+/* Size of the AESV3 form of N plaintext bytes: IV + data + PKCS#7 pad. */
+#define PS_AESV3_LEN(n) (16 + ((n) & ~(size_t)15) + 16)
+/* Lays out IN as AESV3 *plaintext* in OUT (IV from the pool, data, PKCS#7
+ * pad: PS_AESV3_LEN(n) bytes at OUT) and fills JOB so that encrypting it in
+ * place (ps_aes_cbc_encrypt_batch) completes the ciphertext.  For batching
+ * many objects through the multi-lane engine. */
+int ps_aesv3_prepare(ps_ctx *ctx, const uint8_t *in, size_t n, uint8_t *out, ps_aes_job *job);
 
 /* ---- flate.c -------------------------------------------------------------- */
 

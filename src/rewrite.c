@@ -110,6 +110,9 @@ struct rw_job {
 	int plain_strings;     /* strings already decrypted (object came from an object stream) */
 	int extensions;        /* the catalog: add the ADBE extension level 8 */
 	ps_buf raw;            /* stream bytes as in the file */
+	ps_buf data;           /* stream bytes for the output (AESV3 laid out, then encrypted in place) */
+	int encrypt;           /* data waits for the batch's multi-lane encryption */
+	ps_aes_job job;
 	ps_buf out;            /* serialised result */
 };
 
@@ -204,55 +207,55 @@ static int add_extensions(ps_ctx *wctx, ps_obj *cat)
 	return ps_dict_put(ext, "ADBE", adbe) < 0 ? ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 }
 
-/* The worker's part: strings and stream bytes from the old key to the new
- * one, then "N G obj ... endobj" into j->out. */
-static int transform(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
+/* The worker's part, phase 1: strings from the old key to the new one;
+ * stream bytes decrypted (pipelined) and laid out as AESV3 plaintext for
+ * the batch's multi-lane encryption. */
+static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 {
 	ps_doc *doc = rw->doc;
 	struct str_ud su = {rw, wctx, 0, 1, PS_BUF_INIT, PS_BUF_INIT, 0};
-	ps_buf plain = PS_BUF_INIT, enc = PS_BUF_INIT;
-	const ps_buf *data = &j->raw;
-	double t0;
+	ps_buf plain = PS_BUF_INIT;
+	const ps_buf *src = &j->raw;
+	double aes = 0;
 	int rc = 0;
 
-	su.a.secret = plain.secret = 1;
+	su.a.secret = plain.secret = j->data.secret = 1;
 	su.decrypt = doc->encrypted && !doc->strf_identity && !j->plain_strings;
 	if (j->extensions && (rc = add_extensions(wctx, j->obj)) < 0)
 		goto out;
 	if ((rc = ps_obj_walk_strings(j->obj, restring, &su)) < 0)
 		goto out;
 	if (j->obj->kind == PS_STREAM) {
-		t0 = now_seconds();
 		if (ps_stream_needs_crypt(doc->encrypted, doc->stmf_identity, doc->sp.encrypt_metadata, j->obj)) {
-			if ((rc = ps_aesv3_decrypt(wctx, &doc->cipher, data->data, data->len, &plain)) < 0)
+			double t0 = now_seconds();
+			rc = ps_aesv3_decrypt(wctx, &doc->cipher, src->data, src->len, &plain);
+			aes = now_seconds() - t0;
+			if (rc < 0)
 				goto out;
-			data = &plain;
+			src = &plain;
 		}
-		if (ps_stream_needs_crypt(1, 0, rw->nsp.encrypt_metadata, j->obj)) {
-			if ((rc = ps_aesv3_encrypt(wctx, &rw->newc, data->data, data->len, &enc)) < 0)
+		j->encrypt = ps_stream_needs_crypt(1, 0, rw->nsp.encrypt_metadata, j->obj);
+		if (j->encrypt) {
+			if (ps_buf_reserve(&j->data, PS_AESV3_LEN(src->len)) < 0) {
+				rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 				goto out;
-			data = &enc;
+			}
+			if ((rc = ps_aesv3_prepare(wctx, src->data, src->len, j->data.data, &j->job)) < 0)
+				goto out;
+			j->data.len = PS_AESV3_LEN(src->len);
+		} else {
+			ps_buf_append(&j->data, src->data, src->len);
 		}
-		pthread_mutex_lock(&rw->mu);
-		rw->aes_seconds += now_seconds() - t0;
-		rw->payload += (int64_t)j->raw.len;
-		rw->streams++;
-		pthread_mutex_unlock(&rw->mu);
-		if (ps_dict_put(j->obj->u.stm.dict, "Length", ps_new_int((int64_t)data->len)) < 0) {
+		if (j->data.oom || ps_dict_put(j->obj->u.stm.dict, "Length", ps_new_int((int64_t)j->data.len)) < 0) {
 			rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 			goto out;
 		}
+		pthread_mutex_lock(&rw->mu);
+		rw->payload += (int64_t)j->raw.len;
+		rw->streams++;
+		rw->aes_seconds += aes;
+		pthread_mutex_unlock(&rw->mu);
 	}
-	ps_buf_printf(&j->out, "%u %u obj\n", j->num, j->gen);
-	ps_serialize(&j->out, j->obj);
-	if (j->obj->kind == PS_STREAM) {
-		ps_buf_puts(&j->out, "\nstream\r\n");
-		ps_buf_append(&j->out, data->data, data->len);
-		ps_buf_puts(&j->out, "\nendstream");
-	}
-	ps_buf_puts(&j->out, "\nendobj\n");
-	if (j->out.oom)
-		rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 	pthread_mutex_lock(&rw->mu);
 	rw->strings += su.count;
 	pthread_mutex_unlock(&rw->mu);
@@ -262,26 +265,58 @@ out:
 	ps_buf_free(&su.a);
 	ps_buf_free(&su.b);
 	ps_buf_free(&plain);
-	ps_buf_free(&enc);
-	/* the plaintext is gone; only ciphertext waits for the writer */
-	ps_obj_free(j->obj);
-	j->obj = NULL;
 	ps_buf_free(&j->raw);
 	return rc;
 }
 
+/* Phase 3: "N G obj ... endobj" into j->out, once the data is ciphertext. */
+static int finish(ps_ctx *wctx, struct rw_job *j)
+{
+	ps_buf_printf(&j->out, "%u %u obj\n", j->num, j->gen);
+	ps_serialize(&j->out, j->obj);
+	if (j->obj->kind == PS_STREAM) {
+		ps_buf_puts(&j->out, "\nstream\r\n");
+		ps_buf_append(&j->out, j->data.data, j->data.len);
+		ps_buf_puts(&j->out, "\nendstream");
+	}
+	ps_buf_puts(&j->out, "\nendobj\n");
+	ps_obj_free(j->obj);
+	j->obj = NULL;
+	ps_buf_free(&j->data);
+	return j->out.oom ? ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+}
+
+/* A batch: prepare every object, encrypt all its streams in one call to
+ * the multi-lane engine (independent CBC chains, 8 or 16 at a time), then
+ * serialise.  Only ciphertext leaves this function. */
 static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
 {
-	size_t i;
+	ps_aes_job *jobs = NULL;
+	size_t i, n = 0;
+	double t0;
+	int rc = 0;
 
-	for (i = 0; i < b->n; i++) {
-		int rc = transform(rw, wctx, &b->jobs[i]);
-		if (rc < 0) {
-			snprintf(b->err, sizeof b->err, "%s", wctx->errmsg);
-			return rc;
-		}
+	for (i = 0; i < b->n && rc == 0; i++)
+		rc = prepare(rw, wctx, &b->jobs[i]);
+	if (rc == 0 && !(jobs = malloc((b->n ? b->n : 1) * sizeof *jobs)))
+		rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (rc == 0) {
+		for (i = 0; i < b->n; i++)
+			if (b->jobs[i].encrypt)
+				jobs[n++] = b->jobs[i].job;
+		t0 = now_seconds();
+		ps_aes_cbc_encrypt_batch(&rw->newc.eng, jobs, n);
+		pthread_mutex_lock(&rw->mu);
+		rw->aes_seconds += now_seconds() - t0;
+		pthread_mutex_unlock(&rw->mu);
+		ps_wipe(jobs, n * sizeof *jobs);
 	}
-	return 0;
+	for (i = 0; i < b->n && rc == 0; i++)
+		rc = finish(wctx, &b->jobs[i]);
+	free(jobs);
+	if (rc < 0)
+		snprintf(b->err, sizeof b->err, "%s", wctx->errmsg);
+	return rc;
 }
 
 static void *worker(void *arg)
@@ -334,6 +369,7 @@ static void batch_free(struct rw_batch *b)
 	for (i = 0; i < b->n; i++) {
 		ps_obj_free(b->jobs[i].obj);
 		ps_buf_free(&b->jobs[i].raw);
+		ps_buf_free(&b->jobs[i].data);
 		ps_buf_free(&b->jobs[i].out);
 	}
 	free(b->jobs);
@@ -410,8 +446,6 @@ static int submit(struct rw *rw, struct rw_batch *b)
 
 	if (rw->nthreads == 0) { /* -j 1: no threads, same code path */
 		b->rc = run_batch(rw, rw->ctx, b);
-		if (b->rc < 0)
-			snprintf(b->err, sizeof b->err, "%s", rw->ctx->errmsg);
 		rc = write_batch(rw, b);
 		batch_free(b);
 		return rc;
