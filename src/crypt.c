@@ -557,3 +557,35 @@ int ps_aesv3_encrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_
 	out->len += total;
 	return 0;
 }
+
+int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, ps_cipher *old, uint8_t *buf, size_t n, ps_aes_job *job)
+{
+	uint8_t iv[16], pad, bad;
+	size_t m, i;
+	int rc;
+
+	if (n < 32 || n % 16 != 0)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data of %zu bytes is not an IV plus whole blocks", n);
+	m = n - 16;
+	memcpy(iv, buf, 16);
+	ps_aes_cbc_decrypt(&old->eng, iv, buf + 16, buf + 16, m); /* in place */
+	ps_wipe(iv, sizeof iv);
+	/* the same strict PKCS#7 check as ps_aesv3_decrypt */
+	pad = buf[n - 1];
+	bad = (uint8_t)((pad == 0) | (pad > 16));
+	for (i = 0; i < 16; i++)
+		bad |= (uint8_t)((uint8_t)(i < pad) & (buf[n - 1 - i] != pad));
+	if (bad) {
+		ps_wipe(buf + 16, m);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data has invalid padding");
+	}
+	/* Same plaintext length, so the same pad: only the IV is new. */
+	if ((rc = ps_random_iv(ctx, buf)) < 0) {
+		ps_wipe(buf + 16, m);
+		return rc;
+	}
+	memcpy(job->iv, buf, 16);
+	job->in = job->out = buf + 16;
+	job->len = m;
+	return 0;
+}

@@ -303,6 +303,11 @@ int ps_aesv3_encrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_
  * place (ps_aes_cbc_encrypt_batch) completes the ciphertext.  For batching
  * many objects through the multi-lane engine. */
 int ps_aesv3_prepare(ps_ctx *ctx, const uint8_t *in, size_t n, uint8_t *out, ps_aes_job *job);
+/* Re-encryption without copies: BUF holds N bytes of AESV3 data under OLD;
+ * decrypts it in place (padding checked), writes a fresh IV and fills JOB
+ * so that encrypting it in place under the new key completes it.  The
+ * plaintext exists only in BUF, between this call and the encryption. */
+int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, ps_cipher *old, uint8_t *buf, size_t n, ps_aes_job *job);
 
 /* ---- flate.c -------------------------------------------------------------- */
 

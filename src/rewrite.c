@@ -55,6 +55,7 @@
 #define BATCH_OBJECTS 256
 #define BATCH_BYTES ((size_t)8 << 20)
 #define WBUF_SIZE ((size_t)4 << 20)
+#define WBUF_DIRECT ((size_t)256 << 10)
 
 static double now_seconds(void)
 {
@@ -110,7 +111,9 @@ struct rw_job {
 	int plain_strings;     /* strings already decrypted (object came from an object stream) */
 	int extensions;        /* the catalog: add the ADBE extension level 8 */
 	ps_buf raw;            /* stream bytes as in the file */
-	ps_buf data;           /* stream bytes for the output (AESV3 laid out, then encrypted in place) */
+	ps_buf data;           /* stream bytes for the output when they cannot be transformed in raw */
+	ps_buf *payload;       /* &raw or &data: the stream bytes to write, NULL for non-streams */
+	int plaintext;         /* payload holds plaintext waiting for the batch encryption */
 	int encrypt;           /* data waits for the batch's multi-lane encryption */
 	ps_aes_job job;
 	ps_buf out;            /* serialised result */
@@ -217,6 +220,7 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 	ps_buf plain = PS_BUF_INIT;
 	const ps_buf *src = &j->raw;
 	double aes = 0;
+	int64_t payload = 0;
 	int rc = 0;
 
 	su.a.secret = plain.secret = j->data.secret = 1;
@@ -226,32 +230,47 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 	if ((rc = ps_obj_walk_strings(j->obj, restring, &su)) < 0)
 		goto out;
 	if (j->obj->kind == PS_STREAM) {
-		if (ps_stream_needs_crypt(doc->encrypted, doc->stmf_identity, doc->sp.encrypt_metadata, j->obj)) {
+		int was = ps_stream_needs_crypt(doc->encrypted, doc->stmf_identity, doc->sp.encrypt_metadata, j->obj);
+		payload = (int64_t)j->raw.len;
+		j->encrypt = ps_stream_needs_crypt(1, 0, rw->nsp.encrypt_metadata, j->obj);
+		j->payload = &j->raw;
+		if (was && j->encrypt && j->raw.len > 0) {
+			/* the common case: old ciphertext to new, in place */
 			double t0 = now_seconds();
-			rc = ps_aesv3_decrypt(wctx, &doc->cipher, src->data, src->len, &plain);
+			rc = ps_aesv3_reencrypt_prepare(wctx, &doc->cipher, j->raw.data, j->raw.len, &j->job);
 			aes = now_seconds() - t0;
 			if (rc < 0)
 				goto out;
-			src = &plain;
-		}
-		j->encrypt = ps_stream_needs_crypt(1, 0, rw->nsp.encrypt_metadata, j->obj);
-		if (j->encrypt) {
-			if (ps_buf_reserve(&j->data, PS_AESV3_LEN(src->len)) < 0) {
-				rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
-				goto out;
-			}
-			if ((rc = ps_aesv3_prepare(wctx, src->data, src->len, j->data.data, &j->job)) < 0)
-				goto out;
-			j->data.len = PS_AESV3_LEN(src->len);
 		} else {
-			ps_buf_append(&j->data, src->data, src->len);
+			if (was) {
+				double t0 = now_seconds();
+				rc = ps_aesv3_decrypt(wctx, &doc->cipher, src->data, src->len, &plain);
+				aes = now_seconds() - t0;
+				if (rc < 0)
+					goto out;
+				src = &plain;
+			}
+			j->payload = &j->data;
+			if (j->encrypt) {
+				if (ps_buf_reserve(&j->data, PS_AESV3_LEN(src->len)) < 0) {
+					rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
+					goto out;
+				}
+				if ((rc = ps_aesv3_prepare(wctx, src->data, src->len, j->data.data, &j->job)) < 0)
+					goto out;
+				j->data.len = PS_AESV3_LEN(src->len);
+			} else {
+				ps_buf_append(&j->data, src->data, src->len);
+			}
 		}
-		if (j->data.oom || ps_dict_put(j->obj->u.stm.dict, "Length", ps_new_int((int64_t)j->data.len)) < 0) {
+		j->plaintext = j->encrypt;
+		if (j->payload->oom ||
+		    ps_dict_put(j->obj->u.stm.dict, "Length", ps_new_int((int64_t)j->payload->len)) < 0) {
 			rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 			goto out;
 		}
 		pthread_mutex_lock(&rw->mu);
-		rw->payload += (int64_t)j->raw.len;
+		rw->payload += payload;
 		rw->streams++;
 		rw->aes_seconds += aes;
 		pthread_mutex_unlock(&rw->mu);
@@ -265,24 +284,20 @@ out:
 	ps_buf_free(&su.a);
 	ps_buf_free(&su.b);
 	ps_buf_free(&plain);
-	ps_buf_free(&j->raw);
+	if (j->payload != &j->raw)
+		ps_buf_free(&j->raw);
 	return rc;
 }
 
-/* Phase 3: "N G obj ... endobj" into j->out, once the data is ciphertext. */
+/* Phase 3: "N G obj <<dict>>" (and "stream") into j->out; the writer
+ * appends the payload, once it is ciphertext, without copying it again. */
 static int finish(ps_ctx *wctx, struct rw_job *j)
 {
 	ps_buf_printf(&j->out, "%u %u obj\n", j->num, j->gen);
 	ps_serialize(&j->out, j->obj);
-	if (j->obj->kind == PS_STREAM) {
-		ps_buf_puts(&j->out, "\nstream\r\n");
-		ps_buf_append(&j->out, j->data.data, j->data.len);
-		ps_buf_puts(&j->out, "\nendstream");
-	}
-	ps_buf_puts(&j->out, "\nendobj\n");
+	ps_buf_puts(&j->out, j->obj->kind == PS_STREAM ? "\nstream\r\n" : "\nendobj\n");
 	ps_obj_free(j->obj);
 	j->obj = NULL;
-	ps_buf_free(&j->data);
 	return j->out.oom ? ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 }
 
@@ -302,10 +317,12 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
 		rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if (rc == 0) {
 		for (i = 0; i < b->n; i++)
-			if (b->jobs[i].encrypt)
+			if (b->jobs[i].plaintext)
 				jobs[n++] = b->jobs[i].job;
 		t0 = now_seconds();
 		ps_aes_cbc_encrypt_batch(&rw->newc.eng, jobs, n);
+		for (i = 0; i < b->n; i++)
+			b->jobs[i].plaintext = 0;
 		pthread_mutex_lock(&rw->mu);
 		rw->aes_seconds += now_seconds() - t0;
 		pthread_mutex_unlock(&rw->mu);
@@ -367,6 +384,8 @@ static void batch_free(struct rw_batch *b)
 	if (!b)
 		return;
 	for (i = 0; i < b->n; i++) {
+		if (b->jobs[i].plaintext && b->jobs[i].payload) /* a failed batch: no plaintext left behind */
+			ps_wipe(b->jobs[i].payload->data, b->jobs[i].payload->len);
 		ps_obj_free(b->jobs[i].obj);
 		ps_buf_free(&b->jobs[i].raw);
 		ps_buf_free(&b->jobs[i].data);
@@ -392,13 +411,15 @@ static int wflush(struct rw *rw)
 
 static int wput(struct rw *rw, const void *p, size_t n)
 {
-	if (rw->wbuf.len + n > WBUF_SIZE) {
+	if (n < WBUF_DIRECT && rw->wbuf.len + n > WBUF_SIZE) {
 		int rc = wflush(rw);
 		if (rc < 0)
 			return rc;
 	}
-	if (n > WBUF_SIZE) {
-		int rc = ps_write_all(rw->ctx, rw->of.fd, p, n, rw->woff, "the output");
+	if (n >= WBUF_DIRECT) { /* large payloads skip the buffer copy */
+		int rc = wflush(rw);
+		if (rc == 0)
+			rc = ps_write_all(rw->ctx, rw->of.fd, p, n, rw->woff, "the output");
 		rw->woff += (int64_t)n;
 		return rc;
 	}
@@ -415,8 +436,12 @@ static int write_batch(struct rw *rw, struct rw_batch *b)
 	if (b->rc < 0)
 		return ps_err(rw->ctx, b->rc, "%s", b->err);
 	for (i = 0; i < b->n; i++) {
-		rw->offs[b->jobs[i].num] = rw->woff;
-		if ((rc = wput(rw, b->jobs[i].out.data, b->jobs[i].out.len)) < 0)
+		struct rw_job *j = &b->jobs[i];
+		rw->offs[j->num] = rw->woff;
+		if ((rc = wput(rw, j->out.data, j->out.len)) < 0)
+			return rc;
+		if (j->payload && ((rc = wput(rw, j->payload->data, j->payload->len)) < 0 ||
+		                   (rc = wput(rw, "\nendstream\nendobj\n", 18)) < 0))
 			return rc;
 	}
 	return 0;
