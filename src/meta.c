@@ -143,6 +143,31 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const p
 	}
 	if ((rc = ps_xmp_update(ctx, old.data, old.len, kv, nkv, iso, &out)) < 0)
 		goto out;
+	if (doc->encrypted && !doc->sp.encrypt_metadata) {
+		/* Plaintext metadata (EncryptMetadata false).  Saying so with an
+		 * Identity crypt filter (7.6.6) lets readers that ignore
+		 * EncryptMetadata (MuPDF, poppler) read it too. */
+		ps_obj *f = ps_new_array(), *p = ps_new_array(), *pd = ps_new_dict();
+		if (!f || !p || !pd || ps_array_push(f, ps_new_name("Crypt")) < 0 ||
+		    ps_dict_put(pd, "Type", ps_new_name("CryptFilterDecodeParms")) < 0 ||
+		    ps_dict_put(pd, "Name", ps_new_name("Identity")) < 0) {
+			ps_obj_free(f);
+			ps_obj_free(p);
+			ps_obj_free(pd);
+			goto oom;
+		}
+		rc = ps_array_push(p, pd);
+		if (rc == 0)
+			rc = ps_dict_put(dict, "Filter", f);
+		else
+			ps_obj_free(f);
+		if (rc == 0)
+			rc = ps_dict_put(dict, "DecodeParms", p);
+		else
+			ps_obj_free(p);
+		if (rc < 0)
+			goto oom;
+	}
 	data = ps_buf_detach(&out, &dlen);
 	if (!data)
 		goto oom;
