@@ -600,6 +600,10 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 			goto out;
 		}
 		stamp_geometry(&txt, &small, fit, &g);
+		if (rect[0] < pg.box[0] || rect[1] < pg.box[1] || rect[2] > pg.box[2] || rect[3] > pg.box[3])
+			ps_warn(ctx, "the stamp rectangle on page %lld reaches outside the visible page "
+			        "[%g %g %g %g]; part of it will not show", (long long)index,
+			        pg.box[0], pg.box[1], pg.box[2], pg.box[3]);
 	} else {
 		double pw = swap ? pg.box[3] - pg.box[1] : pg.box[2] - pg.box[0];
 		double ph = swap ? pg.box[2] - pg.box[0] : pg.box[3] - pg.box[1];
