@@ -208,6 +208,8 @@ static void print_json(const char *file, const struct pdfstamp_info *in)
 	cli_json_arr_end(&j);
 	cli_json_key(&j, "bytes_read");
 	cli_json_int(&j, in->bytes_read);
+	cli_json_key(&j, "aes_engine");
+	cli_json_str(&j, pdfstamp_aes_engine());
 	cli_json_obj_end(&j);
 	if (cli_json_end(&j) != 0)
 		cli_error(file, "internal error: unbalanced JSON output");
@@ -317,6 +319,7 @@ static void print_text(const char *file, const struct pdfstamp_info *in)
 			printf(", approval\n");
 	}
 	printf("%-16s %" PRId64 "\n", "Bytes read:", in->bytes_read);
+	printf("%-16s %s\n", "AES engine:", pdfstamp_aes_engine());
 }
 
 struct info_run {
