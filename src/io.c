@@ -106,6 +106,8 @@ int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target)
 	}
 #endif
 	of->fd = mkstemp(of->tmpname);
+	if (of->fd >= 0)
+		of->named = 1;
 	if (of->fd < 0) {
 		int e = errno;
 		ps_outfile_free(of);
@@ -147,18 +149,16 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode)
 		if (linkat(AT_FDCWD, ps_outfile_path(of), AT_FDCWD, of->tmpname, AT_SYMLINK_FOLLOW) < 0)
 			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output: %s", strerror(errno));
 		of->unnamed = 0;
+		of->named = 1;
 	}
 	ps_fault("before-rename");
 	errno = 0;
 	if (ps_fault("rename") || rename(of->tmpname, of->target) < 0)
 		return ps_err(ctx, PDFSTAMP_E_IO, "cannot rename the output into place: %s",
 		              errno ? strerror(errno) : "injected fault");
-	free(of->tmpname);
-	of->tmpname = NULL;
-	if ((rc = ps_sync_dir_of(ctx, of->target)) < 0)
-		return rc;
+	of->named = 0; /* the name is the target's now */
 	of->committed = 1;
-	return 0;
+	return ps_sync_dir_of(ctx, of->target);
 }
 
 void ps_outfile_free(ps_outfile *of)
@@ -167,7 +167,7 @@ void ps_outfile_free(ps_outfile *of)
 		return;
 	if (of->fd >= 0)
 		close(of->fd);
-	if (!of->committed && !of->unnamed && of->tmpname && of->tmpname[strlen(of->tmpname) - 1] != 'X')
+	if (of->named && !of->committed)
 		unlink(of->tmpname);
 	free(of->tmpname);
 	free(of->target);

@@ -524,6 +524,7 @@ int ps_sync_dir_of(ps_ctx *ctx, const char *path);
 typedef struct ps_outfile {
 	int fd;
 	int unnamed;        /* O_TMPFILE: not yet linked into the directory */
+	int named;          /* tmpname exists in the directory and is ours to remove */
 	int committed;
 	char *target, *dir, *tmpname;
 	char fdpath[32];

@@ -206,8 +206,66 @@ void cli_json_str(struct cli_json *j, const char *s);
 void cli_json_int(struct cli_json *j, int64_t v);
 void cli_json_bool(struct cli_json *j, int v);
 void cli_json_null(struct cli_json *j);
+/* A finite number with DECIMALS digits after the point (0..9); NaN and
+ * infinities (which JSON cannot carry) are written as null. */
+void cli_json_double(struct cli_json *j, double v, int decimals);
 /* Ends the line.  Returns 0, or -1 if the structure was unbalanced. */
 int cli_json_end(struct cli_json *j);
+
+/* ---- authentication shared by the commands (write_common.c) ------------- */
+
+/*
+ * The password of the files a command opens: read once, when the first
+ * encrypted file needs it, and reused.  Without a password option the
+ * empty password is tried first and, if stdin is a terminal, the user is
+ * asked once (PROMPT, NULL = "Password: "); later files try that answer,
+ * then the empty password.  A failed intake is not retried.
+ */
+struct cli_auth {
+	const struct cli_pw_src *src;
+	unsigned flags;         /* PDFSTAMP_AUTH_* */
+	const char *prompt;
+	struct cli_pw pw;       /* mlock'ed where it is: do not copy the struct */
+	int asked;              /* pw holds the answer of a prompt */
+	int pw_failed;          /* exit status of a failed intake */
+};
+
+void cli_auth_init(struct cli_auth *a, const struct cli_pw_src *src,
+                   unsigned flags, const char *prompt);
+/* Without a password option and with a terminal on stdin: asks now rather
+ * than after the empty password failed (for commands that need the owner
+ * password and ask for more passwords themselves).  0 or an exit status. */
+int cli_auth_ask_now(struct cli_auth *a);
+/* Authenticates the encrypted DOC.  Returns 0, or an exit status with
+ * *MSG set to a message, or to NULL when the message is the context's. */
+int cli_auth_doc(struct cli_auth *a, pdfstamp_doc *doc, const char **msg);
+/* Wipes the password. */
+void cli_auth_clear(struct cli_auth *a);
+
+/* ---- progress bar (progress.c) ------------------------------------------ */
+
+/*
+ * A one-line bar on stderr, redrawn with \r: percent, MB done and total,
+ * MB/s, time left.  Only when stderr is a terminal, the work is larger than
+ * CLI_PROGRESS_MIN_BYTES and the command was not given --quiet; redrawn at
+ * most about ten times a second; cli_progress_end() clears the line.
+ */
+#define CLI_PROGRESS_MIN_BYTES INT64_C(4000000)
+
+struct cli_progress {
+	int enabled;            /* may draw at all */
+	int shown;              /* a bar is on the screen */
+	const char *label;      /* e.g. "rotating" (ASCII) */
+	double t0, last;        /* start, last redraw (monotonic seconds) */
+	int64_t done;           /* highest value reported */
+	int width;              /* columns drawn last time */
+};
+
+void cli_progress_init(struct cli_progress *p, const char *label, int quiet);
+/* A pdfstamp_progress_fn; USERDATA is a struct cli_progress. */
+void cli_progress_cb(void *userdata, int64_t done, int64_t total);
+/* Clears the bar (call before printing anything else to stderr). */
+void cli_progress_end(struct cli_progress *p);
 
 /* ---- stamp and meta: shared option and output code (write_common.c) ---- */
 
@@ -255,6 +313,18 @@ struct cli_write {
 	const char *date;       /* --date, NULL = "now" */
 	const char *files_from; /* --files-from FILE ("-" = stdin) */
 	struct cli_pw_src src;  /* password options */
+	/* For the rewriting commands (cmd_rewrite.c); zero for stamp/meta: */
+	int no_auth;            /* pass encrypted files on unauthenticated */
+	const char *pw_prompt;  /* prompt for the password (NULL: default) */
+	int pw_ask_first;       /* ask on a terminal before the first file */
+	/* Called once after the command line was checked and the password
+	 * asked for (pw_ask_first), before the first file: 0 or an exit
+	 * status (message printed). */
+	int (*prepare)(void *arg);
+	/* Writes the members of a --json success line after "output"; NULL:
+	 * those of an incremental update (base_length, ...). */
+	void (*json_ok)(struct cli_json *j, const struct pdfstamp_result *res,
+	                void *arg);
 };
 
 /* The command's library call on an opened, authenticated DOC. */
@@ -292,5 +362,8 @@ int cli_utf8_valid(const char *s);
 int cmd_info(int argc, char **argv);
 int cmd_stamp(int argc, char **argv);
 int cmd_meta(int argc, char **argv);
+int cmd_rotate(int argc, char **argv);
+int cmd_encrypt(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

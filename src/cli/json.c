@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -193,6 +194,20 @@ void cli_json_null(struct cli_json *j)
 {
 	sep(j);
 	fputs("null", j->f);
+}
+
+void cli_json_double(struct cli_json *j, double v, int decimals)
+{
+	sep(j);
+	if (decimals < 0)
+		decimals = 0;
+	if (decimals > 9)
+		decimals = 9;
+	/* The program never calls setlocale, so the point is '.'. */
+	if (isfinite(v))
+		fprintf(j->f, "%.*f", decimals, v);
+	else
+		fputs("null", j->f);
 }
 
 int cli_json_end(struct cli_json *j)

@@ -38,15 +38,17 @@ const struct cli_cmd cli_cmds[] = {
 	  "change document metadata (Info dictionary, XMP) incrementally",
 	  "[--set KEY=VALUE]... [--unset KEY]... [--xmp] [password options]\n"
 	  "\t(-o OUT FILE | --in-place FILE...)" },
-	{ "rotate", NULL,
+	{ "rotate", cmd_rotate,
 	  "rotate passwords and the file key with a full rewrite",
-	  "[password options] [new password options] -o OUT FILE" },
-	{ "encrypt", NULL,
+	  "[--permissions LIST] [-j N] [--force] [password options]\n"
+	  "\t[new password options] (-o OUT FILE | --in-place FILE...)" },
+	{ "encrypt", cmd_encrypt,
 	  "encrypt a plaintext PDF with AES-256 (R6)",
-	  "[new password options] -o OUT FILE" },
-	{ "verify", NULL,
-	  "check that every revision parses and every object decrypts",
-	  "[password options] FILE..." },
+	  "[--permissions LIST] [-j N] [--force] [new password options]\n"
+	  "\t(-o OUT FILE | --in-place FILE...)" },
+	{ "verify", cmd_verify,
+	  "check that every object parses and every string and stream decrypts",
+	  "[--json] [-q] [password options] FILE..." },
 	{ NULL, NULL, NULL, NULL }
 };
 

@@ -23,6 +23,11 @@
  *     and reused; without a password option the empty password is tried
  *     first and, on a terminal, the user is asked once (as in cmd_info.c).
  *     A failed intake is not retried (stdin, for one, has been consumed).
+ *     struct cli_auth holds this logic for every command that opens
+ *     encrypted files (also verify).  The rewriting commands (rotate,
+ *     encrypt) reuse the loop through the hooks of struct cli_write:
+ *     no_auth, an early prompt, a prepare step for their own passwords
+ *     and their own --json members.
  *  5. --files-from and a password read from standard input cannot share
  *     it: that is a usage error, not a race over who reads which line.
  *  6. --json prints exactly one line per file, in order:
@@ -314,58 +319,103 @@ static int read_files_from(const char *name, struct file_list *l)
 	return rc;
 }
 
+/* ---- authentication ----------------------------------------------------------- */
+
+void cli_auth_init(struct cli_auth *a, const struct cli_pw_src *src,
+                   unsigned flags, const char *prompt)
+{
+	a->src = src;
+	a->flags = flags;
+	a->prompt = prompt;
+	a->asked = 0;
+	a->pw_failed = 0;
+	cli_pw_init(&a->pw);
+}
+
+void cli_auth_clear(struct cli_auth *a)
+{
+	cli_pw_clear(&a->pw);
+}
+
+int cli_auth_ask_now(struct cli_auth *a)
+{
+	int rc;
+
+	if (a->src->kind != CLI_PW_NONE || a->asked || a->pw_failed ||
+	    !isatty(STDIN_FILENO))
+		return 0;
+	rc = cli_pw_prompt(&a->pw, a->prompt);
+	if (rc != 0)
+		return a->pw_failed = rc;
+	a->asked = 1;
+	return 0;
+}
+
+/* Returns 0 or a PDFSTAMP_E_* code (ctx message set) or, when the password
+ * could not be obtained, 1 with *STATUS set. */
+static int auth_try(struct cli_auth *a, pdfstamp_doc *doc, int *status)
+{
+	int rc;
+
+	if (a->pw_failed) {
+		*status = a->pw_failed;
+		return 1;
+	}
+	if (a->src->kind != CLI_PW_NONE) {
+		if (!a->pw.have) {
+			rc = cli_pw_get(a->src, &a->pw, a->prompt);
+			if (rc != 0) {
+				*status = a->pw_failed = rc;
+				return 1;
+			}
+		}
+		return pdfstamp_doc_auth(doc, a->pw.buf, a->pw.len, a->flags);
+	}
+	if (!a->asked) {
+		rc = pdfstamp_doc_auth(doc, "", 0, a->flags);
+		if (rc != PDFSTAMP_E_PASSWORD || !isatty(STDIN_FILENO))
+			return rc;
+		rc = cli_pw_prompt(&a->pw, a->prompt);
+		if (rc != 0) {
+			*status = a->pw_failed = rc;
+			return 1;
+		}
+		a->asked = 1;
+		return pdfstamp_doc_auth(doc, a->pw.buf, a->pw.len, a->flags);
+	}
+	/* Later files: the answer, then the empty password (files with an
+	 * empty user password). */
+	rc = pdfstamp_doc_auth(doc, a->pw.buf, a->pw.len, a->flags);
+	if (rc == PDFSTAMP_E_PASSWORD && a->pw.len != 0)
+		rc = pdfstamp_doc_auth(doc, "", 0, a->flags);
+	return rc;
+}
+
+int cli_auth_doc(struct cli_auth *a, pdfstamp_doc *doc, const char **msg)
+{
+	int status = 0, rc;
+
+	*msg = NULL;
+	rc = auth_try(a, doc, &status);
+	if (rc == 1) {
+		*msg = "no password available; not opened";
+		return status;
+	}
+	if (rc == PDFSTAMP_E_PASSWORD && a->src->kind == CLI_PW_NONE && !a->asked)
+		/* Only the empty password was tried: say how to give one. */
+		*msg = "the file needs a password; give --password-file, "
+		       "--password-fd or --password-env";
+	return cli_exit_status(rc);
+}
+
 /* ---- one file ----------------------------------------------------------------- */
 
 struct write_run {
 	struct cli_write *w;
 	pdfstamp_ctx *ctx;
 	struct cli_warn_target warn;
-	struct cli_pw pw;
-	int asked;       /* pw holds the answer of a prompt already */
-	int pw_failed;   /* exit status of a failed password intake */
+	struct cli_auth auth;
 };
-
-/* Authenticates DOC (see note 4); returns 0 or a PDFSTAMP_E_* code (ctx
- * message set) or, when the password could not be obtained, 1 with
- * *STATUS set. */
-static int authenticate(struct write_run *r, pdfstamp_doc *doc, int *status)
-{
-	unsigned flags = r->w->force ? PDFSTAMP_AUTH_FORCE : 0;
-	int rc;
-
-	if (r->pw_failed) {
-		*status = r->pw_failed;
-		return 1;
-	}
-	if (r->w->src.kind != CLI_PW_NONE) {
-		if (!r->pw.have) {
-			rc = cli_pw_get(&r->w->src, &r->pw, NULL);
-			if (rc != 0) {
-				*status = r->pw_failed = rc;
-				return 1;
-			}
-		}
-		return pdfstamp_doc_auth(doc, r->pw.buf, r->pw.len, flags);
-	}
-	if (!r->asked) {
-		rc = pdfstamp_doc_auth(doc, "", 0, flags);
-		if (rc != PDFSTAMP_E_PASSWORD || !isatty(STDIN_FILENO))
-			return rc;
-		rc = cli_pw_prompt(&r->pw, NULL);
-		if (rc != 0) {
-			*status = r->pw_failed = rc;
-			return 1;
-		}
-		r->asked = 1;
-		return pdfstamp_doc_auth(doc, r->pw.buf, r->pw.len, flags);
-	}
-	/* Later files: the answer, then the empty password (files with an
-	 * empty user password). */
-	rc = pdfstamp_doc_auth(doc, r->pw.buf, r->pw.len, flags);
-	if (rc == PDFSTAMP_E_PASSWORD && r->pw.len != 0)
-		rc = pdfstamp_doc_auth(doc, "", 0, flags);
-	return rc;
-}
 
 static void json_error(const char *file, int status, const char *msg)
 {
@@ -385,8 +435,9 @@ static void json_error(const char *file, int status, const char *msg)
 	(void)cli_json_end(&j);
 }
 
-static void json_result(const char *file, const char *output,
-                        const struct pdfstamp_result *res)
+static void json_result(const struct cli_write *w, const char *file,
+                        const char *output, const struct pdfstamp_result *res,
+                        void *arg)
 {
 	struct cli_json j;
 	int i, n = res->nobjects;
@@ -403,6 +454,13 @@ static void json_result(const char *file, const char *output,
 	cli_json_bool(&j, 1);
 	cli_json_key(&j, "output");
 	cli_json_str(&j, output);
+	if (w->json_ok) {
+		w->json_ok(&j, res, arg);
+		cli_json_obj_end(&j);
+		if (cli_json_end(&j) != 0)
+			cli_error(file, "internal error: unbalanced JSON output");
+		return;
+	}
 	cli_json_key(&j, "base_length");
 	cli_json_int(&j, res->base_length);
 	cli_json_key(&j, "xref_offset");
@@ -442,20 +500,16 @@ static int write_file(struct write_run *r, const char *file, cli_write_fn op,
 	memset(&res, 0, sizeof res);
 	rc = pdfstamp_doc_open(r->ctx, &doc, file,
 	                       r->w->in_place ? PDFSTAMP_OPEN_WRITE : 0);
-	if (rc == 0 && pdfstamp_doc_is_encrypted(doc)) {
-		rc = authenticate(r, doc, &status);
-		if (rc == 1) {
+	if (rc == 0 && pdfstamp_doc_is_encrypted(doc) && !r->w->no_auth) {
+		status = cli_auth_doc(&r->auth, doc, &msg);
+		if (status != 0) {
+			if (!msg)
+				msg = pdfstamp_ctx_errmsg(r->ctx);
+			if (!msg || !*msg)
+				msg = "cannot authenticate";
+			fail(r, file, status, msg);
 			pdfstamp_doc_close(doc);
-			return fail(r, file, status,
-			            "no password available; not opened");
-		}
-		if (rc == PDFSTAMP_E_PASSWORD &&
-		    r->w->src.kind == CLI_PW_NONE && !r->asked) {
-			/* Only the empty password was tried: say how to give one. */
-			pdfstamp_doc_close(doc);
-			return fail(r, file, cli_exit_status(rc),
-			            "the file needs a password; give --password-file, "
-			            "--password-fd or --password-env");
+			return status;
 		}
 	}
 	if (rc == 0) {
@@ -481,7 +535,8 @@ static int write_file(struct write_run *r, const char *file, cli_write_fn op,
 	}
 	pdfstamp_doc_close(doc);
 	if (r->w->json)
-		json_result(file, r->w->in_place ? file : r->w->output, &res);
+		json_result(r->w, file, r->w->in_place ? file : r->w->output,
+		            &res, arg);
 	else if (r->w->verbose && say)
 		say(file, &res, arg);
 	return CLI_EXIT_OK;
@@ -548,10 +603,21 @@ int cli_write_run(struct cli_write *w, int nops, char **ops, cli_write_fn op,
 
 	memset(&r, 0, sizeof r);
 	r.w = w;
-	cli_pw_init(&r.pw);
+	cli_auth_init(&r.auth, &w->src, w->force ? PDFSTAMP_AUTH_FORCE : 0,
+	              w->pw_prompt);
+	rc = 0;
+	if (w->pw_ask_first)
+		rc = cli_auth_ask_now(&r.auth);
+	if (rc == 0 && w->prepare)
+		rc = w->prepare(arg);
+	if (rc != 0) {
+		cli_auth_clear(&r.auth);
+		list_free(&files);
+		return rc;
+	}
 	rc = pdfstamp_ctx_new(&r.ctx);
 	if (rc != 0) {
-		cli_pw_clear(&r.pw);
+		cli_auth_clear(&r.auth);
 		list_free(&files);
 		return cli_lib_error(NULL, rc, NULL);
 	}
@@ -563,7 +629,7 @@ int cli_write_run(struct cli_write *w, int nops, char **ops, cli_write_fn op,
 			fflush(stdout);
 	}
 	pdfstamp_ctx_free(r.ctx);
-	cli_pw_clear(&r.pw);
+	cli_auth_clear(&r.auth);
 	list_free(&files);
 	return cli_finish_stdout(status);
 }

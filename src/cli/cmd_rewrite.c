@@ -1,0 +1,452 @@
+/*
+ * cmd_rewrite.c - `pdfstamp rotate` and `pdfstamp encrypt`: a full rewrite
+ * of each FILE with a new random file key and new passwords (AES-256, R6).
+ *
+ * DESIGN NOTES
+ *
+ *  1. Both commands are one table of options and one library call
+ *     (pdfstamp_rotate or pdfstamp_encrypt); the output mode, the loop
+ *     over files, the current password and the --json framing are
+ *     write_common.c's, through the hooks of struct cli_write.
+ *  2. Passwords.  rotate authenticates with the current password (the
+ *     standard options; the library wants the owner password, or the user
+ *     password when the owner password is empty).  The new user and owner
+ *     passwords have their own three sources each
+ *     (--new-user-password-file/-fd/-env, --new-owner-password-...);
+ *     without one they are asked for twice on the terminal, and without a
+ *     terminal that is a usage error: there is no default new password.
+ *     An empty new password is accepted when it is given explicitly.
+ *     On a terminal the order of the prompts is: current password, new
+ *     user password (twice), new owner password (twice), all before the
+ *     first file is touched.
+ *  3. Two sources that would read the same descriptor (standard input via
+ *     '-' or fd 0, or the same fd N) or consume the same variable are a
+ *     usage error, decided before anything is read.
+ *  4. encrypt does not authenticate: an encrypted input reaches the
+ *     library, which refuses it (exit 2) with a pointer to rotate.
+ *  5. The passwords live in struct cli_pw buffers (mlock'ed, wiped on
+ *     every path); the library copies nothing it does not wipe.
+ *  6. The progress bar (progress.c) is the library's progress callback;
+ *     it is cleared before any message is printed after the call.
+ *  7. --json success line: {"file","ok","output","objects","streams",
+ *     "strings","payload_bytes","crypto_seconds","seconds","bytes_written",
+ *     "jobs"}; failure lines are write_common.c's.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define MAX_JOBS 64
+
+enum {
+	OPT_NEW_USER_FILE = CLI_OPT_CMD_BASE,
+	OPT_NEW_USER_FD,
+	OPT_NEW_USER_ENV,
+	OPT_NEW_OWNER_FILE,
+	OPT_NEW_OWNER_FD,
+	OPT_NEW_OWNER_ENV,
+	OPT_PERMISSIONS
+};
+
+struct rewrite_cmd {
+	int encrypt;                 /* encrypt, else rotate */
+	const char *name;            /* "rotate" or "encrypt" */
+	struct cli_write w;
+	struct cli_pw_src nu_src, no_src;
+	struct cli_pw nu, no;        /* the new user and owner passwords */
+	int quiet;
+	int jobs;                    /* 0 = the library's default */
+	int set_permissions;
+	int64_t permissions;
+	struct pdfstamp_rewrite_stats st; /* of the last file */
+};
+
+static void help(const struct rewrite_cmd *c)
+{
+	if (c->encrypt)
+		printf("Usage: pdfstamp encrypt [options] (-o OUT FILE | --in-place FILE...)\n"
+		       "\n"
+		       "Encrypts each plaintext FILE with AES-256 (security handler revision 6):\n"
+		       "a new random file key, the new user and owner passwords, every string\n"
+		       "and stream encrypted, written as one clean revision.  An encrypted FILE\n"
+		       "is refused; use 'pdfstamp rotate' to change its passwords.\n"
+		       "\n");
+	else
+		printf("Usage: pdfstamp rotate [options] [password options]\n"
+		       "       (-o OUT FILE | --in-place FILE...)\n"
+		       "\n"
+		       "Replaces the passwords and the file key of each encrypted FILE: a new\n"
+		       "random file key, new user and owner passwords, every string and stream\n"
+		       "re-encrypted (stream data is not recompressed), written as one clean\n"
+		       "revision; old revisions, which the old passwords would still open, are\n"
+		       "dropped.  Needs the owner password (or the user password when the owner\n"
+		       "password is empty).  The output is always revision 6 (an R5 input is\n"
+		       "upgraded).\n"
+		       "\n");
+	printf("The output is written to a temporary file in the target's directory,\n"
+	       "synced, re-opened with the new owner password and checked object by\n"
+	       "object, then renamed over the target; on any failure the target is left\n"
+	       "as it was.  A full rewrite invalidates every signature, so signed files\n"
+	       "and files marked append-only are refused (exit 5) without --force.\n"
+	       "\n"
+	       "Output (exactly one of -o and --in-place):\n"
+	       "  -o, --output OUT      write the new file to OUT (only with one FILE)\n"
+	       "  -i, --in-place        replace each FILE (required with several FILEs);\n"
+	       "                        the mode bits of FILE are kept\n"
+	       "\n"
+	       "New passwords (never taken from the command line; each needs one source,\n"
+	       "else it is asked for twice on the terminal; without a terminal that is a\n"
+	       "usage error):\n"
+	       "      --new-user-password-file FILE   first line of FILE ('-' = stdin)\n"
+	       "      --new-user-password-fd N        first line read from descriptor N\n"
+	       "      --new-user-password-env VAR     the value of VAR (then unset)\n"
+	       "      --new-owner-password-file FILE, --new-owner-password-fd N,\n"
+	       "      --new-owner-password-env VAR    the same for the owner password\n"
+	       "  An empty password is accepted when given explicitly (an empty line).\n"
+	       "\n"
+	       "Other options:\n"
+	       "      --permissions LIST  the permissions of the new file: a comma list of\n"
+	       "                        print, modify, copy, annotate, fill-forms, extract,\n"
+	       "                        assemble, print-high, or 'all' or 'none'\n"
+	       "                        (default: %s)\n"
+	       "  -j, --jobs N          encrypt with N threads (default: the number of CPUs)\n"
+	       "      --force           rewrite signed or append-only files (their\n"
+	       "                        signatures no longer validate)%s\n"
+	       "  -q, --quiet           no progress bar (it is shown only on a terminal,\n"
+	       "                        for files over 4 MB)\n"
+	       "      --json            print one JSON object per FILE on one line each\n"
+	       "                        (keys: see JSON OUTPUT in pdfstamp(1))\n"
+	       "  -v, --verbose         print one line per written FILE (not with --json)\n"
+	       "  -h, --help            show this help and exit\n"
+	       "\n",
+	       c->encrypt ? "all" : "keep those of FILE",
+	       c->encrypt ? "" : ";\n                        also accept a /Perms entry that does not\n"
+	                         "                        match /P (the new one is made from /P)");
+	if (!c->encrypt)
+		printf("Current password:\n%s", cli_pw_help);
+}
+
+static int bad_value(const struct rewrite_cmd *c, const char *opt, const char *what)
+{
+	cli_error(NULL, "%s: %s", opt, what);
+	return cli_usage_hint(c->name);
+}
+
+/* ---- password sources ----------------------------------------------------------- */
+
+/* Describes what SRC reads for the conflict check: *FD is the descriptor
+ * it reads (-1: none, i.e. a named file), *VAR the variable. */
+static void src_reads(const struct cli_pw_src *src, int *fd, const char **var)
+{
+	*fd = -1;
+	*var = NULL;
+	if (src->kind == CLI_PW_FILE && strcmp(src->arg, "-") == 0)
+		*fd = STDIN_FILENO;
+	else if (src->kind == CLI_PW_FD)
+		*fd = src->fd;
+	else if (src->kind == CLI_PW_ENV)
+		*var = src->arg;
+}
+
+/* Note 3.  Returns 0 or CLI_EXIT_USAGE. */
+static int check_sources(const struct rewrite_cmd *c)
+{
+	const struct cli_pw_src *s[3] = { &c->w.src, &c->nu_src, &c->no_src };
+	int i, k, fi, fk;
+	const char *vi, *vk;
+
+	for (i = 0; i < 3; i++) {
+		if (s[i]->kind == CLI_PW_NONE)
+			continue;
+		src_reads(s[i], &fi, &vi);
+		for (k = i + 1; k < 3; k++) {
+			if (s[k]->kind == CLI_PW_NONE)
+				continue;
+			src_reads(s[k], &fk, &vk);
+			if ((fi >= 0 && fi == fk) || (vi && vk && strcmp(vi, vk) == 0)) {
+				cli_error(NULL, "%s and %s would read the same %s; give each "
+				          "password its own source", s[i]->optname,
+				          s[k]->optname, vi ? "variable" : "input");
+				return cli_usage_hint(c->name);
+			}
+		}
+	}
+	if ((c->nu_src.kind == CLI_PW_NONE || c->no_src.kind == CLI_PW_NONE) &&
+	    !isatty(STDIN_FILENO)) {
+		cli_error(NULL, "no source for the new %s password: give --new-%s-password-file, "
+		          "-fd or -env (standard input is not a terminal)",
+		          c->nu_src.kind == CLI_PW_NONE ? "user" : "owner",
+		          c->nu_src.kind == CLI_PW_NONE ? "user" : "owner");
+		return cli_usage_hint(c->name);
+	}
+	return 0;
+}
+
+/* cli_write.prepare: reads the new passwords (after the current one was
+ * asked for, before the first file). */
+static int read_new_passwords(void *arg)
+{
+	struct rewrite_cmd *c = arg;
+	int rc;
+
+	rc = cli_pw_get_new(&c->nu_src, &c->nu, "new user password");
+	if (rc == 0)
+		rc = cli_pw_get_new(&c->no_src, &c->no, "new owner password");
+	if (rc != 0)
+		return rc;
+	if (c->no.len == 0)
+		cli_warning(NULL, "the new owner password is empty: anyone can open "
+		            "the file with full rights");
+	else if (c->no.len == c->nu.len && memcmp(c->no.buf, c->nu.buf, c->nu.len) == 0)
+		cli_warning(NULL, "the new owner password is the user password: "
+		            "whoever opens the file has full rights");
+	return 0;
+}
+
+/* ---- the library call and its output ------------------------------------------- */
+
+static int run_rewrite(pdfstamp_doc *doc, const struct pdfstamp_write_opts *wopts,
+                       struct pdfstamp_result *res, void *arg)
+{
+	struct rewrite_cmd *c = arg;
+	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+	struct cli_progress bar;
+	int rc;
+
+	(void)res;
+	memset(&c->st, 0, sizeof c->st);
+	o.output = wopts->output;
+	o.flags = wopts->flags & PDFSTAMP_WRITE_IN_PLACE;
+	if (c->w.force)
+		o.flags |= PDFSTAMP_REWRITE_FORCE;
+	o.user_password = c->nu.buf;
+	o.user_len = c->nu.len;
+	o.owner_password = c->no.buf;
+	o.owner_len = c->no.len;
+	o.set_permissions = c->set_permissions;
+	o.permissions = c->permissions;
+	o.jobs = c->jobs;
+	cli_progress_init(&bar, c->encrypt ? "encrypting" : "rotating", c->quiet);
+	o.progress = cli_progress_cb;
+	o.progress_ud = &bar;
+	if (c->encrypt)
+		rc = pdfstamp_encrypt(doc, &o, &c->st);
+	else
+		rc = pdfstamp_rotate(doc, &o, &c->st);
+	cli_progress_end(&bar);
+	return rc;
+}
+
+static void json_rewrite(struct cli_json *j, const struct pdfstamp_result *res,
+                         void *arg)
+{
+	const struct rewrite_cmd *c = arg;
+
+	(void)res;
+	cli_json_key(j, "objects");
+	cli_json_int(j, c->st.objects);
+	cli_json_key(j, "streams");
+	cli_json_int(j, c->st.streams);
+	cli_json_key(j, "strings");
+	cli_json_int(j, c->st.strings);
+	cli_json_key(j, "payload_bytes");
+	cli_json_int(j, c->st.payload_bytes);
+	cli_json_key(j, "crypto_seconds");
+	cli_json_double(j, c->st.crypto_seconds, 6);
+	cli_json_key(j, "seconds");
+	cli_json_double(j, c->st.seconds, 6);
+	cli_json_key(j, "bytes_written");
+	cli_json_int(j, c->st.bytes_written);
+	cli_json_key(j, "jobs");
+	cli_json_int(j, c->st.jobs);
+}
+
+static void say_rewrite(const char *file, const struct pdfstamp_result *res,
+                        void *arg)
+{
+	const struct rewrite_cmd *c = arg;
+	const struct pdfstamp_rewrite_stats *s = &c->st;
+
+	(void)res;
+	fputs(c->encrypt ? "encrypted " : "rotated ", stdout);
+	cli_put_safe(stdout, file);
+	if (!c->w.in_place) {
+		fputs(" -> ", stdout);
+		cli_put_safe(stdout, c->w.output);
+	}
+	printf(": %" PRId64 " objects, %" PRId64 " streams, %" PRId64 " strings; "
+	       "%.1f MB written in %.2f s",
+	       s->objects, s->streams, s->strings, (double)s->bytes_written / 1e6,
+	       s->seconds);
+	if (s->crypto_seconds > 0)
+		printf(" (AES %.1f MB/s over %d job%s)",
+		       (double)s->payload_bytes / 1e6 / s->crypto_seconds,
+		       s->jobs, s->jobs == 1 ? "" : "s");
+	putchar('\n');
+}
+
+/* ---- command line ------------------------------------------------------------------ */
+
+static int parse_permissions(struct rewrite_cmd *c, const char *list)
+{
+	pdfstamp_ctx *ctx = NULL;
+	int rc;
+
+	if (!*list)
+		return bad_value(c, "--permissions", "the list is empty (use 'none' "
+		                 "for no permissions)");
+	rc = pdfstamp_ctx_new(&ctx);
+	if (rc != 0)
+		return cli_lib_error(NULL, rc, NULL);
+	rc = pdfstamp_parse_permissions(ctx, list, &c->permissions);
+	if (rc != 0) {
+		rc = bad_value(c, "--permissions", pdfstamp_ctx_errmsg(ctx));
+		pdfstamp_ctx_free(ctx);
+		return rc;
+	}
+	pdfstamp_ctx_free(ctx);
+	c->set_permissions = 1;
+	return 0;
+}
+
+static int run_cmd(struct rewrite_cmd *c, int argc, char **argv)
+{
+	static const struct option rotate_opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "in-place", no_argument, NULL, 'i' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "json", no_argument, NULL, CLI_OPT_W_JSON },
+		{ "force", no_argument, NULL, CLI_OPT_W_FORCE },
+		{ "help", no_argument, NULL, 'h' },
+		{ "permissions", required_argument, NULL, OPT_PERMISSIONS },
+		{ "new-user-password-file", required_argument, NULL, OPT_NEW_USER_FILE },
+		{ "new-user-password-fd", required_argument, NULL, OPT_NEW_USER_FD },
+		{ "new-user-password-env", required_argument, NULL, OPT_NEW_USER_ENV },
+		{ "new-owner-password-file", required_argument, NULL, OPT_NEW_OWNER_FILE },
+		{ "new-owner-password-fd", required_argument, NULL, OPT_NEW_OWNER_FD },
+		{ "new-owner-password-env", required_argument, NULL, OPT_NEW_OWNER_ENV },
+		CLI_PW_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	/* encrypt: the same without the current password (the last three). */
+	static const size_t nopts = sizeof rotate_opts / sizeof rotate_opts[0];
+	struct option encrypt_opts[sizeof rotate_opts / sizeof rotate_opts[0]];
+	const struct option *opts = rotate_opts;
+	int64_t jobs;
+	int opt, rc;
+
+	if (c->encrypt) {
+		memcpy(encrypt_opts, rotate_opts, sizeof encrypt_opts);
+		memset(&encrypt_opts[nopts - 4], 0, sizeof encrypt_opts[0]);
+		opts = encrypt_opts;
+	}
+	c->w.cmd = c->name;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":o:ivqj:h", opts, NULL)) != -1) {
+		rc = 0;
+		switch (opt) {
+		case 'q':
+			c->quiet = 1;
+			break;
+		case 'j':
+			if (cli_parse_int64(optarg, &jobs) != 0 || jobs < 1 || jobs > MAX_JOBS)
+				return bad_value(c, "-j/--jobs", "expected a number of threads "
+				                 "from 1 to 64");
+			c->jobs = (int)jobs;
+			break;
+		case OPT_PERMISSIONS:
+			rc = parse_permissions(c, optarg);
+			break;
+		case OPT_NEW_USER_FILE:
+			rc = cli_pw_src_set(&c->nu_src, CLI_PW_FILE, optarg,
+			                    "--new-user-password-file");
+			break;
+		case OPT_NEW_USER_FD:
+			rc = cli_pw_src_set(&c->nu_src, CLI_PW_FD, optarg,
+			                    "--new-user-password-fd");
+			break;
+		case OPT_NEW_USER_ENV:
+			rc = cli_pw_src_set(&c->nu_src, CLI_PW_ENV, optarg,
+			                    "--new-user-password-env");
+			break;
+		case OPT_NEW_OWNER_FILE:
+			rc = cli_pw_src_set(&c->no_src, CLI_PW_FILE, optarg,
+			                    "--new-owner-password-file");
+			break;
+		case OPT_NEW_OWNER_FD:
+			rc = cli_pw_src_set(&c->no_src, CLI_PW_FD, optarg,
+			                    "--new-owner-password-fd");
+			break;
+		case OPT_NEW_OWNER_ENV:
+			rc = cli_pw_src_set(&c->no_src, CLI_PW_ENV, optarg,
+			                    "--new-owner-password-env");
+			break;
+		case 'h':
+			help(c);
+			return cli_finish_stdout(CLI_EXIT_OK);
+		case ':':
+		case '?':
+			return cli_bad_option(c->name, opt, argv[optind - 1], optopt);
+		default:
+			rc = cli_write_option(&c->w, opt, optarg);
+			if (rc < 0) {
+				cli_error(NULL, "internal error: option %d", opt);
+				return CLI_EXIT_IO;
+			}
+			break;
+		}
+		if (rc != 0)
+			return rc;
+	}
+	/* The output mode and the operands are checked again, with the same
+	 * messages, by cli_write_run; checked here first so that a wrong
+	 * command line asks for no password. */
+	if ((c->w.output && c->w.in_place) || (!c->w.output && !c->w.in_place) ||
+	    argc - optind < 1 || (c->w.output && argc - optind != 1))
+		return cli_write_run(&c->w, argc - optind, argv + optind, run_rewrite,
+		                     say_rewrite, c);
+	rc = check_sources(c);
+	if (rc != 0)
+		return rc;
+	c->w.no_auth = c->encrypt;
+	c->w.pw_prompt = "Current password: ";
+	c->w.pw_ask_first = !c->encrypt;
+	c->w.prepare = read_new_passwords;
+	c->w.json_ok = json_rewrite;
+	return cli_write_run(&c->w, argc - optind, argv + optind, run_rewrite,
+	                     say_rewrite, c);
+}
+
+static int cmd_rewrite(int encrypt, int argc, char **argv)
+{
+	struct rewrite_cmd c;
+	int rc;
+
+	memset(&c, 0, sizeof c);
+	c.encrypt = encrypt;
+	c.name = encrypt ? "encrypt" : "rotate";
+	cli_pw_init(&c.nu);
+	cli_pw_init(&c.no);
+	rc = run_cmd(&c, argc, argv);
+	cli_pw_clear(&c.nu);
+	cli_pw_clear(&c.no);
+	return rc;
+}
+
+int cmd_rotate(int argc, char **argv)
+{
+	return cmd_rewrite(0, argc, argv);
+}
+
+int cmd_encrypt(int argc, char **argv)
+{
+	return cmd_rewrite(1, argc, argv);
+}
