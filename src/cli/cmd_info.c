@@ -326,55 +326,8 @@ struct info_run {
 	struct info_opts *o;
 	pdfstamp_ctx *ctx;
 	struct cli_warn_target warn;
-	struct cli_pw pw;
-	int asked;             /* pw holds the answer of a prompt already */
-	int pw_failed;         /* exit status of a failed password intake */
+	struct cli_auth auth;  /* the password logic every command shares */
 };
-
-/* Authenticates DOC; returns 0 or a PDFSTAMP_E_* code (ctx message set)
- * or, for password intake failures, 1 with *STATUS set. */
-static int authenticate(struct info_run *r, pdfstamp_doc *doc, int *status)
-{
-	unsigned flags = r->o->force ? PDFSTAMP_AUTH_FORCE : 0;
-	int rc;
-
-	/* The password is read once; a source that failed is not retried
-	 * (standard input, for one, has been consumed). */
-	if (r->pw_failed) {
-		*status = r->pw_failed;
-		return 1;
-	}
-
-	if (r->o->src.kind != CLI_PW_NONE) {
-		if (!r->pw.have) {
-			rc = cli_pw_get(&r->o->src, &r->pw, NULL);
-			if (rc != 0) {
-				*status = r->pw_failed = rc;
-				return 1;
-			}
-		}
-		return pdfstamp_doc_auth(doc, r->pw.buf, r->pw.len, flags);
-	}
-	/* No source: the empty password first, then (on a terminal) ask. */
-	if (!r->asked) {
-		rc = pdfstamp_doc_auth(doc, "", 0, flags);
-		if (rc != PDFSTAMP_E_PASSWORD || !isatty(STDIN_FILENO))
-			return rc;
-		rc = cli_pw_prompt(&r->pw, NULL);
-		if (rc != 0) {
-			*status = r->pw_failed = rc;
-			return 1;
-		}
-		r->asked = 1;
-		return pdfstamp_doc_auth(doc, r->pw.buf, r->pw.len, flags);
-	}
-	/* Later files: the answer (it may be an owner password), then the
-	 * empty password for files that have an empty user password. */
-	rc = pdfstamp_doc_auth(doc, r->pw.buf, r->pw.len, flags);
-	if (rc == PDFSTAMP_E_PASSWORD && r->pw.len != 0)
-		rc = pdfstamp_doc_auth(doc, "", 0, flags);
-	return rc;
-}
 
 /* Processes one file; returns its exit status. */
 static int info_file(struct info_run *r, const char *file)
@@ -382,43 +335,25 @@ static int info_file(struct info_run *r, const char *file)
 	struct pdfstamp_info in;
 	pdfstamp_doc *doc = NULL;
 	int rc, status = 0;
-	const char *msg;
+	const char *msg = NULL;
 
 	r->warn.file = file;
 	memset(&in, 0, sizeof in);
 	rc = pdfstamp_doc_open(r->ctx, &doc, file, 0);
-	if (rc == 0 && pdfstamp_doc_is_encrypted(doc)) {
-		rc = authenticate(r, doc, &status);
-		if (rc == 1) {
-			cli_error(file, "no password available; not opened");
-			if (r->o->json)
-				print_json_error(file, status,
-				                 "cannot obtain the password");
-			pdfstamp_doc_close(doc);
-			return status;
-		}
-	}
-	if (rc == 0)
+	if (rc == 0 && pdfstamp_doc_is_encrypted(doc))
+		status = cli_auth_doc(&r->auth, doc, &msg);
+	if (rc == 0 && status == 0)
 		rc = pdfstamp_doc_info(doc, &in);
-	if (rc == PDFSTAMP_E_PASSWORD && r->o->src.kind == CLI_PW_NONE &&
-	    !r->asked) {
-		/* Only the empty password was tried: say how to give one. */
-		status = cli_exit_status(rc);
-		msg = "the file needs a password; give --password-file, "
-		      "--password-fd or --password-env";
+	if (rc != 0 || status != 0) {
+		if (rc != 0)
+			status = cli_exit_status(rc);
+		if (!msg)
+			msg = pdfstamp_ctx_errmsg(r->ctx);
+		if (!msg || !*msg)
+			msg = pdfstamp_strerror(rc);
 		cli_error(file, "%s", msg);
 		if (r->o->json)
 			print_json_error(file, status, msg);
-		pdfstamp_doc_close(doc);
-		return status;
-	}
-	if (rc != 0) {
-		status = cli_lib_error(r->ctx, rc, file);
-		if (r->o->json) {
-			msg = pdfstamp_ctx_errmsg(r->ctx);
-			print_json_error(file, status,
-			                 msg && *msg ? msg : pdfstamp_strerror(rc));
-		}
 		pdfstamp_doc_close(doc);
 		return status;
 	}
@@ -478,10 +413,10 @@ int cmd_info(int argc, char **argv)
 
 	memset(&r, 0, sizeof r);
 	r.o = &o;
-	cli_pw_init(&r.pw);
+	cli_auth_init(&r.auth, &o.src, o.force ? PDFSTAMP_AUTH_FORCE : 0, NULL);
 	rc = pdfstamp_ctx_new(&r.ctx);
 	if (rc != 0) {
-		cli_pw_clear(&r.pw);
+		cli_auth_clear(&r.auth);
 		return cli_lib_error(NULL, rc, NULL);
 	}
 	pdfstamp_ctx_set_warn(r.ctx, cli_warn_cb, &r.warn);
@@ -491,6 +426,6 @@ int cmd_info(int argc, char **argv)
 			putchar('\n');
 	}
 	pdfstamp_ctx_free(r.ctx);
-	cli_pw_clear(&r.pw);
+	cli_auth_clear(&r.auth);
 	return cli_finish_stdout(status);
 }
