@@ -144,7 +144,7 @@ struct rw {
 	pthread_t *threads;
 	/* stats, under mu */
 	int64_t streams, strings, payload;
-	double aes_seconds;
+	double dec_seconds, enc_seconds;
 	/* writer */
 	ps_outfile of;
 	int64_t woff;
@@ -272,7 +272,7 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 		pthread_mutex_lock(&rw->mu);
 		rw->payload += payload;
 		rw->streams++;
-		rw->aes_seconds += aes;
+		rw->dec_seconds += aes;
 		pthread_mutex_unlock(&rw->mu);
 	}
 	pthread_mutex_lock(&rw->mu);
@@ -324,7 +324,7 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
 		for (i = 0; i < b->n; i++)
 			b->jobs[i].plaintext = 0;
 		pthread_mutex_lock(&rw->mu);
-		rw->aes_seconds += now_seconds() - t0;
+		rw->enc_seconds += now_seconds() - t0;
 		pthread_mutex_unlock(&rw->mu);
 		ps_wipe(jobs, n * sizeof *jobs);
 	}
@@ -918,7 +918,9 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		st->streams = rw.streams;
 		st->strings = rw.strings;
 		st->payload_bytes = rw.payload;
-		st->crypto_seconds = rw.aes_seconds;
+		st->decrypt_seconds = rw.dec_seconds;
+		st->encrypt_seconds = rw.enc_seconds;
+		st->crypto_seconds = rw.dec_seconds + rw.enc_seconds;
 		st->bytes_written = rw.woff;
 		st->seconds = now_seconds() - t0;
 	}

@@ -29,7 +29,7 @@
  *  6. The progress bar (progress.c) is the library's progress callback;
  *     it is cleared before any message is printed after the call.
  *  7. --json success line: {"file","ok","output","objects","streams",
- *     "strings","payload_bytes","crypto_seconds","seconds","bytes_written",
+ *     "strings","payload_bytes","crypto_seconds","decrypt_seconds","encrypt_seconds","seconds","bytes_written",
  *     "jobs"}; failure lines are write_common.c's.
  */
 #include "config.h"
@@ -259,6 +259,10 @@ static void json_rewrite(struct cli_json *j, const struct pdfstamp_result *res,
 	cli_json_int(j, c->st.payload_bytes);
 	cli_json_key(j, "crypto_seconds");
 	cli_json_double(j, c->st.crypto_seconds, 6);
+	cli_json_key(j, "decrypt_seconds");
+	cli_json_double(j, c->st.decrypt_seconds, 6);
+	cli_json_key(j, "encrypt_seconds");
+	cli_json_double(j, c->st.encrypt_seconds, 6);
 	cli_json_key(j, "seconds");
 	cli_json_double(j, c->st.seconds, 6);
 	cli_json_key(j, "bytes_written");
@@ -284,9 +288,9 @@ static void say_rewrite(const char *file, const struct pdfstamp_result *res,
 	       "%.1f MB written in %.2f s",
 	       s->objects, s->streams, s->strings, (double)s->bytes_written / 1e6,
 	       s->seconds);
-	if (s->crypto_seconds > 0)
-		printf(" (AES %.1f MB/s over %d job%s)",
-		       (double)s->payload_bytes / 1e6 / s->crypto_seconds,
+	if (s->encrypt_seconds > 0)
+		printf(" (AES encrypt %.1f MB/s, %s; %d job%s)",
+		       (double)s->payload_bytes / 1e6 / s->encrypt_seconds, pdfstamp_aes_engine(),
 		       s->jobs, s->jobs == 1 ? "" : "s");
 	putchar('\n');
 }

@@ -698,13 +698,13 @@ pyfeed same archive-j1 "$A" "$T/ao.pw" "$T/arch-j1.pdf" "$NO" keep
 pyfeed same archive-j2 "$A" "$T/ao.pw" "$T/arch-j2.pdf" "$NO" keep
 J=$T/arch-j2.json
 check_eq "$(jget "$J" 'sorted(d)')" \
-	'["bytes_written", "crypto_seconds", "file", "jobs", "objects", "ok", "output", "payload_bytes", "seconds", "streams", "strings"]' \
+	'["bytes_written", "crypto_seconds", "decrypt_seconds", "encrypt_seconds", "file", "jobs", "objects", "ok", "output", "payload_bytes", "seconds", "streams", "strings"]' \
 	"rotate --json: keys"
 check_eq "$(jget "$J" '[d["ok"], d["output"]]')" "[true, \"$T/arch-j2.pdf\"]" "rotate --json: ok and output"
 check_eq "$(jget "$J" 'd["bytes_written"]')" "$(stat -c %s "$T/arch-j2.pdf")" "rotate --json: bytes_written is the output's size"
 check_eq "$(jget "$J" 'd["payload_bytes"] >= 8 * 2**20 and d["streams"] >= 5 and d["objects"] >= 210')" true \
 	"rotate --json: the payload and object counts cover the archive"
-check_eq "$(jget "$J" '0 < d["crypto_seconds"] and 0 < d["seconds"]')" true "rotate --json: times"
+check_eq "$(jget "$J" '0 < d["crypto_seconds"] and 0 < d["seconds"] and 0 < d["encrypt_seconds"] and abs(d["decrypt_seconds"] + d["encrypt_seconds"] - d["crypto_seconds"]) < 1e-5')" true "rotate --json: times"
 run "$PDFSTAMP" rotate --json --password-file "$T/wrong.pw" "${NEWPW[@]}" -o "$T/x.pdf" "$A"
 check_eq "$(jget "$T/out" '[sorted(d), d["ok"], d["exit"]]')" '[["error", "exit", "file", "ok"], false, 3]' \
 	"rotate --json: a failure line"
