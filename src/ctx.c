@@ -89,6 +89,22 @@ int ps_err(ps_ctx *ctx, int code, const char *fmt, ...)
 	return code;
 }
 
+int ps_err_wrap(ps_ctx *ctx, int code, const char *fmt, ...)
+{
+	char prefix[128], old[sizeof ctx->errmsg];
+	va_list ap;
+
+	if (!ctx)
+		return code;
+	memcpy(old, ctx->errmsg, sizeof old); /* never format a buffer into itself */
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	va_end(ap);
+	ctx->errcode = code;
+	snprintf(ctx->errmsg, sizeof ctx->errmsg, "%s: %s", prefix, old);
+	return code;
+}
+
 void ps_warn(ps_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;

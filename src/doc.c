@@ -203,8 +203,7 @@ static int decrypt_string(void *ud_, ps_obj *str, const ps_obj *parent, const ch
 	ud->tmp.len = 0;
 	rc = ps_aesv3_decrypt(ud->doc->ctx, &ud->doc->cipher, str->u.str.p, str->u.str.len, &ud->tmp);
 	if (rc < 0)
-		return ps_err(ud->doc->ctx, rc, "cannot decrypt a string in object %u: %s", ud->num,
-		              ud->doc->ctx->errmsg);
+		return ps_err_wrap(ud->doc->ctx, rc, "cannot decrypt a string in object %u", ud->num);
 	if (ps_str_set(str, ud->tmp.data, ud->tmp.len) < 0)
 		return ps_err(ud->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	return 0;
@@ -298,7 +297,7 @@ int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_bu
 	            ps_stream_needs_crypt(doc->encrypted, doc->stmf_identity, doc->sp.encrypt_metadata, stm);
 	if (encrypted) {
 		if ((rc = ps_aesv3_decrypt(ctx, &doc->cipher, raw.data, raw.len, &plain)) < 0) {
-			rc = ps_err(ctx, rc, "cannot decrypt the stream of object %u: %s", num, ctx->errmsg);
+			rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u", num);
 			goto out;
 		}
 		cur = &plain;
@@ -513,10 +512,15 @@ static int copy_sec_string(ps_ctx *ctx, const ps_obj *enc, const char *key, uint
 			return 0;
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Encrypt dictionary has no /%s string", key);
 	}
-	/* Short values are zero-padded, long ones truncated (as qpdf does). */
-	memcpy(dst, s->u.str.p, s->u.str.len < n ? s->u.str.len : n);
+	/* ISO 32000-2 Table 21: fixed sizes.  A short value cannot hold its
+	 * hash and salts, so the file is malformed; longer ones are read by
+	 * their leading bytes, as qpdf does. */
 	if (s->u.str.len < n)
-		ps_warn(ctx, "/Encrypt /%s is %zu bytes, expected %zu", key, s->u.str.len, n);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Encrypt dictionary's /%s is %zu bytes; it must be %zu",
+		              key, s->u.str.len, n);
+	if (s->u.str.len > n)
+		ps_warn(ctx, "/Encrypt /%s is %zu bytes; using its first %zu", key, s->u.str.len, n);
+	memcpy(dst, s->u.str.p, n);
 	return 0;
 }
 

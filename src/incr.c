@@ -745,7 +745,7 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 	}
 out:
 	if (rc < 0 && ctx->errcode != PDFSTAMP_E_INTERNAL)
-		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check of the output failed: %s", ctx->errmsg);
+		rc = ps_err_wrap(ctx, PDFSTAMP_E_INTERNAL, "self-check of the output failed");
 	ps_buf_free(&data);
 	pdfstamp_doc_close(v);
 	return rc;

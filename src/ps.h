@@ -70,6 +70,8 @@ struct pdfstamp_ctx {
 
 /* Records CODE and a printf-style message; returns CODE. */
 int ps_err(ps_ctx *ctx, int code, const char *fmt, ...) PS_PRINTF(3, 4);
+/* Records CODE and "<printf-style prefix>: <the current message>". */
+int ps_err_wrap(ps_ctx *ctx, int code, const char *fmt, ...) PS_PRINTF(3, 4);
 void ps_warn(ps_ctx *ctx, const char *fmt, ...) PS_PRINTF(2, 3);
 void ps_wipe(void *p, size_t n);
 /* Cryptographically strong random bytes from the context's CTR-DRBG, which

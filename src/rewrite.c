@@ -280,7 +280,7 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 	pthread_mutex_unlock(&rw->mu);
 out:
 	if (rc < 0 && wctx->errcode == rc)
-		ps_err(wctx, rc, "object %u: %s", j->num, wctx->errmsg);
+		ps_err_wrap(wctx, rc, "object %u", j->num);
 	ps_buf_free(&su.a);
 	ps_buf_free(&su.b);
 	ps_buf_free(&plain);
@@ -901,7 +901,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		if ((rc = pdfstamp_doc_open(ctx, &v, ps_outfile_path(&rw.of), PS_OPEN_NO_RECOVER)) < 0 ||
 		    (rc = pdfstamp_doc_auth(v, o->owner_password ? o->owner_password : "", o->owner_len, 0)) < 0 ||
 		    (rc = pdfstamp_verify(v, &rep, NULL, NULL)) < 0) {
-			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check of the rewritten file failed: %s", ctx->errmsg);
+			rc = ps_err_wrap(ctx, PDFSTAMP_E_INTERNAL, "self-check of the rewritten file failed");
 			goto out;
 		}
 		if (v->authenticated != 2) {
