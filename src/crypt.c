@@ -33,7 +33,11 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <mbedtls/sha256.h>
 #include <mbedtls/sha512.h>
@@ -77,12 +81,119 @@ static void take_raw(const char *pw, size_t len, uint8_t out[128], size_t *outle
 	*outlen = n;
 }
 
+/* SASLprep with libidn into OUT (the result before truncation to 127
+ * bytes; at most PREP_OUT_MAX).  Returns 1 on success, 0 if SASLprep
+ * rejects the password (raw bytes are then used), or a negative code. */
+#define PREP_OUT_MAX 4096
+static int saslprep_inproc(const char *pw, size_t len, int stored, uint8_t *out, size_t *outlen)
+{
+	char *buf = NULL;
+	size_t cap = len * 4 + 64, n;
+	int rc;
+
+	/* NFKC can expand the string (U+FDFA becomes 18 code points), so the
+	 * buffer grows until libidn stops reporting TOO_SMALL_BUFFER. */
+	for (;;) {
+		buf = malloc(cap);
+		if (!buf)
+			return PDFSTAMP_E_NOMEM;
+		memcpy(buf, pw, len);
+		buf[len] = '\0';
+		rc = stringprep(buf, cap, stored ? STRINGPREP_NO_UNASSIGNED : 0, stringprep_saslprep);
+		if (rc != STRINGPREP_TOO_SMALL_BUFFER || cap > PREP_INPUT_MAX * 32)
+			break;
+		ps_wipe(buf, cap);
+		free(buf);
+		cap *= 2;
+	}
+	if (rc == STRINGPREP_OK) {
+		n = strlen(buf);
+		if (n > PREP_OUT_MAX)
+			n = PREP_OUT_MAX;
+		memcpy(out, buf, n);
+		*outlen = n;
+	}
+	ps_wipe(buf, cap);
+	free(buf);
+	if (rc == STRINGPREP_MALLOC_ERROR)
+		return PDFSTAMP_E_NOMEM;
+	return rc == STRINGPREP_OK;
+}
+
+/* libidn's stringprep makes UCS-4 working copies of the password and frees
+ * them without wiping, where a core dump or a reader of our memory could
+ * find them.  So it runs in a short-lived child process; only the result
+ * comes back, through a pipe.  (Printable ASCII never gets here: SASLprep
+ * leaves it unchanged.)  If the child cannot be made, the work is done in
+ * process, with a warning. */
+static int saslprep_isolated(ps_ctx *ctx, const char *pw, size_t len, int stored, uint8_t *out,
+                             size_t *outlen)
+{
+	uint8_t msg[3 + PREP_OUT_MAX];
+	int fds[2], st = 0, rc;
+	size_t got = 0;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		goto inproc;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		goto inproc;
+	}
+	if (pid == 0) { /* the child: prepare, send, vanish */
+		size_t n = 0, off = 0;
+		close(fds[0]);
+		rc = saslprep_inproc(pw, len, stored, msg + 3, &n);
+		/* status (1 prepared, 0 rejected, 2 out of memory), length, bytes */
+		msg[0] = (uint8_t)(rc == 1 ? 1 : rc == 0 ? 0 : 2);
+		msg[1] = (uint8_t)(n >> 8);
+		msg[2] = (uint8_t)(n & 0xff);
+		while (off < n + 3) {
+			ssize_t k = write(fds[1], msg + off, n + 3 - off);
+			if (k <= 0)
+				_exit(1);
+			off += (size_t)k;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	for (;;) {
+		ssize_t k = read(fds[0], msg + got, sizeof msg - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fds[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (got < 3 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
+	    got != 3 + (((size_t)msg[1] << 8) | msg[2]) || msg[0] > 1) {
+		ps_wipe(msg, sizeof msg);
+		if (got >= 1 && msg[0] == 2)
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory preparing a password");
+		goto inproc;
+	}
+	rc = msg[0];
+	*outlen = got - 3;
+	memcpy(out, msg + 3, *outlen);
+	ps_wipe(msg, sizeof msg);
+	return rc;
+inproc:
+	ps_warn(ctx, "cannot isolate SASLprep in a child process; preparing the password in process");
+	rc = saslprep_inproc(pw, len, stored, out, outlen);
+	return rc == PDFSTAMP_E_NOMEM ? ps_err(ctx, rc, "out of memory preparing a password") : rc;
+}
+
 int ps_sec_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
                             uint8_t out[128], size_t *outlen)
 {
-	char *buf = NULL;
-	size_t cap = 0, n;
-	int rc, ret = 0;
+	uint8_t tmp[PREP_OUT_MAX];
+	size_t i, n = 0;
+	int rc, ascii = 1;
 
 	if (!out || !outlen || (!pw && len))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_prepare_password: bad arguments");
@@ -93,49 +204,31 @@ int ps_sec_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
 	 * (a C0 control, prohibited by SASLprep anyway) means raw bytes. */
 	if (memchr(pw, 0, len) || len > PREP_INPUT_MAX)
 		goto raw;
-
-	/* NFKC can expand the string (U+FDFA becomes 18 code points), so the
-	 * buffer grows until libidn stops reporting TOO_SMALL_BUFFER. */
-	cap = len * 4 + 64;
-	for (;;) {
-		buf = malloc(cap);
-		if (!buf) {
-			ret = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory preparing a password");
-			goto out;
-		}
-		memcpy(buf, pw, len);
-		buf[len] = '\0';
-		rc = stringprep(buf, cap, stored ? STRINGPREP_NO_UNASSIGNED : 0,
-		                stringprep_saslprep);
-		if (rc != STRINGPREP_TOO_SMALL_BUFFER || cap > PREP_INPUT_MAX * 32)
-			break;
-		ps_wipe(buf, cap);
-		free(buf);
-		buf = NULL;
-		cap *= 2;
+	for (i = 0; i < len; i++)
+		ascii &= (unsigned char)pw[i] >= 0x20 && (unsigned char)pw[i] <= 0x7e;
+	if (ascii) {
+		/* RFC 4013: printable ASCII maps to itself (no mapping, NFKC-stable,
+		 * nothing prohibited, no bidi). */
+		take_raw(pw, len, out, outlen);
+		return 0;
 	}
-	if (rc == STRINGPREP_OK) {
-		n = strlen(buf);
+	rc = saslprep_isolated(ctx, pw, len, stored, tmp, &n);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
 		if (n > PW_MAX)
 			n = PW_MAX;
-		memcpy(out, buf, n);
+		memcpy(out, tmp, n);
 		*outlen = n;
-		goto out;
+		ps_wipe(tmp, sizeof tmp);
+		return 0;
 	}
-	if (rc == STRINGPREP_MALLOC_ERROR) {
-		ret = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory preparing a password");
-		goto out;
-	}
+	ps_wipe(tmp, sizeof tmp);
 raw:
 	if (stored)
 		ps_warn(ctx, "password is not valid for SASLprep; its raw bytes are used");
 	take_raw(pw, len, out, outlen);
-out:
-	if (buf) {
-		ps_wipe(buf, cap);
-		free(buf);
-	}
-	return ret;
+	return 0;
 }
 
 /* ---- Algorithm 2.B (R6) and the R5 hash ----------------------------------- */

@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,61 +153,73 @@ static int tail_hash(ps_ctx *ctx, int fd, int64_t l, char hex[65])
 	return 0;
 }
 
-static int journal_write(ps_ctx *ctx, const char *path, int fd, int64_t l)
+/* The journal's path and directory, computed before anything is written
+ * so that nothing after the point of no return needs to allocate. */
+struct journal {
+	char *path, *dir;
+};
+
+static int journal_names(ps_ctx *ctx, const char *file, struct journal *j)
 {
-	char *jp = journal_path(path), hex[65], text[160];
+	char *copy;
+
+	j->path = journal_path(file);
+	copy = j->path ? strdup(j->path) : NULL;
+	j->dir = copy ? strdup(dirname(copy)) : NULL;
+	free(copy);
+	if (!j->dir) {
+		free(j->path);
+		j->path = NULL;
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void journal_names_free(struct journal *j)
+{
+	free(j->path);
+	free(j->dir);
+}
+
+static int journal_write(ps_ctx *ctx, const struct journal *j, int fd, int64_t l)
+{
+	char hex[65], text[160];
 	int jfd = -1, rc, n;
 
-	if (!jp)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if ((rc = tail_hash(ctx, fd, l, hex)) < 0)
-		goto out;
+		return rc;
 	n = snprintf(text, sizeof text, JOURNAL_MAGIC "\n%" PRId64 "\n%s\n", l, hex);
-	jfd = open(jp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (jfd < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot create the journal %s: %s", jp, strerror(errno));
-		goto out;
-	}
+	jfd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (jfd < 0)
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot create the journal %s: %s", j->path, strerror(errno));
 	if ((rc = ps_write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0, "the journal")) < 0 ||
-	    (rc = ps_sync_fd(ctx, jfd, "the journal")) < 0 || (rc = ps_sync_dir_of(ctx, jp)) < 0) {
-		close(jfd);
-		jfd = -1;
-		unlink(jp);
-		goto out;
-	}
-out:
-	if (jfd >= 0)
-		close(jfd);
-	free(jp);
+	    (rc = ps_sync_fd(ctx, jfd, "the journal")) < 0 || (rc = ps_sync_dir(ctx, j->dir)) < 0)
+		unlink(j->path);
+	close(jfd);
 	return rc;
 }
 
-static int journal_remove(ps_ctx *ctx, const char *path)
+/* Removes the journal; allocates nothing. */
+static int journal_remove(ps_ctx *ctx, const struct journal *j)
 {
-	char *jp = journal_path(path);
-	int rc = 0;
-
-	if (!jp)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	if (unlink(jp) < 0 && errno != ENOENT)
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot remove the journal %s: %s", jp, strerror(errno));
-	else
-		rc = ps_sync_dir_of(ctx, jp);
-	free(jp);
-	return rc;
+	if (unlink(j->path) < 0 && errno != ENOENT)
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot remove the journal %s: %s", j->path, strerror(errno));
+	return ps_sync_dir(ctx, j->dir);
 }
 
 int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered)
 {
-	char *jp = journal_path(path), text[200], hex[65], want[65];
+	struct journal j = {NULL, NULL};
+	char *jp, text[200], hex[65], want[65];
 	int jfd = -1, fd = -1, rc = 0;
 	ssize_t n;
 	int64_t l;
 	struct stat st;
 
 	*recovered = 0;
-	if (!jp)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if ((rc = journal_names(ctx, path, &j)) < 0)
+		return rc;
+	jp = j.path;
 	jfd = open(jp, O_RDONLY | O_CLOEXEC);
 	if (jfd < 0) {
 		if (errno != ENOENT)
@@ -222,7 +235,7 @@ int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered)
 	if (sscanf(text, JOURNAL_MAGIC "\n%" SCNd64 "\n%64s\n", &l, want) != 2 || l < 0) {
 		/* A journal torn before its fsync: the append had not started. */
 		if (strncmp(text, JOURNAL_MAGIC, (size_t)n < sizeof JOURNAL_MAGIC - 1 ? (size_t)n : sizeof JOURNAL_MAGIC - 1) == 0) {
-			rc = journal_remove(ctx, path);
+			rc = journal_remove(ctx, &j);
 			goto out;
 		}
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is not a pdfstamp journal; remove it by hand", jp);
@@ -258,7 +271,7 @@ int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered)
 	}
 	close(jfd);
 	jfd = -1;
-	rc = journal_remove(ctx, path);
+	rc = journal_remove(ctx, &j);
 	if (rc == 0)
 		*recovered = 1;
 out:
@@ -266,7 +279,7 @@ out:
 		close(jfd);
 	if (fd >= 0)
 		close(fd);
-	free(jp);
+	journal_names_free(&j);
 	return rc;
 }
 
@@ -489,11 +502,12 @@ static int build_trailer(ps_update *up, uint32_t size, int for_stream, ps_obj **
 	}
 	ps_array_get(id, 0)->u.str.hex = 1;
 	ps_array_get(id, 1)->u.str.hex = 1;
+	if ((rc = ps_dict_put(t, "ID", id)) < 0) /* owns id from here, also on failure */
+		goto oom;
 	if (for_stream && (rc = ps_dict_put(t, "Type", ps_new_name("XRef"))) < 0)
 		goto oom;
 	if ((rc = ps_dict_put(t, "Size", ps_new_int(size))) < 0 ||
-	    (rc = ps_dict_put(t, "Prev", ps_new_int(doc->startxref))) < 0 ||
-	    (rc = ps_dict_put(t, "ID", id)) < 0)
+	    (rc = ps_dict_put(t, "Prev", ps_new_int(doc->startxref))) < 0)
 		goto oom;
 	for (k = 0; k < up->trailer_set->u.dict.len; k++) {
 		ps_dict_ent *e = &up->trailer_set->u.dict.ents[k];
@@ -793,13 +807,16 @@ static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
 {
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
+	struct journal j;
 	struct stat st;
 	int rc;
 
 	if (fstat(doc->fd, &st) < 0 || (int64_t)st.st_size != up->base_len)
 		return ps_err(ctx, PDFSTAMP_E_IO, "the file changed size since it was opened");
-	if ((rc = journal_write(ctx, doc->path, doc->fd, up->base_len)) < 0)
+	if ((rc = journal_names(ctx, doc->path, &j)) < 0)
 		return rc;
+	if ((rc = journal_write(ctx, &j, doc->fd, up->base_len)) < 0)
+		goto out;
 	ps_fault("after-journal");
 	if ((rc = ps_write_all(ctx, doc->fd, sec->data, sec->len, up->base_len, "the update")) < 0)
 		goto rollback;
@@ -809,19 +826,27 @@ static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
 	ps_fault("after-fsync");
 	if ((rc = verify_output(up, doc->path, xref_off)) < 0)
 		goto rollback;
-	return journal_remove(ctx, doc->path);
+	/* The commit point is the journal's removal.  If it cannot be removed
+	 * the update is undone now (and otherwise by the next open). */
+	if ((rc = journal_remove(ctx, &j)) < 0)
+		goto rollback;
+	goto out;
 rollback:
 	{
 		char msg[256];
 		int code = ctx->errcode;
 		memcpy(msg, ctx->errmsg, sizeof msg);
-		if (ftruncate(doc->fd, (off_t)up->base_len) < 0 || fsync(doc->fd) < 0)
-			return ps_err(ctx, PDFSTAMP_E_IO, "%s; and the rollback failed (%s): the journal %s"
-			              JOURNAL_SUFFIX " is kept so that the next run restores the file",
-			              msg, strerror(errno), doc->path);
-		journal_remove(ctx, doc->path);
-		return ps_err(ctx, code, "%s", msg);
+		if (ftruncate(doc->fd, (off_t)up->base_len) < 0 || fsync(doc->fd) < 0) {
+			rc = ps_err(ctx, PDFSTAMP_E_IO, "%s; and the rollback failed (%s): the journal %s"
+			            " is kept so that the next run restores the file", msg, strerror(errno), j.path);
+			goto out;
+		}
+		journal_remove(ctx, &j);
+		rc = ps_err(ctx, code, "%s", msg);
 	}
+out:
+	journal_names_free(&j);
+	return rc;
 }
 
 int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)

@@ -57,20 +57,15 @@ int ps_sync_fd(ps_ctx *ctx, int fd, const char *what)
 	return 0;
 }
 
-int ps_sync_dir_of(ps_ctx *ctx, const char *path)
+int ps_sync_dir(ps_ctx *ctx, const char *dir)
 {
-	char *copy = strdup(path), *dir;
 	int fd, rc = 0;
 
-	if (!copy)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	dir = dirname(copy);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fsync(fd) < 0)
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot fsync directory %s: %s", dir, strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	free(copy);
 	return rc;
 }
 
@@ -158,7 +153,7 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode)
 		              errno ? strerror(errno) : "injected fault");
 	of->named = 0; /* the name is the target's now */
 	of->committed = 1;
-	return ps_sync_dir_of(ctx, of->target);
+	return ps_sync_dir(ctx, of->dir); /* nothing after the rename may allocate */
 }
 
 void ps_outfile_free(ps_outfile *of)

@@ -520,7 +520,7 @@ int ps_policy_check(ps_doc *doc, int for_annotation);
 
 int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what);
 int ps_sync_fd(ps_ctx *ctx, int fd, const char *what);
-int ps_sync_dir_of(ps_ctx *ctx, const char *path);
+int ps_sync_dir(ps_ctx *ctx, const char *dir);
 
 /* A file that replaces TARGET atomically when committed (see io.c). */
 typedef struct ps_outfile {

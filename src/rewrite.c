@@ -622,7 +622,11 @@ static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int
 				ps_buf_putc(&z, (int)(f3 >> (8 * k)) & 0xff);
 		}
 		if (!w || ps_array_push(w, ps_new_int(1)) < 0 || ps_array_push(w, ps_new_int(w2)) < 0 ||
-		    ps_array_push(w, ps_new_int(w3)) < 0 || ps_dict_put(t, "W", w) < 0)
+		    ps_array_push(w, ps_new_int(w3)) < 0) {
+			ps_obj_free(w);
+			goto oom;
+		}
+		if (ps_dict_put(t, "W", w) < 0) /* t owns w, also on failure */
 			goto oom;
 		{
 			ps_buf zz = PS_BUF_INIT;
@@ -826,6 +830,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	rw.win = calloc(rw.wcap, sizeof *rw.win);
 	rw.threads = calloc((size_t)(rw.nthreads ? rw.nthreads : 1), sizeof *rw.threads);
 	if (!rw.win || !rw.threads) {
+		rw.nthreads = 0; /* none started: nothing to join */
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		goto out;
 	}
