@@ -428,6 +428,9 @@ static int load_compressed(ps_doc *doc, uint32_t num, const ps_xent *e, ps_obj *
 	rc = ps_parse_obj(doc->ctx, doc->objstm_data.data, end, &pos, out);
 	if (rc == PS_E_NEEDMORE)
 		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %u is truncated in its object stream", num);
+	else if (rc < 0) /* offsets in the message are inside the decoded stream */
+		rc = ps_err_wrap(doc->ctx, rc, "object %u in object stream %lld (offsets are in its decoded data)",
+		                 num, (long long)e->off);
 	return rc;
 }
 

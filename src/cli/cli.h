@@ -89,7 +89,7 @@ void cli_put_safe(FILE *f, const char *s);
  * for CMD (NULL: the global options) and returns CLI_EXIT_USAGE.  Only the
  * option's name is shown, never a value given with "=" (which could be a
  * password typed by mistake). */
-int cli_bad_option(const char *cmd, int ret, const char *arg, int optopt);
+int cli_bad_option(const char *cmd, int ret, const char *arg, int opt_char);
 /* "Try 'pdfstamp CMD --help'." on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_hint(const char *cmd);
 /* Flushes stdout and reports a write error (e.g. a full disk); returns

@@ -118,6 +118,8 @@ void cli_put_safe(FILE *f, const char *s)
 }
 
 static void vmessage(const char *prefix, const char *file, const char *fmt,
+                     va_list ap) CLI_PRINTF(3, 0);
+static void vmessage(const char *prefix, const char *file, const char *fmt,
                      va_list ap)
 {
 	char msg[1024];
@@ -179,7 +181,7 @@ int cli_usage_hint(const char *cmd)
 	return CLI_EXIT_USAGE;
 }
 
-int cli_bad_option(const char *cmd, int ret, const char *arg, int optopt)
+int cli_bad_option(const char *cmd, int ret, const char *arg, int opt_char)
 {
 	char name[64];
 	size_t n;
@@ -187,9 +189,9 @@ int cli_bad_option(const char *cmd, int ret, const char *arg, int optopt)
 	/* glibc sets optopt to a long option's id, so decide by the text. */
 	if (!arg || strncmp(arg, "--", 2) != 0) {
 		if (ret == ':')
-			cli_error(NULL, "option '-%c' needs an argument", optopt);
+			cli_error(NULL, "option '-%c' needs an argument", opt_char);
 		else
-			cli_error(NULL, "unknown option '-%c'", optopt);
+			cli_error(NULL, "unknown option '-%c'", opt_char);
 	} else {
 		n = arg ? strcspn(arg, "=") : 0;
 		if (n >= sizeof name)

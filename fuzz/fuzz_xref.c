@@ -1,0 +1,86 @@
+/*
+ * fuzz_xref.c - libFuzzer target for the whole read path: the input is a
+ * complete file.
+ *
+ * pdfstamp_doc_open (startxref, xref tables and streams, /Prev chains,
+ * hybrid files, /Encrypt), then authentication with the fuzzing passwords
+ * (see fuzz.h), pdfstamp_doc_info, and a lookup of every object number up
+ * to a bound, with the data of every stream read, decrypted and decoded.
+ * Oracles: the sanitizers; no PDFSTAMP_E_INTERNAL; every error carries a
+ * message; a looked-up object is stable (the second lookup returns the
+ * same cached pointer).
+ */
+#include "fuzz.h"
+
+#define FZ_XREF_MAX_LOOKUPS 2000
+
+static void fzx_check_rc(ps_ctx *ctx, int rc, const char *what)
+{
+	if (rc == PDFSTAMP_E_INTERNAL)
+		fz_bug(ctx, what);
+	if (rc < 0 && pdfstamp_ctx_errmsg(ctx)[0] == 0)
+		fz_bug(ctx, "an error without a message");
+}
+
+static void fzx_walk(ps_doc *doc)
+{
+	ps_buf data = PS_BUF_INIT;
+	uint32_t num, n = doc->nxref;
+	int rc;
+
+	if (n > FZ_XREF_MAX_LOOKUPS)
+		n = FZ_XREF_MAX_LOOKUPS;
+	for (num = 1; num < n; num++) {
+		ps_obj *o = NULL, *again = NULL;
+		rc = ps_doc_lookup(doc, num, &o);
+		fzx_check_rc(doc->ctx, rc, "ps_doc_lookup");
+		if (rc < 0 || !o)
+			continue;
+		rc = ps_doc_lookup(doc, num, &again);
+		if (rc < 0 || again != o)
+			fz_bug(doc->ctx, "a second lookup of a cached object differs");
+		if (o->kind == PS_STREAM) {
+			ps_buf_reset(&data);
+			rc = ps_doc_stream_data(doc, num, o, 1, &data);
+			fzx_check_rc(doc->ctx, rc, "ps_doc_stream_data");
+		}
+	}
+	ps_buf_free(&data);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pdfstamp_info info;
+	char path[64];
+	ps_ctx *ctx;
+	ps_doc *doc = NULL;
+	int fd, rc;
+
+	if (size > FZ_MAX_INPUT || pdfstamp_ctx_new(&ctx) < 0)
+		return 0;
+	fd = fz_memfile(data, size, path);
+	if (fd < 0)
+		goto out;
+	rc = pdfstamp_doc_open(ctx, &doc, path, 0);
+	fzx_check_rc(ctx, rc, "pdfstamp_doc_open");
+	if (rc < 0)
+		goto out;
+	/* Before authentication: only unencrypted things are reachable. */
+	rc = pdfstamp_doc_info(doc, &info);
+	fzx_check_rc(ctx, rc, "pdfstamp_doc_info (not authenticated)");
+	rc = fz_doc_auth(doc);
+	fzx_check_rc(ctx, rc, "authentication");
+	if (rc < 0)
+		goto out;
+	rc = pdfstamp_doc_info(doc, &info);
+	fzx_check_rc(ctx, rc, "pdfstamp_doc_info");
+	fzx_walk(doc);
+out:
+	pdfstamp_doc_close(doc);
+	if (fd >= 0)
+		close(fd);
+	pdfstamp_ctx_free(ctx);
+	return 0;
+}
