@@ -14,6 +14,7 @@ DEPS=(
 	build-essential autoconf automake libtool pkg-config
 	libmbedtls-dev zlib1g-dev libidn-dev check
 	qpdf mupdf-tools poppler-utils python3 mandoc
+	libnss3-tools nodejs libjs-pdf clang
 )
 
 mode=all
