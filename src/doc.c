@@ -846,7 +846,6 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 	info->encrypted = doc->encrypted;
 	if (doc->encrypted) {
 		ps_obj *cf = ps_dict_get(doc->encrypt, "CF"), *m = NULL, *filt;
-		int64_t len = 0;
 		snprintf(info->filter, sizeof info->filter, "Standard");
 		info->v = doc->sp.v;
 		info->r = doc->sp.r;
@@ -856,7 +855,6 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 		filt = ps_dict_get(cf, info->stmf[0] ? info->stmf : "StdCF");
 		m = ps_dict_get(filt, "CFM");
 		copy_name(info->cfm, sizeof info->cfm, m);
-		(void)len;
 		info->encrypt_metadata = doc->sp.encrypt_metadata;
 		info->perms_valid = doc->perms_ok;
 		info->authenticated_as = doc->authenticated;

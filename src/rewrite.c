@@ -584,7 +584,7 @@ static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int
 		ps_serialize(&b, t);
 		ps_buf_printf(&b, "\nstartxref\n%" PRId64 "\n%%%%EOF\n", xoff);
 	} else {
-		int w1 = 1, w2 = 1, w3 = 2;
+		int w2 = 1, w3 = 2;
 		uint32_t self = size - 1;
 		ps_obj *w = ps_new_array();
 		rw->offs[self] = xoff;
@@ -614,7 +614,6 @@ static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int
 				f2 = 0;
 				f3 = i == 0 ? 65535 : 1;
 			}
-			(void)w1;
 			ps_buf_putc(&z, (int)f1);
 			for (k = w2 - 1; k >= 0; k--)
 				ps_buf_putc(&z, (int)(f2 >> (8 * k)) & 0xff);

@@ -665,20 +665,16 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 		if (ps_dict_put(annot, "Name", ps_new_name(o->icon ? o->icon : "Approved")) < 0)
 			goto oom;
 	} else {
-		char da[96], *p;
+		/* /DA is required for FreeText (Table 174); /Helv is the name
+		 * readers know for Helvetica.  /AP still decides the looks. */
 		ps_buf db = PS_BUF_INIT;
-		ps_buf_puts(&db, "/Helvetica-Bold ");
-		put_real(&db, FS_MAIN * g.s);
-		ps_buf_puts(&db, " Tf ");
-		for (k = 0; k < 3; k++) {
-			put_real(&db, o->color[k]);
-			ps_buf_putc(&db, ' ');
-		}
-		ps_buf_puts(&db, "rg");
-		snprintf(da, sizeof da, "%.*s", (int)db.len, db.data ? (char *)db.data : "");
+		double fs = FS_MAIN * g.s;
+		ps_buf_puts(&db, "/Helv ");
+		put_nums(&db, &fs, 1, "Tf ");
+		put_nums(&db, o->color, 3, "rg");
+		rc = db.oom ? PDFSTAMP_E_NOMEM : ps_dict_put(annot, "DA", ps_new_str(db.data, db.len));
 		ps_buf_free(&db);
-		p = da;
-		if (ps_dict_put(annot, "DA", ps_new_str(p, strlen(p))) < 0)
+		if (rc < 0)
 			goto oom;
 	}
 	if (o->opacity < 1 && ps_dict_put(annot, "CA", ps_new_real(o->opacity)) < 0)
