@@ -211,6 +211,9 @@ void cli_json_null(struct cli_json *j);
 void cli_json_double(struct cli_json *j, double v, int decimals);
 /* Ends the line.  Returns 0, or -1 if the structure was unbalanced. */
 int cli_json_end(struct cli_json *j);
+/* The failure line of the writing commands and verify:
+ * {"file":F,"ok":false,"exit":STATUS,"error":MSG}. */
+void cli_json_failure(const char *file, int status, const char *msg);
 
 /* ---- authentication shared by the commands (write_common.c) ------------- */
 

@@ -61,24 +61,6 @@ static void help(void)
 	       "%s", cli_pw_help);
 }
 
-static void json_failure(const char *file, int status, const char *msg)
-{
-	struct cli_json j;
-
-	cli_json_init(&j, stdout);
-	cli_json_obj_begin(&j);
-	cli_json_key(&j, "file");
-	cli_json_str(&j, file);
-	cli_json_key(&j, "ok");
-	cli_json_bool(&j, 0);
-	cli_json_key(&j, "exit");
-	cli_json_int(&j, status);
-	cli_json_key(&j, "error");
-	cli_json_str(&j, msg);
-	cli_json_obj_end(&j);
-	(void)cli_json_end(&j);
-}
-
 /* Copies the report's message so that it is NUL-terminated for sure. */
 static void fault_text(const struct pdfstamp_verify_report *rep, char *buf, size_t n)
 {
@@ -148,7 +130,7 @@ static int fail(struct verify_run *r, const char *file, int status, const char *
 		msg = "failed";
 	cli_error(file, "%s", msg);
 	if (r->json)
-		json_failure(file, status, msg);
+		cli_json_failure(file, status, msg);
 	return status;
 }
 

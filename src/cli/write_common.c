@@ -417,7 +417,7 @@ struct write_run {
 	struct cli_auth auth;
 };
 
-static void json_error(const char *file, int status, const char *msg)
+void cli_json_failure(const char *file, int status, const char *msg)
 {
 	struct cli_json j;
 
@@ -482,7 +482,7 @@ static int fail(struct write_run *r, const char *file, int status, const char *m
 {
 	cli_error(file, "%s", msg);
 	if (r->w->json)
-		json_error(file, status, msg);
+		cli_json_failure(file, status, msg);
 	return status;
 }
 
