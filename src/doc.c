@@ -319,30 +319,10 @@ int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_bu
 		}
 		if (flate) {
 			ps_obj *parms = ps_dict_get(stm, "DecodeParms");
-			int64_t pred = 1;
 			if (parms && parms->kind == PS_ARRAY)
 				parms = ps_array_get(parms, 0);
-			ps_obj_int(ps_dict_get(parms, "Predictor"), &pred);
-			if ((rc = ps_inflate(ctx, cur->data, cur->len, OBJSTM_MAX_DECODED, out)) < 0)
-				goto out;
-			if (pred >= 10) {
-				int64_t colors = 1, bpc = 8, cols = 1;
-				size_t l = out->len;
-				ps_obj_int(ps_dict_get(parms, "Colors"), &colors);
-				ps_obj_int(ps_dict_get(parms, "BitsPerComponent"), &bpc);
-				ps_obj_int(ps_dict_get(parms, "Columns"), &cols);
-				if (colors < 1 || colors > 32 || bpc < 1 || bpc > 16 || cols < 1 || cols > (1 << 24)) {
-					rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad predictor parameters in object %u", num);
-					goto out;
-				}
-				if ((rc = ps_png_unpredict(ctx, out->data, &l, (int)colors, (int)bpc, (int)cols)) < 0)
-					goto out;
-				out->len = l;
-			} else if (pred != 1) {
-				rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "predictor %lld in object %u", (long long)pred, num);
-				goto out;
-			}
-			rc = 0;
+			if ((rc = ps_flate_decode(ctx, parms, cur->data, cur->len, OBJSTM_MAX_DECODED, out)) < 0)
+				ps_err_wrap(ctx, rc, "stream of object %u", num);
 			goto out;
 		}
 	}

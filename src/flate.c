@@ -159,3 +159,32 @@ int ps_png_unpredict(ps_ctx *ctx, uint8_t *data, size_t *len, int colors, int bp
 	*len = outp;
 	return 0;
 }
+
+int ps_flate_decode(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n, size_t max_out, ps_buf *out)
+{
+	int64_t pred = 1, colors = 1, bpc = 8, cols = 1;
+	size_t start = out->len, len;
+	int rc;
+
+	if (parms && parms->kind == PS_DICT) {
+		ps_obj_int(ps_dict_get(parms, "Predictor"), &pred);
+		ps_obj_int(ps_dict_get(parms, "Colors"), &colors);
+		ps_obj_int(ps_dict_get(parms, "BitsPerComponent"), &bpc);
+		ps_obj_int(ps_dict_get(parms, "Columns"), &cols);
+	}
+	if (pred != 1 && pred < 10)
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "predictor %lld is not supported", (long long)pred);
+	if (pred >= 10 && (colors < 1 || colors > 32 || bpc < 1 || bpc > 16 || cols < 1 || cols > (1 << 24)))
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "bad predictor parameters");
+	if ((rc = ps_inflate(ctx, in, n, max_out, out)) < 0)
+		return rc;
+	if (pred < 10)
+		return 0;
+	len = out->len - start;
+	if ((rc = ps_png_unpredict(ctx, out->data + start, &len, (int)colors, (int)bpc, (int)cols)) < 0) {
+		out->len = start;
+		return rc;
+	}
+	out->len = start + len;
+	return 0;
+}

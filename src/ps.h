@@ -316,6 +316,9 @@ int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, ps_cipher *old, uint8_t *buf, size_t
 /* Inflates a zlib stream, appending to OUT; output beyond MAX_OUT bytes is a
  * FORMAT error (decompression bombs).  A truncated stream is a FORMAT error. */
 int ps_inflate(ps_ctx *ctx, const uint8_t *in, size_t n, size_t max_out, ps_buf *out);
+/* FlateDecode with its /DecodeParms (PARMS may be NULL): inflate, then undo
+ * a PNG predictor (10-15); TIFF predictor 2 is UNSUPPORTED. */
+int ps_flate_decode(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n, size_t max_out, ps_buf *out);
 /* Deflates IN (zlib format) at LEVEL (0-9), appending to OUT. */
 int ps_deflate(ps_ctx *ctx, const uint8_t *in, size_t n, int level, ps_buf *out);
 /* Undoes a PNG predictor (/Predictor 10-15) in place: DATA holds rows of

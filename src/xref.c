@@ -337,35 +337,20 @@ static int read_xref_stream(ps_doc *doc, int64_t off, uint16_t sec, ps_obj **dic
 		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "xref stream filter is not FlateDecode");
 		goto out;
 	}
-	if (filter) {
-		if ((rc = ps_inflate(ctx, raw.data, raw.len, XREFSTM_MAX_DECODED, &dec)) < 0)
-			goto out;
-	} else {
+	rc = 0;
+	if (filter)
+		rc = ps_flate_decode(ctx, parms, raw.data, raw.len, XREFSTM_MAX_DECODED, &dec);
+	else
 		ps_buf_append(&dec, raw.data, raw.len);
+	if (rc < 0) {
+		ps_err_wrap(ctx, rc, "xref stream at offset %lld", (long long)off);
+		goto out;
 	}
 	if (dec.oom) {
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory reading an xref stream");
 		goto out;
 	}
 	decoded_len = dec.len;
-	if (parms && parms->kind == PS_DICT) {
-		int64_t pred = 1, colors = 1, bpc = 8, cols = 1;
-		ps_obj_int(ps_dict_get(parms, "Predictor"), &pred);
-		ps_obj_int(ps_dict_get(parms, "Colors"), &colors);
-		ps_obj_int(ps_dict_get(parms, "BitsPerComponent"), &bpc);
-		ps_obj_int(ps_dict_get(parms, "Columns"), &cols);
-		if (pred >= 10) {
-			if (colors > 32 || bpc > 16 || cols > (1 << 24) || colors < 1 || cols < 1) {
-				rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad predictor parameters in the xref stream");
-				goto out;
-			}
-			if ((rc = ps_png_unpredict(ctx, dec.data, &decoded_len, (int)colors, (int)bpc, (int)cols)) < 0)
-				goto out;
-		} else if (pred != 1) {
-			rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "xref stream predictor %lld", (long long)pred);
-			goto out;
-		}
-	}
 	index = ps_dict_get(stm, "Index");
 	if (index && (index->kind != PS_ARRAY || ps_array_len(index) % 2 != 0)) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /Index in the xref stream at offset %lld", (long long)off);
