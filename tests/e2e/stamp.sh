@@ -170,7 +170,7 @@ while read -r name f pw _ _; do
 	qcheck "$o" "$pw" "$name"
 	check_eq "$(showenc "$o" "$pw")" "$(showenc "$f" "$pw")" "$name: qpdf --show-encryption unchanged"
 	pyfeed trailer "$f" "$o" "$name"
-	no_plaintext "$f" "$o" "$name" "$NOTE" "Zo" "eviewer" "Geprüft" "$text" "Tj"
+	no_plaintext "$f" "$o" "$name" "$NOTE" "eviewer" "Geprüft" "$text" " Tj ET"
 	# (d)
 	RECT_OUT=$T/$name.rect.json pyfeed annot "$o" "$pw" 1 "$name" objects="$(objs_of "$T/$name.json")" \
 		subtype=Stamp contents="$NOTE" author="$AUTHOR" text="$text" date=20240506070809 count=1
