@@ -17,15 +17,7 @@
 need python3
 need qpdf
 
-E=$TOP_SRCDIR/tests/e2e/fixtures/e2e.py
-D=$T/in
-mkdir -p "$D"
-if ! python3 "$E" inputs "$TOP_SRCDIR/samples" "$D" qpdf-r6-table qpdf-r6-xrefstream >"$T/inputs.log" 2>&1; then
-	fail "encrypting the test inputs with qpdf" "$(cat "$T/inputs.log")"
-	finish
-fi
-UPW=$D/user.pw
-OPW=$D/owner.pw
+e2e_inputs qpdf-r6-table qpdf-r6-xrefstream
 W=$T/work          # the directory the files under test live in
 mkdir -p "$W"
 

@@ -129,6 +129,46 @@ except Exception as e:
 PY
 }
 
+# e2e_inputs [NAME...]: the encrypted inputs of fixtures/e2e.py (made by qpdf
+# and MuPDF during the run) in $D, with $UPW and $OPW (password files); all
+# of them, or only the named ones.  Sets $E to the checker.
+e2e_inputs() {
+	E=$TOP_SRCDIR/tests/e2e/fixtures/e2e.py
+	D=$T/in
+	mkdir -p "$D"
+	if ! python3 "$E" inputs "$TOP_SRCDIR/samples" "$D" "$@" >"$T/inputs.log" 2>&1; then
+		fail "making the test inputs with qpdf and MuPDF" "$(cat "$T/inputs.log")"
+		finish
+	fi
+	UPW=$D/user.pw
+	OPW=$D/owner.pw
+}
+
+# checker_feed SCRIPT ARGS...: runs a python3 checker that prints
+# "OK<TAB>desc" / "FAIL<TAB>desc<TAB>detail" lines and counts them as
+# assertions; "#..." lines are kept in $T/extra; a checker that prints no
+# result at all is a failure.
+checker_feed() {
+	local script=$1 line desc detail n=0
+	shift
+	: >"$T/extra"
+	while IFS= read -r line; do
+		case $line in
+		OK$'\t'*) ok "${line#OK$'\t'}"; n=$((n + 1)) ;;
+		FAIL$'\t'*)
+			n=$((n + 1))
+			desc=${line#FAIL$'\t'}
+			detail=${desc#*$'\t'}
+			desc=${desc%%$'\t'*}
+			fail "$desc" "$detail"
+			;;
+		'#'*) printf '%s\n' "$line" >>"$T/extra" ;;
+		*) fail "checker output: $line" ;;
+		esac
+	done < <(python3 "$script" "$@" 2>&1)
+	[ $n -gt 0 ] || fail "checker '$1' printed no result for: ${*:2}"
+}
+
 # finish: the summary line and the exit status for the test driver.
 finish() {
 	printf '%d passed, %d failed\n' "$T_PASS" "$T_FAIL"

@@ -23,37 +23,10 @@ need qpdf
 need mutool
 need pdfinfo
 
-E=$TOP_SRCDIR/tests/e2e/fixtures/e2e.py
-D=$T/in
-mkdir -p "$D"
-if ! python3 "$E" inputs "$TOP_SRCDIR/samples" "$D" >"$T/inputs.log" 2>&1; then
-	fail "encrypting the test inputs with qpdf and MuPDF" "$(cat "$T/inputs.log")"
-	finish
-fi
-UPW=$D/user.pw
-OPW=$D/owner.pw
+e2e_inputs
 
-# pyfeed ARGS...: runs the checker, counts its OK/FAIL lines; "#KEY<TAB>value"
-# lines are kept in $T/extra.
-pyfeed() {
-	local line desc detail n=0
-	: >"$T/extra"
-	while IFS= read -r line; do
-		case $line in
-		OK$'\t'*) ok "${line#OK$'\t'}"; n=$((n + 1)) ;;
-		FAIL$'\t'*)
-			n=$((n + 1))
-			desc=${line#FAIL$'\t'}
-			detail=${desc#*$'\t'}
-			desc=${desc%%$'\t'*}
-			fail "$desc" "$detail"
-			;;
-		'#'*) printf '%s\n' "$line" >>"$T/extra" ;;
-		*) fail "checker output: $line" ;;
-		esac
-	done < <(python3 "$E" "$@" 2>&1)
-	[ $n -gt 0 ] || fail "checker '$1' printed no result for: ${*:2}"
-}
+# pyfeed ARGS...: the checker's OK/FAIL lines as assertions (lib.sh).
+pyfeed() { checker_feed "$E" "$@"; }
 pwargs() {
 	case $1 in
 	*/empty.pw) ;;

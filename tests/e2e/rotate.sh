@@ -32,14 +32,7 @@ need qpdf
 need mutool
 need pdftotext
 
-E=$TOP_SRCDIR/tests/e2e/fixtures/e2e.py
-D=$T/in
-mkdir -p "$D"
-if ! python3 "$E" inputs "$TOP_SRCDIR/samples" "$D" >"$T/inputs.log" 2>&1; then
-	fail "making the test inputs with qpdf and MuPDF" "$(cat "$T/inputs.log")"
-	finish
-fi
-OPW=$D/owner.pw
+e2e_inputs
 EMPTY=$D/empty.pw
 NU=$T/new-user.pw
 NO=$T/new-owner.pw
@@ -273,24 +266,8 @@ def main():
 main()
 PY
 
-# pyfeed ARGS...: runs the checker and counts its OK/FAIL lines.
-pyfeed() {
-	local line desc detail n=0
-	while IFS= read -r line; do
-		case $line in
-		OK$'\t'*) ok "${line#OK$'\t'}"; n=$((n + 1)) ;;
-		FAIL$'\t'*)
-			desc=${line#FAIL$'\t'}
-			detail=${desc#*$'\t'}
-			desc=${desc%%$'\t'*}
-			fail "$desc" "$detail"
-			n=$((n + 1))
-			;;
-		*) fail "checker output: $line" ;;
-		esac
-	done < <(python3 "$C" "$@" 2>&1)
-	[ $n -gt 0 ] || fail "checker '$1' printed no result for: ${*:2}"
-}
+# pyfeed ARGS...: the checker's OK/FAIL lines as assertions (lib.sh).
+pyfeed() { checker_feed "$C" "$@"; }
 
 # pwopt PWFILE: the pdfstamp password option (none for the empty password).
 pwopt() {

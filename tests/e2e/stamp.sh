@@ -28,38 +28,13 @@ need qpdf
 need mutool
 need pdftoppm
 
-E=$TOP_SRCDIR/tests/e2e/fixtures/e2e.py
-D=$T/in
-mkdir -p "$D"
-if ! python3 "$E" inputs "$TOP_SRCDIR/samples" "$D" >"$T/inputs.log" 2>&1; then
-	fail "encrypting the test inputs with qpdf and MuPDF" "$(cat "$T/inputs.log")"
-	finish
-fi
-UPW=$D/user.pw
-OPW=$D/owner.pw
+e2e_inputs
 
 # ---------------------------------------------------------------------------
 # Helpers
 
-# pyfeed ARGS...: runs the checker and counts its OK/FAIL lines.
-pyfeed() {
-	local line desc detail n=0
-	while IFS= read -r line; do
-		case $line in
-		OK$'\t'*) ok "${line#OK$'\t'}"; n=$((n + 1)) ;;
-		FAIL$'\t'*)
-			n=$((n + 1))
-			desc=${line#FAIL$'\t'}
-			detail=${desc#*$'\t'}
-			desc=${desc%%$'\t'*}
-			fail "$desc" "$detail"
-			;;
-		'#'*) ;;
-		*) fail "checker output: $line" ;;
-		esac
-	done < <(python3 "$E" "$@" 2>&1)
-	[ $n -gt 0 ] || fail "checker '$1' printed no result for: ${*:2}"
-}
+# pyfeed ARGS...: the checker's OK/FAIL lines as assertions (lib.sh).
+pyfeed() { checker_feed "$E" "$@"; }
 
 # pwargs PWFILE: the pdfstamp password options (none for the empty password).
 pwargs() {
