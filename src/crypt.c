@@ -134,6 +134,11 @@ static int saslprep_isolated(ps_ctx *ctx, const char *pw, size_t len, int stored
 	size_t got = 0;
 	pid_t pid;
 
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+	/* Fuzz builds: a fork per input would dominate the run, and there is
+	 * no secret to protect. */
+	goto inproc_quiet;
+#endif
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		goto inproc;
 	pid = fork();
@@ -184,6 +189,9 @@ static int saslprep_isolated(ps_ctx *ctx, const char *pw, size_t len, int stored
 	return rc;
 inproc:
 	ps_warn(ctx, "cannot isolate SASLprep in a child process; preparing the password in process");
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+inproc_quiet:
+#endif
 	rc = saslprep_inproc(pw, len, stored, out, outlen);
 	return rc == PDFSTAMP_E_NOMEM ? ps_err(ctx, rc, "out of memory preparing a password") : rc;
 }
@@ -241,6 +249,10 @@ int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
 	size_t klen, ulen = u48 ? 48 : 0, blk, len, i;
 	mbedtls_aes_context aes;
 	unsigned n, sum, last;
+	/* The constants of steps b and e: 64 copies, at least 64 rounds, then
+	 * stop once last(E) <= n - 32. */
+	unsigned reps = 64, min_rounds = 64;
+	int slack = 32;
 	int ret = 0;
 
 	if (pwlen > PW_MAX || (!pw && pwlen) || !salt || !out || (r != 5 && r != 6))
@@ -264,6 +276,18 @@ int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
 	if (r == 5) /* Adobe extension level 3: no rounds */
 		goto done;
 
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+	/* Fuzz builds: 16 copies (still a whole number of AES blocks, whatever
+	 * the lengths), at least 2 rounds, and a stop test that is true three
+	 * times in four from round 2 on, so every branch below still runs at a
+	 * hundredth of the cost.  Never compiled into a real build. */
+	if (ctx && ctx->fuzz_light_kdf) {
+		reps = 16;
+		min_rounds = 2;
+		slack = 2 - 192;
+	}
+#endif
+
 	/* Alg. 2.B steps b-e: rounds until n >= 64 and last(E) <= n - 32. */
 	for (n = 1;; n++) {
 		/* b: K1 = (P || K || U48) repeated 64 times. */
@@ -273,9 +297,9 @@ int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
 		memcpy(k1 + pwlen, k, klen);
 		if (u48)
 			memcpy(k1 + pwlen + klen, u48, 48);
-		for (i = 1; i < 64; i++)
+		for (i = 1; i < reps; i++)
 			memcpy(k1 + i * blk, k1, blk);
-		len = 64 * blk;
+		len = reps * blk;
 
 		/* c: E = AES-128-CBC(key K[0..15], IV K[16..31]) of K1, one chain,
 		 * computed in place. */
@@ -307,7 +331,7 @@ int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
 
 		/* e: stop after round n once n >= 64 and last(E) <= n - 32. */
 		last = k1[len - 1];
-		if (n >= 64 && last <= n - 32)
+		if (n >= min_rounds && (int)last <= (int)n - slack)
 			break;
 	}
 done:

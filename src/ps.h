@@ -66,6 +66,13 @@ struct pdfstamp_ctx {
 	mbedtls_ctr_drbg_context drbg;
 	uint8_t ivpool[PS_IVPOOL_SIZE];
 	size_t ivpos;                /* next unused byte of ivpool */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+	/* Fuzz builds only (configure --enable-fuzzing): Algorithm 2.B with
+	 * scaled-down constants (see ps_hash_r6), so that fuzz_security reaches
+	 * its parsing and branching logic thousands of times a second.  Files
+	 * made with the real constants do not authenticate with it set. */
+	int fuzz_light_kdf;
+#endif
 };
 
 /* Records CODE and a printf-style message; returns CODE. */
