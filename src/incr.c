@@ -41,7 +41,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,23 +55,6 @@
 #define JOURNAL_MAGIC "pdfstamp-journal 1"
 #define JOURNAL_HASHSPAN 4096
 #define MAX_TABLE_OFFSET INT64_C(9999999999)
-
-/* ---- fault injection (tests only; see ps.h) --------------------------------- */
-
-int ps_fault(const char *point)
-{
-	const char *f = getenv("PDFSTAMP_FAULT");
-	size_t n;
-
-	if (!f || !*f)
-		return 0;
-	if (strncmp(f, "kill:", 5) == 0 && strcmp(f + 5, point) == 0) {
-		raise(SIGKILL);
-		return 1;
-	}
-	n = strlen(point);
-	return strncmp(f, "fail:", 5) == 0 && strncmp(f + 5, point, n) == 0 && f[5 + n] == 0;
-}
 
 /* ---- small I/O helpers -------------------------------------------------------- */
 
@@ -236,6 +218,9 @@ int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered)
 		/* A journal torn before its fsync: the append had not started. */
 		if (strncmp(text, JOURNAL_MAGIC, (size_t)n < sizeof JOURNAL_MAGIC - 1 ? (size_t)n : sizeof JOURNAL_MAGIC - 1) == 0) {
 			rc = journal_remove(ctx, &j);
+			if (rc == 0)
+				ps_warn(ctx, "removed the incomplete journal %s of an interrupted update "
+				        "(it stopped before changing the file)", jp);
 			goto out;
 		}
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is not a pdfstamp journal; remove it by hand", jp);

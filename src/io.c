@@ -13,12 +13,17 @@
  * and a kill leaves that temp file (but never a damaged target).
  *
  * States: OPEN (fd valid) --commit--> COMMITTED, --abort--> ABORTED.
+ *
+ * Every write, fsync and rename of the library goes through this file, so
+ * the test hook ps_fault() (PDFSTAMP_FAULT, see ps.h) lives here too.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,63 @@
 #include <unistd.h>
 
 #include "ps.h"
+
+/* ---- fault injection (tests only; see ps.h) -------------------------------- */
+
+/* The points the library reaches (keep in step with the man page). */
+static const char *const fault_points[] = {
+	"write", "fsync", "rename", "before-rename", "after-journal", "after-write", "after-fsync",
+};
+#define NFAULT_POINTS (sizeof fault_points / sizeof fault_points[0])
+
+int ps_fault(const char *point)
+{
+	/* Process-wide on purpose (the one exception to "no globals"): the
+	 * count is "the Nth write of this process", and the rewrite's worker
+	 * threads have contexts of their own. */
+	static atomic_ulong hits[NFAULT_POINTS];
+	const char *f = getenv("PDFSTAMP_FAULT"), *p, *colon;
+	unsigned long nth = 0, hit;
+	size_t i, n;
+	int kill;
+
+	if (!f || !*f)
+		return 0;
+	for (i = 0; i < NFAULT_POINTS && strcmp(fault_points[i], point) != 0; i++)
+		;
+	if (i == NFAULT_POINTS)
+		return 0;
+	hit = atomic_fetch_add(&hits[i], 1) + 1;
+	if (strcmp(f, "trace") == 0) {
+		fprintf(stderr, "pdfstamp: fault point %s %lu\n", point, hit);
+		return 0;
+	}
+	if (strncmp(f, "kill:", 5) == 0)
+		kill = 1;
+	else if (strncmp(f, "fail:", 5) == 0)
+		kill = 0;
+	else
+		return 0;
+	p = f + 5;
+	colon = strchr(p, ':');
+	n = colon ? (size_t)(colon - p) : strlen(p);
+	if (n != strlen(point) || strncmp(p, point, n) != 0)
+		return 0;
+	if (colon) {
+		char *end;
+		errno = 0;
+		nth = strtoul(colon + 1, &end, 10);
+		if (errno || *end || end == colon + 1 || nth == 0)
+			return 0; /* malformed: never fires */
+		if (hit != nth)
+			return 0;
+	}
+	if (kill)
+		raise(SIGKILL);
+	return 1;
+}
+
+/* ---- writing ----------------------------------------------------------------- */
 
 int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what)
 {

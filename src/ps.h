@@ -550,9 +550,13 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode);
 /* Closes; removes the temporary file unless committed.  Accepts a zeroed struct with fd -1. */
 void ps_outfile_free(ps_outfile *of);
 
-/* Test hook: PDFSTAMP_FAULT="fail:POINT" makes the named step fail with an
- * I/O error, "kill:POINT" kills the process there (SIGKILL).  Returns 1 if
- * the step must fail. */
+/* Test hook (io.c): PDFSTAMP_FAULT="fail:POINT" makes the named step fail
+ * with an I/O error, "kill:POINT" kills the process there (SIGKILL);
+ * "fail:POINT:N" and "kill:POINT:N" act only the Nth time this process
+ * reaches POINT; "trace" prints every point reached, with its count, to
+ * standard error.  POINT is write, fsync, rename (the I/O calls) or
+ * before-rename, after-journal, after-write, after-fsync (phases).
+ * Returns 1 if the step must fail. */
 int ps_fault(const char *point);
 
 #endif

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/e2e/faults.sh - crash and fault tests of the incremental writer.
 #
-# PDFSTAMP_FAULT (tests only, see /tmp/cli-spec.md and src/incr.c) makes one
+# PDFSTAMP_FAULT (tests only; see src/ps.h and pdfstamp(1)) makes one
 # step fail with an I/O error (fail:write, fail:fsync, fail:rename) or
 # SIGKILLs the process at a point (kill:after-journal, kill:after-write,
 # kill:after-fsync for --in-place; kill:before-rename for -o).  In every

@@ -1,0 +1,198 @@
+#!/bin/bash
+# tests/e2e/faultsweep.sh - every write, fsync and rename of every writing
+# command fails in turn, and the process is killed at each of them and at
+# each named phase.
+#
+# PDFSTAMP_FAULT=trace makes pdfstamp print each fault point it reaches
+# ("pdfstamp: fault point write 3").  For each command below one traced
+# run lists the points; then, for every point P reached K times and every
+# k <= K, the command runs again with fail:P:k (write, fsync and rename
+# only: the phases are not I/O calls) and with kill:P:k.  Every run must
+#   - end with the documented status: 1 (I/O error, with a message naming
+#     the file) for a failure, SIGKILL (137) for a kill;
+#   - leave the input byte-identical to a saved copy (for a killed in-place
+#     append: once the next `pdfstamp info` has rolled it back and said so);
+#   - leave no output file for -o, and no journal or temporary file, except
+#     the one documented case: a kill at the rename of a new file may leave
+#     a complete hidden ".pdfstamp-XXXXXX" file, never readable by more
+#     users than the input (src/io.c);
+# and the input must still be readable by qpdf with its password after the
+# sweep of each command.
+#
+# The input has three 320 KB streams, so that a rewrite writes in several
+# pieces (payloads of 256 KB and more are written directly).
+
+. "$TOP_SRCDIR/tests/e2e/lib.sh"
+
+need python3
+need qpdf
+
+W=$T/work
+mkdir -p "$W"
+UPW=$T/user.pw
+OPW=$T/owner.pw
+printf 'sweep-user\n' >"$UPW"
+printf 'sweep-owner\n' >"$OPW"
+printf 'sweep-new-user\n' >"$T/nu.pw"
+printf 'sweep-new-owner\n' >"$T/no.pw"
+NEWPW=(--new-user-password-file "$T/nu.pw" --new-owner-password-file "$T/no.pw")
+
+python3 - "$T/plain.pdf" <<'PY'
+import random, sys
+rnd = random.Random(7)
+objs = [b"<< /Type /Catalog /Pages 2 0 R >>", None]
+kids = []
+for i in range(3):
+    data = bytes(rnd.getrandbits(8) for _ in range(320 * 1024))
+    content = b"BT /F1 12 Tf 72 720 Td (page %d) Tj ET\n" % (i + 1)
+    objs.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    cnum = len(objs)
+    objs.append(b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream")
+    dnum = len(objs)
+    objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R"
+                b" /Resources << >> /PieceInfo << /Sweep << /Private %d 0 R >> >> >>" % (cnum, dnum))
+    kids.append(len(objs))
+objs[1] = b"<< /Type /Pages /Count 3 /Kids [%s] >>" % b" ".join(b"%d 0 R" % k for k in kids)
+pdf = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"
+offs = []
+for i, o in enumerate(objs, 1):
+    offs.append(len(pdf))
+    pdf += b"%d 0 obj\n" % i + o + b"\nendobj\n"
+x = len(pdf)
+pdf += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+pdf += b"".join(b"%010d 00000 n \n" % o for o in offs)
+pdf += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, x)
+open(sys.argv[1], "wb").write(pdf)
+PY
+if ! qpdf --encrypt sweep-user sweep-owner 256 -- "$T/plain.pdf" "$T/enc.pdf" 2>"$T/qpdf.err"; then
+	fail "qpdf encrypts the sweep input" "$(cat "$T/qpdf.err")"
+	finish
+fi
+
+size_of() { stat -c %s "$1"; }
+
+# leftovers DIR: names of journal and temporary files in DIR
+leftovers() { (cd "$1" && ls -A | grep -E '\.pdfstamp-' | tr '\n' ' '); }
+
+# sweep NAME MODE INPUT ARGS...: MODE is "i" (the command gets FILE last and
+# changes it in place) or "o" (the command gets -o OUT FILE).
+sweep() {
+	local name=$1 mode=$2 input=$3 f=$W/doc.pdf out=$W/out.pdf
+	local pts p k n fault bad runs=0 left
+	shift 3
+	local -a cmd=("$@")
+	if [ "$mode" = o ]; then cmd+=(-o "$out"); fi
+	cmd+=("$f")
+
+	cp "$input" "$f"
+	PDFSTAMP_FAULT=trace "$PDFSTAMP" "${cmd[@]}" >"$T/out" 2>"$T/trace" </dev/null
+	check_status_of $? 0 "$name: the traced run succeeds"
+	# "point count" pairs: the highest count seen of each point
+	pts=$(sed -n 's/^pdfstamp: fault point \([a-z-]*\) \([0-9]*\)$/\1 \2/p' "$T/trace" |
+		sort -k1,1 -k2,2n | awk '{n[$1] = $2} END {for (p in n) print p, n[p]}' | sort)
+	check_true test -n "$pts" "$name: the traced run reaches fault points"
+	check_grep '^write ' <(printf '%s\n' "$pts") "$name: the traced run writes through the fault points"
+	rm -f "$W"/* "$W"/.pdfstamp-* 2>/dev/null
+
+	bad=0
+	while read -r p n; do
+		[ -n "$p" ] || continue
+		for k in $(seq 1 "$n"); do
+			for fault in "fail:$p:$k" "kill:$p:$k"; do
+				case $fault in fail:write:* | fail:fsync:* | fail:rename:*) ;; fail:*) continue ;; esac
+				runs=$((runs + 1))
+				cp "$input" "$f"
+				RC=0
+				PDFSTAMP_FAULT=$fault "$PDFSTAMP" "${cmd[@]}" >"$T/out" 2>"$T/err" </dev/null || RC=$?
+				case $fault in
+				fail:*)
+					if [ "$RC" != 1 ] || ! grep -q '^pdfstamp: .*doc\.pdf' "$T/err"; then
+						fail "$name $fault: exit 1 with a message naming the file" \
+							"exit $RC: $(head -c 300 "$T/err")"
+						bad=$((bad + 1))
+					fi
+					;;
+				kill:*)
+					if [ "$RC" != 137 ]; then
+						fail "$name $fault: killed (137)" "exit $RC: $(head -c 300 "$T/err")"
+						bad=$((bad + 1))
+					fi
+					if [ -e "$f.pdfstamp-journal" ]; then
+						RC=0
+						"$PDFSTAMP" info --password-file "$UPW" "$f" >"$T/out" 2>"$T/err" </dev/null || RC=$?
+						if [ "$RC" != 0 ] || ! grep -q '^pdfstamp: warning: ' "$T/err"; then
+							fail "$name $fault: the next run rolls the torn append back" \
+								"exit $RC: $(head -c 300 "$T/err")"
+							bad=$((bad + 1))
+						fi
+					fi
+					;;
+				esac
+				if ! cmp -s "$f" "$input"; then
+					fail "$name $fault: the input is byte-identical" "$(cmp "$f" "$input" 2>&1)"
+					bad=$((bad + 1))
+				fi
+				if [ "$mode" = o ] && [ -e "$out" ]; then
+					fail "$name $fault: no output file"
+					bad=$((bad + 1))
+				fi
+				left=$(leftovers "$W")
+				if [ -n "$left" ]; then
+					case $fault in
+					kill:rename:* | kill:before-rename:*)
+						for t in "$W"/.pdfstamp-*; do
+							[ -e "$t" ] || continue
+							case $t in *-journal) fail "$name $fault: a journal is left" ; bad=$((bad + 1)) ;; esac
+							if [ $(( 0$(stat -c %a "$t") & ~0$(stat -c %a "$input") )) != 0 ]; then
+								fail "$name $fault: a leftover temporary file is more readable than the input"
+								bad=$((bad + 1))
+							fi
+						done
+						;;
+					*)
+						fail "$name $fault: no journal or temporary file left" "$left"
+						bad=$((bad + 1))
+						;;
+					esac
+				fi
+				rm -f "$W"/* "$W"/.pdfstamp-* 2>/dev/null
+			done
+		done
+	done <<<"$pts"
+	check_eq "$bad" 0 "$name: $runs injected failures and kills, every one safe"
+	check_true test "$runs" -ge 4 "$name: at least four points swept ($runs)"
+}
+
+# check_status_of RC WANT DESC
+check_status_of() {
+	if [ "$1" = "$2" ]; then ok "$3"; else fail "$3" "exit $1: $(head -c 300 "$T/trace")"; fi
+}
+
+sweep "stamp -i" i "$T/enc.pdf" stamp --password-file "$UPW" --page all -i
+sweep "stamp -o" o "$T/enc.pdf" stamp --password-file "$UPW" --page all
+sweep "meta -i" i "$T/enc.pdf" meta --password-file "$UPW" --set "Title=sweep" --xmp -i
+sweep "meta -o" o "$T/enc.pdf" meta --password-file "$UPW" --set "Title=sweep" --xmp
+sweep "rotate -i" i "$T/enc.pdf" rotate --password-file "$OPW" "${NEWPW[@]}" -i
+sweep "rotate -o" o "$T/enc.pdf" rotate --password-file "$OPW" "${NEWPW[@]}"
+sweep "encrypt -i" i "$T/plain.pdf" encrypt "${NEWPW[@]}" -i
+sweep "encrypt -o" o "$T/plain.pdf" encrypt "${NEWPW[@]}"
+
+# The rewrites really did write in several pieces (else "every write" of a
+# rewrite would be one write).
+cp "$T/enc.pdf" "$W/doc.pdf"
+PDFSTAMP_FAULT=trace "$PDFSTAMP" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$W/doc.pdf" 2>"$T/trace" </dev/null
+check_true test "$(grep -c '^pdfstamp: fault point write ' "$T/trace")" -ge 4 \
+	"rotate writes the 1 MB input in at least four pieces"
+# and what the sweep left is still what it was: readable, with the password
+qpdf --password=sweep-user --check "$T/enc.pdf" >"$T/qcheck" 2>&1
+check_status_of $? 0 "the sweep input still passes qpdf --check"
+rm -f "$W"/*
+
+# A malformed fault spec never fires (so a typo cannot pass as a fault test).
+for spec in fail:write:0 fail:write:x fail:write: fail:writes kill:nowhere; do
+	cp "$T/enc.pdf" "$W/doc.pdf"
+	run env PDFSTAMP_FAULT="$spec" "$PDFSTAMP" stamp --password-file "$UPW" -i "$W/doc.pdf"
+	check_status 0 "PDFSTAMP_FAULT=$spec does not fire"
+done
+
+finish
