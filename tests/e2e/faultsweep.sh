@@ -36,32 +36,22 @@ printf 'sweep-new-user\n' >"$T/nu.pw"
 printf 'sweep-new-owner\n' >"$T/no.pw"
 NEWPW=(--new-user-password-file "$T/nu.pw" --new-owner-password-file "$T/no.pw")
 
-python3 - "$T/plain.pdf" <<'PY'
+python3 - "$TOP_SRCDIR/tests/e2e/fixtures" "$T/plain.pdf" <<'PY'
 import random, sys
+sys.path.insert(0, sys.argv[1])
+from e2e import stream, write_pdf
 rnd = random.Random(7)
-objs = [b"<< /Type /Catalog /Pages 2 0 R >>", None]
+objs = {1: b"<< /Type /Catalog /Pages 2 0 R >>"}
 kids = []
 for i in range(3):
-    data = bytes(rnd.getrandbits(8) for _ in range(320 * 1024))
-    content = b"BT /F1 12 Tf 72 720 Td (page %d) Tj ET\n" % (i + 1)
-    objs.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
-    cnum = len(objs)
-    objs.append(b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream")
-    dnum = len(objs)
-    objs.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R"
-                b" /Resources << >> /PieceInfo << /Sweep << /Private %d 0 R >> >> >>" % (cnum, dnum))
-    kids.append(len(objs))
-objs[1] = b"<< /Type /Pages /Count 3 /Kids [%s] >>" % b" ".join(b"%d 0 R" % k for k in kids)
-pdf = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"
-offs = []
-for i, o in enumerate(objs, 1):
-    offs.append(len(pdf))
-    pdf += b"%d 0 obj\n" % i + o + b"\nendobj\n"
-x = len(pdf)
-pdf += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-pdf += b"".join(b"%010d 00000 n \n" % o for o in offs)
-pdf += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, x)
-open(sys.argv[1], "wb").write(pdf)
+    c, d, p = 3 + 3 * i, 4 + 3 * i, 5 + 3 * i
+    objs[c] = stream(b"BT /F1 12 Tf 72 720 Td (page %d) Tj ET" % (i + 1))
+    objs[d] = stream(bytes(rnd.getrandbits(8) for _ in range(320 * 1024)))
+    objs[p] = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R"
+               b" /Resources << >> /PieceInfo << /Sweep << /Private %d 0 R >> >> >>" % (c, d))
+    kids.append(p)
+objs[2] = b"<< /Type /Pages /Count 3 /Kids [%s] >>" % b" ".join(b"%d 0 R" % k for k in kids)
+write_pdf(sys.argv[2], objs)
 PY
 if ! qpdf --encrypt sweep-user sweep-owner 256 -- "$T/plain.pdf" "$T/enc.pdf" 2>"$T/qpdf.err"; then
 	fail "qpdf encrypts the sweep input" "$(cat "$T/qpdf.err")"
