@@ -11,6 +11,8 @@ that reach the deeper branches quickly:
                         in the layout fuzz_security.c documents, with their
                         passwords (and round-trip variants)
   fuzz_objstm           object-stream contents in fuzz_objstm.c's layout
+  fuzz_xmp              XMP packets in the styles of Adobe, Acrobat 5 and
+                        others (and refused ones), in fuzz_xmp.c's layout
 Deterministic; needs only python3.
 """
 import hashlib
@@ -23,7 +25,7 @@ import zlib
 
 def main():
     src, out = sys.argv[1], sys.argv[2]
-    seeds = {t: {} for t in ("fuzz_parse", "fuzz_xref", "fuzz_security", "fuzz_objstm", "fuzz_incr")}
+    seeds = {t: {} for t in ("fuzz_parse", "fuzz_xref", "fuzz_security", "fuzz_objstm", "fuzz_incr", "fuzz_xmp")}
 
     def add(target, data, name=None):
         name = name or hashlib.sha1(data).hexdigest()[:16]
@@ -99,6 +101,36 @@ def main():
     add("fuzz_objstm", objstm(members[:3], first=2), "wrong-first")
     add("fuzz_objstm", objstm(members[:3], drop_n=True), "no-n")
     add("fuzz_objstm", objstm([(3, b"<< /Type /ObjStm >>"), (5, b"3 0 R")]), "self")
+
+    # fuzz_xmp: [touch, remove] value NUL custom-key NUL packet
+    rdf = b"http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+    head = b"<?xpacket begin='\xef\xbb\xbf' id='W5M0MpCehiHzreSzNTczkc9d'?>\n<x:xmpmeta xmlns:x='adobe:ns:meta/'>\n"
+    tail = b"</x:xmpmeta>\n" + b" " * 64 + b"\n<?xpacket end='w'?>"
+    packets = {
+        "elements": head + b"<rdf:RDF xmlns:rdf='" + rdf + b"'><rdf:Description rdf:about=''"
+        b" xmlns:dc='http://purl.org/dc/elements/1.1/' xmlns:xmp='http://ns.adobe.com/xap/1.0/'"
+        b" xmlns:pdf='http://ns.adobe.com/pdf/1.3/'>\n"
+        b"<dc:title><rdf:Alt><rdf:li xml:lang='x-default'>Old &amp; title</rdf:li>"
+        b"<rdf:li xml:lang='fr'>Titre</rdf:li></rdf:Alt></dc:title>\n"
+        b"<dc:creator><rdf:Seq><rdf:li>A</rdf:li><rdf:li>B</rdf:li></rdf:Seq></dc:creator>\n"
+        b"<!-- <dc:title> in a comment --><xmp:ModifyDate>2001-01-01T00:00:00Z</xmp:ModifyDate>\n"
+        b"<pdf:Producer><![CDATA[cdata <producer>]]></pdf:Producer>\n"
+        b"</rdf:Description></rdf:RDF>\n" + tail,
+        "attributes": head + b"<rdf:RDF xmlns:rdf='" + rdf + b"'>"
+        b"<rdf:Description rdf:about='u' xmlns:pdf='http://ns.adobe.com/pdf/1.3/' pdf:Keywords='k&#38;k'"
+        b" pdf:Producer=\"P\"/>\n<rdf:Description rdf:about='u' xmlns:xap='http://ns.adobe.com/xap/1.0/'"
+        b" xap:CreatorTool='tool'/></rdf:RDF>\n" + tail,
+        "no-description": head + b"<rdf:RDF xmlns:rdf='" + rdf + b"'></rdf:RDF>\n" + tail,
+        "duplicates": head + b"<rdf:RDF xmlns:rdf='" + rdf + b"'><rdf:Description xmlns:pdf='http://ns.adobe.com/pdf/1.3/'>"
+        b"<pdf:Keywords>a</pdf:Keywords><pdf:Keywords>b</pdf:Keywords></rdf:Description>"
+        b"<rdf:Description xmlns:p2='http://ns.adobe.com/pdf/1.3/' p2:Keywords='c'/></rdf:RDF>" + tail,
+        "doctype": b"<!DOCTYPE x [<!ENTITY e 'x'>]>" + head + b"<rdf:RDF xmlns:rdf='" + rdf + b"'/>" + tail,
+        "utf16": b"\xfe\xff\x00<\x00?",
+        "empty": b"",
+    }
+    for name, pkt in packets.items():
+        add("fuzz_xmp", b"\xff\x00" + "caf\u00e9 & <b>".encode() + b"\0Department\0" + pkt, "set-" + name)
+        add("fuzz_xmp", b"\x7f\x2a" + b"v\0Custom\0" + pkt, "remove-" + name)
 
     for t, items in seeds.items():
         d = os.path.join(out, t)

@@ -36,6 +36,9 @@
 #define LLVMFuzzerTestOneInput fuzz_incr_one
 #include "../fuzz/fuzz_incr.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_xmp_one
+#include "../fuzz/fuzz_xmp.c"
+#undef LLVMFuzzerTestOneInput
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "tests"
@@ -52,6 +55,7 @@ static const struct {
 	{"fuzz_security", fuzz_security_one},
 	{"fuzz_objstm", fuzz_objstm_one},
 	{"fuzz_incr", fuzz_incr_one},
+	{"fuzz_xmp", fuzz_xmp_one},
 };
 
 static long nrun;
