@@ -21,12 +21,12 @@
  */
 #include "fuzz.h"
 
-#define FZX_MAX_VALUE 256
-#define FZX_MAX_KEY 64
+#define FZM_MAX_VALUE 256
+#define FZM_MAX_KEY 64
 
 /* The first NUL-terminated field of at most MAX bytes at *P (*N left),
  * copied to OUT (MAX + 1 bytes); advances past it and its NUL. */
-static void fzx_field(const uint8_t **p, size_t *n, char *out, size_t max)
+static void fzm_field(const uint8_t **p, size_t *n, char *out, size_t max)
 {
 	const uint8_t *nul = memchr(*p, 0, *n);
 	size_t len = nul ? (size_t)(nul - *p) : *n;
@@ -39,7 +39,7 @@ static void fzx_field(const uint8_t **p, size_t *n, char *out, size_t max)
 	*n -= len;
 }
 
-static void fzx_check_rc(ps_ctx *ctx, int rc, const char *what)
+static void fzm_check_rc(ps_ctx *ctx, int rc, const char *what)
 {
 	if (rc == PDFSTAMP_E_INTERNAL)
 		fz_bug(ctx, what);
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const keys[8] = {"Title", "Author", "Subject", "Keywords",
 	                                    "Creator", "Producer", NULL, "Trapped"};
-	char value[FZX_MAX_VALUE + 1], custom[FZX_MAX_KEY + 1];
+	char value[FZM_MAX_VALUE + 1], custom[FZM_MAX_KEY + 1];
 	ps_meta_kv kv[8];
 	ps_buf out1 = PS_BUF_INIT, out2 = PS_BUF_INIT;
 	const uint8_t *p = data;
@@ -71,8 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	remove = p[1];
 	p += 2;
 	n -= 2;
-	fzx_field(&p, &n, value, FZX_MAX_VALUE);
-	fzx_field(&p, &n, custom, FZX_MAX_KEY);
+	fzm_field(&p, &n, value, FZM_MAX_VALUE);
+	fzm_field(&p, &n, custom, FZM_MAX_KEY);
 	date = (remove & 0x80) ? NULL : "2024-05-06T07:08:09+02:00";
 	for (k = 0; k < 8; k++) {
 		if (!(touch & (1u << k)))
@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	rc = ps_xmp_update(ctx, n ? p : NULL, n, kv, nkv, date, &out1);
 	if (rc < 0) {
-		fzx_check_rc(ctx, rc, "ps_xmp_update (its own result does not re-parse)");
+		fzm_check_rc(ctx, rc, "ps_xmp_update (its own result does not re-parse)");
 		goto done;
 	}
 	if (out1.oom)

@@ -151,8 +151,10 @@ int main(int argc, char **argv)
 			if (strcmp(argv[1], targets[t].name) == 0)
 				break;
 		if (t == sizeof targets / sizeof targets[0] || argc < 3) {
-			fprintf(stderr, "usage: %s TARGET FILE...   (TARGET: fuzz_parse, fuzz_xref, "
-			        "fuzz_security, fuzz_objstm, fuzz_incr)\n", argv[0]);
+			fprintf(stderr, "usage: %s TARGET FILE...   (TARGET:", argv[0]);
+			for (t = 0; t < sizeof targets / sizeof targets[0]; t++)
+				fprintf(stderr, " %s", targets[t].name);
+			fprintf(stderr, ")\n");
 			return 2;
 		}
 		for (i = 2; i < argc; i++)
