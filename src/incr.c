@@ -702,18 +702,37 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 	ps_ctx *ctx = up->doc->ctx;
 	ps_doc *v = NULL;
 	ps_buf data = PS_BUF_INIT;
+	const ps_obj *id0;
 	size_t i;
 	int rc;
 
 	data.secret = 1;
 	/* Only the new section is read back; the security state is the
-	 * original's (its /Encrypt is referenced unchanged). */
+	 * original's (checked below: its /Encrypt is referenced unchanged). */
 	if ((rc = pdfstamp_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER | PS_OPEN_NEWEST_ONLY)) < 0)
 		goto out;
 	if (v->startxref != xref_off || v->sections[0].prev != up->doc->startxref) {
 		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new revision is not the file's newest");
 		goto out;
 	}
+	/* The security state may be carried over only because the new trailer
+	 * references the same /Encrypt (and keeps ID[0], which R2-4 keys
+	 * depend on and readers compare) and no new object replaces it: this
+	 * stands in for re-running the password, which the library does not
+	 * keep. */
+	id0 = ps_array_get(ps_dict_get(up->doc->trailer, "ID"), 0);
+	if (id0 && id0->kind != PS_STR)
+		id0 = NULL; /* unusable: the writer made a new /ID (build_trailer) */
+	if (!obj_equal(ps_dict_get(v->trailer, "Encrypt"), ps_dict_get(up->doc->trailer, "Encrypt"), 0) ||
+	    (id0 && !obj_equal(ps_array_get(ps_dict_get(v->trailer, "ID"), 0), id0, 0))) {
+		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new trailer changes /Encrypt or ID[0]");
+		goto out;
+	}
+	for (i = 0; up->doc->encrypt_num && i < up->nobjs; i++)
+		if (up->objs[i].num == up->doc->encrypt_num) {
+			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the update replaces the /Encrypt dictionary");
+			goto out;
+		}
 	if (up->doc->encrypted) {
 		v->encrypted = 1;
 		v->encrypt_num = up->doc->encrypt_num;
