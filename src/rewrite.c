@@ -901,11 +901,22 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	ps_fault("after-write");
 	/* verify with the new password before anything is renamed (note 5) */
 	{
-		struct pdfstamp_verify_report rep;
+		struct pdfstamp_verify_report rep, in;
+		char why[sizeof ctx->errmsg];
 		if ((rc = pdfstamp_doc_open(ctx, &v, ps_outfile_path(&rw.of), PS_OPEN_NO_RECOVER)) < 0 ||
 		    (rc = pdfstamp_doc_auth(v, o->owner_password ? o->owner_password : "", o->owner_len, 0)) < 0 ||
 		    (rc = pdfstamp_verify(v, &rep, NULL, NULL)) < 0) {
-			rc = ps_err_wrap(ctx, PDFSTAMP_E_INTERNAL, "self-check of the rewritten file failed");
+			/* Members of object streams other than the catalog are carried
+			 * over inside their stream without being parsed, so damage there
+			 * shows up only now.  If the input has it too (only on this
+			 * failure path is the input verified), it is the input's fault. */
+			snprintf(why, sizeof why, "%s", ctx->errmsg);
+			if (rc == PDFSTAMP_E_FORMAT && rep.faults > 0 &&
+			    pdfstamp_verify(doc, &in, NULL, NULL) == PDFSTAMP_E_FORMAT && in.faults >= rep.faults)
+				rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the input is damaged: %" PRId64
+				            " object(s) cannot be read; first: %s", in.faults, in.first_fault);
+			else
+				rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check of the rewritten file failed: %s", why);
 			goto out;
 		}
 		if (v->authenticated != 2) {
