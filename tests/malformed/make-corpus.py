@@ -123,9 +123,10 @@ def aes_cbc_raw(key_hex, iv, data):
 def main():
     os.makedirs(OUT, exist_ok=True)
     for f in os.listdir(OUT):
-        if f.endswith(".pdf") or f in ("INDEX", "user.pw", "wrong.pw"):
+        if f.endswith(".pdf") or f in ("INDEX", "user.pw", "owner.pw", "wrong.pw"):
             os.unlink(os.path.join(OUT, f))
     open(os.path.join(OUT, "user.pw"), "w").write("user\n")
+    open(os.path.join(OUT, "owner.pw"), "w").write("owner\n")   # rotate in malformed.sh
     open(os.path.join(OUT, "wrong.pw"), "w").write("not-the-password\n")
 
     base, offs, xref = plain()
