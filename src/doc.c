@@ -525,6 +525,11 @@ static int read_encrypt(ps_doc *doc)
 	doc->encrypted = 1;
 	if (encref->kind == PS_REF) {
 		doc->encrypt_num = encref->u.ref.num;
+		/* ISO 32000-2 7.5.7: never in an object stream (whose own data
+		 * would need the key to read). */
+		if (doc->encrypt_num < doc->nxref && doc->xref[doc->encrypt_num].type == 2)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Encrypt dictionary (object %u) is inside an object "
+			              "stream, which is not allowed", doc->encrypt_num);
 		if ((rc = ps_doc_lookup(doc, encref->u.ref.num, &enc)) < 0)
 			return rc;
 	} else {

@@ -439,6 +439,19 @@ START_TEST(objstm_bad_header)
 }
 END_TEST
 
+/* Found by replaying the fuzz corpus through rotate: an /Encrypt inside an
+ * object stream made open fail with a USAGE error (exit 2) from the lookup
+ * guard for unauthenticated documents. */
+START_TEST(encrypt_in_object_stream_is_refused)
+{
+	struct pdf p;
+
+	build_stream_pdf(&p, 4, 0, "/Encrypt 6 0 R/ID[<00><00>]");
+	ck_assert_int_eq(open_buf(&p), PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "inside an object stream"));
+}
+END_TEST
+
 START_TEST(bytes_read_is_small)
 {
 	/* A big payload stream between the objects must not be read to open
@@ -478,6 +491,7 @@ static Suite *xref_suite(void)
 	tcase_add_test(tc, xref_stream_bad_w);
 	tcase_add_test(tc, hybrid_file);
 	tcase_add_test(tc, objstm_bad_header);
+	tcase_add_test(tc, encrypt_in_object_stream_is_refused);
 	tcase_add_test(tc, bytes_read_is_small);
 	suite_add_tcase(s, tc);
 	return s;
