@@ -325,6 +325,15 @@ int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj)
 		return ps_err(up->doc->ctx, obj ? PDFSTAMP_E_INTERNAL : PDFSTAMP_E_NOMEM,
 		              obj ? "bad update state" : "out of memory");
 	}
+	if (up->doc->encrypt_num && num == up->doc->encrypt_num) {
+		/* The page tree, /Annots, /Root or /Info of a damaged file names the
+		 * encryption dictionary, which is never encrypted and must not be
+		 * replaced (found by fuzz_incr). */
+		ps_obj_free(obj);
+		return ps_err(up->doc->ctx, PDFSTAMP_E_FORMAT,
+		              "object %u, which this update would have to replace, is the /Encrypt dictionary: "
+		              "the file is damaged", num);
+	}
 	for (i = 0; i < up->nobjs; i++) {
 		if (up->objs[i].num == num) { /* a later put replaces an earlier one */
 			ps_obj_free(up->objs[i].obj);

@@ -546,8 +546,8 @@ static int link_annotation(ps_update *up, const ps_page *pg, uint32_t annot)
 		}
 	}
 	page = ps_obj_copy(pg->dict);
-	if (!page || (rc = ps_update_put(up, pg->num, pg->gen, page)) < 0)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if ((rc = ps_update_put(up, pg->num, pg->gen, page)) < 0)
+		return rc; /* NOMEM for a failed copy; put freed PAGE */
 have_page:
 	arr = ps_dict_get(page, "Annots");
 	if (!arr || arr->kind != PS_ARRAY) {
