@@ -335,11 +335,15 @@ int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj)
 		              "the file is damaged", num);
 	}
 	for (i = 0; i < up->nobjs; i++) {
-		if (up->objs[i].num == num) { /* a later put replaces an earlier one */
-			ps_obj_free(up->objs[i].obj);
-			up->objs[i].obj = obj;
-			up->objs[i].gen = gen;
-			return 0;
+		if (up->objs[i].num == num) {
+			/* Callers edit a pending object in place; a second put means one
+			 * object plays two roles in a damaged file (meta on a file whose
+			 * /Info is its /Root: replacing would free what the first
+			 * role's caller still uses; found by replaying fuzz corpora). */
+			ps_obj_free(obj);
+			return ps_err(up->doc->ctx, PDFSTAMP_E_FORMAT,
+			              "object %u would be replaced twice by this update: the file uses it for two "
+			              "different things (e.g. as both /Root and /Info)", num);
 		}
 	}
 	if (up->nobjs == up->cap) {

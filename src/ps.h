@@ -514,7 +514,10 @@ typedef struct ps_update {
 int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update *up);
 /* A fresh object number, 0 if the number space is exhausted (error set). */
 uint32_t ps_update_alloc(ps_update *up);
-/* Adds OBJ (owned, also on failure) as object NUM/GEN of the new revision. */
+/* Adds OBJ (owned, also on failure) as object NUM/GEN of the new revision.
+ * NUM must not be pending already (edit that object in place) nor be the
+ * /Encrypt dictionary: both are FORMAT errors, as only a damaged file
+ * leads there. */
 int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj);
 int ps_update_set_trailer(ps_update *up, const char *key, ps_obj *val);
 /* Serialises, writes (per W), makes it durable and verifies it. */

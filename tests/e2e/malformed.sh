@@ -6,6 +6,7 @@
 #     pdfstamp info --json --password-file PW FILE
 #     pdfstamp stamp -o OUT --password-file PW FILE
 #     pdfstamp verify --password-file PW FILE
+#     pdfstamp meta --set ... --xmp -o OUT --password-file PW FILE
 #     pdfstamp rotate -o OUT ... FILE   (encrypt -o OUT for a plaintext FILE)
 # under a memory limit (ulimit -v 1 GB; with an ASan build, whose shadow
 # memory needs a huge address space, ASan's hard_rss_limit_mb instead) and
@@ -13,8 +14,8 @@
 #   - the exit status documented in INDEX (0 ok, 3 wrong password,
 #     4 malformed or unsupported) for info and stamp; one of the documented
 #     statuses other than 1 (I/O or internal error) and 2 (usage) for
-#     verify and the rewrite, and a rewritten output that verifies with its
-#     new password;
+#     verify, meta and the rewrite; a rewritten output verifies with its new
+#     password, and a meta output verifies if its input did;
 #   - no crash: no signal or timeout (exit >= 124) and no sanitizer report;
 #   - on failure, a non-empty message on stderr starting with "pdfstamp: "
 #     that does not repeat itself (a garbled-message heuristic);
@@ -142,6 +143,18 @@ while IFS=$'\t' read -r name info_exit stamp_exit pw desc; do
 	# new password.
 	limited "$PDFSTAMP" verify --password-file "$pwf" "$f"
 	verdict "$name" verify "0|3|4"
+	input_verified=$RC
+	rm -f "$out"
+	limited "$PDFSTAMP" meta --set "Title=a <b> & c" --set "Ticket=T-1" --xmp -o "$out" \
+		--password-file "$pwf" "$f"
+	verdict "$name" meta "0|3|4|5"
+	if [ "$RC" = 0 ] && [ "$input_verified" = 0 ]; then
+		# (an update keeps the damage an input already had)
+		limited "$PDFSTAMP" verify --password-file "$pwf" "$out"
+		verdict "$name" "verify of the meta output" 0
+	elif [ "$RC" != 0 ] && [ -e "$out" ]; then
+		fail "$name: a failed meta left its output file behind"
+	fi
 	rm -f "$out"
 	opw=$pwf
 	[ "$pw" = user ] && opw=$M/owner.pw
