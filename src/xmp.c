@@ -69,6 +69,7 @@
 
 #define XMP_MAX_DEPTH 256
 #define XMP_MAX_DECLS 256       /* bounds the cost of prefix lookups */
+#define XMP_MAX_ATTRS 1024      /* per element: bounds the duplicate check */
 #define MAX_INDENT 64
 
 /* ---- parsed packet -------------------------------------------------------- */
@@ -329,6 +330,16 @@ static int parse_start_tag(ps_ctx *ctx, xdoc *d, size_t *pos, int cur, int *self
 	if (*selfclose)
 		e->e0 = e->e1 = p;
 
+	/* An attribute may appear once per tag (XML 1.0 3.1); the check is
+	 * quadratic, hence the bound. */
+	if (e->na > XMP_MAX_ATTRS)
+		return bad(ctx, "too many attributes on one element", e->s0);
+	for (k = e->a0 + 1; k < e->a0 + e->na; k++) {
+		size_t j, qn = d->at[k].q1 - d->at[k].q0;
+		for (j = e->a0; j < k; j++)
+			if (d->at[j].q1 - d->at[j].q0 == qn && memcmp(s + d->at[j].q0, s + d->at[k].q0, qn) == 0)
+				return bad(ctx, "an attribute repeated on one element", d->at[k].q0);
+	}
 	/* Namespace declarations first: they apply to the tag they are on. */
 	for (k = e->a0; k < e->a0 + e->na; k++) {
 		xattr *a = &d->at[k];
@@ -340,6 +351,10 @@ static int parse_start_tag(ps_ctx *ctx, xdoc *d, size_t *pos, int cur, int *self
 		if (!(span_is(s + a->q0, qn, "xmlns") ||
 		      (qn > 6 && memcmp(s + a->q0, "xmlns:", 6) == 0)))
 			continue;
+		/* Namespaces in XML 1.0: a prefix cannot be bound to the empty
+		 * name (1.1's "undeclaring" is not something we edit around). */
+		if (qn > 5 && a->v1 == a->v0)
+			return bad(ctx, "a namespace prefix bound to an empty name", a->q0);
 		a->is_decl = 1;
 		if (d->ndc >= XMP_MAX_DECLS)
 			return bad(ctx, "too many namespace declarations", a->q0);

@@ -886,6 +886,14 @@ START_TEST(test_xmp_unsupported)
 		"<rdf:Description rdf:about='' xmlns::pdf='http://ns.adobe.com/pdf/1.3/'/></rdf:RDF>",
 		"<rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
 		"<rdf:Description rdf:about='' a:b:c='1'/></rdf:RDF>",
+		/* found by fuzz_xmp: the edit then wrote a second xmlns:dc */
+		"<rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+		"<rdf:Description rdf:about='' xmlns:dc=''/></rdf:RDF>",
+		"<rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+		"<rdf:Description rdf:about='' xmlns:pdf='http://ns.adobe.com/pdf/1.3/'"
+		" xmlns:pdf='http://ns.adobe.com/pdf/1.3/'/></rdf:RDF>",
+		"<rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+		"<rdf:Description rdf:about='' rdf:about='x'/></rdf:RDF>",
 	};
 	static const char utf16[] = "\xFE\xFF\x00<\x00r";
 	size_t i;
