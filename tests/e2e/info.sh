@@ -462,6 +462,10 @@ exe, mode = sys.argv[1], sys.argv[2]
 files = sys.argv[3:]
 pid, fd = pty.fork()
 if pid == 0:
+    # A shell without job control starts background commands with SIGINT
+    # ignored, and exec keeps that; the test needs the default, as at a
+    # terminal.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.execv(exe, [exe, "info", "--json"] + files)
 out = b""
 def drain(t):
