@@ -70,6 +70,7 @@
 #define XMP_MAX_DEPTH 256
 #define XMP_MAX_DECLS 256       /* bounds the cost of prefix lookups */
 #define XMP_MAX_ATTRS 1024      /* per element: bounds the duplicate check */
+#define XMP_DECL_HEADROOM 8     /* declarations an edit may add */
 #define MAX_INDENT 64
 
 /* ---- parsed packet -------------------------------------------------------- */
@@ -1148,6 +1149,12 @@ static int edit(ps_ctx *ctx, const uint8_t *s, size_t n, const ps_meta_kv *kv, s
 	rc = xparse(ctx, s, n, &d);
 	if (rc)
 		goto out;
+	/* Leave room for the few declarations an edit adds (dc, xmp, pdf,
+	 * pdfx), or the re-parse of invariant 4 fails (found by fuzz_xmp). */
+	if (d.ndc > XMP_MAX_DECLS - XMP_DECL_HEADROOM) {
+		rc = bad(ctx, "too many namespace declarations", 0);
+		goto out;
+	}
 	ed.rdf = find_rdf(&d);
 	ed.target = -1;
 	if (ed.rdf < 0) {
@@ -1355,10 +1362,11 @@ int ps_xmp_update(ps_ctx *ctx, const uint8_t *old, size_t oldlen,
 	/* Invariant 4: our output must parse and still have its rdf:RDF. */
 	rc = xparse(ctx, res.data, res.len, &chk);
 	if (!rc && find_rdf(&chk) < 0)
-		rc = -1;
+		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no rdf:RDF element");
 	xdoc_free(&chk);
 	if (rc) {
-		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "XMP edit produced an unreadable packet");
+		rc = rc == PDFSTAMP_E_NOMEM ? rc :
+		     ps_err_wrap(ctx, PDFSTAMP_E_INTERNAL, "XMP edit produced an unreadable packet");
 		goto out;
 	}
 	ps_buf_append(out, res.data, res.len);
