@@ -1300,7 +1300,7 @@ int ps_xmp_update(ps_ctx *ctx, const uint8_t *old, size_t oldlen,
 {
 	ps_buf src = PS_BUF_INIT, res = PS_BUF_INIT;
 	const uint8_t *s = old;
-	size_t n = oldlen, i;
+	size_t n = oldlen, i, ndc;
 	int rc;
 	xdoc chk;
 
@@ -1363,10 +1363,16 @@ int ps_xmp_update(ps_ctx *ctx, const uint8_t *old, size_t oldlen,
 	rc = xparse(ctx, res.data, res.len, &chk);
 	if (!rc && find_rdf(&chk) < 0)
 		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no rdf:RDF element");
+	ndc = chk.ndc;
 	xdoc_free(&chk);
 	if (rc) {
 		rc = rc == PDFSTAMP_E_NOMEM ? rc :
 		     ps_err_wrap(ctx, PDFSTAMP_E_INTERNAL, "XMP edit produced an unreadable packet");
+		goto out;
+	}
+	/* The result must be editable again (edit's own input limit). */
+	if (ndc > XMP_MAX_DECLS - XMP_DECL_HEADROOM) {
+		rc = bad(ctx, "too many namespace declarations", 0);
 		goto out;
 	}
 	ps_buf_append(out, res.data, res.len);
