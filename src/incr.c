@@ -730,9 +730,9 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 	}
 	/* The security state may be carried over only because the new trailer
 	 * references the same /Encrypt (and keeps ID[0], which R2-4 keys
-	 * depend on and readers compare) and no new object replaces it: this
-	 * stands in for re-running the password, which the library does not
-	 * keep. */
+	 * depend on and readers compare), and ps_update_put never replaces
+	 * the /Encrypt object: this stands in for re-running the password,
+	 * which the library does not keep. */
 	id0 = ps_array_get(ps_dict_get(up->doc->trailer, "ID"), 0);
 	if (id0 && id0->kind != PS_STR)
 		id0 = NULL; /* unusable: the writer made a new /ID (build_trailer) */
@@ -741,11 +741,6 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new trailer changes /Encrypt or ID[0]");
 		goto out;
 	}
-	for (i = 0; up->doc->encrypt_num && i < up->nobjs; i++)
-		if (up->objs[i].num == up->doc->encrypt_num) {
-			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the update replaces the /Encrypt dictionary");
-			goto out;
-		}
 	if (up->doc->encrypted) {
 		v->encrypted = 1;
 		v->encrypt_num = up->doc->encrypt_num;
