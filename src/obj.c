@@ -596,18 +596,14 @@ static int64_t st_off(const pstate *st, size_t at)
 	return st->base + (int64_t)at;
 }
 
-/* A printable, bounded rendering of untrusted bytes for messages. */
+/* What messages say about an offending token: its length, never its bytes.
+ * The bytes may be decrypted content (object-stream members), and no
+ * plaintext may reach a message, stderr or JSON (issue 11); the offset
+ * printed beside it locates the token. */
 static const char *show(char out[40], const uint8_t *p, size_t n)
 {
-	size_t i, k = n > 32 ? 32 : n;
-
-	for (i = 0; i < k; i++)
-		out[i] = (p[i] >= 0x20 && p[i] < 0x7f) ? (char)p[i] : '?';
-	if (k < n) {
-		memcpy(out + k, "...", 3);
-		k += 3;
-	}
-	out[k] = 0;
+	(void)p;
+	snprintf(out, 40, "%zu-byte token", n);
 	return out;
 }
 
@@ -748,13 +744,13 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 			bad = 1;
 	}
 	if (bad || ndig == 0 || ndot > 1)
-		return p_format(st, p, "malformed number '%s'", show(tmp, buf + p, e - p));
+		return p_format(st, p, "malformed number (%s)", show(tmp, buf + p, e - p));
 
 	if (ndot) {
 		double v = real_value(buf + p, e - p);
 
 		if (!(v <= DBL_MAX && v >= -DBL_MAX))
-			return p_format(st, p, "real number '%s' out of range", show(tmp, buf + p, e - p));
+			return p_format(st, p, "real number (%s) out of range", show(tmp, buf + p, e - p));
 		o = ps_new_real(v);
 		if (!o)
 			return p_nomem(st);
@@ -778,7 +774,7 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 			uint64_t d = (uint64_t)(buf[q] - '0');
 
 			if (mag > (lim - d) / 10)
-				return p_format(st, p, "integer '%s' out of range", show(tmp, buf + p, e - p));
+				return p_format(st, p, "integer (%s) out of range", show(tmp, buf + p, e - p));
 			mag = mag * 10 + d;
 		}
 		if (neg)
@@ -1001,7 +997,7 @@ static int parse_hex(const pstate *st, size_t *pos, ps_obj **out)
 			continue;
 		if ((h = hex_val(c)) < 0) {
 			ps_buf_free(&b);
-			return p_format(st, q - 1, "invalid character 0x%02x in hex string", (unsigned)c);
+			return p_format(st, q - 1, "invalid character in hex string");
 		}
 		if (nib < 0) {
 			nib = h;
@@ -1108,7 +1104,7 @@ static int dict_dedup(const pstate *st, ps_obj *d, size_t at)
 			if (!found) {
 				char m[40];
 
-				ps_warn(st->ctx, "duplicate key /%s in dictionary at offset %" PRId64
+				ps_warn(st->ctx, "duplicate key (%s) in dictionary at offset %" PRId64
 				        " (the last one is used)",
 				        show(m, (const uint8_t *)ki[i].key, strlen(ki[i].key)), st_off(st, at));
 				found = 1;
@@ -1175,7 +1171,7 @@ static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 		if (q < st->len && buf[q] == '>') {
 			char m[40];
 
-			rc = p_format(st, q, "dictionary key /%s has no value",
+			rc = p_format(st, q, "dictionary key (%s) has no value",
 			              show(m, (const uint8_t *)key, klen));
 			free(key);
 			goto fail;
@@ -1219,8 +1215,8 @@ static int parse_keyword(const pstate *st, size_t *pos, ps_obj **out)
 					return p_needmore(st, p, "keyword");
 		}
 		if (e == p)
-			return p_format(st, p, "unexpected character 0x%02x", (unsigned)st->buf[p]);
-		return p_format(st, p, "unexpected keyword '%s'", show(tmp, st->buf + p, e - p));
+			return p_format(st, p, "unexpected character");
+		return p_format(st, p, "unexpected keyword (%s)", show(tmp, st->buf + p, e - p));
 	}
 	if (!o)
 		return p_nomem(st);
@@ -1298,7 +1294,7 @@ static int header_uint(const pstate *st, size_t *pos, int64_t max, const char *w
 		return p_needmore(st, p, "object header");
 	*pos = p;
 	if (ps_parse_uint(st->buf, e, pos, out) < 0 || *pos != e)
-		return p_format(st, p, "expected %s, found '%s'", what, show(tmp, st->buf + p, e - p));
+		return p_format(st, p, "expected %s, found a %s", what, show(tmp, st->buf + p, e - p));
 	if (*out > max)
 		return p_format(st, p, "%s %" PRId64 " out of range", what, *out);
 	return 0;
@@ -1334,7 +1330,7 @@ int ps_parse_indirect(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t pos,
 	if (e >= len && tok_prefix_of(&st, p, e, "obj"))
 		return p_needmore(&st, hdr, "object header");
 	if (!tok_is(&st, p, e, "obj"))
-		return p_format(&st, p, "expected 'obj' after '%" PRId64 " %" PRId64 "', found '%s'",
+		return p_format(&st, p, "expected 'obj' after '%" PRId64 " %" PRId64 "', found a %s",
 		                n, g, show(tmp, buf + p, e - p));
 	p = e;
 

@@ -1189,8 +1189,9 @@ static int edit(ps_ctx *ctx, const uint8_t *s, size_t n, const ps_meta_kv *kv, s
 				pr = &info_map[j].p;
 		if (!pr) {
 			if (!is_ascii_ncname(kv[i].key)) {
-				ps_warn(ctx, "XMP: Info key '%s' is not a valid XML name; not mirrored in XMP",
-				        kv[i].key);
+				/* The key may come from a decrypted /Info: not echoed. */
+				ps_warn(ctx, "XMP: Info key number %zu is not a valid XML name; not mirrored in XMP",
+				        i + 1);
 				continue;
 			}
 			custom.uri = NS_PDFX;
