@@ -4,8 +4,8 @@
  *
  * pdfstamp_doc_open (startxref, xref tables and streams, /Prev chains,
  * hybrid files, /Encrypt), then authentication with the fuzzing passwords
- * (see fuzz.h), pdfstamp_doc_info, and a lookup of every object number up
- * to a bound, with the data of every stream read, decrypted and decoded.
+ * (see fuzz.h), pdfstamp_doc_info, and a lookup of every object in use (up
+ * to a bound), with the data of every stream read, decrypted and decoded.
  * Oracles: the sanitizers; no PDFSTAMP_E_INTERNAL; no PDFSTAMP_E_USAGE once
  * the document is open (except from doc_info before authentication, which
  * is the caller's mistake); every error carries a message; a looked-up
@@ -36,12 +36,11 @@ static void fzx_check_rc_valid(ps_ctx *ctx, int rc, const char *what)
 static void fzx_walk(ps_doc *doc)
 {
 	ps_buf data = PS_BUF_INIT;
-	uint32_t num, n = doc->nxref;
+	uint32_t num, n = 0;
 	int rc;
 
-	if (n > FZ_XREF_MAX_LOOKUPS)
-		n = FZ_XREF_MAX_LOOKUPS;
-	for (num = 1; num < n; num++) {
+	/* the objects in use, in order, however sparse their numbers */
+	for (num = ps_xref_next(doc, 0); num != 0 && n++ < FZ_XREF_MAX_LOOKUPS; num = ps_xref_next(doc, num)) {
 		ps_obj *o = NULL, *again = NULL;
 		rc = ps_doc_lookup(doc, num, &o);
 		fzx_check_rc_valid(doc->ctx, rc, "ps_doc_lookup");

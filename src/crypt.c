@@ -29,6 +29,15 @@
  *     appended to OUT (the scratch region is wiped).
  *  5. No input to decrypt/encrypt may point into the destination ps_buf:
  *     reserving space may move it.
+ *  6. Password scratch (issue 11): the Alg. 2.B buffers (K1 holds 64
+ *     copies of the password), prepared passwords, intermediate keys and
+ *     the unwrapped file key live in pages of their own (secret_alloc):
+ *     locked in RAM so they never reach swap, left out of core dumps, and
+ *     wiped before they are unmapped.  A failed mlock (RLIMIT_MEMLOCK) is
+ *     not an error: the wipe still happens.  Own pages rather than malloc,
+ *     because munlock works on whole pages and would unlock a neighbour's
+ *     locked page (the CLI's password buffer).  Costs ~20 us per call,
+ *     about 1% of one Alg. 2.B run.
  */
 #include "config.h"
 
@@ -36,23 +45,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <mbedtls/sha256.h>
-#include <mbedtls/sha512.h>
-#include <mbedtls/version.h>
 #include <stringprep.h>
 
 #include "ps.h"
+#include "sha2.h"
 
-#if MBEDTLS_VERSION_NUMBER >= 0x03000000
-#define ps_sha256(in, n, out) mbedtls_sha256((in), (n), (out), 0)
-#define ps_sha512(in, n, out, is384) mbedtls_sha512((in), (n), (out), (is384))
-#else
-#define ps_sha256(in, n, out) mbedtls_sha256_ret((in), (n), (out), 0)
-#define ps_sha512(in, n, out, is384) mbedtls_sha512_ret((in), (n), (out), (is384))
-#endif
 
 #define PW_MAX 127                          /* Alg. 2.A step b */
 #define R6_BLOCK_MAX (PW_MAX + 64 + 48)     /* P || K (<= 64) || U48 */
@@ -68,6 +69,38 @@ static int ct_diff(const uint8_t *a, const uint8_t *b, size_t n)
 	for (i = 0; i < n; i++)
 		d |= (uint8_t)(a[i] ^ b[i]);
 	return d != 0;
+}
+
+/* ---- locked scratch for password material (design note 6) ---------------- */
+
+/* N zeroed bytes in pages of their own, locked and excluded from core
+ * dumps.  *maplen receives the mapped length for secret_free. */
+static void *secret_alloc(size_t n, size_t *maplen)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t len = n;
+	void *p;
+
+	if (pg > 0)
+		len = (n + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	(void)mlock(p, len);               /* best effort: RLIMIT_MEMLOCK may refuse */
+#ifdef MADV_DONTDUMP
+	(void)madvise(p, len, MADV_DONTDUMP);
+#endif
+	*maplen = len;
+	return p;
+}
+
+static void secret_free(void *p, size_t maplen)
+{
+	if (!p)
+		return;
+	ps_wipe(p, maplen);
+	(void)munlock(p, maplen);
+	munmap(p, maplen);
 }
 
 /* ---- password preparation (7.6.4.3.3 a-b) -------------------------------- */
@@ -129,11 +162,15 @@ static int saslprep_inproc(const char *pw, size_t len, int stored, uint8_t *out,
 static int saslprep_isolated(ps_ctx *ctx, const char *pw, size_t len, int stored, uint8_t *out,
                              size_t *outlen)
 {
-	uint8_t msg[3 + PREP_OUT_MAX];
+	const size_t msgcap = 3 + PREP_OUT_MAX;
+	uint8_t *msg;
 	int fds[2], st = 0, rc;
-	size_t got = 0;
+	size_t got = 0, maplen = 0;
 	pid_t pid;
 
+	/* the reply holds the prepared password: locked scratch */
+	if (!(msg = secret_alloc(msgcap, &maplen)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory preparing a password");
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	/* Fuzz builds: a fork per input would dominate the run, and there is
 	 * no secret to protect. */
@@ -165,7 +202,7 @@ static int saslprep_isolated(ps_ctx *ctx, const char *pw, size_t len, int stored
 	}
 	close(fds[1]);
 	for (;;) {
-		ssize_t k = read(fds[0], msg + got, sizeof msg - got);
+		ssize_t k = read(fds[0], msg + got, msgcap - got);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
@@ -175,23 +212,24 @@ static int saslprep_isolated(ps_ctx *ctx, const char *pw, size_t len, int stored
 	close(fds[0]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	/* Any failure of the child, running out of memory included (its
+	 * memory is not ours), means doing the work here. */
 	if (got < 3 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
 	    got != 3 + (((size_t)msg[1] << 8) | msg[2]) || msg[0] > 1) {
-		ps_wipe(msg, sizeof msg);
-		if (got >= 1 && msg[0] == 2)
-			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory preparing a password");
+		ps_wipe(msg, msgcap);
 		goto inproc;
 	}
 	rc = msg[0];
 	*outlen = got - 3;
 	memcpy(out, msg + 3, *outlen);
-	ps_wipe(msg, sizeof msg);
+	secret_free(msg, maplen);
 	return rc;
 inproc:
 	ps_warn(ctx, "cannot isolate SASLprep in a child process; preparing the password in process");
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 inproc_quiet:
 #endif
+	secret_free(msg, maplen);
 	rc = saslprep_inproc(pw, len, stored, out, outlen);
 	return rc == PDFSTAMP_E_NOMEM ? ps_err(ctx, rc, "out of memory preparing a password") : rc;
 }
@@ -199,8 +237,8 @@ inproc_quiet:
 int ps_sec_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
                             uint8_t out[128], size_t *outlen)
 {
-	uint8_t tmp[PREP_OUT_MAX];
-	size_t i, n = 0;
+	uint8_t *tmp = NULL;
+	size_t i, n = 0, maplen = 0;
 	int rc, ascii = 1;
 
 	if (!out || !outlen || (!pw && len))
@@ -220,18 +258,23 @@ int ps_sec_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
 		take_raw(pw, len, out, outlen);
 		return 0;
 	}
+	/* the prepared form before truncation: locked scratch */
+	if (!(tmp = secret_alloc(PREP_OUT_MAX, &maplen)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory preparing a password");
 	rc = saslprep_isolated(ctx, pw, len, stored, tmp, &n);
-	if (rc < 0)
+	if (rc < 0) {
+		secret_free(tmp, maplen);
 		return rc;
+	}
 	if (rc == 1) {
 		if (n > PW_MAX)
 			n = PW_MAX;
 		memcpy(out, tmp, n);
 		*outlen = n;
-		ps_wipe(tmp, sizeof tmp);
+		secret_free(tmp, maplen);
 		return 0;
 	}
-	ps_wipe(tmp, sizeof tmp);
+	secret_free(tmp, maplen);
 raw:
 	if (stored)
 		ps_warn(ctx, "password is not valid for SASLprep; its raw bytes are used");
@@ -241,13 +284,19 @@ raw:
 
 /* ---- Algorithm 2.B (R6) and the R5 hash ----------------------------------- */
 
-int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
-               const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
-{
+/* The Alg. 2.B working set, in locked scratch (design note 6). */
+struct r6_work {
 	uint8_t k1[R6_K1_MAX];
 	uint8_t k[64], iv[16];
+	mbedtls_aes_context aes;     /* its schedule is K[0..15] */
+};
+
+static int hash_r6(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, size_t pwlen,
+                   const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
+{
+	uint8_t *k1 = w->k1, *k = w->k, *iv = w->iv;
 	size_t klen, ulen = u48 ? 48 : 0, blk, len, i;
-	mbedtls_aes_context aes;
+	mbedtls_aes_context *aes = &w->aes;
 	unsigned n, sum, last;
 	/* The constants of steps b and e: 64 copies, at least 64 rounds, then
 	 * stop once last(E) <= n - 32. */
@@ -257,7 +306,7 @@ int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
 
 	if (pwlen > PW_MAX || (!pw && pwlen) || !salt || !out || (r != 5 && r != 6))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_hash_r6: bad arguments");
-	mbedtls_aes_init(&aes);
+	mbedtls_aes_init(aes);
 
 	/* Alg. 2.B step a (and all of R5): K = SHA-256(P || S || U48). */
 	len = 0;
@@ -304,8 +353,8 @@ int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
 		/* c: E = AES-128-CBC(key K[0..15], IV K[16..31]) of K1, one chain,
 		 * computed in place. */
 		memcpy(iv, k + 16, 16);
-		if (mbedtls_aes_setkey_enc(&aes, k, 128) != 0 ||
-		    mbedtls_aes_crypt_cbc(&aes, MBEDTLS_AES_ENCRYPT, len, iv, k1, k1) != 0)
+		if (mbedtls_aes_setkey_enc(aes, k, 128) != 0 ||
+		    mbedtls_aes_crypt_cbc(aes, MBEDTLS_AES_ENCRYPT, len, iv, k1, k1) != 0)
 			goto fail;
 
 		/* d: first 16 bytes of E as a big-endian number mod 3, which is
@@ -340,11 +389,23 @@ done:
 fail:
 	ret = ps_err(ctx, PDFSTAMP_E_INTERNAL, "password hash failed inside mbedTLS");
 out:
-	mbedtls_aes_free(&aes);      /* zeroizes the schedule */
-	ps_wipe(k1, sizeof k1);
-	ps_wipe(k, sizeof k);
-	ps_wipe(iv, sizeof iv);
+	mbedtls_aes_free(aes);       /* zeroizes the schedule */
+	ps_wipe(w, sizeof *w);
 	return ret;
+}
+
+int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
+               const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
+{
+	struct r6_work *w;
+	size_t maplen = 0;
+	int rc;
+
+	if (!(w = secret_alloc(sizeof *w, &maplen)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory for the password hash");
+	rc = hash_r6(ctx, w, r, pw, pwlen, salt, u48, out);
+	secret_free(w, maplen);
+	return rc;
 }
 
 /* AES-256-CBC with a zero IV and no padding over exactly two blocks: the
@@ -390,55 +451,76 @@ static int ecb16(ps_ctx *ctx, int mode, const uint8_t key[32],
 	return 0;
 }
 
-/* Algorithm 13: decrypt /Perms with the file key and check it against /P
- * and /EncryptMetadata.  *ok is 1 only if bytes 9-11 are "adb", bytes 0-3
- * (little-endian) equal P and byte 8 is 'T' or 'F' as EncryptMetadata says. */
-static int perms_check(ps_ctx *ctx, const ps_secparams *sp, const uint8_t key[32], int *ok)
+int ps_sec_read_perms(ps_ctx *ctx, const ps_secparams *sp, const uint8_t key[32],
+                      int64_t *p, int *state)
 {
 	uint8_t blk[16];
-	uint32_t p = (uint32_t)sp->p, got;
+	uint32_t got;
 	int rc;
 
-	*ok = 0;
+	*state = PS_PERMS_GARBLED;
+	*p = 0;
+	/* Alg. 13 step a: AES-256-ECB-decrypt /Perms under the file key. */
 	if ((rc = ecb16(ctx, MBEDTLS_AES_DECRYPT, key, sp->perms, blk)) < 0)
 		return rc;
-	got = (uint32_t)blk[0] | (uint32_t)blk[1] << 8 | (uint32_t)blk[2] << 16 |
-	      (uint32_t)blk[3] << 24;
-	*ok = blk[9] == 'a' && blk[10] == 'd' && blk[11] == 'b' && got == p &&
-	      blk[8] == (sp->encrypt_metadata ? 'T' : 'F');
+	/* step b: bytes 9-11 "adb", else the block is not a permissions block
+	 * (a wrong key, a tampered /Perms, or a writer's bug). */
+	if (blk[9] == 'a' && blk[10] == 'd' && blk[11] == 'b') {
+		/* steps c-d: bytes 0-3 are P, low byte first; byte 8 'T' or 'F'
+		 * is EncryptMetadata. */
+		got = (uint32_t)blk[0] | (uint32_t)blk[1] << 8 | (uint32_t)blk[2] << 16 |
+		      (uint32_t)blk[3] << 24;
+		*p = (int32_t)got;
+		*state = got == (uint32_t)sp->p && blk[8] == (sp->encrypt_metadata ? 'T' : 'F') ?
+		         PS_PERMS_OK : PS_PERMS_MISMATCH;
+	}
 	ps_wipe(blk, sizeof blk);
+	return 0;
+}
+
+/* Algorithm 13 as a yes/no: *ok is 1 only if /Perms is well formed and
+ * agrees with /P and /EncryptMetadata. */
+static int perms_check(ps_ctx *ctx, const ps_secparams *sp, const uint8_t key[32], int *ok)
+{
+	int64_t p;
+	int st, rc;
+
+	*ok = 0;
+	if ((rc = ps_sec_read_perms(ctx, sp, key, &p, &st)) < 0)
+		return rc;
+	*ok = st == PS_PERMS_OK;
 	return 0;
 }
 
 /* ---- Algorithm 2.A: authenticate and unwrap the file key ------------------ */
 
 /* Tries one prepared password against O (owner, with the 48-byte U) or U.
- * Returns 1 and fills KEY on a match, 0 on no match, or an error. */
-static int try_password(ps_ctx *ctx, const ps_secparams *sp, int owner,
-                        const uint8_t *pw, size_t pwlen, uint8_t key[32])
+ * Returns 1 and fills KEY on a match, 0 on no match, or an error.  W and
+ * H (32 bytes) are locked scratch; H is wiped here. */
+static int try_password(ps_ctx *ctx, struct r6_work *w, uint8_t *h, const ps_secparams *sp,
+                        int owner, const uint8_t *pw, size_t pwlen, uint8_t key[32])
 {
 	const uint8_t *hs = owner ? sp->o : sp->u;   /* hash || vsalt || ksalt */
 	const uint8_t *wrapped = owner ? sp->oe : sp->ue;
 	const uint8_t *u48 = owner ? sp->u : NULL;
-	uint8_t h[32];
 	int rc;
 
 	/* Owner: Alg. 12 (2.B over P, O[32..39], U48) vs O[0..31];
 	 * user: Alg. 11 (2.B over P, U[32..39]) vs U[0..31]. */
-	if ((rc = ps_hash_r6(ctx, sp->r, pw, pwlen, hs + 32, u48, h)) < 0)
+	if ((rc = hash_r6(ctx, w, sp->r, pw, pwlen, hs + 32, u48, h)) < 0)
 		goto out;
 	if (ct_diff(h, hs, 32)) {
 		rc = 0;
 		goto out;
 	}
 	/* Alg. 2.A e/f: intermediate key from the key salt, then unwrap. */
-	if ((rc = ps_hash_r6(ctx, sp->r, pw, pwlen, hs + 40, u48, h)) < 0)
+	if ((rc = hash_r6(ctx, w, sp->r, pw, pwlen, hs + 40, u48, h)) < 0)
 		goto out;
 	if ((rc = wrap32(ctx, MBEDTLS_AES_DECRYPT, h, wrapped, key)) < 0)
 		goto out;
 	rc = 1;
 out:
-	ps_wipe(h, sizeof h);
+	ps_wipe(h, 32);
 	return rc;
 }
 
@@ -446,8 +528,11 @@ int ps_sec_authenticate(ps_ctx *ctx, const ps_secparams *sp,
                         const char *password, size_t len,
                         uint8_t key[32], int *is_owner, int *perms_ok)
 {
-	uint8_t prep[128], raw[128], k[32];
-	size_t plen, rlen, i;
+	struct {
+		struct r6_work w;
+		uint8_t prep[128], raw[128], k[32], h[32];
+	} *sc;                          /* locked scratch (design note 6) */
+	size_t plen, rlen, i, maplen = 0;
 	const uint8_t *cand[2];
 	size_t clen[2];
 	int ncand = 0, owner, rc, found = 0, ok = 0;
@@ -459,21 +544,23 @@ int ps_sec_authenticate(ps_ctx *ctx, const ps_secparams *sp,
 	if (sp->r != 5 && sp->r != 6)
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
 		              "standard security handler revision %d is not supported", sp->r);
+	if (!(sc = secret_alloc(sizeof *sc, &maplen)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory for the password hash");
 
 	/* Candidates: the SASLprep'd form, then the raw bytes if different. */
-	if ((rc = ps_sec_prepare_password(ctx, password, len, 0, prep, &plen)) < 0)
+	if ((rc = ps_sec_prepare_password(ctx, password, len, 0, sc->prep, &plen)) < 0)
 		goto out;
-	take_raw(password, len, raw, &rlen);
-	cand[ncand] = prep;
+	take_raw(password, len, sc->raw, &rlen);
+	cand[ncand] = sc->prep;
 	clen[ncand++] = plen;
-	if (rlen != plen || ct_diff(raw, prep, rlen)) {
-		cand[ncand] = raw;
+	if (rlen != plen || ct_diff(sc->raw, sc->prep, rlen)) {
+		cand[ncand] = sc->raw;
 		clen[ncand++] = rlen;
 	}
 
 	for (owner = 1; owner >= 0 && !found; owner--) {
 		for (i = 0; i < (size_t)ncand; i++) {
-			rc = try_password(ctx, sp, owner, cand[i], clen[i], k);
+			rc = try_password(ctx, &sc->w, sc->h, sp, owner, cand[i], clen[i], sc->k);
 			if (rc < 0)
 				goto out;
 			if (rc == 1) {
@@ -488,29 +575,51 @@ int ps_sec_authenticate(ps_ctx *ctx, const ps_secparams *sp,
 		            "the password matches neither the owner nor the user password");
 		goto out;
 	}
-	if ((rc = perms_check(ctx, sp, k, &ok)) < 0)
+	if ((rc = perms_check(ctx, sp, sc->k, &ok)) < 0)
 		goto out;
-	memcpy(key, k, 32);
+	memcpy(key, sc->k, 32);
 	*perms_ok = ok;
 	rc = 0;
 out:
 	if (rc < 0)
 		*is_owner = 0;
-	ps_wipe(prep, sizeof prep);
-	ps_wipe(raw, sizeof raw);
-	ps_wipe(k, sizeof k);
+	secret_free(sc, maplen);        /* wipes */
 	return rc;
 }
 
 /* ---- Algorithms 8, 9, 10: new /U /UE /O /OE /Perms ------------------------ */
 
+/* Prepares a new password ("stored" SASLprep profile) into OUT and warns
+ * when that changed it: a reader that skips SASLprep (qpdf, MuPDF, pdf.js
+ * for R5; spec-facts 1.2) then accepts only the prepared form, not what the
+ * user typed.  The password itself is never part of the message.  RAW is
+ * 128 bytes of scratch. */
+static int prepare_new(ps_ctx *ctx, const char *which, const char *pw, size_t len,
+                       uint8_t out[128], size_t *outlen, uint8_t raw[128])
+{
+	size_t rlen;
+	int rc;
+
+	if ((rc = ps_sec_prepare_password(ctx, pw, len, 1, out, outlen)) < 0)
+		return rc;
+	take_raw(pw, len, raw, &rlen);
+	if (rlen != *outlen || ct_diff(raw, out, rlen))
+		ps_warn(ctx, "SASLprep (ISO 32000-2 7.6.4.3.3) changes the new %s password; readers "
+		        "that do not apply SASLprep, such as qpdf, will not accept it as typed", which);
+	ps_wipe(raw, 128);
+	return 0;
+}
+
 int ps_sec_make(ps_ctx *ctx, ps_secparams *sp,
                 const char *user_pw, size_t ulen,
                 const char *owner_pw, size_t olen, const uint8_t key[32])
 {
-	uint8_t pu[128], po[128], rnd[36], h[32], blk[16];
+	struct {
+		struct r6_work w;
+		uint8_t pu[128], po[128], raw[128], rnd[36], h[32], blk[16];
+	} *sc;                          /* locked scratch (design note 6) */
 	uint8_t u[48], ue[32], o[48], oe[32], perms[16];
-	size_t pulen = 0, polen = 0;
+	size_t pulen = 0, polen = 0, maplen = 0;
 	uint64_t ext;
 	int i, rc;
 
@@ -519,40 +628,43 @@ int ps_sec_make(ps_ctx *ctx, ps_secparams *sp,
 	if (sp->p < INT32_MIN || sp->p > (int64_t)UINT32_MAX)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "/P %lld does not fit in 32 bits",
 		              (long long)sp->p);
+	if (!(sc = secret_alloc(sizeof *sc, &maplen)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory for the password hash");
 
-	if ((rc = ps_sec_prepare_password(ctx, user_pw, ulen, 1, pu, &pulen)) < 0 ||
-	    (rc = ps_sec_prepare_password(ctx, owner_pw, olen, 1, po, &polen)) < 0)
+	if ((rc = prepare_new(ctx, "user", user_pw, ulen, sc->pu, &pulen, sc->raw)) < 0 ||
+	    (rc = prepare_new(ctx, "owner", owner_pw, olen, sc->po, &polen, sc->raw)) < 0)
 		goto out;
 	/* 8 + 8 user salts, 8 + 8 owner salts, 4 random /Perms bytes. */
-	if ((rc = ps_random(ctx, rnd, sizeof rnd)) < 0)
+	if ((rc = ps_random(ctx, sc->rnd, sizeof sc->rnd)) < 0)
 		goto out;
 
-	/* Alg. 8: U = 2.B(Pu, uvs) || uvs || uks; UE = CBC0(2.B(Pu, uks), key). */
-	memcpy(u + 32, rnd, 16);
-	if ((rc = ps_hash_r6(ctx, 6, pu, pulen, u + 32, NULL, u)) < 0 ||
-	    (rc = ps_hash_r6(ctx, 6, pu, pulen, u + 40, NULL, h)) < 0 ||
-	    (rc = wrap32(ctx, MBEDTLS_AES_ENCRYPT, h, key, ue)) < 0)
+	/* Alg. 8 (7.6.4.4.7): U = 2.B(Pu, uvs) || uvs || uks;
+	 * UE = CBC0(2.B(Pu, uks), key). */
+	memcpy(u + 32, sc->rnd, 16);
+	if ((rc = hash_r6(ctx, &sc->w, 6, sc->pu, pulen, u + 32, NULL, u)) < 0 ||
+	    (rc = hash_r6(ctx, &sc->w, 6, sc->pu, pulen, u + 40, NULL, sc->h)) < 0 ||
+	    (rc = wrap32(ctx, MBEDTLS_AES_ENCRYPT, sc->h, key, ue)) < 0)
 		goto out;
 
-	/* Alg. 9: the same with the owner password, the owner salts and the
-	 * new 48-byte U as the third input. */
-	memcpy(o + 32, rnd + 16, 16);
-	if ((rc = ps_hash_r6(ctx, 6, po, polen, o + 32, u, o)) < 0 ||
-	    (rc = ps_hash_r6(ctx, 6, po, polen, o + 40, u, h)) < 0 ||
-	    (rc = wrap32(ctx, MBEDTLS_AES_ENCRYPT, h, key, oe)) < 0)
+	/* Alg. 9 (7.6.4.4.8): the same with the owner password, the owner
+	 * salts and the new 48-byte U as the third input. */
+	memcpy(o + 32, sc->rnd + 16, 16);
+	if ((rc = hash_r6(ctx, &sc->w, 6, sc->po, polen, o + 32, u, o)) < 0 ||
+	    (rc = hash_r6(ctx, &sc->w, 6, sc->po, polen, o + 40, u, sc->h)) < 0 ||
+	    (rc = wrap32(ctx, MBEDTLS_AES_ENCRYPT, sc->h, key, oe)) < 0)
 		goto out;
 
-	/* Alg. 10: P sign-extended to 64 bits, low byte first; 'T'/'F';
-	 * "adb"; 4 random bytes; AES-256-ECB under the file key. */
+	/* Alg. 10 (7.6.4.4.9): P sign-extended to 64 bits, low byte first;
+	 * 'T'/'F'; "adb"; 4 random bytes; AES-256-ECB under the file key. */
 	ext = (uint64_t)(int64_t)(int32_t)(uint32_t)(sp->p & 0xffffffff);
 	for (i = 0; i < 8; i++)
-		blk[i] = (uint8_t)(ext >> (8 * i));
-	blk[8] = sp->encrypt_metadata ? 'T' : 'F';
-	blk[9] = 'a';
-	blk[10] = 'd';
-	blk[11] = 'b';
-	memcpy(blk + 12, rnd + 32, 4);
-	if ((rc = ecb16(ctx, MBEDTLS_AES_ENCRYPT, key, blk, perms)) < 0)
+		sc->blk[i] = (uint8_t)(ext >> (8 * i));
+	sc->blk[8] = sp->encrypt_metadata ? 'T' : 'F';
+	sc->blk[9] = 'a';
+	sc->blk[10] = 'd';
+	sc->blk[11] = 'b';
+	memcpy(sc->blk + 12, sc->rnd + 32, 4);
+	if ((rc = ecb16(ctx, MBEDTLS_AES_ENCRYPT, key, sc->blk, perms)) < 0)
 		goto out;
 
 	sp->v = 5;
@@ -565,11 +677,7 @@ int ps_sec_make(ps_ctx *ctx, ps_secparams *sp,
 	memcpy(sp->perms, perms, 16);
 	rc = 0;
 out:
-	ps_wipe(pu, sizeof pu);
-	ps_wipe(po, sizeof po);
-	ps_wipe(rnd, sizeof rnd);
-	ps_wipe(h, sizeof h);
-	ps_wipe(blk, sizeof blk);
+	secret_free(sc, maplen);        /* wipes */
 	return rc;
 }
 
@@ -580,6 +688,7 @@ int ps_cipher_init(ps_ctx *ctx, ps_cipher *c, const uint8_t key[32])
 	if (!c || !key)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_cipher_init: bad arguments");
 	c->ready = 0;
+	c->lent = NULL;
 	if (ps_aes_engine_init(&c->eng, key, -1) != 0) {
 		ps_cipher_free(c);
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot set the AES key");
@@ -588,11 +697,23 @@ int ps_cipher_init(ps_ctx *ctx, ps_cipher *c, const uint8_t key[32])
 	return 0;
 }
 
+int ps_cipher_borrow(ps_ctx *ctx, ps_cipher *c, const ps_cipher *src)
+{
+	if (!c || !src || !src->ready || c == src)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_cipher_borrow: bad arguments");
+	ps_cipher_free(c);
+	c->lent = src->lent ? src->lent : src;   /* never a chain of loans */
+	c->ready = 1;
+	return 0;
+}
+
 void ps_cipher_free(ps_cipher *c)
 {
 	if (!c)
 		return;
-	if (c->ready)
+	if (c->lent)
+		c->lent = NULL;              /* the lender wipes its own schedules */
+	else if (c->ready)
 		ps_aes_engine_free(&c->eng); /* wipes the round keys */
 	c->ready = 0;
 }
@@ -614,7 +735,7 @@ int ps_aesv3_decrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory decrypting %zu bytes", n);
 	dst = out->data + out->len;
 	memcpy(iv, in, 16);
-	ps_aes_cbc_decrypt(&c->eng, iv, in + 16, dst, m); /* pipelined (aesmb.c) */
+	ps_aes_cbc_decrypt(ps_cipher_eng(c), iv, in + 16, dst, m); /* pipelined (aesmb.c) */
 	ps_wipe(iv, sizeof iv);
 
 	/* PKCS#7: 1..16 bytes, each equal to the count.  Checked without a
@@ -669,7 +790,7 @@ int ps_aesv3_encrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_
 	dst = out->data + out->len;
 	if ((rc = ps_aesv3_prepare(ctx, in, n, dst, &job)) < 0)
 		return rc;
-	ps_aes_cbc_encrypt_batch(&c->eng, &job, 1);
+	ps_aes_cbc_encrypt_batch(ps_cipher_eng(c), &job, 1);
 	ps_wipe(job.iv, sizeof job.iv);
 	out->len += total;
 	return 0;
@@ -685,7 +806,7 @@ int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, ps_cipher *old, uint8_t *buf, size_t
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data of %zu bytes is not an IV plus whole blocks", n);
 	m = n - 16;
 	memcpy(iv, buf, 16);
-	ps_aes_cbc_decrypt(&old->eng, iv, buf + 16, buf + 16, m); /* in place */
+	ps_aes_cbc_decrypt(ps_cipher_eng(old), iv, buf + 16, buf + 16, m); /* in place */
 	ps_wipe(iv, sizeof iv);
 	/* the same strict PKCS#7 check as ps_aesv3_decrypt */
 	pad = buf[n - 1];

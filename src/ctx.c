@@ -5,14 +5,37 @@
  * once, lazily, on the first request for random bytes (seeding costs about
  * 0.25 ms on these machines, see shared/docs/perf-limits.md 1), and IVs are
  * drawn from a 1 KiB pool refilled with one DRBG request (64 IVs).
+ *
+ * Fork safety (issue 11): fork() duplicates the DRBG state and the pool, so
+ * without care parent and child would write the same IVs and derive the
+ * same "random" values.  Hence:
+ *  - the context records the pid that seeded its DRBG; every ps_random()
+ *    compares getpid() (one system call per DRBG request, about 0.2 us,
+ *    perf-limits.md) and in a new process reseeds with fresh entropy from
+ *    the OS, the pid as additional input, and drops the pool;
+ *  - the pool's page is MADV_WIPEONFORK, so a child finds it zeroed (its
+ *    `live` marker too) and refills it: the per-IV path stays free of
+ *    system calls.  Where the kernel refuses the advice, ps_random_iv()
+ *    calls getpid() per IV instead;
+ *  - file keys do not come from the DRBG at all but from getrandom(2)
+ *    (ps_random_os), which no fork can duplicate.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#ifdef HAVE_GETRANDOM
+#include <sys/random.h>
+#endif
 
 #include "ps.h"
+
+#define PS_IVPAGE_LIVE 0x49565021u  /* any non-zero value: a wiped page reads 0 */
 
 const char *pdfstamp_version(void)
 {
@@ -55,6 +78,13 @@ void pdfstamp_ctx_free(pdfstamp_ctx *ctx)
 	if (ctx->drbg_ready) {
 		mbedtls_ctr_drbg_free(&ctx->drbg);
 		mbedtls_entropy_free(&ctx->entropy);
+	}
+	if (ctx->iv) {
+		ps_wipe(ctx->iv, sizeof *ctx->iv);
+		if (ctx->iv_maplen)
+			munmap(ctx->iv, ctx->iv_maplen);
+		else
+			free(ctx->iv);
 	}
 	ps_wipe(ctx, sizeof *ctx);
 	free(ctx);
@@ -134,17 +164,56 @@ void ps_wipe(void *p, size_t n)
 #endif
 }
 
+/* Personalisation (seed) or additional input (reseed): a label and the
+ * pid, so that even two processes whose entropy sources misbehaved alike
+ * would not run the same DRBG stream. */
+static size_t drbg_label(uint8_t out[64], const char *label, pid_t pid)
+{
+	size_t n = strlen(label);
+	uint64_t v = (uint64_t)(int64_t)pid;
+	int i;
+
+	memcpy(out, label, n);
+	for (i = 0; i < 8; i++)
+		out[n++] = (uint8_t)(v >> (8 * i));
+	return n;
+}
+
+/* The pool is dropped: nothing drawn before may be handed out again. */
+static void ivpool_drop(ps_ctx *ctx)
+{
+	if (ctx->iv)
+		ps_wipe(ctx->iv, sizeof *ctx->iv);
+	ctx->ivpos = PS_IVPOOL_SIZE;
+}
+
+/* Seeds the DRBG on first use (NIST SP 800-90A CTR_DRBG through mbedTLS),
+ * and reseeds it from fresh OS entropy when the process is not the one
+ * that seeded it: fork() duplicated the state. */
 static int drbg_seed(ps_ctx *ctx)
 {
-	static const char pers[] = "pdfstamp ctr-drbg";
+	uint8_t pers[64];
+	size_t plen;
+	pid_t pid = getpid();
 	int rc;
 
-	if (ctx->drbg_ready)
+	if (ctx->drbg_ready) {
+		if (pid == ctx->drbg_pid)
+			return 0;
+		ivpool_drop(ctx);
+		plen = drbg_label(pers, "pdfstamp ctr-drbg reseed after fork", pid);
+		rc = mbedtls_ctr_drbg_reseed(&ctx->drbg, pers, plen);
+		if (rc != 0)
+			return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+			              "cannot reseed the random generator after fork (mbedTLS -0x%04x)",
+			              (unsigned)-rc);
+		ctx->drbg_pid = pid;
 		return 0;
+	}
+	plen = drbg_label(pers, "pdfstamp ctr-drbg", pid);
 	mbedtls_entropy_init(&ctx->entropy);
 	mbedtls_ctr_drbg_init(&ctx->drbg);
-	rc = mbedtls_ctr_drbg_seed(&ctx->drbg, mbedtls_entropy_func, &ctx->entropy,
-	                           (const unsigned char *)pers, sizeof pers - 1);
+	rc = mbedtls_ctr_drbg_seed(&ctx->drbg, mbedtls_entropy_func, &ctx->entropy, pers, plen);
 	if (rc != 0) {
 		mbedtls_ctr_drbg_free(&ctx->drbg);
 		mbedtls_entropy_free(&ctx->entropy);
@@ -152,6 +221,7 @@ static int drbg_seed(ps_ctx *ctx)
 		              (unsigned)-rc);
 	}
 	ctx->drbg_ready = 1;
+	ctx->drbg_pid = pid;
 	return 0;
 }
 
@@ -173,17 +243,97 @@ int ps_random(ps_ctx *ctx, uint8_t *out, size_t n)
 	return 0;
 }
 
+/* The pool's page: its own mapping, wiped in a child of fork(). */
+static int ivpage_alloc(ps_ctx *ctx)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t len = sizeof(ps_ivpage);
+	void *p;
+
+	if (pg > 0)
+		len = (len + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED) {
+		ctx->iv = p;
+		ctx->iv_maplen = len;
+#ifdef MADV_WIPEONFORK
+		ctx->iv_wipeonfork = madvise(p, len, MADV_WIPEONFORK) == 0;
+#endif
+		return 0;
+	}
+	ctx->iv = calloc(1, sizeof *ctx->iv);
+	if (!ctx->iv)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	ctx->iv_maplen = 0;
+	ctx->iv_wipeonfork = 0;
+	return 0;
+}
+
 int ps_random_iv(ps_ctx *ctx, uint8_t iv[16])
 {
 	int rc;
 
+	if (!ctx->iv && (rc = ivpage_alloc(ctx)) < 0)
+		return rc;
+	/* A wiped page (fork, MADV_WIPEONFORK) reads live == 0; without the
+	 * advice, the pid tells. */
+	if (ctx->iv->live != PS_IVPAGE_LIVE || (!ctx->iv_wipeonfork && getpid() != ctx->drbg_pid))
+		ivpool_drop(ctx);
 	if (ctx->ivpos + 16 > PS_IVPOOL_SIZE) {
-		if ((rc = ps_random(ctx, ctx->ivpool, PS_IVPOOL_SIZE)) < 0)
+		/* ps_random reseeds first if the process changed */
+		if ((rc = ps_random(ctx, ctx->iv->pool, PS_IVPOOL_SIZE)) < 0)
 			return rc;
+		ctx->iv->live = PS_IVPAGE_LIVE;
 		ctx->ivpos = 0;
 	}
-	memcpy(iv, ctx->ivpool + ctx->ivpos, 16);
-	ps_wipe(ctx->ivpool + ctx->ivpos, 16); /* an IV is used once */
+	memcpy(iv, ctx->iv->pool + ctx->ivpos, 16);
+	ps_wipe(ctx->iv->pool + ctx->ivpos, 16); /* an IV is used once */
 	ctx->ivpos += 16;
+	return 0;
+}
+
+int ps_random_os(ps_ctx *ctx, uint8_t *out, size_t n)
+{
+	size_t got = 0;
+	int fd = -1;
+
+	while (got < n) {
+		ssize_t k = -1;
+#ifdef HAVE_GETRANDOM
+		if (fd < 0) {
+			/* blocks only until the kernel's pool is initialised, once
+			 * per boot; short reads and EINTR just go round again */
+			k = getrandom(out + got, n - got, 0);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0 && errno != ENOSYS) {
+				ps_wipe(out, got);
+				return ps_err(ctx, PDFSTAMP_E_INTERNAL, "getrandom failed: %s", strerror(errno));
+			}
+		}
+#endif
+		if (k < 0 && fd < 0) {
+			fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+			if (fd < 0) {
+				ps_wipe(out, got);
+				return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot open /dev/urandom: %s",
+				              strerror(errno));
+			}
+		}
+		if (fd >= 0) {
+			k = read(fd, out + got, n - got);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				int e = k < 0 ? errno : EIO;
+				close(fd);
+				ps_wipe(out, got);
+				return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot read /dev/urandom: %s", strerror(e));
+			}
+		}
+		got += (size_t)k;
+	}
+	if (fd >= 0)
+		close(fd);
 	return 0;
 }

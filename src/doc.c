@@ -22,7 +22,8 @@
  *     the object stream was decrypted as a whole.
  *  4. The file key exists only inside doc->cipher (AES schedules, wiped by
  *     ps_cipher_free); the raw key is wiped right after the schedules are
- *     built.
+ *     built.  The writer's self-check gives the re-opened output the same
+ *     key by borrowing those schedules (ps_doc_auth_cipher).
  */
 #include "config.h"
 
@@ -217,7 +218,9 @@ static int decrypt_object(ps_doc *doc, uint32_t num, ps_obj *o)
 
 	if (!doc->encrypted || doc->strf_identity || num == doc->encrypt_num)
 		return 0;
-	if (o->kind == PS_STREAM && ps_obj_is_name(ps_dict_get(o, "Type"), "XRef"))
+	/* 7.5.8.2: only the chain's own xref streams are exempt, never any
+	 * stream that merely says /Type /XRef (issue 11). */
+	if (o->kind == PS_STREAM && ps_doc_is_xref_stream(doc, num))
 		return 0;
 	ud.tmp.secret = 1;
 	rc = ps_obj_walk_strings(o, decrypt_string, &ud);
@@ -263,8 +266,6 @@ int ps_stream_needs_crypt(int encrypted, int stmf_identity, int encrypt_metadata
 
 	if (!encrypted || identity || (stmf_identity && !has_crypt))
 		return 0;
-	if (ps_obj_is_name(ps_dict_get(stm, "Type"), "XRef"))
-		return 0; /* 7.5.8.2: xref streams are never encrypted */
 	if (ps_obj_is_name(ps_dict_get(stm, "Type"), "Metadata") && !encrypt_metadata)
 		return 0; /* Table 21 EncryptMetadata */
 	return 1;
@@ -293,7 +294,7 @@ int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_bu
 			goto out;
 		}
 	}
-	encrypted = stm->u.stm.off >= 0 && num != 0 &&
+	encrypted = stm->u.stm.off >= 0 && num != 0 && !ps_doc_is_xref_stream(doc, num) &&
 	            ps_stream_needs_crypt(doc->encrypted, doc->stmf_identity, doc->sp.encrypt_metadata, stm);
 	if (encrypted) {
 		if ((rc = ps_aesv3_decrypt(ctx, &doc->cipher, raw.data, raw.len, &plain)) < 0) {
@@ -336,21 +337,24 @@ out:
 	return rc;
 }
 
-/* Decodes object stream NUM into doc->objstm_* (one is kept at a time). */
+/* Decodes object stream NUM into doc->objstm_* (one is kept at a time).
+ * Re-entrant: looking up the stream or its /Length may load another object
+ * stream (a /Length inside one), so the data is decoded into local state
+ * and installed only when complete (issue 11: a nested load used to
+ * overwrite the buffer being filled). */
 static int load_objstm(ps_doc *doc, uint32_t num)
 {
 	ps_ctx *ctx = doc->ctx;
 	ps_obj *stm = NULL;
-	int64_t n, first, i;
+	ps_buf data = PS_BUF_INIT;
+	int64_t n, first, i, *offs = NULL;
 	size_t pos;
 	int rc;
 
 	if (doc->objstm_num == num && doc->objstm_offs)
 		return 0;
-	doc->objstm_num = 0;
-	free(doc->objstm_offs);
-	doc->objstm_offs = NULL;
-	if (num >= doc->nxref || doc->xref[num].type != 1)
+	data.secret = 1; /* decrypted object streams are plaintext */
+	if (ps_xref_type(doc, num) != 1)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u is not a plain indirect object", num);
 	if ((rc = ps_doc_lookup(doc, num, &stm)) < 0)
 		return rc;
@@ -359,37 +363,51 @@ static int load_objstm(ps_doc *doc, uint32_t num)
 	if (ps_obj_int(ps_dict_get(stm, "N"), &n) < 0 || ps_obj_int(ps_dict_get(stm, "First"), &first) < 0 ||
 	    n < 0 || n > PS_MAX_OBJNUM || first < 0)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u has a bad /N or /First", num);
-	if ((rc = ps_doc_stream_data(doc, num, stm, 1, &doc->objstm_data)) < 0)
-		return rc;
+	if ((rc = ps_doc_stream_data(doc, num, stm, 1, &data)) < 0)
+		goto out;
 	/* A sentinel keyword ends the last member, so that a bare number at the
 	 * very end ("... 42") is not taken for the start of "42 0 R". */
-	ps_buf_puts(&doc->objstm_data, "\nendobj\n");
-	if (doc->objstm_data.oom)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	if ((uint64_t)first > doc->objstm_data.len || (uint64_t)n > doc->objstm_data.len / 2)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u: /First or /N does not fit its data", num);
-	doc->objstm_offs = malloc((size_t)(n ? n : 1) * 2 * sizeof(int64_t));
-	if (!doc->objstm_offs)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	ps_buf_puts(&data, "\nendobj\n");
+	if (data.oom) {
+		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((uint64_t)first > data.len || (uint64_t)n > data.len / 2) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u: /First or /N does not fit its data", num);
+		goto out;
+	}
+	offs = malloc((size_t)(n ? n : 1) * 2 * sizeof(int64_t));
+	if (!offs) {
+		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		goto out;
+	}
 	pos = 0;
 	for (i = 0; i < n; i++) {
 		int64_t onum, ooff;
-		pos = ps_skip_ws(doc->objstm_data.data, (size_t)first, pos);
-		if (ps_parse_uint(doc->objstm_data.data, (size_t)first, &pos, &onum) < 0 ||
-		    (pos = ps_skip_ws(doc->objstm_data.data, (size_t)first, pos),
-		     ps_parse_uint(doc->objstm_data.data, (size_t)first, &pos, &ooff) < 0) ||
-		    ooff > (int64_t)doc->objstm_data.len - first) {
-			free(doc->objstm_offs);
-			doc->objstm_offs = NULL;
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u has a bad header", num);
+		pos = ps_skip_ws(data.data, (size_t)first, pos);
+		if (ps_parse_uint(data.data, (size_t)first, &pos, &onum) < 0 ||
+		    (pos = ps_skip_ws(data.data, (size_t)first, pos),
+		     ps_parse_uint(data.data, (size_t)first, &pos, &ooff) < 0) ||
+		    ooff > (int64_t)data.len - first) {
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u has a bad header", num);
+			goto out;
 		}
-		doc->objstm_offs[2 * i] = onum;
-		doc->objstm_offs[2 * i + 1] = ooff;
+		offs[2 * i] = onum;
+		offs[2 * i + 1] = ooff;
 	}
+	/* Install: whatever a nested load left behind is replaced. */
+	ps_buf_free(&doc->objstm_data);
+	free(doc->objstm_offs);
+	doc->objstm_data = data;
+	doc->objstm_offs = offs;
 	doc->objstm_n = n;
 	doc->objstm_first = first;
 	doc->objstm_num = num;
 	return 0;
+out:
+	ps_buf_free(&data);
+	free(offs);
+	return rc;
 }
 
 static int load_compressed(ps_doc *doc, uint32_t num, const ps_xent *e, ps_obj **out)
@@ -418,18 +436,19 @@ int ps_doc_load(ps_doc *doc, uint32_t num, ps_obj **out)
 {
 	ps_ctx *ctx = doc->ctx;
 	ps_obj *o = NULL;
+	const ps_xent *ep;
 	ps_xent e;
 	int rc;
 
 	*out = NULL;
-	if (num == 0 || num >= doc->nxref || doc->xref[num].type == 0)
+	if (num == 0 || !(ep = ps_xref_get(doc, num)))
 		return 0; /* a reference to a free or missing object is the null object */
 	if (doc->encrypted && !doc->authenticated && num != doc->encrypt_num)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
 	if (doc->depth >= MAX_LOOKUP_DEPTH)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "objects refer to each other too deeply (at object %u)", num);
 	doc->depth++;
-	e = doc->xref[num];
+	e = *ep;
 	if (e.type == 1) {
 		rc = ps_doc_parse_at(doc, e.off, num, &o, NULL);
 		if (rc == 0)
@@ -512,6 +531,98 @@ static int name_is(const ps_obj *o, const char *n)
 	return o && ps_obj_is_name(o, n);
 }
 
+/* Revision K of N, counted from the oldest, for messages. */
+static int rev_no(const ps_doc *doc, int i)
+{
+	return doc->nsections - i;
+}
+
+/*
+ * The chain check (issue 11).  Every revision of the file may have been
+ * appended by someone who does not know the password, so the security
+ * state is not simply the newest trailer's: a newer revision must not drop
+ * /Encrypt, point it at another object or give that object other content,
+ * or change ID[0].  Otherwise an update could make us write the user's new
+ * text in clear or under a key the attacker chose.  ISO 32000-2 7.5.6: an
+ * update's trailer carries every entry of the previous one.  Revisions
+ * older than the first one with /Encrypt may lack it (the main trailer of
+ * a linearized file holds only /Size).
+ */
+static int check_chain(ps_doc *doc)
+{
+	ps_ctx *ctx = doc->ctx;
+	const ps_obj *first_enc = NULL, *first_id0 = NULL;
+	int i, oldest = -1;
+
+	for (i = doc->nsections - 1; i >= 0; i--) {
+		const ps_obj *e = doc->sections[i].enc;
+		if (e && e->kind != PS_NULL) {
+			oldest = i;
+			first_enc = e;
+			break;
+		}
+	}
+	if (oldest < 0)
+		return 0; /* not encrypted in any revision */
+	for (i = oldest - 1; i >= 0; i--) {
+		const ps_obj *e = doc->sections[i].enc;
+		if (!e || e->kind == PS_NULL)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "revision %d of %d (cross-reference section at offset %lld) drops the /Encrypt "
+			              "entry of the revisions before it: the file was changed by someone without the "
+			              "password; refusing it", rev_no(doc, i), doc->nsections,
+			              (long long)doc->sections[i].off);
+		if (!ps_obj_equal(e, first_enc, 0))
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "revision %d of %d (cross-reference section at offset %lld) points /Encrypt at "
+			              "another encryption dictionary than the revisions before it; refusing it",
+			              rev_no(doc, i), doc->nsections, (long long)doc->sections[i].off);
+	}
+	for (i = doc->nsections - 1; i >= 0; i--) {
+		const ps_obj *id0 = doc->sections[i].id0;
+		if (!id0)
+			continue;
+		if (!first_id0)
+			first_id0 = id0;
+		else if (!ps_obj_equal(id0, first_id0, 0))
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "revision %d of %d (cross-reference section at offset %lld) changes the first "
+			              "/ID string of the encrypted file; refusing it", rev_no(doc, i), doc->nsections,
+			              (long long)doc->sections[i].off);
+	}
+	return 0;
+}
+
+/* Every definition of the /Encrypt object in the chain must have the
+ * content of the one in use (ENC): a newer revision may not replace it. */
+static int check_enc_versions(ps_doc *doc, const ps_obj *enc)
+{
+	ps_ctx *ctx = doc->ctx;
+	const ps_xent *cur = ps_xref_get(doc, doc->encrypt_num);
+	int i, rc;
+
+	if (doc->enc_versions_oom)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory checking the revisions of the /Encrypt dictionary");
+	for (i = 0; cur && i < doc->nenc_versions; i++) {
+		const ps_enc_version *v = &doc->enc_versions[i];
+		ps_obj *o = NULL;
+		int same;
+		if (v->off == cur->off)
+			continue;
+		if ((rc = ps_doc_parse_at(doc, v->off, doc->encrypt_num, &o, NULL)) < 0)
+			return ps_err_wrap(ctx, rc, "an older definition of the /Encrypt dictionary (revision %d)",
+			                   rev_no(doc, v->sec));
+		same = ps_obj_equal(o, enc, 0);
+		ps_obj_free(o);
+		if (!same)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "revision %d of %d gives the /Encrypt dictionary (object %u) other content than "
+			              "revision %d did: the file was changed by someone without the password; refusing it",
+			              rev_no(doc, cur->sec - 1), doc->nsections, doc->encrypt_num, rev_no(doc, v->sec));
+	}
+	return 0;
+}
+
 static int read_encrypt(ps_doc *doc)
 {
 	ps_ctx *ctx = doc->ctx;
@@ -520,6 +631,8 @@ static int read_encrypt(ps_doc *doc)
 	ps_obj *em;
 	int rc;
 
+	if ((rc = check_chain(doc)) < 0)
+		return rc;
 	if (!encref || encref->kind == PS_NULL)
 		return 0;
 	doc->encrypted = 1;
@@ -527,7 +640,7 @@ static int read_encrypt(ps_doc *doc)
 		doc->encrypt_num = encref->u.ref.num;
 		/* ISO 32000-2 7.5.7: never in an object stream (whose own data
 		 * would need the key to read). */
-		if (doc->encrypt_num < doc->nxref && doc->xref[doc->encrypt_num].type == 2)
+		if (ps_xref_type(doc, doc->encrypt_num) == 2)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Encrypt dictionary (object %u) is inside an object "
 			              "stream, which is not allowed", doc->encrypt_num);
 		if ((rc = ps_doc_lookup(doc, encref->u.ref.num, &enc)) < 0)
@@ -537,6 +650,8 @@ static int read_encrypt(ps_doc *doc)
 	}
 	if (!enc || enc->kind != PS_DICT)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer's /Encrypt is not a dictionary");
+	if (doc->encrypt_num && (rc = check_enc_versions(doc, enc)) < 0)
+		return rc;
 	if (ps_dict_get(doc->trailer, "AuthCode") || ps_dict_get(enc, "KDFSalt"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
 		              "the file is protected by a PDF-MAC (ISO/TS 32004), which pdfstamp does not support");
@@ -618,15 +733,24 @@ int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path, u
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		goto fail;
 	}
-	if (!(flags & PS_OPEN_NO_RECOVER)) {
-		int recovered = 0;
-		if ((rc = pdfstamp_recover(ctx, path, &recovered)) < 0)
-			goto fail;
-		if (recovered)
-			ps_warn(ctx, "rolled back an interrupted in-place update; the file is as it was before it");
-	}
-	doc->fd = open(path, ((flags & PDFSTAMP_OPEN_WRITE) ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO or device given as input must not hang the
+	 * open; it is refused below, before any read. */
+	doc->fd = open(path, ((flags & PDFSTAMP_OPEN_WRITE) ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (doc->fd < 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot open: %s", strerror(errno));
+		goto fail;
+	}
+	if (fstat(doc->fd, &st) < 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot stat: %s", strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "not a regular file (%s)",
+		            S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" :
+		            S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a socket or other special file");
+		goto fail;
+	}
+	if ((rc = fcntl(doc->fd, F_GETFL)) < 0 || fcntl(doc->fd, F_SETFL, rc & ~O_NONBLOCK) < 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot open: %s", strerror(errno));
 		goto fail;
 	}
@@ -637,14 +761,30 @@ int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path, u
 			goto fail;
 		}
 		doc->locked = 1;
-	}
-	if (fstat(doc->fd, &st) < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot stat: %s", strerror(errno));
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "not a regular file");
-		goto fail;
+		/* Under that lock (recovery takes none of its own here): a journal
+		 * of ours is rolled back, any other one fails the open. */
+		if (!(flags & PS_OPEN_NO_RECOVER)) {
+			int recovered = PDFSTAMP_RECOVER_NONE;
+			if ((rc = ps_journal_recover(ctx, doc->fd, path, &recovered)) < 0)
+				goto fail;
+			if (recovered == PDFSTAMP_RECOVER_ROLLED_BACK)
+				ps_warn(ctx, "rolled back an interrupted in-place update; the file is as it was before it");
+			else if (recovered == PDFSTAMP_RECOVER_UNWRITTEN)
+				ps_warn(ctx, "removed the journal of an interrupted in-place update that had not changed the file");
+			if (recovered && fstat(doc->fd, &st) < 0) {
+				rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot stat: %s", strerror(errno));
+				goto fail;
+			}
+		}
+	} else if (!(flags & PS_OPEN_NO_RECOVER)) {
+		/* Read-only: a journal is reported, never acted on. */
+		int pending = 0;
+		if ((rc = pdfstamp_journal_pending(ctx, path, &pending)) == PDFSTAMP_E_NOMEM)
+			goto fail;
+		if (rc == 0 && pending)
+			ps_warn(ctx, "%s.pdfstamp-journal exists: an in-place update of this file may have been interrupted; "
+			        "the file was read as it is and nothing was changed ('pdfstamp recover %s' checks the "
+			        "journal and rolls the update back)", path, path);
 	}
 	doc->size = (int64_t)st.st_size;
 	doc->mode = st.st_mode;
@@ -669,13 +809,18 @@ void pdfstamp_doc_close(pdfstamp_doc *doc)
 	ps_cipher_free(&doc->cipher);
 	ps_buf_free(&doc->objstm_data);
 	free(doc->objstm_offs);
-	free(doc->xref);
+	ps_xref_free(doc);
+	free(doc->enc_versions);
+	free(doc->xstm);
+	for (int i = 0; doc->sections && i < doc->nsections; i++) {
+		ps_obj_free(doc->sections[i].enc);
+		ps_obj_free(doc->sections[i].id0);
+	}
 	free(doc->sections);
 	free(doc->path);
 	if (doc->fd >= 0)
 		close(doc->fd);
 	ps_wipe(&doc->sp, sizeof doc->sp);
-	ps_wipe(doc->key, sizeof doc->key);
 	free(doc);
 }
 
@@ -684,34 +829,71 @@ int pdfstamp_doc_is_encrypted(const pdfstamp_doc *doc)
 	return doc->encrypted;
 }
 
+/* Permissions (issue 11): /P is not authenticated, /Perms is (it is
+ * encrypted under the file key, Algorithm 10).  So after authentication
+ * doc->sp.p holds the effective permissions, which every decision reads
+ * (ps_policy_check, rotate's "keep permissions", info):
+ *  - /Perms agrees with /P: /P;
+ *  - /Perms is a well-formed block that disagrees: refused, or with FORCE
+ *    the P that /Perms records;
+ *  - /Perms is no permissions block at all: refused, or with FORCE no
+ *    optional permission (PS_P_NONE): nothing trustworthy grants any. */
 int pdfstamp_doc_auth(pdfstamp_doc *doc, const char *password, size_t len, unsigned flags)
 {
 	ps_ctx *ctx = doc->ctx;
 	uint8_t key[32];
-	int is_owner = 0, perms_ok = 0, rc;
+	int64_t genuine = 0, eff;
+	int is_owner = 0, perms_ok = 0, pstate = PS_PERMS_GARBLED, rc;
 
-	if (!doc->encrypted)
+	if (!doc->encrypted) {
+		/* The caller expected encryption; a revision may have cut it off
+		 * (an appended section without /Prev hides the chain): writers
+		 * refuse to add anything in clear (ps_update_begin). */
+		if (len > 0)
+			doc->password_given = 1;
 		return 0;
+	}
 	rc = ps_sec_authenticate(ctx, &doc->sp, password, len, key, &is_owner, &perms_ok);
 	if (rc < 0)
 		goto out;
-	if (!perms_ok) {
+	/* Algorithm 13 (7.6.4.4.12): what /Perms itself says */
+	if ((rc = ps_sec_read_perms(ctx, &doc->sp, key, &genuine, &pstate)) < 0)
+		goto out;
+	eff = doc->sp.p;
+	if (pstate != PS_PERMS_OK) {
 		if (!(flags & PDFSTAMP_AUTH_FORCE)) {
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
 			            "/Perms does not match /P and /EncryptMetadata (Algorithm 13); the "
 			            "encryption dictionary may have been tampered with (--force overrides)");
 			goto out;
 		}
-		ps_warn(ctx, "/Perms does not match /P and /EncryptMetadata (Algorithm 13); continuing (forced)");
+		/* /EncryptMetadata is covered by /Perms too: with it in doubt,
+		 * take the reading that encrypts new metadata. */
+		doc->sp.encrypt_metadata = 1;
+		if (pstate == PS_PERMS_MISMATCH) {
+			eff = genuine;
+			if (genuine != doc->sp.p)
+				ps_warn(ctx, "/Perms does not match /P (Algorithm 13); continuing (forced) with the "
+				        "permissions /Perms records (P=%lld), not /P (%lld)",
+				        (long long)genuine, (long long)doc->sp.p);
+			else
+				ps_warn(ctx, "/Perms does not match /EncryptMetadata (Algorithm 13); continuing (forced)");
+		} else {
+			eff = PS_P_NONE;
+			ps_warn(ctx, "/Perms is not a permissions block (Algorithm 13); continuing (forced) "
+			        "with no optional permissions, since /P cannot be trusted");
+		}
 	}
 	if ((rc = ps_doc_auth_key(doc, key, is_owner ? 2 : 1)) < 0)
 		goto out;
 	doc->perms_ok = perms_ok;
+	doc->sp.p = eff;
 out:
 	ps_wipe(key, sizeof key);
 	return rc;
 }
 
+/* Builds the cipher state; the raw key is not kept (invariant 4). */
 int ps_doc_auth_key(ps_doc *doc, const uint8_t key[32], int as)
 {
 	int rc;
@@ -719,18 +901,27 @@ int ps_doc_auth_key(ps_doc *doc, const uint8_t key[32], int as)
 	ps_cipher_free(&doc->cipher);
 	if ((rc = ps_cipher_init(doc->ctx, &doc->cipher, key)) < 0)
 		return rc;
-	memcpy(doc->key, key, sizeof doc->key);
 	/* Objects cached before authentication (only /Encrypt) stay valid:
 	 * they are never encrypted. */
 	doc->authenticated = as;
 	return 0;
 }
 
+int ps_doc_auth_cipher(ps_doc *doc, const ps_cipher *c, int as)
+{
+	int rc;
+
+	if ((rc = ps_cipher_borrow(doc->ctx, &doc->cipher, c)) < 0)
+		return rc;
+	doc->authenticated = as;
+	return 0;
+}
+
 uint16_t ps_doc_gen(const ps_doc *doc, uint32_t num)
 {
-	if (num >= doc->nxref || doc->xref[num].type != 1)
-		return 0;
-	return (uint16_t)doc->xref[num].aux;
+	const ps_xent *e = ps_xref_get(doc, num);
+
+	return e && e->type == 1 ? (uint16_t)e->aux : 0;
 }
 
 /* ---- info ------------------------------------------------------------------ */
@@ -742,9 +933,44 @@ static void copy_name(char *dst, size_t n, const ps_obj *o)
 		snprintf(dst, n, "%s", o->u.name.p);
 }
 
+/* The DocMDP level of signature dictionary SIG: the /P of its DocMDP
+ * transform (ISO 32000-2 12.8.2.2, Table 257; default 2), 0 if it has none. */
+static int sig_docmdp(ps_doc *doc, ps_obj *sig, int *level)
+{
+	ps_obj *refs = ps_dict_get(sig, "Reference");
+	size_t k;
+	int rc;
+
+	*level = 0;
+	if ((rc = ps_doc_resolve(doc, refs, &refs)) < 0)
+		return rc;
+	for (k = 0; refs && refs->kind == PS_ARRAY && k < ps_array_len(refs); k++) {
+		ps_obj *r = NULL, *tp = NULL;
+		int64_t pval = 2;
+		if ((rc = ps_doc_resolve(doc, ps_array_get(refs, k), &r)) < 0)
+			return rc;
+		if (!name_is(ps_dict_get(r, "TransformMethod"), "DocMDP"))
+			continue;
+		if ((rc = ps_doc_resolve(doc, ps_dict_get(r, "TransformParams"), &tp)) < 0)
+			return rc;
+		ps_obj_int(ps_dict_get(tp, "P"), &pval);
+		*level = pval >= 1 && pval <= 3 ? (int)pval : 2;
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * Signatures and the certification level.  The certification is read
+ * where ISO 32000-2 12.8.4.1 puts it, /Root /Perms /DocMDP, whatever the
+ * field tree looks like; the field tree is walked for the list of
+ * signatures.  Every signature is counted (the first 16 are described),
+ * and a tree too deep to walk sets sigs_incomplete: the policy is then
+ * unknown and writers refuse rather than guess (issue 11).
+ */
 int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info)
 {
-	ps_obj *root = NULL, *acro = NULL, *fields = NULL, *perms = NULL, *docmdp;
+	ps_obj *root = NULL, *acro = NULL, *fields = NULL, *perms = NULL, *docmdp, *cert = NULL;
 	uint32_t docmdp_num = 0;
 	/* An explicit stack of field arrays; bounded to stop hostile trees. */
 	struct { ps_obj *arr; size_t i; } stack[16];
@@ -757,6 +983,18 @@ int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info)
 	docmdp = ps_dict_get(perms, "DocMDP");
 	if (docmdp && docmdp->kind == PS_REF)
 		docmdp_num = docmdp->u.ref.num;
+	if (docmdp) {
+		if ((rc = ps_doc_resolve(doc, docmdp, &cert)) < 0)
+			return rc;
+		if (cert && cert->kind == PS_DICT) {
+			if ((rc = sig_docmdp(doc, cert, &info->docmdp)) < 0)
+				return rc;
+			if (!info->docmdp)
+				info->docmdp = 2; /* certification without a readable /P */
+		} else if (cert) {
+			info->sigs_incomplete = 1; /* /DocMDP that is not a signature dictionary */
+		}
+	}
 	if ((rc = ps_doc_resolve(doc, ps_dict_get(root, "AcroForm"), &acro)) < 0)
 		return rc;
 	if ((rc = ps_doc_resolve(doc, ps_dict_get(acro, "Fields"), &fields)) < 0)
@@ -781,37 +1019,36 @@ int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info)
 			continue;
 		ft = ps_dict_get(field, "FT");
 		if (name_is(ft, "Sig") && (v = ps_dict_get(field, "V")) != NULL) {
-			ps_obj *sig = NULL, *refs, *sf;
+			ps_obj *sig = NULL;
 			uint32_t snum = v->kind == PS_REF ? v->u.ref.num : 0;
-			size_t k;
 			if ((rc = ps_doc_resolve(doc, v, &sig)) < 0)
 				return rc;
-			if (sig && sig->kind == PS_DICT && info->nsigs < 16) {
-				struct pdfstamp_sig_info *si = &info->sigs[info->nsigs++];
-				memset(si, 0, sizeof *si);
-				si->objnum = snum;
-				sf = ps_dict_get(sig, "SubFilter");
-				copy_name(si->subfilter, sizeof si->subfilter, sf);
-				refs = ps_dict_get(sig, "Reference");
-				for (k = 0; refs && k < ps_array_len(refs); k++) {
-					ps_obj *r = NULL, *tp = NULL;
-					int64_t pval = 2;
-					if ((rc = ps_doc_resolve(doc, ps_array_get(refs, k), &r)) < 0)
-						return rc;
-					if (!name_is(ps_dict_get(r, "TransformMethod"), "DocMDP"))
-						continue;
-					if ((rc = ps_doc_resolve(doc, ps_dict_get(r, "TransformParams"), &tp)) < 0)
-						return rc;
-					ps_obj_int(ps_dict_get(tp, "P"), &pval);
-					si->docmdp = pval >= 1 && pval <= 3 ? (int)pval : 2;
+			if (sig && sig->kind == PS_DICT) {
+				int level;
+				if ((rc = sig_docmdp(doc, sig, &level)) < 0)
+					return rc;
+				if (!level && snum && snum == docmdp_num)
+					level = info->docmdp;
+				/* Beyond the 16 described, a DocMDP level still counts. */
+				if (info->nsigs >= 16 && level && (!info->docmdp || level < info->docmdp))
+					info->docmdp = level;
+				if (info->nsigs < 16) {
+					struct pdfstamp_sig_info *si = &info->sigs[info->nsigs];
+					memset(si, 0, sizeof *si);
+					si->objnum = snum;
+					copy_name(si->subfilter, sizeof si->subfilter, ps_dict_get(sig, "SubFilter"));
+					si->docmdp = level;
 				}
-				if (!si->docmdp && snum && snum == docmdp_num)
-					si->docmdp = 2; /* certification without explicit /P */
+				info->nsigs++;
 			}
 		}
 		if ((rc = ps_doc_resolve(doc, ps_dict_get(field, "Kids"), &kids)) < 0)
 			return rc;
-		if (kids && kids->kind == PS_ARRAY && sp < 16) {
+		if (kids && kids->kind == PS_ARRAY) {
+			if (sp == 16) {
+				info->sigs_incomplete = 1;
+				continue;
+			}
 			stack[sp].arr = kids;
 			stack[sp].i = 0;
 			sp++;
@@ -849,9 +1086,7 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 	for (i = 0; i < (uint32_t)doc->nsections && i < PDFSTAMP_MAX_REVISIONS_REPORTED; i++)
 		info->xref_kinds[i] = doc->sections[i].kind;
 	info->last_is_stream = doc->sections[0].kind == PDFSTAMP_XREF_STREAM;
-	for (i = 1; i < doc->nxref; i++)
-		if (doc->xref[i].type != 0)
-			info->objects++;
+	info->objects = doc->xref_used;
 	info->size = doc->size_key;
 	info->has_trailing_bytes = doc->trailing > 0;
 	info->trailing_bytes = doc->trailing;

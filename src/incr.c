@@ -25,12 +25,19 @@
  *  4. Durability.  -o: an unnamed temp file in the target's directory
  *     (io.c) <- copy of L bytes + section, verify, fsync, chmod, rename,
  *     fsync dir.
- *     In place (under the exclusive lock taken at open): journal file
- *     "FILE.pdfstamp-journal" holding L and a SHA-256 of the 4 KiB before L
- *     is written and fsynced first; then one pwrite at L, fsync, verify,
- *     and only then the journal is removed.  Any failure truncates back to
- *     L.  A crash leaves the journal, and the next open (or
- *     pdfstamp_recover) truncates the file back to L: the original bytes.
+ *     In place (under the exclusive lock taken at open): the section is
+ *     built in memory; then the journal "FILE.pdfstamp-journal" (version
+ *     2: FILE's device and inode, L, and the length and SHA-256 of the
+ *     section, see "the journal" below) is written, fsynced, linked into
+ *     place and the directory fsynced; then one pwrite at L, fsync,
+ *     verify, and only then the journal is removed (the commit point).
+ *     Any failure truncates back to L.  A crash leaves the journal; the
+ *     next writing open (PDFSTAMP_OPEN_WRITE, under its lock) or
+ *     pdfstamp_recover truncates the file back to L only if the journal
+ *     is ours and the bytes after L are exactly the section it records.
+ *     Read-only opens never act on a journal (they warn that one exists):
+ *     a journal is input that anyone with write access to the directory
+ *     could have planted.
  *  5. Before the commit reports success the output is re-opened, the new
  *     startxref must point at the new section, and every new object is
  *     looked up, decrypted and compared with what we meant to write.
@@ -47,13 +54,16 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <mbedtls/sha256.h>
 
 #include "ps.h"
+#include "sha2.h"
 
 #define JOURNAL_SUFFIX ".pdfstamp-journal"
-#define JOURNAL_MAGIC "pdfstamp-journal 1"
+#define JOURNAL_MAGIC "pdfstamp-journal 2"
+#define JOURNAL_MAGIC_V1 "pdfstamp-journal 1"
 #define JOURNAL_HASHSPAN 4096
+#define JOURNAL_MAX 512
+
 #define MAX_TABLE_OFFSET INT64_C(9999999999)
 
 /* ---- small I/O helpers -------------------------------------------------------- */
@@ -100,38 +110,119 @@ static int copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len)
 
 /* ---- the journal of in-place appends ------------------------------------------ */
 
+/*
+ * Format (version 2, one record, exactly as jrec_format writes it):
+ *
+ *   pdfstamp-journal 2
+ *   file DEV INO              st_dev and st_ino of the file it guards
+ *   length L                  the file's size before the update
+ *   appended N SHA256         length and hash of exactly the bytes written at L
+ *   before SHA256             hash of the JOURNAL_HASHSPAN bytes before L
+ *
+ * Recovery (ps_journal_recover) believes a journal only if it is a regular
+ * file of this effective user with mode 0600 and one link, if it parses to
+ * exactly this text, is bound to the file's device and inode, and the file
+ * is either L bytes long (the update was never written: only the journal
+ * goes) or L+N bytes whose last N hash to SHA256 (the update pdfstamp
+ * wrote, whole: the file is truncated to L).  Anything else is reported
+ * and left alone.  Writers create the journal unnamed (O_TMPFILE), write
+ * and fsync it and only then link it into place, so a crash never leaves a
+ * torn journal under the journal's name.
+ */
+struct jrec {
+	uintmax_t dev, ino;
+	int64_t len, appended;
+	char sum[65], before[65];
+};
+
+/* The journal lives next to the file itself, wherever symbolic links
+ * lead, so that every name of a symlinked document finds the same one. */
 static char *journal_path(const char *path)
 {
-	size_t n = strlen(path);
+	char *real = realpath(path, NULL);
+	const char *base = real ? real : path;
+	size_t n = strlen(base);
 	char *j = malloc(n + sizeof JOURNAL_SUFFIX);
 
 	if (j) {
-		memcpy(j, path, n);
+		memcpy(j, base, n);
 		memcpy(j + n, JOURNAL_SUFFIX, sizeof JOURNAL_SUFFIX);
 	}
+	free(real);
 	return j;
 }
 
-/* SHA-256 of the JOURNAL_HASHSPAN bytes before L, hex. */
-static int tail_hash(ps_ctx *ctx, int fd, int64_t l, char hex[65])
+static void to_hex(const uint8_t h[32], char hex[65])
 {
-	uint8_t buf[JOURNAL_HASHSPAN], h[32];
-	int64_t start = l > JOURNAL_HASHSPAN ? l - JOURNAL_HASHSPAN : 0;
-	size_t n = (size_t)(l - start), got = 0;
+	static const char digits[] = "0123456789abcdef";
 	int i;
 
-	while (got < n) {
-		ssize_t k = pread(fd, buf + got, n - got, start + (int64_t)got);
+	for (i = 0; i < 32; i++) {
+		hex[2 * i] = digits[h[i] >> 4];
+		hex[2 * i + 1] = digits[h[i] & 15];
+	}
+	hex[64] = '\0';
+}
+
+/* SHA-256 (hex) of the N bytes of FD at OFF; E_IO if they are not all there. */
+static int range_hash(ps_ctx *ctx, int fd, int64_t off, int64_t n, char hex[65])
+{
+	mbedtls_sha256_context sc;
+	uint8_t buf[16384], h[32];
+	int rc = 0;
+
+	mbedtls_sha256_init(&sc);
+	ps_sha256_starts(&sc);
+	while (n > 0) {
+		ssize_t k = pread(fd, buf, n > (int64_t)sizeof buf ? sizeof buf : (size_t)n, (off_t)off);
 		if (k <= 0) {
 			if (k < 0 && errno == EINTR)
 				continue;
-			return ps_err(ctx, PDFSTAMP_E_IO, "cannot read the file: %s", k < 0 ? strerror(errno) : "short file");
+			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read the file: %s", k < 0 ? strerror(errno) : "short file");
+			goto out;
 		}
-		got += (size_t)k;
+		ps_sha256_update(&sc, buf, (size_t)k);
+		off += k;
+		n -= k;
 	}
-	mbedtls_sha256_ret(buf, n, h, 0);
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", h[i]);
+	ps_sha256_finish(&sc, h);
+	to_hex(h, hex);
+out:
+	mbedtls_sha256_free(&sc);
+	return rc;
+}
+
+/* Hash of the JOURNAL_HASHSPAN bytes before L. */
+static int before_hash(ps_ctx *ctx, int fd, int64_t l, char hex[65])
+{
+	int64_t start = l > JOURNAL_HASHSPAN ? l - JOURNAL_HASHSPAN : 0;
+
+	return range_hash(ctx, fd, start, l - start, hex);
+}
+
+static int jrec_format(const struct jrec *r, char *text, size_t cap)
+{
+	return snprintf(text, cap, JOURNAL_MAGIC "\nfile %ju %ju\nlength %" PRId64 "\nappended %" PRId64 " %s\nbefore %s\n",
+	                r->dev, r->ino, r->len, r->appended, r->sum, r->before);
+}
+
+/* Parses TEXT (N bytes); 0 only if it is exactly what jrec_format writes. */
+static int jrec_parse(const char *text, size_t n, struct jrec *r)
+{
+	char again[JOURNAL_MAX + 1];
+	intmax_t len, app;
+	int k;
+
+	memset(r, 0, sizeof *r);
+	if (sscanf(text, JOURNAL_MAGIC "\nfile %ju %ju\nlength %jd\nappended %jd %64s\nbefore %64s\n",
+	           &r->dev, &r->ino, &len, &app, r->sum, r->before) != 6 || len < 0 || app <= 0)
+		return -1;
+	r->len = (int64_t)len;
+	r->appended = (int64_t)app;
+	k = jrec_format(r, again, sizeof again);
+	if (k < 0 || (size_t)k != n || memcmp(again, text, n) != 0 || strspn(r->sum, "0123456789abcdef") != 64 ||
+	    strspn(r->before, "0123456789abcdef") != 64)
+		return -1;
 	return 0;
 }
 
@@ -163,21 +254,78 @@ static void journal_names_free(struct journal *j)
 	free(j->dir);
 }
 
-static int journal_write(ps_ctx *ctx, const struct journal *j, int fd, int64_t l)
+/* Gives the complete, synced journal JFD the name J->path; fails (EEXIST)
+ * if anything is there.  TMP is the temporary name of a named JFD, or
+ * NULL for an unnamed (O_TMPFILE) one. */
+static int journal_link(ps_ctx *ctx, const struct journal *j, int jfd, const char *tmp)
 {
-	char hex[65], text[160];
-	int jfd = -1, rc, n;
+	char fdpath[40];
+	int r;
 
-	if ((rc = tail_hash(ctx, fd, l, hex)) < 0)
+	if (tmp) {
+		r = link(tmp, j->path);
+	} else {
+		snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", jfd);
+		r = linkat(AT_FDCWD, fdpath, AT_FDCWD, j->path, AT_SYMLINK_FOLLOW);
+	}
+	if (r == 0)
+		return 0;
+	if (errno == EEXIST)
+		return ps_err(ctx, PDFSTAMP_E_IO, "a journal %s already exists (from an interrupted update that could not "
+		              "be validated, or not written by pdfstamp); not appending: run 'pdfstamp recover' on the "
+		              "file, or check the journal and remove it by hand", j->path);
+	return ps_err(ctx, PDFSTAMP_E_IO, "cannot create the journal %s: %s", j->path, strerror(errno));
+}
+
+/* Writes the journal of appending SEC at L to FD (under the lock). */
+static int journal_write(ps_ctx *ctx, const struct journal *j, int fd, const struct stat *st, int64_t l,
+                         const ps_buf *sec)
+{
+	struct jrec r;
+	char text[JOURNAL_MAX + 1], *tmp = NULL;
+	uint8_t h[32];
+	int jfd = -1, rc, n;
+	size_t tn;
+
+	memset(&r, 0, sizeof r);
+	r.dev = (uintmax_t)st->st_dev;
+	r.ino = (uintmax_t)st->st_ino;
+	r.len = l;
+	r.appended = (int64_t)sec->len;
+	ps_sha256(sec->data, sec->len, h);
+	to_hex(h, r.sum);
+	if ((rc = before_hash(ctx, fd, l, r.before)) < 0)
 		return rc;
-	n = snprintf(text, sizeof text, JOURNAL_MAGIC "\n%" PRId64 "\n%s\n", l, hex);
-	jfd = open(j->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (jfd < 0)
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot create the journal %s: %s", j->path, strerror(errno));
-	if ((rc = ps_write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0, "the journal")) < 0 ||
-	    (rc = ps_sync_fd(ctx, jfd, "the journal")) < 0 || (rc = ps_sync_dir(ctx, j->dir)) < 0)
+	n = jrec_format(&r, text, sizeof text);
+	if (n < 0 || n > JOURNAL_MAX)
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "journal record too long");
+#ifdef O_TMPFILE
+	jfd = open(j->dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+#endif
+	if (jfd < 0) {
+		tn = strlen(j->path) + 8;
+		if (!(tmp = malloc(tn)))
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		snprintf(tmp, tn, "%s.XXXXXX", j->path);
+		jfd = mkstemp(tmp);
+		if (jfd < 0) {
+			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot create the journal %s: %s", j->path, strerror(errno));
+			free(tmp);
+			return rc;
+		}
+	}
+	/* Exactly 0600 whatever the umask: recovery accepts nothing else. */
+	if (fchmod(jfd, 0600) < 0)
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot set the mode of the journal %s: %s", j->path, strerror(errno));
+	else if ((rc = ps_write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0, "the journal")) == 0 &&
+	         (rc = ps_sync_fd(ctx, jfd, "the journal")) == 0 && (rc = journal_link(ctx, j, jfd, tmp)) == 0 &&
+	         (rc = ps_sync_dir(ctx, j->dir)) < 0)
 		unlink(j->path);
 	close(jfd);
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
 	return rc;
 }
 
@@ -189,83 +337,215 @@ static int journal_remove(ps_ctx *ctx, const struct journal *j)
 	return ps_sync_dir(ctx, j->dir);
 }
 
-int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered)
+/* Reads and checks the journal J of the locked file FD (stat FST) into R.
+ * 1: there is none; 0: R is a journal of this file; < 0: refused. */
+static int journal_load(ps_ctx *ctx, const struct journal *j, const struct stat *fst, struct jrec *r,
+                        struct stat *jst)
 {
-	struct journal j = {NULL, NULL};
-	char *jp, text[200], hex[65], want[65];
-	int jfd = -1, fd = -1, rc = 0;
-	ssize_t n;
-	int64_t l;
-	struct stat st;
+	char text[JOURNAL_MAX + 1];
+	size_t got = 0;
+	int jfd, rc = 0;
 
-	*recovered = 0;
-	if ((rc = journal_names(ctx, path, &j)) < 0)
-		return rc;
-	jp = j.path;
-	jfd = open(jp, O_RDONLY | O_CLOEXEC);
+	jfd = open(j->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (jfd < 0) {
-		if (errno != ENOENT)
-			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read the journal %s: %s", jp, strerror(errno));
+		if (errno == ENOENT)
+			return 1;
+		if (errno == ELOOP)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is a symbolic link, not a journal written by pdfstamp; "
+			              "left alone", j->path);
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot read the journal %s: %s", j->path, strerror(errno));
+	}
+	if (fstat(jfd, jst) < 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot stat the journal %s: %s", j->path, strerror(errno));
 		goto out;
 	}
-	n = read(jfd, text, sizeof text - 1);
-	if (n < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read the journal %s: %s", jp, strerror(errno));
+	if (!S_ISREG(jst->st_mode)) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is not a regular file, so not a journal written by pdfstamp; "
+		            "left alone", j->path);
 		goto out;
 	}
-	text[n] = 0;
-	if (sscanf(text, JOURNAL_MAGIC "\n%" SCNd64 "\n%64s\n", &l, want) != 2 || l < 0) {
-		/* A journal torn before its fsync: the append had not started. */
-		if (strncmp(text, JOURNAL_MAGIC, (size_t)n < sizeof JOURNAL_MAGIC - 1 ? (size_t)n : sizeof JOURNAL_MAGIC - 1) == 0) {
-			rc = journal_remove(ctx, &j);
-			if (rc == 0)
-				ps_warn(ctx, "removed the incomplete journal %s of an interrupted update "
-				        "(it stopped before changing the file)", jp);
+	if (jst->st_uid != geteuid()) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s belongs to uid %ju, not to this user (uid %ju): "
+		            "only journals of this user are trusted; left alone", j->path,
+		            (uintmax_t)jst->st_uid, (uintmax_t)geteuid());
+		goto out;
+	}
+	if ((jst->st_mode & 07777) != 0600 || jst->st_nlink != 1) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s has mode %04o and %ju link(s), pdfstamp writes 0600 "
+		            "and 1; left alone", j->path, (unsigned)(jst->st_mode & 07777), (uintmax_t)jst->st_nlink);
+		goto out;
+	}
+	if (jst->st_size > JOURNAL_MAX) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is too large to be a pdfstamp journal; left alone", j->path);
+		goto out;
+	}
+	while (got < (size_t)jst->st_size) {
+		ssize_t k = pread(jfd, text + got, (size_t)jst->st_size - got, (off_t)got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read the journal %s: %s", j->path, strerror(errno));
 			goto out;
 		}
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is not a pdfstamp journal; remove it by hand", jp);
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	text[got] = '\0';
+	if (got >= sizeof JOURNAL_MAGIC_V1 - 1 && memcmp(text, JOURNAL_MAGIC_V1, sizeof JOURNAL_MAGIC_V1 - 1) == 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is a journal of an older pdfstamp, which does not record what "
+		            "it appended, so it cannot be checked; left alone (compare the file with a backup, "
+		            "then remove the journal by hand)", j->path);
 		goto out;
 	}
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (strlen(text) != got || jrec_parse(text, got, r) < 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is not a complete pdfstamp journal; left alone", j->path);
+		goto out;
+	}
+	if (r->dev != (uintmax_t)fst->st_dev || r->ino != (uintmax_t)fst->st_ino) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s was written for another file (device %ju, inode %ju; "
+		            "this one is %ju, %ju): the file was replaced or the journal copied; left alone",
+		            j->path, r->dev, r->ino, (uintmax_t)fst->st_dev, (uintmax_t)fst->st_ino);
+		goto out;
+	}
+out:
+	close(jfd);
+	return rc;
+}
+
+int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
+{
+	struct journal j = {NULL, NULL};
+	struct stat fst, jst, now;
+	struct jrec r;
+	char hex[65];
+	int64_t size;
+	int rc;
+
+	*recovered = PDFSTAMP_RECOVER_NONE;
+	if ((rc = journal_names(ctx, path, &j)) < 0)
+		return rc;
+	if (fstat(fd, &fst) < 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot stat: %s", strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(fst.st_mode)) {
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "not a regular file");
+		goto out;
+	}
+	if ((rc = journal_load(ctx, &j, &fst, &r, &jst)) != 0) {
+		if (rc > 0)
+			rc = 0; /* no journal: nothing to do */
+		goto out;
+	}
+	size = (int64_t)fst.st_size;
+	if (size < r.len) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s says the file had %" PRId64 " bytes, but it has only %"
+		            PRId64 "; left alone", j.path, r.len, size);
+		goto out;
+	}
+	if ((rc = before_hash(ctx, fd, r.len, hex)) < 0)
+		goto out;
+	if (strcmp(hex, r.before) != 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s does not match the file's first %" PRId64
+		            " bytes; left alone", j.path, r.len);
+		goto out;
+	}
+	if (size > r.len) {
+		if (size - r.len != r.appended) {
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s: the interrupted update appended %" PRId64
+			            " bytes to %" PRId64 ", but the file has %" PRId64 " (bytes were appended since, or the "
+			            "update is incomplete); left alone", j.path, r.appended, r.len, size);
+			goto out;
+		}
+		if ((rc = range_hash(ctx, fd, r.len, r.appended, hex)) < 0)
+			goto out;
+		if (strcmp(hex, r.sum) != 0) {
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s: the %" PRId64 " bytes after offset %" PRId64
+			            " are not the ones the interrupted update wrote; left alone", j.path, r.appended, r.len);
+			goto out;
+		}
+	}
+	/* Remove the name only if it is still the journal we checked. */
+	if (lstat(j.path, &now) < 0 || now.st_dev != jst.st_dev || now.st_ino != jst.st_ino) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s changed while it was being checked; left alone", j.path);
+		goto out;
+	}
+	/* flock is advisory: a program that is not pdfstamp may have appended
+	 * while the bytes were hashed.  Truncate only what was checked. */
+	if (fstat(fd, &now) < 0 || (int64_t)now.st_size != size) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s changed size while its journal was being checked; left alone",
+		            path);
+		goto out;
+	}
+	if (size > r.len) {
+		if (ftruncate(fd, (off_t)r.len) < 0 || fsync(fd) < 0) {
+			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot roll back the interrupted update: %s", strerror(errno));
+			goto out;
+		}
+		*recovered = PDFSTAMP_RECOVER_ROLLED_BACK;
+	} else {
+		*recovered = PDFSTAMP_RECOVER_UNWRITTEN;
+	}
+	rc = journal_remove(ctx, &j);
+out:
+	journal_names_free(&j);
+	return rc;
+}
+
+int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered)
+{
+	struct stat st;
+	int fd, rc;
+
+	*recovered = PDFSTAMP_RECOVER_NONE;
+	/* Never blocks: a FIFO or device is refused after the open. */
+	fd = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "an interrupted update must be rolled back, but the file cannot be opened for writing: %s",
-		            strerror(errno));
+		int e = errno, pending = 1;
+		/* A file we may not write cannot need our recovery unless it has a journal. */
+		if ((e == EACCES || e == EPERM || e == EROFS) && pdfstamp_journal_pending(ctx, path, &pending) == 0 &&
+		    !pending)
+			return 0;
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot open for writing: %s", strerror(e));
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot stat: %s", strerror(errno));
 		goto out;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "not a regular file");
+		goto out;
+	}
+	/* The writers' lock first, then the journal (never the other way). */
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "the file is locked by another process");
 		goto out;
 	}
-	if (fstat(fd, &st) < 0 || (int64_t)st.st_size < l) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "journal %s says the file had %" PRId64 " bytes, but it is shorter; "
-		            "not touching it", jp, l);
-		goto out;
-	}
-	if ((rc = tail_hash(ctx, fd, l, hex)) < 0)
-		goto out;
-	if (strcmp(hex, want) != 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "journal %s does not match the file; not touching it", jp);
-		goto out;
-	}
-	if ((int64_t)st.st_size > l) {
-		if (ftruncate(fd, (off_t)l) < 0 || fsync(fd) < 0) {
-			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot roll back the interrupted update: %s", strerror(errno));
-			goto out;
-		}
-		*recovered = 1;
-	}
-	close(jfd);
-	jfd = -1;
-	rc = journal_remove(ctx, &j);
-	if (rc == 0)
-		*recovered = 1;
+	rc = ps_journal_recover(ctx, fd, path, recovered);
 out:
-	if (jfd >= 0)
-		close(jfd);
-	if (fd >= 0)
-		close(fd);
-	journal_names_free(&j);
+	close(fd);
 	return rc;
+}
+
+int pdfstamp_journal_pending(pdfstamp_ctx *ctx, const char *path, int *pending)
+{
+	struct stat st;
+	char *jp;
+
+	*pending = 0;
+	if (!(jp = journal_path(path)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (lstat(jp, &st) == 0)
+		*pending = 1;
+	else if (errno != ENOENT && errno != ENOTDIR) {
+		int e = errno;
+		ps_err(ctx, PDFSTAMP_E_IO, "cannot look for the journal %s: %s", jp, strerror(e));
+		free(jp);
+		return PDFSTAMP_E_IO;
+	}
+	free(jp);
+	return 0;
 }
 
 /* ---- transaction ---------------------------------------------------------------- */
@@ -273,7 +553,7 @@ out:
 int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update *up)
 {
 	ps_ctx *ctx = doc->ctx;
-	uint32_t i, hi = 0;
+	uint32_t hi;
 
 	memset(up, 0, sizeof *up);
 	up->doc = doc;
@@ -290,13 +570,19 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 		return ps_err(ctx, PDFSTAMP_E_FORMAT,
 		              "%lld bytes follow the last %%%%EOF; refusing to append after them "
 		              "(--allow-trailing-bytes keeps them and appends anyway)", (long long)doc->trailing);
+	if (!doc->encrypted && doc->password_given)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "a password was given, but the file is not encrypted (its newest revision may have cut "
+		              "off the encrypted ones); refusing to write in clear (give no password for plaintext "
+		              "files)");
+	if (doc->encrypted && (doc->strf_identity || doc->stmf_identity) && !(w->flags & PDFSTAMP_WRITE_ALLOW_IDENTITY))
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the file is encrypted, but its %s filter is /Identity: new %s would be written in "
+		              "clear (--allow-identity writes them so anyway)",
+		              doc->strf_identity ? (doc->stmf_identity ? "string and stream" : "string") : "stream",
+		              doc->strf_identity ? (doc->stmf_identity ? "strings and streams" : "strings") : "streams");
 	up->base_len = doc->size;
-	for (i = doc->nxref; i-- > 1;) {
-		if (doc->xref[i].type != 0) {
-			hi = i;
-			break;
-		}
-	}
+	hi = doc->xref_max; /* the highest number in use */
 	if (doc->size_key > PS_MAX_OBJNUM || hi >= PS_MAX_OBJNUM)
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no object numbers left for new objects");
 	up->next_num = (uint32_t)doc->size_key > hi + 1 ? (uint32_t)doc->size_key : hi + 1;
@@ -660,56 +946,6 @@ out:
 
 /* ---- verification (invariant 5) --------------------------------------------- */
 
-static int obj_equal(const ps_obj *a, const ps_obj *b, int skip_length)
-{
-	size_t i;
-
-	if (!a || !b)
-		return a == b;
-	if (a->kind != b->kind) {
-		/* integers and reals may round-trip into each other */
-		double x, y;
-		if (ps_obj_num(a, &x) == 0 && ps_obj_num(b, &y) == 0)
-			return x == y;
-		return 0;
-	}
-	switch (a->kind) {
-	case PS_NULL: return 1;
-	case PS_BOOL: return !a->u.b == !b->u.b;
-	case PS_INT: return a->u.i == b->u.i;
-	case PS_REAL: return a->u.real.v == b->u.real.v ||
-	                     (a->u.real.v - b->u.real.v < 1e-4 && b->u.real.v - a->u.real.v < 1e-4);
-	case PS_STR: return a->u.str.len == b->u.str.len && memcmp(a->u.str.p, b->u.str.p, a->u.str.len) == 0;
-	case PS_NAME: return strcmp(a->u.name.p, b->u.name.p) == 0;
-	case PS_REF: return a->u.ref.num == b->u.ref.num && a->u.ref.gen == b->u.ref.gen;
-	case PS_ARRAY:
-		if (a->u.arr.len != b->u.arr.len)
-			return 0;
-		for (i = 0; i < a->u.arr.len; i++)
-			if (!obj_equal(a->u.arr.items[i], b->u.arr.items[i], 0))
-				return 0;
-		return 1;
-	case PS_DICT: {
-		size_t na = 0, nb = 0;
-		for (i = 0; i < a->u.dict.len; i++) {
-			const char *k = a->u.dict.ents[i].key;
-			if (skip_length && strcmp(k, "Length") == 0)
-				continue;
-			na++;
-			if (!obj_equal(a->u.dict.ents[i].val, ps_dict_get(b, k), 0))
-				return 0;
-		}
-		for (i = 0; i < b->u.dict.len; i++)
-			if (!(skip_length && strcmp(b->u.dict.ents[i].key, "Length") == 0))
-				nb++;
-		return na == nb;
-	}
-	case PS_STREAM:
-		return obj_equal(a->u.stm.dict, b->u.stm.dict, 1);
-	}
-	return 0;
-}
-
 static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 {
 	ps_ctx *ctx = up->doc->ctx;
@@ -736,8 +972,8 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 	id0 = ps_array_get(ps_dict_get(up->doc->trailer, "ID"), 0);
 	if (id0 && id0->kind != PS_STR)
 		id0 = NULL; /* unusable: the writer made a new /ID (build_trailer) */
-	if (!obj_equal(ps_dict_get(v->trailer, "Encrypt"), ps_dict_get(up->doc->trailer, "Encrypt"), 0) ||
-	    (id0 && !obj_equal(ps_array_get(ps_dict_get(v->trailer, "ID"), 0), id0, 0))) {
+	if (!ps_obj_equal(ps_dict_get(v->trailer, "Encrypt"), ps_dict_get(up->doc->trailer, "Encrypt"), 0) ||
+	    (id0 && !ps_obj_equal(ps_array_get(ps_dict_get(v->trailer, "ID"), 0), id0, 0))) {
 		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new trailer changes /Encrypt or ID[0]");
 		goto out;
 	}
@@ -747,7 +983,7 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 		v->sp = up->doc->sp;
 		v->strf_identity = up->doc->strf_identity;
 		v->stmf_identity = up->doc->stmf_identity;
-		if ((rc = ps_doc_auth_key(v, up->doc->key, up->doc->authenticated)) < 0)
+		if ((rc = ps_doc_auth_cipher(v, &up->doc->cipher, up->doc->authenticated)) < 0)
 			goto out;
 	}
 	for (i = 0; i < up->nobjs; i++) {
@@ -755,7 +991,7 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 		ps_obj *got = NULL;
 		if ((rc = ps_doc_lookup(v, no->num, &got)) < 0)
 			goto out;
-		if (!obj_equal(no->obj, got, 0)) {
+		if (!ps_obj_equal(no->obj, got, 0)) {
 			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u does not read back as written", no->num);
 			goto out;
 		}
@@ -827,7 +1063,9 @@ static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
 		return ps_err(ctx, PDFSTAMP_E_IO, "the file changed size since it was opened");
 	if ((rc = journal_names(ctx, doc->path, &j)) < 0)
 		return rc;
-	if ((rc = journal_write(ctx, &j, doc->fd, up->base_len)) < 0)
+	/* The journal records the section (length and hash) before a byte of
+	 * it reaches the file: recovery undoes exactly this update or nothing. */
+	if ((rc = journal_write(ctx, &j, doc->fd, &st, up->base_len, sec)) < 0)
 		goto out;
 	ps_fault("after-journal");
 	if ((rc = ps_write_all(ctx, doc->fd, sec->data, sec->len, up->base_len, "the update")) < 0)
@@ -850,7 +1088,8 @@ rollback:
 		memcpy(msg, ctx->errmsg, sizeof msg);
 		if (ftruncate(doc->fd, (off_t)up->base_len) < 0 || fsync(doc->fd) < 0) {
 			rc = ps_err(ctx, PDFSTAMP_E_IO, "%s; and the rollback failed (%s): the journal %s"
-			            " is kept so that the next run restores the file", msg, strerror(errno), j.path);
+			            " is kept: 'pdfstamp recover' (or the next in-place update) restores the file",
+			            msg, strerror(errno), j.path);
 			goto out;
 		}
 		journal_remove(ctx, &j);

@@ -12,6 +12,14 @@
  * is not supported, mkstemp (O_EXCL, 0600) in the same directory is used,
  * and a kill leaves that temp file (but never a damaged target).
  *
+ * In-place replacement (ps_outfile_open_inplace, rotate/encrypt -i): the
+ * target is the realpath of the file, checked to be the inode that was
+ * read, so a symbolic link keeps pointing at the (new) document; the new
+ * file gets the old one's owner and group where fchown is permitted (else
+ * a warning).  A file with st_nlink > 1 is refused: rename would leave the
+ * other names on the old inode, with the old key.  Appending updates
+ * (stamp/meta -i) write into the open file and need none of this.
+ *
  * States: OPEN (fd valid) --commit--> COMMITTED, --abort--> ABORTED.
  *
  * Every write, fsync and rename of the library goes through this file, so
@@ -21,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -177,6 +186,40 @@ oom:
 	return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 }
 
+int ps_outfile_open_inplace(ps_ctx *ctx, ps_outfile *of, const char *path, int fd)
+{
+	struct stat st, rs;
+	char *real;
+	int rc;
+
+	memset(of, 0, sizeof *of);
+	of->fd = -1;
+	if (fstat(fd, &st) < 0)
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot stat the file: %s", strerror(errno));
+	if (st.st_nlink > 1)
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the file has %ju hard links: replacing it in place would split them, and the other "
+		              "names would keep the old file (its key and passwords); write a new file with -o instead",
+		              (uintmax_t)st.st_nlink);
+	/* The final target of any symbolic links, checked to be the file we
+	 * read: the new file goes into its directory and is renamed over it. */
+	if (!(real = realpath(path, NULL)))
+		return ps_err(ctx, errno == ENOMEM ? PDFSTAMP_E_NOMEM : PDFSTAMP_E_IO, "cannot resolve the file's path: %s",
+		              strerror(errno));
+	if (stat(real, &rs) < 0 || rs.st_dev != st.st_dev || rs.st_ino != st.st_ino || st.st_nlink == 0) {
+		free(real);
+		return ps_err(ctx, PDFSTAMP_E_IO, "the file was moved or replaced while it was being rewritten");
+	}
+	rc = ps_outfile_open(ctx, of, real);
+	free(real);
+	if (rc == 0) {
+		of->keep_owner = 1;
+		of->uid = st.st_uid;
+		of->gid = st.st_gid;
+	}
+	return rc;
+}
+
 const char *ps_outfile_path(ps_outfile *of)
 {
 	if (of->unnamed) {
@@ -192,6 +235,15 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode)
 
 	if ((rc = ps_sync_fd(ctx, of->fd, "the output")) < 0)
 		return rc;
+	/* Owner and group before the mode (chown may clear set-id bits).  Not
+	 * permitted (another user's file, a group we are not in): the new file
+	 * is ours, and we say so. */
+	if (of->keep_owner && fchown(of->fd, of->uid, of->gid) < 0) {
+		if (errno != EPERM)
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot set the owner of %s: %s", of->target, strerror(errno));
+		ps_warn(ctx, "%s: the new file could not be given the old owner and group (uid %ju, gid %ju: not "
+		        "permitted); it has yours", of->target, (uintmax_t)of->uid, (uintmax_t)of->gid);
+	}
 	if (fchmod(of->fd, mode & 07777) < 0)
 		return ps_err(ctx, PDFSTAMP_E_IO, "cannot set the output's mode: %s", strerror(errno));
 	if (of->unnamed) {

@@ -109,26 +109,24 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const p
 		goto out;
 	}
 	old.secret = out.secret = 1;
+	/* The new stream's dictionary is of our own making, never a copy of
+	 * the old one: a newer revision may have retyped that (/Type /XRef) or
+	 * given it an /Identity crypt filter to have our packet written in
+	 * clear (issue 11). */
+	dict = ps_new_dict();
+	if (!dict || ps_dict_put(dict, "Type", ps_new_name("Metadata")) < 0 ||
+	    ps_dict_put(dict, "Subtype", ps_new_name("XML")) < 0)
+		goto oom;
 	if (md) {
 		if ((rc = ps_doc_stream_data(doc, mref->u.ref.num, md, 1, &old)) < 0)
 			goto out;
 		num = mref->u.ref.num;
 		gen = mref->u.ref.gen;
-		dict = ps_obj_copy(md->u.stm.dict);
-		if (!dict)
-			goto oom;
-		ps_dict_del(dict, "Filter");
-		ps_dict_del(dict, "DecodeParms");
-		ps_dict_del(dict, "DL");
 	} else {
 		if (!(num = ps_update_alloc(up))) {
 			rc = ctx->errcode;
 			goto out;
 		}
-		dict = ps_new_dict();
-		if (!dict || ps_dict_put(dict, "Type", ps_new_name("Metadata")) < 0 ||
-		    ps_dict_put(dict, "Subtype", ps_new_name("XML")) < 0)
-			goto oom;
 		/* the catalog must point at the new stream */
 		cat = ps_obj_copy(root);
 		if (!cat || ps_dict_put(cat, "Metadata", ps_new_ref(num, 0)) < 0) {

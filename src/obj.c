@@ -1650,3 +1650,55 @@ int ps_str_set(ps_obj *str, const void *p, size_t n)
 	str->u.str.len = n;
 	return 0;
 }
+
+/* ---- comparison ---------------------------------------------------------------- */
+
+int ps_obj_equal(const ps_obj *a, const ps_obj *b, int skip_length)
+{
+	size_t i;
+
+	if (!a || !b)
+		return a == b;
+	if (a->kind != b->kind) {
+		/* integers and reals may round-trip into each other */
+		double x, y;
+		if (ps_obj_num(a, &x) == 0 && ps_obj_num(b, &y) == 0)
+			return x == y;
+		return 0;
+	}
+	switch (a->kind) {
+	case PS_NULL: return 1;
+	case PS_BOOL: return !a->u.b == !b->u.b;
+	case PS_INT: return a->u.i == b->u.i;
+	case PS_REAL: return a->u.real.v == b->u.real.v ||
+	                     (a->u.real.v - b->u.real.v < 1e-4 && b->u.real.v - a->u.real.v < 1e-4);
+	case PS_STR: return a->u.str.len == b->u.str.len && memcmp(a->u.str.p, b->u.str.p, a->u.str.len) == 0;
+	case PS_NAME: return strcmp(a->u.name.p, b->u.name.p) == 0;
+	case PS_REF: return a->u.ref.num == b->u.ref.num && a->u.ref.gen == b->u.ref.gen;
+	case PS_ARRAY:
+		if (a->u.arr.len != b->u.arr.len)
+			return 0;
+		for (i = 0; i < a->u.arr.len; i++)
+			if (!ps_obj_equal(a->u.arr.items[i], b->u.arr.items[i], 0))
+				return 0;
+		return 1;
+	case PS_DICT: {
+		size_t na = 0, nb = 0;
+		for (i = 0; i < a->u.dict.len; i++) {
+			const char *k = a->u.dict.ents[i].key;
+			if (skip_length && strcmp(k, "Length") == 0)
+				continue;
+			na++;
+			if (!ps_obj_equal(a->u.dict.ents[i].val, ps_dict_get(b, k), 0))
+				return 0;
+		}
+		for (i = 0; i < b->u.dict.len; i++)
+			if (!(skip_length && strcmp(b->u.dict.ents[i].key, "Length") == 0))
+				nb++;
+		return na == nb;
+	}
+	case PS_STREAM:
+		return ps_obj_equal(a->u.stm.dict, b->u.stm.dict, 1);
+	}
+	return 0;
+}

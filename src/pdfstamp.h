@@ -11,6 +11,14 @@
  *  - Ownership is in the name: *_new / *_open return objects the caller
  *    frees with the matching *_free / *_close; both accept NULL.
  *  - A context is used by one thread at a time.  There are no globals.
+ *  - fork(): a context may go on being used after fork() in the parent,
+ *    the child, or both.  It notices that the process changed, reseeds its
+ *    random generator with fresh OS entropy and drops the IVs it had drawn
+ *    ahead, so the two processes never write the same IV; file keys come
+ *    from the kernel (getrandom) directly.  A document opened with
+ *    PDFSTAMP_OPEN_WRITE belongs to one process only (both would share its
+ *    lock).  Still never share a context between threads, and do not fork
+ *    while another thread is inside a call on it.
  *  - Option structs carry a version field; initialise them with the
  *    matching *_INIT macro.
  */
@@ -60,10 +68,14 @@ void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdat
 /* ---- Opening a document ------------------------------------------------ */
 
 /* Flags for pdfstamp_doc_open. */
-#define PDFSTAMP_OPEN_WRITE 0x1 /* open read-write (for --in-place appends) */
+#define PDFSTAMP_OPEN_WRITE 0x1 /* open read-write and lock (for --in-place appends);
+                                   recovers a crash journal under that lock */
 
 /* Opens PATH and reads its trailer and cross-reference data (never the
- * payload).  The document is not yet authenticated. */
+ * payload).  The document is not yet authenticated.  A PATH that is not a
+ * regular file (FIFO, directory, device) is refused with PDFSTAMP_E_USAGE
+ * without blocking.  Without PDFSTAMP_OPEN_WRITE nothing is ever modified:
+ * a pending journal only draws a warning (see pdfstamp_recover). */
 int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path,
                       unsigned flags);
 void pdfstamp_doc_close(pdfstamp_doc *doc);
@@ -72,7 +84,12 @@ void pdfstamp_doc_close(pdfstamp_doc *doc);
 int pdfstamp_doc_is_encrypted(const pdfstamp_doc *doc);
 
 /* Flags for pdfstamp_doc_auth. */
-#define PDFSTAMP_AUTH_FORCE 0x1 /* accept a /Perms mismatch (with a warning) */
+/* PDFSTAMP_AUTH_FORCE accepts a /Perms entry that does not agree with /P
+ * (Algorithm 13), with a warning.  /P is not protected and /Perms is, so
+ * the permissions then in force (every permission check, info's p, the
+ * permissions rotate keeps) are those /Perms records; if /Perms is not a
+ * permissions record at all, no optional permission is granted. */
+#define PDFSTAMP_AUTH_FORCE 0x1
 
 /* Authenticates with PASSWORD (UTF-8, LEN bytes; it is SASLprep'd for you,
  * with a raw-bytes fallback), unwraps the file key and builds the cipher
@@ -107,7 +124,8 @@ struct pdfstamp_info {
 	int encrypt_metadata;
 	int perms_valid;             /* /Perms decrypted and matched (Alg. 13) */
 	int authenticated_as;        /* 0 none, 1 user, 2 owner */
-	int64_t p;                   /* /P as a signed 32-bit value */
+	int64_t p;                   /* effective permissions, signed 32-bit: /P, or with
+	                                PDFSTAMP_AUTH_FORCE what /Perms records */
 	int revisions;
 	enum pdfstamp_xref_kind xref_kinds[PDFSTAMP_MAX_REVISIONS_REPORTED]; /* newest first */
 	int last_is_stream;
@@ -117,8 +135,12 @@ struct pdfstamp_info {
 	int has_trailing_bytes;      /* bytes after the last %%EOF */
 	int64_t trailing_bytes;
 	int nsigs;
-	struct pdfstamp_sig_info sigs[16];
+	struct pdfstamp_sig_info sigs[16]; /* the first 16 of nsigs */
 	int64_t bytes_read;          /* bytes read from the file so far */
+	int docmdp;                  /* DocMDP level (1..3, 0 none) of /Root /Perms /DocMDP, or the
+	                                strictest of the signatures beyond the 16 in sigs */
+	int sigs_incomplete;         /* the field tree could not be read whole (too deep): the
+	                                signature policy is unknown, and writers refuse */
 };
 
 /* Fills INFO.  Counts pages by walking the page tree (only /Pages nodes). */
@@ -136,6 +158,8 @@ extern const struct pdfstamp_perm_name pdfstamp_perm_names[];
 /* Flags of pdfstamp_write_opts. */
 #define PDFSTAMP_WRITE_IN_PLACE 0x1       /* append to the input file itself */
 #define PDFSTAMP_WRITE_ALLOW_TRAILING 0x2 /* append even after bytes that follow the last %%EOF */
+#define PDFSTAMP_WRITE_ALLOW_IDENTITY 0x4 /* append to an encrypted file whose /StrF or /StmF is
+                                             /Identity, i.e. write new strings or streams in clear */
 
 struct pdfstamp_write_opts {
 	unsigned version;
@@ -156,10 +180,36 @@ struct pdfstamp_result {
 	int nwarnings;            /* warnings issued (also sent to the warning callback) */
 };
 
-/* If PATH has a journal left by an interrupted in-place update, restores
- * the original bytes and removes the journal.  *recovered is set to 1 if
- * something was rolled back.  pdfstamp_doc_open does this too. */
+/* ---- Journals of interrupted in-place updates ----------------------- */
+
+/* Values of *recovered. */
+#define PDFSTAMP_RECOVER_NONE 0        /* no journal: nothing to do */
+#define PDFSTAMP_RECOVER_ROLLED_BACK 1 /* the torn update was cut off, journal removed */
+#define PDFSTAMP_RECOVER_UNWRITTEN 2   /* the update never reached the file: journal removed */
+
+/* Rolls back an in-place update interrupted by a crash, if PATH has its
+ * journal "PATH.pdfstamp-journal" (next to the file itself, where symbolic
+ * links lead, so that every name of it finds the same journal).  Takes the writers' lock on PATH first
+ * (non-blocking: PDFSTAMP_E_IO if another process holds it), then reads
+ * the journal.  The journal is believed only if it is a regular file (not
+ * a symbolic link, FIFO, ...) owned by the effective user, with mode 0600
+ * and one link, recording PATH's device and inode, a length L smaller than
+ * PATH's size, and the length N and SHA-256 of the bytes pdfstamp appended
+ * after L; only if PATH then has exactly L+N bytes and the last N hash to
+ * that value is it truncated back to L (and fsynced), and the journal
+ * removed.  If PATH still has exactly L bytes (the update never started),
+ * only the journal is removed.  Anything else: PDFSTAMP_E_FORMAT naming
+ * the reason, and nothing is changed.  A PATH that is not a regular file:
+ * PDFSTAMP_E_USAGE, without blocking.  pdfstamp_doc_open with
+ * PDFSTAMP_OPEN_WRITE does the same under its own lock (and fails if the
+ * journal is refused); read-only opens never modify anything and only
+ * warn that a journal exists. */
 int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered);
+
+/* *pending = 1 if something exists at PATH's journal name (whether or not
+ * pdfstamp_recover would accept it), else 0.  Reads, changes and removes
+ * nothing. */
+int pdfstamp_journal_pending(pdfstamp_ctx *ctx, const char *path, int *pending);
 
 /* ---- Stamping ----------------------------------------------------------- */
 

@@ -56,16 +56,28 @@ typedef struct pdfstamp_doc ps_doc;
 
 #define PS_IVPOOL_SIZE 1024 /* 64 IVs per DRBG request (MBEDTLS_CTR_DRBG_MAX_REQUEST) */
 
+/* The IV pool has a page of its own, marked MADV_WIPEONFORK where the
+ * kernel can (Linux 4.14): a child of fork() finds it zeroed, `live`
+ * included, and refills it from a reseeded DRBG without a system call on
+ * the IV path (ctx.c). */
+typedef struct ps_ivpage {
+	uint8_t pool[PS_IVPOOL_SIZE];
+	uint32_t live;               /* PS_IVPAGE_LIVE while the pool is this process's */
+} ps_ivpage;
+
 struct pdfstamp_ctx {
 	int errcode;
 	char errmsg[256];
 	pdfstamp_warn_fn warn;
 	void *warn_ud;
 	int drbg_ready;
+	pid_t drbg_pid;              /* the process that last (re)seeded the DRBG */
 	mbedtls_entropy_context entropy;
 	mbedtls_ctr_drbg_context drbg;
-	uint8_t ivpool[PS_IVPOOL_SIZE];
-	size_t ivpos;                /* next unused byte of ivpool */
+	ps_ivpage *iv;               /* NULL until the first IV */
+	size_t iv_maplen;            /* mmap'ed length, 0 if malloc'ed */
+	int iv_wipeonfork;           /* the page is MADV_WIPEONFORK; else getpid() per IV */
+	size_t ivpos;                /* next unused byte of iv->pool */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	/* Fuzz builds only (configure --enable-fuzzing): Algorithm 2.B with
 	 * scaled-down constants (see ps_hash_r6), so that fuzz_security reaches
@@ -81,11 +93,17 @@ int ps_err(ps_ctx *ctx, int code, const char *fmt, ...) PS_PRINTF(3, 4);
 int ps_err_wrap(ps_ctx *ctx, int code, const char *fmt, ...) PS_PRINTF(3, 4);
 void ps_warn(ps_ctx *ctx, const char *fmt, ...) PS_PRINTF(2, 3);
 void ps_wipe(void *p, size_t n);
-/* Cryptographically strong random bytes from the context's CTR-DRBG, which
- * is seeded once per context. */
+/* Cryptographically strong random bytes from the context's CTR-DRBG,
+ * seeded on first use and reseeded with fresh OS entropy (and the pid as
+ * additional input) whenever it is used in a process other than the one
+ * that seeded it (after fork()). */
 int ps_random(ps_ctx *ctx, uint8_t *out, size_t n);
-/* A fresh 16-byte IV drawn from a pool refilled in 1 KiB DRBG batches. */
+/* A fresh 16-byte IV drawn from a pool refilled in 1 KiB DRBG batches; a
+ * pool inherited through fork() is dropped, never drawn from. */
 int ps_random_iv(ps_ctx *ctx, uint8_t iv[16]);
+/* Random bytes straight from the kernel (getrandom(2); /dev/urandom where
+ * that is missing), for long-lived secrets: file keys. */
+int ps_random_os(ps_ctx *ctx, uint8_t *out, size_t n);
 
 /* ---- buf.c --------------------------------------------------------------- */
 
@@ -183,6 +201,10 @@ ps_obj *ps_new_ref(uint32_t num, uint16_t gen);
 ps_obj *ps_new_stream(ps_obj *dict, uint8_t *data, size_t len);
 void ps_obj_free(ps_obj *o);
 ps_obj *ps_obj_copy(const ps_obj *o);   /* deep copy, NULL on OOM */
+/* Same value (a stream compares by its dictionary; SKIP_LENGTH ignores the
+ * top-level /Length there); integers and reals compare by value, reals to
+ * 1e-4 (our serializer's precision).  NULL equals only NULL. */
+int ps_obj_equal(const ps_obj *a, const ps_obj *b, int skip_length);
 
 /* Replaces the bytes of string STR with a copy of P[0..N) (kept
  * NUL-terminated like every parsed string): 0 or PDFSTAMP_E_NOMEM. */
@@ -274,6 +296,21 @@ int ps_sec_authenticate(ps_ctx *ctx, const ps_secparams *sp,
                         const char *password, size_t len,
                         uint8_t key[32], int *is_owner, int *perms_ok);
 
+/* Algorithm 13 (ISO 32000-2 7.6.4.4.12, spec-facts 1.6): decrypts /Perms
+ * with the file KEY.  *state is PS_PERMS_OK when it
+ * holds "adb" and agrees with /P and /EncryptMetadata, PS_PERMS_MISMATCH
+ * when it holds "adb" but disagrees (*p is then the P it records, the
+ * genuine one: /P is not authenticated, /Perms is), PS_PERMS_GARBLED when
+ * it is no permissions block at all (*p is 0). */
+#define PS_PERMS_GARBLED 0
+#define PS_PERMS_MISMATCH 1
+#define PS_PERMS_OK 2
+/* R6 /P granting no optional permission (Table 22: bits 7-8, 10 and 13-32
+ * set, the rest clear); what "--permissions none" gives. */
+#define PS_P_NONE ((int64_t)(int32_t)0xFFFFF2C0u)
+int ps_sec_read_perms(ps_ctx *ctx, const ps_secparams *sp, const uint8_t key[32],
+                      int64_t *p, int *state);
+
 /* Algorithms 8, 9, 10: fills sp->u, ue, o, oe, perms for R6 from the new
  * passwords (UTF-8, SASLprep'd with the "stored" profile) and the file key.
  * sp->p and sp->encrypt_metadata must be set; v and r are set to 5 and 6. */
@@ -289,14 +326,25 @@ int ps_sec_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
 
 /* AESV3 cipher state: the key schedules are built once per document, for
  * the fastest AES engine this CPU has (aesmb.c: VAES, AES-NI or mbedTLS).
- * Read-only after init, so worker threads share it; never copy it. */
+ * Read-only after init, so worker threads share it; never copy it by
+ * value.  A cipher may instead borrow another's schedules (ps_cipher_borrow):
+ * then the raw key need not be kept anywhere to give a second document
+ * (the writer's self-check) the same key. */
 typedef struct ps_cipher {
 	ps_aes_engine eng;
 	int ready;
+	const struct ps_cipher *lent;   /* borrowed: use lent->eng; never freed here */
 } ps_cipher;
 
 int ps_cipher_init(ps_ctx *ctx, ps_cipher *c, const uint8_t key[32]);
-void ps_cipher_free(ps_cipher *c);     /* wipes; accepts an uninitialised zeroed struct */
+/* Makes C use SRC's schedules (SRC must be ready and outlive C). */
+int ps_cipher_borrow(ps_ctx *ctx, ps_cipher *c, const ps_cipher *src);
+void ps_cipher_free(ps_cipher *c);     /* wipes (a borrower only lets go); accepts a zeroed struct */
+/* The engine a cipher encrypts with: its own or the one it borrows. */
+static inline const ps_aes_engine *ps_cipher_eng(const ps_cipher *c)
+{
+	return c->lent ? &c->lent->eng : &c->eng;
+}
 
 /* Decrypts IN (16-byte IV followed by CBC data) and appends the plaintext
  * to OUT.  Length not a multiple of 16, fewer than 32 bytes, or bad PKCS#7
@@ -391,13 +439,36 @@ typedef struct ps_xent {
 	uint8_t from_table; /* set by a classic table (hybrid precedence) */
 } ps_xent;
 
+/* Entries per page of the cross-reference index (4 KiB pages of 16-byte
+ * entries; the directory has at most 32768 slots). */
+#define PS_XREF_PAGE_BITS 8
+#define PS_XREF_PAGE (1u << PS_XREF_PAGE_BITS)
+
 typedef struct ps_section {
 	int64_t off;                  /* offset of "xref" or of the xref stream object */
 	enum pdfstamp_xref_kind kind;
 	int64_t xrefstm;              /* hybrid: /XRefStm offset, else -1 */
 	int64_t prev;                 /* /Prev or -1 */
 	uint32_t stream_num;          /* xref stream: its object number */
+	uint32_t xrefstm_num;         /* hybrid: the /XRefStm stream's object number */
+	/* What this revision's trailer says about the security state; the
+	 * chain check (doc.c) compares revisions, since any of them may have
+	 * been appended by someone without the password. */
+	ps_obj *enc;                  /* its /Encrypt value (owned copy), NULL if absent */
+	ps_obj *id0;                  /* its ID[0] (owned copy), NULL if absent */
 } ps_section;
+
+/* An xref stream of the chain: its object number and offset. */
+typedef struct ps_xstm {
+	uint32_t num;
+	int64_t off;
+} ps_xstm;
+
+/* One definition of the /Encrypt object found in the chain (enc_watch). */
+typedef struct ps_enc_version {
+	int64_t off;
+	int sec;                      /* index into sections (0 = newest) */
+} ps_enc_version;
 
 typedef struct ps_cache_ent {
 	uint32_t num;
@@ -414,22 +485,35 @@ struct pdfstamp_doc {
 	int64_t eof_end;              /* offset just past the last %%EOF (and its EOL) */
 	int64_t trailing;             /* non-white bytes after the last %%EOF */
 
-	ps_xent *xref;                /* indexed by object number */
-	uint32_t nxref;               /* entries allocated (max objnum + 1) */
+	/* The cross-reference index (xref.c), paged so that its memory follows
+	 * the entries present, not the highest object number: page P holds
+	 * numbers P*PS_XREF_PAGE .. +PS_XREF_PAGE-1 and is allocated on its
+	 * first entry.  Read it only through ps_xref_get / ps_xref_next. */
+	ps_xent **xpages;             /* directory, NULL slots for empty pages */
+	uint32_t nxpages;             /* directory length (highest page + 1) */
+	uint32_t xref_used;           /* entries in use (type 1 or 2) */
+	uint32_t xref_max;            /* highest object number in use, 0 if none */
+	size_t xref_bytes;            /* memory held by the index */
 	ps_section *sections;         /* newest first */
 	int nsections;
 	ps_obj *trailer;              /* newest trailer (or xref stream dict), owned */
+	ps_xstm *xstm;                /* the chain's xref streams, sorted by number (xref.c) */
+	size_t nxstm;
+	uint32_t enc_watch;           /* newest trailer's /Encrypt object number, 0 if none */
+	ps_enc_version *enc_versions; /* every in-file definition of it (at most one per section) */
+	int nenc_versions, capenc_versions;
+	int enc_versions_oom;         /* a definition could not be recorded: refuse */
 	int64_t size_key;             /* trailer /Size */
 
 	/* security */
 	int encrypted;
 	ps_obj *encrypt;              /* the /Encrypt dictionary (owned copy) */
 	uint32_t encrypt_num;         /* its object number if indirect, else 0 */
-	ps_secparams sp;
+	ps_secparams sp;              /* after auth, sp.p = the effective permissions (pdfstamp_doc_auth) */
 	int strf_identity, stmf_identity;
 	int authenticated;            /* 0 none, 1 user, 2 owner */
-	uint8_t key[32];              /* the file key (wiped on close), for verifying our own output */
 	int perms_ok;
+	int password_given;           /* auth was given a password, but the file is not encrypted */                 /* /Perms agreed with /P and /EncryptMetadata (Alg. 13) */
 	ps_cipher cipher;
 
 	/* lazily loaded objects, open addressing by object number */
@@ -450,8 +534,32 @@ struct pdfstamp_doc {
 /* Reads up to LEN bytes at OFF into OUT (replacing its contents); fewer
  * only at end of file.  Counts bytes_read. */
 int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out);
-/* xref.c: locates startxref and reads every section into doc->xref. */
+/* xref.c: locates startxref and reads every section into the index. */
 int ps_xref_load(ps_doc *doc);
+/* The merged entry of object NUM if it is in use (type 1 or 2), else NULL
+ * (free, absent or out of range).  Two array indexings: lookups are hot. */
+static inline const ps_xent *ps_xref_get(const ps_doc *doc, uint32_t num)
+{
+	uint32_t p = num >> PS_XREF_PAGE_BITS;
+	const ps_xent *e;
+
+	if (p >= doc->nxpages || !doc->xpages[p])
+		return NULL;
+	e = &doc->xpages[p][num & (PS_XREF_PAGE - 1)];
+	return e->type != 0 ? e : NULL;
+}
+/* Its type: 1 in use, 2 compressed, 0 free or absent. */
+static inline int ps_xref_type(const ps_doc *doc, uint32_t num)
+{
+	const ps_xent *e = ps_xref_get(doc, num);
+
+	return e ? e->type : 0;
+}
+/* The lowest object number above AFTER that is in use, 0 if none: a walk
+ * over every object in use is O(objects), empty pages are skipped. */
+uint32_t ps_xref_next(const ps_doc *doc, uint32_t after);
+/* Frees the index. */
+void ps_xref_free(ps_doc *doc);
 /* Borrowed pointer to object NUM (parsed, strings decrypted), NULL with
  * *err = 0 if the object is free or absent (the PDF null object), or an
  * error.  The object lives as long as the document. */
@@ -469,19 +577,35 @@ int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_bu
 int ps_doc_parse_at(ps_doc *doc, int64_t off, uint32_t expect_num, ps_obj **out, uint32_t *num_out);
 /* Length of a stream's raw data (resolves an indirect /Length). */
 int ps_doc_stream_length(ps_doc *doc, ps_obj *stm, int64_t *len);
+/* xref.c: is the live object NUM one of the chain's own xref streams (a
+ * stream section, or a hybrid section's /XRefStm, whose entry points at
+ * it)?  Only these are exempt from encryption and dropped by a rewrite;
+ * any other stream typed /XRef is ordinary content. */
+int ps_doc_is_xref_stream(const ps_doc *doc, uint32_t num);
 
-/* Internal open flag: do not roll back a journal (used when verifying our
- * own output while the journal is still in place). */
+/* Internal open flag: do not look at the journal at all (used when
+ * verifying our own output while the journal is still in place). */
 #define PS_OPEN_NO_RECOVER 0x100
+/* incr.c: pdfstamp_recover on FD, an open file of PATH on which the caller
+ * already holds the exclusive flock (the lock is per open file description:
+ * a second open+flock in this process would fail).  Same checks, results
+ * and *recovered values as pdfstamp_recover. */
+int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered);
 /* Internal open flag: read only the newest cross-reference section and not
  * /Encrypt (the caller supplies the security state): the cheap re-read that
  * checks an update we just appended. */
 #define PS_OPEN_NEWEST_ONLY 0x200
 /* Authenticates with a file key we already hold (verification of output). */
 int ps_doc_auth_key(ps_doc *doc, const uint8_t key[32], int as);
+/* The same with the schedules of another document's cipher, borrowed (C
+ * must outlive DOC): how the writer verifies its output without the key. */
+int ps_doc_auth_cipher(ps_doc *doc, const ps_cipher *c, int as);
 /* Is a stream with this dictionary encrypted, in a file with these
- * settings?  (StmF Identity, /Crypt filters, xref streams, metadata with
- * EncryptMetadata false: 7.6.2, Table 20, Table 21, 7.6.6.) */
+ * settings?  (StmF Identity, /Crypt filters, metadata with EncryptMetadata
+ * false: 7.6.2, Table 20, Table 21, 7.6.6.)  The xref streams of the
+ * chain are exempt too (7.5.8.2), but that is decided by object number
+ * (ps_doc_is_xref_stream), never by /Type: a stream of a new revision
+ * that says /Type /XRef is still encrypted. */
 int ps_stream_needs_crypt(int encrypted, int stmf_identity, int encrypt_metadata, const ps_obj *stm);
 /* A dictionary whose /Contents is a signature value (never encrypted,
  * spec-facts 2.2): /ByteRange, a string /Contents, /Type Sig, DocTimeStamp or none. */
@@ -529,6 +653,15 @@ void ps_update_free(ps_update *up);
  * forbid; warns where signatures will be reported as modified. */
 int ps_policy_check(ps_doc *doc, int for_annotation);
 
+/* ---- rewrite.c ------------------------------------------------------------------ */
+
+/* The largest offset a classic cross-reference entry can hold (10 digits). */
+#define PS_MAX_TABLE_OFFSET INT64_C(9999999999)
+/* The full rewrite's xref form: 1 (a stream) when members of object
+ * streams are carried over or when XREF_OFFSET, which bounds every object
+ * offset, exceeds PS_MAX_TABLE_OFFSET; else 0 (a classic table). */
+int ps_rewrite_xref_form(int has_compressed, int64_t xref_offset);
+
 /* ---- io.c: durable writes ------------------------------------------------------ */
 
 int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what);
@@ -543,9 +676,17 @@ typedef struct ps_outfile {
 	int committed;
 	char *target, *dir, *tmpname;
 	char fdpath[32];
+	int keep_owner;     /* commit gives the file uid/gid (where permitted) */
+	uid_t uid;
+	gid_t gid;
 } ps_outfile;
 
 int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target);
+/* The replacement of the file open as FD under PATH (in-place rewrites):
+ * the target is the file itself, where a symbolic link leads (the link
+ * stays), with its owner and group where permitted; a file with several
+ * hard links is refused (UNSUPPORTED), as a rename would split them. */
+int ps_outfile_open_inplace(ps_ctx *ctx, ps_outfile *of, const char *path, int fd);
 /* A path under which the (uncommitted) file can be opened for reading. */
 const char *ps_outfile_path(ps_outfile *of);
 /* fsync, set MODE, rename over the target, fsync the directory. */

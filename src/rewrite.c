@@ -21,20 +21,38 @@
  *  2. Stream data is not inflated: its raw bytes are decrypted with the old
  *     key and encrypted with the new one.  Object streams are re-encrypted
  *     as a whole and their members keep their (stream, index) entries; the
- *     output then has an xref stream, else a classic table.
+ *     output then has an xref stream, else a classic table.  Either lists
+ *     only the numbers in use (subsections, /Index ranges), from offsets
+ *     kept per object written (rw->offs): neither the memory nor the
+ *     output follows the highest object number (issue 11).
  *  3. Never encrypted (old or new): the /Encrypt dictionary (rewritten from
  *     scratch), xref streams (dropped: a new xref is written), signature
  *     /Contents, Identity crypt filters, metadata with EncryptMetadata
- *     false.  Dropped: the old /Encrypt object, xref streams and the
- *     linearization dictionary (its offsets would be wrong).
+ *     false.  Dropped, decided by object number before anything is read:
+ *     the old /Encrypt object, the chain's own xref streams (the sections'
+ *     streams and hybrid /XRefStm streams: ps_doc_is_xref_stream) and the
+ *     linearization dictionary (its offsets would be wrong; only the real
+ *     one: find_linearization).  Never by content: an ordinary stream that
+ *     says /Type /XRef, or a catalog with a /Linearized key, is content
+ *     like any other and is kept (and encrypted) -- issue 11.
+ *     The output's xref is a stream when members of object streams are
+ *     carried over or an offset passes 9,999,999,999 bytes (the ten digits
+ *     of a classic entry: ps_rewrite_xref_form), else a classic table.
  *  4. Each worker has its own context (DRBG and IV pool); the AES key
  *     schedules are built once and only read by the workers (mbedTLS
  *     contexts are not copied: 2.28 keeps a pointer into itself).
  *  5. Crash safety: the output is an unnamed temp file in the target's
- *     directory (io.c), holding only ciphertext; it is verified (re-opened
- *     with the new password, every object decrypted) before it is fsynced
- *     and renamed over the target.  Any failure leaves the target as it
- *     was and no temp file behind.
+ *     directory (io.c), holding only ciphertext; it is verified before it
+ *     is fsynced and renamed over the target: re-opened with the new owner
+ *     password, every object decrypted, one section, its live object
+ *     numbers exactly the input's less what note 3 drops plus the new
+ *     /Encrypt and xref stream, /Root a dictionary and the page tree walked
+ *     (each node once: cycles stop it) to the input's page count.  Any
+ *     failure leaves the target as it was and no temp file behind.
+ *     In place (-i), the target is the file a symbolic link leads to (the
+ *     link stays) and keeps its owner and group where permitted; a file
+ *     with other hard links is refused, since a rename would leave the
+ *     other names with the old key (io.c ps_outfile_open_inplace).
  *  6. New /U /UE /O /OE /Perms come from Algorithms 8, 9 and 10
  *     (ps_sec_make); R5 inputs come out as R6.
  */
@@ -127,13 +145,22 @@ struct rw_batch {
 	char err[256];
 };
 
+/* Where the output has object NUM (generation GEN). */
+struct rw_off {
+	uint32_t num;
+	uint16_t gen;
+	int64_t off;
+};
+
 struct rw {
 	ps_doc *doc;
 	ps_ctx *ctx;
 	ps_cipher newc;
 	ps_secparams nsp;
-	int64_t *offs;                 /* new offset per object number (type 1), -1 unused */
-	uint32_t nnums;
+	struct rw_off *offs;           /* objects written, ascending by number (the write order) */
+	size_t noffs, capoffs;
+	uint32_t *dropped;             /* sorted: xref streams and the linearization dictionary */
+	size_t ndropped;
 	/* pool */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -320,7 +347,7 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
 			if (b->jobs[i].plaintext)
 				jobs[n++] = b->jobs[i].job;
 		t0 = now_seconds();
-		ps_aes_cbc_encrypt_batch(&rw->newc.eng, jobs, n);
+		ps_aes_cbc_encrypt_batch(ps_cipher_eng(&rw->newc), jobs, n);
 		for (i = 0; i < b->n; i++)
 			b->jobs[i].plaintext = 0;
 		pthread_mutex_lock(&rw->mu);
@@ -428,6 +455,20 @@ static int wput(struct rw *rw, const void *p, size_t n)
 	return rw->wbuf.oom ? ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 }
 
+/* Notes that object NUM starts at the current output offset.  Objects are
+ * written in ascending order, so rw->offs stays sorted and has one entry
+ * per object written (sized for every object of the input, plus two). */
+static int record_off(struct rw *rw, uint32_t num, uint16_t gen)
+{
+	if (rw->noffs == rw->capoffs || (rw->noffs > 0 && rw->offs[rw->noffs - 1].num >= num))
+		return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "object %u is written out of order", num);
+	rw->offs[rw->noffs].num = num;
+	rw->offs[rw->noffs].gen = gen;
+	rw->offs[rw->noffs].off = rw->woff;
+	rw->noffs++;
+	return 0;
+}
+
 static int write_batch(struct rw *rw, struct rw_batch *b)
 {
 	size_t i;
@@ -437,8 +478,7 @@ static int write_batch(struct rw *rw, struct rw_batch *b)
 		return ps_err(rw->ctx, b->rc, "%s", b->err);
 	for (i = 0; i < b->n; i++) {
 		struct rw_job *j = &b->jobs[i];
-		rw->offs[j->num] = rw->woff;
-		if ((rc = wput(rw, j->out.data, j->out.len)) < 0)
+		if ((rc = record_off(rw, j->num, j->gen)) < 0 || (rc = wput(rw, j->out.data, j->out.len)) < 0)
 			return rc;
 		if (j->payload && ((rc = wput(rw, j->payload->data, j->payload->len)) < 0 ||
 		                   (rc = wput(rw, "\nendstream\nendobj\n", 18)) < 0))
@@ -490,31 +530,127 @@ static int submit(struct rw *rw, struct rw_batch *b)
 
 /* ---- the reader ---------------------------------------------------------------- */
 
-static int is_xref_or_linearization(const ps_obj *o)
+/* Is NUM dropped (design note 3)?  rw->dropped is sorted. */
+static int is_dropped(const struct rw *rw, uint32_t num)
 {
-	return (o->kind == PS_STREAM && ps_obj_is_name(ps_dict_get(o, "Type"), "XRef")) ||
-	       (o->kind == PS_DICT && ps_dict_get(o, "Linearized"));
+	size_t lo = 0, hi = rw->ndropped;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (rw->dropped[mid] == num)
+			return 1;
+		if (rw->dropped[mid] < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The linearization parameter dictionary (ISO 32000-2 Annex F.2), if the
+ * file has one: the live object at the lowest offset, preceded only by the
+ * header and comments, within the first 1024 bytes, a dictionary (not a
+ * stream) whose /Linearized is a number, and not the catalog (not /Root,
+ * no /Type /Catalog, no /Pages).  Anything else carrying a /Linearized key
+ * is content and is kept.  *out is its number or 0. */
+static int find_linearization(ps_doc *doc, uint32_t root_num, uint32_t *out)
+{
+	uint32_t num, first = 0;
+	int64_t off = INT64_MAX;
+	ps_buf head = PS_BUF_INIT;
+	ps_obj *o = NULL, *lin;
+	double v;
+	int rc = 0;
+
+	*out = 0;
+	for (num = ps_xref_next(doc, 0); num != 0; num = ps_xref_next(doc, num)) {
+		const ps_xent *e = ps_xref_get(doc, num);
+		if (e->type == 1 && e->off < off) {
+			off = e->off;
+			first = num;
+		}
+	}
+	if (first == 0 || first == root_num || off > 1024)
+		return 0;
+	if ((rc = ps_doc_pread(doc, 0, (size_t)off, &head)) < 0)
+		goto out;
+	if ((int64_t)head.len != off || head.len < 5 || memcmp(head.data, "%PDF-", 5) != 0 ||
+	    ps_skip_ws(head.data, head.len, 0) != head.len)
+		goto out;
+	if ((rc = ps_doc_parse_at(doc, off, first, &o, NULL)) < 0) {
+		rc = 0; /* not a linearization dictionary; the rewrite reports it */
+		goto out;
+	}
+	lin = ps_dict_get(o, "Linearized");
+	if (o->kind == PS_DICT && lin && ps_obj_num(lin, &v) == 0 && !ps_obj_is_name(ps_dict_get(o, "Type"), "Catalog") &&
+	    !ps_dict_get(o, "Pages"))
+		*out = first;
+out:
+	ps_obj_free(o);
+	ps_buf_free(&head);
+	return rc;
+}
+
+/* What the rewrite leaves out (design note 3): the chain's own xref
+ * streams (ps_doc_is_xref_stream: by section, never by /Type) and the
+ * linearization dictionary.  Fills rw->dropped, sorted. */
+static int find_dropped(struct rw *rw, uint32_t root_num)
+{
+	ps_doc *doc = rw->doc;
+	uint32_t lin;
+	size_t n = 0;
+	int i, rc;
+
+	if ((rc = find_linearization(doc, root_num, &lin)) < 0)
+		return rc;
+	rw->dropped = malloc(((size_t)doc->nsections * 2 + 1) * sizeof *rw->dropped);
+	if (!rw->dropped)
+		return ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; i < doc->nsections; i++) {
+		uint32_t c[2] = {doc->sections[i].stream_num, doc->sections[i].xrefstm_num};
+		int k;
+		for (k = 0; k < 2; k++)
+			if (c[k] != 0 && c[k] != root_num && ps_doc_is_xref_stream(doc, c[k]))
+				rw->dropped[n++] = c[k];
+	}
+	if (lin)
+		rw->dropped[n++] = lin;
+	qsort(rw->dropped, n, sizeof *rw->dropped, cmp_u32);
+	rw->ndropped = 0;
+	for (i = 0; (size_t)i < n; i++) /* unique */
+		if (rw->ndropped == 0 || rw->dropped[rw->ndropped - 1] != rw->dropped[i])
+			rw->dropped[rw->ndropped++] = rw->dropped[i];
+	return 0;
 }
 
 static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int *skip)
 {
 	ps_doc *doc = rw->doc;
-	ps_xent *e = &doc->xref[num];
+	const ps_xent *e = ps_xref_get(doc, num);
 	int64_t len;
 	int rc;
 
 	*skip = 0;
 	memset(j, 0, sizeof *j);
+	if (!e)
+		return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "object %u is not in use", num);
 	j->num = num;
 	j->raw.secret = 0; /* raw bytes are ciphertext (or the plaintext input's own bytes) */
+	if (is_dropped(rw, num)) {
+		*skip = 1;
+		return 0;
+	}
 	if (e->type == 1) {
 		j->gen = (uint16_t)e->aux;
 		if ((rc = ps_doc_parse_at(doc, e->off, num, &j->obj, NULL)) < 0)
 			return rc;
-		if (is_xref_or_linearization(j->obj)) {
-			*skip = 1;
-			return 0;
-		}
 		if (j->obj->kind == PS_STREAM) {
 			if ((rc = ps_doc_stream_length(doc, j->obj, &len)) < 0 ||
 			    (rc = ps_doc_pread(doc, j->obj->u.stm.off, (size_t)len, &j->raw)) < 0)
@@ -538,15 +674,71 @@ static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int
 
 /* ---- the cross-reference section and trailer --------------------------------------- */
 
+/* The output's cross-reference entries after object 0, ascending: the
+ * objects written (rw->offs) and, in an xref stream, the members of object
+ * streams carried over (type 2, as in the input).  Numbers in neither are
+ * left out: the subsections cover only the ranges in use, so the section
+ * follows the objects present, not the highest number. */
+struct xout {
+	const struct rw *rw;
+	size_t a;             /* next entry of rw->offs */
+	uint32_t b;           /* next carried-over member, 0 if none */
+};
+
+static uint32_t next_member(const ps_doc *doc, uint32_t after)
+{
+	uint32_t n;
+
+	for (n = ps_xref_next(doc, after); n != 0; n = ps_xref_next(doc, n))
+		if (ps_xref_get(doc, n)->type == 2 && n != doc->encrypt_num)
+			return n;
+	return 0;
+}
+
+static void xout_start(struct xout *x, const struct rw *rw, int members)
+{
+	x->rw = rw;
+	x->a = 0;
+	x->b = members ? next_member(rw->doc, 0) : 0;
+}
+
+/* The next entry's number (0 at the end), type and fields 2 and 3. */
+static uint32_t xout_next(struct xout *x, int *type, uint64_t *f2, uint32_t *f3)
+{
+	const struct rw *rw = x->rw;
+	uint32_t na = x->a < rw->noffs ? rw->offs[x->a].num : 0, num = x->b;
+	const ps_xent *e;
+
+	if (na != 0 && (num == 0 || na <= num)) {
+		const struct rw_off *o = &rw->offs[x->a++];
+		if (num == na) /* the catalog, taken out of its object stream */
+			x->b = next_member(rw->doc, num);
+		*type = 1;
+		*f2 = (uint64_t)o->off;
+		*f3 = o->gen;
+		return na;
+	}
+	if (num == 0)
+		return 0;
+	e = ps_xref_get(rw->doc, num);
+	*type = 2;
+	*f2 = (uint64_t)e->off;
+	*f3 = e->aux;
+	x->b = next_member(rw->doc, num);
+	return num;
+}
+
 static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int stream_form)
 {
 	ps_doc *doc = rw->doc;
 	ps_ctx *ctx = rw->ctx;
-	uint32_t size = enc_num + 1, i, next_free;
+	uint32_t size = enc_num + 1, num, first, count, f3;
+	uint64_t f2;
 	int64_t xoff = rw->woff;
-	ps_obj *t = ps_new_dict(), *ida = ps_new_array(), *v;
+	ps_obj *t = ps_new_dict(), *ida = ps_new_array(), *index = NULL, *v;
 	ps_buf b = PS_BUF_INIT, z = PS_BUF_INIT;
-	int rc = 0;
+	struct xout x;
+	int rc = 0, type;
 
 	if (!t || !ida)
 		goto oom;
@@ -565,70 +757,97 @@ static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int
 	if (rc < 0 || ps_dict_put(t, "Size", ps_new_int(size)) < 0)
 		goto oom;
 	if (!stream_form) {
-		/* one subsection 0..size-1; free entries form the linked list (7.5.4) */
+		/* A subsection per run of numbers in use; object 0 heads an empty
+		 * free list (7.5.4).  Z holds the current run's entries. */
 		ps_buf_puts(&b, "xref\n");
-		ps_buf_printf(&b, "0 %u\n", size);
-		for (next_free = 1; next_free < size && rw->offs[next_free] >= 0; next_free++)
-			;
-		ps_buf_printf(&b, "%010u 65535 f\r\n", next_free < size ? next_free : 0);
-		for (i = 1; i < size; i++) {
-			if (rw->offs[i] >= 0) {
-				ps_buf_printf(&b, "%010" PRId64 " %05u n\r\n", rw->offs[i], i < doc->nxref && doc->xref[i].type == 1 ? doc->xref[i].aux : 0);
-			} else {
-				for (next_free = i + 1; next_free < size && rw->offs[next_free] >= 0; next_free++)
-					;
-				ps_buf_printf(&b, "%010u 00001 f\r\n", next_free < size ? next_free : 0);
+		ps_buf_puts(&z, "0000000000 65535 f\r\n");
+		first = 0;
+		count = 1;
+		xout_start(&x, rw, 0);
+		for (;;) {
+			num = xout_next(&x, &type, &f2, &f3);
+			if (num == 0 || num != first + count) {
+				ps_buf_printf(&b, "%u %u\n", first, count);
+				ps_buf_append(&b, z.data, z.len);
+				if (num == 0)
+					break;
+				z.len = 0;
+				first = num;
+				count = 0;
 			}
+			ps_buf_printf(&z, "%010" PRIu64 " %05u n\r\n", f2, f3);
+			count++;
 		}
 		ps_buf_puts(&b, "trailer\n");
 		ps_serialize(&b, t);
 		ps_buf_printf(&b, "\nstartxref\n%" PRId64 "\n%%%%EOF\n", xoff);
 	} else {
-		int w2 = 1, w3 = 2;
+		int w2 = 1, w3 = 2, k;
 		uint32_t self = size - 1;
 		ps_obj *w = ps_new_array();
-		rw->offs[self] = xoff;
+		if (!w || !(index = ps_new_array())) {
+			ps_obj_free(w);
+			goto oom;
+		}
+		if ((rc = record_off(rw, self, 0)) < 0) { /* at xoff */
+			ps_obj_free(w);
+			goto out;
+		}
 		while (w2 < 8 && (xoff >> (8 * w2)) != 0)
 			w2++;
-		for (i = 0; i < size; i++) {
-			if (rw->offs[i] < 0 && i < doc->nxref && doc->xref[i].type == 2) {
-				while (w2 < 8 && ((uint64_t)doc->xref[i].off >> (8 * w2)) != 0)
-					w2++;
-				while (w3 < 4 && (doc->xref[i].aux >> (8 * w3)) != 0)
-					w3++;
-			}
+		xout_start(&x, rw, 1);
+		while (xout_next(&x, &type, &f2, &f3) != 0) {
+			while (w2 < 8 && (f2 >> (8 * w2)) != 0)
+				w2++;
+			while (w3 < 4 && (f3 >> (8 * w3)) != 0)
+				w3++;
 		}
-		for (i = 0; i < size; i++) {
-			uint64_t f1, f2, f3;
-			int k;
-			if (rw->offs[i] >= 0) {
-				f1 = 1;
-				f2 = (uint64_t)rw->offs[i];
-				f3 = i < doc->nxref && doc->xref[i].type == 1 ? doc->xref[i].aux : 0;
-			} else if (i < doc->nxref && doc->xref[i].type == 2 && i != doc->encrypt_num) {
-				f1 = 2;
-				f2 = (uint64_t)doc->xref[i].off;
-				f3 = doc->xref[i].aux;
-			} else {
-				f1 = 0;
-				f2 = 0;
-				f3 = i == 0 ? 65535 : 1;
+		/* rows: object 0, then a run per range in use (/Index) */
+		ps_buf_putc(&z, 0);
+		for (k = w2 - 1; k >= 0; k--)
+			ps_buf_putc(&z, 0);
+		for (k = w3 - 1; k >= 0; k--)
+			ps_buf_putc(&z, (int)(UINT32_C(65535) >> (8 * k)) & 0xff);
+		first = 0;
+		count = 1;
+		xout_start(&x, rw, 1);
+		for (;;) {
+			num = xout_next(&x, &type, &f2, &f3);
+			if (num == 0 || num != first + count) {
+				if (ps_array_push(index, ps_new_int(first)) < 0 || ps_array_push(index, ps_new_int(count)) < 0) {
+					ps_obj_free(w);
+					goto oom;
+				}
+				if (num == 0)
+					break;
+				first = num;
+				count = 0;
 			}
-			ps_buf_putc(&z, (int)f1);
+			ps_buf_putc(&z, type);
 			for (k = w2 - 1; k >= 0; k--)
 				ps_buf_putc(&z, (int)(f2 >> (8 * k)) & 0xff);
 			for (k = w3 - 1; k >= 0; k--)
 				ps_buf_putc(&z, (int)(f3 >> (8 * k)) & 0xff);
+			count++;
 		}
-		if (!w || ps_array_push(w, ps_new_int(1)) < 0 || ps_array_push(w, ps_new_int(w2)) < 0 ||
+		if (ps_array_push(w, ps_new_int(1)) < 0 || ps_array_push(w, ps_new_int(w2)) < 0 ||
 		    ps_array_push(w, ps_new_int(w3)) < 0) {
 			ps_obj_free(w);
 			goto oom;
 		}
 		if (ps_dict_put(t, "W", w) < 0) /* t owns w, also on failure */
 			goto oom;
+		/* /Index only when the runs are not the default [0 Size] */
+		if (ps_array_len(index) != 2 || count != size) {
+			rc = ps_dict_put(t, "Index", index);
+			index = NULL; /* t owns it, also on failure */
+			if (rc < 0)
+				goto oom;
+		}
 		{
 			ps_buf zz = PS_BUF_INIT;
+			if (z.oom)
+				goto oom;
 			if ((rc = ps_deflate(ctx, z.data, z.len, 6, &zz)) < 0) {
 				ps_buf_free(&zz);
 				goto out;
@@ -647,7 +866,7 @@ static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int
 			ps_buf_free(&zz);
 		}
 	}
-	if (b.oom)
+	if (b.oom || z.oom)
 		goto oom;
 	rc = wput(rw, b.data, b.len);
 	goto out;
@@ -656,6 +875,7 @@ oom:
 out:
 	ps_obj_free(t);
 	ps_obj_free(ida);
+	ps_obj_free(index);
 	ps_buf_free(&b);
 	ps_buf_free(&z);
 	return rc;
@@ -694,7 +914,8 @@ static int encrypt_dict(struct rw *rw, uint32_t num)
 	}
 	if (!rw->nsp.encrypt_metadata && ps_dict_put(d, "EncryptMetadata", ps_new_bool(0)) < 0)
 		goto oom;
-	rw->offs[num] = rw->woff;
+	if ((rc = record_off(rw, num, 0)) < 0)
+		goto out;
 	ps_buf_printf(&b, "%u 0 obj\n", num);
 	ps_serialize(&b, d);
 	ps_buf_puts(&b, "\nendobj\n");
@@ -754,6 +975,181 @@ static int header_version(ps_doc *doc, char out[16])
 	return rc;
 }
 
+int ps_rewrite_xref_form(int has_compressed, int64_t xref_offset)
+{
+	/* Every object lies before the xref, so XREF_OFFSET bounds them all;
+	 * a classic entry has ten digits for the offset (7.5.4). */
+	return has_compressed || xref_offset > PS_MAX_TABLE_OFFSET;
+}
+
+/* Self-check, part 2 (design note 5): the output's live objects are
+ * exactly the input's, less the old /Encrypt and what design note 3 drops,
+ * plus the new /Encrypt and the output's own xref stream. */
+static int check_live_objects(struct rw *rw, ps_doc *v, uint32_t enc_num)
+{
+	ps_doc *doc = rw->doc;
+	uint32_t a, b, num, self = 0;
+
+	if (v->nsections != 1)
+		return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "self-check: the output has %d cross-reference sections",
+		              v->nsections);
+	if (v->sections[0].kind == PDFSTAMP_XREF_STREAM)
+		self = v->sections[0].stream_num;
+	/* both walks in step, over the numbers in use in either file */
+	a = ps_xref_next(doc, 0);
+	b = ps_xref_next(v, 0);
+	while (a != 0 || b != 0) {
+		int in, want, got;
+		num = a == 0 ? b : b == 0 ? a : a < b ? a : b;
+		in = num == a;
+		got = num == b;
+		want = (in && num != doc->encrypt_num && !is_dropped(rw, num)) || num == enc_num || num == self;
+		if (want != got)
+			return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u is %s the output", num,
+			              got ? "new in" : "missing from");
+		if (in)
+			a = ps_xref_next(doc, a);
+		if (got)
+			b = ps_xref_next(v, b);
+	}
+	return 0;
+}
+
+/* A set of object numbers (open addressing; 0 is never a member). */
+struct numset {
+	uint32_t *slot;
+	size_t cap, n;
+};
+
+/* Adds NUM: 1 if it was new, 0 if already there, -1 out of memory. */
+static int numset_add(struct numset *s, uint32_t num)
+{
+	size_t i;
+
+	if (2 * (s->n + 1) > s->cap) {
+		struct numset g = {NULL, s->cap ? 2 * s->cap : 1024, 0};
+		if (!(g.slot = calloc(g.cap, sizeof *g.slot)))
+			return -1;
+		for (i = 0; i < s->cap; i++)
+			if (s->slot[i])
+				numset_add(&g, s->slot[i]);
+		free(s->slot);
+		*s = g;
+	}
+	for (i = (num * UINT32_C(2654435761)) & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
+		if (s->slot[i] == num)
+			return 0;
+	s->slot[i] = num;
+	s->n++;
+	return 1;
+}
+
+/* The page tree of D from /Root: the number of pages, or in WHY the first
+ * thing that stops the walk (a node reached twice, which catches cycles,
+ * a kid that is not an indirect dictionary, an object that cannot be
+ * read).  Objects are loaded uncached and freed at once, and every node is
+ * visited at most once, so the walk is bounded by the file.  ROOT_OK says
+ * whether /Root resolved to a dictionary.  Returns 0 or PDFSTAMP_E_NOMEM. */
+static int walk_pages(ps_doc *d, int *root_ok, int64_t *pages, char *why, size_t whylen)
+{
+	ps_obj *r = ps_dict_get(d->trailer, "Root"), *node = NULL, *kids, *p;
+	struct numset seen = {NULL, 0, 0};
+	uint32_t *stack = NULL, num;
+	size_t sp = 0, cap = 0, i;
+	int rc = 0, k;
+
+	*root_ok = 0;
+	*pages = 0;
+	why[0] = 0;
+	if (r && r->kind == PS_REF && (k = ps_doc_load(d, r->u.ref.num, &node)) == PDFSTAMP_E_NOMEM)
+		goto oom;
+	if (!r || r->kind != PS_REF || !node || node->kind != PS_DICT) {
+		snprintf(why, whylen, "/Root is not an indirect dictionary");
+		goto out;
+	}
+	*root_ok = 1;
+	if (numset_add(&seen, r->u.ref.num) < 0)
+		goto oom;
+	p = ps_dict_get(node, "Pages");
+	if (!p || p->kind != PS_REF) {
+		snprintf(why, whylen, "the catalog has no indirect /Pages");
+		goto out;
+	}
+	num = p->u.ref.num;
+	for (;;) {
+		ps_obj_free(node);
+		node = NULL;
+		if ((k = numset_add(&seen, num)) < 0)
+			goto oom;
+		if (k == 0) {
+			snprintf(why, whylen, "page tree object %u is reached twice", num);
+			goto out;
+		}
+		if ((k = ps_doc_load(d, num, &node)) == PDFSTAMP_E_NOMEM)
+			goto oom;
+		if (k < 0 || !node || node->kind != PS_DICT) {
+			snprintf(why, whylen, "page tree object %u is not a readable dictionary", num);
+			goto out;
+		}
+		kids = ps_dict_get(node, "Kids");
+		if (ps_obj_is_name(ps_dict_get(node, "Type"), "Pages") ||
+		    (kids && !ps_obj_is_name(ps_dict_get(node, "Type"), "Page"))) {
+			if (!kids || kids->kind != PS_ARRAY) {
+				snprintf(why, whylen, "page tree node %u has no /Kids array", num);
+				goto out;
+			}
+			for (i = ps_array_len(kids); i-- > 0;) {
+				ps_obj *kid = ps_array_get(kids, i);
+				if (kid->kind != PS_REF) {
+					snprintf(why, whylen, "page tree node %u has a kid that is not a reference", num);
+					goto out;
+				}
+				if (sp == cap) {
+					uint32_t *ns = realloc(stack, (cap ? 2 * cap : 64) * sizeof *stack);
+					if (!ns)
+						goto oom;
+					stack = ns;
+					cap = cap ? 2 * cap : 64;
+				}
+				stack[sp++] = kid->u.ref.num;
+			}
+		} else {
+			(*pages)++;
+		}
+		if (sp == 0)
+			break;
+		num = stack[--sp];
+	}
+	goto out;
+oom:
+	rc = ps_err(d->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+out:
+	ps_obj_free(node);
+	free(stack);
+	free(seen.slot);
+	return rc;
+}
+
+/* Self-check, part 3: the output's /Root resolves, and its page tree has
+ * the input's pages (when the input's page tree can be walked at all). */
+static int check_page_trees(ps_doc *in, ps_doc *out)
+{
+	char wa[160], wb[160];
+	int64_t na, nb;
+	int ra, rb, rc;
+
+	if ((rc = walk_pages(in, &ra, &na, wa, sizeof wa)) < 0 || (rc = walk_pages(out, &rb, &nb, wb, sizeof wb)) < 0)
+		return rc;
+	if (!rb)
+		return ps_err(in->ctx, PDFSTAMP_E_INTERNAL, "self-check: in the output, %s", wb);
+	if (!wa[0] && wb[0])
+		return ps_err(in->ctx, PDFSTAMP_E_INTERNAL, "self-check: in the output, %s", wb);
+	if (!wa[0] && na != nb)
+		return ps_err(in->ctx, PDFSTAMP_E_INTERNAL,
+		              "self-check: the output's page tree has %" PRId64 " pages, the input's %" PRId64, nb, na);
+	return 0;
+}
+
 static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
 {
 	ps_ctx *ctx = doc->ctx;
@@ -776,10 +1172,19 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "give either an output file or in-place mode");
 	if ((rc = check_signatures(doc, o->flags)) < 0)
 		return rc;
+	{
+		/* A file without a catalog is refused, not rewritten: the
+		 * self-check requires the output's /Root (note 5). */
+		ps_obj *r = ps_dict_get(doc->trailer, "Root"), *cat = NULL;
+		if (r && r->kind == PS_REF && (rc = ps_doc_resolve(doc, r, &cat)) < 0)
+			return rc;
+		if (!cat || cat->kind != PS_DICT)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the document has no catalog (/Root is not an indirect dictionary)");
+	}
 	/* new key and security parameters (Alg. 8, 9, 10) */
 	rw.nsp.p = o->set_permissions ? o->permissions : (doc->encrypted ? doc->sp.p : -4);
 	rw.nsp.encrypt_metadata = doc->encrypted ? doc->sp.encrypt_metadata : 1;
-	if ((rc = ps_random(ctx, key, sizeof key)) < 0 ||
+	if ((rc = ps_random_os(ctx, key, sizeof key)) < 0 || /* file key: the OS, never the DRBG */
 	    (rc = ps_sec_make(ctx, &rw.nsp, o->user_password ? o->user_password : "", o->user_len,
 	                      o->owner_password ? o->owner_password : "", o->owner_len, key)) < 0 ||
 	    (rc = ps_cipher_init(ctx, &rw.newc, key)) < 0)
@@ -787,10 +1192,10 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	if ((rc = ps_random(ctx, id, sizeof id)) < 0 || (rc = header_version(doc, ver)) < 0)
 		goto out;
 	/* which object numbers are live; is there any object stream? */
-	for (num = 1; num < doc->nxref; num++) {
-		if (doc->xref[num].type != 0 && num != doc->encrypt_num) {
+	for (num = ps_xref_next(doc, 0); num != 0; num = ps_xref_next(doc, num)) {
+		if (num != doc->encrypt_num) {
 			maxnum = num;
-			if (doc->xref[num].type == 2)
+			if (ps_xref_get(doc, num)->type == 2)
 				stream_form = 1;
 		}
 	}
@@ -804,14 +1209,16 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		goto out;
 	}
 	enc_num = maxnum + 1;
-	rw.nnums = enc_num + 2;
-	rw.offs = malloc(rw.nnums * sizeof *rw.offs);
+	/* one offset per object written: at most the objects in use, the new
+	 * /Encrypt and the xref stream */
+	rw.capoffs = (size_t)doc->xref_used + 2;
+	rw.offs = malloc(rw.capoffs * sizeof *rw.offs);
 	if (!rw.offs) {
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		goto out;
 	}
-	for (num = 0; num < rw.nnums; num++)
-		rw.offs[num] = -1;
+	if ((rc = find_dropped(&rw, root_num)) < 0)
+		goto out;
 	/* the pool */
 	rw.nthreads = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (rw.nthreads < 1)
@@ -840,18 +1247,22 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 			goto out;
 		}
 	}
-	if ((rc = ps_outfile_open(ctx, &rw.of, target)) < 0)
+	/* In place: the file itself, wherever symbolic links lead, with its
+	 * owner; a file with other hard links is refused (io.c). */
+	rc = (o->flags & PDFSTAMP_WRITE_IN_PLACE) ? ps_outfile_open_inplace(ctx, &rw.of, doc->path, doc->fd)
+	                                          : ps_outfile_open(ctx, &rw.of, target);
+	if (rc < 0)
 		goto out;
 	snprintf(hdr, sizeof hdr, "%%PDF-%s\n%%\xe2\xe3\xcf\xd3\n", ver);
 	if ((rc = wput(&rw, hdr, strlen(hdr))) < 0)
 		goto out;
 	/* read, transform, write */
-	for (num = 1; num <= maxnum; num++) {
+	for (num = ps_xref_next(doc, 0); num != 0 && num <= maxnum; num = ps_xref_next(doc, num)) {
 		struct rw_job *j;
 		int skip;
-		ps_xent *e = &doc->xref[num];
+		const ps_xent *e = ps_xref_get(doc, num);
 
-		if (e->type == 0 || num == doc->encrypt_num || (e->type == 2 && num != root_num))
+		if (num == doc->encrypt_num || (e->type == 2 && num != root_num))
 			continue;
 		if (!b) {
 			b = calloc(1, sizeof *b);
@@ -893,8 +1304,13 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	while (rw.wcount > 0)
 		if ((rc = drain_one(&rw)) < 0)
 			goto out;
-	if ((rc = encrypt_dict(&rw, enc_num)) < 0 || (rc = write_xref(&rw, enc_num, id, stream_form)) < 0 ||
-	    (rc = wflush(&rw)) < 0)
+	if ((rc = encrypt_dict(&rw, enc_num)) < 0)
+		goto out;
+	/* The xref form: a stream when members of object streams are carried
+	 * over, or when an offset would not fit a classic table's ten digits
+	 * (every object lies below the xref, so its offset is the largest). */
+	stream_form = ps_rewrite_xref_form(stream_form, rw.woff);
+	if ((rc = write_xref(&rw, enc_num, id, stream_form)) < 0 || (rc = wflush(&rw)) < 0)
 		goto out;
 	if (o->progress)
 		o->progress(o->progress_ud, doc->size, doc->size);
@@ -923,13 +1339,13 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new owner password does not open the output");
 			goto out;
 		}
+		if ((rc = check_live_objects(&rw, v, enc_num)) < 0 || (rc = check_page_trees(doc, v)) < 0)
+			goto out;
 	}
 	if ((rc = ps_outfile_commit(ctx, &rw.of, doc->mode)) < 0)
 		goto out;
 	if (st) {
-		st->objects = 0;
-		for (num = 0; num < rw.nnums; num++)
-			st->objects += rw.offs[num] >= 0;
+		st->objects = (int64_t)rw.noffs;
 		st->streams = rw.streams;
 		st->strings = rw.strings;
 		st->payload_bytes = rw.payload;
@@ -960,6 +1376,7 @@ out:
 	free(rw.win);
 	free(rw.threads);
 	free(rw.offs);
+	free(rw.dropped);
 	ps_buf_free(&rw.wbuf);
 	ps_outfile_free(&rw.of);
 	ps_cipher_free(&rw.newc);
@@ -1029,12 +1446,10 @@ int pdfstamp_verify(pdfstamp_doc *doc, struct pdfstamp_verify_report *r, pdfstam
 		r->faults++;
 		snprintf(r->first_fault, sizeof r->first_fault, "/Perms does not match /P and /EncryptMetadata");
 	}
-	for (num = 1; num < doc->nxref; num++) {
-		ps_xent *e = &doc->xref[num];
+	for (num = ps_xref_next(doc, 0); num != 0; num = ps_xref_next(doc, num)) {
+		const ps_xent *e = ps_xref_get(doc, num);
 		ps_obj *o = NULL;
 
-		if (e->type == 0)
-			continue;
 		/* load (uncached) decrypts every string; memory stays flat */
 		rc = ps_doc_load(doc, num, &o);
 		if (rc == 0 && o) {

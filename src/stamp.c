@@ -75,7 +75,22 @@ int ps_policy_check(ps_doc *doc, int for_annotation)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if ((rc = ps_doc_signatures(doc, info)) < 0)
 		goto out;
-	for (i = 0; i < info->nsigs; i++) {
+	/* The certification, from /Root /Perms /DocMDP (12.8.4.1), wherever its
+	 * field is in the tree. */
+	if (info->docmdp == 1 || (info->docmdp == 2 && for_annotation)) {
+		rc = ps_err(ctx, PDFSTAMP_E_PERM,
+		            info->docmdp == 1 ? "the document is certified with DocMDP P=1 (no changes allowed)"
+		                              : "the document is certified with DocMDP P=2 (form filling and signing "
+		                                "only; adding annotations breaks the certification)");
+		goto out;
+	}
+	if (info->sigs_incomplete) {
+		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		            "the form field tree is nested too deeply (or /Perms /DocMDP is not a signature) to "
+		            "know every signature's policy; refusing to change the file");
+		goto out;
+	}
+	for (i = 0; i < info->nsigs && i < (int)(sizeof info->sigs / sizeof info->sigs[0]); i++) {
 		int p = info->sigs[i].docmdp;
 		if (p == 1) {
 			rc = ps_err(ctx, PDFSTAMP_E_PERM,

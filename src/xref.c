@@ -16,11 +16,20 @@
  * table yields to the same section's /XRefStm entry (that is how hybrid
  * files hide compressed objects from PDF 1.4 readers).
  *
+ * The index is sparse: a directory of pages of PS_XREF_PAGE entries, a page
+ * allocated when the first entry in its range is recorded.  A lookup is two
+ * array indexings (ps_xref_get, inline in ps.h); ps_xref_next walks the
+ * numbers in use, skipping empty pages.  Memory follows the entries
+ * present, not the highest object number: one object numbered 8,388,000
+ * costs one 4 KiB page and a 256 KiB directory at most, not 134 MB.
+ *
  * Guards: at most PS_MAX_SECTIONS sections; a /Prev or /XRefStm that points
  * at an offset already visited is a loop (FORMAT); object numbers above
  * PS_MAX_OBJNUM are refused; every count and offset is range-checked
- * against the file size before anything is allocated for it, so memory is
- * bounded by the size of the cross-reference data actually present.
+ * against the file size before anything is allocated for it, and each
+ * entry read allocates at most one page, so memory is bounded by the size
+ * of the cross-reference data actually present (at worst one page per
+ * subsection or /Index range, whatever the object numbers).
  */
 #include "config.h"
 
@@ -33,41 +42,117 @@
 #define TAIL_MAX (1024 * 1024)
 #define XREFSTM_MAX_DECODED ((size_t)PS_MAX_OBJNUM * 20)
 
-static int grow_xref(ps_doc *doc, uint32_t num)
+/* The slot for NUM, allocating its page (and growing the directory) on
+ * first use. */
+static int xref_slot(ps_doc *doc, uint32_t num, ps_xent **out)
 {
-	uint32_t ncap;
-	ps_xent *p;
+	uint32_t p = num >> PS_XREF_PAGE_BITS;
 
-	if (num < doc->nxref)
-		return 0;
 	if (num > PS_MAX_OBJNUM)
 		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object number %u is out of range", num);
-	ncap = doc->nxref ? doc->nxref : 1024;
-	while (ncap <= num)
-		ncap = ncap > PS_MAX_OBJNUM / 2 ? PS_MAX_OBJNUM + 1 : ncap * 2;
-	p = realloc(doc->xref, (size_t)ncap * sizeof *p);
-	if (!p)
-		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
-	memset(p + doc->nxref, 0, (size_t)(ncap - doc->nxref) * sizeof *p);
-	doc->xref = p;
-	doc->nxref = ncap;
+	if (p >= doc->nxpages) {
+		uint32_t ncap = doc->nxpages ? doc->nxpages : 16;
+		ps_xent **d;
+		while (ncap <= p)
+			ncap *= 2; /* at most (PS_MAX_OBJNUM >> PS_XREF_PAGE_BITS) + 1, a power of 2 */
+		d = realloc(doc->xpages, (size_t)ncap * sizeof *d);
+		if (!d)
+			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
+		memset(d + doc->nxpages, 0, (size_t)(ncap - doc->nxpages) * sizeof *d);
+		doc->xref_bytes += (size_t)(ncap - doc->nxpages) * sizeof *d;
+		doc->xpages = d;
+		doc->nxpages = ncap;
+	}
+	if (!doc->xpages[p]) {
+		doc->xpages[p] = calloc(PS_XREF_PAGE, sizeof(ps_xent));
+		if (!doc->xpages[p])
+			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
+		doc->xref_bytes += PS_XREF_PAGE * sizeof(ps_xent);
+	}
+	*out = &doc->xpages[p][num & (PS_XREF_PAGE - 1)];
 	return 0;
+}
+
+uint32_t ps_xref_next(const ps_doc *doc, uint32_t after)
+{
+	uint32_t num = after + 1, p;
+
+	if (num == 0) /* after was UINT32_MAX */
+		return 0;
+	for (p = num >> PS_XREF_PAGE_BITS; p < doc->nxpages; p++, num = p << PS_XREF_PAGE_BITS) {
+		const ps_xent *pg = doc->xpages[p];
+		uint32_t i;
+		if (!pg)
+			continue;
+		for (i = num & (PS_XREF_PAGE - 1); i < PS_XREF_PAGE; i++)
+			if (pg[i].type != 0)
+				return (p << PS_XREF_PAGE_BITS) | i;
+	}
+	return 0;
+}
+
+void ps_xref_free(ps_doc *doc)
+{
+	uint32_t p;
+
+	for (p = 0; p < doc->nxpages; p++)
+		free(doc->xpages[p]);
+	free(doc->xpages);
+	doc->xpages = NULL;
+	doc->nxpages = 0;
+	doc->xref_used = doc->xref_max = 0;
+	doc->xref_bytes = 0;
+}
+
+/* Notes one in-file definition of the /Encrypt object, whether or not a
+ * newer section hides it: doc.c compares them all with the one in use.
+ * At most one per section and offset, so bounded by PS_MAX_SECTIONS. */
+static void note_enc_version(ps_doc *doc, int64_t off, uint16_t sec)
+{
+	int i;
+
+	for (i = 0; i < doc->nenc_versions; i++)
+		if (doc->enc_versions[i].off == off)
+			return;
+	if (doc->nenc_versions == doc->capenc_versions) {
+		int ncap = doc->capenc_versions ? 2 * doc->capenc_versions : 4;
+		ps_enc_version *n = realloc(doc->enc_versions, (size_t)ncap * sizeof *n);
+		if (!n) {
+			doc->enc_versions_oom = 1;
+			return;
+		}
+		doc->enc_versions = n;
+		doc->capenc_versions = ncap;
+	}
+	doc->enc_versions[doc->nenc_versions].off = off;
+	doc->enc_versions[doc->nenc_versions].sec = sec - 1;
+	doc->nenc_versions++;
 }
 
 /* Records an entry unless a newer section already decided this object. */
 static int set_entry(ps_doc *doc, uint32_t num, int type, int64_t off, uint32_t aux,
                      uint16_t sec, int from_table)
 {
-	ps_xent *e;
+	ps_xent *e = NULL;
 	int rc;
 
-	if ((rc = grow_xref(doc, num)) < 0)
+	if (num == doc->enc_watch && num != 0 && type == 1)
+		note_enc_version(doc, off, sec);
+	if (num == 0)
+		return 0; /* the head of the free list, never an object */
+	if ((rc = xref_slot(doc, num, &e)) < 0)
 		return rc;
-	e = &doc->xref[num];
 	if (e->sec != 0) {
 		/* hybrid: this section's XRefStm overrides its own table's free entry */
 		if (!(e->sec == sec && e->from_table && e->type == 0 && !from_table))
 			return 0;
+	}
+	/* An entry in use is never overwritten (only a free one yields), so
+	 * the counts only grow. */
+	if (type != 0) {
+		doc->xref_used++;
+		if (num > doc->xref_max)
+			doc->xref_max = num;
 	}
 	e->type = (uint8_t)type;
 	e->off = off;
@@ -460,6 +545,61 @@ static int get_offset_key(ps_doc *doc, const ps_obj *d, const char *key, int64_t
 	return 0;
 }
 
+/* Keeps what section S's trailer says about encryption (/Encrypt, ID[0])
+ * for the chain check, and from the newest trailer on, watches the /Encrypt
+ * object's definitions in the older sections. */
+static int keep_security_facts(ps_doc *doc, ps_section *s, const ps_obj *trailer)
+{
+	ps_obj *enc = ps_dict_get(trailer, "Encrypt");
+	ps_obj *id0 = ps_array_get(ps_dict_get(trailer, "ID"), 0);
+
+	if (enc && !(s->enc = ps_obj_copy(enc)))
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (id0 && !(s->id0 = ps_obj_copy(id0)))
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (doc->nsections == 1 && enc && enc->kind == PS_REF) {
+		uint32_t num = enc->u.ref.num;
+		doc->enc_watch = num;
+		/* The newest section's own entry was recorded before the watch. */
+		const ps_xent *e = ps_xref_get(doc, num);
+		if (e && e->type == 1 && e->sec == 1)
+			note_enc_version(doc, e->off, 1);
+	}
+	return 0;
+}
+
+static int cmp_xstm(const void *a, const void *b)
+{
+	const ps_xstm *x = a, *y = b;
+
+	if (x->num != y->num)
+		return x->num < y->num ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The chain's own xref streams (stream sections and hybrids' /XRefStm),
+ * sorted by object number, for ps_doc_is_xref_stream. */
+static int index_xref_streams(ps_doc *doc)
+{
+	int i;
+
+	doc->xstm = calloc((size_t)doc->nsections + 1, sizeof *doc->xstm);
+	if (!doc->xstm)
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; i < doc->nsections; i++) {
+		const ps_section *s = &doc->sections[i];
+		if (s->kind == PDFSTAMP_XREF_STREAM) {
+			doc->xstm[doc->nxstm].num = s->stream_num;
+			doc->xstm[doc->nxstm++].off = s->off;
+		} else if (s->kind == PDFSTAMP_XREF_HYBRID) {
+			doc->xstm[doc->nxstm].num = s->xrefstm_num;
+			doc->xstm[doc->nxstm++].off = s->xrefstm;
+		}
+	}
+	qsort(doc->xstm, doc->nxstm, sizeof *doc->xstm, cmp_xstm);
+	return 0;
+}
+
 int ps_xref_load(ps_doc *doc)
 {
 	ps_ctx *ctx = doc->ctx;
@@ -502,13 +642,12 @@ int ps_xref_load(ps_doc *doc)
 			}
 			if (s->xrefstm >= 0) {
 				ps_obj *sd = NULL;
-				uint32_t snum;
 				if (s->xrefstm == off || visited(doc, s->xrefstm, doc->nsections - 1)) {
 					ps_obj_free(trailer);
 					return ps_err(ctx, PDFSTAMP_E_FORMAT, "/XRefStm at offset %lld points at a section already read", (long long)s->xrefstm);
 				}
 				s->kind = PDFSTAMP_XREF_HYBRID;
-				rc = read_xref_stream(doc, s->xrefstm, sec, &sd, &snum);
+				rc = read_xref_stream(doc, s->xrefstm, sec, &sd, &s->xrefstm_num);
 				ps_obj_free(sd);
 				if (rc < 0) {
 					ps_obj_free(trailer);
@@ -523,6 +662,10 @@ int ps_xref_load(ps_doc *doc)
 				ps_obj_free(trailer);
 				return rc;
 			}
+		}
+		if ((rc = keep_security_facts(doc, s, trailer)) < 0) {
+			ps_obj_free(trailer);
+			return rc;
 		}
 		if (!doc->trailer) {
 			doc->trailer = trailer;
@@ -547,5 +690,30 @@ int ps_xref_load(ps_doc *doc)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer has no valid /Size");
 	if (!ps_dict_get(doc->trailer, "Root"))
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer has no /Root");
+	return index_xref_streams(doc);
+}
+
+int ps_doc_is_xref_stream(const ps_doc *doc, uint32_t num)
+{
+	/* The live object NUM is a section of the chain when its entry points
+	 * at that section's xref stream; a number an xref stream once had but a
+	 * newer revision gave to another object is not (issue 11).  Binary
+	 * search: every stream of a rewrite asks, and a chain may have
+	 * PS_MAX_SECTIONS sections. */
+	const ps_xent *e = ps_xref_get(doc, num);
+	size_t lo = 0, hi = doc->nxstm;
+
+	if (!e || e->type != 1)
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (doc->xstm[mid].num < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < doc->nxstm && doc->xstm[lo].num == num; lo++)
+		if (doc->xstm[lo].off == e->off)
+			return 1;
 	return 0;
 }

@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <mbedtls/aes.h>
 
@@ -990,6 +993,274 @@ START_TEST(test_aes_bad_input)
 }
 END_TEST
 
+/* ---- fork safety (issue 11) ------------------------------------------------
+ * A context used before fork() and then in both processes must not hand
+ * out the same bytes twice: the child sends what it drew through a pipe
+ * and the parent compares with its own draws after the fork. */
+
+#define FORK_DRAW (4 * 16 + 48)
+
+/* 4 IVs then 48 bytes of ps_random, or of the OS source when OS is set. */
+static void fork_draw(ps_ctx *ctx, int os, uint8_t out[FORK_DRAW])
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(ps_random_iv(ctx, out + 16 * i), 0);
+	if (os)
+		ck_assert_int_eq(ps_random_os(ctx, out + 64, 48), 0);
+	else
+		ck_assert_int_eq(ps_random(ctx, out + 64, 48), 0);
+}
+
+/* Forks; the child draws from CTX and writes its bytes to a pipe, the
+ * parent draws, collects the child's and compares IV by IV. */
+static void fork_compare(ps_ctx *ctx, int os)
+{
+	uint8_t mine[FORK_DRAW], theirs[FORK_DRAW];
+	size_t got = 0;
+	int fds[2], st = 0, i, j;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		uint8_t b[FORK_DRAW];
+		size_t off = 0;
+		int ok;
+
+		close(fds[0]);
+		/* no ck_assert in the child: report failure by the exit status */
+		ok = 1;
+		for (i = 0; i < 4 && ok; i++)
+			ok = ps_random_iv(ctx, b + 16 * i) == 0;
+		if (ok)
+			ok = (os ? ps_random_os(ctx, b + 64, 48) : ps_random(ctx, b + 64, 48)) == 0;
+		while (ok && off < sizeof b) {
+			ssize_t k = write(fds[1], b + off, sizeof b - off);
+			if (k <= 0)
+				_exit(2);
+			off += (size_t)k;
+		}
+		_exit(ok ? 0 : 1);
+	}
+	close(fds[1]);
+	fork_draw(ctx, os, mine);
+	while (got < sizeof theirs) {
+		ssize_t k = read(fds[0], theirs + got, sizeof theirs - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child failed to draw (status %d)", st);
+	ck_assert_uint_eq(got, sizeof theirs);
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 4; j++)
+			ck_assert_msg(memcmp(mine + 16 * i, theirs + 16 * j, 16) != 0,
+			              "parent IV %d equals child IV %d after fork", i, j);
+	ck_assert_msg(memcmp(mine + 64, theirs + 64, 48) != 0,
+	              "parent and child drew the same random bytes after fork");
+}
+
+START_TEST(test_fork_iv_and_drbg)
+{
+	ps_ctx *ctx = new_ctx();
+	uint8_t before[FORK_DRAW];
+
+	/* Seed the DRBG and fill the IV pool before the fork. */
+	fork_draw(ctx, 0, before);
+	fork_compare(ctx, 0);
+	/* and again: the parent's own state goes on, a second child too */
+	fork_compare(ctx, 0);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_fork_unseeded)
+{
+	ps_ctx *ctx = new_ctx();
+
+	/* Nothing drawn before the fork: each process seeds on its own. */
+	fork_compare(ctx, 0);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_fork_pid_fallback)
+{
+	ps_ctx *ctx = new_ctx();
+	uint8_t before[FORK_DRAW];
+
+	/* Where the kernel cannot wipe the pool page on fork, the context
+	 * compares getpid() on every draw instead: undo the advice, so that
+	 * the child inherits a live pool, and check that it is not used. */
+	fork_draw(ctx, 0, before);
+	ck_assert_ptr_nonnull(ctx->iv);
+#ifdef MADV_KEEPONFORK
+	if (ctx->iv_maplen)
+		ck_assert_int_eq(madvise(ctx->iv, ctx->iv_maplen, MADV_KEEPONFORK), 0);
+#endif
+	ctx->iv_wipeonfork = 0;
+	fork_compare(ctx, 0);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_random_os)
+{
+	ps_ctx *ctx = new_ctx();
+	uint8_t a[32], b[32], z[32] = {0};
+	uint8_t big[70000];
+
+	ck_assert_int_eq(ps_random_os(ctx, a, sizeof a), 0);
+	ck_assert_int_eq(ps_random_os(ctx, b, sizeof b), 0);
+	ck_assert(memcmp(a, b, 32) != 0);
+	ck_assert(memcmp(a, z, 32) != 0);
+	/* longer than one getrandom(2) call returns at once (32 MiB - 1 is the
+	 * limit; 256 bytes are always whole): still filled to the end */
+	memset(big, 0, sizeof big);
+	ck_assert_int_eq(ps_random_os(ctx, big, sizeof big), 0);
+	ck_assert(memcmp(big + sizeof big - 32, z, 32) != 0);
+	/* the OS source is fork-safe by nature */
+	fork_compare(ctx, 1);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- issue 11: /Perms as the source of permissions, SASLprep warning,
+ * borrowed cipher state ---------------------------------------------------- */
+
+START_TEST(test_read_perms)
+{
+	ps_ctx *ctx = new_ctx();
+	ps_secparams sp;
+	uint8_t key[32];
+	int64_t p;
+	int st;
+
+	ck_assert_int_eq(ps_random_os(ctx, key, 32), 0);
+	memset(&sp, 0, sizeof sp);
+	sp.p = -3904;                   /* print, copy, no annotate */
+	sp.encrypt_metadata = 1;
+	ck_assert_int_eq(ps_sec_make(ctx, &sp, "u", 1, "o", 1, key), 0);
+
+	ck_assert_int_eq(ps_sec_read_perms(ctx, &sp, key, &p, &st), 0);
+	ck_assert_int_eq(st, PS_PERMS_OK);
+	ck_assert_int_eq(p, -3904);
+
+	/* /P edited to grant more: /Perms still tells the genuine value */
+	sp.p = -4;
+	ck_assert_int_eq(ps_sec_read_perms(ctx, &sp, key, &p, &st), 0);
+	ck_assert_int_eq(st, PS_PERMS_MISMATCH);
+	ck_assert_int_eq(p, -3904);
+	sp.p = -3904;
+
+	/* EncryptMetadata flipped: mismatch, same P */
+	sp.encrypt_metadata = 0;
+	ck_assert_int_eq(ps_sec_read_perms(ctx, &sp, key, &p, &st), 0);
+	ck_assert_int_eq(st, PS_PERMS_MISMATCH);
+	ck_assert_int_eq(p, -3904);
+	sp.encrypt_metadata = 1;
+
+	/* not a permissions block (or another key) */
+	sp.perms[3] ^= 1;
+	ck_assert_int_eq(ps_sec_read_perms(ctx, &sp, key, &p, &st), 0);
+	ck_assert_int_eq(st, PS_PERMS_GARBLED);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+struct warns {
+	int n;
+	char msg[4][256];
+};
+
+static void collect_warn(void *ud, const char *m)
+{
+	struct warns *w = ud;
+
+	if (w->n < 4)
+		snprintf(w->msg[w->n], sizeof w->msg[0], "%s", m);
+	w->n++;
+}
+
+START_TEST(test_make_saslprep_warning)
+{
+	/* U+00AD SOFT HYPHEN maps to nothing (RFC 4013 B.1), U+FF21 FULLWIDTH
+	 * A becomes "A" under NFKC: both change what the user typed. */
+	static const char upw[] = "Kx\xc2\xadQz7";
+	static const char opw[] = "\xef\xbc\xa1wq9";
+	ps_ctx *ctx = new_ctx();
+	struct warns w;
+	ps_secparams sp;
+	uint8_t key[32];
+	int i;
+
+	memset(&w, 0, sizeof w);
+	pdfstamp_ctx_set_warn(ctx, collect_warn, &w);
+	ck_assert_int_eq(ps_random_os(ctx, key, 32), 0);
+	memset(&sp, 0, sizeof sp);
+	sp.p = -4;
+	sp.encrypt_metadata = 1;
+	ck_assert_int_eq(ps_sec_make(ctx, &sp, upw, strlen(upw), opw, strlen(opw), key), 0);
+	ck_assert_int_eq(w.n, 2);
+	ck_assert_ptr_nonnull(strstr(w.msg[0], "user password"));
+	ck_assert_ptr_nonnull(strstr(w.msg[1], "owner password"));
+	for (i = 0; i < 2; i++) {
+		ck_assert_ptr_null(strstr(w.msg[i], "KxQz7"));
+		ck_assert_ptr_null(strstr(w.msg[i], upw));
+		ck_assert_ptr_null(strstr(w.msg[i], "Awq9"));
+		ck_assert_ptr_null(strstr(w.msg[i], opw));
+		ck_assert_ptr_null(strstr(w.msg[i], "Qz7"));
+	}
+	/* the prepared forms open it (what qpdf would need typed) */
+	expect_auth(ctx, &sp, "KxQz7", 5, key, 0, 1);
+	expect_auth(ctx, &sp, "Awq9", 4, key, 1, 1);
+
+	/* unchanged passwords: no warning (ASCII, and NFKC-stable "Ω") */
+	w.n = 0;
+	ck_assert_int_eq(ps_sec_make(ctx, &sp, "plain", 5, "\xce\xa9-owner", 8, key), 0);
+	ck_assert_int_eq(w.n, 0);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_cipher_borrow)
+{
+	ps_ctx *ctx = new_ctx();
+	ps_cipher own, b1, b2;
+	ps_buf ct = PS_BUF_INIT, pt = PS_BUF_INIT;
+
+	memset(&b1, 0, sizeof b1);
+	memset(&b2, 0, sizeof b2);
+	ck_assert_int_eq(ps_cipher_init(ctx, &own, test_key), 0);
+	ck_assert_int_eq(ps_cipher_borrow(ctx, &b1, &own), 0);
+	ck_assert_int_eq(ps_cipher_borrow(ctx, &b2, &b1), 0);   /* a loan of a loan */
+	ck_assert_ptr_eq(b2.lent, &own);
+	ck_assert_ptr_eq(ps_cipher_eng(&b2), &own.eng);
+	ck_assert_int_eq(ps_aesv3_encrypt(ctx, &b2, (const uint8_t *)"borrowed", 8, &ct), 0);
+	ps_cipher_free(&b1);
+	ps_cipher_free(&b2);
+	ck_assert_int_eq(b2.ready, 0);
+	/* the lender is untouched by its borrowers' free */
+	ck_assert_int_eq(own.ready, 1);
+	ck_assert_int_eq(ps_aesv3_decrypt(ctx, &own, ct.data, ct.len, &pt), 0);
+	ck_assert_uint_eq(pt.len, 8);
+	ck_assert_mem_eq(pt.data, "borrowed", 8);
+	/* nothing to borrow from */
+	ps_cipher_free(&own);
+	ck_assert_int_eq(ps_cipher_borrow(ctx, &b1, &own), PDFSTAMP_E_USAGE);
+	ps_buf_free(&ct);
+	ps_buf_free(&pt);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
 static Suite *crypt_suite(void)
 {
 	Suite *s = suite_create("crypt");
@@ -1026,6 +1297,20 @@ static Suite *crypt_suite(void)
 	tcase_add_test(tc, test_aes_nist);
 	tcase_add_test(tc, test_aes_independent_decrypt);
 	tcase_add_test(tc, test_aes_bad_input);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("fork");
+	tcase_add_test(tc, test_fork_iv_and_drbg);
+	tcase_add_test(tc, test_fork_unseeded);
+	tcase_add_test(tc, test_fork_pid_fallback);
+	tcase_add_test(tc, test_random_os);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("issue11");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_read_perms);
+	tcase_add_test(tc, test_make_saslprep_warning);
+	tcase_add_test(tc, test_cipher_borrow);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +348,41 @@ START_TEST(xref_stream_plain)
 	build_stream_pdf(&p, 4, 0, "");
 	ck_assert_int_eq(open_buf(&p), 0);
 	check_stream_pdf();
+	/* issue 11: the section's stream is the chain's; the object stream is not */
+	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 7), 1);
+	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 4), 0);
+	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 1), 0);
+}
+END_TEST
+
+START_TEST(xref_stream_by_section_only)
+{
+	/* issue 11: a plain stream object that says /Type /XRef is content,
+	 * not one of the chain's xref streams. */
+	struct pdf p;
+	static const uint8_t data[] = "not a cross-reference section";
+
+	pdf_start(&p);
+	basic_objects(&p);
+	pdf_stream_obj(&p, 4, "/Type/XRef/Size 5/W[1 4 2]", data, sizeof data - 1);
+	pdf_table(&p, 5, "");
+	ck_assert_int_eq(open_buf(&p), 0);
+	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 4), 0);
+	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 0), 0);
+	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 99), 0);
+}
+END_TEST
+
+START_TEST(rewrite_xref_form_threshold)
+{
+	/* issue 11: a classic entry has ten digits for the offset; the full
+	 * rewrite switches to an xref stream above them (rewrite.c). */
+	ck_assert_int_eq(ps_rewrite_xref_form(0, 0), 0);
+	ck_assert_int_eq(ps_rewrite_xref_form(0, INT64_C(9999999999)), 0);
+	ck_assert_int_eq(ps_rewrite_xref_form(0, INT64_C(10000000000)), 1);
+	ck_assert_int_eq(ps_rewrite_xref_form(0, INT64_MAX), 1);
+	ck_assert_int_eq(ps_rewrite_xref_form(1, 100), 1);
+	ck_assert_int_eq(ps_rewrite_xref_form(1, INT64_C(10000000000)), 1);
 }
 END_TEST
 
@@ -419,6 +455,10 @@ START_TEST(hybrid_file)
 	ck_assert_int_eq(ps_doc_lookup(doc, 5, &o), 0);
 	ck_assert_ptr_nonnull(o);
 	ck_assert_mem_eq(o->u.str.p, "five", 4);
+	/* issue 11: the /XRefStm stream (object 7) is one of the chain's */
+	ck_assert_int_eq(doc->sections[0].xrefstm_num, 7);
+	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 7), 1);
+	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 4), 0);
 }
 END_TEST
 
@@ -472,6 +512,354 @@ START_TEST(bytes_read_is_small)
 }
 END_TEST
 
+/* ---- memory follows the objects present (issue 11, "Amplification") ---------- */
+
+/* Bytes the allocator has handed out and not taken back, where glibc can
+ * tell (mallinfo2, 2.33); -1 elsewhere. */
+static int64_t heap_in_use(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+	struct mallinfo2 mi = mallinfo2();
+
+	return (int64_t)(mi.uordblks + mi.hblkhd);
+#else
+	return -1;
+#endif
+}
+
+/* Catalog, page tree and page numbered BASE..BASE+2, one subsection. */
+static void high_numbered_pdf(ps_buf *b, uint32_t base)
+{
+	size_t off[3];
+	int64_t x;
+	int i;
+
+	ps_buf_puts(b, "%PDF-1.7\n");
+	off[0] = b->len;
+	ps_buf_printf(b, "%u 0 obj\n<</Type/Catalog/Pages %u 0 R>>\nendobj\n", base, base + 1);
+	off[1] = b->len;
+	ps_buf_printf(b, "%u 0 obj\n<</Type/Pages/Kids[%u 0 R]/Count 1>>\nendobj\n", base + 1, base + 2);
+	off[2] = b->len;
+	ps_buf_printf(b, "%u 0 obj\n<</Type/Page/Parent %u 0 R/MediaBox[0 0 612 792]>>\nendobj\n", base + 2, base + 1);
+	x = (int64_t)b->len;
+	ps_buf_printf(b, "xref\n0 1\n0000000000 65535 f\r\n%u 3\n", base);
+	for (i = 0; i < 3; i++)
+		ps_buf_printf(b, "%010zu 00000 n\r\n", off[i]);
+	ps_buf_printf(b, "trailer\n<</Size %u/Root %u 0 R>>\nstartxref\n%lld\n%%%%EOF\n", base + 3, base, (long long)x);
+}
+
+/* A file of a few hundred bytes with objects numbered 8,388,000-8,388,002
+ * once cost a 134 MB index (16 bytes times the highest number). */
+START_TEST(sparse_high_numbers_cost_little)
+{
+	ps_buf b = PS_BUF_INIT;
+	struct pdfstamp_info info;
+	int64_t before, after;
+	ps_obj *o;
+
+	high_numbered_pdf(&b, 8388000);
+	ck_assert_int_lt(b.len, 512);
+	write_file(b.data, b.len);
+	ps_buf_free(&b);
+	before = heap_in_use();
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, tmpl, 0), 0);
+	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
+	after = heap_in_use();
+	ck_assert_int_eq(info.objects, 3);
+	ck_assert_int_eq(info.pages, 1);
+	ck_assert_int_eq(info.size, 8388003);
+	/* one 4 KiB page and a directory of at most 32768 slots */
+	ck_assert_uint_le(doc->xref_bytes, PS_XREF_PAGE * sizeof(ps_xent) + 32768 * sizeof(ps_xent *));
+	if (before >= 0)
+		ck_assert_int_lt(after - before, 4 << 20);
+	/* lookups, the walk over the objects in use, the highest number */
+	ck_assert_int_eq(ps_doc_lookup(doc, 8388002, &o), 0);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
+	ck_assert_ptr_null(ps_xref_get(doc, 8387999));
+	ck_assert_ptr_null(ps_xref_get(doc, 8388003));
+	ck_assert_ptr_null(ps_xref_get(doc, PS_MAX_OBJNUM));
+	ck_assert_ptr_null(ps_xref_get(doc, UINT32_MAX));
+	ck_assert_ptr_null(ps_xref_get(doc, 0));
+	ck_assert_int_eq(ps_xref_type(doc, 8388001), 1);
+	ck_assert_uint_eq(ps_xref_next(doc, 0), 8388000);
+	ck_assert_uint_eq(ps_xref_next(doc, 8388000), 8388001);
+	ck_assert_uint_eq(ps_xref_next(doc, 8388001), 8388002);
+	ck_assert_uint_eq(ps_xref_next(doc, 8388002), 0);
+	ck_assert_uint_eq(ps_xref_next(doc, UINT32_MAX), 0);
+	ck_assert_uint_eq(doc->xref_max, 8388002);
+	ck_assert_uint_eq(doc->xref_used, 3);
+}
+END_TEST
+
+/* Objects scattered over the whole number range, in two revisions: the
+ * merge rule holds across pages (a newer free entry hides an older object
+ * on a page of its own), the walk visits each object once, in order, and
+ * memory is one page per range touched. */
+START_TEST(sparse_scattered_revisions)
+{
+	struct pdf p;
+	ps_buf tail = PS_BUF_INIT;
+	ps_obj *o;
+	int64_t x1, x2, offs[8];
+	static const uint32_t nums[8] = {4, 300, 70000, 1000000, 4000000, 6000000, 8000000, PS_MAX_OBJNUM};
+	uint32_t n;
+	int i;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	for (i = 0; i < 8; i++) {
+		offs[i] = (int64_t)p.b.len;
+		ps_buf_printf(&p.b, "%u 0 obj\n(n%u)\nendobj\n", nums[i], nums[i]);
+	}
+	x1 = (int64_t)p.b.len;
+	ps_buf_printf(&p.b, "xref\n0 4\n0000000000 65535 f\r\n%010lld 00000 n\r\n%010lld 00000 n\r\n%010lld 00000 n\r\n",
+	              (long long)p.off[1], (long long)p.off[2], (long long)p.off[3]);
+	for (i = 0; i < 8; i++)
+		ps_buf_printf(&p.b, "%u 1\n%010lld 00000 n\r\n", nums[i], (long long)offs[i]);
+	ps_buf_printf(&p.b, "trailer\n<</Size %u/Root 1 0 R>>\nstartxref\n%lld\n%%%%EOF\n", PS_MAX_OBJNUM + 1,
+	              (long long)x1);
+	/* revision 2 frees 4000000 and adds 5000000 */
+	offs[0] = (int64_t)p.b.len;
+	ps_buf_puts(&p.b, "5000000 0 obj\n(new)\nendobj\n");
+	x2 = (int64_t)p.b.len;
+	ps_buf_printf(&tail, "xref\n4000000 1\n0000000000 00001 f\r\n5000000 1\n%010lld 00000 n\r\n"
+	              "trailer\n<</Size %u/Root 1 0 R/Prev %lld>>\nstartxref\n%lld\n%%%%EOF\n",
+	              (long long)offs[0], PS_MAX_OBJNUM + 1, (long long)x1, (long long)x2);
+	ps_buf_append(&p.b, tail.data, tail.len);
+	ps_buf_free(&tail);
+	ck_assert_int_eq(open_buf(&p), 0);
+	ck_assert_int_eq(ps_doc_lookup(doc, 4000000, &o), 0);
+	ck_assert_ptr_null(o);
+	ck_assert_int_eq(ps_doc_lookup(doc, 5000000, &o), 0);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_mem_eq(o->u.str.p, "new", 3);
+	ck_assert_int_eq(ps_doc_lookup(doc, PS_MAX_OBJNUM, &o), 0);
+	ck_assert_ptr_nonnull(o);
+	/* the walk: 1 2 3 4 300 70000 1000000 5000000 6000000 8000000 max */
+	{
+		static const uint32_t want[] = {1, 2, 3, 4, 300, 70000, 1000000, 5000000, 6000000, 8000000, PS_MAX_OBJNUM};
+		i = 0;
+		for (n = ps_xref_next(doc, 0); n != 0; n = ps_xref_next(doc, n)) {
+			ck_assert_int_lt(i, (int)(sizeof want / sizeof want[0]));
+			ck_assert_uint_eq(n, want[i]);
+			i++;
+		}
+		ck_assert_int_eq(i, (int)(sizeof want / sizeof want[0]));
+	}
+	ck_assert_uint_eq(doc->xref_used, 11);
+	ck_assert_uint_eq(doc->xref_max, PS_MAX_OBJNUM);
+	/* pages: 1-4, 300, 70000, 1000000, 4000000, 5000000, 6000000, 8000000, max */
+	ck_assert_uint_le(doc->xref_bytes, 9 * PS_XREF_PAGE * sizeof(ps_xent) + 32768 * sizeof(ps_xent *));
+}
+END_TEST
+
+/* ---- the revision chain is attacker-writable (issue 11) ---------------------- */
+
+/* A /V 5 /R 6 encryption dictionary with the right shapes (no password
+ * opens it; the chain check runs before any password is tried). */
+static void enc_body(char *out, size_t n, const char *filters)
+{
+	char o[97], oe[65], perms[33];
+
+	memset(o, 'a', 96);
+	o[96] = 0;
+	memset(oe, 'b', 64);
+	oe[64] = 0;
+	memset(perms, 'c', 32);
+	perms[32] = 0;
+	snprintf(out, n, "<</Filter/Standard/V 5/R 6/Length 256/P -4/CF<</StdCF<</CFM/AESV3/Length 32"
+	         "/AuthEvent/DocOpen>>>>%s/O<%s>/U<%s>/OE<%s>/UE<%s>/Perms<%s>>>", filters, o, o, oe, oe, perms);
+}
+
+#define ID_A "/ID[<00112233445566778899aabbccddeeff><00112233445566778899aabbccddeeff>]"
+#define ID_B "/ID[<ffeeddccbbaa99887766554433221100><00112233445566778899aabbccddeeff>]"
+
+/* The original revision: objects 1-3 and /Encrypt 4 0 R. */
+static int64_t encrypted_base(struct pdf *p)
+{
+	char enc[512];
+
+	pdf_start(p);
+	basic_objects(p);
+	enc_body(enc, sizeof enc, "/StmF/StdCF/StrF/StdCF");
+	pdf_obj(p, 4, enc);
+	return pdf_table(p, 5, "/Encrypt 4 0 R" ID_A);
+}
+
+/* Appends a revision that redefines object NUM as BODY (NUM 0: object 3,
+ * unchanged) with the trailer keys EXTRA. */
+static void append_revision(struct pdf *p, int64_t prev, int num, const char *body, const char *extra)
+{
+	int64_t off, x;
+
+	if (!num) {
+		num = 3;
+		body = "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>";
+	}
+	off = (int64_t)p->b.len;
+	ps_buf_printf(&p->b, "%d 0 obj\n%s\nendobj\n", num, body);
+	x = (int64_t)p->b.len;
+	ps_buf_printf(&p->b, "xref\n%d 1\n%010lld 00000 n\r\ntrailer\n<</Size 5 /Root 1 0 R /Prev %lld%s>>\n"
+	              "startxref\n%lld\n%%%%EOF\n", num, (long long)off, (long long)prev, extra, (long long)x);
+}
+
+static void chain_refused(int num, const char *body, const char *extra, const char *why)
+{
+	struct pdf p;
+	int64_t prev = encrypted_base(&p);
+
+	append_revision(&p, prev, num, body, extra);
+	ck_assert_int_eq(open_buf(&p), PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_null(doc);
+	ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), why) != NULL, "message: %s", pdfstamp_ctx_errmsg(ctx));
+}
+
+START_TEST(chain_encrypt_null)
+{
+	chain_refused(0, NULL, "/Encrypt null" ID_A, "revision 2 of 2");
+}
+END_TEST
+
+START_TEST(chain_encrypt_dropped)
+{
+	chain_refused(0, NULL, ID_A, "drops the /Encrypt");
+}
+END_TEST
+
+START_TEST(chain_encrypt_elsewhere)
+{
+	char enc[512];
+
+	enc_body(enc, sizeof enc, "/StmF/StdCF/StrF/StdCF");
+	chain_refused(6, enc, "/Encrypt 6 0 R" ID_A, "points /Encrypt at another");
+}
+END_TEST
+
+START_TEST(chain_encrypt_redefined)
+{
+	char enc[512];
+
+	enc_body(enc, sizeof enc, "/StmF/Identity/StrF/Identity");
+	chain_refused(4, enc, "/Encrypt 4 0 R" ID_A, "revision 2 of 2 gives the /Encrypt dictionary (object 4) other content than revision 1");
+}
+END_TEST
+
+START_TEST(chain_id_changed)
+{
+	chain_refused(0, NULL, "/Encrypt 4 0 R" ID_B, "first /ID string");
+}
+END_TEST
+
+START_TEST(chain_honest_revisions)
+{
+	/* The same /Encrypt and ID[0] in every revision, and even the same
+	 * dictionary written again: the file opens (and is encrypted). */
+	struct pdf p;
+	char enc[512];
+	int64_t prev = encrypted_base(&p);
+
+	enc_body(enc, sizeof enc, "/StmF/StdCF/StrF/StdCF");
+	append_revision(&p, prev, 4, enc, "/Encrypt 4 0 R" ID_A);
+	ck_assert_int_eq(open_buf(&p), 0);
+	ck_assert_int_eq(pdfstamp_doc_is_encrypted(doc), 1);
+}
+END_TEST
+
+START_TEST(chain_linearized_main_trailer)
+{
+	/* An older trailer without /Encrypt (the main trailer of a linearized
+	 * file holds only /Size) under a newer one that has it: allowed. */
+	struct pdf p;
+	char enc[512];
+	int64_t x, off;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	x = pdf_table(&p, 4, "");
+	enc_body(enc, sizeof enc, "/StmF/StdCF/StrF/StdCF");
+	off = (int64_t)p.b.len;
+	ps_buf_printf(&p.b, "4 0 obj\n%s\nendobj\n", enc);
+	{
+		int64_t x2 = (int64_t)p.b.len;
+		ps_buf_printf(&p.b, "xref\n4 1\n%010lld 00000 n\r\ntrailer\n<</Size 5 /Root 1 0 R /Prev %lld"
+		              "/Encrypt 4 0 R" ID_A ">>\nstartxref\n%lld\n%%%%EOF\n", (long long)off, (long long)x,
+		              (long long)x2);
+	}
+	ck_assert_int_eq(open_buf(&p), 0);
+	ck_assert_int_eq(pdfstamp_doc_is_encrypted(doc), 1);
+}
+END_TEST
+
+START_TEST(xref_type_is_not_an_exemption)
+{
+	/* A stream that says /Type /XRef but is no section of the chain is
+	 * encrypted like any other; the chain's own xref stream is not. */
+	struct pdf p;
+
+	build_stream_pdf(&p, 4, 0, "");
+	ck_assert_int_eq(open_buf(&p), 0);
+	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 1), 0);
+	ck_assert_int_ne(ps_doc_is_xref_stream(doc, doc->sections[0].stream_num), 0);
+	{
+		ps_obj *d = ps_new_dict(), *stm;
+		ck_assert_int_eq(ps_dict_put(d, "Type", ps_new_name("XRef")), 0);
+		stm = ps_new_stream(d, NULL, 0);
+		ck_assert_ptr_nonnull(stm);
+		ck_assert_int_eq(ps_stream_needs_crypt(1, 0, 1, stm), 1);
+		ps_obj_free(stm);
+	}
+}
+END_TEST
+
+START_TEST(objstm_length_in_another_objstm)
+{
+	/* Object stream 10 holds the catalog; its /Length is object 20, in
+	 * object stream 11, which also holds a shadow "object 1".  Loading 10
+	 * loads 11 on the way: the catalog read must be the real one. */
+	struct pdf p;
+	const char *real = "<</Type/Catalog/Pages 2 0 R/Real true>>";
+	const char *shadow = "<</Type/Catalog/Pages 2 0 R>>";
+	char h10[40], h11[40], d10[256], d11[256];
+	ps_buf rows = PS_BUF_INIT;
+	ps_obj *cat = NULL;
+	int64_t x;
+	int n, i;
+
+	snprintf(h10, sizeof h10, "%-16s", "1 0");
+	n = snprintf(d10, sizeof d10, "%s%s\n", h10, real);
+	{
+		char hdr[32];
+		snprintf(hdr, sizeof hdr, "1 0 20 %zu", strlen(shadow) + 1);
+		snprintf(h11, sizeof h11, "%-16s", hdr);
+	}
+	snprintf(d11, sizeof d11, "%s%s\n%d\n", h11, shadow, n);
+	pdf_start(&p);
+	pdf_obj(&p, 2, "<</Type/Pages/Kids[3 0 R]/Count 1>>");
+	pdf_obj(&p, 3, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>");
+	p.off[10] = (int64_t)p.b.len;
+	ps_buf_printf(&p.b, "10 0 obj\n<</Type/ObjStm/N 1/First 16/Length 20 0 R>>\nstream\n%s\nendstream\nendobj\n", d10);
+	pdf_stream_obj(&p, 11, "/Type/ObjStm/N 2/First 16", (const uint8_t *)d11, strlen(d11));
+	x = (int64_t)p.b.len;
+	for (i = 0; i <= 21; i++) {
+		int type = i == 1 || i == 20 ? 2 : (i == 2 || i == 3 || i == 10 || i == 11 || i == 21) ? 1 : 0;
+		int64_t f2 = i == 1 ? 10 : i == 20 ? 11 : i == 21 ? x : type == 1 ? p.off[i] : 0;
+		int f3 = i == 20 ? 1 : 0;
+		put_be(&rows, (uint64_t)type, 1);
+		put_be(&rows, (uint64_t)f2, 4);
+		put_be(&rows, (uint64_t)f3, 2);
+	}
+	ps_buf_printf(&p.b, "21 0 obj\n<</Type/XRef/Size 22/W[1 4 2]/Root 1 0 R/Length %zu>>\nstream\n", rows.len);
+	ps_buf_append(&p.b, rows.data, rows.len);
+	ps_buf_printf(&p.b, "\nendstream\nendobj\nstartxref\n%lld\n%%%%EOF\n", (long long)x);
+	ps_buf_free(&rows);
+	ck_assert_int_eq(open_buf(&p), 0);
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &cat), 0);
+	ck_assert_ptr_nonnull(cat);
+	ck_assert_ptr_nonnull(ps_dict_get(cat, "Real"));
+}
+END_TEST
+
 static Suite *xref_suite(void)
 {
 	Suite *s = suite_create("xref");
@@ -487,12 +875,25 @@ static Suite *xref_suite(void)
 	tcase_add_test(tc, entry_past_eof_is_refused);
 	tcase_add_test(tc, wrong_object_at_offset);
 	tcase_add_test(tc, xref_stream_plain);
+	tcase_add_test(tc, xref_stream_by_section_only);
+	tcase_add_test(tc, rewrite_xref_form_threshold);
 	tcase_add_test(tc, xref_stream_predictor_wide_offsets);
 	tcase_add_test(tc, xref_stream_bad_w);
 	tcase_add_test(tc, hybrid_file);
 	tcase_add_test(tc, objstm_bad_header);
 	tcase_add_test(tc, encrypt_in_object_stream_is_refused);
 	tcase_add_test(tc, bytes_read_is_small);
+	tcase_add_test(tc, sparse_high_numbers_cost_little);
+	tcase_add_test(tc, sparse_scattered_revisions);
+	tcase_add_test(tc, chain_encrypt_null);
+	tcase_add_test(tc, chain_encrypt_dropped);
+	tcase_add_test(tc, chain_encrypt_elsewhere);
+	tcase_add_test(tc, chain_encrypt_redefined);
+	tcase_add_test(tc, chain_id_changed);
+	tcase_add_test(tc, chain_honest_revisions);
+	tcase_add_test(tc, chain_linearized_main_trailer);
+	tcase_add_test(tc, xref_type_is_not_an_exemption);
+	tcase_add_test(tc, objstm_length_in_another_objstm);
 	suite_add_tcase(s, tc);
 	return s;
 }

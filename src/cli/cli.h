@@ -244,6 +244,9 @@ int cli_auth_ask_now(struct cli_auth *a);
 int cli_auth_doc(struct cli_auth *a, pdfstamp_doc *doc, const char **msg);
 /* Wipes the password. */
 void cli_auth_clear(struct cli_auth *a);
+/* Warns when a password option was given for FILE, which turned out not to
+ * be encrypted (anything written to it is written in clear). */
+void cli_auth_note_plain(const struct cli_auth *a, const char *file);
 
 /* ---- progress bar (progress.c) ------------------------------------------ */
 
@@ -284,7 +287,8 @@ enum {
 	CLI_OPT_W_FILES_FROM,
 	CLI_OPT_W_ALLOW_TRAILING,
 	CLI_OPT_W_FORCE,
-	CLI_OPT_W_DATE
+	CLI_OPT_W_DATE,
+	CLI_OPT_W_ALLOW_IDENTITY
 };
 
 #define CLI_WRITE_SHORTOPTS ":o:ivh"
@@ -295,6 +299,7 @@ enum {
 	{ "json", no_argument, NULL, CLI_OPT_W_JSON }, \
 	{ "files-from", required_argument, NULL, CLI_OPT_W_FILES_FROM }, \
 	{ "allow-trailing-bytes", no_argument, NULL, CLI_OPT_W_ALLOW_TRAILING }, \
+	{ "allow-identity", no_argument, NULL, CLI_OPT_W_ALLOW_IDENTITY }, \
 	{ "force", no_argument, NULL, CLI_OPT_W_FORCE }, \
 	{ "date", required_argument, NULL, CLI_OPT_W_DATE }, \
 	{ "help", no_argument, NULL, 'h' }, \
@@ -313,6 +318,7 @@ struct cli_write {
 	int verbose;            /* -v (ignored with --json) */
 	int force;              /* --force: PDFSTAMP_AUTH_FORCE */
 	int allow_trailing;     /* --allow-trailing-bytes */
+	int allow_identity;     /* --allow-identity */
 	const char *date;       /* --date, NULL = "now" */
 	const char *files_from; /* --files-from FILE ("-" = stdin) */
 	struct cli_pw_src src;  /* password options */
@@ -368,5 +374,6 @@ int cmd_meta(int argc, char **argv);
 int cmd_rotate(int argc, char **argv);
 int cmd_encrypt(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
 
 #endif

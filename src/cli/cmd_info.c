@@ -54,6 +54,7 @@ static void help(void)
 	       "      --json     print one JSON object per FILE on one line each\n"
 	       "                 (keys: see JSON OUTPUT in pdfstamp(1))\n"
 	       "      --force    accept a /Perms entry that does not match /P (warns)\n"
+	       "                 and report the permissions /Perms records\n"
 	       "  -h, --help     show this help and exit\n"
 	       "\n"
 	       "%s", cli_pw_help);
@@ -120,7 +121,7 @@ static void field(char *dst, size_t dn, const char *src, size_t sn)
 }
 #define FIELD(dst, src) field((dst), sizeof(dst), (src), sizeof(src))
 
-static void print_json(const char *file, const struct pdfstamp_info *in)
+static void print_json(const char *file, const struct pdfstamp_info *in, int journal)
 {
 	const struct pdfstamp_perm_name *pn;
 	struct cli_json j;
@@ -210,6 +211,8 @@ static void print_json(const char *file, const struct pdfstamp_info *in)
 	cli_json_int(&j, in->bytes_read);
 	cli_json_key(&j, "aes_engine");
 	cli_json_str(&j, pdfstamp_aes_engine());
+	cli_json_key(&j, "journal_pending");
+	cli_json_bool(&j, journal);
 	cli_json_obj_end(&j);
 	if (cli_json_end(&j) != 0)
 		cli_error(file, "internal error: unbalanced JSON output");
@@ -241,7 +244,7 @@ static void put_field(const char *label, const char *value)
 	putchar('\n');
 }
 
-static void print_text(const char *file, const struct pdfstamp_info *in)
+static void print_text(const char *file, const struct pdfstamp_info *in, int journal)
 {
 	const struct pdfstamp_perm_name *pn;
 	char s[64], t[64], u[64];
@@ -320,6 +323,9 @@ static void print_text(const char *file, const struct pdfstamp_info *in)
 	}
 	printf("%-16s %" PRId64 "\n", "Bytes read:", in->bytes_read);
 	printf("%-16s %s\n", "AES engine:", pdfstamp_aes_engine());
+	if (journal)
+		printf("%-16s pending: an in-place update was interrupted or the journal is foreign;\n"
+		       "%-16s this report shows the file as it is (see 'pdfstamp recover')\n", "Journal:", "");
 }
 
 struct info_run {
@@ -334,12 +340,17 @@ static int info_file(struct info_run *r, const char *file)
 {
 	struct pdfstamp_info in;
 	pdfstamp_doc *doc = NULL;
-	int rc, status = 0;
+	int rc, status = 0, journal = 0;
 	const char *msg = NULL;
 
 	r->warn.file = file;
 	memset(&in, 0, sizeof in);
+	/* Read-only: a journal is reported (the library warns), never acted on. */
 	rc = pdfstamp_doc_open(r->ctx, &doc, file, 0);
+	if (rc == 0)
+		rc = pdfstamp_journal_pending(r->ctx, file, &journal);
+	if (rc == 0 && !pdfstamp_doc_is_encrypted(doc))
+		cli_auth_note_plain(&r->auth, file);
 	if (rc == 0 && pdfstamp_doc_is_encrypted(doc))
 		status = cli_auth_doc(&r->auth, doc, &msg);
 	if (rc == 0 && status == 0)
@@ -359,9 +370,9 @@ static int info_file(struct info_run *r, const char *file)
 	}
 	pdfstamp_doc_close(doc);
 	if (r->o->json)
-		print_json(file, &in);
+		print_json(file, &in, journal);
 	else
-		print_text(file, &in);
+		print_text(file, &in, journal);
 	return CLI_EXIT_OK;
 }
 

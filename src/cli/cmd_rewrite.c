@@ -90,15 +90,20 @@ static void help(const struct rewrite_cmd *c)
 		       "upgraded).\n"
 		       "\n");
 	printf("The output is written to a temporary file in the target's directory,\n"
-	       "synced, re-opened with the new owner password and checked object by\n"
-	       "object, then renamed over the target; on any failure the target is left\n"
-	       "as it was.  A full rewrite invalidates every signature, so signed files\n"
-	       "and files marked append-only are refused (exit 5) without --force.\n"
+	       "synced, re-opened with the new owner password and checked (every object,\n"
+	       "the object numbers in use, the page tree), then renamed over the target;\n"
+	       "on any failure the target is left as it was.  A full rewrite invalidates\n"
+	       "every signature, so signed files and files marked append-only are\n"
+	       "refused (exit 5) without --force.\n"
 	       "\n"
 	       "Output (exactly one of -o and --in-place):\n"
 	       "  -o, --output OUT      write the new file to OUT (only with one FILE)\n"
 	       "  -i, --in-place        replace each FILE (required with several FILEs);\n"
-	       "                        the mode bits of FILE are kept\n"
+	       "                        its mode bits, and owner and group where\n"
+	       "                        permitted, are kept; a symbolic link is followed\n"
+	       "                        (the file it leads to is replaced, the link\n"
+	       "                        stays); a file with several hard links is\n"
+	       "                        refused (exit 4)\n"
 	       "\n"
 	       "New passwords (never taken from the command line; each needs one source,\n"
 	       "else it is asked for twice on the terminal; without a terminal that is a\n"
@@ -127,7 +132,8 @@ static void help(const struct rewrite_cmd *c)
 	       "\n",
 	       c->encrypt ? "all" : "keep those of FILE",
 	       c->encrypt ? "" : ";\n                        also accept a /Perms entry that does not\n"
-	                         "                        match /P (the new one is made from /P)");
+	                         "                        match /P (the new file keeps the permissions\n"
+	                         "                        /Perms records, not those of /P)");
 	if (!c->encrypt)
 		printf("Current password:\n%s", cli_pw_help);
 }

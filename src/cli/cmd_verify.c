@@ -149,6 +149,8 @@ static int verify_file(struct verify_run *r, const char *file)
 		pdfstamp_doc_close(doc);
 		return status;
 	}
+	if (!pdfstamp_doc_is_encrypted(doc))
+		cli_auth_note_plain(&r->auth, file);
 	if (pdfstamp_doc_is_encrypted(doc)) {
 		status = cli_auth_doc(&r->auth, doc, &msg);
 		if (status != 0) {

@@ -12,7 +12,10 @@
  *     with "'CMD' is not implemented in this version".
  *  3. Exit statuses come from cli_exit_status() only (pdfstamp(1)).
  *  4. Core dumps are disabled at start: a crash while a password or file
- *     key is in memory must not write it to disk.
+ *     key is in memory must not write it to disk.  The process is also
+ *     made non-dumpable (prctl PR_SET_DUMPABLE 0), first thing: other
+ *     processes of the same user can then neither ptrace it nor read its
+ *     /proc/PID/mem, environ or fds (issue 11).
  */
 #include "config.h"
 
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include "cli.h"
@@ -49,6 +53,9 @@ const struct cli_cmd cli_cmds[] = {
 	{ "verify", cmd_verify,
 	  "check that every object parses and every string and stream decrypts",
 	  "[--json] [-q] [password options] FILE..." },
+	{ "recover", cmd_recover,
+	  "roll back an in-place update interrupted by a crash (checks its journal)",
+	  "[--json] FILE..." },
 	{ NULL, NULL, NULL, NULL }
 };
 
@@ -283,6 +290,7 @@ int main(int argc, char **argv)
 	const struct cli_cmd *c;
 	int opt;
 
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	(void)setrlimit(RLIMIT_CORE, &nocore);
 
 	opterr = 0;

@@ -59,7 +59,8 @@ const char cli_write_help[] =
 	"                        OUT is written to a temporary file, synced and\n"
 	"                        renamed, so it is never left half-written\n"
 	"  -i, --in-place        append to each FILE itself (required with several\n"
-	"                        FILEs); a crash is rolled back on the next run\n"
+	"                        FILEs); a crash is rolled back by the next -i run\n"
+	"                        or 'pdfstamp recover FILE'\n"
 	"\n"
 	"Other options:\n"
 	"      --files-from LIST read more FILE names from LIST, one per line\n"
@@ -69,7 +70,10 @@ const char cli_write_help[] =
 	"  -v, --verbose         print one line per updated FILE (not with --json)\n"
 	"      --allow-trailing-bytes\n"
 	"                        append even if bytes follow the last %%EOF\n"
-	"      --force           accept a /Perms entry that does not match /P (warns)\n"
+	"      --allow-identity  append to an encrypted file whose string or stream\n"
+	"                        filter is /Identity (new text is then in clear)\n"
+	"      --force           accept a /Perms entry that does not match /P (warns);\n"
+	"                        the permissions /Perms records then apply\n"
 	"  -h, --help            show this help and exit\n"
 	"\n";
 
@@ -212,6 +216,9 @@ int cli_write_option(struct cli_write *w, int opt, const char *arg)
 		return 0;
 	case CLI_OPT_W_ALLOW_TRAILING:
 		w->allow_trailing = 1;
+		return 0;
+	case CLI_OPT_W_ALLOW_IDENTITY:
+		w->allow_identity = 1;
 		return 0;
 	case CLI_OPT_W_FORCE:
 		w->force = 1;
@@ -408,6 +415,13 @@ int cli_auth_doc(struct cli_auth *a, pdfstamp_doc *doc, const char **msg)
 	return cli_exit_status(rc);
 }
 
+void cli_auth_note_plain(const struct cli_auth *a, const char *file)
+{
+	if (a->src->kind != CLI_PW_NONE)
+		cli_warning(file, "a password was given, but the file is not encrypted (anything added to it "
+		            "is in clear)");
+}
+
 /* ---- one file ----------------------------------------------------------------- */
 
 struct write_run {
@@ -500,7 +514,9 @@ static int write_file(struct write_run *r, const char *file, cli_write_fn op,
 	memset(&res, 0, sizeof res);
 	rc = pdfstamp_doc_open(r->ctx, &doc, file,
 	                       r->w->in_place ? PDFSTAMP_OPEN_WRITE : 0);
-	if (rc == 0 && pdfstamp_doc_is_encrypted(doc) && !r->w->no_auth) {
+	/* A plaintext file with a password option: the library is told, and
+	 * refuses to write to it (a revision may have cut off the encryption). */
+	if (rc == 0 && (pdfstamp_doc_is_encrypted(doc) || r->auth.src->kind != CLI_PW_NONE) && !r->w->no_auth) {
 		status = cli_auth_doc(&r->auth, doc, &msg);
 		if (status != 0) {
 			if (!msg)
@@ -520,6 +536,8 @@ static int write_file(struct write_run *r, const char *file, cli_write_fn op,
 		}
 		if (r->w->allow_trailing)
 			wopts.flags |= PDFSTAMP_WRITE_ALLOW_TRAILING;
+		if (r->w->allow_identity)
+			wopts.flags |= PDFSTAMP_WRITE_ALLOW_IDENTITY;
 		rc = op(doc, &wopts, &res, arg);
 	}
 	/* Closing releases the lock only after the library has finished

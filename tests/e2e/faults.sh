@@ -6,9 +6,10 @@
 # SIGKILLs the process at a point (kill:after-journal, kill:after-write,
 # kill:after-fsync for --in-place; kill:before-rename for -o).  In every
 # case the input must be byte-identical to a saved copy afterwards - for a
-# kill, after the next pdfstamp run on the file, which must roll the torn
-# append back and say so - with no journal or temporary file left, and the
-# documented exit status.  Also a real ENOSPC on a tiny tmpfs (when this
+# kill, after `pdfstamp recover` (read-only commands only report the
+# journal and change nothing), which must roll the torn append back and say
+# so - with no journal or temporary file left, and the documented exit
+# status.  Also a real ENOSPC on a tiny tmpfs (when this
 # user may mount one), a wrong password (3), no annotation permission (5),
 # and a journal that does not belong to the file (never touched).
 
@@ -78,13 +79,19 @@ for src in qpdf-r6-table qpdf-r6-xrefstream; do
 					check_true test "$(size_of "$f")" -gt "$(size_of "$T/orig.pdf")" \
 						"$name: the killed run left appended bytes"
 				fi
-				# The next run of any command rolls back.
+				# Read-only commands report the journal and change nothing.
+				cp "$f" "$T/torn.pdf"
 				run "$PDFSTAMP" info --json --password-file "$UPW" "$f"
 				check_status 0 "$name: the next 'pdfstamp info' opens the file"
-				check_grep '^pdfstamp: warning: .*(roll|restor|interrupt|journal)' "$T/err" \
-					"$name: the rollback is reported as a warning"
-				check_eq "$(jget "$T/out" 'd["file_size"]')" "$(size_of "$T/orig.pdf")" \
-					"$name: info reports the original size"
+				check_grep '^pdfstamp: warning: .*pdfstamp recover' "$T/err" \
+					"$name: info warns about the journal"
+				check_eq "$(jget "$T/out" 'd["journal_pending"]')" true "$name: info --json: journal_pending"
+				same "$f" "$T/torn.pdf" "$name: info changes nothing"
+				# `pdfstamp recover` rolls back.
+				run "$PDFSTAMP" recover "$f"
+				check_status 0 "$name: 'pdfstamp recover' rolls back"
+				check_grep '(rolled back|removed the journal)' "$T/out" \
+					"$name: the rollback is reported"
 				;;
 			fail:*)
 				check_status 1 "$name: an I/O error"
@@ -124,12 +131,19 @@ check_eq "$(jget "$T/out" 'd["revisions"]')" 2 "kill:after-write, then stamp: ex
 clean "$W" "kill:after-write, then stamp"
 rm -f "$W"/*
 
-# A journal that does not belong to the file is never acted on.
+# A journal that does not belong to the file is never acted on
+# (tests/e2e/journal.sh has the hostile ones).
 cp "$D/qpdf-r6-table.pdf" "$f"
 cp "$f" "$T/orig.pdf"
 printf 'not a journal\n' >"$f.pdfstamp-journal"
+chmod 600 "$f.pdfstamp-journal"
 run "$PDFSTAMP" info --password-file "$UPW" "$f"
-check_ne "$RC" 0 "a foreign journal: pdfstamp refuses to guess"
+check_status 0 "a foreign journal: info reads the file as it is"
+check_grep '^pdfstamp: warning: .*journal' "$T/err" "a foreign journal: info warns"
+run "$PDFSTAMP" recover "$f"
+check_status 4 "a foreign journal: recover refuses to guess"
+run "$PDFSTAMP" stamp --password-file "$UPW" -i "$f"
+check_status 4 "a foreign journal: stamp -i refuses to start"
 same "$f" "$T/orig.pdf" "a foreign journal"
 check_true test -e "$f.pdfstamp-journal" "a foreign journal is left for a human"
 rm -f "$W"/*

@@ -11,7 +11,7 @@
 #   - end with the documented status: 1 (I/O error, with a message naming
 #     the file) for a failure, SIGKILL (137) for a kill;
 #   - leave the input byte-identical to a saved copy (for a killed in-place
-#     append: once the next `pdfstamp info` has rolled it back and said so);
+#     append: once `pdfstamp recover` has rolled it back and said so);
 #   - leave no output file for -o, and no journal or temporary file, except
 #     the one documented case: a kill at the rename of a new file may leave
 #     a complete hidden ".pdfstamp-XXXXXX" file, never readable by more
@@ -106,8 +106,8 @@ sweep() {
 					fi
 					if [ -e "$f.pdfstamp-journal" ]; then
 						RC=0
-						"$PDFSTAMP" info --password-file "$UPW" "$f" >"$T/out" 2>"$T/err" </dev/null || RC=$?
-						if [ "$RC" != 0 ] || ! grep -q '^pdfstamp: warning: ' "$T/err"; then
+						"$PDFSTAMP" recover "$f" >"$T/out" 2>"$T/err" </dev/null || RC=$?
+						if [ "$RC" != 0 ] || ! grep -Eq '(rolled back|removed the journal)' "$T/out"; then
 							fail "$name $fault: the next run rolls the torn append back" \
 								"exit $RC: $(head -c 300 "$T/err")"
 							bad=$((bad + 1))

@@ -8,6 +8,8 @@
 #     pdfstamp verify --password-file PW FILE
 #     pdfstamp meta --set ... --xmp -o OUT --password-file PW FILE
 #     pdfstamp rotate -o OUT ... FILE   (encrypt -o OUT for a plaintext FILE)
+# (no --password-file where INDEX says "none": the plaintext files, since
+# writers refuse a password for a file that is not encrypted)
 # under a memory limit (ulimit -v 1 GB; with an ASan build, whose shadow
 # memory needs a huge address space, ASan's hard_rss_limit_mb instead) and
 # `timeout 20`, and asserts for each command:
@@ -119,13 +121,16 @@ while IFS=$'\t' read -r name info_exit stamp_exit pw desc; do
 	out=$T/out.pdf
 	cp "$M/$name" "$f" || { fail "$name: cannot copy"; continue; }
 	before=$(sha256sum <"$f")
-	pwf=$M/$pw.pw
+	# "none": a plaintext file, given no password option (writers refuse
+	# to write to a file that is not encrypted when a password was given)
+	pwo=()
+	[ "$pw" = none ] || pwo=(--password-file "$M/$pw.pw")
 
-	limited "$PDFSTAMP" info --json --password-file "$pwf" "$f"
+	limited "$PDFSTAMP" info --json "${pwo[@]}" "$f"
 	verdict "$name" info "$info_exit"
 
 	rm -f "$out"
-	limited "$PDFSTAMP" stamp -o "$out" --password-file "$pwf" "$f"
+	limited "$PDFSTAMP" stamp -o "$out" "${pwo[@]}" "$f"
 	verdict "$name" stamp "$stamp_exit"
 	if [ "$RC" = 0 ]; then
 		size=$(stat -c %s "$f")
@@ -141,25 +146,26 @@ while IFS=$'\t' read -r name info_exit stamp_exit pw desc; do
 	# have no per-file expectation in INDEX: each must end with one of its
 	# documented statuses, safely; a rewritten output must verify with its
 	# new password.
-	limited "$PDFSTAMP" verify --password-file "$pwf" "$f"
+	limited "$PDFSTAMP" verify "${pwo[@]}" "$f"
 	verdict "$name" verify "0|3|4"
 	input_verified=$RC
 	rm -f "$out"
 	limited "$PDFSTAMP" meta --set "Title=a <b> & c" --set "Ticket=T-1" --xmp -o "$out" \
-		--password-file "$pwf" "$f"
+		"${pwo[@]}" "$f"
 	verdict "$name" meta "0|3|4|5"
 	if [ "$RC" = 0 ] && [ "$input_verified" = 0 ]; then
 		# (an update keeps the damage an input already had)
-		limited "$PDFSTAMP" verify --password-file "$pwf" "$out"
+		limited "$PDFSTAMP" verify "${pwo[@]}" "$out"
 		verdict "$name" "verify of the meta output" 0
 	elif [ "$RC" != 0 ] && [ -e "$out" ]; then
 		fail "$name: a failed meta left its output file behind"
 	fi
 	rm -f "$out"
-	opw=$pwf
-	[ "$pw" = user ] && opw=$M/owner.pw
+	opw=(--password-file "$M/owner.pw")
+	[ "$pw" = wrong ] && opw=("${pwo[@]}")
+	[ "$pw" = none ] && opw=()
 	what=rotate
-	limited "$PDFSTAMP" rotate --password-file "$opw" --new-user-password-file "$NEWU" \
+	limited "$PDFSTAMP" rotate "${opw[@]}" --new-user-password-file "$NEWU" \
 		--new-owner-password-file "$NEWO" -o "$out" "$f"
 	if [ "$RC" = 2 ] && grep -q 'is not encrypted; use encrypt' "$T/err"; then
 		what=encrypt

@@ -15,7 +15,9 @@ in OUTDIR/INDEX as
 
 where the exits are pdfstamp(1)'s documented statuses (0 ok, 3 wrong
 password, 4 malformed or unsupported) for `pdfstamp info --json` and
-`pdfstamp stamp -o OUT` with the password PASSWORD ("user" or "wrong").
+`pdfstamp stamp -o OUT` with the password PASSWORD ("user" or "wrong"; "none"
+for plaintext files, which get no password option: writers refuse to write
+to a file that is not encrypted when a password was given).
 Reading is lazy: `info` reports the page count from /Count and never walks
 the page tree, so a cycle there is found (exit 4) when `stamp` looks for
 page 1; long /O /U /UE /OE /Perms are truncated (as qpdf does), short ones
@@ -42,6 +44,8 @@ ENTRIES = []   # (name, info, stamp, pw, desc)
 
 def emit(name, data, info, stamp, desc, pw="user"):
     assert "\t" not in desc and "\n" not in desc
+    if pw == "user" and b"/Encrypt" not in data:
+        pw = "none"  # no password option: writers refuse one for a plaintext file
     with open(os.path.join(OUT, name), "wb") as f:
         f.write(data)
     ENTRIES.append((name, str(info), str(stamp), pw, desc))
@@ -193,7 +197,7 @@ def main():
         for i in range(n):
             off = len(out)
             prev = prev_of(i, last, off)
-            t = tr if i == n - 1 else b" /Size 1"
+            t = tr  # every entry of the previous trailer (7.5.6): a legal chain
             out += b"xref\n0 1\n0000000000 65535 f\r\ntrailer\n<<" + t + b" /Prev %d >>\n" % prev
             sec.append(off)
             last = off

@@ -1,0 +1,27 @@
+/*
+ * sha2.h - SHA-256/384/512 through mbedTLS 2.28 or 3.x: the one place that
+ * knows which names the installed mbedTLS gives them (the _ret suffix was
+ * dropped in 3.0).  Included by the files that hash (crypt.c, incr.c).
+ */
+#ifndef PS_SHA2_H
+#define PS_SHA2_H
+
+#include <mbedtls/sha256.h>
+#include <mbedtls/sha512.h>
+#include <mbedtls/version.h>
+
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+#define ps_sha256(in, n, out) mbedtls_sha256((in), (n), (out), 0)
+#define ps_sha512(in, n, out, is384) mbedtls_sha512((in), (n), (out), (is384))
+#define ps_sha256_starts(c) mbedtls_sha256_starts((c), 0)
+#define ps_sha256_update(c, p, n) mbedtls_sha256_update((c), (p), (n))
+#define ps_sha256_finish(c, h) mbedtls_sha256_finish((c), (h))
+#else
+#define ps_sha256(in, n, out) mbedtls_sha256_ret((in), (n), (out), 0)
+#define ps_sha512(in, n, out, is384) mbedtls_sha512_ret((in), (n), (out), (is384))
+#define ps_sha256_starts(c) mbedtls_sha256_starts_ret((c), 0)
+#define ps_sha256_update(c, p, n) mbedtls_sha256_update_ret((c), (p), (n))
+#define ps_sha256_finish(c, h) mbedtls_sha256_finish_ret((c), (h))
+#endif
+
+#endif

@@ -1,0 +1,309 @@
+/*
+ * check_journal.c - the journal of in-place updates at library level
+ * (incr.c pdfstamp_recover, ps_journal_recover; doc.c pdfstamp_doc_open).
+ *
+ * A genuine crash journal is made by a child process that runs an
+ * in-place pdfstamp_meta on a copy of samples/r6-table.pdf with
+ * PDFSTAMP_FAULT=kill:after-write.  Each test then changes one thing
+ * (mode, owner, a symlink or FIFO at the journal's name, bytes appended
+ * after the torn update, a replaced inode) and checks that recovery
+ * refuses with PDFSTAMP_E_FORMAT and leaves the file and the journal
+ * alone, that read-only opens never modify anything, that FIFOs are
+ * refused without blocking, and that the unchanged journal is rolled back
+ * by pdfstamp_recover and by a PDFSTAMP_OPEN_WRITE open (which recovers
+ * under its own lock instead of taking a second one).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pdfstamp.h"
+
+static char dir[64], file[128], jpath[160], pw[256];
+static long orig_size;
+static unsigned warnings;
+
+static void on_warn(void *ud, const char *msg)
+{
+	(void)ud;
+	(void)msg;
+	warnings++;
+}
+
+static long size_of(const char *p)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(p, &st), 0);
+	return (long)st.st_size;
+}
+
+static void copy_sample(const char *dst)
+{
+	char src[512], buf[65536];
+	FILE *in, *out;
+	size_t n;
+
+	snprintf(src, sizeof src, "%s/../samples/r6-table.pdf", TEST_SRCDIR);
+	in = fopen(src, "rb");
+	ck_assert_ptr_nonnull(in);
+	out = fopen(dst, "wb");
+	ck_assert_ptr_nonnull(out);
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	ck_assert_int_eq(fclose(out), 0);
+}
+
+static void read_pw(void)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof p, "%s/../samples/user.pw", TEST_SRCDIR);
+	f = fopen(p, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(pw, sizeof pw, f));
+	fclose(f);
+	pw[strcspn(pw, "\r\n")] = '\0';
+}
+
+/* An in-place meta update on FILE, killed after its write (child). */
+static void crash_update(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct pdfstamp_meta_item it = {"Title", "journal test"};
+		struct pdfstamp_meta_opts mo = PDFSTAMP_META_OPTS_INIT;
+		struct pdfstamp_write_opts wo = PDFSTAMP_WRITE_OPTS_INIT;
+		pdfstamp_ctx *c;
+		pdfstamp_doc *d;
+
+		setenv("PDFSTAMP_FAULT", "kill:after-write", 1);
+		mo.items = &it;
+		mo.nitems = 1;
+		wo.flags = PDFSTAMP_WRITE_IN_PLACE;
+		if (pdfstamp_ctx_new(&c) != 0 || pdfstamp_doc_open(c, &d, file, PDFSTAMP_OPEN_WRITE) != 0 ||
+		    pdfstamp_doc_auth(d, pw, strlen(pw), 0) != 0)
+			_exit(2);
+		pdfstamp_meta(d, &mo, &wo, NULL);
+		_exit(3); /* not reached: killed */
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the update was not killed (status %d)", st);
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+	ck_assert_int_gt(size_of(file), orig_size);
+}
+
+static pdfstamp_ctx *ctx;
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/check_journal-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(file, sizeof file, "%s/doc.pdf", dir);
+	snprintf(jpath, sizeof jpath, "%s.pdfstamp-journal", file);
+	read_pw();
+	copy_sample(file);
+	orig_size = size_of(file);
+	crash_update();
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	warnings = 0;
+	pdfstamp_ctx_set_warn(ctx, on_warn, NULL);
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	pdfstamp_ctx_free(ctx);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+/* pdfstamp_recover refuses with E_FORMAT and changes nothing. */
+static void refused(const char *why)
+{
+	long before = size_of(file);
+	int rec = -1, rc = pdfstamp_recover(ctx, file, &rec);
+
+	ck_assert_msg(rc == PDFSTAMP_E_FORMAT, "%s: rc %d (%s)", why, rc, pdfstamp_ctx_errmsg(ctx));
+	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_NONE);
+	ck_assert_int_eq(size_of(file), before);
+}
+
+START_TEST(test_genuine_rolled_back)
+{
+	int rec = -1, pending = -1;
+
+	ck_assert_int_eq(pdfstamp_journal_pending(ctx, file, &pending), 0);
+	ck_assert_int_eq(pending, 1);
+	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), 0);
+	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_ROLLED_BACK);
+	ck_assert_int_eq(size_of(file), orig_size);
+	ck_assert_int_ne(access(jpath, F_OK), 0);
+	ck_assert_int_eq(pdfstamp_journal_pending(ctx, file, &pending), 0);
+	ck_assert_int_eq(pending, 0);
+	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), 0);
+	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_NONE);
+}
+END_TEST
+
+START_TEST(test_read_only_open_never_recovers)
+{
+	pdfstamp_doc *doc = NULL;
+	long torn = size_of(file);
+
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, file, 0), 0);
+	pdfstamp_doc_close(doc);
+	ck_assert_int_eq(size_of(file), torn);
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+	ck_assert_uint_ge(warnings, 1);
+}
+END_TEST
+
+START_TEST(test_write_open_recovers_under_its_lock)
+{
+	pdfstamp_doc *doc = NULL;
+	int rc = pdfstamp_doc_open(ctx, &doc, file, PDFSTAMP_OPEN_WRITE);
+
+	ck_assert_msg(rc == 0, "open: %s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_int_eq(size_of(file), orig_size);
+	ck_assert_int_ne(access(jpath, F_OK), 0);
+	ck_assert_uint_ge(warnings, 1);
+	pdfstamp_doc_close(doc);
+}
+END_TEST
+
+START_TEST(test_locked_file)
+{
+	int fd = open(file, O_RDONLY), rec = -1;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), PDFSTAMP_E_IO);
+	ck_assert_int_gt(size_of(file), orig_size);
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_refuses_mode)
+{
+	ck_assert_int_eq(chmod(jpath, 0644), 0);
+	refused("mode 0644");
+	ck_assert_int_eq(chmod(jpath, 0400), 0);
+	refused("mode 0400");
+}
+END_TEST
+
+START_TEST(test_refuses_owner)
+{
+	if (geteuid() != 0)
+		return; /* only root can give a file away */
+	ck_assert_int_eq(chown(jpath, 65534, (gid_t)-1), 0);
+	refused("owned by uid 65534");
+}
+END_TEST
+
+START_TEST(test_refuses_symlink)
+{
+	char real[192];
+
+	snprintf(real, sizeof real, "%s/real-journal", dir);
+	ck_assert_int_eq(rename(jpath, real), 0);
+	ck_assert_int_eq(symlink("real-journal", jpath), 0);
+	refused("a symbolic link");
+}
+END_TEST
+
+START_TEST(test_refuses_fifo)
+{
+	ck_assert_int_eq(unlink(jpath), 0);
+	ck_assert_int_eq(mkfifo(jpath, 0600), 0);
+	refused("a FIFO"); /* and returns: the journal is opened O_NONBLOCK */
+}
+END_TEST
+
+START_TEST(test_refuses_stale)
+{
+	FILE *f = fopen(file, "ab");
+
+	ck_assert_ptr_nonnull(f);
+	fputs("% appended by another tool\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	refused("bytes appended after the torn update");
+}
+END_TEST
+
+START_TEST(test_refuses_other_inode)
+{
+	char copy[192], cmd[512];
+
+	snprintf(copy, sizeof copy, "%s/copy.pdf", dir);
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", file, copy);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(rename(copy, file), 0);
+	refused("the file was replaced");
+}
+END_TEST
+
+START_TEST(test_fifo_input)
+{
+	char fifo[192];
+	pdfstamp_doc *doc = NULL;
+	int rec = -1;
+
+	snprintf(fifo, sizeof fifo, "%s/fifo.pdf", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, fifo, 0), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, fifo, PDFSTAMP_OPEN_WRITE), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(pdfstamp_recover(ctx, fifo, &rec), PDFSTAMP_E_USAGE);
+}
+END_TEST
+
+static Suite *journal_suite(void)
+{
+	Suite *s = suite_create("journal");
+	TCase *tc = tcase_create("recover");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_genuine_rolled_back);
+	tcase_add_test(tc, test_read_only_open_never_recovers);
+	tcase_add_test(tc, test_write_open_recovers_under_its_lock);
+	tcase_add_test(tc, test_locked_file);
+	tcase_add_test(tc, test_refuses_mode);
+	tcase_add_test(tc, test_refuses_owner);
+	tcase_add_test(tc, test_refuses_symlink);
+	tcase_add_test(tc, test_refuses_fifo);
+	tcase_add_test(tc, test_refuses_stale);
+	tcase_add_test(tc, test_refuses_other_inode);
+	tcase_add_test(tc, test_fifo_input);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(journal_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

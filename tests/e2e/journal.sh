@@ -1,0 +1,384 @@
+#!/bin/bash
+# tests/e2e/journal.sh - journals are input: a planted, stale, foreign or
+# special-file journal never costs data, and a FIFO never hangs a command.
+#
+# An attacker who may create files next to FILE (a shared or sticky
+# directory) but has no password plants FILE.pdfstamp-journal:
+#   A. a version-1 journal "length 0, SHA-256 of the empty string": info,
+#      verify and stamp -o (whose input must stay untouched) leave FILE
+#      byte-identical; they warn, naming 'pdfstamp recover', and info
+#      --json says journal_pending;
+#   B. a version-1 journal "length = the size before someone's stamp, hash
+#      of that prefix": info keeps the stamp; recover and stamp -i refuse;
+#   C. a version-2 journal that matches FILE exactly (device, inode, length,
+#      hash of the appended stamp) but is not 0600, belongs to another uid,
+#      or was written for another inode (FILE replaced by a copy): refused
+#      (exit 4), FILE unchanged; the same journal with the right owner and
+#      mode is the control case and is rolled back;
+#   D. a genuine crash journal that went stale because more bytes were
+#      appended afterwards: refused, FILE unchanged;
+#   E. a symbolic link at the journal's name: refused;
+#   F. a FIFO at the journal's name, and a FIFO as FILE (also inside a
+#      --files-from batch): every command returns within `timeout 10`;
+#   G. an empty or torn journal: refused, stamp -i says so;
+#   H. genuine crash journals (PDFSTAMP_FAULT) are still rolled back by
+#      `pdfstamp recover` and by `stamp -i`, and read-only commands report
+#      them without touching the file;
+#   I. recover takes the writers' lock first: a locked file is exit 1.
+
+. "$TOP_SRCDIR/tests/e2e/lib.sh"
+
+need python3
+need qpdf
+need timeout
+
+e2e_inputs qpdf-r6-table
+W=$T/w
+mkdir -p "$W"
+F=$W/doc.pdf
+J=$F.pdfstamp-journal
+TO=(timeout 10)
+
+size_of() { stat -c %s "$1"; }
+sha_of() { sha256sum | cut -d' ' -f1; }
+# same FILE ORIG DESC
+same() {
+	if cmp -s "$1" "$2"; then
+		ok "$3: the file is byte-identical"
+	else
+		fail "$3: the file is byte-identical" "size $(size_of "$1") vs $(size_of "$2")"
+	fi
+}
+fresh() {
+	rm -rf "$W" && mkdir -p "$W"
+	cp "$D/qpdf-r6-table.pdf" "$F"
+}
+# v1 FILE L: the old journal format, for L and the hash of the 4 KiB before L
+v1() {
+	local start=$(($2 > 4096 ? $2 - 4096 : 0))
+	printf 'pdfstamp-journal 1\n%s\n%s\n' "$2" \
+		"$(head -c "$2" "$1" | tail -c "$(($2 - start))" | sha_of)" >"$1.pdfstamp-journal"
+	chmod 600 "$1.pdfstamp-journal"
+}
+# v2 FILE L [JOURNAL]: a version-2 journal that matches FILE exactly: its
+# device and inode, L, and the length and hash of the bytes after L
+v2() {
+	python3 - "$1" "$2" "${3:-$1.pdfstamp-journal}" <<'PY'
+import hashlib, os, sys
+f, l, j = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+b = open(f, "rb").read()
+st = os.stat(f)
+h = lambda x: hashlib.sha256(x).hexdigest()
+t = ("pdfstamp-journal 2\nfile %d %d\nlength %d\nappended %d %s\nbefore %s\n"
+     % (st.st_dev, st.st_ino, l, len(b) - l, h(b[l:]), h(b[max(0, l - 4096):l])))
+fd = os.open(j, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+os.write(fd, t.encode())
+os.close(fd)
+os.chmod(j, 0o600)
+PY
+}
+pr() { run "${TO[@]}" "$PDFSTAMP" "$@"; }
+not_hung() { check_ne "$RC" 124 "$1: returns (no hang)"; }
+
+ORIG=$T/orig.pdf
+cp "$D/qpdf-r6-table.pdf" "$ORIG"
+L0=$(size_of "$ORIG")
+
+# ===========================================================================
+# A. length 0 + SHA-256 of nothing: read-only commands never truncate
+# ===========================================================================
+fresh
+v1 "$F" 0
+cp "$J" "$T/j.saved"
+pr info --password-file "$UPW" "$F"
+check_status 0 "A: info with a planted empty-hash journal"
+check_grep "^pdfstamp: warning: .*pdfstamp recover" "$T/err" "A: info warns and names 'pdfstamp recover'"
+same "$F" "$ORIG" "A: info"
+pr info --json --password-file "$UPW" "$F"
+check_eq "$(jget "$T/out" 'd["journal_pending"]')" true "A: info --json: journal_pending is true"
+check_eq "$(jget "$T/out" 'd["file_size"]')" "$L0" "A: info --json reports the file as it is"
+same "$F" "$ORIG" "A: info --json"
+pr verify -q --password-file "$UPW" "$F"
+check_status 0 "A: verify with a planted journal"
+check_grep "^pdfstamp: warning: .*pdfstamp recover" "$T/err" "A: verify warns"
+same "$F" "$ORIG" "A: verify"
+pr stamp --password-file "$UPW" -o "$W/out.pdf" "$F"
+check_status 0 "A: stamp -o with a planted journal on its input"
+same "$F" "$ORIG" "A: stamp -o (the input)"
+if cmp -s -n "$L0" "$ORIG" "$W/out.pdf" && [ "$(size_of "$W/out.pdf")" -gt "$L0" ]; then
+	ok "A: stamp -o: the output is the input plus an update"
+else
+	fail "A: stamp -o: the output is the input plus an update"
+fi
+check_true cmp -s "$J" "$T/j.saved" "A: the planted journal is left where it was"
+pr recover "$F"
+check_status 4 "A: recover refuses an old-format journal"
+check_grep 'journal' "$T/err" "A: recover says why"
+same "$F" "$ORIG" "A: recover"
+pr stamp --password-file "$UPW" -i "$F"
+check_status 4 "A: stamp -i refuses to start next to it"
+same "$F" "$ORIG" "A: stamp -i"
+# the same attack with a file of 0 bytes length in version 2 form, but 0644
+rm -f "$J"
+v2 "$F" 0
+chmod 644 "$J"
+pr info --password-file "$UPW" "$F"
+check_status 0 "A: info with a version-2 journal of length 0"
+same "$F" "$ORIG" "A: info, version-2 journal of length 0"
+pr recover "$F"
+check_status 4 "A: recover refuses a journal with mode 0644"
+check_grep 'mode 0644' "$T/err" "A: recover names the mode"
+same "$F" "$ORIG" "A: recover, mode 0644"
+
+# ===========================================================================
+# B. someone's stamp, and a journal whose length is the size before it
+# ===========================================================================
+fresh
+run "$PDFSTAMP" stamp --password-file "$UPW" --text SOMEONE -i "$F"
+check_status 0 "B: someone stamps the file"
+cp "$F" "$T/stamped.pdf"
+v1 "$F" "$L0"
+pr info --json --password-file "$UPW" "$F"
+check_status 0 "B: info with a prefix-hash journal"
+check_eq "$(jget "$T/out" 'd["revisions"]')" 2 "B: info still sees the stamp's revision"
+same "$F" "$T/stamped.pdf" "B: info"
+pr recover "$F"
+check_status 4 "B: recover refuses it"
+same "$F" "$T/stamped.pdf" "B: recover"
+pr stamp --password-file "$UPW" -i "$F"
+check_status 4 "B: stamp -i refuses it"
+same "$F" "$T/stamped.pdf" "B: stamp -i"
+
+# ===========================================================================
+# C. a version-2 journal matching the stamp exactly: only owner, mode and
+#    inode protect the stamp
+# ===========================================================================
+rm -f "$J"
+v2 "$F" "$L0"
+chmod 640 "$J"
+pr recover "$F"
+check_status 4 "C: recover refuses a journal with mode 0640"
+same "$F" "$T/stamped.pdf" "C: mode 0640"
+chmod 600 "$J"
+chown 65534 "$J"
+pr recover "$F"
+check_status 4 "C: recover refuses a journal of another uid"
+check_grep 'uid 65534' "$T/err" "C: the message names the owner"
+same "$F" "$T/stamped.pdf" "C: another uid"
+pr stamp --password-file "$UPW" -i "$F"
+check_status 4 "C: stamp -i refuses a journal of another uid"
+same "$F" "$T/stamped.pdf" "C: stamp -i, another uid"
+chown "$(id -u)" "$J"
+ln "$J" "$W/second-link"
+pr recover "$F"
+check_status 4 "C: recover refuses a journal with two links"
+same "$F" "$T/stamped.pdf" "C: two links"
+rm -f "$W/second-link"
+# bound to another inode: the file was replaced by a copy
+cp "$F" "$W/copy.pdf" && mv "$W/copy.pdf" "$F"
+pr recover "$F"
+check_status 4 "C: recover refuses a journal written for another inode"
+check_grep 'another file' "$T/err" "C: the message says so"
+same "$F" "$T/stamped.pdf" "C: another inode"
+# control: the same journal for this inode is believed (it could be ours)
+rm -f "$J"
+v2 "$F" "$L0"
+pr recover --json "$F"
+check_status 0 "C: a journal that matches in every respect is rolled back"
+check_eq "$(jget "$T/out" 'd["action"]')" '"rolled_back"' "C: recover --json: action rolled_back"
+same "$F" "$ORIG" "C: control"
+check_true test ! -e "$J" "C: control: the journal is removed"
+
+# ===========================================================================
+# D. a stale crash journal, and bytes another tool appended since
+# ===========================================================================
+fresh
+PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+check_eq "$RC" 137 "D: stamp -i killed after its write"
+check_true test -e "$J" "D: the journal is left"
+printf '%% appended by another tool\n' >>"$F"
+cp "$F" "$T/d.pdf"
+pr info --password-file "$UPW" "$F"
+check_ne "$RC" 124 "D: info returns"
+same "$F" "$T/d.pdf" "D: info"
+pr recover "$F"
+check_status 4 "D: recover refuses a journal that no longer matches the file's size"
+same "$F" "$T/d.pdf" "D: recover"
+pr stamp --password-file "$UPW" -i "$F"
+check_status 4 "D: stamp -i refuses"
+same "$F" "$T/d.pdf" "D: stamp -i"
+# the torn update's bytes were changed (same size): refused too
+fresh
+PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+printf 'X' | dd of="$F" bs=1 seek=$((L0 + 20)) conv=notrunc 2>/dev/null
+cp "$F" "$T/d2.pdf"
+pr recover "$F"
+check_status 4 "D: recover refuses when the appended bytes differ from the recorded hash"
+same "$F" "$T/d2.pdf" "D: changed bytes"
+
+# ===========================================================================
+# E. a symbolic link at the journal's name
+# ===========================================================================
+fresh
+run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+cp "$F" "$T/stamped.pdf"
+v2 "$F" "$L0" "$W/real-journal"
+ln -s real-journal "$J"
+pr recover "$F"
+check_status 4 "E: recover refuses a symbolic link"
+check_grep 'symbolic link' "$T/err" "E: the message says so"
+same "$F" "$T/stamped.pdf" "E: recover"
+check_true test -L "$J" "E: the link is left alone"
+rm -f "$J" "$W/real-journal"
+printf 'pdfstamp-journal 1\n0\n%s\n' "$(printf '' | sha_of)" >"$W/real-journal"
+ln -s real-journal "$J"
+pr info --password-file "$UPW" "$F"
+check_status 0 "E: info with a symlinked empty-hash journal"
+same "$F" "$T/stamped.pdf" "E: info"
+
+# ===========================================================================
+# F. FIFOs
+# ===========================================================================
+fresh
+mkfifo "$J"
+pr info --password-file "$UPW" "$F"
+not_hung "F: info, FIFO journal"
+check_status 0 "F: info with a FIFO at the journal's name"
+same "$F" "$ORIG" "F: info"
+pr verify -q --password-file "$UPW" "$F"
+not_hung "F: verify, FIFO journal"
+pr stamp --password-file "$UPW" -o "$W/out.pdf" "$F"
+not_hung "F: stamp -o, FIFO journal"
+check_status 0 "F: stamp -o with a FIFO journal"
+pr recover "$F"
+not_hung "F: recover, FIFO journal"
+check_status 4 "F: recover refuses a FIFO journal"
+pr stamp --password-file "$UPW" -i "$F"
+not_hung "F: stamp -i, FIFO journal"
+check_status 4 "F: stamp -i refuses a FIFO journal"
+same "$F" "$ORIG" "F: after every command"
+check_true test -p "$J" "F: the FIFO is left alone"
+rm -f "$J"
+mkfifo "$W/fifo.pdf"
+for c in "info" "verify -q" "stamp -o $W/o2.pdf" "stamp -i" "meta --set Title=x -i" "recover"; do
+	case $c in recover) pr $c "$W/fifo.pdf" ;; *) pr $c --password-file "$UPW" "$W/fifo.pdf" ;; esac
+	not_hung "F: $c on a FIFO"
+	check_status 2 "F: $c refuses a FIFO as input"
+	check_grep 'not a regular file' "$T/err" "F: $c says why"
+done
+printf '%s\n%s\n' "$W/fifo.pdf" "$F" >"$W/list"
+pr stamp --password-file "$UPW" -i --json --files-from "$W/list"
+not_hung "F: a --files-from batch with a FIFO"
+check_status 2 "F: the batch reports the FIFO"
+check_eq "$(jget "$T/out" 'd["ok"]' 2)" true "F: the batch still stamps the next file"
+
+# ===========================================================================
+# G. empty and torn journals
+# ===========================================================================
+fresh
+: >"$J"
+chmod 600 "$J"
+pr recover "$F"
+check_status 4 "G: recover refuses an empty journal"
+same "$F" "$ORIG" "G: empty"
+check_true test -e "$J" "G: the empty journal is left for a human"
+pr stamp --password-file "$UPW" -i "$F"
+check_status 4 "G: stamp -i refuses next to an empty journal"
+check_grep 'journal' "$T/err" "G: stamp -i names the journal"
+rm -f "$J"
+v2 "$F" 0
+head -c 40 "$J" >"$T/torn" && cat "$T/torn" >"$J"
+pr recover "$F"
+check_status 4 "G: recover refuses a torn journal"
+same "$F" "$ORIG" "G: torn"
+
+# ===========================================================================
+# H. genuine crash journals are still recovered
+# ===========================================================================
+fresh
+PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+check_eq "$RC" 137 "H: stamp -i killed after its write"
+check_eq "$(stat -c %a "$J")" 600 "H: the journal has mode 0600"
+cp "$F" "$T/torn.pdf"
+pr info --json --password-file "$UPW" "$F"
+check_status 0 "H: info on the torn file"
+check_eq "$(jget "$T/out" 'd["journal_pending"]')" true "H: info reports the pending journal"
+same "$F" "$T/torn.pdf" "H: info leaves the torn update alone"
+pr recover --json "$F"
+check_status 0 "H: recover rolls the crash back"
+check_eq "$(jget "$T/out" 'd["action"]')" '"rolled_back"' "H: action rolled_back"
+same "$F" "$ORIG" "H: recover"
+check_true test ! -e "$J" "H: the journal is removed"
+pr recover "$F"
+check_status 0 "H: a second recover has nothing to do"
+check_grep 'nothing to do' "$T/out" "H: and says so"
+PDFSTAMP_FAULT=kill:after-journal run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+check_eq "$RC" 137 "H: stamp -i killed after its journal"
+pr recover --json "$F"
+check_status 0 "H: recover after a kill before the write"
+check_eq "$(jget "$T/out" 'd["action"]')" '"removed_journal"' "H: action removed_journal"
+same "$F" "$ORIG" "H: kill before the write"
+PDFSTAMP_FAULT=kill:after-fsync run "$PDFSTAMP" meta --password-file "$UPW" --set Title=x -i "$F"
+check_eq "$RC" 137 "H: meta -i killed after its fsync"
+pr stamp --json --password-file "$UPW" -i "$F"
+check_status 0 "H: the next stamp -i rolls back, then stamps"
+check_grep '^pdfstamp: warning: .*rolled back' "$T/err" "H: stamp -i reports the rollback"
+check_eq "$(jget "$T/out" 'd["base_length"]')" "$L0" "H: the new revision starts at the original length"
+check_true test ! -e "$J" "H: no journal left"
+pr recover "$W/missing.pdf"
+check_status 1 "H: recover on a missing file is an I/O error"
+
+# ===========================================================================
+# I. recover takes the writers' lock first
+# ===========================================================================
+if command -v flock >/dev/null 2>&1; then
+	fresh
+	PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+	cp "$F" "$T/torn.pdf"
+	flock -x "$F" sleep 5 &
+	LP=$!
+	sleep 0.5
+	pr recover "$F"
+	check_status 1 "I: recover on a locked file"
+	check_grep 'locked' "$T/err" "I: the message says the file is locked"
+	same "$F" "$T/torn.pdf" "I: locked"
+	kill "$LP" 2>/dev/null
+	wait "$LP" 2>/dev/null
+fi
+
+# ===========================================================================
+# Documentation: --help and the man page
+# ===========================================================================
+run "$PDFSTAMP" --help
+check_grep '^  recover ' "$T/out" "pdfstamp --help lists recover"
+run "$PDFSTAMP" recover --help
+check_status 0 "pdfstamp recover --help"
+check_grep 'Usage: pdfstamp recover' "$T/out" "recover --help shows the usage"
+run "$PDFSTAMP" recover
+check_status 2 "recover without a file is a usage error"
+# ===========================================================================
+# J. a document reached through a symbolic link: its journal is next to the
+#    file itself, so every name of it finds the same one
+# ===========================================================================
+fresh
+mkdir -p "$W/links"
+ln -s "$F" "$W/links/doc.pdf"
+cp "$F" "$T/j-orig.pdf"
+PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$W/links/doc.pdf"
+check_eq "$RC" 137 "J: stamp -i through a link, killed after its write"
+check_true test -e "$J" "J: the journal is next to the real file"
+check_true test ! -e "$W/links/doc.pdf.pdfstamp-journal" "J: no journal next to the link"
+pr info --password-file "$UPW" "$W/links/doc.pdf"
+check_grep 'recover' "$T/err" "J: info through the link reports the journal"
+pr recover "$F"
+check_status 0 "J: recover by the real name rolls the update back"
+same "$F" "$T/j-orig.pdf" "J: recover"
+
+MAN=$TOP_SRCDIR/man/pdfstamp.1
+check_grep '^\.Ss pdfstamp recover' "$MAN" "the man page describes recover"
+check_grep '^\.Ss Journals and shared directories' "$MAN" "SECURITY CONSIDERATIONS covers journals"
+for k in journal_pending action; do
+	check_grep "^\\.It Li $k\$|^\\.Li $k( |\$)" "$MAN" "the man page documents JSON key '$k'"
+done
+
+finish
