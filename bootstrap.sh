@@ -2,6 +2,8 @@
 # bootstrap.sh - from a fresh checkout on Debian 12: install the build and
 # test dependencies (apt-get, as root or through sudo), build pdfstamp in
 # build/, run `pdfstamp info` on an encrypted sample and stamp a copy of it.
+# The dependencies include what .ci/run's Debian package step uses (git,
+# debhelper, lintian), and so cover debian/control's Build-Depends.
 #
 # Usage: ./bootstrap.sh              dependencies, build, demo
 #        ./bootstrap.sh --deps-only  only install the dependencies (.ci/run)
@@ -14,7 +16,8 @@ DEPS=(
 	build-essential autoconf automake libtool pkg-config
 	libmbedtls-dev zlib1g-dev libidn-dev check
 	qpdf mupdf-tools poppler-utils python3 mandoc
-	libnss3-tools nodejs libjs-pdf clang
+	libnss3-tools nodejs libjs-pdf clang time
+	git debhelper lintian
 )
 
 mode=all
@@ -23,7 +26,7 @@ case "${1:-}" in
 --deps-only) mode=deps ;;
 --no-deps) mode=build ;;
 -h | --help)
-	sed -n '2,10s/^# \{0,1\}//p' "$0"
+	sed -n '2,12s/^# \{0,1\}//p' "$0"
 	exit 0
 	;;
 *)
