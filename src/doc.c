@@ -11,8 +11,13 @@
  *
  * Invariants:
  *  1. The file is read with pread() only, through ps_doc_pread(), which
- *     counts every byte: bytes_read is what `info --json` reports, so a test
- *     can prove that the payload was never touched.
+ *     counts the distinct bytes read: bytes_read is what `info --json`
+ *     reports, so a test can prove that the payload was never touched.  A
+ *     byte read twice (the tail window, then the xref table in it) counts
+ *     once, so bytes_read never exceeds the file's size.  The ranges read
+ *     are kept sorted and merged; past READ_RANGES_MAX separate ranges (a
+ *     full rewrite or verify, never a report) further reads are counted
+ *     whole, still capped at the size, so the bookkeeping stays O(1).
  *  2. Objects are parsed when first looked up and then cached for the
  *     document's lifetime; lookups hand out borrowed pointers.
  *  3. Strings of objects read from the file body are decrypted on load,
@@ -42,6 +47,7 @@
 #define OBJ_WINDOW_MAX ((size_t)64 << 20)
 #define OBJSTM_MAX_DECODED ((size_t)256 << 20)
 #define MAX_LOOKUP_DEPTH 32
+#define READ_RANGES_MAX 256 /* separate ranges of the file tracked for bytes_read */
 
 const struct pdfstamp_perm_name pdfstamp_perm_names[] = {
 	{3, "print"},
@@ -58,6 +64,67 @@ const struct pdfstamp_perm_name pdfstamp_perm_names[] = {
 const char *pdfstamp_aes_engine(void)
 {
 	return ps_aes_engine_name(ps_aes_engine_best());
+}
+
+/* Adds [A, B) to the ranges read (pairs start, end: sorted, disjoint, not
+ * touching); bytes_read grows by the bytes of it not read before.  0 or
+ * PDFSTAMP_E_NOMEM. */
+static int note_read(ps_doc *doc, int64_t a, int64_t b)
+{
+	int64_t *r = doc->read_ranges, added = b - a, na = a, nb = b;
+	size_t n = doc->nread_ranges, lo = 0, hi = n, i, j;
+
+	if (a >= b)
+		return 0;
+	if (doc->read_ranges_full)
+		goto whole;
+	while (lo < hi) { /* the first range that ends at or after A */
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[2 * mid + 1] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	i = lo;
+	for (j = i; j < n && r[2 * j] <= b; j++) { /* ranges that overlap or touch [A, B) */
+		int64_t s = r[2 * j] > a ? r[2 * j] : a, e = r[2 * j + 1] < b ? r[2 * j + 1] : b;
+		if (e > s)
+			added -= e - s;
+		if (r[2 * j] < na)
+			na = r[2 * j];
+		if (r[2 * j + 1] > nb)
+			nb = r[2 * j + 1];
+	}
+	if (j > i) {
+		r[2 * i] = na;
+		r[2 * i + 1] = nb;
+		memmove(&r[2 * (i + 1)], &r[2 * j], (n - j) * 2 * sizeof *r);
+		doc->nread_ranges = n - (j - i - 1);
+	} else {
+		if (n == doc->capread_ranges) {
+			size_t ncap = n ? n * 2 : 16;
+			int64_t *nr;
+			if (ncap > READ_RANGES_MAX) {
+				doc->read_ranges_full = 1;
+				goto whole;
+			}
+			if (!(nr = realloc(r, ncap * 2 * sizeof *r)))
+				return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+			doc->read_ranges = r = nr;
+			doc->capread_ranges = ncap;
+		}
+		memmove(&r[2 * (i + 1)], &r[2 * i], (n - i) * 2 * sizeof *r);
+		r[2 * i] = a;
+		r[2 * i + 1] = b;
+		doc->nread_ranges = n + 1;
+	}
+	doc->bytes_read += added;
+	return 0;
+whole:
+	doc->bytes_read += b - a;
+	if (doc->bytes_read > doc->size)
+		doc->bytes_read = doc->size;
+	return 0;
 }
 
 int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out)
@@ -82,10 +149,9 @@ int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out)
 			break; /* the file shrank under us */
 		got += (size_t)n;
 	}
-	doc->bytes_read += (int64_t)got;
 	out->len = got;
 	out->data[got] = 0; /* a terminator for the parser's convenience */
-	return 0;
+	return note_read(doc, off, off + (int64_t)got);
 }
 
 /* ---- object cache (open addressing on the object number) ---------------- */
@@ -715,6 +781,13 @@ static int read_encrypt(ps_doc *doc)
 
 /* ---- public entry points -------------------------------------------------- */
 
+const char *ps_file_kind(mode_t mode)
+{
+	return S_ISFIFO(mode) ? "a FIFO" : S_ISDIR(mode) ? "a directory" :
+	       S_ISCHR(mode) || S_ISBLK(mode) ? "a device" : S_ISREG(mode) ? "a regular file" :
+	       "a socket or other special file";
+}
+
 int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path, unsigned flags)
 {
 	ps_doc *doc;
@@ -736,6 +809,8 @@ int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path, u
 	/* O_NONBLOCK: a FIFO or device given as input must not hang the
 	 * open; it is refused below, before any read. */
 	doc->fd = open(path, ((flags & PDFSTAMP_OPEN_WRITE) ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	/* A file that cannot be opened, whatever the reason (missing, not
+	 * permitted, a directory, not a regular file), is an I/O error. */
 	if (doc->fd < 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot open: %s", strerror(errno));
 		goto fail;
@@ -745,9 +820,7 @@ int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path, u
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "not a regular file (%s)",
-		            S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" :
-		            S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a socket or other special file");
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot open: not a regular file (%s)", ps_file_kind(st.st_mode));
 		goto fail;
 	}
 	if ((rc = fcntl(doc->fd, F_GETFL)) < 0 || fcntl(doc->fd, F_SETFL, rc & ~O_NONBLOCK) < 0) {
@@ -817,6 +890,7 @@ void pdfstamp_doc_close(pdfstamp_doc *doc)
 		ps_obj_free(doc->sections[i].id0);
 	}
 	free(doc->sections);
+	free(doc->read_ranges);
 	free(doc->path);
 	if (doc->fd >= 0)
 		close(doc->fd);

@@ -24,7 +24,8 @@
  *     a fresh ID[1].
  *  4. Durability.  -o: an unnamed temp file in the target's directory
  *     (io.c) <- copy of L bytes + section, verify, fsync, chmod, rename,
- *     fsync dir.
+ *     fsync dir.  To a descriptor (PDFSTAMP_WRITE_TO_FD, `-o -`): the same
+ *     file in $TMPDIR, never named, verified, then copied to it.
  *     In place (under the exclusive lock taken at open): the section is
  *     built in memory; then the journal "FILE.pdfstamp-journal" (version
  *     2: FILE's device and inode, L, and the length and SHA-256 of the
@@ -430,7 +431,7 @@ int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 		goto out;
 	}
 	if (!S_ISREG(fst.st_mode)) {
-		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "not a regular file");
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "not a regular file");
 		goto out;
 	}
 	if ((rc = journal_load(ctx, &j, &fst, &r, &jst)) != 0) {
@@ -514,7 +515,7 @@ int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered)
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "not a regular file");
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "not a regular file (%s)", ps_file_kind(st.st_mode));
 		goto out;
 	}
 	/* The writers' lock first, then the journal (never the other way). */
@@ -558,10 +559,18 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 	memset(up, 0, sizeof *up);
 	up->doc = doc;
 	up->state = PS_UP_FAILED;
-	if (!w || w->version != PDFSTAMP_WRITE_OPTS_VERSION)
+	if (!w || w->version < 1 || w->version > PDFSTAMP_WRITE_OPTS_VERSION)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "write options of an unknown version");
-	if (!(w->flags & PDFSTAMP_WRITE_IN_PLACE) == !w->output)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "give either an output file or in-place mode");
+	if ((w->flags & PDFSTAMP_WRITE_TO_FD) && w->version < 2)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "PDFSTAMP_WRITE_TO_FD needs version 2 of the write options");
+	if (!!(w->flags & PDFSTAMP_WRITE_IN_PLACE) + !!(w->flags & PDFSTAMP_WRITE_TO_FD) + !!w->output != 1)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "give exactly one of an output file, an output descriptor and "
+		              "in-place mode");
+	if (w->flags & PDFSTAMP_WRITE_TO_FD) {
+		int rc = ps_check_out_fd(ctx, w->output_fd, doc->fd);
+		if (rc < 0)
+			return rc;
+	}
 	if ((w->flags & PDFSTAMP_WRITE_IN_PLACE) && !doc->locked)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "in-place updates need a document opened for writing");
 	if (doc->encrypted && !doc->authenticated)
@@ -1025,7 +1034,9 @@ static int last_byte_is_eol(ps_doc *doc, int *yes)
 	return rc;
 }
 
-static int commit_to_new_file(ps_update *up, const char *output, const ps_buf *sec, int64_t xref_off)
+/* OUTPUT is a path, or NULL to copy the checked file to OUT_FD. */
+static int commit_to_new_file(ps_update *up, const char *output, int out_fd, const ps_buf *sec,
+                              int64_t xref_off)
 {
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
@@ -1033,7 +1044,7 @@ static int commit_to_new_file(ps_update *up, const char *output, const ps_buf *s
 	struct stat st;
 	int rc;
 
-	if ((rc = ps_outfile_open(ctx, &of, output)) < 0)
+	if ((rc = output ? ps_outfile_open(ctx, &of, output) : ps_outfile_open_fd(ctx, &of)) < 0)
 		return rc;
 	if (fstat(doc->fd, &st) < 0 || (int64_t)st.st_size != up->base_len) {
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "the input changed size since it was opened");
@@ -1045,7 +1056,7 @@ static int commit_to_new_file(ps_update *up, const char *output, const ps_buf *s
 	ps_fault("after-write");
 	if ((rc = verify_output(up, ps_outfile_path(&of), xref_off)) < 0)
 		goto out;
-	rc = ps_outfile_commit(ctx, &of, doc->mode);
+	rc = output ? ps_outfile_commit(ctx, &of, doc->mode) : ps_outfile_copy_out(ctx, &of, out_fd);
 out:
 	ps_outfile_free(&of);
 	return rc;
@@ -1115,7 +1126,8 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w, struct 
 	if (w->flags & PDFSTAMP_WRITE_IN_PLACE)
 		rc = commit_in_place(up, &sec, xref_off);
 	else
-		rc = commit_to_new_file(up, w->output, &sec, xref_off);
+		rc = commit_to_new_file(up, w->output, (w->flags & PDFSTAMP_WRITE_TO_FD) ? w->output_fd : -1, &sec,
+		                        xref_off);
 	if (rc < 0)
 		goto out;
 	up->state = PS_UP_DONE;

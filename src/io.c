@@ -20,6 +20,17 @@
  * other names on the old inode, with the old key.  Appending updates
  * (stamp/meta -i) write into the open file and need none of this.
  *
+ * Output to a descriptor (PDFSTAMP_WRITE_TO_FD, `-o -`): the new file is
+ * built the same way in $TMPDIR (else the current directory), but never
+ * gets a name: O_TMPFILE, or mkstemp and unlink at once, so even a kill -9
+ * leaves nothing behind.  It is checked through /proc/self/fd like any
+ * uncommitted output, then copied to the descriptor (ps_outfile_copy_out)
+ * instead of being committed.  Like every output, it holds what the
+ * output holds: ciphertext, and plaintext only where the input had it.
+ *
+ * Messages name the path that failed: the output (or its directory),
+ * not the input, which the caller names.
+ *
  * States: OPEN (fd valid) --commit--> COMMITTED, --abort--> ABORTED.
  *
  * Every write, fsync and rename of the library goes through this file, so
@@ -142,11 +153,21 @@ int ps_sync_dir(ps_ctx *ctx, const char *dir)
 
 int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target)
 {
+	struct stat st;
 	char *copy;
 	size_t n;
 
 	memset(of, 0, sizeof *of);
 	of->fd = -1;
+	/* Said now, not after the whole output was built and checked (lstat:
+	 * a symbolic link, even to a directory, is replaced by the rename).
+	 * A FIFO or device is not renamed over either (-o /dev/null as root
+	 * would replace the device; -o - is standard output). */
+	if (lstat(target, &st) == 0 && S_ISDIR(st.st_mode))
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write the output %s: %s", target, strerror(EISDIR));
+	if (lstat(target, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write the output %s: not a regular file (%s; -o - writes "
+		              "standard output)", target, ps_file_kind(st.st_mode));
 	of->target = strdup(target);
 	copy = strdup(target);
 	if (!of->target || !copy) {
@@ -176,9 +197,10 @@ int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target)
 		of->named = 1;
 	if (of->fd < 0) {
 		int e = errno;
+		ps_err(ctx, PDFSTAMP_E_IO, "cannot create a temporary file for the output %s in %s: %s", target,
+		       of->dir, strerror(e));
 		ps_outfile_free(of);
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot create a temporary file in the output's directory: %s",
-		              strerror(e));
+		return PDFSTAMP_E_IO;
 	}
 	return 0;
 oom:
@@ -220,6 +242,103 @@ int ps_outfile_open_inplace(ps_ctx *ctx, ps_outfile *of, const char *path, int f
 	return rc;
 }
 
+int ps_check_out_fd(ps_ctx *ctx, int out_fd, int in_fd)
+{
+	struct stat os, is;
+
+	if (out_fd < 0 || fstat(out_fd, &os) < 0)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the output descriptor %d is not open", out_fd);
+	if (in_fd >= 0 && fstat(in_fd, &is) == 0 && os.st_dev == is.st_dev && os.st_ino == is.st_ino)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the output (descriptor %d) is the input file itself", out_fd);
+	return 0;
+}
+
+int ps_outfile_open_fd(ps_ctx *ctx, ps_outfile *of)
+{
+	const char *tmp = getenv("TMPDIR");
+	size_t n;
+
+	memset(of, 0, sizeof *of);
+	of->fd = -1;
+	of->to_fd = 1;
+	of->dir = strdup(tmp && *tmp ? tmp : ".");
+	if (!of->dir)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	n = strlen(of->dir) + 32;
+	if (!(of->tmpname = malloc(n))) {
+		ps_outfile_free(of);
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	snprintf(of->tmpname, n, "%s/.pdfstamp-XXXXXX", of->dir);
+#ifdef O_TMPFILE
+	of->fd = open(of->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#endif
+	if (of->fd < 0 && (of->fd = mkstemp(of->tmpname)) >= 0 && unlink(of->tmpname) < 0) {
+		int e = errno;
+		close(of->fd);
+		of->fd = -1;
+		unlink(of->tmpname);
+		errno = e;
+	}
+	if (of->fd < 0) {
+		int e = errno;
+		ps_err(ctx, PDFSTAMP_E_IO, "cannot create a temporary file in %s (%s): %s", of->dir,
+		       tmp && *tmp ? "TMPDIR" : "the current directory, as TMPDIR is not set", strerror(e));
+		ps_outfile_free(of);
+		return PDFSTAMP_E_IO;
+	}
+	of->unnamed = 1; /* never linked: ps_outfile_path goes through /proc */
+	return 0;
+}
+
+int ps_outfile_copy_out(ps_ctx *ctx, ps_outfile *of, int out_fd)
+{
+	const size_t bufsz = (size_t)1 << 16;
+	uint8_t *buf;
+	int64_t off = 0;
+	int rc = 0;
+
+	if (!of->to_fd)
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "copy_out on an output with a path");
+	if (!(buf = malloc(bufsz)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (ps_fault("write")) {
+		free(buf);
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write the output (descriptor %d): %s", out_fd,
+		              strerror(ENOSPC));
+	}
+	for (;;) {
+		ssize_t k = pread(of->fd, buf, bufsz, (off_t)off), w;
+		size_t done = 0;
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read the temporary file in %s: %s", of->dir,
+			            strerror(errno));
+			break;
+		}
+		if (k == 0)
+			break;
+		while (done < (size_t)k) {
+			w = write(out_fd, buf + done, (size_t)k - done);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot write the output (descriptor %d): %s", out_fd,
+				            w < 0 ? strerror(errno) : "nothing written");
+				break;
+			}
+			done += (size_t)w;
+		}
+		if (rc < 0)
+			break;
+		off += k;
+	}
+	free(buf);
+	return rc;
+}
+
 const char *ps_outfile_path(ps_outfile *of)
 {
 	if (of->unnamed) {
@@ -233,6 +352,8 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode)
 {
 	int rc;
 
+	if (of->to_fd)
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "commit of an output without a path");
 	if ((rc = ps_sync_fd(ctx, of->fd, "the output")) < 0)
 		return rc;
 	/* Owner and group before the mode (chown may clear set-id bits).  Not
@@ -245,25 +366,27 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode)
 		        "permitted); it has yours", of->target, (uintmax_t)of->uid, (uintmax_t)of->gid);
 	}
 	if (fchmod(of->fd, mode & 07777) < 0)
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot set the output's mode: %s", strerror(errno));
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot set the mode of the output %s: %s", of->target, strerror(errno));
 	if (of->unnamed) {
 		int fd;
 		/* linkat needs a fresh, unused name: reserve one with mkstemp,
 		 * then replace it by the unnamed file. */
 		fd = mkstemp(of->tmpname);
 		if (fd < 0)
-			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output: %s", strerror(errno));
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output %s in %s: %s", of->target, of->dir,
+			              strerror(errno));
 		close(fd);
 		unlink(of->tmpname);
 		if (linkat(AT_FDCWD, ps_outfile_path(of), AT_FDCWD, of->tmpname, AT_SYMLINK_FOLLOW) < 0)
-			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output: %s", strerror(errno));
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output %s in %s: %s", of->target, of->dir,
+			              strerror(errno));
 		of->unnamed = 0;
 		of->named = 1;
 	}
 	ps_fault("before-rename");
 	errno = 0;
 	if (ps_fault("rename") || rename(of->tmpname, of->target) < 0)
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot rename the output into place: %s",
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot rename the output into place as %s: %s", of->target,
 		              errno ? strerror(errno) : "injected fault");
 	of->named = 0; /* the name is the target's now */
 	of->committed = 1;

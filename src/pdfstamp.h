@@ -72,9 +72,9 @@ void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdat
                                    recovers a crash journal under that lock */
 
 /* Opens PATH and reads its trailer and cross-reference data (never the
- * payload).  The document is not yet authenticated.  A PATH that is not a
- * regular file (FIFO, directory, device) is refused with PDFSTAMP_E_USAGE
- * without blocking.  Without PDFSTAMP_OPEN_WRITE nothing is ever modified:
+ * payload).  The document is not yet authenticated.  A PATH that cannot be
+ * opened (missing, not readable) or is not a regular file (FIFO, directory,
+ * device) is refused with PDFSTAMP_E_IO, without blocking.  Without PDFSTAMP_OPEN_WRITE nothing is ever modified:
  * a pending journal only draws a warning (see pdfstamp_recover). */
 int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path,
                       unsigned flags);
@@ -136,7 +136,8 @@ struct pdfstamp_info {
 	int64_t trailing_bytes;
 	int nsigs;
 	struct pdfstamp_sig_info sigs[16]; /* the first 16 of nsigs */
-	int64_t bytes_read;          /* bytes read from the file so far */
+	int64_t bytes_read;          /* distinct bytes of the file read so far: a byte read
+	                                twice counts once, so never more than file_size */
 	int docmdp;                  /* DocMDP level (1..3, 0 none) of /Root /Perms /DocMDP, or the
 	                                strictest of the signatures beyond the 16 in sigs */
 	int sigs_incomplete;         /* the field tree could not be read whole (too deep): the
@@ -160,14 +161,25 @@ extern const struct pdfstamp_perm_name pdfstamp_perm_names[];
 #define PDFSTAMP_WRITE_ALLOW_TRAILING 0x2 /* append even after bytes that follow the last %%EOF */
 #define PDFSTAMP_WRITE_ALLOW_IDENTITY 0x4 /* append to an encrypted file whose /StrF or /StmF is
                                              /Identity, i.e. write new strings or streams in clear */
+/* Write the new file to the open descriptor output_fd (a pipe, a terminal,
+ * standard output; it is written with write(2) from where it stands and is
+ * not closed) instead of a path; output must be NULL.  The file is still
+ * built in a temporary file, in $TMPDIR or else the current directory,
+ * that never has a name (O_TMPFILE, or unlinked at once) and so never
+ * outlives the call; it is checked there as usual and only then copied
+ * to output_fd.  output_fd must not be the input file.  Needs version 2
+ * of the options (pdfstamp_write_opts and pdfstamp_rewrite_opts). */
+#define PDFSTAMP_WRITE_TO_FD 0x8
 
 struct pdfstamp_write_opts {
 	unsigned version;
-	const char *output;   /* path of the new file; NULL with PDFSTAMP_WRITE_IN_PLACE */
+	const char *output;   /* path of the new file; NULL with PDFSTAMP_WRITE_IN_PLACE or _TO_FD */
 	unsigned flags;
+	int output_fd;        /* version 2: the descriptor of PDFSTAMP_WRITE_TO_FD, else ignored */
 };
-#define PDFSTAMP_WRITE_OPTS_VERSION 1
-#define PDFSTAMP_WRITE_OPTS_INIT {PDFSTAMP_WRITE_OPTS_VERSION, NULL, 0}
+/* Version 1 (without output_fd) is still accepted. */
+#define PDFSTAMP_WRITE_OPTS_VERSION 2
+#define PDFSTAMP_WRITE_OPTS_INIT {PDFSTAMP_WRITE_OPTS_VERSION, NULL, 0, -1}
 
 #define PDFSTAMP_MAX_RESULT_OBJECTS 64
 
@@ -199,8 +211,8 @@ struct pdfstamp_result {
  * that value is it truncated back to L (and fsynced), and the journal
  * removed.  If PATH still has exactly L bytes (the update never started),
  * only the journal is removed.  Anything else: PDFSTAMP_E_FORMAT naming
- * the reason, and nothing is changed.  A PATH that is not a regular file:
- * PDFSTAMP_E_USAGE, without blocking.  pdfstamp_doc_open with
+ * the reason, and nothing is changed.  A PATH that cannot be opened or is
+ * not a regular file: PDFSTAMP_E_IO, without blocking.  pdfstamp_doc_open with
  * PDFSTAMP_OPEN_WRITE does the same under its own lock (and fails if the
  * journal is refused); read-only opens never modify anything and only
  * warn that a journal exists. */
@@ -281,8 +293,9 @@ typedef void (*pdfstamp_progress_fn)(void *userdata, int64_t done, int64_t total
 
 struct pdfstamp_rewrite_opts {
 	unsigned version;
-	const char *output;          /* new file; NULL with PDFSTAMP_WRITE_IN_PLACE (temp + rename over the input) */
-	unsigned flags;              /* PDFSTAMP_WRITE_IN_PLACE, PDFSTAMP_REWRITE_FORCE */
+	const char *output;          /* new file; NULL with PDFSTAMP_WRITE_IN_PLACE (temp + rename over the input)
+	                                or PDFSTAMP_WRITE_TO_FD */
+	unsigned flags;              /* PDFSTAMP_WRITE_IN_PLACE, PDFSTAMP_WRITE_TO_FD, PDFSTAMP_REWRITE_FORCE */
 	const char *user_password;   /* UTF-8, SASLprep'd ("stored" profile) */
 	size_t user_len;
 	const char *owner_password;
@@ -292,10 +305,12 @@ struct pdfstamp_rewrite_opts {
 	int jobs;                    /* worker threads; 0 = number of online CPUs */
 	pdfstamp_progress_fn progress;
 	void *progress_ud;
+	int output_fd;               /* version 2: the descriptor of PDFSTAMP_WRITE_TO_FD, else ignored */
 };
 #define PDFSTAMP_REWRITE_FORCE 0x100  /* rewrite even if signatures or /SigFlags AppendOnly exist */
-#define PDFSTAMP_REWRITE_OPTS_VERSION 1
-#define PDFSTAMP_REWRITE_OPTS_INIT {PDFSTAMP_REWRITE_OPTS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, -4, 0, NULL, NULL}
+/* Version 1 (without output_fd) is still accepted. */
+#define PDFSTAMP_REWRITE_OPTS_VERSION 2
+#define PDFSTAMP_REWRITE_OPTS_INIT {PDFSTAMP_REWRITE_OPTS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, -4, 0, NULL, NULL, -1}
 
 struct pdfstamp_rewrite_stats {
 	int64_t objects;             /* objects written */

@@ -480,7 +480,10 @@ struct pdfstamp_doc {
 	int fd;
 	char *path;
 	int64_t size;                 /* file size when opened */
-	int64_t bytes_read;           /* every pread is counted */
+	int64_t bytes_read;           /* distinct bytes read (doc.c note 1), <= size */
+	int64_t *read_ranges;         /* what was read: start, end pairs, sorted and merged */
+	size_t nread_ranges, capread_ranges;
+	int read_ranges_full;         /* too many ranges (or no memory): reads counted whole */
 	int64_t startxref;            /* value of the last startxref */
 	int64_t eof_end;              /* offset just past the last %%EOF (and its EOL) */
 	int64_t trailing;             /* non-white bytes after the last %%EOF */
@@ -531,8 +534,11 @@ struct pdfstamp_doc {
 	int64_t objstm_n, objstm_first;
 };
 
+/* "a FIFO", "a directory", ... for messages about a file of mode MODE. */
+const char *ps_file_kind(mode_t mode);
 /* Reads up to LEN bytes at OFF into OUT (replacing its contents); fewer
- * only at end of file.  Counts bytes_read. */
+ * only at end of file.  Counts bytes_read (distinct bytes, see
+ * struct pdfstamp_doc). */
 int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out);
 /* xref.c: locates startxref and reads every section into the index. */
 int ps_xref_load(ps_doc *doc);
@@ -674,6 +680,7 @@ typedef struct ps_outfile {
 	int unnamed;        /* O_TMPFILE: not yet linked into the directory */
 	int named;          /* tmpname exists in the directory and is ours to remove */
 	int committed;
+	int to_fd;          /* ps_outfile_open_fd: no target, copied out instead of committed */
 	char *target, *dir, *tmpname;
 	char fdpath[32];
 	int keep_owner;     /* commit gives the file uid/gid (where permitted) */
@@ -687,6 +694,14 @@ int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target);
  * stays), with its owner and group where permitted; a file with several
  * hard links is refused (UNSUPPORTED), as a rename would split them. */
 int ps_outfile_open_inplace(ps_ctx *ctx, ps_outfile *of, const char *path, int fd);
+/* An output for PDFSTAMP_WRITE_TO_FD: a file in $TMPDIR (else ".") that
+ * never has a name; ps_outfile_copy_out, not commit, finishes it. */
+int ps_outfile_open_fd(ps_ctx *ctx, ps_outfile *of);
+/* Copies the whole file to OUT_FD with write(2). */
+int ps_outfile_copy_out(ps_ctx *ctx, ps_outfile *of, int out_fd);
+/* Checks OUT_FD for PDFSTAMP_WRITE_TO_FD: open, and not the file IN_FD
+ * (-1: no check).  0 or PDFSTAMP_E_USAGE. */
+int ps_check_out_fd(ps_ctx *ctx, int out_fd, int in_fd);
 /* A path under which the (uncommitted) file can be opened for reading. */
 const char *ps_outfile_path(ps_outfile *of);
 /* fsync, set MODE, rename over the target, fsync the directory. */

@@ -53,6 +53,8 @@
  *     link stays) and keeps its owner and group where permitted; a file
  *     with other hard links is refused, since a rename would leave the
  *     other names with the old key (io.c ps_outfile_open_inplace).
+ *     To a descriptor (PDFSTAMP_WRITE_TO_FD, `-o -`): the same temp file,
+ *     in $TMPDIR, never named; verified the same way, then copied out.
  *  6. New /U /UE /O /OE /Perms come from Algorithms 8, 9 and 10
  *     (ps_sec_make); R5 inputs come out as R6.
  */
@@ -1163,13 +1165,17 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	size_t batch_bytes = 0;
 	ps_doc *v = NULL;
 	const char *target = o->output ? o->output : doc->path;
+	int to_fd = (o->flags & PDFSTAMP_WRITE_TO_FD) != 0; /* version >= 2: checked by the callers */
 
 	memset(&rw, 0, sizeof rw);
 	rw.doc = doc;
 	rw.ctx = ctx;
 	rw.of.fd = -1;
-	if (!o->output == !(o->flags & PDFSTAMP_WRITE_IN_PLACE))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "give either an output file or in-place mode");
+	if (!!(o->flags & PDFSTAMP_WRITE_IN_PLACE) + to_fd + !!o->output != 1)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "give exactly one of an output file, an output descriptor and "
+		              "in-place mode");
+	if (to_fd && (rc = ps_check_out_fd(ctx, o->output_fd, doc->fd)) < 0)
+		return rc;
 	if ((rc = check_signatures(doc, o->flags)) < 0)
 		return rc;
 	{
@@ -1250,6 +1256,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	/* In place: the file itself, wherever symbolic links lead, with its
 	 * owner; a file with other hard links is refused (io.c). */
 	rc = (o->flags & PDFSTAMP_WRITE_IN_PLACE) ? ps_outfile_open_inplace(ctx, &rw.of, doc->path, doc->fd)
+	     : to_fd                              ? ps_outfile_open_fd(ctx, &rw.of)
 	                                          : ps_outfile_open(ctx, &rw.of, target);
 	if (rc < 0)
 		goto out;
@@ -1342,7 +1349,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		if ((rc = check_live_objects(&rw, v, enc_num)) < 0 || (rc = check_page_trees(doc, v)) < 0)
 			goto out;
 	}
-	if ((rc = ps_outfile_commit(ctx, &rw.of, doc->mode)) < 0)
+	if ((rc = to_fd ? ps_outfile_copy_out(ctx, &rw.of, o->output_fd) : ps_outfile_commit(ctx, &rw.of, doc->mode)) < 0)
 		goto out;
 	if (st) {
 		st->objects = (int64_t)rw.noffs;
@@ -1385,14 +1392,25 @@ out:
 	return rc;
 }
 
+/* Version 1 has no output_fd: PDFSTAMP_WRITE_TO_FD needs version 2. */
+static int check_opts(ps_ctx *ctx, const struct pdfstamp_rewrite_opts *o)
+{
+	if (!o || o->version < 1 || o->version > PDFSTAMP_REWRITE_OPTS_VERSION)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "rewrite options of an unknown version");
+	if ((o->flags & PDFSTAMP_WRITE_TO_FD) && o->version < 2)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "PDFSTAMP_WRITE_TO_FD needs version 2 of the rewrite options");
+	return 0;
+}
+
 int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
 {
 	ps_ctx *ctx = doc->ctx;
+	int rc;
 
 	if (st)
 		memset(st, 0, sizeof *st);
-	if (!o || o->version != PDFSTAMP_REWRITE_OPTS_VERSION)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "rewrite options of an unknown version");
+	if ((rc = check_opts(ctx, o)) < 0)
+		return rc;
 	if (!doc->encrypted)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not encrypted; use encrypt");
 	if (!doc->authenticated)
@@ -1401,7 +1419,7 @@ int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, st
 		/* the user password is enough only when the owner password is empty */
 		uint8_t k[32];
 		int owner = 0, perms = 0;
-		int rc = ps_sec_authenticate(ctx, &doc->sp, "", 0, k, &owner, &perms);
+		rc = ps_sec_authenticate(ctx, &doc->sp, "", 0, k, &owner, &perms);
 		ps_wipe(k, sizeof k);
 		if (rc < 0 || !owner)
 			return ps_err(ctx, PDFSTAMP_E_PERM, "rotating the key needs the owner password");
@@ -1412,11 +1430,12 @@ int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, st
 int pdfstamp_encrypt(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
 {
 	ps_ctx *ctx = doc->ctx;
+	int rc;
 
 	if (st)
 		memset(st, 0, sizeof *st);
-	if (!o || o->version != PDFSTAMP_REWRITE_OPTS_VERSION)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "rewrite options of an unknown version");
+	if ((rc = check_opts(ctx, o)) < 0)
+		return rc;
 	if (doc->encrypted)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is already encrypted; use rotate to change its key");
 	return rewrite(doc, o, st);

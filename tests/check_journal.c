@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -269,9 +270,81 @@ START_TEST(test_fifo_input)
 
 	snprintf(fifo, sizeof fifo, "%s/fifo.pdf", dir);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, fifo, 0), PDFSTAMP_E_USAGE);
-	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, fifo, PDFSTAMP_OPEN_WRITE), PDFSTAMP_E_USAGE);
-	ck_assert_int_eq(pdfstamp_recover(ctx, fifo, &rec), PDFSTAMP_E_USAGE);
+	/* A file that cannot be opened as a PDF is an I/O error (issue 17). */
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, fifo, 0), PDFSTAMP_E_IO);
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "not a regular file (a FIFO)"));
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, fifo, PDFSTAMP_OPEN_WRITE), PDFSTAMP_E_IO);
+	ck_assert_int_eq(pdfstamp_recover(ctx, fifo, &rec), PDFSTAMP_E_IO);
+	/* and so is a directory, or a file that is not there */
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, dir, 0), PDFSTAMP_E_IO);
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "a directory"));
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, dir, PDFSTAMP_OPEN_WRITE), PDFSTAMP_E_IO);
+	ck_assert_int_eq(pdfstamp_recover(ctx, dir, &rec), PDFSTAMP_E_IO);
+	snprintf(fifo, sizeof fifo, "%s/missing.pdf", dir);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, fifo, 0), PDFSTAMP_E_IO);
+	ck_assert_int_eq(pdfstamp_recover(ctx, fifo, &rec), PDFSTAMP_E_IO);
+}
+END_TEST
+
+START_TEST(test_write_to_fd)
+{
+	/* PDFSTAMP_WRITE_TO_FD (`-o -`): built and checked in a temporary file
+	 * in $TMPDIR that never has a name, then copied to the descriptor
+	 * (issue 17); the input is read only. */
+	char in[192], out[192], tmp[192];
+	struct pdfstamp_meta_item it = {"Title", "to a descriptor"};
+	struct pdfstamp_meta_opts mo = PDFSTAMP_META_OPTS_INIT;
+	struct pdfstamp_write_opts wo = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_verify_report rep;
+	struct pdfstamp_result res;
+	pdfstamp_doc *d = NULL, *v = NULL;
+	struct dirent *e;
+	DIR *dp;
+	int fd;
+
+	snprintf(in, sizeof in, "%s/fresh.pdf", dir);
+	snprintf(out, sizeof out, "%s/out.pdf", dir);
+	snprintf(tmp, sizeof tmp, "%s/tmp", dir);
+	copy_sample(in);
+	ck_assert_int_eq(mkdir(tmp, 0700), 0);
+	ck_assert_int_eq(setenv("TMPDIR", tmp, 1), 0);
+	mo.items = &it;
+	mo.nitems = 1;
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &d, in, 0), 0);
+	ck_assert_int_eq(pdfstamp_doc_auth(d, pw, strlen(pw), 0), 0);
+	wo.flags = PDFSTAMP_WRITE_TO_FD;
+	ck_assert_int_eq(wo.output_fd, -1);
+	ck_assert_int_eq(pdfstamp_meta(d, &mo, &wo, &res), PDFSTAMP_E_USAGE); /* not open */
+	wo.output_fd = open(in, O_WRONLY | O_APPEND);
+	ck_assert_int_ge(wo.output_fd, 0);
+	ck_assert_int_eq(pdfstamp_meta(d, &mo, &wo, &res), PDFSTAMP_E_USAGE); /* the input */
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "input file itself"));
+	close(wo.output_fd);
+	fd = open(out, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	wo.output_fd = fd;
+	wo.version = 1; /* no output_fd in version 1 */
+	ck_assert_int_eq(pdfstamp_meta(d, &mo, &wo, &res), PDFSTAMP_E_USAGE);
+	wo.version = PDFSTAMP_WRITE_OPTS_VERSION;
+	wo.output = out; /* a path and a descriptor */
+	ck_assert_int_eq(pdfstamp_meta(d, &mo, &wo, &res), PDFSTAMP_E_USAGE);
+	wo.output = NULL;
+	ck_assert_int_eq(pdfstamp_meta(d, &mo, &wo, &res), 0);
+	close(fd);
+	pdfstamp_doc_close(d);
+	ck_assert_int_eq(size_of(in), orig_size);
+	ck_assert_int_gt(size_of(out), orig_size);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &v, out, 0), 0);
+	ck_assert_int_eq(pdfstamp_doc_auth(v, pw, strlen(pw), 0), 0);
+	ck_assert_int_eq(pdfstamp_verify(v, &rep, NULL, NULL), 0);
+	pdfstamp_doc_close(v);
+	dp = opendir(tmp);
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)))
+		ck_assert_msg(strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0,
+		              "left behind in TMPDIR: %s", e->d_name);
+	closedir(dp);
+	unsetenv("TMPDIR");
 }
 END_TEST
 
@@ -293,6 +366,7 @@ static Suite *journal_suite(void)
 	tcase_add_test(tc, test_refuses_stale);
 	tcase_add_test(tc, test_refuses_other_inode);
 	tcase_add_test(tc, test_fifo_input);
+	tcase_add_test(tc, test_write_to_fd);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -512,6 +512,64 @@ START_TEST(bytes_read_is_small)
 }
 END_TEST
 
+START_TEST(bytes_read_counts_each_byte_once)
+{
+	/* A small file is read in overlapping windows (the tail, the table in
+	 * it, each object's 1 KiB window): each byte counts once (issue 17). */
+	struct pdf p;
+	struct pdfstamp_info info;
+	ps_buf b = PS_BUF_INIT;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	pdf_table(&p, 4, "");
+	ck_assert_int_eq(open_buf(&p), 0);
+	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
+	ck_assert_int_gt(info.bytes_read, 0);
+	ck_assert_int_le(info.bytes_read, info.file_size);
+	/* Reading the whole file again adds exactly what was not read yet. */
+	ck_assert_int_eq(ps_doc_pread(doc, 0, (size_t)info.file_size, &b), 0);
+	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
+	ck_assert_int_eq(info.bytes_read, info.file_size);
+	ck_assert_int_eq(ps_doc_pread(doc, 10, 20, &b), 0);
+	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
+	ck_assert_int_eq(info.bytes_read, info.file_size);
+	ps_buf_free(&b);
+}
+END_TEST
+
+START_TEST(bytes_read_merges_ranges)
+{
+	/* Disjoint, touching and overlapping reads, in any order. */
+	struct pdf p;
+	static uint8_t payload[64 << 10];
+	ps_buf b = PS_BUF_INIT;
+	int64_t base;
+
+	memset(payload, 'x', sizeof payload);
+	pdf_start(&p);
+	basic_objects(&p);
+	pdf_stream_obj(&p, 4, "", payload, sizeof payload);
+	pdf_table(&p, 5, "");
+	ck_assert_int_eq(open_buf(&p), 0);
+	base = doc->bytes_read;
+	/* the payload sits between offsets 1000 and 60000 whatever the rest */
+	ck_assert_int_eq(ps_doc_pread(doc, 20000, 100, &b), 0);
+	ck_assert_int_eq(doc->bytes_read, base + 100);
+	ck_assert_int_eq(ps_doc_pread(doc, 10000, 100, &b), 0);
+	ck_assert_int_eq(doc->bytes_read, base + 200);
+	ck_assert_int_eq(ps_doc_pread(doc, 10100, 100, &b), 0);  /* touches */
+	ck_assert_int_eq(doc->bytes_read, base + 300);
+	ck_assert_int_eq(ps_doc_pread(doc, 10050, 9950, &b), 0); /* bridges to 20000 */
+	ck_assert_int_eq(doc->bytes_read, base + 10100);
+	ck_assert_int_eq(ps_doc_pread(doc, 10000, 10100, &b), 0); /* nothing new */
+	ck_assert_int_eq(doc->bytes_read, base + 10100);
+	ck_assert_int_eq(ps_doc_pread(doc, 9990, 10120, &b), 0); /* 10 + 10 new */
+	ck_assert_int_eq(doc->bytes_read, base + 10120);
+	ps_buf_free(&b);
+}
+END_TEST
+
 /* ---- memory follows the objects present (issue 11, "Amplification") ---------- */
 
 /* Bytes the allocator has handed out and not taken back, where glibc can
@@ -883,6 +941,8 @@ static Suite *xref_suite(void)
 	tcase_add_test(tc, objstm_bad_header);
 	tcase_add_test(tc, encrypt_in_object_stream_is_refused);
 	tcase_add_test(tc, bytes_read_is_small);
+	tcase_add_test(tc, bytes_read_counts_each_byte_once);
+	tcase_add_test(tc, bytes_read_merges_ranges);
 	tcase_add_test(tc, sparse_high_numbers_cost_little);
 	tcase_add_test(tc, sparse_scattered_revisions);
 	tcase_add_test(tc, chain_encrypt_null);

@@ -16,8 +16,10 @@
  *     With several FILE arguments the status is the worst (highest) one.
  *  3. Messages go to stderr as "pdfstamp: <what> (<file>)".  They never
  *     contain a password or key material.
- *  4. Passwords are never taken from argv (there is no such option).  They
- *     live in a struct cli_pw, wiped by cli_pw_clear() on every path.
+ *  4. Passwords are never taken from argv (there is no such option; one
+ *     that looks like it, --password or -p, is answered with a pointer to
+ *     the password options by cli_bad_option()).  They live in a struct
+ *     cli_pw, wiped by cli_pw_clear() on every path.
  *  5. Text that came from a PDF or from the command line is printed through
  *     cli_put_safe() (text) or the JSON writer (escaped), never raw, so a
  *     crafted file name or PDF string cannot drive the terminal.
@@ -86,10 +88,16 @@ int cli_lib_error(const pdfstamp_ctx *ctx, int err, const char *file);
  * (for text output and messages). */
 void cli_put_safe(FILE *f, const char *s);
 /* Reports a getopt failure ('?' or ':' from getopt_long with opterr = 0)
- * for CMD (NULL: the global options) and returns CLI_EXIT_USAGE.  Only the
- * option's name is shown, never a value given with "=" (which could be a
- * password typed by mistake). */
-int cli_bad_option(const char *cmd, int ret, const char *arg, int opt_char);
+ * for CMD (NULL: the global options) and returns CLI_EXIT_USAGE.  ARG is
+ * argv[optind - 1], OPT_CHAR optopt, OPTS the command's getopt_long table.
+ * Only the option's name is shown, never a value given with "=" (which
+ * could be a password typed by mistake).  An ambiguous prefix is reported
+ * with its candidates; an option that looks like it would take a password
+ * itself (--password, --pass, -p, ...) gets a pointer to the password
+ * options and why argv is no place for a password. */
+struct option;
+int cli_bad_option(const char *cmd, int ret, const char *arg, int opt_char,
+                   const struct option *opts);
 /* "Try 'pdfstamp CMD --help'." on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_hint(const char *cmd);
 /* Flushes stdout and reports a write error (e.g. a full disk); returns
@@ -142,8 +150,10 @@ enum {
 	{ "password-fd", required_argument, NULL, CLI_OPT_PASSWORD_FD }, \
 	{ "password-env", required_argument, NULL, CLI_OPT_PASSWORD_ENV }
 
-/* Help text for the standard password options (for a command's --help). */
+/* Help text for the standard password options (for a command's --help),
+ * with its heading; cli_pw_help_options: the same without the heading. */
 extern const char cli_pw_help[];
+extern const char cli_pw_help_options[];
 
 /* Sets SRC from one option; only one source is allowed.  Returns 0 or
  * CLI_EXIT_USAGE (message printed). */
@@ -211,8 +221,16 @@ void cli_json_null(struct cli_json *j);
 void cli_json_double(struct cli_json *j, double v, int decimals);
 /* Ends the line.  Returns 0, or -1 if the structure was unbalanced. */
 int cli_json_end(struct cli_json *j);
-/* The failure line of the writing commands and verify:
- * {"file":F,"ok":false,"exit":STATUS,"error":MSG}. */
+/* The one shape of every command's --json lines (on stdout).  A success
+ * starts {"file":FILE,"ok":true and a failure {"file":FILE,"ok":false,
+ * "exit":STATUS,"error":MSG (MSG NULL or empty: "failed"); the caller may
+ * add members, then ends the line with cli_json_line_end (which reports
+ * an unbalanced structure, naming FILE). */
+void cli_json_ok_begin(struct cli_json *j, const char *file);
+void cli_json_fail_begin(struct cli_json *j, const char *file, int status,
+                         const char *msg);
+void cli_json_line_end(struct cli_json *j, const char *file);
+/* A whole failure line: {"file":FILE,"ok":false,"exit":STATUS,"error":MSG}. */
 void cli_json_failure(const char *file, int status, const char *msg);
 
 /* ---- authentication shared by the commands (write_common.c) ------------- */

@@ -11,10 +11,13 @@
  *     it, and reused for the rest.  Without a password option the empty
  *     password is tried first; if it is wrong and stdin is a terminal, the
  *     user is asked (once) and that answer is reused.
- *  3. --json prints exactly one line per FILE: the report object, or, if the
- *     file failed, {"file":..., "error":{"exit_status":N,"message":...}}.
- *     Key names are a stable interface documented in pdfstamp(1) under JSON
- *     OUTPUT; add keys, never rename or remove them.
+ *  3. --json prints exactly one line per FILE: the report object, which
+ *     starts {"file":...,"ok":true, or, if the file failed, the failure line
+ *     every command prints, {"file","ok":false,"exit":N,"error":"message"}
+ *     (json.c).  Key names are a stable interface documented in pdfstamp(1)
+ *     under JSON OUTPUT; add keys, never rename or remove them.  (Up to
+ *     0.1.0 a failure was {"file","error":{"exit_status","message"}}: the
+ *     one exception, as "error" had to become the string all commands use.)
  *  4. Permission names come from the library's pdfstamp_perm_names table
  *     (terminated by an entry whose name is NULL).
  */
@@ -128,10 +131,7 @@ static void print_json(const char *file, const struct pdfstamp_info *in, int jou
 	char s[64];
 	int i;
 
-	cli_json_init(&j, stdout);
-	cli_json_obj_begin(&j);
-	cli_json_key(&j, "file");
-	cli_json_str(&j, file);
+	cli_json_ok_begin(&j, file);
 	cli_json_key(&j, "file_size");
 	cli_json_int(&j, in->file_size);
 	cli_json_key(&j, "encrypted");
@@ -213,28 +213,7 @@ static void print_json(const char *file, const struct pdfstamp_info *in, int jou
 	cli_json_str(&j, pdfstamp_aes_engine());
 	cli_json_key(&j, "journal_pending");
 	cli_json_bool(&j, journal);
-	cli_json_obj_end(&j);
-	if (cli_json_end(&j) != 0)
-		cli_error(file, "internal error: unbalanced JSON output");
-}
-
-static void print_json_error(const char *file, int status, const char *msg)
-{
-	struct cli_json j;
-
-	cli_json_init(&j, stdout);
-	cli_json_obj_begin(&j);
-	cli_json_key(&j, "file");
-	cli_json_str(&j, file);
-	cli_json_key(&j, "error");
-	cli_json_obj_begin(&j);
-	cli_json_key(&j, "exit_status");
-	cli_json_int(&j, status);
-	cli_json_key(&j, "message");
-	cli_json_str(&j, msg);
-	cli_json_obj_end(&j);
-	cli_json_obj_end(&j);
-	(void)cli_json_end(&j);
+	cli_json_line_end(&j, file);
 }
 
 static void put_field(const char *label, const char *value)
@@ -283,6 +262,12 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 			any = 1;
 		}
 		printf("%s\n", any ? "" : " nothing");
+		/* Bit 10 is on in nearly every file, whatever was asked for
+		 * (rotate --permissions print,copy gives it too): say why. */
+		if (perm_bit(in->p, 10))
+			printf("%-16s (extract is bit 10, extraction for accessibility: PDF 2.0\n"
+			       "%-16s deprecates it, writers always set it and readers ignore it;\n"
+			       "%-16s ISO 32000-2 Table 22)\n", "", "", "");
 		printf("%-16s", "Denied:");
 		any = 0;
 		for (pn = pdfstamp_perm_names; pn->name; pn++) {
@@ -321,7 +306,8 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 		else
 			printf(", approval\n");
 	}
-	printf("%-16s %" PRId64 "\n", "Bytes read:", in->bytes_read);
+	printf("%-16s %" PRId64 " distinct bytes of %" PRId64 "\n", "Bytes read:",
+	       in->bytes_read, in->file_size);
 	printf("%-16s %s\n", "AES engine:", pdfstamp_aes_engine());
 	if (journal)
 		printf("%-16s pending: an in-place update was interrupted or the journal is foreign;\n"
@@ -364,7 +350,7 @@ static int info_file(struct info_run *r, const char *file)
 			msg = pdfstamp_strerror(rc);
 		cli_error(file, "%s", msg);
 		if (r->o->json)
-			print_json_error(file, status, msg);
+			cli_json_failure(file, status, msg);
 		pdfstamp_doc_close(doc);
 		return status;
 	}
@@ -405,7 +391,7 @@ int cmd_info(int argc, char **argv)
 		case ':':
 		case '?':
 			return cli_bad_option("info", opt, argv[optind - 1],
-			                      optopt);
+			                      optopt, opts);
 		default:
 			rc = cli_pw_option(&o.src, opt, optarg);
 			if (rc > 0)

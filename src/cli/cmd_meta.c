@@ -160,7 +160,7 @@ int cmd_meta(int argc, char **argv)
 			return rc;
 		case ':':
 		case '?':
-			rc = cli_bad_option("meta", opt, argv[optind - 1], optopt);
+			rc = cli_bad_option("meta", opt, argv[optind - 1], optopt, opts);
 			break;
 		default:
 			rc = cli_write_option(&w, opt, optarg);

@@ -10,8 +10,9 @@
  *  2. Exit status per file: 0 when there was nothing to do or the update
  *     was rolled back (or only its journal removed), 4 for a journal the
  *     library refuses (it is left alone, the message says why), 1 for I/O
- *     errors and a file locked by another process, 2 for a FILE that is
- *     not a regular file.  The worst one is returned (cli_worst).
+ *     errors, a file locked by another process and a FILE that cannot be
+ *     opened or is not a regular file.  The worst one is returned
+ *     (cli_worst).
  *  3. --json prints exactly one line per FILE:
  *       {"file","ok":true,"action":"none"|"rolled_back"|"removed_journal"}
  *       {"file","ok":false,"exit":N,"error":"message"}
@@ -49,9 +50,9 @@ static void help(void)
 	       "                 (keys: see JSON OUTPUT in pdfstamp(1))\n"
 	       "  -h, --help     show this help and exit\n"
 	       "\n"
-	       "Exit status: 0 nothing to do or rolled back, 1 I/O error or the file\n"
-	       "is locked, 2 usage error or not a regular file, 4 a journal that\n"
-	       "cannot be trusted (left alone).\n");
+	       "Exit status: 0 nothing to do or rolled back, 1 I/O error, the file is\n"
+	       "locked, cannot be opened or is not a regular file, 2 usage error, 4 a\n"
+	       "journal that cannot be trusted (left alone).\n");
 }
 
 static const char *action_name(int recovered)
@@ -94,17 +95,10 @@ static int recover_file(pdfstamp_ctx *ctx, int json, const char *file)
 		return status;
 	}
 	if (json) {
-		cli_json_init(&j, stdout);
-		cli_json_obj_begin(&j);
-		cli_json_key(&j, "file");
-		cli_json_str(&j, file);
-		cli_json_key(&j, "ok");
-		cli_json_bool(&j, 1);
+		cli_json_ok_begin(&j, file);
 		cli_json_key(&j, "action");
 		cli_json_str(&j, action_name(recovered));
-		cli_json_obj_end(&j);
-		if (cli_json_end(&j) != 0)
-			cli_error(file, "internal error: unbalanced JSON output");
+		cli_json_line_end(&j, file);
 	} else {
 		cli_put_safe(stdout, file);
 		printf(": %s\n", action_text(recovered));
@@ -133,7 +127,7 @@ int cmd_recover(int argc, char **argv)
 			help();
 			return cli_finish_stdout(CLI_EXIT_OK);
 		default:
-			return cli_bad_option("recover", opt, argv[optind - 1], optopt);
+			return cli_bad_option("recover", opt, argv[optind - 1], optopt, opts);
 		}
 	}
 	if (optind >= argc) {

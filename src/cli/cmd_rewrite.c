@@ -97,7 +97,8 @@ static void help(const struct rewrite_cmd *c)
 	       "refused (exit 5) without --force.\n"
 	       "\n"
 	       "Output (exactly one of -o and --in-place):\n"
-	       "  -o, --output OUT      write the new file to OUT (only with one FILE)\n"
+	       "  -o, --output OUT      write the new file to OUT (only with one FILE);\n"
+	       "                        '-' writes it to standard output (not a terminal)\n"
 	       "  -i, --in-place        replace each FILE (required with several FILEs);\n"
 	       "                        its mode bits, and owner and group where\n"
 	       "                        permitted, are kept; a symbolic link is followed\n"
@@ -135,7 +136,8 @@ static void help(const struct rewrite_cmd *c)
 	                         "                        match /P (the new file keeps the permissions\n"
 	                         "                        /Perms records, not those of /P)");
 	if (!c->encrypt)
-		printf("Current password:\n%s", cli_pw_help);
+		printf("Current password (never taken from the command line):\n%s",
+		       cli_pw_help_options);
 }
 
 static int bad_value(const struct rewrite_cmd *c, const char *opt, const char *what)
@@ -228,7 +230,8 @@ static int run_rewrite(pdfstamp_doc *doc, const struct pdfstamp_write_opts *wopt
 	(void)res;
 	memset(&c->st, 0, sizeof c->st);
 	o.output = wopts->output;
-	o.flags = wopts->flags & PDFSTAMP_WRITE_IN_PLACE;
+	o.flags = wopts->flags & (PDFSTAMP_WRITE_IN_PLACE | PDFSTAMP_WRITE_TO_FD);
+	o.output_fd = wopts->output_fd;
 	if (c->w.force)
 		o.flags |= PDFSTAMP_REWRITE_FORCE;
 	o.user_password = c->nu.buf;
@@ -404,7 +407,7 @@ static int run_cmd(struct rewrite_cmd *c, int argc, char **argv)
 			return cli_finish_stdout(CLI_EXIT_OK);
 		case ':':
 		case '?':
-			return cli_bad_option(c->name, opt, argv[optind - 1], optopt);
+			return cli_bad_option(c->name, opt, argv[optind - 1], optopt, opts);
 		default:
 			rc = cli_write_option(&c->w, opt, optarg);
 			if (rc < 0) {

@@ -332,7 +332,7 @@ int cmd_stamp(int argc, char **argv)
 			return cli_finish_stdout(CLI_EXIT_OK);
 		case ':':
 		case '?':
-			return cli_bad_option("stamp", opt, argv[optind - 1], optopt);
+			return cli_bad_option("stamp", opt, argv[optind - 1], optopt, opts);
 		default:
 			rc = cli_write_option(&w, opt, optarg);
 			if (rc < 0) {

@@ -15,10 +15,12 @@
  *  3. Result: a report line on stdout per file; a file with faults also
  *     gets the library's message on stderr and exit status 4.  With
  *     several files the exit status is the worst one.
- *  4. --json: one line per file, {"file","ok","objects","streams",
+ *  4. --json: one line per file, {"file","ok":true,"objects","streams",
  *     "strings","faults","first_fault","first_fault_object"} (the last
- *     two null without faults), or {"file","ok":false,"exit","error"} for
- *     a file that could not be opened or authenticated.
+ *     two null without faults); with faults "ok" is false and "exit" (4)
+ *     and "error" (the message on stderr) follow it, as in the failure
+ *     line of every command, {"file","ok":false,"exit","error"}, which a
+ *     file that could not be opened or authenticated gets (json.c).
  */
 #include "config.h"
 
@@ -72,18 +74,19 @@ static void fault_text(const struct pdfstamp_verify_report *rep, char *buf, size
 	buf[k] = '\0';
 }
 
-static void json_report(const char *file, const struct pdfstamp_verify_report *rep)
+/* MSG: the message printed on stderr for a file with faults. */
+static void json_report(const char *file, const struct pdfstamp_verify_report *rep,
+                        const char *msg)
 {
 	struct cli_json j;
 	char first[sizeof rep->first_fault + 1];
 
 	fault_text(rep, first, sizeof first);
-	cli_json_init(&j, stdout);
-	cli_json_obj_begin(&j);
-	cli_json_key(&j, "file");
-	cli_json_str(&j, file);
-	cli_json_key(&j, "ok");
-	cli_json_bool(&j, rep->faults == 0);
+	if (rep->faults)
+		cli_json_fail_begin(&j, file, CLI_EXIT_FORMAT,
+		                    msg && *msg ? msg : first);
+	else
+		cli_json_ok_begin(&j, file);
 	cli_json_key(&j, "objects");
 	cli_json_int(&j, rep->objects);
 	cli_json_key(&j, "streams");
@@ -102,9 +105,7 @@ static void json_report(const char *file, const struct pdfstamp_verify_report *r
 		cli_json_int(&j, rep->first_fault_object);
 	else
 		cli_json_null(&j);
-	cli_json_obj_end(&j);
-	if (cli_json_end(&j) != 0)
-		cli_error(file, "internal error: unbalanced JSON output");
+	cli_json_line_end(&j, file);
 }
 
 static void text_report(const char *file, const struct pdfstamp_verify_report *rep)
@@ -173,7 +174,7 @@ static int verify_file(struct verify_run *r, const char *file)
 	if (rep.faults)
 		cli_error(file, "%s", pdfstamp_ctx_errmsg(r->ctx));
 	if (r->json)
-		json_report(file, &rep);
+		json_report(file, &rep, pdfstamp_ctx_errmsg(r->ctx));
 	else
 		text_report(file, &rep);
 	pdfstamp_doc_close(doc);
@@ -207,7 +208,7 @@ int cmd_verify(int argc, char **argv)
 			return cli_finish_stdout(CLI_EXIT_OK);
 		case ':':
 		case '?':
-			return cli_bad_option("verify", opt, argv[optind - 1], optopt);
+			return cli_bad_option("verify", opt, argv[optind - 1], optopt, opts);
 		default:
 			rc = cli_pw_option(&r.src, opt, optarg);
 			if (rc < 0) {

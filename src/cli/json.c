@@ -15,6 +15,12 @@
  *     silently.
  *  3. UTF-8 decoding is strict (RFC 3629): no overlong forms, no surrogate
  *     code points, nothing above U+10FFFF, no truncated sequences.
+ *  4. Every command's --json line starts the same way, written only here:
+ *     {"file":F,"ok":true,...} for a file that succeeded and
+ *     {"file":F,"ok":false,"exit":N,"error":"message",...} for one that
+ *     failed (cli_json_ok_begin, cli_json_fail_begin, cli_json_failure),
+ *     so `jq 'select(.ok | not)'` picks exactly the failures of any
+ *     command.  verify adds its report's members to either shape.
  */
 #include "config.h"
 
@@ -216,4 +222,46 @@ int cli_json_end(struct cli_json *j)
 	if (j->depth != 0 || j->after_key)
 		j->bad = 1;
 	return j->bad ? -1 : 0;
+}
+
+/* ---- the line shapes every command shares (pdfstamp(1), JSON OUTPUT) ---- */
+
+void cli_json_ok_begin(struct cli_json *j, const char *file)
+{
+	cli_json_init(j, stdout);
+	cli_json_obj_begin(j);
+	cli_json_key(j, "file");
+	cli_json_str(j, file);
+	cli_json_key(j, "ok");
+	cli_json_bool(j, 1);
+}
+
+void cli_json_fail_begin(struct cli_json *j, const char *file, int status,
+                         const char *msg)
+{
+	cli_json_init(j, stdout);
+	cli_json_obj_begin(j);
+	cli_json_key(j, "file");
+	cli_json_str(j, file);
+	cli_json_key(j, "ok");
+	cli_json_bool(j, 0);
+	cli_json_key(j, "exit");
+	cli_json_int(j, status);
+	cli_json_key(j, "error");
+	cli_json_str(j, msg && *msg ? msg : "failed");
+}
+
+void cli_json_line_end(struct cli_json *j, const char *file)
+{
+	cli_json_obj_end(j);
+	if (cli_json_end(j) != 0)
+		cli_error(file, "internal error: unbalanced JSON output");
+}
+
+void cli_json_failure(const char *file, int status, const char *msg)
+{
+	struct cli_json j;
+
+	cli_json_fail_begin(&j, file, status, msg);
+	cli_json_line_end(&j, file);
 }

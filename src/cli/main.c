@@ -188,30 +188,186 @@ int cli_usage_hint(const char *cmd)
 	return CLI_EXIT_USAGE;
 }
 
-int cli_bad_option(const char *cmd, int ret, const char *arg, int opt_char)
+/* Names that would give a password on the command line.  A prefix of
+ * "password" of 4 letters or more counts too ("--pass"). */
+static int is_password_name(const char *name, size_t n)
 {
-	char name[64];
-	size_t n;
+	static const char *const names[] = {
+		"passwd", "pw", "upw", "opw", "user-password", "owner-password",
+		"new-password", "new-user-password", "new-owner-password", NULL
+	};
+	size_t i;
 
-	/* glibc sets optopt to a long option's id, so decide by the text. */
-	if (!arg || strncmp(arg, "--", 2) != 0) {
+	if (n >= 4 && n <= 8 && strncmp(name, "password", n) == 0)
+		return 1;
+	for (i = 0; names[i]; i++)
+		if (strlen(names[i]) == n && strncmp(names[i], name, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* The options of OPTS that NAME (N bytes) is a proper prefix of: their
+ * count, the first in *FIRST, and whether all of them are password
+ * sources ("...password-file", "-fd", "-env") of one family, in *SAME_PW. */
+static int prefix_matches(const struct option *opts, const char *name, size_t n,
+                          const struct option **first, int *same_pw)
+{
+	const struct option *o;
+	const char *fam = NULL, *dash;
+	size_t famlen = 0;
+	int count = 0;
+
+	*first = NULL;
+	*same_pw = 1;
+	for (o = opts; o && o->name; o++) {
+		if (strlen(o->name) <= n || strncmp(o->name, name, n) != 0)
+			continue;
+		if (!count++)
+			*first = o;
+		dash = strrchr(o->name, '-');
+		if (!dash || (size_t)(dash - o->name) < 8 ||
+		    strncmp(dash - 8, "password", 8) != 0 ||
+		    (strcmp(dash, "-file") != 0 && strcmp(dash, "-fd") != 0 &&
+		     strcmp(dash, "-env") != 0)) {
+			*same_pw = 0;
+			continue;
+		}
+		if (!fam) {
+			fam = o->name;
+			famlen = (size_t)(dash - o->name);
+		} else if ((size_t)(dash - o->name) != famlen ||
+		           strncmp(fam, o->name, famlen) != 0) {
+			*same_pw = 0;
+		}
+	}
+	if (!count)
+		*same_pw = 0;
+	return count;
+}
+
+static int has_option(const struct option *opts, const char *name)
+{
+	const struct option *o;
+
+	for (o = opts; o && o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The answer to a password on the command line: which options to use
+ * instead (FAMILY "password", "new-user-password", ... or NULL: those
+ * the command has) and why. */
+static int password_pointer(const char *cmd, const char *shown, const char *family,
+                            const struct option *opts)
+{
+	char srcs[256];
+
+	if (!family && has_option(opts, "password-file"))
+		family = "password";
+	if (family)
+		snprintf(srcs, sizeof srcs, "--%s-file FILE, --%s-fd N or --%s-env VAR",
+		         family, family, family);
+	else if (has_option(opts, "new-user-password-file"))
+		snprintf(srcs, sizeof srcs, "--new-user-password-file/-fd/-env and "
+		         "--new-owner-password-file/-fd/-env");
+	else
+		snprintf(srcs, sizeof srcs, "--password-file FILE, --password-fd N or "
+		         "--password-env VAR (with a command that reads a password)");
+	cli_error(NULL, "'%s' is not an option: passwords are never taken from the "
+	          "command line, where other users can read them in the process "
+	          "list and the shell history keeps them; use %s", shown, srcs);
+	return cli_usage_hint(cmd);
+}
+
+int cli_bad_option(const char *cmd, int ret, const char *arg, int opt_char,
+                   const struct option *opts)
+{
+	const struct option *match;
+	char name[64], shown[80];
+	size_t n;
+	int nmatch, same_pw, is_long, has_value;
+
+	n = arg && strncmp(arg, "--", 2) == 0 ? strcspn(arg + 2, "=") : 0;
+	/* glibc sets optopt to 0 for an unknown or ambiguous long option, and
+	 * to the option's id for a long option misused; a short option in a
+	 * cluster ("-pi") may leave ARG at the previous argument. */
+	is_long = n > 0;
+	if (is_long && opt_char > 0 && opt_char < 256) {
+		const struct option *o;
+
+		nmatch = prefix_matches(opts, arg + 2, n, &match, &same_pw);
+		is_long = nmatch == 1 && match->val == opt_char;
+		for (o = opts; !is_long && o && o->name; o++)
+			if (strlen(o->name) == n && strncmp(o->name, arg + 2, n) == 0 &&
+			    o->val == opt_char)
+				is_long = 1;
+	}
+	if (!is_long) {
 		if (ret == ':')
 			cli_error(NULL, "option '-%c' needs an argument", opt_char);
-		else
+		else if (opt_char == 'p' || opt_char == 'P') {
+			snprintf(shown, sizeof shown, "-%c", opt_char);
+			return password_pointer(cmd, shown, NULL, opts);
+		} else
 			cli_error(NULL, "unknown option '-%c'", opt_char);
-	} else {
-		n = arg ? strcspn(arg, "=") : 0;
-		if (n >= sizeof name)
-			n = sizeof name - 1;
-		memcpy(name, arg ? arg : "", n);
-		name[n] = '\0';
-		if (ret == ':')
-			cli_error(NULL, "option '%s' needs an argument", name);
-		else if (arg && arg[n] == '=')
-			cli_error(NULL, "unknown option '%s=...'", name);
-		else
-			cli_error(NULL, "unknown option '%s'", name);
+		return cli_usage_hint(cmd);
 	}
+	has_value = arg[2 + n] == '=';
+	if (n >= sizeof name)
+		n = sizeof name - 1;
+	memcpy(name, arg + 2, n);
+	name[n] = '\0';
+	snprintf(shown, sizeof shown, "--%s%s", name, has_value ? "=..." : "");
+	if (ret == ':') {
+		cli_error(NULL, "option '--%s' needs an argument", name);
+		return cli_usage_hint(cmd);
+	}
+	nmatch = prefix_matches(opts, name, n, &match, &same_pw);
+	if (is_password_name(name, n)) {
+		const char *fam = NULL;
+		if (strncmp(name, "new-user-", 9) == 0)
+			fam = "new-user-password";
+		else if (strncmp(name, "new-owner-", 10) == 0)
+			fam = "new-owner-password";
+		return password_pointer(cmd, shown, fam, opts);
+	}
+	if (has_value && (has_option(opts, name) || nmatch == 1)) {
+		/* getopt_long knew the option: only a value it does not take */
+		cli_error(NULL, "option '--%s' takes no argument",
+		          has_option(opts, name) ? name : match->name);
+		return cli_usage_hint(cmd);
+	}
+	if (nmatch > 1 && same_pw) {
+		/* e.g. --new-user-pass: it stops inside the word "password" of
+		 * one family's sources (--password-f is merely ambiguous) */
+		char fam[64];
+		size_t fl = (size_t)(strrchr(match->name, '-') - match->name);
+
+		if (n <= fl && n + 4 >= fl) {
+			if (fl >= sizeof fam)
+				fl = sizeof fam - 1;
+			memcpy(fam, match->name, fl);
+			fam[fl] = '\0';
+			return password_pointer(cmd, shown, fam, opts);
+		}
+	}
+	if (nmatch > 1) {
+		char list[512];
+		const struct option *o;
+		size_t len = 0;
+
+		list[0] = '\0';
+		for (o = opts; o->name && len < sizeof list - 80; o++) {
+			if (strlen(o->name) <= n || strncmp(o->name, name, n) != 0)
+				continue;
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s--%s",
+			                        len ? ", " : "", o->name);
+		}
+		cli_error(NULL, "option '--%s' is ambiguous; possibilities: %s", name, list);
+		return cli_usage_hint(cmd);
+	}
+	cli_error(NULL, "unknown option '%s'", shown);
 	return cli_usage_hint(cmd);
 }
 
@@ -305,7 +461,7 @@ int main(int argc, char **argv)
 			       pdfstamp_aes_engine());
 			return cli_finish_stdout(CLI_EXIT_OK);
 		default:
-			return cli_bad_option(NULL, opt, argv[optind - 1], optopt);
+			return cli_bad_option(NULL, opt, argv[optind - 1], optopt, opts);
 		}
 	}
 	if (optind >= argc) {

@@ -54,14 +54,18 @@
 #define O_CLOEXEC 0
 #endif
 
+#define PW_HELP_OPTIONS \
+	"      --password-file FILE  read the password from the first line of FILE\n" \
+	"                            ('-' reads standard input)\n" \
+	"      --password-fd N       read the password from file descriptor N\n" \
+	"      --password-env VAR    take the password from environment variable VAR\n" \
+	"  Without one of these the password is asked for on the terminal when\n" \
+	"  standard input is a terminal; otherwise the empty password is used.\n"
+
 const char cli_pw_help[] =
 	"Password options (passwords are never taken from the command line):\n"
-	"      --password-file FILE  read the password from the first line of FILE\n"
-	"                            ('-' reads standard input)\n"
-	"      --password-fd N       read the password from file descriptor N\n"
-	"      --password-env VAR    take the password from environment variable VAR\n"
-	"  Without one of these the password is asked for on the terminal when\n"
-	"  standard input is a terminal; otherwise the empty password is used.\n";
+	PW_HELP_OPTIONS;
+const char cli_pw_help_options[] = PW_HELP_OPTIONS;
 
 #ifndef HAVE_EXPLICIT_BZERO
 static void *(*const volatile wipe_memset)(void *, int, size_t) = memset;

@@ -39,6 +39,11 @@
  *     C locale (the program never calls setlocale), after checking that
  *     the text has only the characters of a decimal number, so "0x10",
  *     "inf", "nan", " 1" and "1e999" are all refused.
+ *  8. -o - writes the PDF to standard output: the library builds and
+ *     checks it in a temporary file that never has a name (in $TMPDIR,
+ *     else the current directory) and then copies it to descriptor 1
+ *     (PDFSTAMP_WRITE_TO_FD).  Nothing else may go there, so --json and
+ *     -v are usage errors with it, and so is a terminal as stdout.
  */
 #include "config.h"
 
@@ -57,7 +62,11 @@ const char cli_write_help[] =
 	"Output (exactly one of -o and --in-place):\n"
 	"  -o, --output OUT      write the updated copy to OUT (only with one FILE);\n"
 	"                        OUT is written to a temporary file, synced and\n"
-	"                        renamed, so it is never left half-written\n"
+	"                        renamed, so it is never left half-written;\n"
+	"                        '-' writes standard output instead (not a\n"
+	"                        terminal, not with --json or -v), once the copy\n"
+	"                        was built and checked in a nameless temporary\n"
+	"                        file in $TMPDIR (else the current directory)\n"
 	"  -i, --in-place        append to each FILE itself (required with several\n"
 	"                        FILEs); a crash is rolled back by the next -i run\n"
 	"                        or 'pdfstamp recover FILE'\n"
@@ -431,24 +440,6 @@ struct write_run {
 	struct cli_auth auth;
 };
 
-void cli_json_failure(const char *file, int status, const char *msg)
-{
-	struct cli_json j;
-
-	cli_json_init(&j, stdout);
-	cli_json_obj_begin(&j);
-	cli_json_key(&j, "file");
-	cli_json_str(&j, file);
-	cli_json_key(&j, "ok");
-	cli_json_bool(&j, 0);
-	cli_json_key(&j, "exit");
-	cli_json_int(&j, status);
-	cli_json_key(&j, "error");
-	cli_json_str(&j, msg);
-	cli_json_obj_end(&j);
-	(void)cli_json_end(&j);
-}
-
 static void json_result(const struct cli_write *w, const char *file,
                         const char *output, const struct pdfstamp_result *res,
                         void *arg)
@@ -460,19 +451,12 @@ static void json_result(const struct cli_write *w, const char *file,
 		n = 0;
 	if (n > PDFSTAMP_MAX_RESULT_OBJECTS)
 		n = PDFSTAMP_MAX_RESULT_OBJECTS;
-	cli_json_init(&j, stdout);
-	cli_json_obj_begin(&j);
-	cli_json_key(&j, "file");
-	cli_json_str(&j, file);
-	cli_json_key(&j, "ok");
-	cli_json_bool(&j, 1);
+	cli_json_ok_begin(&j, file);
 	cli_json_key(&j, "output");
 	cli_json_str(&j, output);
 	if (w->json_ok) {
 		w->json_ok(&j, res, arg);
-		cli_json_obj_end(&j);
-		if (cli_json_end(&j) != 0)
-			cli_error(file, "internal error: unbalanced JSON output");
+		cli_json_line_end(&j, file);
 		return;
 	}
 	cli_json_key(&j, "base_length");
@@ -486,9 +470,7 @@ static void json_result(const struct cli_write *w, const char *file,
 	for (i = 0; i < n; i++)
 		cli_json_int(&j, res->objects[i]);
 	cli_json_arr_end(&j);
-	cli_json_obj_end(&j);
-	if (cli_json_end(&j) != 0)
-		cli_error(file, "internal error: unbalanced JSON output");
+	cli_json_line_end(&j, file);
 }
 
 /* Reports a failure of FILE with exit status STATUS and message MSG. */
@@ -531,6 +513,9 @@ static int write_file(struct write_run *r, const char *file, cli_write_fn op,
 	if (rc == 0) {
 		if (r->w->in_place) {
 			wopts.flags |= PDFSTAMP_WRITE_IN_PLACE;
+		} else if (strcmp(r->w->output, "-") == 0) {
+			wopts.flags |= PDFSTAMP_WRITE_TO_FD;
+			wopts.output_fd = STDOUT_FILENO;
 		} else {
 			wopts.output = r->w->output;
 		}
@@ -587,6 +572,19 @@ int cli_write_run(struct cli_write *w, int nops, char **ops, cli_write_fn op,
 	if (nops <= 0 && !w->files_from) {
 		cli_error(NULL, "no input file");
 		return cli_usage_hint(w->cmd);
+	}
+	if (w->output && strcmp(w->output, "-") == 0) {
+		/* Note 8: the PDF is all that goes to standard output. */
+		if (w->json || w->verbose) {
+			cli_error(NULL, "-o - writes the PDF to standard output, so %s "
+			          "cannot print there too", w->json ? "--json" : "-v");
+			return cli_usage_hint(w->cmd);
+		}
+		if (isatty(STDOUT_FILENO)) {
+			cli_error(NULL, "-o - would write the PDF to the terminal; redirect "
+			          "standard output to a file or a pipe, or give -o FILE");
+			return cli_usage_hint(w->cmd);
+		}
 	}
 	if (w->files_from && strcmp(w->files_from, "-") == 0 &&
 	    pw_uses_stdin(&w->src)) {

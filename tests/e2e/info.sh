@@ -316,7 +316,7 @@ done
 for k in file file_size encrypted encryption filter key_bits stream_filter \
 	string_filter method encrypt_metadata perms_valid permissions \
 	authenticated_as revisions xref_kinds last_xref objects size pages \
-	trailing_bytes signatures docmdp subfilter bytes_read aes_engine exit_status; do
+	trailing_bytes signatures docmdp subfilter bytes_read aes_engine ok exit error; do
 	check_grep "^\\.It Li ($k|.* $k)( |,|\$)|^\\.Li $k\$" "$MAN" "man page documents JSON key '$k'"
 done
 if command -v mandoc >/dev/null 2>&1; then
@@ -524,7 +524,8 @@ run "$PDFSTAMP" info --json --password-file "$T/wrong.pw" "$T/r6.pdf"
 check_status 3 "wrong password (R6)"
 check_grep "^pdfstamp: .*\\($T/r6.pdf\\)\$" "$T/err" "wrong password: 'pdfstamp: ... (file)'"
 check_no_grep 'wrong-password' "$T/err" "wrong password: the password is not echoed"
-check_eq "$(jget "$T/out" 'd["error"]["exit_status"]')" 3 "wrong password: JSON error object"
+check_eq "$(jget "$T/out" '[d["ok"], d["exit"], sorted(d)]')" '[false, 3, ["error", "exit", "file", "ok"]]' \
+	"wrong password: the JSON failure line"
 run "$PDFSTAMP" info --password-file "$T/wrong.pw" "$T/r5.pdf"
 check_status 3 "wrong password (R5)"
 run "$PDFSTAMP" info "$T/r6.pdf" </dev/null
@@ -573,8 +574,8 @@ run "$PDFSTAMP" info --json --password-file "$T/user.pw" "$T/r6.pdf" "$T/trunc.p
 check_status 4 "several files: the worst status"
 check_eq "$(wc -l <"$T/out" | tr -d ' ')" 4 "several files: one JSON line per file"
 check_eq "$(jget "$T/out" 'd["pages"]' 1)" 2 "several files: the first is reported"
-check_eq "$(jget "$T/out" 'd["error"]["exit_status"]' 2)" 4 "several files: the truncated one fails with 4"
-check_eq "$(jget "$T/out" 'd["error"]["exit_status"]' 3)" 1 "several files: the missing one fails with 1"
+check_eq "$(jget "$T/out" 'd["exit"]' 2)" 4 "several files: the truncated one fails with 4"
+check_eq "$(jget "$T/out" 'd["exit"]' 3)" 1 "several files: the missing one fails with 1"
 check_eq "$(jget "$T/out" 'd["encryption"]["r"]' 4)" 5 "several files: the last is still reported"
 
 # Text output.
