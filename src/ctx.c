@@ -34,6 +34,7 @@
 #endif
 
 #include "ps.h"
+#include "rng.h"
 
 #define PS_IVPAGE_LIVE 0x49565021u  /* any non-zero value: a wiped page reads 0 */
 
@@ -66,7 +67,12 @@ int pdfstamp_ctx_new(pdfstamp_ctx **out)
 	ctx = calloc(1, sizeof *ctx);
 	if (!ctx)
 		return PDFSTAMP_E_NOMEM;
-	ctx->ivpos = PS_IVPOOL_SIZE; /* empty pool */
+	ctx->rng = calloc(1, sizeof *ctx->rng);
+	if (!ctx->rng) {
+		free(ctx);
+		return PDFSTAMP_E_NOMEM;
+	}
+	ctx->rng->ivpos = PS_IVPOOL_SIZE; /* empty pool */
 	*out = ctx;
 	return 0;
 }
@@ -75,17 +81,19 @@ void pdfstamp_ctx_free(pdfstamp_ctx *ctx)
 {
 	if (!ctx)
 		return;
-	if (ctx->drbg_ready) {
-		mbedtls_ctr_drbg_free(&ctx->drbg);
-		mbedtls_entropy_free(&ctx->entropy);
+	if (ctx->rng->drbg_ready) {
+		mbedtls_ctr_drbg_free(&ctx->rng->drbg);
+		mbedtls_entropy_free(&ctx->rng->entropy);
 	}
-	if (ctx->iv) {
-		ps_wipe(ctx->iv, sizeof *ctx->iv);
-		if (ctx->iv_maplen)
-			munmap(ctx->iv, ctx->iv_maplen);
+	if (ctx->rng->iv) {
+		ps_wipe(ctx->rng->iv, sizeof *ctx->rng->iv);
+		if (ctx->rng->iv_maplen)
+			munmap(ctx->rng->iv, ctx->rng->iv_maplen);
 		else
-			free(ctx->iv);
+			free(ctx->rng->iv);
 	}
+	ps_wipe(ctx->rng, sizeof *ctx->rng);
+	free(ctx->rng);
 	ps_wipe(ctx, sizeof *ctx);
 	free(ctx);
 }
@@ -182,9 +190,9 @@ static size_t drbg_label(uint8_t out[64], const char *label, pid_t pid)
 /* The pool is dropped: nothing drawn before may be handed out again. */
 static void ivpool_drop(ps_ctx *ctx)
 {
-	if (ctx->iv)
-		ps_wipe(ctx->iv, sizeof *ctx->iv);
-	ctx->ivpos = PS_IVPOOL_SIZE;
+	if (ctx->rng->iv)
+		ps_wipe(ctx->rng->iv, sizeof *ctx->rng->iv);
+	ctx->rng->ivpos = PS_IVPOOL_SIZE;
 }
 
 /* Seeds the DRBG on first use (NIST SP 800-90A CTR_DRBG through mbedTLS),
@@ -197,31 +205,31 @@ static int drbg_seed(ps_ctx *ctx)
 	pid_t pid = getpid();
 	int rc;
 
-	if (ctx->drbg_ready) {
-		if (pid == ctx->drbg_pid)
+	if (ctx->rng->drbg_ready) {
+		if (pid == ctx->rng->drbg_pid)
 			return 0;
 		ivpool_drop(ctx);
 		plen = drbg_label(pers, "pdfstamp ctr-drbg reseed after fork", pid);
-		rc = mbedtls_ctr_drbg_reseed(&ctx->drbg, pers, plen);
+		rc = mbedtls_ctr_drbg_reseed(&ctx->rng->drbg, pers, plen);
 		if (rc != 0)
 			return ps_err(ctx, PDFSTAMP_E_INTERNAL,
 			              "cannot reseed the random generator after fork (mbedTLS -0x%04x)",
 			              (unsigned)-rc);
-		ctx->drbg_pid = pid;
+		ctx->rng->drbg_pid = pid;
 		return 0;
 	}
 	plen = drbg_label(pers, "pdfstamp ctr-drbg", pid);
-	mbedtls_entropy_init(&ctx->entropy);
-	mbedtls_ctr_drbg_init(&ctx->drbg);
-	rc = mbedtls_ctr_drbg_seed(&ctx->drbg, mbedtls_entropy_func, &ctx->entropy, pers, plen);
+	mbedtls_entropy_init(&ctx->rng->entropy);
+	mbedtls_ctr_drbg_init(&ctx->rng->drbg);
+	rc = mbedtls_ctr_drbg_seed(&ctx->rng->drbg, mbedtls_entropy_func, &ctx->rng->entropy, pers, plen);
 	if (rc != 0) {
-		mbedtls_ctr_drbg_free(&ctx->drbg);
-		mbedtls_entropy_free(&ctx->entropy);
+		mbedtls_ctr_drbg_free(&ctx->rng->drbg);
+		mbedtls_entropy_free(&ctx->rng->entropy);
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot seed the random generator (mbedTLS -0x%04x)",
 		              (unsigned)-rc);
 	}
-	ctx->drbg_ready = 1;
-	ctx->drbg_pid = pid;
+	ctx->rng->drbg_ready = 1;
+	ctx->rng->drbg_pid = pid;
 	return 0;
 }
 
@@ -233,7 +241,7 @@ int ps_random(ps_ctx *ctx, uint8_t *out, size_t n)
 		return rc;
 	while (n > 0) {
 		size_t k = n > MBEDTLS_CTR_DRBG_MAX_REQUEST ? MBEDTLS_CTR_DRBG_MAX_REQUEST : n;
-		rc = mbedtls_ctr_drbg_random(&ctx->drbg, out, k);
+		rc = mbedtls_ctr_drbg_random(&ctx->rng->drbg, out, k);
 		if (rc != 0)
 			return ps_err(ctx, PDFSTAMP_E_INTERNAL, "random generator failed (mbedTLS -0x%04x)",
 			              (unsigned)-rc);
@@ -254,18 +262,18 @@ static int ivpage_alloc(ps_ctx *ctx)
 		len = (len + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p != MAP_FAILED) {
-		ctx->iv = p;
-		ctx->iv_maplen = len;
+		ctx->rng->iv = p;
+		ctx->rng->iv_maplen = len;
 #ifdef MADV_WIPEONFORK
-		ctx->iv_wipeonfork = madvise(p, len, MADV_WIPEONFORK) == 0;
+		ctx->rng->iv_wipeonfork = madvise(p, len, MADV_WIPEONFORK) == 0;
 #endif
 		return 0;
 	}
-	ctx->iv = calloc(1, sizeof *ctx->iv);
-	if (!ctx->iv)
+	ctx->rng->iv = calloc(1, sizeof *ctx->rng->iv);
+	if (!ctx->rng->iv)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	ctx->iv_maplen = 0;
-	ctx->iv_wipeonfork = 0;
+	ctx->rng->iv_maplen = 0;
+	ctx->rng->iv_wipeonfork = 0;
 	return 0;
 }
 
@@ -273,22 +281,22 @@ int ps_random_iv(ps_ctx *ctx, uint8_t iv[16])
 {
 	int rc;
 
-	if (!ctx->iv && (rc = ivpage_alloc(ctx)) < 0)
+	if (!ctx->rng->iv && (rc = ivpage_alloc(ctx)) < 0)
 		return rc;
 	/* A wiped page (fork, MADV_WIPEONFORK) reads live == 0; without the
 	 * advice, the pid tells. */
-	if (ctx->iv->live != PS_IVPAGE_LIVE || (!ctx->iv_wipeonfork && getpid() != ctx->drbg_pid))
+	if (ctx->rng->iv->live != PS_IVPAGE_LIVE || (!ctx->rng->iv_wipeonfork && getpid() != ctx->rng->drbg_pid))
 		ivpool_drop(ctx);
-	if (ctx->ivpos + 16 > PS_IVPOOL_SIZE) {
+	if (ctx->rng->ivpos + 16 > PS_IVPOOL_SIZE) {
 		/* ps_random reseeds first if the process changed */
-		if ((rc = ps_random(ctx, ctx->iv->pool, PS_IVPOOL_SIZE)) < 0)
+		if ((rc = ps_random(ctx, ctx->rng->iv->pool, PS_IVPOOL_SIZE)) < 0)
 			return rc;
-		ctx->iv->live = PS_IVPAGE_LIVE;
-		ctx->ivpos = 0;
+		ctx->rng->iv->live = PS_IVPAGE_LIVE;
+		ctx->rng->ivpos = 0;
 	}
-	memcpy(iv, ctx->iv->pool + ctx->ivpos, 16);
-	ps_wipe(ctx->iv->pool + ctx->ivpos, 16); /* an IV is used once */
-	ctx->ivpos += 16;
+	memcpy(iv, ctx->rng->iv->pool + ctx->rng->ivpos, 16);
+	ps_wipe(ctx->rng->iv->pool + ctx->rng->ivpos, 16); /* an IV is used once */
+	ctx->rng->ivpos += 16;
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #include <mbedtls/aes.h>
 
 #include "ps.h"
+#include "rng.h"
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "."
@@ -1100,12 +1101,12 @@ START_TEST(test_fork_pid_fallback)
 	 * compares getpid() on every draw instead: undo the advice, so that
 	 * the child inherits a live pool, and check that it is not used. */
 	fork_draw(ctx, 0, before);
-	ck_assert_ptr_nonnull(ctx->iv);
+	ck_assert_ptr_nonnull(ctx->rng->iv);
 #ifdef MADV_KEEPONFORK
-	if (ctx->iv_maplen)
-		ck_assert_int_eq(madvise(ctx->iv, ctx->iv_maplen, MADV_KEEPONFORK), 0);
+	if (ctx->rng->iv_maplen)
+		ck_assert_int_eq(madvise(ctx->rng->iv, ctx->rng->iv_maplen, MADV_KEEPONFORK), 0);
 #endif
-	ctx->iv_wipeonfork = 0;
+	ctx->rng->iv_wipeonfork = 0;
 	fork_compare(ctx, 0);
 	pdfstamp_ctx_free(ctx);
 }

@@ -1,0 +1,203 @@
+/* doc.h - internal: the document: cross-reference index and lazy lookup (conventions: ps.h). */
+#ifndef PS_DOC_H
+#define PS_DOC_H
+
+#include "ps.h"
+#include "crypt.h"
+
+/* ---- xref.c / doc.c: the document ------------------------------------------ */
+
+#define PS_MAX_SECTIONS 4096      /* /Prev chain depth guard */
+#define PS_MAX_OBJNUM 8388607     /* highest object number we accept (ISO 32000 C.2) */
+
+typedef struct ps_xent {
+	int64_t off;      /* type 1: offset of "N G obj"; type 2: number of the object stream */
+	uint32_t aux;     /* type 0/1: generation; type 2: index inside the object stream */
+	uint16_t sec;     /* 1-based section that set this entry (newest first); 0 = unset */
+	uint8_t type;     /* 0 free (or absent), 1 in use, 2 compressed */
+	uint8_t from_table; /* set by a classic table (hybrid precedence) */
+} ps_xent;
+
+/* Entries per page of the cross-reference index (4 KiB pages of 16-byte
+ * entries; the directory has at most 32768 slots). */
+#define PS_XREF_PAGE_BITS 8
+#define PS_XREF_PAGE (1u << PS_XREF_PAGE_BITS)
+
+typedef struct ps_section {
+	int64_t off;                  /* offset of "xref" or of the xref stream object */
+	enum pdfstamp_xref_kind kind;
+	int64_t xrefstm;              /* hybrid: /XRefStm offset, else -1 */
+	int64_t prev;                 /* /Prev or -1 */
+	uint32_t stream_num;          /* xref stream: its object number */
+	uint32_t xrefstm_num;         /* hybrid: the /XRefStm stream's object number */
+	/* What this revision's trailer says about the security state; the
+	 * chain check (doc.c) compares revisions, since any of them may have
+	 * been appended by someone without the password. */
+	ps_obj *enc;                  /* its /Encrypt value (owned copy), NULL if absent */
+	ps_obj *id0;                  /* its ID[0] (owned copy), NULL if absent */
+} ps_section;
+
+/* An xref stream of the chain: its object number and offset. */
+typedef struct ps_xstm {
+	uint32_t num;
+	int64_t off;
+} ps_xstm;
+
+/* One definition of the /Encrypt object found in the chain (enc_watch). */
+typedef struct ps_enc_version {
+	int64_t off;
+	int sec;                      /* index into sections (0 = newest) */
+} ps_enc_version;
+
+typedef struct ps_cache_ent {
+	uint32_t num;
+	ps_obj *obj;
+} ps_cache_ent;
+
+struct pdfstamp_doc {
+	ps_ctx *ctx;
+	int fd;
+	char *path;
+	int64_t size;                 /* file size when opened */
+	int64_t bytes_read;           /* distinct bytes read (doc.c note 1), <= size */
+	int64_t *read_ranges;         /* what was read: start, end pairs, sorted and merged */
+	size_t nread_ranges, capread_ranges;
+	int read_ranges_full;         /* too many ranges (or no memory): reads counted whole */
+	int64_t startxref;            /* value of the last startxref */
+	int64_t eof_end;              /* offset just past the last %%EOF (and its EOL) */
+	int64_t trailing;             /* non-white bytes after the last %%EOF */
+
+	/* The cross-reference index (xref.c), paged so that its memory follows
+	 * the entries present, not the highest object number: page P holds
+	 * numbers P*PS_XREF_PAGE .. +PS_XREF_PAGE-1 and is allocated on its
+	 * first entry.  Read it only through ps_xref_get / ps_xref_next. */
+	ps_xent **xpages;             /* directory, NULL slots for empty pages */
+	uint32_t nxpages;             /* directory length (highest page + 1) */
+	uint32_t xref_used;           /* entries in use (type 1 or 2) */
+	uint32_t xref_max;            /* highest object number in use, 0 if none */
+	size_t xref_bytes;            /* memory held by the index */
+	ps_section *sections;         /* newest first */
+	int nsections;
+	ps_obj *trailer;              /* newest trailer (or xref stream dict), owned */
+	ps_xstm *xstm;                /* the chain's xref streams, sorted by number (xref.c) */
+	size_t nxstm;
+	uint32_t enc_watch;           /* newest trailer's /Encrypt object number, 0 if none */
+	ps_enc_version *enc_versions; /* every in-file definition of it (at most one per section) */
+	int nenc_versions, capenc_versions;
+	int enc_versions_oom;         /* a definition could not be recorded: refuse */
+	int64_t size_key;             /* trailer /Size */
+
+	/* security */
+	int encrypted;
+	ps_obj *encrypt;              /* the /Encrypt dictionary (owned copy) */
+	uint32_t encrypt_num;         /* its object number if indirect, else 0 */
+	ps_secparams sp;              /* after auth, sp.p = the effective permissions (pdfstamp_doc_auth) */
+	int strf_identity, stmf_identity;
+	int authenticated;            /* 0 none, 1 user, 2 owner */
+	int perms_ok;
+	int password_given;           /* auth was given a password, but the file is not encrypted */                 /* /Perms agreed with /P and /EncryptMetadata (Alg. 13) */
+	ps_cipher cipher;
+
+	/* lazily loaded objects, open addressing by object number */
+	ps_cache_ent *cache;
+	size_t ncache, capcache;
+	int depth;                    /* recursion guard for lookups */
+	int locked;                   /* holds an exclusive flock (opened for writing) */
+	unsigned open_flags;
+	mode_t mode;                  /* permission bits of the file */
+
+	/* the last decoded object stream */
+	uint32_t objstm_num;
+	ps_buf objstm_data;
+	int64_t *objstm_offs;         /* 2*N: object number, offset from /First */
+	int64_t objstm_n, objstm_first;
+};
+
+/* "a FIFO", "a directory", ... for messages about a file of mode MODE. */
+const char *ps_file_kind(mode_t mode);
+/* Reads up to LEN bytes at OFF into OUT (replacing its contents); fewer
+ * only at end of file.  Counts bytes_read (distinct bytes, see
+ * struct pdfstamp_doc). */
+int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out);
+/* xref.c: locates startxref and reads every section into the index. */
+int ps_xref_load(ps_doc *doc);
+/* The merged entry of object NUM if it is in use (type 1 or 2), else NULL
+ * (free, absent or out of range).  Two array indexings: lookups are hot. */
+static inline const ps_xent *ps_xref_get(const ps_doc *doc, uint32_t num)
+{
+	uint32_t p = num >> PS_XREF_PAGE_BITS;
+	const ps_xent *e;
+
+	if (p >= doc->nxpages || !doc->xpages[p])
+		return NULL;
+	e = &doc->xpages[p][num & (PS_XREF_PAGE - 1)];
+	return e->type != 0 ? e : NULL;
+}
+/* Its type: 1 in use, 2 compressed, 0 free or absent. */
+static inline int ps_xref_type(const ps_doc *doc, uint32_t num)
+{
+	const ps_xent *e = ps_xref_get(doc, num);
+
+	return e ? e->type : 0;
+}
+/* The lowest object number above AFTER that is in use, 0 if none: a walk
+ * over every object in use is O(objects), empty pages are skipped. */
+uint32_t ps_xref_next(const ps_doc *doc, uint32_t after);
+/* Frees the index. */
+void ps_xref_free(ps_doc *doc);
+/* Borrowed pointer to object NUM (parsed, strings decrypted), NULL with
+ * *err = 0 if the object is free or absent (the PDF null object), or an
+ * error.  The object lives as long as the document. */
+int ps_doc_lookup(ps_doc *doc, uint32_t num, ps_obj **out);
+/* The same, uncached: *out is owned by the caller (whole-file passes). */
+int ps_doc_load(ps_doc *doc, uint32_t num, ps_obj **out);
+/* Follows O if it is a reference (chains too), borrowed. NULL -> *out NULL. */
+int ps_doc_resolve(ps_doc *doc, ps_obj *o, ps_obj **out);
+/* Raw, decrypted or decoded stream data of a PS_STREAM that belongs to
+ * object NUM (for the exemptions).  DECODE also undoes FlateDecode. */
+int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_buf *out);
+/* Parses the indirect object at OFF without decrypting (used for xref
+ * streams and by lookup).  Owned result.  EXPECT_NUM 0 accepts any object
+ * number; NUM_OUT (may be NULL) receives the number found. */
+int ps_doc_parse_at(ps_doc *doc, int64_t off, uint32_t expect_num, ps_obj **out, uint32_t *num_out);
+/* Length of a stream's raw data (resolves an indirect /Length). */
+int ps_doc_stream_length(ps_doc *doc, ps_obj *stm, int64_t *len);
+/* xref.c: is the live object NUM one of the chain's own xref streams (a
+ * stream section, or a hybrid section's /XRefStm, whose entry points at
+ * it)?  Only these are exempt from encryption and dropped by a rewrite;
+ * any other stream typed /XRef is ordinary content. */
+int ps_doc_is_xref_stream(const ps_doc *doc, uint32_t num);
+
+/* Internal open flag: do not look at the journal at all (used when
+ * verifying our own output while the journal is still in place). */
+#define PS_OPEN_NO_RECOVER 0x100
+/* incr.c: pdfstamp_recover on FD, an open file of PATH on which the caller
+ * already holds the exclusive flock (the lock is per open file description:
+ * a second open+flock in this process would fail).  Same checks, results
+ * and *recovered values as pdfstamp_recover. */
+int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered);
+/* Internal open flag: read only the newest cross-reference section and not
+ * /Encrypt (the caller supplies the security state): the cheap re-read that
+ * checks an update we just appended. */
+#define PS_OPEN_NEWEST_ONLY 0x200
+/* Authenticates with a file key we already hold (verification of output). */
+int ps_doc_auth_key(ps_doc *doc, const uint8_t key[32], int as);
+/* The same with the schedules of another document's cipher, borrowed (C
+ * must outlive DOC): how the writer verifies its output without the key. */
+int ps_doc_auth_cipher(ps_doc *doc, const ps_cipher *c, int as);
+/* Is a stream with this dictionary encrypted, in a file with these
+ * settings?  (StmF Identity, /Crypt filters, metadata with EncryptMetadata
+ * false: 7.6.2, Table 20, Table 21, 7.6.6.)  The xref streams of the
+ * chain are exempt too (7.5.8.2), but that is decided by object number
+ * (ps_doc_is_xref_stream), never by /Type: a stream of a new revision
+ * that says /Type /XRef is still encrypted. */
+int ps_stream_needs_crypt(int encrypted, int stmf_identity, int encrypt_metadata, const ps_obj *stm);
+/* A dictionary whose /Contents is a signature value (never encrypted,
+ * spec-facts 2.2): /ByteRange, a string /Contents, /Type Sig, DocTimeStamp or none. */
+int ps_is_signature_dict(const ps_obj *d);
+/* Appends the signatures found through /AcroForm to info->sigs. */
+int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info);
+/* Generation of object NUM in the newest revision (0 if compressed/free). */
+uint16_t ps_doc_gen(const ps_doc *doc, uint32_t num);
+
+#endif

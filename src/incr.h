@@ -1,0 +1,46 @@
+/* incr.h - internal: the incremental writer (conventions: ps.h). */
+#ifndef PS_INCR_H
+#define PS_INCR_H
+
+#include "ps.h"
+#include "doc.h"
+
+/* ---- incr.c: the incremental writer ---------------------------------------- */
+
+typedef struct ps_newobj {
+	uint32_t num;
+	uint16_t gen;
+	ps_obj *obj;      /* plaintext; owned */
+} ps_newobj;
+
+typedef enum { PS_UP_OPEN = 0, PS_UP_DONE, PS_UP_FAILED } ps_up_state;
+
+typedef struct ps_update {
+	ps_doc *doc;
+	int64_t base_len;         /* L: the input's length; nothing before it is touched */
+	uint32_t next_num;        /* next object number to hand out */
+	ps_newobj *objs;
+	size_t nobjs, cap;
+	ps_obj *trailer_set;      /* keys to set in the new trailer (e.g. /Info); owned dict */
+	ps_up_state state;
+} ps_update;
+
+int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update *up);
+/* A fresh object number, 0 if the number space is exhausted (error set). */
+uint32_t ps_update_alloc(ps_update *up);
+/* Adds OBJ (owned, also on failure) as object NUM/GEN of the new revision.
+ * NUM must not be pending already (edit that object in place) nor be the
+ * /Encrypt dictionary: both are FORMAT errors, as only a damaged file
+ * leads there. */
+int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj);
+int ps_update_set_trailer(ps_update *up, const char *key, ps_obj *val);
+/* Serialises, writes (per W), makes it durable and verifies it. */
+int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w, struct pdfstamp_result *res);
+void ps_update_free(ps_update *up);
+
+/* stamp.c: refuses an update that the permissions (P bit 6 for
+ * annotations, bit 4 otherwise, unless owner) or a DocMDP certification
+ * forbid; warns where signatures will be reported as modified. */
+int ps_policy_check(ps_doc *doc, int for_annotation);
+
+#endif

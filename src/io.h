@@ -1,0 +1,57 @@
+/* io.h - internal: durable writes (conventions: ps.h). */
+#ifndef PS_IO_H
+#define PS_IO_H
+
+#include "ps.h"
+
+/* ---- io.c: durable writes ------------------------------------------------------ */
+
+int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what);
+int ps_sync_fd(ps_ctx *ctx, int fd, const char *what);
+int ps_sync_dir(ps_ctx *ctx, const char *dir);
+
+/* A file that replaces TARGET atomically when committed (see io.c). */
+typedef struct ps_outfile {
+	int fd;
+	int unnamed;        /* O_TMPFILE: not yet linked into the directory */
+	int named;          /* tmpname exists in the directory and is ours to remove */
+	int committed;
+	int to_fd;          /* ps_outfile_open_fd: no target, copied out instead of committed */
+	char *target, *dir, *tmpname;
+	char fdpath[32];
+	int keep_owner;     /* commit gives the file uid/gid (where permitted) */
+	uid_t uid;
+	gid_t gid;
+} ps_outfile;
+
+int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target);
+/* The replacement of the file open as FD under PATH (in-place rewrites):
+ * the target is the file itself, where a symbolic link leads (the link
+ * stays), with its owner and group where permitted; a file with several
+ * hard links is refused (UNSUPPORTED), as a rename would split them. */
+int ps_outfile_open_inplace(ps_ctx *ctx, ps_outfile *of, const char *path, int fd);
+/* An output for PDFSTAMP_WRITE_TO_FD: a file in $TMPDIR (else ".") that
+ * never has a name; ps_outfile_copy_out, not commit, finishes it. */
+int ps_outfile_open_fd(ps_ctx *ctx, ps_outfile *of);
+/* Copies the whole file to OUT_FD with write(2). */
+int ps_outfile_copy_out(ps_ctx *ctx, ps_outfile *of, int out_fd);
+/* Checks OUT_FD for PDFSTAMP_WRITE_TO_FD: open, and not the file IN_FD
+ * (-1: no check).  0 or PDFSTAMP_E_USAGE. */
+int ps_check_out_fd(ps_ctx *ctx, int out_fd, int in_fd);
+/* A path under which the (uncommitted) file can be opened for reading. */
+const char *ps_outfile_path(ps_outfile *of);
+/* fsync, set MODE, rename over the target, fsync the directory. */
+int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode);
+/* Closes; removes the temporary file unless committed.  Accepts a zeroed struct with fd -1. */
+void ps_outfile_free(ps_outfile *of);
+
+/* Test hook (io.c): PDFSTAMP_FAULT="fail:POINT" makes the named step fail
+ * with an I/O error, "kill:POINT" kills the process there (SIGKILL);
+ * "fail:POINT:N" and "kill:POINT:N" act only the Nth time this process
+ * reaches POINT; "trace" prints every point reached, with its count, to
+ * standard error.  POINT is write, fsync, rename (the I/O calls) or
+ * before-rename, after-journal, after-write, after-fsync (phases).
+ * Returns 1 if the step must fail. */
+int ps_fault(const char *point);
+
+#endif

@@ -1,0 +1,150 @@
+/* obj.h - internal: the object model, its parser and serializer (conventions: ps.h). */
+#ifndef PS_OBJ_H
+#define PS_OBJ_H
+
+#include "ps.h"
+
+/* ---- obj.c: object model ------------------------------------------------- */
+
+typedef enum {
+	PS_NULL = 0,
+	PS_BOOL,
+	PS_INT,
+	PS_REAL,
+	PS_STR,
+	PS_NAME,
+	PS_ARRAY,
+	PS_DICT,
+	PS_REF,
+	PS_STREAM
+} ps_kind;
+
+typedef struct ps_obj ps_obj;
+
+typedef struct ps_dict_ent {
+	char *key;          /* decoded name without '/', NUL-terminated */
+	ps_obj *val;
+} ps_dict_ent;
+
+struct ps_obj {
+	ps_kind kind;
+	union {
+		int b;
+		int64_t i;
+		struct {
+			double v;
+			char *text;     /* original token, re-emitted verbatim; NULL for new reals */
+		} real;
+		struct {
+			uint8_t *p;     /* bytes after escape/hex decoding (and decryption) */
+			size_t len;
+			int hex;        /* was written as <hex> (serializer preference) */
+		} str;
+		struct {
+			char *p;        /* decoded (#xx resolved), NUL-terminated, no '/' */
+			size_t len;
+		} name;
+		struct {
+			ps_obj **items;
+			size_t len, cap;
+		} arr;
+		struct {
+			ps_dict_ent *ents;   /* in file order */
+			size_t len, cap;
+		} dict;
+		struct {
+			uint32_t num;
+			uint16_t gen;
+		} ref;
+		struct {
+			ps_obj *dict;   /* PS_DICT, owned */
+			int64_t off;    /* absolute file offset of the raw data, -1 if in memory */
+			uint8_t *data;  /* in-memory raw (already filtered) data, owned, or NULL */
+			size_t len;     /* length of data (in-memory streams) */
+		} stm;
+	} u;
+};
+
+/* Constructors return NULL on allocation failure. */
+ps_obj *ps_new_null(void);
+ps_obj *ps_new_bool(int b);
+ps_obj *ps_new_int(int64_t i);
+ps_obj *ps_new_real(double v);
+ps_obj *ps_new_str(const void *p, size_t len);
+ps_obj *ps_new_name(const char *name);
+ps_obj *ps_new_array(void);
+ps_obj *ps_new_dict(void);
+ps_obj *ps_new_ref(uint32_t num, uint16_t gen);
+/* Takes ownership of DICT and DATA (both freed on failure). */
+ps_obj *ps_new_stream(ps_obj *dict, uint8_t *data, size_t len);
+void ps_obj_free(ps_obj *o);
+ps_obj *ps_obj_copy(const ps_obj *o);   /* deep copy, NULL on OOM */
+/* Same value (a stream compares by its dictionary; SKIP_LENGTH ignores the
+ * top-level /Length there); integers and reals compare by value, reals to
+ * 1e-4 (our serializer's precision).  NULL equals only NULL. */
+int ps_obj_equal(const ps_obj *a, const ps_obj *b, int skip_length);
+
+/* Replaces the bytes of string STR with a copy of P[0..N) (kept
+ * NUL-terminated like every parsed string): 0 or PDFSTAMP_E_NOMEM. */
+int ps_str_set(ps_obj *str, const void *p, size_t n);
+
+/* Containers take ownership of the item, also when they fail (-> freed). */
+int ps_array_push(ps_obj *arr, ps_obj *item);        /* 0 or PDFSTAMP_E_NOMEM */
+int ps_dict_put(ps_obj *dict, const char *key, ps_obj *val); /* replaces an existing key in place */
+int ps_dict_del(ps_obj *dict, const char *key);      /* 0 whether or not present */
+/* Borrowed lookups; NULL if absent or if O is not a dict / array. For a
+ * PS_STREAM, ps_dict_get looks in its dictionary. */
+ps_obj *ps_dict_get(const ps_obj *dict, const char *key);
+ps_obj *ps_array_get(const ps_obj *arr, size_t i);
+size_t ps_array_len(const ps_obj *arr);
+int ps_obj_is_name(const ps_obj *o, const char *name);
+/* Typed accessors: 0 on success, -1 if O is absent or of another kind. */
+int ps_obj_int(const ps_obj *o, int64_t *out);
+int ps_obj_num(const ps_obj *o, double *out);       /* int or real */
+
+/* ---- obj.c: parser --------------------------------------------------------
+ * The parser works on a memory window [buf, buf+len).  It never reads past
+ * len.  If an object is cut off by the end of the window it returns
+ * PS_E_NEEDMORE (the caller may retry with a larger window); any other
+ * malformation gives PDFSTAMP_E_FORMAT with a message naming what was wrong.
+ * Nesting is limited to PS_MAX_DEPTH; strings and names are limited only by
+ * the window. */
+
+#define PS_MAX_DEPTH 64
+
+/* Parses one direct object starting at *pos (leading white space and
+ * comments are skipped) and advances *pos past it.  "N G R" is recognised
+ * as a reference.  A stream keyword is not accepted here. */
+int ps_parse_obj(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t *pos, ps_obj **out);
+
+/* Parses "N G obj <object> endobj" or "N G obj <<dict>> stream<EOL>"
+ * starting at POS.  On success *out is the object; for a stream it is a
+ * PS_STREAM whose u.stm.off is BASE + the offset of the first data byte
+ * (BASE is the file offset of buf[0]); its data is not read.  A missing
+ * "endobj" is tolerated.  NUM and GEN receive the object's header numbers. */
+int ps_parse_indirect(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t pos,
+                      int64_t base, uint32_t *num, uint16_t *gen, ps_obj **out);
+
+/* Lexer helpers used by the xref reader. */
+int ps_is_space(int c);
+int ps_is_delim(int c);
+/* Skips white space and comments; returns the new position. */
+size_t ps_skip_ws(const uint8_t *buf, size_t len, size_t pos);
+/* Parses an unsigned decimal integer at *pos (no sign) with overflow check
+ * against INT64_MAX; advances *pos.  Returns 0, or -1 if no digit or overflow. */
+int ps_parse_uint(const uint8_t *buf, size_t len, size_t *pos, int64_t *out);
+
+/* ---- obj.c: serializer ----------------------------------------------------
+ * Writes O in PDF syntax, locale-independent.  Strings are written as-is
+ * (the caller encrypts beforehand): literal "(...)" with escapes unless
+ * str.hex is set, then "<...>".  Reals keep their original text when they
+ * have one, else the shortest form with up to 6 decimals.  A PS_STREAM
+ * writes its dictionary only (the caller writes "stream" and the data). */
+void ps_serialize(ps_buf *b, const ps_obj *o);
+
+/* Calls FN on every string inside O (recursing into arrays, dicts and a
+ * stream's dict), stopping at the first non-zero return. */
+typedef int (*ps_str_fn)(void *ud, ps_obj *str, const ps_obj *parent_dict, const char *key);
+int ps_obj_walk_strings(ps_obj *o, ps_str_fn fn, void *ud);
+
+#endif

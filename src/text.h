@@ -1,0 +1,34 @@
+/* text.h - internal: text strings and dates (conventions: ps.h). */
+#ifndef PS_TEXT_H
+#define PS_TEXT_H
+
+#include "ps.h"
+
+/* ---- text.c: text strings and dates ---------------------------------------- */
+
+/* A PDF text string from UTF-8: printable ASCII stays single-byte, anything
+ * else becomes UTF-16BE with a BOM (ISO 32000-2 7.9.2.2).  Invalid UTF-8 is
+ * a USAGE error.  *out is a new PS_STR. */
+int ps_text_from_utf8(ps_ctx *ctx, const char *s, size_t len, ps_obj **out);
+/* UTF-8 from a PDF text string (UTF-16BE or UTF-8 with BOM, else
+ * PDFDocEncoding), appended to OUT. */
+int ps_text_to_utf8(ps_ctx *ctx, const uint8_t *p, size_t len, ps_buf *out);
+/* Latin-1/WinAnsiEncoding bytes for UTF-8 text drawn with a standard-14
+ * font; characters WinAnsi lacks become '?'.  Appended to OUT. */
+int ps_text_to_winansi(ps_ctx *ctx, const char *s, size_t len, ps_buf *out);
+
+/* A moment: seconds since the epoch (UTC) and the local offset in minutes. */
+typedef struct ps_time {
+	int64_t t;
+	int tzoff;   /* minutes east of UTC */
+} ps_time;
+
+/* Parses "now" (the current time, local offset) or ISO 8601:
+ * YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM|-HH:MM] (no zone = UTC). */
+int ps_time_parse(ps_ctx *ctx, const char *s, ps_time *out);
+/* D:YYYYMMDDHHmmSS+HH'mm' (or Z), 32 bytes are enough. */
+void ps_time_pdf(const ps_time *tm, char out[32]);
+/* YYYY-MM-DDTHH:MM:SS+HH:MM (or Z), for XMP. */
+void ps_time_iso(const ps_time *tm, char out[32]);
+
+#endif
