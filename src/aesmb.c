@@ -49,7 +49,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ps.h"
+#include "pdfstamp.h"   /* error codes */
+#include "wipe.h"
 #include "aesmb.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && \

@@ -905,7 +905,7 @@ int pdfstamp_doc_is_encrypted(const pdfstamp_doc *doc)
 
 /* Permissions (issue 11): /P is not authenticated, /Perms is (it is
  * encrypted under the file key, Algorithm 10).  So after authentication
- * doc->sp.p holds the effective permissions, which every decision reads
+ * doc->perms holds the effective permissions, which every decision reads
  * (ps_policy_check, rotate's "keep permissions", info):
  *  - /Perms agrees with /P: /P;
  *  - /Perms is a well-formed block that disagrees: refused, or with FORCE
@@ -961,7 +961,7 @@ int pdfstamp_doc_auth(pdfstamp_doc *doc, const char *password, size_t len, unsig
 	if ((rc = ps_doc_auth_key(doc, key, is_owner ? 2 : 1)) < 0)
 		goto out;
 	doc->perms_ok = perms_ok;
-	doc->sp.p = eff;
+	doc->perms = eff;
 out:
 	ps_wipe(key, sizeof key);
 	return rc;
@@ -1154,7 +1154,7 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 		info->encrypt_metadata = doc->sp.encrypt_metadata;
 		info->perms_valid = doc->perms_ok;
 		info->authenticated_as = doc->authenticated;
-		info->p = doc->sp.p;
+		info->p = doc->perms;
 	}
 	info->revisions = doc->nsections;
 	for (i = 0; i < (uint32_t)doc->nsections && i < PDFSTAMP_MAX_REVISIONS_REPORTED; i++)

@@ -91,11 +91,12 @@ struct pdfstamp_doc {
 	int encrypted;
 	ps_obj *encrypt;              /* the /Encrypt dictionary (owned copy) */
 	uint32_t encrypt_num;         /* its object number if indirect, else 0 */
-	ps_secparams sp;              /* after auth, sp.p = the effective permissions (pdfstamp_doc_auth) */
+	ps_secparams sp;
+	int64_t perms;                /* after auth: the effective permissions (pdfstamp_doc_auth) */
 	int strf_identity, stmf_identity;
 	int authenticated;            /* 0 none, 1 user, 2 owner */
-	int perms_ok;
-	int password_given;           /* auth was given a password, but the file is not encrypted */                 /* /Perms agreed with /P and /EncryptMetadata (Alg. 13) */
+	int perms_ok;                 /* /Perms agreed with /P and /EncryptMetadata (Algorithm 13) */
+	int password_given;           /* auth was given a password, but the file is not encrypted */
 	ps_cipher cipher;
 
 	/* lazily loaded objects, open addressing by object number */

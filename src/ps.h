@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "pdfstamp.h"
+#include "wipe.h"
 
 typedef struct pdfstamp_ctx ps_ctx;
 typedef struct pdfstamp_doc ps_doc;
@@ -68,7 +69,6 @@ int ps_err(ps_ctx *ctx, int code, const char *fmt, ...) PS_PRINTF(3, 4);
 /* Records CODE and "<printf-style prefix>: <the current message>". */
 int ps_err_wrap(ps_ctx *ctx, int code, const char *fmt, ...) PS_PRINTF(3, 4);
 void ps_warn(ps_ctx *ctx, const char *fmt, ...) PS_PRINTF(2, 3);
-void ps_wipe(void *p, size_t n);
 /* Cryptographically strong random bytes from the context's CTR-DRBG,
  * seeded on first use and reseeded with fresh OS entropy (and the pid as
  * additional input) whenever it is used in a process other than the one

@@ -1188,7 +1188,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the document has no catalog (/Root is not an indirect dictionary)");
 	}
 	/* new key and security parameters (Alg. 8, 9, 10) */
-	rw.nsp.p = o->set_permissions ? o->permissions : (doc->encrypted ? doc->sp.p : -4);
+	rw.nsp.p = o->set_permissions ? o->permissions : (doc->encrypted ? doc->perms : -4);
 	rw.nsp.encrypt_metadata = doc->encrypted ? doc->sp.encrypt_metadata : 1;
 	if ((rc = ps_random_os(ctx, key, sizeof key)) < 0 || /* file key: the OS, never the DRBG */
 	    (rc = ps_sec_make(ctx, &rw.nsp, o->user_password ? o->user_password : "", o->user_len,

@@ -65,7 +65,7 @@ int ps_policy_check(ps_doc *doc, int for_annotation)
 
 	if (doc->encrypted && doc->authenticated == 1) {
 		int bit = for_annotation ? 6 : 4;
-		if (!(doc->sp.p & (1 << (bit - 1))))
+		if (!(doc->perms & (1 << (bit - 1))))
 			return ps_err(ctx, PDFSTAMP_E_PERM,
 			              "the document does not permit %s (permission bit %d is clear); the owner password "
 			              "is needed", for_annotation ? "adding annotations" : "modifying it", bit);
