@@ -18,7 +18,7 @@
  *     small extras, index chunk arrays, object streams, the sparse-gap
  *     stream and the xref stream.  Every number 1..Size-1 is in use.
  *  3. Crypto.  A random 32-byte file key; /U /UE /O /OE /Perms from
- *     ps_sec_make (ISO 32000-2 Algorithms 8, 9, 10).  Every string and
+ *     ps_kdf_make (ISO 32000-2 Algorithms 8, 9, 10).  Every string and
  *     stream is AESV3 (7.6.3.1, Table 25): a fresh IV from the context's
  *     DRBG pool, AES-256-CBC, PKCS#7 padding, /Length = encrypted length,
  *     direct.  Exempt: the Encrypt dictionary, /ID, the xref stream, and
@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "ps.h"
+#include "sec_aes.h"
 
 #define PROG "make-archive"
 
@@ -1119,7 +1120,7 @@ int main(int argc, char **argv)
 	sp.p = o.perms;
 	sp.encrypt_metadata = 1;
 	if ((rc = ps_random(g.ctx, g.key, sizeof g.key)) < 0 ||
-	    (rc = ps_sec_make(g.ctx, &sp, upw, ulen, opw, olen, g.key)) < 0 ||
+	    (rc = ps_kdf_make(g.ctx, &sp, upw, ulen, opw, olen, g.key)) < 0 ||
 	    (rc = ps_cipher_init(g.ctx, &g.cipher, g.key)) < 0 ||
 	    (rc = ps_random(g.ctx, g.id, sizeof g.id)) < 0)
 		goto out;

@@ -10,7 +10,7 @@
  *    to an anonymous memfd and opened as /proc/self/fd/N: no disk I/O, no
  *    clean-up, nothing left behind if the fuzzer dies.
  *  - The R6 key derivation (Algorithm 2.B) costs about a millisecond; the
- *    whole-file targets memoise ps_sec_authenticate on (the security
+ *    whole-file targets memoise ps_kdf_authenticate on (the security
  *    parameters, the password) so that mutations that do not touch
  *    /Encrypt stay fast.  fuzz_security calls it unmemoised.  The memo is
  *    a pure function cache, so runs stay deterministic.
@@ -104,7 +104,7 @@ static inline int fz_sec_auth(ps_ctx *ctx, const ps_secparams *sp, const char *p
 	*is_owner = *perms_ok = 0;
 	i = fz_memo_next++ % FZ_MEMO;
 	e = &fz_memo[i];
-	e->rc = ps_sec_authenticate(ctx, sp, pw, pwlen, e->key, &e->is_owner, &e->perms_ok);
+	e->rc = ps_kdf_authenticate(ctx, sp, pw, pwlen, e->key, &e->is_owner, &e->perms_ok);
 	if (e->rc < 0)
 		memset(e->key, 0, 32);
 	if (pwlen < sizeof e->pw) {
@@ -134,15 +134,15 @@ static inline int fz_doc_auth(ps_doc *doc)
 	if (!doc->encrypted)
 		return 0;
 	for (i = 0; i < sizeof pws / sizeof pws[0]; i++) {
-		rc = fz_sec_auth(doc->ctx, &doc->sp, pws[i], strlen(pws[i]), key, &is_owner, &perms_ok);
+		rc = fz_sec_auth(doc->ctx, ps_sec_params(doc->sec), pws[i], strlen(pws[i]), key, &is_owner, &perms_ok);
 		if (rc == PDFSTAMP_E_PASSWORD)
 			continue;
 		if (rc < 0)
 			break;
 		/* Like PDFSTAMP_AUTH_FORCE: a /Perms mismatch is not fatal here. */
-		rc = ps_doc_auth_key(doc, key, is_owner ? 2 : 1);
+		rc = ps_sec_auth_key(doc->ctx, doc->sec, key, is_owner ? 2 : 1, perms_ok);
 		if (rc == 0)
-			doc->perms_ok = perms_ok;
+			doc->authenticated = is_owner ? 2 : 1;
 		break;
 	}
 	ps_wipe(key, sizeof key);

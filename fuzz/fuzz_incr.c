@@ -81,7 +81,7 @@ static void fzi_check_output(ps_ctx *ctx, const char *out, const uint8_t *data, 
 		fz_bug(ctx, "the stamped output does not authenticate with the same password");
 	if (rc == 0 && doc->startxref != res->xref_offset)
 		fz_bug(ctx, "the output's startxref is not the reported xref offset");
-	for (i = 0; rc == 0 && i < res->nobjects && i < PDFSTAMP_MAX_RESULT_OBJECTS; i++) {
+	for (i = 0; rc == 0 && i < res->nobjects; i++) {
 		ps_obj *o = NULL;
 		int r2 = ps_doc_lookup(doc, res->objects[i], &o);
 		if (r2 == PDFSTAMP_E_NOMEM)
@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pdfstamp_stamp_opts so = PDFSTAMP_STAMP_OPTS_INIT;
 	struct pdfstamp_write_opts wo = PDFSTAMP_WRITE_OPTS_INIT;
-	struct pdfstamp_result res;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
 	const char *dir = fzi_outdir();
 	char path[64], out[300];
 	ps_ctx *ctx;
@@ -118,7 +118,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	so.text = "FUZZ";
 	so.author = "fuzz";
 	wo.output = out;
-	memset(&res, 0, sizeof res);
 	rc = pdfstamp_stamp(doc, &so, &wo, &res);
 	if (getenv("PDFSTAMP_FUZZ_VERBOSE"))
 		fprintf(stderr, "fuzz_incr: stamp: %d %s (%lld bytes appended)\n", rc,
@@ -134,6 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fzi_check_output(ctx, out, data, size, &res);
 done:
+	pdfstamp_result_clear(&res);
 	pdfstamp_doc_close(doc);
 	if (fd >= 0)
 		close(fd);

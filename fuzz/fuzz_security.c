@@ -8,7 +8,7 @@
  *   bytes 1-4  /P, big-endian two's complement
  *   5..180     /O (48), /U (48), /OE (32), /UE (32), /Perms (16)
  *   181..      the password, UTF-8 or not (at most 256 bytes are used)
- * ps_sec_authenticate must never crash, must fail with PASSWORD, FORMAT
+ * ps_kdf_authenticate must never crash, must fail with PASSWORD, FORMAT
  * or UNSUPPORTED (or succeed), and always leaves a message on failure.
  * In fuzz builds the context runs Algorithm 2.B with scaled-down constants
  * (ps_ctx.fuzz_light_kdf; 16 copies instead of 64, 2 or 3 rounds instead of
@@ -17,9 +17,9 @@
  * of fuzz/regress/ in normal builds runs the real hash.  Seeds made with
  * the real constants no longer authenticate here; the round trip (bit 7)
  * reaches the success paths instead.
- * Round trip (bit 7): ps_sec_make (Algorithms 8, 9, 10) with the password
+ * Round trip (bit 7): ps_kdf_make (Algorithms 8, 9, 10) with the password
  * split at its first NUL into user and owner and a file key taken from the
- * input, then ps_sec_authenticate with each must give back that key; with
+ * input, then ps_kdf_authenticate with each must give back that key; with
  * the owner password as owner, and /Perms valid (Algorithm 13).
  */
 #include "fuzz.h"
@@ -33,15 +33,15 @@ static void fzs_expect_key(ps_ctx *ctx, const ps_secparams *sp, const char *pw, 
 	uint8_t got[32];
 	int is_owner = 0, perms_ok = 0, rc;
 
-	rc = ps_sec_authenticate(ctx, sp, pw, len, got, &is_owner, &perms_ok);
+	rc = ps_kdf_authenticate(ctx, sp, pw, len, got, &is_owner, &perms_ok);
 	if (rc == PDFSTAMP_E_NOMEM)
 		return;
 	if (rc < 0)
-		fz_bug(ctx, "a password set by ps_sec_make is not accepted");
+		fz_bug(ctx, "a password set by ps_kdf_make is not accepted");
 	if (memcmp(got, key, 32) != 0)
-		fz_bug(ctx, "ps_sec_authenticate unwrapped a different file key");
+		fz_bug(ctx, "ps_kdf_authenticate unwrapped a different file key");
 	if (!perms_ok)
-		fz_bug(ctx, "/Perms made by ps_sec_make does not verify");
+		fz_bug(ctx, "/Perms made by ps_kdf_make does not verify");
 	if (want_owner && !is_owner)
 		fz_bug(ctx, "the owner password authenticated as user");
 	ps_wipe(got, sizeof got);
@@ -61,13 +61,13 @@ static void fzs_roundtrip(ps_ctx *ctx, const ps_secparams *in, const uint8_t *pw
 	sp.p = in->p;
 	sp.encrypt_metadata = in->encrypt_metadata;
 	memcpy(key, in->u, 32);
-	rc = ps_sec_make(ctx, &sp, (const char *)pw, ulen, owner, olen, key);
+	rc = ps_kdf_make(ctx, &sp, (const char *)pw, ulen, owner, olen, key);
 	if (rc == PDFSTAMP_E_INTERNAL)
-		fz_bug(ctx, "ps_sec_make");
+		fz_bug(ctx, "ps_kdf_make");
 	if (rc < 0)
 		return; /* e.g. a password SASLprep's stored profile refuses */
 	if (sp.v != 5 || sp.r != 6)
-		fz_bug(ctx, "ps_sec_make did not set V 5 R 6");
+		fz_bug(ctx, "ps_kdf_make did not set V 5 R 6");
 	fzs_expect_key(ctx, &sp, owner, olen, key, 1);
 	fzs_expect_key(ctx, &sp, (const char *)pw, ulen, key, 0);
 	ps_wipe(key, sizeof key);
@@ -110,11 +110,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(sp.ue, hdr + 133, 32);
 	memcpy(sp.perms, hdr + 165, 16);
 
-	rc = ps_sec_authenticate(ctx, &sp, (const char *)pw, pwlen, key, &is_owner, &perms_ok);
+	rc = ps_kdf_authenticate(ctx, &sp, (const char *)pw, pwlen, key, &is_owner, &perms_ok);
 	if (rc < 0) {
 		if (rc != PDFSTAMP_E_PASSWORD && rc != PDFSTAMP_E_FORMAT && rc != PDFSTAMP_E_UNSUPPORTED &&
 		    rc != PDFSTAMP_E_NOMEM && rc != PDFSTAMP_E_USAGE)
-			fz_bug(ctx, "unexpected error code from ps_sec_authenticate");
+			fz_bug(ctx, "unexpected error code from ps_kdf_authenticate");
 		if (pdfstamp_ctx_errmsg(ctx)[0] == 0)
 			fz_bug(ctx, "an error without a message");
 	} else if (sp.r != 5 && sp.r != 6) {

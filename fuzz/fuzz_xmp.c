@@ -1,6 +1,7 @@
 /*
- * fuzz_xmp.c - libFuzzer target for the XMP packet editor (xmp.c), which
- * `pdfstamp meta --xmp` runs over the /Metadata stream of a hostile file.
+ * fuzz_xmp.c - libFuzzer target for the XMP packet editor (xmp.c, on the
+ * XML tokenizer of xml.c), which `pdfstamp meta --xmp` runs over the
+ * /Metadata stream of a hostile file.
  *
  * Input layout:
  *   byte 0     which properties to touch: bit k for key k of the list below

@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct pdfstamp_info info;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
 	char path[64];
 	ps_ctx *ctx;
 	ps_doc *doc = NULL;
@@ -88,6 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fzx_check_rc_valid(ctx, rc, "pdfstamp_doc_info");
 	fzx_walk(doc);
 out:
+	pdfstamp_info_clear(&info);
 	pdfstamp_doc_close(doc);
 	if (fd >= 0)
 		close(fd);

@@ -14,6 +14,24 @@
 
 #include "ps.h"
 
+int ps_array_grow(void **p, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *np;
+
+	/* Capacity 4, 8, 16, ...: grow when N is 0 or a power of two >= 4. */
+	if (n != 0 && (n < 4 || (n & (n - 1)) != 0))
+		return 0;
+	ncap = n ? n * 2 : 4;
+	if (ncap < n || elem == 0 || ncap > SIZE_MAX / elem)
+		return -1;
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return -1;
+	*p = np;
+	return 0;
+}
+
 int ps_buf_reserve(ps_buf *b, size_t extra)
 {
 	size_t need, ncap;

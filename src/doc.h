@@ -3,7 +3,8 @@
 #define PS_DOC_H
 
 #include "ps.h"
-#include "crypt.h"
+#include "sec.h"
+#include "input.h" /* input.c: ps_doc_pread, ps_doc_parse_at */
 
 /* ---- xref.c / doc.c: the document ------------------------------------------ */
 
@@ -59,7 +60,7 @@ struct pdfstamp_doc {
 	int fd;
 	char *path;
 	int64_t size;                 /* file size when opened */
-	int64_t bytes_read;           /* distinct bytes read (doc.c note 1), <= size */
+	int64_t bytes_read;           /* distinct bytes read (input.c note 2), <= size */
 	int64_t *read_ranges;         /* what was read: start, end pairs, sorted and merged */
 	size_t nread_ranges, capread_ranges;
 	int read_ranges_full;         /* too many ranges (or no memory): reads counted whole */
@@ -91,13 +92,11 @@ struct pdfstamp_doc {
 	int encrypted;
 	ps_obj *encrypt;              /* the /Encrypt dictionary (owned copy) */
 	uint32_t encrypt_num;         /* its object number if indirect, else 0 */
-	ps_secparams sp;
-	int64_t perms;                /* after auth: the effective permissions (pdfstamp_doc_auth) */
-	int strf_identity, stmf_identity;
+	ps_sec *sec;                  /* the security handler (sec.c), NULL if not encrypted */
+	int64_t perms;                /* after auth: the effective permissions (pdfstamp_doc_auth);
+	                                 read only by policy.c (ps_doc_permits) and info.c */
 	int authenticated;            /* 0 none, 1 user, 2 owner */
-	int perms_ok;                 /* /Perms agreed with /P and /EncryptMetadata (Algorithm 13) */
 	int password_given;           /* auth was given a password, but the file is not encrypted */
-	ps_cipher cipher;
 
 	/* lazily loaded objects, open addressing by object number */
 	ps_cache_ent *cache;
@@ -114,12 +113,6 @@ struct pdfstamp_doc {
 	int64_t objstm_n, objstm_first;
 };
 
-/* "a FIFO", "a directory", ... for messages about a file of mode MODE. */
-const char *ps_file_kind(mode_t mode);
-/* Reads up to LEN bytes at OFF into OUT (replacing its contents); fewer
- * only at end of file.  Counts bytes_read (distinct bytes, see
- * struct pdfstamp_doc). */
-int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out);
 /* xref.c: locates startxref and reads every section into the index. */
 int ps_xref_load(ps_doc *doc);
 /* The merged entry of object NUM if it is in use (type 1 or 2), else NULL
@@ -157,10 +150,6 @@ int ps_doc_resolve(ps_doc *doc, ps_obj *o, ps_obj **out);
 /* Raw, decrypted or decoded stream data of a PS_STREAM that belongs to
  * object NUM (for the exemptions).  DECODE also undoes FlateDecode. */
 int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_buf *out);
-/* Parses the indirect object at OFF without decrypting (used for xref
- * streams and by lookup).  Owned result.  EXPECT_NUM 0 accepts any object
- * number; NUM_OUT (may be NULL) receives the number found. */
-int ps_doc_parse_at(ps_doc *doc, int64_t off, uint32_t expect_num, ps_obj **out, uint32_t *num_out);
 /* Length of a stream's raw data (resolves an indirect /Length). */
 int ps_doc_stream_length(ps_doc *doc, ps_obj *stm, int64_t *len);
 /* xref.c: is the live object NUM one of the chain's own xref streams (a
@@ -169,36 +158,36 @@ int ps_doc_stream_length(ps_doc *doc, ps_obj *stm, int64_t *len);
  * any other stream typed /XRef is ordinary content. */
 int ps_doc_is_xref_stream(const ps_doc *doc, uint32_t num);
 
+/* pdfstamp_doc_open with the internal PS_OPEN_* flags too (the public
+ * entry refuses them with PDFSTAMP_E_USAGE). */
+int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags);
 /* Internal open flag: do not look at the journal at all (used when
  * verifying our own output while the journal is still in place). */
 #define PS_OPEN_NO_RECOVER 0x100
-/* incr.c: pdfstamp_recover on FD, an open file of PATH on which the caller
- * already holds the exclusive flock (the lock is per open file description:
- * a second open+flock in this process would fail).  Same checks, results
- * and *recovered values as pdfstamp_recover. */
-int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered);
 /* Internal open flag: read only the newest cross-reference section and not
- * /Encrypt (the caller supplies the security state): the cheap re-read that
- * checks an update we just appended. */
+ * /Encrypt (the caller supplies the security state: doc->sec from
+ * ps_sec_share, encrypted, encrypt_num, authenticated): the cheap re-read
+ * that checks an update we just appended. */
 #define PS_OPEN_NEWEST_ONLY 0x200
-/* Authenticates with a file key we already hold (verification of output). */
-int ps_doc_auth_key(ps_doc *doc, const uint8_t key[32], int as);
-/* The same with the schedules of another document's cipher, borrowed (C
- * must outlive DOC): how the writer verifies its output without the key. */
-int ps_doc_auth_cipher(ps_doc *doc, const ps_cipher *c, int as);
-/* Is a stream with this dictionary encrypted, in a file with these
- * settings?  (StmF Identity, /Crypt filters, metadata with EncryptMetadata
- * false: 7.6.2, Table 20, Table 21, 7.6.6.)  The xref streams of the
- * chain are exempt too (7.5.8.2), but that is decided by object number
- * (ps_doc_is_xref_stream), never by /Type: a stream of a new revision
- * that says /Type /XRef is still encrypted. */
-int ps_stream_needs_crypt(int encrypted, int stmf_identity, int encrypt_metadata, const ps_obj *stm);
-/* A dictionary whose /Contents is a signature value (never encrypted,
- * spec-facts 2.2): /ByteRange, a string /Contents, /Type Sig, DocTimeStamp or none. */
-int ps_is_signature_dict(const ps_obj *d);
-/* Appends the signatures found through /AcroForm to info->sigs. */
-int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info);
 /* Generation of object NUM in the newest revision (0 if compressed/free). */
 uint16_t ps_doc_gen(const ps_doc *doc, uint32_t num);
+
+/* The one place that resolves the catalog and the root of the page tree
+ * (ISO 32000-2 7.7.2, 7.7.3.2).  What the caller needs of the catalog: */
+enum ps_catalog_need {
+	PS_CATALOG_ANY = 0,       /* whatever /Root resolves to, NULL if absent */
+	PS_CATALOG_DICT,          /* a dictionary, else "/Root is not a dictionary" */
+	PS_CATALOG_INDIRECT       /* an indirect one, else "/Root is not an indirect dictionary" */
+};
+/* The trailer's /Root, resolved (borrowed) into *root; REF (may be NULL)
+ * receives the /Root entry when it is a reference, else NULL.  With
+ * PS_CATALOG_ANY only a failed lookup is an error. */
+int ps_doc_catalog(ps_doc *doc, enum ps_catalog_need need, ps_obj **root, ps_obj **ref);
+/* The root of the page tree: the catalog's /Pages, resolved (borrowed)
+ * into *pages; REF receives the /Pages entry itself, COUNT its /Count (each
+ * of the three may be NULL).  PDFSTAMP_E_FORMAT "the page tree root has no valid /Count"
+ * unless it is a dictionary with a /Count >= 0 (a missing catalog has no
+ * page tree root). */
+int ps_doc_pages(ps_doc *doc, ps_obj **pages, ps_obj **ref, int64_t *count);
 
 #endif

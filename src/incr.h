@@ -36,11 +36,12 @@ int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj);
 int ps_update_set_trailer(ps_update *up, const char *key, ps_obj *val);
 /* Serialises, writes (per W), makes it durable and verifies it. */
 int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w, struct pdfstamp_result *res);
+/* The writers' result (pdfstamp.h, versioned structs): ps_result_begin
+ * refuses a RES of an unknown version and releases what it held (RES may
+ * be NULL); ps_result_add_object appends NUM to res->objects (no-op for
+ * a NULL RES).  0 or a PDFSTAMP_E_* code (message set). */
+int ps_result_begin(ps_ctx *ctx, struct pdfstamp_result *res);
+int ps_result_add_object(ps_ctx *ctx, struct pdfstamp_result *res, uint32_t num);
 void ps_update_free(ps_update *up);
-
-/* stamp.c: refuses an update that the permissions (P bit 6 for
- * annotations, bit 4 otherwise, unless owner) or a DocMDP certification
- * forbid; warns where signatures will be reported as modified. */
-int ps_policy_check(ps_doc *doc, int for_annotation);
 
 #endif

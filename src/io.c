@@ -1,5 +1,6 @@
 /*
- * io.c - durable replacement of a file: the output of -o and of rewrites.
+ * io.c - file I/O: durable replacement of a file (the output of -o and of
+ * rewrites), durable writes, truncation, the pread loop and the fault hook.
  *
  * DESIGN NOTES
  *
@@ -33,8 +34,14 @@
  *
  * States: OPEN (fd valid) --commit--> COMMITTED, --abort--> ABORTED.
  *
- * Every write, fsync and rename of the library goes through this file, so
- * the test hook ps_fault() (PDFSTAMP_FAULT, see ps.h) lives here too.
+ * Every write, fsync, ftruncate and rename of a document or output goes
+ * through this file (ps_write_all, ps_sync_fd, ps_sync_dir, ps_truncate_fd,
+ * ps_outfile_commit; the journal, journal.c, writes and syncs with the same
+ * calls), so the test hook ps_fault() (PDFSTAMP_FAULT, see io.h) lives here
+ * too.  Fault points: "write" in ps_write_all and ps_outfile_copy_out,
+ * "fsync" in ps_sync_fd, "rename" in ps_outfile_commit; ps_truncate_fd has
+ * none (it is the rollback after a failed step).  Reads: ps_pread_full is
+ * the library's one pread loop (EINTR retried, stops only at end of file).
  */
 #include "config.h"
 
@@ -43,6 +50,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +60,9 @@
 
 #include "ps.h"
 
-/* ---- fault injection (tests only; see ps.h) -------------------------------- */
+/* ---- fault injection (tests only; see io.h) -------------------------------- */
 
+#ifdef PDFSTAMP_FAULT_INJECTION
 /* The points the library reaches (keep in step with the man page). */
 static const char *const fault_points[] = {
 	"write", "fsync", "rename", "before-rename", "after-journal", "after-write", "after-fsync",
@@ -106,8 +115,83 @@ int ps_fault(const char *point)
 		raise(SIGKILL);
 	return 1;
 }
+#endif /* PDFSTAMP_FAULT_INJECTION */
+
+/* ---- reading ----------------------------------------------------------------- */
+
+int ps_pread_full(ps_ctx *ctx, int fd, void *p, size_t n, int64_t off, size_t *got, const char *fmt, ...)
+{
+	uint8_t *b = p;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t k = pread(fd, b + done, n - done, (off_t)(off + (int64_t)done));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			char what[200];
+			int e = errno;
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(what, sizeof what, fmt, ap);
+			va_end(ap);
+			*got = done;
+			return ps_err(ctx, PDFSTAMP_E_IO, "%s: %s", what, strerror(e));
+		}
+		if (k == 0)
+			break; /* end of file */
+		done += (size_t)k;
+	}
+	*got = done;
+	return 0;
+}
+
+const char *ps_file_kind(mode_t mode)
+{
+	return S_ISFIFO(mode) ? "a FIFO" : S_ISDIR(mode) ? "a directory" :
+	       S_ISCHR(mode) || S_ISBLK(mode) ? "a device" : S_ISREG(mode) ? "a regular file" :
+	       "a socket or other special file";
+}
 
 /* ---- writing ----------------------------------------------------------------- */
+
+/* Copies the first LEN bytes of SRC to DST (both at offset 0). */
+int ps_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len)
+{
+	loff_t in = 0, out = 0;
+	uint8_t *buf = NULL;
+	int rc;
+
+	while (in < len) {
+		ssize_t k = copy_file_range(src, &in, dst, &out, (size_t)(len - in > (1 << 30) ? (1 << 30) : len - in), 0);
+		if (k > 0)
+			continue;
+		if (k == 0)
+			return ps_err(ctx, PDFSTAMP_E_IO, "the input shrank while it was being copied");
+		if (errno == EINTR)
+			continue;
+		if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL)
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot copy the input: %s", strerror(errno));
+		break; /* fall back to read/write */
+	}
+	while (in < len) {
+		size_t k, want = (size_t)(len - in > (1 << 20) ? (1 << 20) : len - in);
+		if (!buf && !(buf = malloc(1 << 20)))
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		if ((rc = ps_pread_full(ctx, src, buf, want, in, &k, "cannot read the input")) == 0 && k < want)
+			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read the input: short file");
+		if (rc == 0)
+			rc = ps_write_all(ctx, dst, buf, k, out, "the output");
+		if (rc < 0) {
+			free(buf);
+			return rc;
+		}
+		in += (loff_t)k;
+		out += (loff_t)k;
+	}
+	free(buf);
+	return 0;
+}
 
 int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what)
 {
@@ -137,6 +221,20 @@ int ps_sync_fd(ps_ctx *ctx, int fd, const char *what)
 	if (ps_fault("fsync") || fsync(fd) < 0)
 		return ps_err(ctx, PDFSTAMP_E_IO, "cannot fsync %s: %s", what, errno ? strerror(errno) : "injected fault");
 	return 0;
+}
+
+/* No fault point here: truncation is how a failed (or injected) step is
+ * undone, and the sweep counts only the steps of the update itself. */
+int ps_truncate_fd(ps_ctx *ctx, int fd, int64_t len, const char *what)
+{
+	int e;
+
+	if (ftruncate(fd, (off_t)len) == 0 && fsync(fd) == 0)
+		return 0;
+	e = errno;
+	ps_err(ctx, PDFSTAMP_E_IO, "cannot truncate %s: %s", what, strerror(e));
+	errno = e; /* for the callers that word their own message */
+	return PDFSTAMP_E_IO;
 }
 
 int ps_sync_dir(ps_ctx *ctx, const char *dir)
@@ -308,20 +406,14 @@ int ps_outfile_copy_out(ps_ctx *ctx, ps_outfile *of, int out_fd)
 		              strerror(ENOSPC));
 	}
 	for (;;) {
-		ssize_t k = pread(of->fd, buf, bufsz, (off_t)off), w;
-		size_t done = 0;
+		size_t k, done = 0;
+		ssize_t w;
 
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read the temporary file in %s: %s", of->dir,
-			            strerror(errno));
+		if ((rc = ps_pread_full(ctx, of->fd, buf, bufsz, off, &k, "cannot read the temporary file in %s",
+		                        of->dir)) < 0 || k == 0)
 			break;
-		}
-		if (k == 0)
-			break;
-		while (done < (size_t)k) {
-			w = write(out_fd, buf + done, (size_t)k - done);
+		while (done < k) {
+			w = write(out_fd, buf + done, k - done);
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0) {
@@ -333,7 +425,7 @@ int ps_outfile_copy_out(ps_ctx *ctx, ps_outfile *of, int out_fd)
 		}
 		if (rc < 0)
 			break;
-		off += k;
+		off += (int64_t)k;
 	}
 	free(buf);
 	return rc;

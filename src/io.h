@@ -1,4 +1,4 @@
-/* io.h - internal: durable writes (conventions: ps.h). */
+/* io.h - internal: file I/O, durable writes, the fault hook (conventions: ps.h). */
 #ifndef PS_IO_H
 #define PS_IO_H
 
@@ -8,7 +8,21 @@
 
 int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what);
 int ps_sync_fd(ps_ctx *ctx, int fd, const char *what);
+/* Copies the first LEN bytes of SRC to DST (both at offset 0):
+ * copy_file_range, else pread/ps_write_all. */
+int ps_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len);
 int ps_sync_dir(ps_ctx *ctx, const char *dir);
+/* ftruncate FD to LEN bytes and fsync it (the rollback of an append; no
+ * fault point).  On failure: PDFSTAMP_E_IO, message "cannot truncate WHAT:
+ * ...", and errno still says why. */
+int ps_truncate_fd(ps_ctx *ctx, int fd, int64_t len, const char *what);
+/* The one pread loop: reads N bytes of FD at OFF into P, retrying EINTR
+ * and short reads; fewer (*GOT < N) only at end of file.  A read error is
+ * PDFSTAMP_E_IO with the message "<FMT...>: <strerror>". */
+int ps_pread_full(ps_ctx *ctx, int fd, void *p, size_t n, int64_t off, size_t *got, const char *fmt, ...)
+	PS_PRINTF(7, 8);
+/* "a FIFO", "a directory", ... for messages about a file of mode MODE. */
+const char *ps_file_kind(mode_t mode);
 
 /* A file that replaces TARGET atomically when committed (see io.c). */
 typedef struct ps_outfile {
@@ -51,7 +65,17 @@ void ps_outfile_free(ps_outfile *of);
  * reaches POINT; "trace" prints every point reached, with its count, to
  * standard error.  POINT is write, fsync, rename (the I/O calls) or
  * before-rename, after-journal, after-write, after-fsync (phases).
- * Returns 1 if the step must fail. */
+ * Returns 1 if the step must fail.  Compiled only with configure
+ * --enable-fault-injection (PDFSTAMP_FAULT_INJECTION in config.h); other
+ * builds get a constant 0 and ignore the variable. */
+#ifdef PDFSTAMP_FAULT_INJECTION
 int ps_fault(const char *point);
+#else
+static inline int ps_fault(const char *point)
+{
+	(void)point;
+	return 0;
+}
+#endif
 
 #endif

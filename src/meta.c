@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ps.h"
+#include "policy.h"
 
 
 static int valid_key(const char *k)
@@ -73,7 +74,7 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const p
 {
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
-	ps_obj *root = NULL, *mref, *md = NULL, *dict = NULL, *stm, *cat;
+	ps_obj *root = NULL, *rref = NULL, *mref, *md = NULL, *dict = NULL, *stm, *cat;
 	ps_buf old = PS_BUF_INIT, out = PS_BUF_INIT;
 	ps_meta_kv *kv = NULL;
 	size_t nkv = 0;
@@ -84,10 +85,8 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const p
 	size_t i, dlen;
 	int rc;
 
-	if ((rc = ps_doc_resolve(doc, ps_dict_get(doc->trailer, "Root"), &root)) < 0)
+	if ((rc = ps_doc_catalog(doc, PS_CATALOG_INDIRECT, &root, &rref)) < 0)
 		return rc;
-	if (!root || root->kind != PS_DICT || ps_dict_get(doc->trailer, "Root")->kind != PS_REF)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Root is not an indirect dictionary");
 	mref = ps_dict_get(root, "Metadata");
 	if (mref && mref->kind == PS_REF) {
 		if ((rc = ps_doc_resolve(doc, mref, &md)) < 0)
@@ -114,8 +113,8 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const p
 	 * given it an /Identity crypt filter to have our packet written in
 	 * clear (issue 11). */
 	dict = ps_new_dict();
-	if (!dict || ps_dict_put(dict, "Type", ps_new_name("Metadata")) < 0 ||
-	    ps_dict_put(dict, "Subtype", ps_new_name("XML")) < 0)
+	if (!dict || ps_dict_put_name(dict, "Type", "Metadata") < 0 ||
+	    ps_dict_put_name(dict, "Subtype", "XML") < 0)
 		goto oom;
 	if (md) {
 		if ((rc = ps_doc_stream_data(doc, mref->u.ref.num, md, 1, &old)) < 0)
@@ -129,26 +128,23 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const p
 		}
 		/* the catalog must point at the new stream */
 		cat = ps_obj_copy(root);
-		if (!cat || ps_dict_put(cat, "Metadata", ps_new_ref(num, 0)) < 0) {
+		if (!cat || ps_dict_put_ref(cat, "Metadata", num, 0) < 0) {
 			ps_obj_free(cat);
 			goto oom;
 		}
-		{
-			ps_obj *rr = ps_dict_get(doc->trailer, "Root");
-			if ((rc = ps_update_put(up, rr->u.ref.num, rr->u.ref.gen, cat)) < 0)
-				goto out;
-		}
+		if ((rc = ps_update_put(up, rref->u.ref.num, rref->u.ref.gen, cat)) < 0)
+			goto out;
 	}
 	if ((rc = ps_xmp_update(ctx, old.data, old.len, kv, nkv, iso, &out)) < 0)
 		goto out;
-	if (doc->encrypted && !doc->sp.encrypt_metadata) {
+	if (doc->encrypted && !ps_sec_encrypt_metadata(doc->sec)) {
 		/* Plaintext metadata (EncryptMetadata false).  Saying so with an
 		 * Identity crypt filter (7.6.6) lets readers that ignore
 		 * EncryptMetadata (MuPDF, poppler) read it too. */
 		ps_obj *f = ps_new_array(), *p = ps_new_array(), *pd = ps_new_dict();
 		if (!f || !p || !pd || ps_array_push(f, ps_new_name("Crypt")) < 0 ||
-		    ps_dict_put(pd, "Type", ps_new_name("CryptFilterDecodeParms")) < 0 ||
-		    ps_dict_put(pd, "Name", ps_new_name("Identity")) < 0) {
+		    ps_dict_put_name(pd, "Type", "CryptFilterDecodeParms") < 0 ||
+		    ps_dict_put_name(pd, "Name", "Identity") < 0) {
 			ps_obj_free(f);
 			ps_obj_free(p);
 			ps_obj_free(pd);
@@ -201,8 +197,8 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 	size_t i;
 	int rc;
 
-	if (res)
-		memset(res, 0, sizeof *res);
+	if ((rc = ps_result_begin(ctx, res)) < 0)
+		return rc;
 	if (!o || o->version != PDFSTAMP_META_OPTS_VERSION)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "metadata options of an unknown version");
 	for (i = 0; i < o->nitems; i++) {
@@ -220,7 +216,7 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 	ps_time_iso(&when, iso);
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
-	if ((rc = ps_policy_check(doc, 0)) < 0)
+	if ((rc = ps_policy_check(doc, PS_UPDATE_METADATA)) < 0)
 		goto out;
 	iref = ps_dict_get(doc->trailer, "Info");
 	if ((rc = ps_doc_resolve(doc, iref, &info)) < 0)
@@ -243,7 +239,7 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 				goto oom;
 		}
 	}
-	if (ps_dict_put(ninfo, "ModDate", ps_new_str(pdfdate, strlen(pdfdate))) < 0)
+	if (ps_dict_put_str(ninfo, "ModDate", pdfdate, strlen(pdfdate)) < 0)
 		goto oom;
 	if (info && iref->kind == PS_REF) {
 		num = iref->u.ref.num;
@@ -262,8 +258,8 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 	ninfo = NULL;
 	if (rc < 0)
 		goto out;
-	if (res)
-		res->objects[res->nobjects++] = num;
+	if ((rc = ps_result_add_object(ctx, res, num)) < 0)
+		goto out;
 	if (o->xmp && (rc = update_xmp(&up, o, ninfo_written, iso)) < 0)
 		goto out;
 	rc = ps_update_commit(&up, w, res);

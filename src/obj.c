@@ -1,5 +1,8 @@
 /*
- * obj.c - PDF object model, parser (from a memory window) and serializer.
+ * obj.c - the PDF object model: constructors, containers, typed dictionary
+ * helpers, deep copy, comparison and the string walk.  The lexer and
+ * parser are in parse.c, the serializer in serialize.c (all declared in
+ * obj.h).
  *
  * DESIGN NOTES
  *
@@ -11,57 +14,28 @@
  *  2. Containers take ownership of what they are given, also on failure
  *     (the item is freed).  Passing a NULL item is treated as the caller's
  *     allocation failure and gives PDFSTAMP_E_NOMEM, so that
- *     ps_dict_put(d, "K", ps_new_int(1)) needs a single check.
+ *     ps_dict_put(d, "K", ps_new_int(1)) needs a single check.  The typed
+ *     helpers (ps_dict_put_name/int/real/bool/ref/str) are exactly that
+ *     call, one per kind.
  *  3. u.str.p is always allocated (also for an empty string) and carries a
  *     NUL after the len bytes, for the caller's convenience; the bytes
  *     themselves may contain NULs.  u.name.p and dictionary keys are
- *     NUL-terminated and can never contain a NUL (#00 is rejected).
+ *     NUL-terminated and can never contain a NUL (the parser rejects #00).
+ *     The *_take constructors, which adopt buffers the parser decoded,
+ *     rely on the caller for these two properties.
  *  4. Dictionaries keep file order.  Duplicate keys in parsed input: the
- *     LAST value wins and takes the place of the FIRST occurrence (a
- *     warning is emitted); ps_dict_put() likewise replaces in place.  A key
- *     whose value is null is kept as a PS_NULL entry (not dropped), so a
+ *     LAST value wins and takes the place of the FIRST occurrence (parse.c
+ *     warns); ps_dict_put() likewise replaces in place.  A key whose value
+ *     is null is kept as a PS_NULL entry (not dropped), so a
  *     parse/serialize round trip is exact.
  *  5. Lookups (ps_dict_get, ps_array_get) borrow; they are linear scans,
- *     which is right for the small dictionaries of PDF.  Duplicate
- *     detection while parsing is O(n log n) so that a hostile dictionary
- *     with many keys cannot make parsing quadratic.
- *
- * Parser:
- *  6. The parser never reads at or past LEN.  A token (number, name,
- *     keyword) that touches the end of the window is incomplete as far as
- *     the parser can tell, so it gives PS_E_NEEDMORE; so does an integer at
- *     top level that might still become "N G R".  The only exception is a
- *     complete keyword with no valid longer spelling (true, false, null,
- *     the R of a reference, endobj): extending the window cannot turn it
- *     into a different valid object.  Every other malformation is
- *     PDFSTAMP_E_FORMAT.  Both set a message with the offset (BASE-relative
- *     in ps_parse_indirect, window-relative in ps_parse_obj).  At the true
- *     end of the data (the last object of an object stream, a file's last
- *     bytes) NEEDMORE means "truncated"; a caller that knows the extent of
- *     a bare number can parse it from a copy followed by a delimiter.
- *  7. Limits: nesting of arrays/dictionaries <= PS_MAX_DEPTH (so the
- *     recursion is bounded); integers must fit int64_t; reals must be
- *     finite doubles; references need N <= 2^31-1 and G <= 65535; strings
- *     and names are limited by the window only.
- *  8. Numbers are converted without strtod/strtol (locale-independent).  A
- *     real keeps its token in u.real.text and is re-emitted verbatim.
- *
- * Serializer:
- *  9. Output is locale-independent and uses single spaces:
- *     "<< /Key value /Key2 value2 >>" (empty: "<< >>"), "[a b]", "N G R".
- *     Names escape '#', delimiters, white space and bytes outside
- *     0x21..0x7E as #XX.  Literal strings escape ( ) \ and use \n \r \t \b
- *     \f and three-digit octal for the other bytes outside 0x20..0x7E.
- *     New reals are written with at most 6 decimals, trailing zeros
- *     removed and a leading "0" kept ("0.5", "-2.25"); an integral value
- *     is written as an integer ("2"), which ISO 32000 7.3.3 allows
- *     wherever a real is expected.  NaN and infinities become "0".
+ *     which is right for the small dictionaries of PDF.
+ *  6. ps_obj_equal compares values, not spellings: an integer equals the
+ *     real of the same value, reals compare to within 1e-4, dictionaries
+ *     ignore key order and a stream compares by its dictionary.
  */
 #include "config.h"
 
-#include <float.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,40 +106,63 @@ static uint8_t *dup_bytes(const void *p, size_t n)
 
 ps_obj *ps_new_str(const void *p, size_t len)
 {
-	ps_obj *o;
-
 	if (!p && len)
 		return NULL;
-	o = obj_alloc(PS_STR);
-	if (!o)
-		return NULL;
-	o->u.str.p = dup_bytes(p, len);
-	if (!o->u.str.p) {
-		free(o);
-		return NULL;
-	}
-	o->u.str.len = len;
-	o->u.str.hex = 0;
-	return o;
+	return ps_new_str_take(dup_bytes(p, len), len, 0);
 }
 
 ps_obj *ps_new_name(const char *name)
 {
-	ps_obj *o;
-	size_t n;
-
 	if (!name)
 		return NULL;
-	n = strlen(name);
-	o = obj_alloc(PS_NAME);
+	return ps_new_name_take((char *)dup_bytes(name, strlen(name)), strlen(name));
+}
+
+ps_obj *ps_new_real_text(double v, const char *text, size_t n)
+{
+	ps_obj *o = ps_new_real(v);
+
 	if (!o)
 		return NULL;
-	o->u.name.p = (char *)dup_bytes(name, n);
-	if (!o->u.name.p) {
-		free(o);
+	o->u.real.text = (char *)dup_bytes(text, n);
+	if (!o->u.real.text) {
+		ps_obj_free(o);
 		return NULL;
 	}
-	o->u.name.len = n;
+	return o;
+}
+
+/* An object of KIND to adopt P, or NULL with P freed (a NULL P is the
+ * caller's allocation failure). */
+static ps_obj *obj_adopt(ps_kind kind, void *p)
+{
+	ps_obj *o = p ? obj_alloc(kind) : NULL;
+
+	if (!o)
+		free(p);
+	return o;
+}
+
+ps_obj *ps_new_name_take(char *p, size_t n)
+{
+	ps_obj *o = obj_adopt(PS_NAME, p);
+
+	if (o) {
+		o->u.name.p = p;
+		o->u.name.len = n;
+	}
+	return o;
+}
+
+ps_obj *ps_new_str_take(uint8_t *p, size_t n, int hex)
+{
+	ps_obj *o = obj_adopt(PS_STR, p);
+
+	if (o) {
+		o->u.str.p = p;
+		o->u.str.len = n;
+		o->u.str.hex = hex;
+	}
 	return o;
 }
 
@@ -248,28 +245,6 @@ void ps_obj_free(ps_obj *o)
 	free(o);
 }
 
-/* Makes room for one more element in a vector of ELSZ-byte elements. */
-static int vec_grow(void **items, size_t *cap, size_t len, size_t elsz)
-{
-	size_t ncap;
-	void *p;
-
-	if (len < *cap)
-		return 0;
-	ncap = *cap ? *cap : 4;
-	while (ncap <= len) {
-		if (ncap > SIZE_MAX / 2 / elsz)
-			return -1;
-		ncap *= 2;
-	}
-	p = realloc(*items, ncap * elsz);
-	if (!p)
-		return -1;
-	*items = p;
-	*cap = ncap;
-	return 0;
-}
-
 int ps_array_push(ps_obj *arr, ps_obj *item)
 {
 	if (!item)
@@ -278,8 +253,7 @@ int ps_array_push(ps_obj *arr, ps_obj *item)
 		ps_obj_free(item);
 		return PDFSTAMP_E_USAGE;
 	}
-	if (vec_grow((void **)&arr->u.arr.items, &arr->u.arr.cap, arr->u.arr.len,
-	             sizeof *arr->u.arr.items) < 0) {
+	if (ps_array_grow((void **)&arr->u.arr.items, arr->u.arr.len, sizeof *arr->u.arr.items) < 0) {
 		ps_obj_free(item);
 		return PDFSTAMP_E_NOMEM;
 	}
@@ -299,12 +273,9 @@ static ps_obj *dict_of(const ps_obj *o)
 	return NULL;
 }
 
-/* Appends KEY (taken over) and VAL (taken over) without checking for an
- * existing key; both are freed on failure. */
-static int dict_append(ps_obj *d, char *key, ps_obj *val)
+int ps_dict_append_take(ps_obj *d, char *key, ps_obj *val)
 {
-	if (vec_grow((void **)&d->u.dict.ents, &d->u.dict.cap, d->u.dict.len,
-	             sizeof *d->u.dict.ents) < 0) {
+	if (ps_array_grow((void **)&d->u.dict.ents, d->u.dict.len, sizeof *d->u.dict.ents) < 0) {
 		free(key);
 		ps_obj_free(val);
 		return PDFSTAMP_E_NOMEM;
@@ -340,7 +311,39 @@ int ps_dict_put(ps_obj *dict, const char *key, ps_obj *val)
 		ps_obj_free(val);
 		return PDFSTAMP_E_NOMEM;
 	}
-	return dict_append(d, k, val);
+	return ps_dict_append_take(d, k, val);
+}
+
+/* Typed helpers: a NULL from the constructor reaches ps_dict_put as the
+ * caller's allocation failure (note 2), so each is one line. */
+int ps_dict_put_name(ps_obj *dict, const char *key, const char *name)
+{
+	return ps_dict_put(dict, key, ps_new_name(name));
+}
+
+int ps_dict_put_int(ps_obj *dict, const char *key, int64_t i)
+{
+	return ps_dict_put(dict, key, ps_new_int(i));
+}
+
+int ps_dict_put_real(ps_obj *dict, const char *key, double v)
+{
+	return ps_dict_put(dict, key, ps_new_real(v));
+}
+
+int ps_dict_put_bool(ps_obj *dict, const char *key, int b)
+{
+	return ps_dict_put(dict, key, ps_new_bool(b));
+}
+
+int ps_dict_put_ref(ps_obj *dict, const char *key, uint32_t num, uint16_t gen)
+{
+	return ps_dict_put(dict, key, ps_new_ref(num, gen));
+}
+
+int ps_dict_put_str(ps_obj *dict, const char *key, const void *p, size_t n)
+{
+	return ps_dict_put(dict, key, ps_new_str(p, n));
 }
 
 int ps_dict_del(ps_obj *dict, const char *key)
@@ -433,15 +436,9 @@ ps_obj *ps_obj_copy(const ps_obj *o)
 	case PS_INT:
 		return ps_new_int(o->u.i);
 	case PS_REAL:
-		c = ps_new_real(o->u.real.v);
-		if (c && o->u.real.text) {
-			c->u.real.text = (char *)dup_bytes(o->u.real.text, strlen(o->u.real.text));
-			if (!c->u.real.text) {
-				ps_obj_free(c);
-				return NULL;
-			}
-		}
-		return c;
+		if (o->u.real.text)
+			return ps_new_real_text(o->u.real.v, o->u.real.text, strlen(o->u.real.text));
+		return ps_new_real(o->u.real.v);
 	case PS_STR:
 		c = ps_new_str(o->u.str.p, o->u.str.len);
 		if (c)
@@ -474,7 +471,7 @@ ps_obj *ps_obj_copy(const ps_obj *o)
 				ps_obj_free(c);
 				return NULL;
 			}
-			if (dict_append(c, k, v) < 0) {
+			if (ps_dict_append_take(c, k, v) < 0) {
 				ps_obj_free(c);
 				return NULL;
 			}
@@ -504,1099 +501,7 @@ ps_obj *ps_obj_copy(const ps_obj *o)
 	return NULL;
 }
 
-/* ======================================================================
- * Lexer helpers
- * ====================================================================== */
-
-int ps_is_space(int c)
-{
-	return c == 0 || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == ' ';
-}
-
-int ps_is_delim(int c)
-{
-	switch (c) {
-	case '(': case ')': case '<': case '>': case '[': case ']':
-	case '{': case '}': case '/': case '%':
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static int is_regular(int c)
-{
-	return !ps_is_space(c) && !ps_is_delim(c);
-}
-
-static int is_digit(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int hex_val(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-size_t ps_skip_ws(const uint8_t *buf, size_t len, size_t pos)
-{
-	while (pos < len) {
-		if (ps_is_space(buf[pos])) {
-			pos++;
-		} else if (buf[pos] == '%') {
-			while (pos < len && buf[pos] != '\r' && buf[pos] != '\n')
-				pos++;
-		} else {
-			break;
-		}
-	}
-	return pos;
-}
-
-int ps_parse_uint(const uint8_t *buf, size_t len, size_t *pos, int64_t *out)
-{
-	size_t p = *pos;
-	int64_t v = 0;
-
-	if (p >= len || !is_digit(buf[p]))
-		return -1;
-	while (p < len && is_digit(buf[p])) {
-		int d = buf[p] - '0';
-
-		if (v > (INT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-		p++;
-	}
-	*pos = p;
-	*out = v;
-	return 0;
-}
-
-/* ======================================================================
- * Parser
- * ====================================================================== */
-
-typedef struct pstate {
-	ps_ctx *ctx;
-	const uint8_t *buf;
-	size_t len;
-	int64_t base;   /* offset reported for buf[0] */
-} pstate;
-
-static int64_t st_off(const pstate *st, size_t at)
-{
-	return st->base + (int64_t)at;
-}
-
-/* What messages say about an offending token: its length, never its bytes.
- * The bytes may be decrypted content (object-stream members), and no
- * plaintext may reach a message, stderr or JSON (issue 11); the offset
- * printed beside it locates the token. */
-static const char *show(char out[40], const uint8_t *p, size_t n)
-{
-	(void)p;
-	snprintf(out, 40, "%zu-byte token", n);
-	return out;
-}
-
-static int p_needmore(const pstate *st, size_t start, const char *what)
-{
-	return ps_err(st->ctx, PS_E_NEEDMORE, "%s at offset %" PRId64 " is cut off by the end of the data",
-	              what, st_off(st, start));
-}
-
-static int p_nomem(const pstate *st)
-{
-	return ps_err(st->ctx, PDFSTAMP_E_NOMEM, "out of memory while parsing an object");
-}
-
-static int p_format(const pstate *st, size_t at, const char *fmt, ...) PS_PRINTF(3, 4);
-static int p_format(const pstate *st, size_t at, const char *fmt, ...)
-{
-	char msg[200];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return ps_err(st->ctx, PDFSTAMP_E_FORMAT, "%s at offset %" PRId64, msg, st_off(st, at));
-}
-
-/* End of the run of regular characters starting at P. */
-static size_t tok_end(const pstate *st, size_t p)
-{
-	while (p < st->len && is_regular(st->buf[p]))
-		p++;
-	return p;
-}
-
-static int tok_is(const pstate *st, size_t p, size_t e, const char *kw)
-{
-	size_t n = strlen(kw);
-
-	return e - p == n && memcmp(st->buf + p, kw, n) == 0;
-}
-
-/* The token [p, e) is a non-empty prefix of KW (or KW itself). */
-static int tok_prefix_of(const pstate *st, size_t p, size_t e, const char *kw)
-{
-	size_t n = strlen(kw);
-
-	return e > p && e - p <= n && memcmp(st->buf + p, kw, e - p) == 0;
-}
-
-static int parse_value(const pstate *st, size_t *pos, ps_obj **out, int depth);
-
-/* Converts a validated real token ([sign] digits with one '.') without
- * strtod: up to 19 significant digits go into an integer mantissa, the
- * rest only moves the decimal exponent.  Returns +-HUGE when out of range. */
-static double real_value(const uint8_t *s, size_t n)
-{
-	static const double p10[] = {
-		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-		1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
-	};
-	uint64_t mant = 0;
-	int sig = 0, frac = 0, neg = 0;
-	int64_t exp = 0;
-	size_t i = 0;
-	double v;
-
-	if (s[0] == '-' || s[0] == '+') {
-		neg = s[0] == '-';
-		i++;
-	}
-	for (; i < n; i++) {
-		int d;
-
-		if (s[i] == '.') {
-			frac = 1;
-			continue;
-		}
-		d = s[i] - '0';
-		if (mant == 0 && d == 0) {
-			if (frac)
-				exp--;
-			continue;
-		}
-		if (sig < 19) {
-			mant = mant * 10 + (uint64_t)d;
-			sig++;
-			if (frac)
-				exp--;
-		} else if (!frac) {
-			exp++;
-		}
-	}
-	v = (double)mant;
-	if (mant != 0) {
-		if (exp > 0) {
-			while (exp > 22 && v <= DBL_MAX) {
-				v *= 1e22;
-				exp -= 22;
-			}
-			if (v <= DBL_MAX)
-				v *= p10[exp > 22 ? 22 : exp];
-		} else {
-			exp = -exp;
-			while (exp > 22 && v > 0) {
-				v /= 1e22;
-				exp -= 22;
-			}
-			v /= p10[exp > 22 ? 22 : exp];
-		}
-	}
-	return neg ? -v : v;
-}
-
-/* A number token at P (first char is a digit, sign or '.').  An unsigned
- * integer at the top of a value may turn out to be "N G R". */
-static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
-{
-	const uint8_t *buf = st->buf;
-	size_t p = *pos, e = tok_end(st, p), i, q;
-	size_t ndig = 0, ndot = 0;
-	int neg = 0, bad = 0;
-	char tmp[40];
-	ps_obj *o;
-
-	if (e >= st->len)
-		return p_needmore(st, p, "number");
-	i = p;
-	if (buf[i] == '+' || buf[i] == '-') {
-		neg = buf[i] == '-';
-		i++;
-	}
-	for (q = i; q < e; q++) {
-		if (is_digit(buf[q]))
-			ndig++;
-		else if (buf[q] == '.')
-			ndot++;
-		else
-			bad = 1;
-	}
-	if (bad || ndig == 0 || ndot > 1)
-		return p_format(st, p, "malformed number (%s)", show(tmp, buf + p, e - p));
-
-	if (ndot) {
-		double v = real_value(buf + p, e - p);
-
-		if (!(v <= DBL_MAX && v >= -DBL_MAX))
-			return p_format(st, p, "real number (%s) out of range", show(tmp, buf + p, e - p));
-		o = ps_new_real(v);
-		if (!o)
-			return p_nomem(st);
-		o->u.real.text = (char *)dup_bytes(buf + p, e - p);
-		if (!o->u.real.text) {
-			ps_obj_free(o);
-			return p_nomem(st);
-		}
-		*out = o;
-		*pos = e;
-		return 0;
-	}
-
-	/* integer: accumulate the magnitude against the signed limit */
-	{
-		uint64_t lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-		uint64_t mag = 0;
-		int64_t v;
-
-		for (q = i; q < e; q++) {
-			uint64_t d = (uint64_t)(buf[q] - '0');
-
-			if (mag > (lim - d) / 10)
-				return p_format(st, p, "integer (%s) out of range", show(tmp, buf + p, e - p));
-			mag = mag * 10 + d;
-		}
-		if (neg)
-			v = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
-		else
-			v = (int64_t)mag;
-
-		/* "N G R": only for an integer written without a sign */
-		if (i == p) {
-			size_t g = ps_skip_ws(buf, st->len, e), ge, r;
-			int64_t gen;
-
-			if (g >= st->len)
-				return p_needmore(st, p, "integer or reference");
-			if (is_digit(buf[g])) {
-				ge = tok_end(st, g);
-				if (ge >= st->len)
-					return p_needmore(st, p, "integer or reference");
-				q = g;
-				if (ps_parse_uint(buf, ge, &q, &gen) == 0 && q == ge) {
-					r = ps_skip_ws(buf, st->len, ge);
-					if (r >= st->len)
-						return p_needmore(st, p, "integer or reference");
-					if (buf[r] == 'R' && (r + 1 >= st->len || !is_regular(buf[r + 1]))) {
-						if (v > INT32_MAX)
-							return p_format(st, p, "object number %" PRId64 " in reference out of range", v);
-						if (gen > 65535)
-							return p_format(st, g, "generation %" PRId64 " in reference out of range", gen);
-						o = ps_new_ref((uint32_t)v, (uint16_t)gen);
-						if (!o)
-							return p_nomem(st);
-						*out = o;
-						*pos = r + 1;
-						return 0;
-					}
-				}
-			}
-		}
-		o = ps_new_int(v);
-		if (!o)
-			return p_nomem(st);
-		*out = o;
-		*pos = e;
-		return 0;
-	}
-}
-
-/* A name at P ('/').  *out receives the decoded bytes, NUL-terminated. */
-static int parse_name_raw(const pstate *st, size_t *pos, char **out, size_t *outlen)
-{
-	const uint8_t *buf = st->buf;
-	size_t p = *pos, e = tok_end(st, p + 1), q, n = 0;
-	char *s;
-
-	if (e >= st->len)
-		return p_needmore(st, p, "name");
-	s = malloc(e - p);      /* decoded length <= e - p - 1, plus NUL */
-	if (!s)
-		return p_nomem(st);
-	for (q = p + 1; q < e; ) {
-		if (buf[q] == '#') {
-			int hi, lo;
-
-			if (e - q < 3 || (hi = hex_val(buf[q + 1])) < 0 || (lo = hex_val(buf[q + 2])) < 0) {
-				free(s);
-				return p_format(st, q, "invalid #xx escape in name");
-			}
-			if (hi == 0 && lo == 0) {
-				free(s);
-				return p_format(st, q, "#00 in name");
-			}
-			s[n++] = (char)(hi << 4 | lo);
-			q += 3;
-		} else {
-			s[n++] = (char)buf[q++];
-		}
-	}
-	s[n] = 0;
-	*out = s;
-	*outlen = n;
-	*pos = e;
-	return 0;
-}
-
-static int parse_name(const pstate *st, size_t *pos, ps_obj **out)
-{
-	char *s;
-	size_t n;
-	int rc;
-	ps_obj *o;
-
-	if ((rc = parse_name_raw(st, pos, &s, &n)) < 0)
-		return rc;
-	o = obj_alloc(PS_NAME);
-	if (!o) {
-		free(s);
-		return p_nomem(st);
-	}
-	o->u.name.p = s;
-	o->u.name.len = n;
-	*out = o;
-	return 0;
-}
-
-/* Turns the decoded bytes in B into a PS_STR (B is consumed). */
-static int str_from_buf(const pstate *st, ps_buf *b, int hex, ps_obj **out)
-{
-	ps_obj *o;
-	uint8_t *p;
-	size_t n;
-
-	ps_buf_putc(b, 0);
-	p = ps_buf_detach(b, &n);
-	if (!p)
-		return p_nomem(st);
-	o = obj_alloc(PS_STR);
-	if (!o) {
-		free(p);
-		return p_nomem(st);
-	}
-	o->u.str.p = p;
-	o->u.str.len = n - 1;
-	o->u.str.hex = hex;
-	*out = o;
-	return 0;
-}
-
-/* A literal string at P ('('), ISO 32000 7.3.4.2. */
-static int parse_literal(const pstate *st, size_t *pos, ps_obj **out)
-{
-	const uint8_t *buf = st->buf;
-	size_t p = *pos, q = p + 1, nest = 1;
-	ps_buf b = PS_BUF_INIT;
-	int rc;
-
-	for (;;) {
-		size_t r = q;
-		int c;
-
-		/* copy a run of ordinary bytes at once */
-		while (r < st->len && buf[r] != '(' && buf[r] != ')' && buf[r] != '\\' && buf[r] != '\r')
-			r++;
-		if (r > q) {
-			ps_buf_append(&b, buf + q, r - q);
-			q = r;
-		}
-		if (q >= st->len) {
-			ps_buf_free(&b);
-			return p_needmore(st, p, "literal string");
-		}
-		c = buf[q++];
-		if (c == '(') {
-			nest++;
-		} else if (c == ')') {
-			if (--nest == 0)
-				break;
-		} else if (c == '\r') {
-			/* an unescaped CR or CRLF reads as a single LF */
-			if (q < st->len && buf[q] == '\n')
-				q++;
-			c = '\n';
-		} else if (c == '\\') {
-			if (q >= st->len)
-				continue;   /* reported as cut off above */
-			c = buf[q++];
-			switch (c) {
-			case 'n': c = '\n'; break;
-			case 'r': c = '\r'; break;
-			case 't': c = '\t'; break;
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
-			case '(': case ')': case '\\': break;
-			case '\r':
-				/* backslash-EOL: a line continuation, no byte */
-				if (q < st->len && buf[q] == '\n')
-					q++;
-				continue;
-			case '\n':
-				continue;
-			case '0': case '1': case '2': case '3':
-			case '4': case '5': case '6': case '7': {
-				int v = c - '0', k;
-
-				for (k = 1; k < 3 && q < st->len && buf[q] >= '0' && buf[q] <= '7'; k++)
-					v = v * 8 + (buf[q++] - '0');
-				c = v & 0xff;   /* high-order overflow is ignored */
-				break;
-			}
-			default:
-				break;      /* unknown escape: the backslash is ignored */
-			}
-		}
-		ps_buf_putc(&b, c);
-	}
-	if ((rc = str_from_buf(st, &b, 0, out)) < 0)
-		return rc;
-	*pos = q;
-	return 0;
-}
-
-/* A hex string at P ('<' not followed by '<'), ISO 32000 7.3.4.3. */
-static int parse_hex(const pstate *st, size_t *pos, ps_obj **out)
-{
-	const uint8_t *buf = st->buf;
-	size_t p = *pos, q = p + 1;
-	ps_buf b = PS_BUF_INIT;
-	int nib = -1, rc;
-
-	for (;;) {
-		int c, h;
-
-		if (q >= st->len) {
-			ps_buf_free(&b);
-			return p_needmore(st, p, "hex string");
-		}
-		c = buf[q++];
-		if (c == '>')
-			break;
-		if (ps_is_space(c))
-			continue;
-		if ((h = hex_val(c)) < 0) {
-			ps_buf_free(&b);
-			return p_format(st, q - 1, "invalid character in hex string");
-		}
-		if (nib < 0) {
-			nib = h;
-		} else {
-			ps_buf_putc(&b, nib << 4 | h);
-			nib = -1;
-		}
-	}
-	if (nib >= 0)
-		ps_buf_putc(&b, nib << 4);  /* odd count: final digit is followed by 0 */
-	if ((rc = str_from_buf(st, &b, 1, out)) < 0)
-		return rc;
-	*pos = q;
-	return 0;
-}
-
-static int parse_array(const pstate *st, size_t *pos, ps_obj **out, int depth)
-{
-	size_t p = *pos, q = p + 1;
-	ps_obj *arr, *item;
-	int rc;
-
-	if (depth >= PS_MAX_DEPTH)
-		return p_format(st, p, "objects nested deeper than %d levels", PS_MAX_DEPTH);
-	arr = ps_new_array();
-	if (!arr)
-		return p_nomem(st);
-	for (;;) {
-		q = ps_skip_ws(st->buf, st->len, q);
-		if (q >= st->len) {
-			rc = p_needmore(st, p, "array");
-			goto fail;
-		}
-		if (st->buf[q] == ']') {
-			q++;
-			break;
-		}
-		if ((rc = parse_value(st, &q, &item, depth + 1)) < 0)
-			goto fail;
-		if (ps_array_push(arr, item) < 0) {
-			rc = p_nomem(st);
-			goto fail;
-		}
-	}
-	*out = arr;
-	*pos = q;
-	return 0;
-fail:
-	ps_obj_free(arr);
-	return rc;
-}
-
-struct keyidx {
-	const char *key;
-	size_t idx;
-};
-
-static int keyidx_cmp(const void *a, const void *b)
-{
-	const struct keyidx *x = a, *y = b;
-	int c = strcmp(x->key, y->key);
-
-	if (c)
-		return c;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Resolves duplicate keys of a freshly parsed dictionary: the last value
- * moves into the slot of the first occurrence, the others are dropped.
- * Small dictionaries without duplicates take a quick quadratic check;
- * everything else is sorted, so the cost stays O(n log n). */
-static int dict_dedup(const pstate *st, ps_obj *d, size_t at)
-{
-	ps_dict_ent *ents = d->u.dict.ents;
-	size_t n = d->u.dict.len, i, j, k, w;
-	struct keyidx *ki;
-	int found = 0;
-
-	if (n < 2)
-		return 0;
-	if (n <= 16) {
-		for (i = 0; i < n && !found; i++)
-			for (j = i + 1; j < n && !found; j++)
-				found = strcmp(ents[i].key, ents[j].key) == 0;
-		if (!found)
-			return 0;
-	}
-	ki = malloc(n * sizeof *ki);
-	if (!ki)
-		return p_nomem(st);
-	for (i = 0; i < n; i++) {
-		ki[i].key = ents[i].key;
-		ki[i].idx = i;
-	}
-	qsort(ki, n, sizeof *ki, keyidx_cmp);
-	found = 0;
-	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && strcmp(ki[j].key, ki[i].key) == 0; j++)
-			;
-		if (j - i > 1) {
-			size_t first = ki[i].idx, last = ki[j - 1].idx;
-			ps_obj *tmp;
-
-			if (!found) {
-				char m[40];
-
-				ps_warn(st->ctx, "duplicate key (%s) in dictionary at offset %" PRId64
-				        " (the last one is used)",
-				        show(m, (const uint8_t *)ki[i].key, strlen(ki[i].key)), st_off(st, at));
-				found = 1;
-			}
-			tmp = ents[first].val;
-			ents[first].val = ents[last].val;
-			ents[last].val = tmp;
-			for (k = i + 1; k < j; k++) {
-				ps_dict_ent *e = &ents[ki[k].idx];
-
-				free(e->key);
-				ps_obj_free(e->val);
-				e->key = NULL;
-				e->val = NULL;
-			}
-		}
-	}
-	free(ki);
-	for (i = w = 0; i < n; i++)
-		if (ents[i].key)
-			ents[w++] = ents[i];
-	d->u.dict.len = w;
-	return 0;
-}
-
-static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
-{
-	const uint8_t *buf = st->buf;
-	size_t p = *pos, q = p + 2, klen;
-	ps_obj *d, *val;
-	char *key;
-	int rc;
-
-	if (depth >= PS_MAX_DEPTH)
-		return p_format(st, p, "objects nested deeper than %d levels", PS_MAX_DEPTH);
-	d = ps_new_dict();
-	if (!d)
-		return p_nomem(st);
-	for (;;) {
-		q = ps_skip_ws(buf, st->len, q);
-		if (q >= st->len) {
-			rc = p_needmore(st, p, "dictionary");
-			goto fail;
-		}
-		if (buf[q] == '>') {
-			if (q + 1 >= st->len) {
-				rc = p_needmore(st, p, "dictionary");
-				goto fail;
-			}
-			if (buf[q + 1] != '>') {
-				rc = p_format(st, q, "expected '>>' to end the dictionary");
-				goto fail;
-			}
-			q += 2;
-			break;
-		}
-		if (buf[q] != '/') {
-			rc = p_format(st, q, "dictionary key is not a name");
-			goto fail;
-		}
-		if ((rc = parse_name_raw(st, &q, &key, &klen)) < 0)
-			goto fail;
-		q = ps_skip_ws(buf, st->len, q);
-		if (q < st->len && buf[q] == '>') {
-			char m[40];
-
-			rc = p_format(st, q, "dictionary key (%s) has no value",
-			              show(m, (const uint8_t *)key, klen));
-			free(key);
-			goto fail;
-		}
-		if ((rc = parse_value(st, &q, &val, depth + 1)) < 0) {
-			free(key);
-			goto fail;
-		}
-		if (dict_append(d, key, val) < 0) {
-			rc = p_nomem(st);
-			goto fail;
-		}
-	}
-	if ((rc = dict_dedup(st, d, p)) < 0)
-		goto fail;
-	*out = d;
-	*pos = q;
-	return 0;
-fail:
-	ps_obj_free(d);
-	return rc;
-}
-
-static int parse_keyword(const pstate *st, size_t *pos, ps_obj **out)
-{
-	static const char *const kws[] = {"true", "false", "null"};
-	size_t p = *pos, e = tok_end(st, p), i;
-	ps_obj *o = NULL;
-	char tmp[40];
-
-	if (tok_is(st, p, e, "true"))
-		o = ps_new_bool(1);
-	else if (tok_is(st, p, e, "false"))
-		o = ps_new_bool(0);
-	else if (tok_is(st, p, e, "null"))
-		o = ps_new_null();
-	else {
-		if (e >= st->len) {
-			for (i = 0; i < sizeof kws / sizeof kws[0]; i++)
-				if (tok_prefix_of(st, p, e, kws[i]))
-					return p_needmore(st, p, "keyword");
-		}
-		if (e == p)
-			return p_format(st, p, "unexpected character");
-		return p_format(st, p, "unexpected keyword (%s)", show(tmp, st->buf + p, e - p));
-	}
-	if (!o)
-		return p_nomem(st);
-	*out = o;
-	*pos = e;
-	return 0;
-}
-
-static int parse_value(const pstate *st, size_t *pos, ps_obj **out, int depth)
-{
-	size_t p = ps_skip_ws(st->buf, st->len, *pos);
-	int c, rc;
-
-	*out = NULL;
-	if (p >= st->len)
-		return p_needmore(st, p, "object");
-	c = st->buf[p];
-	switch (c) {
-	case '/':
-		rc = parse_name(st, &p, out);
-		break;
-	case '(':
-		rc = parse_literal(st, &p, out);
-		break;
-	case '<':
-		if (p + 1 >= st->len)
-			return p_needmore(st, p, "string or dictionary");
-		if (st->buf[p + 1] == '<')
-			rc = parse_dict(st, &p, out, depth);
-		else
-			rc = parse_hex(st, &p, out);
-		break;
-	case '[':
-		rc = parse_array(st, &p, out, depth);
-		break;
-	case ')': case '>': case ']': case '{': case '}':
-		return p_format(st, p, "unexpected '%c'", c);
-	default:
-		if (is_digit(c) || c == '+' || c == '-' || c == '.')
-			rc = parse_number(st, &p, out);
-		else
-			rc = parse_keyword(st, &p, out);
-		break;
-	}
-	if (rc < 0)
-		return rc;
-	*pos = p;
-	return 0;
-}
-
-int ps_parse_obj(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t *pos, ps_obj **out)
-{
-	pstate st;
-
-	st.ctx = ctx;
-	st.buf = buf;
-	st.len = len;
-	st.base = 0;
-	*out = NULL;
-	if (*pos > len)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "parse position %zu beyond window of %zu bytes", *pos, len);
-	return parse_value(&st, pos, out, 0);
-}
-
-/* An unsigned header number ("N" or "G" of "N G obj") at *pos. */
-static int header_uint(const pstate *st, size_t *pos, int64_t max, const char *what, int64_t *out)
-{
-	size_t p = ps_skip_ws(st->buf, st->len, *pos), e;
-	char tmp[40];
-
-	if (p >= st->len)
-		return p_needmore(st, p, "object header");
-	e = tok_end(st, p);
-	if (e >= st->len)
-		return p_needmore(st, p, "object header");
-	*pos = p;
-	if (ps_parse_uint(st->buf, e, pos, out) < 0 || *pos != e)
-		return p_format(st, p, "expected %s, found a %s", what, show(tmp, st->buf + p, e - p));
-	if (*out > max)
-		return p_format(st, p, "%s %" PRId64 " out of range", what, *out);
-	return 0;
-}
-
-int ps_parse_indirect(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t pos,
-                      int64_t base, uint32_t *num, uint16_t *gen, ps_obj **out)
-{
-	pstate st;
-	int64_t n, g;
-	size_t p = pos, e, hdr;
-	ps_obj *o = NULL, *s;
-	char tmp[40];
-	int rc;
-
-	st.ctx = ctx;
-	st.buf = buf;
-	st.len = len;
-	st.base = base;
-	*out = NULL;
-	if (pos > len)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "parse position %zu beyond window of %zu bytes", pos, len);
-
-	hdr = ps_skip_ws(buf, len, p);
-	if ((rc = header_uint(&st, &p, INT32_MAX, "object number", &n)) < 0)
-		return rc;
-	if ((rc = header_uint(&st, &p, 65535, "generation number", &g)) < 0)
-		return rc;
-	p = ps_skip_ws(buf, len, p);
-	if (p >= len)
-		return p_needmore(&st, hdr, "object header");
-	e = tok_end(&st, p);
-	if (e >= len && tok_prefix_of(&st, p, e, "obj"))
-		return p_needmore(&st, hdr, "object header");
-	if (!tok_is(&st, p, e, "obj"))
-		return p_format(&st, p, "expected 'obj' after '%" PRId64 " %" PRId64 "', found a %s",
-		                n, g, show(tmp, buf + p, e - p));
-	p = e;
-
-	if ((rc = parse_value(&st, &p, &o, 0)) < 0)
-		return rc;
-
-	p = ps_skip_ws(buf, len, p);
-	e = tok_end(&st, p);
-	if (o->kind == PS_DICT) {
-		/* the dictionary may still be followed by "stream" */
-		if (p >= len || (e >= len && (tok_prefix_of(&st, p, e, "stream") ||
-		                              (tok_prefix_of(&st, p, e, "endobj") &&
-		                               !tok_is(&st, p, e, "endobj"))))) {
-			ps_obj_free(o);
-			return p_needmore(&st, hdr, "indirect object");
-		}
-		if (tok_is(&st, p, e, "stream")) {
-			size_t d = e;
-
-			if (buf[d] == '\n') {
-				d++;
-			} else if (buf[d] == '\r') {
-				if (d + 1 >= len) {
-					ps_obj_free(o);
-					return p_needmore(&st, hdr, "indirect object");
-				}
-				if (buf[d + 1] == '\n') {
-					d += 2;
-				} else {
-					ps_warn(ctx, "object %" PRId64 " %" PRId64 ": 'stream' keyword at offset %"
-					        PRId64 " is followed by CR alone", n, g, st_off(&st, p));
-					d++;
-				}
-			} else {
-				ps_obj_free(o);
-				return p_format(&st, p, "'stream' keyword not followed by an end of line");
-			}
-			s = ps_new_stream(o, NULL, 0);   /* frees O on failure */
-			if (!s)
-				return p_nomem(&st);
-			s->u.stm.off = base + (int64_t)d;
-			o = s;
-		} else if (!tok_is(&st, p, e, "endobj")) {
-			ps_warn(ctx, "object %" PRId64 " %" PRId64 ": missing 'endobj' at offset %" PRId64,
-			        n, g, st_off(&st, p));
-		}
-	} else if (p < len) {
-		if (tok_is(&st, p, e, "stream")) {
-			ps_obj_free(o);
-			return p_format(&st, p, "'stream' after an object that is not a dictionary");
-		}
-		if (!tok_is(&st, p, e, "endobj") && !(e >= len && tok_prefix_of(&st, p, e, "endobj")))
-			ps_warn(ctx, "object %" PRId64 " %" PRId64 ": missing 'endobj' at offset %" PRId64,
-			        n, g, st_off(&st, p));
-	}
-	*num = (uint32_t)n;
-	*gen = (uint16_t)g;
-	*out = o;
-	return 0;
-}
-
-/* ======================================================================
- * Serializer
- * ====================================================================== */
-
-static const char hexdig[] = "0123456789ABCDEF";
-
-static void put_name(ps_buf *b, const char *s, size_t n)
-{
-	size_t i;
-
-	ps_buf_putc(b, '/');
-	for (i = 0; i < n; i++) {
-		int c = (uint8_t)s[i];
-
-		if (c < 0x21 || c > 0x7e || c == '#' || ps_is_delim(c)) {
-			ps_buf_putc(b, '#');
-			ps_buf_putc(b, hexdig[c >> 4]);
-			ps_buf_putc(b, hexdig[c & 15]);
-		} else {
-			ps_buf_putc(b, c);
-		}
-	}
-}
-
-static void put_literal(ps_buf *b, const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	ps_buf_reserve(b, n + 2);
-	ps_buf_putc(b, '(');
-	for (i = 0; i < n; i++) {
-		int c = p[i];
-
-		switch (c) {
-		case '(': case ')': case '\\':
-			ps_buf_putc(b, '\\');
-			ps_buf_putc(b, c);
-			break;
-		case '\n': ps_buf_puts(b, "\\n"); break;
-		case '\r': ps_buf_puts(b, "\\r"); break;
-		case '\t': ps_buf_puts(b, "\\t"); break;
-		case '\b': ps_buf_puts(b, "\\b"); break;
-		case '\f': ps_buf_puts(b, "\\f"); break;
-		default:
-			if (c >= 0x20 && c <= 0x7e) {
-				size_t r = i + 1;
-
-				/* a run of bytes that need no escape */
-				while (r < n && p[r] >= 0x20 && p[r] <= 0x7e && p[r] != '(' &&
-				       p[r] != ')' && p[r] != '\\')
-					r++;
-				ps_buf_append(b, p + i, r - i);
-				i = r - 1;
-			} else {
-				/* always three digits, so a following digit cannot join it */
-				ps_buf_putc(b, '\\');
-				ps_buf_putc(b, '0' + (c >> 6));
-				ps_buf_putc(b, '0' + ((c >> 3) & 7));
-				ps_buf_putc(b, '0' + (c & 7));
-			}
-		}
-	}
-	ps_buf_putc(b, ')');
-}
-
-static void put_hex(ps_buf *b, const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	if (n < (SIZE_MAX - 2) / 2)
-		ps_buf_reserve(b, 2 * n + 2);
-	ps_buf_putc(b, '<');
-	for (i = 0; i < n; i++) {
-		ps_buf_putc(b, hexdig[p[i] >> 4]);
-		ps_buf_putc(b, hexdig[p[i] & 15]);
-	}
-	ps_buf_putc(b, '>');
-}
-
-static void put_u64(ps_buf *b, uint64_t v)
-{
-	char tmp[24];
-	size_t k = sizeof tmp;
-
-	do {
-		tmp[--k] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	ps_buf_append(b, tmp + k, sizeof tmp - k);
-}
-
-/* Locale-independent: integer arithmetic on the value scaled by 10^6. */
-static void put_real(ps_buf *b, double v)
-{
-	int neg = v < 0;
-	double a = neg ? -v : v;
-
-	if (!(a <= DBL_MAX)) {          /* NaN or infinity */
-		ps_buf_putc(b, '0');
-		return;
-	}
-	if (a < 9.0e12) {
-		uint64_t s = (uint64_t)(a * 1e6 + 0.5);
-		uint64_t ip = s / 1000000, fp = s % 1000000;
-
-		if (s == 0) {
-			ps_buf_putc(b, '0');
-			return;
-		}
-		if (neg)
-			ps_buf_putc(b, '-');
-		put_u64(b, ip);
-		if (fp) {
-			char f[7];
-			int k;
-
-			for (k = 5; k >= 0; k--) {
-				f[k] = (char)('0' + fp % 10);
-				fp /= 10;
-			}
-			for (k = 6; k > 0 && f[k - 1] == '0'; k--)
-				;
-			ps_buf_putc(b, '.');
-			ps_buf_append(b, f, (size_t)k);
-		}
-		return;
-	}
-	if (neg)
-		ps_buf_putc(b, '-');
-	if (a < 1.8e19) {
-		put_u64(b, (uint64_t)(a + 0.5));
-	} else {
-		/* %.0f prints no radix character, so it does not depend on the locale */
-		ps_buf_printf(b, "%.0f", a);
-	}
-}
-
-void ps_serialize(ps_buf *b, const ps_obj *o)
-{
-	size_t i;
-
-	if (!o) {
-		ps_buf_puts(b, "null");
-		return;
-	}
-	switch (o->kind) {
-	case PS_NULL:
-		ps_buf_puts(b, "null");
-		break;
-	case PS_BOOL:
-		ps_buf_puts(b, o->u.b ? "true" : "false");
-		break;
-	case PS_INT:
-		if (o->u.i < 0) {
-			ps_buf_putc(b, '-');
-			put_u64(b, (uint64_t)0 - (uint64_t)o->u.i);
-		} else {
-			put_u64(b, (uint64_t)o->u.i);
-		}
-		break;
-	case PS_REAL:
-		if (o->u.real.text)
-			ps_buf_puts(b, o->u.real.text);
-		else
-			put_real(b, o->u.real.v);
-		break;
-	case PS_STR:
-		if (o->u.str.hex)
-			put_hex(b, o->u.str.p, o->u.str.len);
-		else
-			put_literal(b, o->u.str.p, o->u.str.len);
-		break;
-	case PS_NAME:
-		put_name(b, o->u.name.p, o->u.name.len);
-		break;
-	case PS_ARRAY:
-		ps_buf_putc(b, '[');
-		for (i = 0; i < o->u.arr.len; i++) {
-			if (i)
-				ps_buf_putc(b, ' ');
-			ps_serialize(b, o->u.arr.items[i]);
-		}
-		ps_buf_putc(b, ']');
-		break;
-	case PS_DICT:
-		ps_buf_puts(b, "<<");
-		for (i = 0; i < o->u.dict.len; i++) {
-			ps_buf_putc(b, ' ');
-			put_name(b, o->u.dict.ents[i].key, strlen(o->u.dict.ents[i].key));
-			ps_buf_putc(b, ' ');
-			ps_serialize(b, o->u.dict.ents[i].val);
-		}
-		ps_buf_puts(b, " >>");
-		break;
-	case PS_REF:
-		put_u64(b, o->u.ref.num);
-		ps_buf_putc(b, ' ');
-		put_u64(b, o->u.ref.gen);
-		ps_buf_puts(b, " R");
-		break;
-	case PS_STREAM:
-		ps_serialize(b, o->u.stm.dict);
-		break;
-	}
-}
+/* ---- string walk --------------------------------------------------------------- */
 
 static int walk(ps_obj *o, ps_str_fn fn, void *ud, const ps_obj *pd, const char *key)
 {

@@ -1,4 +1,5 @@
-/* obj.h - internal: the object model, its parser and serializer (conventions: ps.h). */
+/* obj.h - internal: the object model (obj.c), its parser (parse.c) and
+ * serializer (serialize.c); conventions: ps.h. */
 #ifndef PS_OBJ_H
 #define PS_OBJ_H
 
@@ -45,12 +46,12 @@ struct ps_obj {
 			size_t len;
 		} name;
 		struct {
-			ps_obj **items;
-			size_t len, cap;
+			ps_obj **items;     /* capacity implied by len (ps_array_grow) */
+			size_t len;
 		} arr;
 		struct {
-			ps_dict_ent *ents;   /* in file order */
-			size_t len, cap;
+			ps_dict_ent *ents;   /* in file order; capacity implied by len */
+			size_t len;
 		} dict;
 		struct {
 			uint32_t num;
@@ -77,6 +78,14 @@ ps_obj *ps_new_dict(void);
 ps_obj *ps_new_ref(uint32_t num, uint16_t gen);
 /* Takes ownership of DICT and DATA (both freed on failure). */
 ps_obj *ps_new_stream(ps_obj *dict, uint8_t *data, size_t len);
+/* For the parser: like ps_new_real, keeping the token TEXT[0..N) for
+ * verbatim output; and constructors that adopt a malloc'd buffer (freed
+ * on failure; a NULL P gives NULL, as the caller's allocation failure).
+ * P of a name is N bytes without NUL plus a terminating NUL; P of a string
+ * is N bytes plus a NUL at P[N] (obj.c note 3). */
+ps_obj *ps_new_real_text(double v, const char *text, size_t n);
+ps_obj *ps_new_name_take(char *p, size_t n);
+ps_obj *ps_new_str_take(uint8_t *p, size_t n, int hex);
 void ps_obj_free(ps_obj *o);
 ps_obj *ps_obj_copy(const ps_obj *o);   /* deep copy, NULL on OOM */
 /* Same value (a stream compares by its dictionary; SKIP_LENGTH ignores the
@@ -91,7 +100,20 @@ int ps_str_set(ps_obj *str, const void *p, size_t n);
 /* Containers take ownership of the item, also when they fail (-> freed). */
 int ps_array_push(ps_obj *arr, ps_obj *item);        /* 0 or PDFSTAMP_E_NOMEM */
 int ps_dict_put(ps_obj *dict, const char *key, ps_obj *val); /* replaces an existing key in place */
+/* Typed ps_dict_put: build the value and put it (replacing KEY in place).
+ * 0, PDFSTAMP_E_NOMEM (also for a NULL NAME, or P == NULL with N > 0) or
+ * PDFSTAMP_E_USAGE (DICT not a dict or stream, KEY NULL); the STR copies P. */
+int ps_dict_put_name(ps_obj *dict, const char *key, const char *name);
+int ps_dict_put_int(ps_obj *dict, const char *key, int64_t i);
+int ps_dict_put_real(ps_obj *dict, const char *key, double v);
+int ps_dict_put_bool(ps_obj *dict, const char *key, int b);
+int ps_dict_put_ref(ps_obj *dict, const char *key, uint32_t num, uint16_t gen);
+int ps_dict_put_str(ps_obj *dict, const char *key, const void *p, size_t n);
 int ps_dict_del(ps_obj *dict, const char *key);      /* 0 whether or not present */
+/* Appends KEY (a malloc'd NUL-terminated name, taken over) and VAL (taken
+ * over, non-NULL) to the PS_DICT D without looking for an existing KEY;
+ * both are freed on failure.  0 or PDFSTAMP_E_NOMEM. */
+int ps_dict_append_take(ps_obj *d, char *key, ps_obj *val);
 /* Borrowed lookups; NULL if absent or if O is not a dict / array. For a
  * PS_STREAM, ps_dict_get looks in its dictionary. */
 ps_obj *ps_dict_get(const ps_obj *dict, const char *key);
@@ -102,7 +124,12 @@ int ps_obj_is_name(const ps_obj *o, const char *name);
 int ps_obj_int(const ps_obj *o, int64_t *out);
 int ps_obj_num(const ps_obj *o, double *out);       /* int or real */
 
-/* ---- obj.c: parser --------------------------------------------------------
+/* Calls FN on every string inside O (recursing into arrays, dicts and a
+ * stream's dict), stopping at the first non-zero return. */
+typedef int (*ps_str_fn)(void *ud, ps_obj *str, const ps_obj *parent_dict, const char *key);
+int ps_obj_walk_strings(ps_obj *o, ps_str_fn fn, void *ud);
+
+/* ---- parse.c: lexer and parser -------------------------------------------
  * The parser works on a memory window [buf, buf+len).  It never reads past
  * len.  If an object is cut off by the end of the window it returns
  * PS_E_NEEDMORE (the caller may retry with a larger window); any other
@@ -134,17 +161,16 @@ size_t ps_skip_ws(const uint8_t *buf, size_t len, size_t pos);
  * against INT64_MAX; advances *pos.  Returns 0, or -1 if no digit or overflow. */
 int ps_parse_uint(const uint8_t *buf, size_t len, size_t *pos, int64_t *out);
 
-/* ---- obj.c: serializer ----------------------------------------------------
+/* ---- serialize.c: serializer and number formatter -------------------------
  * Writes O in PDF syntax, locale-independent.  Strings are written as-is
  * (the caller encrypts beforehand): literal "(...)" with escapes unless
  * str.hex is set, then "<...>".  Reals keep their original text when they
  * have one, else the shortest form with up to 6 decimals.  A PS_STREAM
  * writes its dictionary only (the caller writes "stream" and the data). */
 void ps_serialize(ps_buf *b, const ps_obj *o);
-
-/* Calls FN on every string inside O (recursing into arrays, dicts and a
- * stream's dict), stopping at the first non-zero return. */
-typedef int (*ps_str_fn)(void *ud, ps_obj *str, const ps_obj *parent_dict, const char *key);
-int ps_obj_walk_strings(ps_obj *o, ps_str_fn fn, void *ud);
+/* The one number formatter (serialize.c note 3): V with at most 6
+ * decimals, trailing zeros removed, integral values as integers, "0" for
+ * values that round to zero and for NaN and infinities. */
+void ps_buf_put_real(ps_buf *b, double v);
 
 #endif

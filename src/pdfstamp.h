@@ -19,8 +19,26 @@
  *    PDFSTAMP_OPEN_WRITE belongs to one process only (both would share its
  *    lock).  Still never share a context between threads, and do not fork
  *    while another thread is inside a call on it.
- *  - Option structs carry a version field; initialise them with the
- *    matching *_INIT macro.
+ *  - Versioned structs.  The option structs and the result structs that
+ *    hold lists start with `unsigned version`, which the caller sets:
+ *    initialise them with the matching *_INIT macro (options:
+ *    PDFSTAMP_STAMP_OPTS_INIT, ...; results: PDFSTAMP_INFO_INIT,
+ *    PDFSTAMP_RESULT_INIT).  A version the library does not know is
+ *    refused with PDFSTAMP_E_USAGE, so a struct may grow at its end in a
+ *    later release without breaking programs built against this header.  Result structs hold no
+ *    fixed-size arrays of items: a list is a pointer and a count owned by
+ *    the struct, allocated by the call that fills it and released by the
+ *    matching *_clear function (pdfstamp_info_clear,
+ *    pdfstamp_result_clear), which accepts NULL, keeps `version` and leaves
+ *    the struct ready to be filled again (a filling call releases what
+ *    the struct held first, so reusing one struct for several calls does
+ *    not leak).  Fixed-size char buffers for names and messages (e.g.
+ *    `subfilter`, `first_fault`) are part of a struct's version: they
+ *    truncate, and are always NUL-terminated.  The two plain figure
+ *    structs, pdfstamp_rewrite_stats and pdfstamp_verify_report, hold no
+ *    lists and no version; should they need more members, a versioned
+ *    successor replaces them rather than growing them in place.
+ *  - The manual page libpdfstamp(3) describes the API as a whole.
  */
 #ifndef PDFSTAMP_H
 #define PDFSTAMP_H
@@ -54,7 +72,8 @@ typedef void (*pdfstamp_warn_fn)(void *userdata, const char *message);
 
 const char *pdfstamp_version(void);
 const char *pdfstamp_strerror(int code);
-/* Name of the AES engine in use ("mbedtls" for now). */
+/* Name of the AES engine object data goes through on this CPU: "vaes-16",
+ * "aesni-8" or "mbedtls" (PDFSTAMP_AES=mbedtls|aesni|vaes may ask for another). */
 const char *pdfstamp_aes_engine(void);
 
 int pdfstamp_ctx_new(pdfstamp_ctx **out);
@@ -67,7 +86,7 @@ void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdat
 
 /* ---- Opening a document ------------------------------------------------ */
 
-/* Flags for pdfstamp_doc_open. */
+/* Flags for pdfstamp_doc_open (any other bit: PDFSTAMP_E_USAGE). */
 #define PDFSTAMP_OPEN_WRITE 0x1 /* open read-write and lock (for --in-place appends);
                                    recovers a crash journal under that lock */
 
@@ -100,8 +119,6 @@ int pdfstamp_doc_auth(pdfstamp_doc *doc, const char *password, size_t len,
 
 /* ---- Reporting --------------------------------------------------------- */
 
-#define PDFSTAMP_MAX_REVISIONS_REPORTED 64
-
 enum pdfstamp_xref_kind {
 	PDFSTAMP_XREF_TABLE = 1,
 	PDFSTAMP_XREF_STREAM = 2,
@@ -115,6 +132,7 @@ struct pdfstamp_sig_info {
 };
 
 struct pdfstamp_info {
+	unsigned version;            /* PDFSTAMP_INFO_VERSION, set by the caller */
 	int64_t file_size;
 	int encrypted;
 	char filter[32];             /* "Standard" */
@@ -126,8 +144,8 @@ struct pdfstamp_info {
 	int authenticated_as;        /* 0 none, 1 user, 2 owner */
 	int64_t p;                   /* effective permissions, signed 32-bit: /P, or with
 	                                PDFSTAMP_AUTH_FORCE what /Perms records */
-	int revisions;
-	enum pdfstamp_xref_kind xref_kinds[PDFSTAMP_MAX_REVISIONS_REPORTED]; /* newest first */
+	int revisions;               /* cross-reference sections in the chain */
+	enum pdfstamp_xref_kind *xref_kinds; /* revisions entries, newest first (owned) */
 	int last_is_stream;
 	int64_t objects;             /* in-use objects, newest revision wins */
 	int64_t size;                /* trailer /Size */
@@ -135,24 +153,33 @@ struct pdfstamp_info {
 	int has_trailing_bytes;      /* bytes after the last %%EOF */
 	int64_t trailing_bytes;
 	int nsigs;
-	struct pdfstamp_sig_info sigs[16]; /* the first 16 of nsigs */
+	struct pdfstamp_sig_info *sigs; /* nsigs entries, in field tree order (owned) */
 	int64_t bytes_read;          /* distinct bytes of the file read so far: a byte read
 	                                twice counts once, so never more than file_size */
-	int docmdp;                  /* DocMDP level (1..3, 0 none) of /Root /Perms /DocMDP, or the
-	                                strictest of the signatures beyond the 16 in sigs */
+	int docmdp;                  /* DocMDP level (1..3, 0 none) of /Root /Perms /DocMDP */
 	int sigs_incomplete;         /* the field tree could not be read whole (too deep): the
 	                                signature policy is unknown, and writers refuse */
 };
 
-/* Fills INFO.  Counts pages by walking the page tree (only /Pages nodes). */
-int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info);
+#define PDFSTAMP_INFO_VERSION 1
+#define PDFSTAMP_INFO_INIT {PDFSTAMP_INFO_VERSION, 0, 0, "", 0, 0, 0, "", "", "", 0, 0, 0, 0, 0, NULL, \
+	0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0}
 
-/* Names of the permission bits (ISO 32000-2 Table 22), for reporting. */
-struct pdfstamp_perm_name {
-	int bit;            /* 1-based bit number */
-	const char *name;   /* "print", "modify", ... */
-};
-extern const struct pdfstamp_perm_name pdfstamp_perm_names[];
+/* Fills INFO, which must have been initialised with PDFSTAMP_INFO_INIT (or
+ * filled before: what it held is released first).  Reads the page count
+ * from the page tree root.  On success and on failure alike, release it
+ * with pdfstamp_info_clear. */
+int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info);
+/* Frees the lists INFO owns and zeroes everything but `version`.  NULL is
+ * accepted. */
+void pdfstamp_info_clear(struct pdfstamp_info *info);
+
+/* The name of permission bit BIT of /P (1-based, ISO 32000-2 Table 22):
+ * "print" (3), "modify" (4), "copy" (5), "annotate" (6), "fill-forms" (9),
+ * "extract" (10), "assemble" (11), "print-high" (12); NULL for every other
+ * bit.  The names are those pdfstamp_parse_permissions accepts; to list
+ * them, ask for bits 1 to 32 in turn. */
+const char *pdfstamp_perm_name(int bit);
 
 /* ---- Writing: incremental updates ------------------------------------ */
 
@@ -181,16 +208,24 @@ struct pdfstamp_write_opts {
 #define PDFSTAMP_WRITE_OPTS_VERSION 2
 #define PDFSTAMP_WRITE_OPTS_INIT {PDFSTAMP_WRITE_OPTS_VERSION, NULL, 0, -1}
 
-#define PDFSTAMP_MAX_RESULT_OBJECTS 64
-
 struct pdfstamp_result {
+	unsigned version;         /* PDFSTAMP_RESULT_VERSION, set by the caller */
 	int64_t base_length;      /* length of the input (the new section starts here, after an EOL) */
 	int64_t xref_offset;      /* offset of the new cross-reference section (new startxref) */
 	int64_t bytes_appended;
 	int nobjects;             /* annotation (stamp) or Info (meta) objects written */
-	uint32_t objects[PDFSTAMP_MAX_RESULT_OBJECTS];
+	uint32_t *objects;        /* their object numbers, nobjects entries (owned) */
 	int nwarnings;            /* warnings issued (also sent to the warning callback) */
 };
+#define PDFSTAMP_RESULT_VERSION 1
+#define PDFSTAMP_RESULT_INIT {PDFSTAMP_RESULT_VERSION, 0, 0, 0, 0, NULL, 0}
+
+/* Frees the list RES owns and zeroes everything but `version`.  NULL is
+ * accepted.  pdfstamp_stamp and pdfstamp_meta take a RES initialised with
+ * PDFSTAMP_RESULT_INIT (or NULL), release what it held first, and fill it
+ * on success (on failure it may hold part of a list: clear it either
+ * way). */
+void pdfstamp_result_clear(struct pdfstamp_result *res);
 
 /* ---- Journals of interrupted in-place updates ----------------------- */
 
@@ -325,7 +360,7 @@ struct pdfstamp_rewrite_stats {
 	int jobs;
 };
 
-/* Rotation (7.6.4.4, spec-facts 1.8): a new random file key, new /U /UE /O
+/* Rotation (ISO 32000-2 7.6.4.4): a new random file key, new /U /UE /O
  * /OE /Perms for the new passwords (always R6), every string and stream
  * re-encrypted, one clean revision written to a temp file that is fsynced,
  * verified and renamed over the target.  Needs the owner password (or the
@@ -338,7 +373,7 @@ int pdfstamp_encrypt(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *opts
                      struct pdfstamp_rewrite_stats *stats);
 
 /* Parses a permission list such as "print,copy,annotate" (names of
- * pdfstamp_perm_names, "all" or "none") into a /P value for R6. */
+ * pdfstamp_perm_name, "all" or "none") into a /P value for R6. */
 int pdfstamp_parse_permissions(pdfstamp_ctx *ctx, const char *list, int64_t *p);
 
 struct pdfstamp_verify_report {

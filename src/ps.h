@@ -6,10 +6,26 @@
  * Modules and their prefixes:
  *   ctx.c     ps_ctx (= pdfstamp_ctx): error slot, warnings, DRBG, IV pool.
  *   buf.c     ps_buf: growable byte buffer with a sticky out-of-memory flag.
- *   obj.c     ps_obj: object model, parser (from memory) and serializer.
- *   crypt.c   standard security handler R5/R6 and AESV3 per-object crypto.
+ *   obj.c     ps_obj: object model, typed dictionary helpers (obj.h).
+ *   parse.c   the lexer and parser (objects from a memory window).
+ *   serialize.c  the serializer and the one number formatter.
+ *   kdf.c     password preparation, key derivation and checks (7.6.4).
+ *   sec.c     the security handler: /Encrypt, per-object rules, the only
+ *             user of the AES engine (aesmb.c).
+ *   io.c      file I/O: durable writes, fsync/ftruncate, the one pread
+ *             loop, temporary and output files, the fault hook (io.h).
+ *   journal.c the journal of in-place appends and its recovery (journal.h).
+ *   input.c   reading a document's file: ps_doc_pread (distinct bytes
+ *             read), ps_doc_parse_at (input.h; below xref.c).
  *   xref.c    startxref, xref tables/streams/hybrid, /Prev chain, objstm.
- *   doc.c     pdfstamp_doc: open, authenticate, lazy lookup, info.
+ *   xrefw.c   the one cross-reference writer, table or stream (xrefw.h).
+ *   doc.c     pdfstamp_doc: open, authenticate, lazy lookup, the catalog
+ *             and page tree root (ps_doc_catalog, ps_doc_pages).
+ *   policy.c  permission names and lists, ps_doc_permits, signatures and
+ *             DocMDP, the writers' pre-flight (policy.h; above doc.c).
+ *   info.c    pdfstamp_doc_info (above policy.c).
+ *   incr.c    the incremental writer (incr.h).
+ *   rewrite.c the full rewrite; rwcheck.c its self-check; verify.c verify.
  *
  * Invariants:
  *  1. No globals.  Everything that lives longer than a call hangs off the
@@ -101,10 +117,16 @@ void ps_buf_reset(ps_buf *b);                  /* len = 0, keeps memory */
 void ps_buf_free(ps_buf *b);                   /* wipes if secret */
 /* Detaches the data (caller frees); returns NULL if oom. */
 uint8_t *ps_buf_detach(ps_buf *b, size_t *len);
+/* Makes room for element N (0-based) of the malloc'ed array *P of ELEM-byte
+ * elements that holds N now, doubling its capacity at powers of two (the
+ * capacity is implied by N: the owner stores only the count).  0 or -1
+ * (*P unchanged) when out of memory or on overflow. */
+int ps_array_grow(void **p, size_t n, size_t elem);
 
 /* The modules' own headers, for files that include only ps.h. */
 #include "obj.h"
-#include "crypt.h"
+#include "kdf.h"
+#include "sec.h"
 #include "flate.h"
 #include "text.h"
 #include "xmp.h"

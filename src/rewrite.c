@@ -1,12 +1,13 @@
 /*
- * rewrite.c - full rewrite: key rotation (`rotate`), encryption of a
- * plaintext file (`encrypt`) and whole-file verification (`verify`).
+ * rewrite.c - full rewrite: key rotation (`rotate`) and encryption of a
+ * plaintext file (`encrypt`).  Whole-file verification is verify.c; the
+ * signature policy checked first is policy.c (ps_policy_rewrite).
  *
  * DESIGN NOTES
  *
  * Why a rewrite: an incremental update that swaps /Encrypt leaves the old
  * /UE and /OE in the file, and they still unwrap the same key with the old
- * password (spec-facts 1.8).  Rotation therefore draws a new random file
+ * password (Algorithm 2.A steps e-f, ISO 32000-2 7.6.4.3.3).  Rotation therefore draws a new random file
  * key and re-encrypts every string and stream: one clean revision.
  *
  * Pipeline (one pass over the file, memory bounded by the window):
@@ -37,18 +38,21 @@
  *     like any other and is kept (and encrypted) -- issue 11.
  *     The output's xref is a stream when members of object streams are
  *     carried over or an offset passes 9,999,999,999 bytes (the ten digits
- *     of a classic entry: ps_rewrite_xref_form), else a classic table.
- *  4. Each worker has its own context (DRBG and IV pool); the AES key
- *     schedules are built once and only read by the workers (mbedTLS
- *     contexts are not copied: 2.28 keeps a pointer into itself).
+ *     of a classic entry: ps_xrefw_form), else a classic table; xrefw.c
+ *     writes either.
+ *  4. Each worker has its own context (DRBG and IV pool); the old and the
+ *     new security handler (sec.c: the only user of the AES engine, and of
+ *     the key schedules it builds once) are only read by the workers.
+ *     Strings go through sec.c's one walker, stream bytes through its
+ *     batch interface (prepare, then one multi-lane run per batch).
  *  5. Crash safety: the output is an unnamed temp file in the target's
  *     directory (io.c), holding only ciphertext; it is verified before it
- *     is fsynced and renamed over the target: re-opened with the new owner
- *     password, every object decrypted, one section, its live object
- *     numbers exactly the input's less what note 3 drops plus the new
- *     /Encrypt and xref stream, /Root a dictionary and the page tree walked
- *     (each node once: cycles stop it) to the input's page count.  Any
- *     failure leaves the target as it was and no temp file behind.
+ *     is fsynced and renamed over the target (the self-check, rwcheck.c:
+ *     re-opened with the new owner password, every object decrypted, one
+ *     section, its live object numbers exactly the input's less what note
+ *     3 drops plus the new /Encrypt and xref stream, /Root a dictionary and
+ *     the page tree walked, each node once, to the input's page count).
+ *     Any failure leaves the target as it was and no temp file behind.
  *     In place (-i), the target is the file a symbolic link leads to (the
  *     link stays) and keeps its owner and group where permitted; a file
  *     with other hard links is refused, since a rename would leave the
@@ -56,7 +60,8 @@
  *     To a descriptor (PDFSTAMP_WRITE_TO_FD, `-o -`): the same temp file,
  *     in $TMPDIR, never named; verified the same way, then copied out.
  *  6. New /U /UE /O /OE /Perms come from Algorithms 8, 9 and 10
- *     (ps_sec_make); R5 inputs come out as R6.
+ *     (ps_sec_new_r6, which also writes the /Encrypt dictionary:
+ *     ps_sec_write_dict); R5 inputs come out as R6.
  */
 #include "config.h"
 
@@ -71,6 +76,8 @@
 #include <unistd.h>
 
 #include "ps.h"
+#include "xrefw.h"
+#include "policy.h"
 
 #define BATCH_OBJECTS 256
 #define BATCH_BYTES ((size_t)8 << 20)
@@ -83,43 +90,6 @@ static double now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* ---- permissions ------------------------------------------------------------ */
-
-int pdfstamp_parse_permissions(pdfstamp_ctx *ctx, const char *list, int64_t *p)
-{
-	/* Table 22: bits 1-2 zero; 7-8 and 13-32 one for R >= 3; bit 10 one. */
-	uint32_t v = 0xFFFFF0C0u | (1u << 9);
-	const char *s = list;
-
-	if (strcmp(list, "all") == 0) {
-		*p = -4;
-		return 0;
-	}
-	if (strcmp(list, "none") != 0) {
-		while (*s) {
-			const char *e = strchr(s, ',');
-			size_t n = e ? (size_t)(e - s) : strlen(s);
-			int i, found = 0;
-			for (i = 0; pdfstamp_perm_names[i].name; i++) {
-				if (strlen(pdfstamp_perm_names[i].name) == n &&
-				    strncmp(pdfstamp_perm_names[i].name, s, n) == 0) {
-					v |= 1u << (pdfstamp_perm_names[i].bit - 1);
-					found = 1;
-				}
-			}
-			if (!found)
-				return ps_err(ctx, PDFSTAMP_E_USAGE,
-				              "unknown permission '%.*s' (use print, modify, copy, annotate, fill-forms, "
-				              "extract, assemble, print-high, all or none)", (int)(n > 40 ? 40 : n), s);
-			s += n;
-			if (*s == ',')
-				s++;
-		}
-	}
-	*p = (int64_t)(int32_t)v;
-	return 0;
 }
 
 /* ---- jobs and batches ----------------------------------------------------------- */
@@ -135,7 +105,7 @@ struct rw_job {
 	ps_buf *payload;       /* &raw or &data: the stream bytes to write, NULL for non-streams */
 	int plaintext;         /* payload holds plaintext waiting for the batch encryption */
 	int encrypt;           /* data waits for the batch's multi-lane encryption */
-	ps_aes_job job;
+	ps_sec_job job;
 	ps_buf out;            /* serialised result */
 };
 
@@ -157,8 +127,7 @@ struct rw_off {
 struct rw {
 	ps_doc *doc;
 	ps_ctx *ctx;
-	ps_cipher newc;
-	ps_secparams nsp;
+	ps_sec *nsec;                  /* the new handler (its own key schedules) */
 	struct rw_off *offs;           /* objects written, ascending by number (the write order) */
 	size_t noffs, capoffs;
 	uint32_t *dropped;             /* sorted: xref streams and the linearization dictionary */
@@ -179,46 +148,6 @@ struct rw {
 	int64_t woff;
 	ps_buf wbuf;
 };
-
-struct str_ud {
-	struct rw *rw;
-	ps_ctx *wctx;
-	int decrypt, encrypt;
-	ps_buf a, b;
-	int64_t count;
-};
-
-/* Re-encrypts one string in place (design note 3 for the exemptions). */
-static int restring(void *ud_, ps_obj *str, const ps_obj *parent, const char *key)
-{
-	struct str_ud *u = ud_;
-	const uint8_t *p = str->u.str.p;
-	size_t n = str->u.str.len;
-	int rc;
-
-	if (parent && key && strcmp(key, "Contents") == 0 && ps_is_signature_dict(parent))
-		return 0;
-	u->a.len = u->b.len = 0;
-	if (u->decrypt) {
-		if ((rc = ps_aesv3_decrypt(u->wctx, &u->rw->doc->cipher, p, n, &u->a)) < 0)
-			return rc;
-		p = u->a.data;
-		n = u->a.len;
-	}
-	if (u->encrypt) {
-		if ((rc = ps_aesv3_encrypt(u->wctx, &u->rw->newc, p, n, &u->b)) < 0)
-			return rc;
-		p = u->b.data;
-		n = u->b.len;
-		str->u.str.hex = 1;
-	}
-	if (p == str->u.str.p)
-		return 0;
-	if (ps_str_set(str, p, n) < 0)
-		return ps_err(u->wctx, PDFSTAMP_E_NOMEM, "out of memory");
-	u->count++;
-	return 0;
-}
 
 static int add_extensions(ps_ctx *wctx, ps_obj *cat)
 {
@@ -245,35 +174,36 @@ static int add_extensions(ps_ctx *wctx, ps_obj *cat)
 static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 {
 	ps_doc *doc = rw->doc;
-	struct str_ud su = {rw, wctx, 0, 1, PS_BUF_INIT, PS_BUF_INIT, 0};
 	ps_buf plain = PS_BUF_INIT;
 	const ps_buf *src = &j->raw;
 	double aes = 0;
-	int64_t payload = 0;
+	int64_t payload = 0, nstrings = 0;
 	int rc = 0;
 
-	su.a.secret = plain.secret = j->data.secret = 1;
-	su.decrypt = doc->encrypted && !doc->strf_identity && !j->plain_strings;
+	plain.secret = j->data.secret = 1;
 	if (j->extensions && (rc = add_extensions(wctx, j->obj)) < 0)
 		goto out;
-	if ((rc = ps_obj_walk_strings(j->obj, restring, &su)) < 0)
+	/* strings: old handler to new (design note 3 for the exemptions) */
+	if ((rc = ps_sec_convert_strings(wctx, j->plain_strings ? NULL : doc->sec, rw->nsec, j->num, j->gen, j->obj,
+	                                 &nstrings)) < 0)
 		goto out;
 	if (j->obj->kind == PS_STREAM) {
-		int was = ps_stream_needs_crypt(doc->encrypted, doc->stmf_identity, doc->sp.encrypt_metadata, j->obj);
+		int was = ps_sec_stream_encrypted(doc->sec, j->obj);
 		payload = (int64_t)j->raw.len;
-		j->encrypt = ps_stream_needs_crypt(1, 0, rw->nsp.encrypt_metadata, j->obj);
+		j->encrypt = ps_sec_stream_encrypted(rw->nsec, j->obj);
 		j->payload = &j->raw;
 		if (was && j->encrypt && j->raw.len > 0) {
 			/* the common case: old ciphertext to new, in place */
 			double t0 = now_seconds();
-			rc = ps_aesv3_reencrypt_prepare(wctx, &doc->cipher, j->raw.data, j->raw.len, &j->job);
+			rc = ps_sec_reencrypt_prepare(wctx, doc->sec, rw->nsec, j->num, j->gen, j->raw.data, j->raw.len,
+			                              &j->job);
 			aes = now_seconds() - t0;
 			if (rc < 0)
 				goto out;
 		} else {
 			if (was) {
 				double t0 = now_seconds();
-				rc = ps_aesv3_decrypt(wctx, &doc->cipher, src->data, src->len, &plain);
+				rc = ps_sec_decrypt(wctx, doc->sec, j->num, j->gen, src->data, src->len, &plain);
 				aes = now_seconds() - t0;
 				if (rc < 0)
 					goto out;
@@ -281,13 +211,15 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 			}
 			j->payload = &j->data;
 			if (j->encrypt) {
-				if (ps_buf_reserve(&j->data, PS_AESV3_LEN(src->len)) < 0) {
+				size_t elen = ps_sec_encrypted_len(rw->nsec, src->len);
+				if (ps_buf_reserve(&j->data, elen) < 0) {
 					rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 					goto out;
 				}
-				if ((rc = ps_aesv3_prepare(wctx, src->data, src->len, j->data.data, &j->job)) < 0)
+				if ((rc = ps_sec_encrypt_prepare(wctx, rw->nsec, j->num, j->gen, src->data, src->len,
+				                                 j->data.data, &j->job)) < 0)
 					goto out;
-				j->data.len = PS_AESV3_LEN(src->len);
+				j->data.len = elen;
 			} else {
 				ps_buf_append(&j->data, src->data, src->len);
 			}
@@ -305,13 +237,11 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 		pthread_mutex_unlock(&rw->mu);
 	}
 	pthread_mutex_lock(&rw->mu);
-	rw->strings += su.count;
+	rw->strings += nstrings;
 	pthread_mutex_unlock(&rw->mu);
 out:
 	if (rc < 0 && wctx->errcode == rc)
 		ps_err_wrap(wctx, rc, "object %u", j->num);
-	ps_buf_free(&su.a);
-	ps_buf_free(&su.b);
 	ps_buf_free(&plain);
 	if (j->payload != &j->raw)
 		ps_buf_free(&j->raw);
@@ -335,7 +265,7 @@ static int finish(ps_ctx *wctx, struct rw_job *j)
  * serialise.  Only ciphertext leaves this function. */
 static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
 {
-	ps_aes_job *jobs = NULL;
+	ps_sec_job *jobs = NULL;
 	size_t i, n = 0;
 	double t0;
 	int rc = 0;
@@ -349,8 +279,8 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
 			if (b->jobs[i].plaintext)
 				jobs[n++] = b->jobs[i].job;
 		t0 = now_seconds();
-		ps_aes_cbc_encrypt_batch(ps_cipher_eng(&rw->newc), jobs, n);
-		for (i = 0; i < b->n; i++)
+		rc = ps_sec_run_batch(wctx, rw->nsec, jobs, n);
+		for (i = 0; i < b->n && rc == 0; i++)
 			b->jobs[i].plaintext = 0;
 		pthread_mutex_lock(&rw->mu);
 		rw->enc_seconds += now_seconds() - t0;
@@ -676,13 +606,16 @@ static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int
 
 /* ---- the cross-reference section and trailer --------------------------------------- */
 
-/* The output's cross-reference entries after object 0, ascending: the
- * objects written (rw->offs) and, in an xref stream, the members of object
- * streams carried over (type 2, as in the input).  Numbers in neither are
- * left out: the subsections cover only the ranges in use, so the section
- * follows the objects present, not the highest number. */
+/* The output's cross-reference entries, ascending (a ps_xrefw_src for
+ * xrefw.c): object 0, the head of an empty free list (7.5.4); the objects
+ * written (rw->offs); and, in an xref stream, the members of object streams
+ * carried over (type 2, as in the input).  Numbers in none are left out:
+ * the subsections cover only the ranges in use, so the section follows the
+ * objects present, not the highest number. */
 struct xout {
 	const struct rw *rw;
+	int members;          /* list the carried-over members (xref stream) */
+	int head;             /* object 0 is still to come */
 	size_t a;             /* next entry of rw->offs */
 	uint32_t b;           /* next carried-over member, 0 if none */
 };
@@ -697,50 +630,63 @@ static uint32_t next_member(const ps_doc *doc, uint32_t after)
 	return 0;
 }
 
-static void xout_start(struct xout *x, const struct rw *rw, int members)
+static void xout_start(void *ud)
 {
-	x->rw = rw;
+	struct xout *x = ud;
+
+	x->head = 1;
 	x->a = 0;
-	x->b = members ? next_member(rw->doc, 0) : 0;
+	x->b = x->members ? next_member(x->rw->doc, 0) : 0;
 }
 
-/* The next entry's number (0 at the end), type and fields 2 and 3. */
-static uint32_t xout_next(struct xout *x, int *type, uint64_t *f2, uint32_t *f3)
+static int xout_next(void *ud, ps_xrefw_ent *e)
 {
+	struct xout *x = ud;
 	const struct rw *rw = x->rw;
 	uint32_t na = x->a < rw->noffs ? rw->offs[x->a].num : 0, num = x->b;
-	const ps_xent *e;
+	const ps_xent *xe;
 
+	if (x->head) {
+		x->head = 0;
+		e->num = 0;
+		e->type = 0;
+		e->f2 = 0;
+		e->f3 = 65535;
+		return 1;
+	}
 	if (na != 0 && (num == 0 || na <= num)) {
 		const struct rw_off *o = &rw->offs[x->a++];
 		if (num == na) /* the catalog, taken out of its object stream */
 			x->b = next_member(rw->doc, num);
-		*type = 1;
-		*f2 = (uint64_t)o->off;
-		*f3 = o->gen;
-		return na;
+		e->num = na;
+		e->type = 1;
+		e->f2 = (uint64_t)o->off;
+		e->f3 = o->gen;
+		return 1;
 	}
 	if (num == 0)
 		return 0;
-	e = ps_xref_get(rw->doc, num);
-	*type = 2;
-	*f2 = (uint64_t)e->off;
-	*f3 = e->aux;
+	xe = ps_xref_get(rw->doc, num);
+	e->num = num;
+	e->type = 2;
+	e->f2 = (uint64_t)xe->off;
+	e->f3 = xe->aux;
 	x->b = next_member(rw->doc, num);
-	return num;
+	return 1;
 }
 
+/* The trailer, then the section (xrefw.c) at the current output offset. */
 static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int stream_form)
 {
 	ps_doc *doc = rw->doc;
 	ps_ctx *ctx = rw->ctx;
-	uint32_t size = enc_num + 1, num, first, count, f3;
-	uint64_t f2;
+	uint32_t size = enc_num + 1;
 	int64_t xoff = rw->woff;
-	ps_obj *t = ps_new_dict(), *ida = ps_new_array(), *index = NULL, *v;
-	ps_buf b = PS_BUF_INIT, z = PS_BUF_INIT;
-	struct xout x;
-	int rc = 0, type;
+	ps_obj *t = ps_new_dict(), *ida = ps_new_array(), *v;
+	ps_buf b = PS_BUF_INIT;
+	struct xout x = {rw, stream_form, 1, 0, 0};
+	ps_xrefw_src src = {xout_start, xout_next, &x};
+	int rc = 0;
 
 	if (!t || !ida)
 		goto oom;
@@ -758,164 +704,29 @@ static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int
 	ida = NULL;
 	if (rc < 0 || ps_dict_put(t, "Size", ps_new_int(size)) < 0)
 		goto oom;
-	if (!stream_form) {
-		/* A subsection per run of numbers in use; object 0 heads an empty
-		 * free list (7.5.4).  Z holds the current run's entries. */
-		ps_buf_puts(&b, "xref\n");
-		ps_buf_puts(&z, "0000000000 65535 f\r\n");
-		first = 0;
-		count = 1;
-		xout_start(&x, rw, 0);
-		for (;;) {
-			num = xout_next(&x, &type, &f2, &f3);
-			if (num == 0 || num != first + count) {
-				ps_buf_printf(&b, "%u %u\n", first, count);
-				ps_buf_append(&b, z.data, z.len);
-				if (num == 0)
-					break;
-				z.len = 0;
-				first = num;
-				count = 0;
-			}
-			ps_buf_printf(&z, "%010" PRIu64 " %05u n\r\n", f2, f3);
-			count++;
-		}
-		ps_buf_puts(&b, "trailer\n");
-		ps_serialize(&b, t);
-		ps_buf_printf(&b, "\nstartxref\n%" PRId64 "\n%%%%EOF\n", xoff);
-	} else {
-		int w2 = 1, w3 = 2, k;
-		uint32_t self = size - 1;
-		ps_obj *w = ps_new_array();
-		if (!w || !(index = ps_new_array())) {
-			ps_obj_free(w);
-			goto oom;
-		}
-		if ((rc = record_off(rw, self, 0)) < 0) { /* at xoff */
-			ps_obj_free(w);
-			goto out;
-		}
-		while (w2 < 8 && (xoff >> (8 * w2)) != 0)
-			w2++;
-		xout_start(&x, rw, 1);
-		while (xout_next(&x, &type, &f2, &f3) != 0) {
-			while (w2 < 8 && (f2 >> (8 * w2)) != 0)
-				w2++;
-			while (w3 < 4 && (f3 >> (8 * w3)) != 0)
-				w3++;
-		}
-		/* rows: object 0, then a run per range in use (/Index) */
-		ps_buf_putc(&z, 0);
-		for (k = w2 - 1; k >= 0; k--)
-			ps_buf_putc(&z, 0);
-		for (k = w3 - 1; k >= 0; k--)
-			ps_buf_putc(&z, (int)(UINT32_C(65535) >> (8 * k)) & 0xff);
-		first = 0;
-		count = 1;
-		xout_start(&x, rw, 1);
-		for (;;) {
-			num = xout_next(&x, &type, &f2, &f3);
-			if (num == 0 || num != first + count) {
-				if (ps_array_push(index, ps_new_int(first)) < 0 || ps_array_push(index, ps_new_int(count)) < 0) {
-					ps_obj_free(w);
-					goto oom;
-				}
-				if (num == 0)
-					break;
-				first = num;
-				count = 0;
-			}
-			ps_buf_putc(&z, type);
-			for (k = w2 - 1; k >= 0; k--)
-				ps_buf_putc(&z, (int)(f2 >> (8 * k)) & 0xff);
-			for (k = w3 - 1; k >= 0; k--)
-				ps_buf_putc(&z, (int)(f3 >> (8 * k)) & 0xff);
-			count++;
-		}
-		if (ps_array_push(w, ps_new_int(1)) < 0 || ps_array_push(w, ps_new_int(w2)) < 0 ||
-		    ps_array_push(w, ps_new_int(w3)) < 0) {
-			ps_obj_free(w);
-			goto oom;
-		}
-		if (ps_dict_put(t, "W", w) < 0) /* t owns w, also on failure */
-			goto oom;
-		/* /Index only when the runs are not the default [0 Size] */
-		if (ps_array_len(index) != 2 || count != size) {
-			rc = ps_dict_put(t, "Index", index);
-			index = NULL; /* t owns it, also on failure */
-			if (rc < 0)
-				goto oom;
-		}
-		{
-			ps_buf zz = PS_BUF_INIT;
-			if (z.oom)
-				goto oom;
-			if ((rc = ps_deflate(ctx, z.data, z.len, 6, &zz)) < 0) {
-				ps_buf_free(&zz);
-				goto out;
-			}
-			if (ps_dict_put(t, "Type", ps_new_name("XRef")) < 0 ||
-			    ps_dict_put(t, "Filter", ps_new_name("FlateDecode")) < 0 ||
-			    ps_dict_put(t, "Length", ps_new_int((int64_t)zz.len)) < 0) {
-				ps_buf_free(&zz);
-				goto oom;
-			}
-			ps_buf_printf(&b, "%u 0 obj\n", self);
-			ps_serialize(&b, t);
-			ps_buf_puts(&b, "\nstream\r\n");
-			ps_buf_append(&b, zz.data, zz.len);
-			ps_buf_printf(&b, "\nendstream\nendobj\nstartxref\n%" PRId64 "\n%%%%EOF\n", xoff);
-			ps_buf_free(&zz);
-		}
-	}
-	if (b.oom || z.oom)
-		goto oom;
-	rc = wput(rw, b.data, b.len);
+	/* the xref stream is the last object, at xoff */
+	if (stream_form && (rc = record_off(rw, size - 1, 0)) < 0)
+		goto out;
+	if ((rc = ps_xrefw_write(ctx, &src, t, stream_form, size - 1, xoff, &b)) == 0)
+		rc = wput(rw, b.data, b.len);
 	goto out;
 oom:
 	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 out:
 	ps_obj_free(t);
 	ps_obj_free(ida);
-	ps_obj_free(index);
 	ps_buf_free(&b);
-	ps_buf_free(&z);
 	return rc;
 }
 
 static int encrypt_dict(struct rw *rw, uint32_t num)
 {
-	static const char *const keys[5] = {"O", "U", "OE", "UE", "Perms"};
-	const uint8_t *vals[5] = {rw->nsp.o, rw->nsp.u, rw->nsp.oe, rw->nsp.ue, rw->nsp.perms};
-	static const size_t lens[5] = {48, 48, 32, 32, 16};
-	ps_obj *d = ps_new_dict(), *cf = ps_new_dict(), *std = ps_new_dict();
+	ps_obj *d = NULL;
 	ps_buf b = PS_BUF_INIT;
-	int rc = 0, k;
+	int rc;
 
-	if (!d || !cf || !std || ps_dict_put(d, "Filter", ps_new_name("Standard")) < 0 ||
-	    ps_dict_put(d, "V", ps_new_int(5)) < 0 || ps_dict_put(d, "R", ps_new_int(6)) < 0 ||
-	    ps_dict_put(d, "Length", ps_new_int(256)) < 0 ||
-	    ps_dict_put(std, "AuthEvent", ps_new_name("DocOpen")) < 0 ||
-	    ps_dict_put(std, "CFM", ps_new_name("AESV3")) < 0 || ps_dict_put(std, "Length", ps_new_int(32)) < 0)
-		goto oom;
-	rc = ps_dict_put(cf, "StdCF", std);
-	std = NULL;
-	if (rc < 0)
-		goto oom;
-	rc = ps_dict_put(d, "CF", cf);
-	cf = NULL;
-	if (rc < 0 || ps_dict_put(d, "StmF", ps_new_name("StdCF")) < 0 ||
-	    ps_dict_put(d, "StrF", ps_new_name("StdCF")) < 0 || ps_dict_put(d, "P", ps_new_int(rw->nsp.p)) < 0)
-		goto oom;
-	for (k = 0; k < 5; k++) {
-		ps_obj *s = ps_new_str(vals[k], lens[k]);
-		if (s)
-			s->u.str.hex = 1;
-		if (ps_dict_put(d, keys[k], s) < 0)
-			goto oom;
-	}
-	if (!rw->nsp.encrypt_metadata && ps_dict_put(d, "EncryptMetadata", ps_new_bool(0)) < 0)
-		goto oom;
+	if ((rc = ps_sec_write_dict(rw->ctx, rw->nsec, &d)) < 0)
+		return rc;
 	if ((rc = record_off(rw, num, 0)) < 0)
 		goto out;
 	ps_buf_printf(&b, "%u 0 obj\n", num);
@@ -929,40 +740,11 @@ oom:
 	rc = ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 out:
 	ps_obj_free(d);
-	ps_obj_free(cf);
-	ps_obj_free(std);
 	ps_buf_free(&b);
 	return rc;
 }
 
 /* ---- the whole rewrite ------------------------------------------------------------ */
-
-static int check_signatures(ps_doc *doc, unsigned flags)
-{
-	struct pdfstamp_info *info = calloc(1, sizeof *info);
-	ps_obj *root = NULL, *acro = NULL, *sf = NULL;
-	int64_t sigflags = 0;
-	int rc;
-
-	if (!info)
-		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	if ((rc = ps_doc_signatures(doc, info)) < 0)
-		goto out;
-	if ((rc = ps_doc_resolve(doc, ps_dict_get(doc->trailer, "Root"), &root)) < 0 ||
-	    (rc = ps_doc_resolve(doc, ps_dict_get(root, "AcroForm"), &acro)) < 0 ||
-	    (rc = ps_doc_resolve(doc, ps_dict_get(acro, "SigFlags"), &sf)) < 0)
-		goto out;
-	ps_obj_int(sf, &sigflags);
-	if ((info->nsigs > 0 || (sigflags & 2)) && !(flags & PDFSTAMP_REWRITE_FORCE))
-		rc = ps_err(doc->ctx, PDFSTAMP_E_PERM,
-		            "the document %s; a full rewrite invalidates every signature (--force to do it anyway)",
-		            info->nsigs > 0 ? "is signed" : "is marked append-only (/SigFlags AppendOnly)");
-	else if (info->nsigs > 0)
-		ps_warn(doc->ctx, "rewriting a signed document: its %d signature(s) will no longer validate", info->nsigs);
-out:
-	free(info);
-	return rc;
-}
 
 static int header_version(ps_doc *doc, char out[16])
 {
@@ -977,193 +759,17 @@ static int header_version(ps_doc *doc, char out[16])
 	return rc;
 }
 
-int ps_rewrite_xref_form(int has_compressed, int64_t xref_offset)
-{
-	/* Every object lies before the xref, so XREF_OFFSET bounds them all;
-	 * a classic entry has ten digits for the offset (7.5.4). */
-	return has_compressed || xref_offset > PS_MAX_TABLE_OFFSET;
-}
-
-/* Self-check, part 2 (design note 5): the output's live objects are
- * exactly the input's, less the old /Encrypt and what design note 3 drops,
- * plus the new /Encrypt and the output's own xref stream. */
-static int check_live_objects(struct rw *rw, ps_doc *v, uint32_t enc_num)
-{
-	ps_doc *doc = rw->doc;
-	uint32_t a, b, num, self = 0;
-
-	if (v->nsections != 1)
-		return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "self-check: the output has %d cross-reference sections",
-		              v->nsections);
-	if (v->sections[0].kind == PDFSTAMP_XREF_STREAM)
-		self = v->sections[0].stream_num;
-	/* both walks in step, over the numbers in use in either file */
-	a = ps_xref_next(doc, 0);
-	b = ps_xref_next(v, 0);
-	while (a != 0 || b != 0) {
-		int in, want, got;
-		num = a == 0 ? b : b == 0 ? a : a < b ? a : b;
-		in = num == a;
-		got = num == b;
-		want = (in && num != doc->encrypt_num && !is_dropped(rw, num)) || num == enc_num || num == self;
-		if (want != got)
-			return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u is %s the output", num,
-			              got ? "new in" : "missing from");
-		if (in)
-			a = ps_xref_next(doc, a);
-		if (got)
-			b = ps_xref_next(v, b);
-	}
-	return 0;
-}
-
-/* A set of object numbers (open addressing; 0 is never a member). */
-struct numset {
-	uint32_t *slot;
-	size_t cap, n;
-};
-
-/* Adds NUM: 1 if it was new, 0 if already there, -1 out of memory. */
-static int numset_add(struct numset *s, uint32_t num)
-{
-	size_t i;
-
-	if (2 * (s->n + 1) > s->cap) {
-		struct numset g = {NULL, s->cap ? 2 * s->cap : 1024, 0};
-		if (!(g.slot = calloc(g.cap, sizeof *g.slot)))
-			return -1;
-		for (i = 0; i < s->cap; i++)
-			if (s->slot[i])
-				numset_add(&g, s->slot[i]);
-		free(s->slot);
-		*s = g;
-	}
-	for (i = (num * UINT32_C(2654435761)) & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
-		if (s->slot[i] == num)
-			return 0;
-	s->slot[i] = num;
-	s->n++;
-	return 1;
-}
-
-/* The page tree of D from /Root: the number of pages, or in WHY the first
- * thing that stops the walk (a node reached twice, which catches cycles,
- * a kid that is not an indirect dictionary, an object that cannot be
- * read).  Objects are loaded uncached and freed at once, and every node is
- * visited at most once, so the walk is bounded by the file.  ROOT_OK says
- * whether /Root resolved to a dictionary.  Returns 0 or PDFSTAMP_E_NOMEM. */
-static int walk_pages(ps_doc *d, int *root_ok, int64_t *pages, char *why, size_t whylen)
-{
-	ps_obj *r = ps_dict_get(d->trailer, "Root"), *node = NULL, *kids, *p;
-	struct numset seen = {NULL, 0, 0};
-	uint32_t *stack = NULL, num;
-	size_t sp = 0, cap = 0, i;
-	int rc = 0, k;
-
-	*root_ok = 0;
-	*pages = 0;
-	why[0] = 0;
-	if (r && r->kind == PS_REF && (k = ps_doc_load(d, r->u.ref.num, &node)) == PDFSTAMP_E_NOMEM)
-		goto oom;
-	if (!r || r->kind != PS_REF || !node || node->kind != PS_DICT) {
-		snprintf(why, whylen, "/Root is not an indirect dictionary");
-		goto out;
-	}
-	*root_ok = 1;
-	if (numset_add(&seen, r->u.ref.num) < 0)
-		goto oom;
-	p = ps_dict_get(node, "Pages");
-	if (!p || p->kind != PS_REF) {
-		snprintf(why, whylen, "the catalog has no indirect /Pages");
-		goto out;
-	}
-	num = p->u.ref.num;
-	for (;;) {
-		ps_obj_free(node);
-		node = NULL;
-		if ((k = numset_add(&seen, num)) < 0)
-			goto oom;
-		if (k == 0) {
-			snprintf(why, whylen, "page tree object %u is reached twice", num);
-			goto out;
-		}
-		if ((k = ps_doc_load(d, num, &node)) == PDFSTAMP_E_NOMEM)
-			goto oom;
-		if (k < 0 || !node || node->kind != PS_DICT) {
-			snprintf(why, whylen, "page tree object %u is not a readable dictionary", num);
-			goto out;
-		}
-		kids = ps_dict_get(node, "Kids");
-		if (ps_obj_is_name(ps_dict_get(node, "Type"), "Pages") ||
-		    (kids && !ps_obj_is_name(ps_dict_get(node, "Type"), "Page"))) {
-			if (!kids || kids->kind != PS_ARRAY) {
-				snprintf(why, whylen, "page tree node %u has no /Kids array", num);
-				goto out;
-			}
-			for (i = ps_array_len(kids); i-- > 0;) {
-				ps_obj *kid = ps_array_get(kids, i);
-				if (kid->kind != PS_REF) {
-					snprintf(why, whylen, "page tree node %u has a kid that is not a reference", num);
-					goto out;
-				}
-				if (sp == cap) {
-					uint32_t *ns = realloc(stack, (cap ? 2 * cap : 64) * sizeof *stack);
-					if (!ns)
-						goto oom;
-					stack = ns;
-					cap = cap ? 2 * cap : 64;
-				}
-				stack[sp++] = kid->u.ref.num;
-			}
-		} else {
-			(*pages)++;
-		}
-		if (sp == 0)
-			break;
-		num = stack[--sp];
-	}
-	goto out;
-oom:
-	rc = ps_err(d->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-out:
-	ps_obj_free(node);
-	free(stack);
-	free(seen.slot);
-	return rc;
-}
-
-/* Self-check, part 3: the output's /Root resolves, and its page tree has
- * the input's pages (when the input's page tree can be walked at all). */
-static int check_page_trees(ps_doc *in, ps_doc *out)
-{
-	char wa[160], wb[160];
-	int64_t na, nb;
-	int ra, rb, rc;
-
-	if ((rc = walk_pages(in, &ra, &na, wa, sizeof wa)) < 0 || (rc = walk_pages(out, &rb, &nb, wb, sizeof wb)) < 0)
-		return rc;
-	if (!rb)
-		return ps_err(in->ctx, PDFSTAMP_E_INTERNAL, "self-check: in the output, %s", wb);
-	if (!wa[0] && wb[0])
-		return ps_err(in->ctx, PDFSTAMP_E_INTERNAL, "self-check: in the output, %s", wb);
-	if (!wa[0] && na != nb)
-		return ps_err(in->ctx, PDFSTAMP_E_INTERNAL,
-		              "self-check: the output's page tree has %" PRId64 " pages, the input's %" PRId64, nb, na);
-	return 0;
-}
-
 static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
 {
 	ps_ctx *ctx = doc->ctx;
 	struct rw rw;
 	struct rw_batch *b = NULL;
-	uint8_t key[32], id[16];
+	uint8_t id[16];
 	char ver[16], hdr[64];
 	uint32_t num, enc_num, root_num = 0, maxnum = 0;
 	int stream_form = 0, rc, i, started = 0;
 	double t0 = now_seconds();
 	size_t batch_bytes = 0;
-	ps_doc *v = NULL;
 	const char *target = o->output ? o->output : doc->path;
 	int to_fd = (o->flags & PDFSTAMP_WRITE_TO_FD) != 0; /* version >= 2: checked by the callers */
 
@@ -1176,24 +782,22 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		              "in-place mode");
 	if (to_fd && (rc = ps_check_out_fd(ctx, o->output_fd, doc->fd)) < 0)
 		return rc;
-	if ((rc = check_signatures(doc, o->flags)) < 0)
+	if ((rc = ps_policy_rewrite(doc, o->flags)) < 0)
 		return rc;
 	{
 		/* A file without a catalog is refused, not rewritten: the
 		 * self-check requires the output's /Root (note 5). */
-		ps_obj *r = ps_dict_get(doc->trailer, "Root"), *cat = NULL;
-		if (r && r->kind == PS_REF && (rc = ps_doc_resolve(doc, r, &cat)) < 0)
+		ps_obj *r = NULL, *cat = NULL;
+		if ((rc = ps_doc_catalog(doc, PS_CATALOG_ANY, &cat, &r)) < 0)
 			return rc;
-		if (!cat || cat->kind != PS_DICT)
+		if (!r || !cat || cat->kind != PS_DICT)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the document has no catalog (/Root is not an indirect dictionary)");
+		root_num = r->u.ref.num;
 	}
 	/* new key and security parameters (Alg. 8, 9, 10) */
-	rw.nsp.p = o->set_permissions ? o->permissions : (doc->encrypted ? doc->perms : -4);
-	rw.nsp.encrypt_metadata = doc->encrypted ? doc->sp.encrypt_metadata : 1;
-	if ((rc = ps_random_os(ctx, key, sizeof key)) < 0 || /* file key: the OS, never the DRBG */
-	    (rc = ps_sec_make(ctx, &rw.nsp, o->user_password ? o->user_password : "", o->user_len,
-	                      o->owner_password ? o->owner_password : "", o->owner_len, key)) < 0 ||
-	    (rc = ps_cipher_init(ctx, &rw.newc, key)) < 0)
+	if ((rc = ps_sec_new_r6(ctx, o->user_password, o->user_len, o->owner_password, o->owner_len,
+	                        o->set_permissions ? o->permissions : ps_doc_kept_p(doc),
+	                        ps_sec_encrypt_metadata(doc->sec), &rw.nsec)) < 0)
 		goto out;
 	if ((rc = ps_random(ctx, id, sizeof id)) < 0 || (rc = header_version(doc, ver)) < 0)
 		goto out;
@@ -1204,11 +808,6 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 			if (ps_xref_get(doc, num)->type == 2)
 				stream_form = 1;
 		}
-	}
-	{
-		ps_obj *r = ps_dict_get(doc->trailer, "Root");
-		if (r && r->kind == PS_REF)
-			root_num = r->u.ref.num;
 	}
 	if (maxnum >= PS_MAX_OBJNUM - 2) {
 		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no object number left for the new /Encrypt");
@@ -1316,39 +915,16 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	/* The xref form: a stream when members of object streams are carried
 	 * over, or when an offset would not fit a classic table's ten digits
 	 * (every object lies below the xref, so its offset is the largest). */
-	stream_form = ps_rewrite_xref_form(stream_form, rw.woff);
+	stream_form = ps_xrefw_form(stream_form, rw.woff);
 	if ((rc = write_xref(&rw, enc_num, id, stream_form)) < 0 || (rc = wflush(&rw)) < 0)
 		goto out;
 	if (o->progress)
 		o->progress(o->progress_ud, doc->size, doc->size);
 	ps_fault("after-write");
 	/* verify with the new password before anything is renamed (note 5) */
-	{
-		struct pdfstamp_verify_report rep, in;
-		char why[sizeof ctx->errmsg];
-		if ((rc = pdfstamp_doc_open(ctx, &v, ps_outfile_path(&rw.of), PS_OPEN_NO_RECOVER)) < 0 ||
-		    (rc = pdfstamp_doc_auth(v, o->owner_password ? o->owner_password : "", o->owner_len, 0)) < 0 ||
-		    (rc = pdfstamp_verify(v, &rep, NULL, NULL)) < 0) {
-			/* Members of object streams other than the catalog are carried
-			 * over inside their stream without being parsed, so damage there
-			 * shows up only now.  If the input has it too (only on this
-			 * failure path is the input verified), it is the input's fault. */
-			snprintf(why, sizeof why, "%s", ctx->errmsg);
-			if (rc == PDFSTAMP_E_FORMAT && rep.faults > 0 &&
-			    pdfstamp_verify(doc, &in, NULL, NULL) == PDFSTAMP_E_FORMAT && in.faults >= rep.faults)
-				rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the input is damaged: %" PRId64
-				            " object(s) cannot be read; first: %s", in.faults, in.first_fault);
-			else
-				rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check of the rewritten file failed: %s", why);
-			goto out;
-		}
-		if (v->authenticated != 2) {
-			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new owner password does not open the output");
-			goto out;
-		}
-		if ((rc = check_live_objects(&rw, v, enc_num)) < 0 || (rc = check_page_trees(doc, v)) < 0)
-			goto out;
-	}
+	if ((rc = ps_rewrite_check(doc, ps_outfile_path(&rw.of), o->owner_password ? o->owner_password : "",
+	                           o->owner_len, rw.dropped, rw.ndropped, enc_num)) < 0)
+		goto out;
 	if ((rc = to_fd ? ps_outfile_copy_out(ctx, &rw.of, o->output_fd) : ps_outfile_commit(ctx, &rw.of, doc->mode)) < 0)
 		goto out;
 	if (st) {
@@ -1363,7 +939,6 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		st->seconds = now_seconds() - t0;
 	}
 out:
-	pdfstamp_doc_close(v);
 	if (started) {
 		pthread_mutex_lock(&rw.mu);
 		rw.stop = 1;
@@ -1386,9 +961,7 @@ out:
 	free(rw.dropped);
 	ps_buf_free(&rw.wbuf);
 	ps_outfile_free(&rw.of);
-	ps_cipher_free(&rw.newc);
-	ps_wipe(key, sizeof key);
-	ps_wipe(&rw.nsp, sizeof rw.nsp);
+	ps_sec_free(rw.nsec);
 	return rc;
 }
 
@@ -1417,11 +990,9 @@ int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, st
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
 	if (doc->authenticated == 1) {
 		/* the user password is enough only when the owner password is empty */
-		uint8_t k[32];
-		int owner = 0, perms = 0;
-		rc = ps_sec_authenticate(ctx, &doc->sp, "", 0, k, &owner, &perms);
-		ps_wipe(k, sizeof k);
-		if (rc < 0 || !owner)
+		int as = 0;
+		rc = ps_sec_check_password(ctx, doc->sec, "", 0, &as);
+		if (rc < 0 || as != 2)
 			return ps_err(ctx, PDFSTAMP_E_PERM, "rotating the key needs the owner password");
 	}
 	return rewrite(doc, o, st);
@@ -1439,61 +1010,4 @@ int pdfstamp_encrypt(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, s
 	if (doc->encrypted)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is already encrypted; use rotate to change its key");
 	return rewrite(doc, o, st);
-}
-
-/* ---- verify ------------------------------------------------------------------------ */
-
-static int count_string(void *ud, ps_obj *str, const ps_obj *parent, const char *key)
-{
-	(*(int64_t *)ud)++;
-	return 0;
-}
-
-int pdfstamp_verify(pdfstamp_doc *doc, struct pdfstamp_verify_report *r, pdfstamp_progress_fn progress,
-                    void *ud)
-{
-	ps_ctx *ctx = doc->ctx;
-	ps_buf data = PS_BUF_INIT;
-	uint32_t num;
-	int rc;
-
-	memset(r, 0, sizeof *r);
-	data.secret = 1;
-	if (doc->encrypted && !doc->authenticated)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
-	if (doc->encrypted && !doc->perms_ok && doc->authenticated) {
-		r->faults++;
-		snprintf(r->first_fault, sizeof r->first_fault, "/Perms does not match /P and /EncryptMetadata");
-	}
-	for (num = ps_xref_next(doc, 0); num != 0; num = ps_xref_next(doc, num)) {
-		const ps_xent *e = ps_xref_get(doc, num);
-		ps_obj *o = NULL;
-
-		/* load (uncached) decrypts every string; memory stays flat */
-		rc = ps_doc_load(doc, num, &o);
-		if (rc == 0 && o) {
-			r->objects++;
-			ps_obj_walk_strings(o, count_string, &r->strings);
-			if (o->kind == PS_STREAM) {
-				r->streams++;
-				rc = ps_doc_stream_data(doc, num, o, 0, &data);
-			}
-		}
-		ps_obj_free(o);
-		if (rc < 0) {
-			if (!r->faults++) {
-				r->first_fault_object = num;
-				snprintf(r->first_fault, sizeof r->first_fault, "%s", ctx->errmsg);
-			}
-		}
-		if (progress && e->type == 1 && (num & 1023) == 0)
-			progress(ud, e->off, doc->size);
-	}
-	ps_buf_free(&data);
-	if (progress)
-		progress(ud, doc->size, doc->size);
-	if (r->faults)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%lld object(s) failed verification; first: %s",
-		              (long long)r->faults, r->first_fault);
-	return 0;
 }

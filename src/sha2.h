@@ -1,7 +1,7 @@
 /*
  * sha2.h - SHA-256/384/512 through mbedTLS 2.28 or 3.x: the one place that
  * knows which names the installed mbedTLS gives them (the _ret suffix was
- * dropped in 3.0).  Included by the files that hash (crypt.c, incr.c).
+ * dropped in 3.0).  Included by the files that hash (kdf.c, journal.c).
  */
 #ifndef PS_SHA2_H
 #define PS_SHA2_H

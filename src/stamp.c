@@ -1,6 +1,6 @@
 /*
- * stamp.c - the approval stamp: page lookup, the annotation, its
- * appearance stream, and the policy checks that come before any update.
+ * stamp.c - the approval stamp: page lookup, the annotation and its
+ * appearance stream.
  *
  * DESIGN NOTES
  *
@@ -16,10 +16,9 @@
  *     draws the same thing; its /BBox is the stamp's size as the reader
  *     sees it and /Matrix turns it with the page's /Rotate, so the stamp
  *     reads upright on rotated pages.
- *  4. Policy first (spec-facts 4.2, 4.5): DocMDP P=1 refuses every update,
- *     P=2 refuses annotations, P=3 and approval signatures proceed with a
- *     warning; without the owner password the annotation permission (P bit
- *     6) is required.
+ *  4. Policy first: ps_policy_check (policy.c, its notes 1 and 3) refuses
+ *     what the annotation permission (P bit 6) or a DocMDP certification
+ *     forbids before anything is built.
  */
 #include "config.h"
 
@@ -29,6 +28,7 @@
 #include <string.h>
 
 #include "ps.h"
+#include "policy.h"
 
 #define MAX_TREE_DEPTH 64
 
@@ -53,69 +53,6 @@ static double text_width(const uint8_t *s, size_t n)
 	for (i = 0; i < n; i++)
 		w += (s[i] >= 32 && s[i] <= 126) ? helvb_widths[s[i] - 32] : 667;
 	return w;
-}
-
-/* ---- policy -------------------------------------------------------------- */
-
-int ps_policy_check(ps_doc *doc, int for_annotation)
-{
-	ps_ctx *ctx = doc->ctx;
-	struct pdfstamp_info *info;
-	int i, rc;
-
-	if (doc->encrypted && doc->authenticated == 1) {
-		int bit = for_annotation ? 6 : 4;
-		if (!(doc->perms & (1 << (bit - 1))))
-			return ps_err(ctx, PDFSTAMP_E_PERM,
-			              "the document does not permit %s (permission bit %d is clear); the owner password "
-			              "is needed", for_annotation ? "adding annotations" : "modifying it", bit);
-	}
-	info = calloc(1, sizeof *info);
-	if (!info)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	if ((rc = ps_doc_signatures(doc, info)) < 0)
-		goto out;
-	/* The certification, from /Root /Perms /DocMDP (12.8.4.1), wherever its
-	 * field is in the tree. */
-	if (info->docmdp == 1 || (info->docmdp == 2 && for_annotation)) {
-		rc = ps_err(ctx, PDFSTAMP_E_PERM,
-		            info->docmdp == 1 ? "the document is certified with DocMDP P=1 (no changes allowed)"
-		                              : "the document is certified with DocMDP P=2 (form filling and signing "
-		                                "only; adding annotations breaks the certification)");
-		goto out;
-	}
-	if (info->sigs_incomplete) {
-		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		            "the form field tree is nested too deeply (or /Perms /DocMDP is not a signature) to "
-		            "know every signature's policy; refusing to change the file");
-		goto out;
-	}
-	for (i = 0; i < info->nsigs && i < (int)(sizeof info->sigs / sizeof info->sigs[0]); i++) {
-		int p = info->sigs[i].docmdp;
-		if (p == 1) {
-			rc = ps_err(ctx, PDFSTAMP_E_PERM,
-			            "the document is certified with DocMDP P=1 (no changes allowed) by signature object %lld",
-			            (long long)info->sigs[i].objnum);
-			goto out;
-		}
-		if (p == 2 && for_annotation) {
-			rc = ps_err(ctx, PDFSTAMP_E_PERM,
-			            "the document is certified with DocMDP P=2 (form filling and signing only; adding "
-			            "annotations breaks the certification), signature object %lld",
-			            (long long)info->sigs[i].objnum);
-			goto out;
-		}
-		if (p == 3 || p == 2)
-			ps_warn(ctx, "the document is certified with DocMDP P=%d; strict validators may report the "
-			        "update as a modification", p);
-		else
-			ps_warn(ctx, "signature object %lld stays valid (its bytes are untouched), but strict validators "
-			        "report added %s as a modification", (long long)info->sigs[i].objnum,
-			        for_annotation ? "annotations" : "metadata");
-	}
-out:
-	free(info);
-	return rc;
 }
 
 /* ---- the page tree --------------------------------------------------------- */
@@ -158,18 +95,13 @@ static int get_rect(ps_doc *doc, ps_obj *o, double r[4])
 static int find_page(ps_doc *doc, int64_t index, ps_page *pg)
 {
 	ps_ctx *ctx = doc->ctx;
-	ps_obj *root = NULL, *node = NULL, *chain[MAX_TREE_DEPTH];
+	ps_obj *node = NULL, *chain[MAX_TREE_DEPTH];
 	ps_obj *ref;
 	int depth = 0, rc, i, have_media = 0, have_crop = 0, have_rot = 0;
 	double media[4], crop[4];
 	int64_t rot = 0;
 
-	if ((rc = ps_doc_resolve(doc, ps_dict_get(doc->trailer, "Root"), &root)) < 0)
-		return rc;
-	if (!root || root->kind != PS_DICT)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Root is not a dictionary");
-	ref = ps_dict_get(root, "Pages");
-	if ((rc = ps_doc_resolve(doc, ref, &node)) < 0)
+	if ((rc = ps_doc_pages(doc, &node, &ref, NULL)) < 0)
 		return rc;
 	for (;;) {
 		ps_obj *kids;
@@ -258,40 +190,14 @@ static int find_page(ps_doc *doc, int64_t index, ps_page *pg)
 	return 0;
 }
 
-static int page_count(ps_doc *doc, int64_t *n)
-{
-	ps_obj *root = NULL, *pages = NULL;
-	int rc;
-
-	if ((rc = ps_doc_resolve(doc, ps_dict_get(doc->trailer, "Root"), &root)) < 0 ||
-	    (rc = ps_doc_resolve(doc, ps_dict_get(root, "Pages"), &pages)) < 0)
-		return rc;
-	if (ps_obj_int(ps_dict_get(pages, "Count"), n) < 0 || *n < 0)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "the page tree root has no valid /Count");
-	return 0;
-}
-
 /* ---- building the annotation ------------------------------------------------ */
 
-static void put_real(ps_buf *b, double v)
+/* Every number the stamp writes, in its dictionaries and in the content
+ * stream, is rounded to 1/1000 of a unit and then formatted by the
+ * serializer's ps_buf_put_real, so both always show the same digits. */
+static double milli(double v)
 {
-	char tmp[64];
-	int n;
-
-	/* locale-independent: integer arithmetic on a rounded fixed value */
-	long long f = llround(v * 1000.0);
-	if (f < 0) {
-		ps_buf_putc(b, '-');
-		f = -f;
-	}
-	n = snprintf(tmp, sizeof tmp, "%lld", f / 1000);
-	ps_buf_append(b, tmp, (size_t)n);
-	if (f % 1000) {
-		n = snprintf(tmp, sizeof tmp, ".%03lld", f % 1000);
-		while (n > 1 && tmp[n - 1] == '0')
-			n--;
-		ps_buf_append(b, tmp, (size_t)n);
-	}
+	return llround(v * 1000.0) / 1000.0;
 }
 
 static ps_obj *real_array(const double *v, size_t n)
@@ -300,8 +206,7 @@ static ps_obj *real_array(const double *v, size_t n)
 	size_t i;
 
 	for (i = 0; a && i < n; i++) {
-		double r = llround(v[i] * 1000.0) / 1000.0;
-		if (ps_array_push(a, ps_new_real(r)) < 0) {
+		if (ps_array_push(a, ps_new_real(milli(v[i]))) < 0) {
 			ps_obj_free(a);
 			return NULL;
 		}
@@ -366,7 +271,7 @@ static void put_nums(ps_buf *b, const double *v, size_t n, const char *op)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		put_real(b, v[i]);
+		ps_buf_put_real(b, milli(v[i]));
 		ps_buf_putc(b, ' ');
 	}
 	ps_buf_puts(b, op);
@@ -377,7 +282,7 @@ static void put_line(ps_buf *c, const ps_buf *t, double fs, double x, double y)
 	double v[2] = {x, y};
 
 	ps_buf_puts(c, "BT /F1 ");
-	put_real(c, fs);
+	ps_buf_put_real(c, milli(fs));
 	ps_buf_puts(c, " Tf ");
 	put_nums(c, v, 2, "Td ");
 	put_pdf_string(c, t->data, t->len);
@@ -431,9 +336,9 @@ static int build_appearance(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o, co
 		ps_obj *fonts = ps_new_dict(), *f = ps_new_dict();
 		res = ps_new_dict();
 		if (!res || !fonts || !f ||
-		    ps_dict_put(f, "Type", ps_new_name("Font")) < 0 || ps_dict_put(f, "Subtype", ps_new_name("Type1")) < 0 ||
-		    ps_dict_put(f, "BaseFont", ps_new_name("Helvetica-Bold")) < 0 ||
-		    ps_dict_put(f, "Encoding", ps_new_name("WinAnsiEncoding")) < 0) {
+		    ps_dict_put_name(f, "Type", "Font") < 0 || ps_dict_put_name(f, "Subtype", "Type1") < 0 ||
+		    ps_dict_put_name(f, "BaseFont", "Helvetica-Bold") < 0 ||
+		    ps_dict_put_name(f, "Encoding", "WinAnsiEncoding") < 0) {
 			ps_obj_free(fonts);
 			ps_obj_free(f);
 			goto oom;
@@ -447,9 +352,9 @@ static int build_appearance(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o, co
 	}
 	if (o->opacity < 1) {
 		ps_obj *gs = ps_new_dict(), *gs0 = ps_new_dict();
-		if (!gs || !gs0 || ps_dict_put(gs0, "Type", ps_new_name("ExtGState")) < 0 ||
-		    ps_dict_put(gs0, "CA", ps_new_real(o->opacity)) < 0 ||
-		    ps_dict_put(gs0, "ca", ps_new_real(o->opacity)) < 0) {
+		if (!gs || !gs0 || ps_dict_put_name(gs0, "Type", "ExtGState") < 0 ||
+		    ps_dict_put_real(gs0, "CA", o->opacity) < 0 ||
+		    ps_dict_put_real(gs0, "ca", o->opacity) < 0) {
 			ps_obj_free(gs);
 			ps_obj_free(gs0);
 			goto oom;
@@ -462,8 +367,8 @@ static int build_appearance(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o, co
 			goto oom;
 	}
 	d = ps_new_dict();
-	if (!d || ps_dict_put(d, "Type", ps_new_name("XObject")) < 0 || ps_dict_put(d, "Subtype", ps_new_name("Form")) < 0 ||
-	    ps_dict_put(d, "FormType", ps_new_int(1)) < 0 || ps_dict_put(d, "BBox", real_array(bbox, 4)) < 0)
+	if (!d || ps_dict_put_name(d, "Type", "XObject") < 0 || ps_dict_put_name(d, "Subtype", "Form") < 0 ||
+	    ps_dict_put_int(d, "FormType", 1) < 0 || ps_dict_put(d, "BBox", real_array(bbox, 4)) < 0)
 		goto oom;
 	/* turn the form counter-clockwise by /Rotate so that it reads upright
 	 * (the viewer maps the transformed BBox onto /Rect, 12.5.5) */
@@ -662,14 +567,14 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 	apd = ps_new_dict();
 	if (!annot || !apd)
 		goto oom;
-	if (ps_dict_put(annot, "Type", ps_new_name("Annot")) < 0 ||
-	    ps_dict_put(annot, "Subtype", ps_new_name(o->freetext ? "FreeText" : "Stamp")) < 0 ||
+	if (ps_dict_put_name(annot, "Type", "Annot") < 0 ||
+	    ps_dict_put_name(annot, "Subtype", o->freetext ? "FreeText" : "Stamp") < 0 ||
 	    ps_dict_put(annot, "Rect", real_array(rect, 4)) < 0 ||
-	    ps_dict_put(annot, "F", ps_new_int(4 | 128)) < 0 || /* Print | Locked (Table 167) */
-	    ps_dict_put(annot, "P", ps_new_ref(pg.num, pg.gen)) < 0 ||
-	    ps_dict_put(annot, "NM", ps_new_str(nm, strlen(nm))) < 0 ||
-	    ps_dict_put(annot, "M", ps_new_str(date, strlen(date))) < 0 ||
-	    ps_dict_put(annot, "CreationDate", ps_new_str(date, strlen(date))) < 0 ||
+	    ps_dict_put_int(annot, "F", 4 | 128) < 0 || /* Print | Locked (Table 167) */
+	    ps_dict_put_ref(annot, "P", pg.num, pg.gen) < 0 ||
+	    ps_dict_put_str(annot, "NM", nm, strlen(nm)) < 0 ||
+	    ps_dict_put_str(annot, "M", date, strlen(date)) < 0 ||
+	    ps_dict_put_str(annot, "CreationDate", date, strlen(date)) < 0 ||
 	    ps_dict_put(annot, "C", real_array(o->color, 3)) < 0)
 		goto oom;
 	if ((rc = put_text(ctx, annot, "Contents", o->note ? o->note : text)) < 0)
@@ -677,7 +582,7 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 	if (o->author && (rc = put_text(ctx, annot, "T", o->author)) < 0)
 		goto out;
 	if (!o->freetext) {
-		if (ps_dict_put(annot, "Name", ps_new_name(o->icon ? o->icon : "Approved")) < 0)
+		if (ps_dict_put_name(annot, "Name", o->icon ? o->icon : "Approved") < 0)
 			goto oom;
 	} else {
 		/* /DA is required for FreeText (Table 174); /Helv is the name
@@ -687,14 +592,14 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 		ps_buf_puts(&db, "/Helv ");
 		put_nums(&db, &fs, 1, "Tf ");
 		put_nums(&db, o->color, 3, "rg");
-		rc = db.oom ? PDFSTAMP_E_NOMEM : ps_dict_put(annot, "DA", ps_new_str(db.data, db.len));
+		rc = db.oom ? PDFSTAMP_E_NOMEM : ps_dict_put_str(annot, "DA", db.data, db.len);
 		ps_buf_free(&db);
 		if (rc < 0)
 			goto oom;
 	}
-	if (o->opacity < 1 && ps_dict_put(annot, "CA", ps_new_real(o->opacity)) < 0)
+	if (o->opacity < 1 && ps_dict_put_real(annot, "CA", o->opacity) < 0)
 		goto oom;
-	if (ps_dict_put(apd, "N", ps_new_ref(ap_num, 0)) < 0)
+	if (ps_dict_put_ref(apd, "N", ap_num, 0) < 0)
 		goto oom;
 	rc = ps_dict_put(annot, "AP", apd);
 	apd = NULL;
@@ -706,9 +611,7 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 		goto out;
 	if ((rc = link_annotation(up, &pg, annot_num)) < 0)
 		goto out;
-	if (res && res->nobjects < PDFSTAMP_MAX_RESULT_OBJECTS)
-		res->objects[res->nobjects++] = annot_num;
-	rc = 0;
+	rc = ps_result_add_object(ctx, res, annot_num);
 	goto out;
 oom:
 	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -730,8 +633,8 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	int64_t npages, first, last, i;
 	int rc, k;
 
-	if (res)
-		memset(res, 0, sizeof *res);
+	if ((rc = ps_result_begin(ctx, res)) < 0)
+		return rc;
 	if (!o || o->version != PDFSTAMP_STAMP_OPTS_VERSION)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of an unknown version");
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
@@ -743,7 +646,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		return rc;
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
-	if ((rc = ps_policy_check(doc, 1)) < 0 || (rc = page_count(doc, &npages)) < 0)
+	if ((rc = ps_policy_check(doc, PS_UPDATE_ANNOTATION)) < 0 || (rc = ps_doc_pages(doc, NULL, NULL, &npages)) < 0)
 		goto out;
 	if (npages == 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the document has no pages");

@@ -3,14 +3,14 @@
  *
  * DESIGN NOTES
  *
- * No XML library: the packet is scanned once by a small, strict tokenizer
- * (elements, attributes, comments, PIs, CDATA; a DOCTYPE is refused) that
- * records byte spans and resolves namespace prefixes, so properties are
- * matched by namespace URI and local name, never by prefix ("xap:" and
- * "xmp:" are the same thing).  Edits are then expressed as splices
- * (offset, length, replacement) over the original bytes and applied in
- * one pass, so everything we do not touch is preserved byte for byte,
- * including the xpacket wrapper and its padding.
+ * No XML library: the packet is scanned once by the small, strict
+ * tokenizer of xml.c (elements, attributes, comments, PIs, CDATA; a
+ * DOCTYPE is refused) that records byte spans and resolves namespace
+ * prefixes, so properties are matched by namespace URI and local name,
+ * never by prefix ("xap:" and "xmp:" are the same thing).  Edits are then
+ * expressed as splices (offset, length, replacement) over the original
+ * bytes and applied in one pass, so everything we do not touch is
+ * preserved byte for byte, including the xpacket wrapper and its padding.
  *
  * Invariants:
  *  1. Splices never overlap; they may touch.  Equal offsets keep creation
@@ -48,9 +48,11 @@
  *    CreationDate, Trapped; custom keys that are not ASCII XML names are
  *    skipped with a warning.
  *
- * Limits (hostile input): nesting depth 256 and 256 namespace declarations,
- * so a prefix lookup costs at most depth + declarations steps; everything
- * else is linear in the packet size per property edited.
+ * Limits (hostile input): those of the tokenizer (xml.c note 4).  A packet
+ * is edited only with XMP_DECL_HEADROOM declarations to spare under
+ * XML_MAX_DECLS (room for the few an edit adds: dc, xmp, pdf, pdfx), and
+ * the result must have as many to spare, so that it can be edited again.
+ * Everything else is linear in the packet size per property edited.
  */
 #include "config.h"
 
@@ -59,451 +61,32 @@
 #include <string.h>
 
 #include "ps.h"
+#include "xml.h"
 
 #define NS_RDF "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-#define NS_XML "http://www.w3.org/XML/1998/namespace"
 #define NS_DC "http://purl.org/dc/elements/1.1/"
 #define NS_XMP "http://ns.adobe.com/xap/1.0/"
 #define NS_PDF "http://ns.adobe.com/pdf/1.3/"
 #define NS_PDFX "http://ns.adobe.com/pdfx/1.3/"
 
-#define XMP_MAX_DEPTH 256
-#define XMP_MAX_DECLS 256       /* bounds the cost of prefix lookups */
-#define XMP_MAX_ATTRS 1024      /* per element: bounds the duplicate check */
 #define XMP_DECL_HEADROOM 8     /* declarations an edit may add */
 #define MAX_INDENT 64
 
-/* ---- parsed packet -------------------------------------------------------- */
-
-typedef struct xattr {
-	size_t ws;              /* start of the white space before the name */
-	size_t q0, q1;          /* qualified name */
-	size_t v0, v1;          /* value; v1 is the closing quote */
-	const uint8_t *uri;     /* namespace, NULL for none */
-	size_t urilen;
-	int is_decl;            /* xmlns or xmlns:P */
-} xattr;
-
-typedef struct xdecl {
-	size_t p0, p1;          /* prefix; empty for the default namespace */
-	const uint8_t *uri;
-	size_t urilen;          /* 0: undeclares (xmlns="") */
-} xdecl;
-
-typedef struct xelem {
-	size_t s0, s1;          /* start tag "<" .. just after ">" */
-	size_t e0, e1;          /* end tag; both s1 for an empty-element tag */
-	size_t q0, q1;          /* qualified name */
-	size_t local;           /* start of the local part */
-	size_t attr_end;        /* end of the last attribute (or the name) */
-	const uint8_t *uri;
-	size_t urilen;
-	int parent;             /* -1 at top level */
-	int selfclose;
-	size_t a0, na;          /* attributes */
-	size_t d0, nd;          /* namespace declarations */
-	size_t nchild;          /* child elements */
-} xelem;
-
-typedef struct xdoc {
-	const uint8_t *s;
-	size_t n;
-	xelem *el;
-	size_t nel, elcap;
-	xattr *at;
-	size_t nat, atcap;
-	xdecl *dc;
-	size_t ndc, dccap;
-} xdoc;
-
-/* Declarations we add, attached to an element of the parsed packet. */
-typedef struct pdecl {
-	int elem;
-	char prefix[32];
-	const char *uri;
-} pdecl;
-
-static void xdoc_free(xdoc *d)
-{
-	free(d->el);
-	free(d->at);
-	free(d->dc);
-	memset(d, 0, sizeof *d);
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / size)
-			return -1;
-		ncap *= 2;
-	}
-	q = realloc(*p, ncap * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = ncap;
-	return 0;
-}
-
-static int is_ws(uint8_t c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-static int is_namec(uint8_t c)
-{
-	return !is_ws(c) && !strchr("<>/=\"'?!&;", c) && c != 0;
-}
-
-static int span_is(const uint8_t *p, size_t n, const char *s)
-{
-	return strlen(s) == n && memcmp(p, s, n) == 0;
-}
-
-/* Position of NEEDLE at or after POS, or N. */
-static size_t find(const uint8_t *s, size_t n, size_t pos, const char *needle)
-{
-	size_t k = strlen(needle);
-
-	while (pos + k <= n) {
-		const uint8_t *q = memchr(s + pos, needle[0], n - pos - k + 1);
-
-		if (!q)
-			break;
-		pos = (size_t)(q - s);
-		if (memcmp(q, needle, k) == 0)
-			return pos;
-		pos++;
-	}
-	return n;
-}
-
-/* Looks PREFIX up in scope at element I (its own declarations included),
- * our pending declarations first.  Returns 1 and the URI if bound. */
-static int lookup(const xdoc *d, const pdecl *pd, size_t npd, int i,
-                  const uint8_t *p, size_t plen, const uint8_t **uri, size_t *urilen)
-{
-	size_t k;
-
-	if (span_is(p, plen, "xml")) {
-		*uri = (const uint8_t *)NS_XML;
-		*urilen = strlen(NS_XML);
-		return 1;
-	}
-	for (; i >= 0; i = d->el[i].parent) {
-		const xelem *e = &d->el[i];
-
-		for (k = npd; k-- > 0;)
-			if (pd[k].elem == i && span_is(p, plen, pd[k].prefix)) {
-				*uri = (const uint8_t *)pd[k].uri;
-				*urilen = strlen(pd[k].uri);
-				return 1;
-			}
-		for (k = e->d0; k < e->d0 + e->nd; k++) {
-			const xdecl *x = &d->dc[k];
-
-			if (x->p1 - x->p0 == plen && memcmp(d->s + x->p0, p, plen) == 0) {
-				if (!x->urilen)
-					return 0;
-				*uri = x->uri;
-				*urilen = x->urilen;
-				return 1;
-			}
-		}
-	}
-	return 0;
-}
-
-static int bad(ps_ctx *ctx, const char *what, size_t at)
-{
-	return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-	              "XMP packet not understood: %s (at byte %zu)", what, at);
-}
-
-static size_t scan_name(const uint8_t *s, size_t n, size_t pos)
-{
-	while (pos < n && is_namec(s[pos]))
-		pos++;
-	return pos;
-}
-
-/* Namespaces in XML 1.0, 4: at most one colon, not first or last; names
- * do not start with a digit, '-' or '.'. */
-static int qname_ok(const uint8_t *q, size_t n)
-{
-	const uint8_t *c = memchr(q, ':', n);
-
-	if (!n || (q[0] >= '0' && q[0] <= '9') || q[0] == '-' || q[0] == '.')
-		return 0;
-	if (!c)
-		return 1;
-	if (c == q || c == q + n - 1 || memchr(c + 1, ':', (size_t)(q + n - c - 1)))
-		return 0;
-	c++;
-	return !((*c >= '0' && *c <= '9') || *c == '-' || *c == '.');
-}
-
-static int parse_start_tag(ps_ctx *ctx, xdoc *d, size_t *pos, int cur, int *selfclose)
-{
-	const uint8_t *s = d->s;
-	size_t n = d->n, p = *pos + 1, ws, k, colon;
-	xelem *e;
-	int idx;
-
-	if (grow((void **)&d->el, &d->elcap, d->nel + 1, sizeof *d->el))
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	idx = (int)d->nel;
-	e = &d->el[d->nel++];
-	memset(e, 0, sizeof *e);
-	e->s0 = *pos;
-	e->q0 = p;
-	p = scan_name(s, n, p);
-	e->q1 = p;
-	if (e->q1 == e->q0)
-		return bad(ctx, "bad element name", e->q0);
-	e->attr_end = p;
-	e->parent = cur;
-	e->a0 = d->nat;
-	e->d0 = d->ndc;
-	for (;;) {
-		xattr *a;
-		uint8_t quote;
-
-		ws = p;
-		while (p < n && is_ws(s[p]))
-			p++;
-		if (p >= n)
-			return bad(ctx, "unterminated start tag", e->s0);
-		if (s[p] == '>') {
-			p++;
-			break;
-		}
-		if (s[p] == '/') {
-			if (p + 1 >= n || s[p + 1] != '>')
-				return bad(ctx, "stray '/' in a start tag", p);
-			*selfclose = 1;
-			p += 2;
-			break;
-		}
-		if (ws == p)
-			return bad(ctx, "attributes not separated by white space", p);
-		if (grow((void **)&d->at, &d->atcap, d->nat + 1, sizeof *d->at))
-			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-		a = &d->at[d->nat++];
-		memset(a, 0, sizeof *a);
-		a->ws = ws;
-		a->q0 = p;
-		p = scan_name(s, n, p);
-		a->q1 = p;
-		if (a->q1 == a->q0)
-			return bad(ctx, "bad attribute name", p);
-		while (p < n && is_ws(s[p]))
-			p++;
-		if (p >= n || s[p] != '=')
-			return bad(ctx, "attribute without '='", p);
-		p++;
-		while (p < n && is_ws(s[p]))
-			p++;
-		if (p >= n || (s[p] != '"' && s[p] != '\''))
-			return bad(ctx, "attribute value not quoted", p);
-		quote = s[p++];
-		a->v0 = p;
-		while (p < n && s[p] != quote) {
-			if (s[p] == '<')
-				return bad(ctx, "'<' in an attribute value", p);
-			p++;
-		}
-		if (p >= n)
-			return bad(ctx, "unterminated attribute value", a->v0);
-		a->v1 = p++;
-		e->attr_end = p;
-		e->na++;
-	}
-	e->s1 = p;
-	e->selfclose = *selfclose;
-	if (*selfclose)
-		e->e0 = e->e1 = p;
-
-	/* An attribute may appear once per tag (XML 1.0 3.1); the check is
-	 * quadratic, hence the bound. */
-	if (e->na > XMP_MAX_ATTRS)
-		return bad(ctx, "too many attributes on one element", e->s0);
-	for (k = e->a0 + 1; k < e->a0 + e->na; k++) {
-		size_t j, qn = d->at[k].q1 - d->at[k].q0;
-		for (j = e->a0; j < k; j++)
-			if (d->at[j].q1 - d->at[j].q0 == qn && memcmp(s + d->at[j].q0, s + d->at[k].q0, qn) == 0)
-				return bad(ctx, "an attribute repeated on one element", d->at[k].q0);
-	}
-	/* Namespace declarations first: they apply to the tag they are on. */
-	for (k = e->a0; k < e->a0 + e->na; k++) {
-		xattr *a = &d->at[k];
-		xdecl *x;
-		size_t qn = a->q1 - a->q0;
-
-		if (!qname_ok(s + a->q0, qn))
-			return bad(ctx, "bad qualified name", a->q0);
-		if (!(span_is(s + a->q0, qn, "xmlns") ||
-		      (qn > 6 && memcmp(s + a->q0, "xmlns:", 6) == 0)))
-			continue;
-		/* Namespaces in XML 1.0: a prefix cannot be bound to the empty
-		 * name (1.1's "undeclaring" is not something we edit around). */
-		if (qn > 5 && a->v1 == a->v0)
-			return bad(ctx, "a namespace prefix bound to an empty name", a->q0);
-		a->is_decl = 1;
-		if (d->ndc >= XMP_MAX_DECLS)
-			return bad(ctx, "too many namespace declarations", a->q0);
-		if (grow((void **)&d->dc, &d->dccap, d->ndc + 1, sizeof *d->dc))
-			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-		x = &d->dc[d->ndc++];
-		x->p0 = qn > 5 ? a->q0 + 6 : a->q0;
-		x->p1 = qn > 5 ? a->q1 : a->q0;
-		x->uri = s + a->v0;
-		x->urilen = a->v1 - a->v0;
-		e->nd++;
-	}
-	/* The element's name, then its other attributes. */
-	{
-		const uint8_t *c = memchr(s + e->q0, ':', e->q1 - e->q0);
-
-		colon = c ? (size_t)(c - s) : e->q0;
-		e->local = c ? colon + 1 : e->q0;
-		if (!qname_ok(s + e->q0, e->q1 - e->q0))
-			return bad(ctx, "bad qualified name", e->q0);
-		if (!lookup(d, NULL, 0, idx, s + e->q0, colon - e->q0, &e->uri, &e->urilen)) {
-			if (c)
-				return bad(ctx, "undeclared namespace prefix", e->q0);
-			e->uri = NULL;
-		}
-	}
-	for (k = e->a0; k < e->a0 + e->na; k++) {
-		xattr *a = &d->at[k];
-		const uint8_t *c;
-
-		if (a->is_decl)
-			continue;
-		c = memchr(s + a->q0, ':', a->q1 - a->q0);
-		a->uri = NULL;
-		if (c && !lookup(d, NULL, 0, idx, s + a->q0, (size_t)(c - s) - a->q0,
-		                 &a->uri, &a->urilen))
-			return bad(ctx, "undeclared namespace prefix", a->q0);
-	}
-	*pos = p;
-	return idx;
-}
-
-/* Tokenizes the whole packet; any departure from well-formedness that we
- * can see is UNSUPPORTED. */
-static int xparse(ps_ctx *ctx, const uint8_t *s, size_t n, xdoc *d)
-{
-	size_t pos = 0, depth = 0;
-	int cur = -1, rc;
-
-	memset(d, 0, sizeof *d);
-	d->s = s;
-	d->n = n;
-	while (pos < n) {
-		size_t q;
-
-		if (s[pos] != '<') {
-			const uint8_t *lt = memchr(s + pos, '<', n - pos);
-
-			pos = lt ? (size_t)(lt - s) : n;
-			continue;
-		}
-		if (n - pos >= 4 && memcmp(s + pos, "<!--", 4) == 0) {
-			q = find(s, n, pos + 4, "-->");
-			if (q >= n)
-				return bad(ctx, "unterminated comment", pos);
-			pos = q + 3;
-		} else if (n - pos >= 2 && s[pos + 1] == '?') {
-			q = find(s, n, pos + 2, "?>");
-			if (q >= n)
-				return bad(ctx, "unterminated processing instruction", pos);
-			pos = q + 2;
-		} else if (n - pos >= 9 && memcmp(s + pos, "<![CDATA[", 9) == 0) {
-			if (cur < 0)
-				return bad(ctx, "CDATA outside an element", pos);
-			q = find(s, n, pos + 9, "]]>");
-			if (q >= n)
-				return bad(ctx, "unterminated CDATA section", pos);
-			pos = q + 3;
-		} else if (n - pos >= 2 && s[pos + 1] == '!') {
-			return bad(ctx, "DTD declarations are not allowed in XMP", pos);
-		} else if (n - pos >= 2 && s[pos + 1] == '/') {
-			xelem *e;
-			size_t q0 = pos + 2, q1 = scan_name(s, n, pos + 2);
-
-			if (cur < 0)
-				return bad(ctx, "end tag without a start tag", pos);
-			e = &d->el[cur];
-			if (q1 - q0 != e->q1 - e->q0 || memcmp(s + q0, s + e->q0, q1 - q0) != 0)
-				return bad(ctx, "mismatched end tag", pos);
-			q = q1;
-			while (q < n && is_ws(s[q]))
-				q++;
-			if (q >= n || s[q] != '>')
-				return bad(ctx, "unterminated end tag", pos);
-			e->e0 = pos;
-			e->e1 = q + 1;
-			pos = q + 1;
-			cur = e->parent;
-			depth--;
-		} else {
-			int selfclose = 0;
-
-			rc = parse_start_tag(ctx, d, &pos, cur, &selfclose);
-			if (rc < 0)
-				return rc;
-			if (cur >= 0)
-				d->el[cur].nchild++;
-			if (!selfclose) {
-				if (++depth > XMP_MAX_DEPTH)
-					return bad(ctx, "elements nested too deeply", pos);
-				cur = rc;
-			}
-		}
-	}
-	if (cur >= 0)
-		return bad(ctx, "unclosed element", d->el[cur].s0);
-	return 0;
-}
-
-static int el_is(const xdoc *d, const xelem *e, const char *uri, const char *local)
-{
-	return e->uri && span_is(e->uri, e->urilen, uri) &&
-	       span_is(d->s + e->local, e->q1 - e->local, local);
-}
-
-static int attr_is(const xdoc *d, const xattr *a, const char *uri, const char *local)
-{
-	const uint8_t *c;
-
-	if (!a->uri || !span_is(a->uri, a->urilen, uri))
-		return 0;
-	c = memchr(d->s + a->q0, ':', a->q1 - a->q0);
-	return c && span_is(c + 1, (size_t)(d->s + a->q1 - (c + 1)), local);
-}
+/* ---- the RDF skeleton ------------------------------------------------------ */
 
 static int find_rdf(const xdoc *d)
 {
 	size_t i;
 
 	for (i = 0; i < d->nel; i++)
-		if (el_is(d, &d->el[i], NS_RDF, "RDF"))
+		if (ps_xml_el_is(d, &d->el[i], NS_RDF, "RDF"))
 			return (int)i;
 	return -1;
 }
 
 static int is_desc(const xdoc *d, int rdf, size_t i)
 {
-	return d->el[i].parent == rdf && el_is(d, &d->el[i], NS_RDF, "Description");
+	return d->el[i].parent == rdf && ps_xml_el_is(d, &d->el[i], NS_RDF, "Description");
 }
 
 /* ---- values ---------------------------------------------------------------- */
@@ -575,16 +158,16 @@ typedef struct editor {
 	int rdf;                /* the rdf:RDF element */
 	int target;             /* the first rdf:Description */
 	splice *sp;
-	size_t nsp, spcap;
+	size_t nsp;
 	ps_buf pool;
 	pdecl *pd;
-	size_t npd, pdcap;
+	size_t npd;
 	ps_buf ins;             /* text of new elements */
 	struct newel {
 		int desc;       /* the rdf:Description that receives it */
 		size_t t0, t1;  /* in ins */
 	} *ne;
-	size_t nne, necap;
+	size_t nne;
 } editor;
 
 enum { K_SIMPLE, K_ALT, K_SEQ };
@@ -598,7 +181,7 @@ static int add_splice(editor *ed, size_t off, size_t len, size_t t0)
 {
 	splice *s;
 
-	if (grow((void **)&ed->sp, &ed->spcap, ed->nsp + 1, sizeof *ed->sp))
+	if (ps_array_grow((void **)&ed->sp, ed->nsp, sizeof *ed->sp))
 		return ps_err(ed->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	s = &ed->sp[ed->nsp];
 	s->off = off;
@@ -686,10 +269,10 @@ static int find_bound(const editor *ed, int e, const char *uri, char out[32])
 			const xdecl *x = &d->dc[k];
 			size_t pl = x->p1 - x->p0;
 
-			if (!span_is(x->uri, x->urilen, uri) || pl >= 32)
+			if (!ps_xml_span_is(x->uri, x->urilen, uri) || pl >= 32)
 				continue;
-			if (!lookup(d, ed->pd, ed->npd, e, d->s + x->p0, pl, &u, &ul) ||
-			    !span_is(u, ul, uri))
+			if (!ps_xml_lookup(d, ed->pd, ed->npd, e, d->s + x->p0, pl, &u, &ul) ||
+			    !ps_xml_span_is(u, ul, uri))
 				continue;
 			memcpy(out, d->s + x->p0, pl);
 			out[pl] = 0;
@@ -717,9 +300,9 @@ static int ensure_prefix(editor *ed, int e, const char *uri, const char *pref, c
 			snprintf(out, 32, "%s%d", pref, n);
 		else
 			snprintf(out, 32, "%s", pref);
-		if (lookup(d, ed->pd, ed->npd, e, (const uint8_t *)out, strlen(out), &u, &ul))
+		if (ps_xml_lookup(d, ed->pd, ed->npd, e, (const uint8_t *)out, strlen(out), &u, &ul))
 			continue;
-		if (grow((void **)&ed->pd, &ed->pdcap, ed->npd + 1, sizeof *ed->pd))
+		if (ps_array_grow((void **)&ed->pd, ed->npd, sizeof *ed->pd))
 			return ps_err(ed->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		p = &ed->pd[ed->npd++];
 		p->elem = e;
@@ -789,7 +372,7 @@ static int del_element(editor *ed, int i)
 	const xelem *e = &ed->d->el[i];
 	size_t from = e->s0, floor = ed->d->el[e->parent].s1;
 
-	while (from > floor && is_ws(ed->d->s[from - 1]))
+	while (from > floor && ps_xml_is_ws(ed->d->s[from - 1]))
 		from--;
 	return add_splice(ed, from, e->e1 - from, ed->pool.len);
 }
@@ -821,7 +404,7 @@ static int is_x_default(const xdoc *d, const xattr *a)
 	static const char xd[] = "x-default";
 	size_t k;
 
-	if (!attr_is(d, a, NS_XML, "lang") || a->v1 - a->v0 != sizeof xd - 1)
+	if (!ps_xml_attr_is(d, a, NS_XML, "lang") || a->v1 - a->v0 != sizeof xd - 1)
 		return 0;
 	for (k = 0; k < sizeof xd - 1; k++) {
 		uint8_t c = d->s[a->v0 + k];
@@ -843,7 +426,7 @@ static int set_alt(editor *ed, int desc, int i, const prop *pr, const char *valu
 	int alt = -1;
 
 	for (j = (size_t)i + 1; j < d->nel && d->el[j].s0 < e->e0; j++)
-		if (d->el[j].parent == i && el_is(d, &d->el[j], NS_RDF, "Alt") &&
+		if (d->el[j].parent == i && ps_xml_el_is(d, &d->el[j], NS_RDF, "Alt") &&
 		    !d->el[j].selfclose) {
 			alt = (int)j;
 			break;
@@ -860,7 +443,7 @@ static int set_alt(editor *ed, int desc, int i, const prop *pr, const char *valu
 	for (j = (size_t)alt + 1; j < d->nel && d->el[j].s0 < d->el[alt].e0; j++) {
 		const xelem *li = &d->el[j];
 
-		if (li->parent != alt || !el_is(d, li, NS_RDF, "li"))
+		if (li->parent != alt || !ps_xml_el_is(d, li, NS_RDF, "li"))
 			continue;
 		for (k = li->a0; k < li->a0 + li->na; k++)
 			if (is_x_default(d, &d->at[k]))
@@ -904,7 +487,7 @@ static int update_prop(editor *ed, const prop *pr, const char *value)
 			const xattr *a = &d->at[k];
 			size_t t0 = ed->pool.len;
 
-			if (a->is_decl || !attr_is(d, a, pr->uri, pr->local))
+			if (a->is_decl || !ps_xml_attr_is(d, a, pr->uri, pr->local))
 				continue;
 			if (value && !kept && pr->kind == K_SIMPLE) {
 				put_escaped(&ed->pool, value, 1);
@@ -919,7 +502,7 @@ static int update_prop(editor *ed, const prop *pr, const char *value)
 		for (k = i + 1; k < d->nel && d->el[k].s0 < desc->e0; k++) {
 			const xelem *e = &d->el[k];
 
-			if (e->parent != (int)i || !el_is(d, e, pr->uri, pr->local))
+			if (e->parent != (int)i || !ps_xml_el_is(d, e, pr->uri, pr->local))
 				continue;
 			if (value && !kept) {
 				kept = 1;
@@ -969,7 +552,7 @@ static int update_prop(editor *ed, const prop *pr, const char *value)
 		rc = put_property(ed, &ed->ins, tg, pr, (const uint8_t *)qn, (size_t)qlen, &ind, value);
 		if (rc)
 			return rc;
-		if (grow((void **)&ed->ne, &ed->necap, ed->nne + 1, sizeof *ed->ne))
+		if (ps_array_grow((void **)&ed->ne, ed->nne, sizeof *ed->ne))
 			return ps_err(ed->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		ed->ne[ed->nne].desc = tg;
 		ed->ne[ed->nne].t0 = t0;
@@ -1013,7 +596,7 @@ static int finish_desc(editor *ed, int t, size_t from)
 		return add_splice(ed, e->s1 - 2, 2, t0);
 	}
 	p = e->e0;
-	while (p > e->s1 && is_ws(d->s[p - 1]))
+	while (p > e->s1 && ps_xml_is_ws(d->s[p - 1]))
 		p--;
 	return add_splice(ed, p, 0, t0);
 }
@@ -1146,13 +729,13 @@ static int edit(ps_ctx *ctx, const uint8_t *s, size_t n, const ps_meta_kv *kv, s
 	memset(&ed, 0, sizeof ed);
 	ed.ctx = ctx;
 	ed.d = &d;
-	rc = xparse(ctx, s, n, &d);
+	rc = ps_xml_parse(ctx, s, n, &d);
 	if (rc)
 		goto out;
 	/* Leave room for the few declarations an edit adds (dc, xmp, pdf,
 	 * pdfx), or the re-parse of invariant 4 fails (found by fuzz_xmp). */
-	if (d.ndc > XMP_MAX_DECLS - XMP_DECL_HEADROOM) {
-		rc = bad(ctx, "too many namespace declarations", 0);
+	if (d.ndc > XML_MAX_DECLS - XMP_DECL_HEADROOM) {
+		rc = ps_xml_bad(ctx, "too many namespace declarations", 0);
 		goto out;
 	}
 	ed.rdf = find_rdf(&d);
@@ -1220,7 +803,7 @@ static int edit(ps_ctx *ctx, const uint8_t *s, size_t n, const ps_meta_kv *kv, s
 	if (!rc)
 		rc = apply(&ed, out);
 out:
-	xdoc_free(&d);
+	ps_xml_free(&d);
 	free(ed.sp);
 	free(ed.pd);
 	ps_buf_free(&ed.pool);
@@ -1240,7 +823,7 @@ static int add_description(ps_ctx *ctx, const uint8_t *s, size_t n, ps_buf *out)
 	indent ind;
 	ps_buf desc = PS_BUF_INIT;
 
-	rc = xparse(ctx, s, n, &d);
+	rc = ps_xml_parse(ctx, s, n, &d);
 	if (rc)
 		goto out;
 	rdf = find_rdf(&d);
@@ -1282,7 +865,7 @@ static int add_description(ps_ctx *ctx, const uint8_t *s, size_t n, ps_buf *out)
 		ps_buf_append(out, s + r->s1, n - r->s1);
 	} else {
 		p = r->e0;
-		while (p > r->s1 && is_ws(s[p - 1]))
+		while (p > r->s1 && ps_xml_is_ws(s[p - 1]))
 			p--;
 		ps_buf_append(out, s, p);
 		ps_buf_append(out, desc.data, desc.len);
@@ -1292,7 +875,7 @@ static int add_description(ps_ctx *ctx, const uint8_t *s, size_t n, ps_buf *out)
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 out:
 	ps_buf_free(&desc);
-	xdoc_free(&d);
+	ps_xml_free(&d);
 	return rc;
 }
 
@@ -1318,7 +901,7 @@ int ps_xmp_update(ps_ctx *ctx, const uint8_t *old, size_t oldlen,
 	if (moddate_iso && !xml_text_ok(moddate_iso))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "XMP: bad modification date");
 
-	for (i = 0; i < n && is_ws(s[i]); i++)
+	for (i = 0; i < n && ps_xml_is_ws(s[i]); i++)
 		;
 	if (i == n) {
 		/* A fresh packet: the skeleton, edited like any other. */
@@ -1361,19 +944,19 @@ int ps_xmp_update(ps_ctx *ctx, const uint8_t *old, size_t oldlen,
 		goto out;
 	}
 	/* Invariant 4: our output must parse and still have its rdf:RDF. */
-	rc = xparse(ctx, res.data, res.len, &chk);
+	rc = ps_xml_parse(ctx, res.data, res.len, &chk);
 	if (!rc && find_rdf(&chk) < 0)
 		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no rdf:RDF element");
 	ndc = chk.ndc;
-	xdoc_free(&chk);
+	ps_xml_free(&chk);
 	if (rc) {
 		rc = rc == PDFSTAMP_E_NOMEM ? rc :
 		     ps_err_wrap(ctx, PDFSTAMP_E_INTERNAL, "XMP edit produced an unreadable packet");
 		goto out;
 	}
 	/* The result must be editable again (edit's own input limit). */
-	if (ndc > XMP_MAX_DECLS - XMP_DECL_HEADROOM) {
-		rc = bad(ctx, "too many namespace declarations", 0);
+	if (ndc > XML_MAX_DECLS - XMP_DECL_HEADROOM) {
+		rc = ps_xml_bad(ctx, "too many namespace declarations", 0);
 		goto out;
 	}
 	ps_buf_append(out, res.data, res.len);

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "ps.h"
+#include "input.h"
 
 #define TAIL_FIRST 1024
 #define TAIL_MAX (1024 * 1024)

@@ -494,17 +494,21 @@ static int frame(struct sc *s, unsigned flags, const char *pw, op_fn op)
 
 static int op_info(struct sc *s, pdfstamp_doc *doc)
 {
-	struct pdfstamp_info info;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
+	int rc;
 
 	(void)s;
-	return pdfstamp_doc_info(doc, &info);
+	rc = pdfstamp_doc_info(doc, &info);
+	pdfstamp_info_clear(&info);
+	return rc;
 }
 
 static int op_stamp(struct sc *s, pdfstamp_doc *doc, unsigned wflags)
 {
 	struct pdfstamp_stamp_opts o = PDFSTAMP_STAMP_OPTS_INIT;
 	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
-	struct pdfstamp_result res;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	int rc;
 
 	o.page = PDFSTAMP_PAGE_ALL;
 	o.text = "Gepr\xc3\xbc" "ft \xe2\x9c\x93";   /* non-ASCII: UTF-16 and WinAnsi paths */
@@ -514,7 +518,9 @@ static int op_stamp(struct sc *s, pdfstamp_doc *doc, unsigned wflags)
 	w.flags = wflags;
 	if (!(wflags & PDFSTAMP_WRITE_IN_PLACE))
 		w.output = s->out;
-	return pdfstamp_stamp(doc, &o, &w, &res);
+	rc = pdfstamp_stamp(doc, &o, &w, &res);
+	pdfstamp_result_clear(&res);
+	return rc;
 }
 
 static int op_stamp_o(struct sc *s, pdfstamp_doc *doc)
@@ -538,14 +544,17 @@ static int op_meta(struct sc *s, pdfstamp_doc *doc)
 	};
 	struct pdfstamp_meta_opts o = PDFSTAMP_META_OPTS_INIT;
 	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
-	struct pdfstamp_result res;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	int rc;
 
 	o.items = items;
 	o.nitems = sizeof items / sizeof items[0];
 	o.xmp = 1;
 	o.date = "2024-05-06T07:08:09Z";
 	w.output = s->out;
-	return pdfstamp_meta(doc, &o, &w, &res);
+	rc = pdfstamp_meta(doc, &o, &w, &res);
+	pdfstamp_result_clear(&res);
+	return rc;
 }
 
 static int op_rewrite(struct sc *s, pdfstamp_doc *doc, int jobs, int encrypt)

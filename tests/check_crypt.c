@@ -1,11 +1,11 @@
 /*
- * check_crypt.c - unit tests for src/crypt.c.
+ * check_crypt.c - unit tests for src/kdf.c and src/sec.c.
  *
  * Known answers come from two independent sources:
  *  - the tests/kat/ files, made by qpdf 11.3 (tests/kat/make-kat.sh): /O /U /OE
  *    /UE /Perms /P and the file key qpdf reports for R5 and R6 files;
  *  - NIST SP 800-38A F.2.5 (CBC-AES256) for the AESV3 layer, and mbedTLS
- *    used directly (not through crypt.c) to build or check ciphertexts.
+ *    used directly (not through sec.c) to build or check ciphertexts.
  * SASLprep expectations are taken from RFC 4013 section 3 and the
  * Unicode 3.2 decomposition of U+2F874 (spec-facts 1.2).
  */
@@ -24,6 +24,7 @@
 
 #include "ps.h"
 #include "rng.h"
+#include "sec_aes.h"
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "."
@@ -181,7 +182,7 @@ static void expect_auth(ps_ctx *ctx, const ps_secparams *sp, const void *pw, siz
 	int owner = -1, perms = -1, rc;
 
 	memset(key, 0xa5, sizeof key);
-	rc = ps_sec_authenticate(ctx, sp, pw, len, key, &owner, &perms);
+	rc = ps_kdf_authenticate(ctx, sp, pw, len, key, &owner, &perms);
 	ck_assert_msg(rc == 0, "authenticate failed: %d %s", rc, pdfstamp_ctx_errmsg(ctx));
 	ck_assert_int_eq(owner, want_owner);
 	ck_assert_int_eq(perms, want_perms);
@@ -196,7 +197,7 @@ static void expect_bad_password(ps_ctx *ctx, const ps_secparams *sp, const void 
 
 	memset(key, 0xa5, sizeof key);
 	memset(sentinel, 0xa5, sizeof sentinel);
-	ck_assert_int_eq(ps_sec_authenticate(ctx, sp, pw, len, key, &owner, &perms),
+	ck_assert_int_eq(ps_kdf_authenticate(ctx, sp, pw, len, key, &owner, &perms),
 	                 PDFSTAMP_E_PASSWORD);
 	ck_assert_int_eq(pdfstamp_ctx_errcode(ctx), PDFSTAMP_E_PASSWORD);
 	ck_assert_mem_eq(key, sentinel, 32);   /* untouched on failure */
@@ -303,7 +304,7 @@ START_TEST(test_kat_perms_mismatch)
 		uint8_t key[32];
 		int owner, perms;
 
-		ck_assert_int_eq(ps_sec_authenticate(ctx, &sp, (const char *)k.upw, k.upwlen,
+		ck_assert_int_eq(ps_kdf_authenticate(ctx, &sp, (const char *)k.upw, k.upwlen,
 		                                     key, &owner, &perms), 0);
 		ck_assert(memcmp(key, k.key, 32) != 0);
 		ck_assert_int_eq(perms, 0);
@@ -388,10 +389,10 @@ START_TEST(test_kat_unprepared)
 
 		load_kat(names[i], &k);
 		kat_params(&k, &sp);
-		ck_assert_int_eq(ps_sec_prepare_password(ctx, (const char *)k.upw, k.upwlen, 0,
+		ck_assert_int_eq(ps_kdf_prepare_password(ctx, (const char *)k.upw, k.upwlen, 0,
 		                                         prep, &plen), 0);
 		ck_assert(plen != k.upwlen || memcmp(prep, k.upw, plen) != 0);
-		ck_assert_int_eq(ps_sec_prepare_password(ctx, (const char *)k.opw, k.opwlen, 0,
+		ck_assert_int_eq(ps_kdf_prepare_password(ctx, (const char *)k.opw, k.opwlen, 0,
 		                                         prep, &plen), 0);
 		ck_assert(plen != k.opwlen || memcmp(prep, k.opw, plen) != 0);
 		expect_auth(ctx, &sp, k.upw, k.upwlen, k.key, 0, 1);
@@ -467,13 +468,13 @@ START_TEST(test_auth_args)
 	load_kat("r6-basic", &k);
 	kat_params(&k, &sp);
 	sp.r = 4;
-	ck_assert_int_eq(ps_sec_authenticate(ctx, &sp, "user", 4, key, &owner, &perms),
+	ck_assert_int_eq(ps_kdf_authenticate(ctx, &sp, "user", 4, key, &owner, &perms),
 	                 PDFSTAMP_E_UNSUPPORTED);
 	sp.r = 7;
-	ck_assert_int_eq(ps_sec_authenticate(ctx, &sp, "user", 4, key, &owner, &perms),
+	ck_assert_int_eq(ps_kdf_authenticate(ctx, &sp, "user", 4, key, &owner, &perms),
 	                 PDFSTAMP_E_UNSUPPORTED);
 	sp.r = 6;
-	ck_assert_int_eq(ps_sec_authenticate(ctx, &sp, NULL, 4, key, &owner, &perms),
+	ck_assert_int_eq(ps_kdf_authenticate(ctx, &sp, NULL, 4, key, &owner, &perms),
 	                 PDFSTAMP_E_USAGE);
 	ck_assert_int_eq(ps_hash_r6(ctx, 6, k.upw, 128, k.u + 32, NULL, key), PDFSTAMP_E_USAGE);
 	ck_assert_int_eq(ps_hash_r6(ctx, 4, k.upw, 4, k.u + 32, NULL, key), PDFSTAMP_E_USAGE);
@@ -530,7 +531,7 @@ START_TEST(test_saslprep)
 	size_t outlen = 999;
 	ps_ctx *ctx = new_ctx();
 
-	ck_assert_int_eq(ps_sec_prepare_password(ctx, c->in, inlen, c->stored, out, &outlen), 0);
+	ck_assert_int_eq(ps_kdf_prepare_password(ctx, c->in, inlen, c->stored, out, &outlen), 0);
 	ck_assert_msg(outlen == wantlen, "case %d: length %zu, want %zu", _i, outlen, wantlen);
 	ck_assert_msg(memcmp(out, c->want, wantlen) == 0, "case %d: wrong bytes", _i);
 	pdfstamp_ctx_free(ctx);
@@ -546,33 +547,33 @@ START_TEST(test_saslprep_truncate)
 
 	/* Plain truncation at 127 bytes, prepared and raw alike. */
 	memset(in, 'a', 200);
-	ck_assert_int_eq(ps_sec_prepare_password(ctx, in, 200, 0, out, &outlen), 0);
+	ck_assert_int_eq(ps_kdf_prepare_password(ctx, in, 200, 0, out, &outlen), 0);
 	ck_assert_int_eq(outlen, 127);
 	for (i = 0; i < outlen; i++)
 		ck_assert_int_eq(out[i], 'a');
 	in[150] = '\x07';   /* prohibited -> raw, still truncated */
-	ck_assert_int_eq(ps_sec_prepare_password(ctx, in, 200, 0, out, &outlen), 0);
+	ck_assert_int_eq(ps_kdf_prepare_password(ctx, in, 200, 0, out, &outlen), 0);
 	ck_assert_int_eq(outlen, 127);
 
 	/* Mapping happens before truncation: 200 soft hyphens vanish. */
 	for (i = 0; i < 200; i++)
 		memcpy(in + 2 * i, "\xc2\xad", 2);
 	memcpy(in + 400, "abc", 3);
-	ck_assert_int_eq(ps_sec_prepare_password(ctx, in, 403, 0, out, &outlen), 0);
+	ck_assert_int_eq(ps_kdf_prepare_password(ctx, in, 403, 0, out, &outlen), 0);
 	ck_assert_int_eq(outlen, 3);
 	ck_assert_mem_eq(out, "abc", 3);
 
 	/* Expansion: U+FDFA becomes 18 code points (33 bytes) under NFKC. */
 	for (i = 0; i < 10; i++)
 		memcpy(in + 3 * i, "\xef\xb7\xba", 3);
-	ck_assert_int_eq(ps_sec_prepare_password(ctx, in, 30, 0, out, &outlen), 0);
+	ck_assert_int_eq(ps_kdf_prepare_password(ctx, in, 30, 0, out, &outlen), 0);
 	ck_assert_int_eq(outlen, 127);
 	ck_assert(memcmp(out, in, 3) != 0);
 	pdfstamp_ctx_free(ctx);
 }
 END_TEST
 
-/* ---- ps_sec_make --------------------------------------------------------------- */
+/* ---- ps_kdf_make --------------------------------------------------------------- */
 
 /* Decrypts /Perms with mbedTLS directly and checks the Alg. 10 layout. */
 static void check_perms_layout(const ps_secparams *sp, const uint8_t key[32], int64_t p)
@@ -606,7 +607,7 @@ START_TEST(test_make_roundtrip)
 	memset(&sp, 0, sizeof sp);
 	sp.p = -3904;
 	sp.encrypt_metadata = 1;
-	ck_assert_int_eq(ps_sec_make(ctx, &sp, upw, strlen(upw), opw, strlen(opw), key), 0);
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, upw, strlen(upw), opw, strlen(opw), key), 0);
 	ck_assert_int_eq(sp.v, 5);
 	ck_assert_int_eq(sp.r, 6);
 	ck_assert_int_eq(sp.p, -3904);
@@ -628,7 +629,7 @@ START_TEST(test_make_roundtrip)
 	memset(&sp2, 0, sizeof sp2);
 	sp2.p = -3904;
 	sp2.encrypt_metadata = 1;
-	ck_assert_int_eq(ps_sec_make(ctx, &sp2, upw, strlen(upw), opw, strlen(opw), key), 0);
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp2, upw, strlen(upw), opw, strlen(opw), key), 0);
 	ck_assert(memcmp(sp.u, sp2.u, 48) != 0);
 	ck_assert(memcmp(sp.o, sp2.o, 48) != 0);
 	ck_assert(memcmp(sp.ue, sp2.ue, 32) != 0);
@@ -652,7 +653,7 @@ START_TEST(test_make_variants)
 	memset(&sp, 0, sizeof sp);
 	sp.p = 0xfffff0c4;
 	sp.encrypt_metadata = 0;
-	ck_assert_int_eq(ps_sec_make(ctx, &sp, "", 0, "own", 3, key), 0);
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, "", 0, "own", 3, key), 0);
 	ck_assert_int_eq(sp.p, (int64_t)(int32_t)0xfffff0c4);
 	check_perms_layout(&sp, key, (int32_t)0xfffff0c4);
 	expect_auth(ctx, &sp, "", 0, key, 0, 1);
@@ -664,7 +665,7 @@ START_TEST(test_make_variants)
 	memset(&sp, 0, sizeof sp);
 	sp.p = -4;
 	sp.encrypt_metadata = 1;
-	ck_assert_int_eq(ps_sec_make(ctx, &sp, "pa\xcc\x88ss", 6, "o\xc2\xa0w", 4, key), 0);
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, "pa\xcc\x88ss", 6, "o\xc2\xa0w", 4, key), 0);
 	expect_auth(ctx, &sp, "p\xc3\xa4ss", 5, key, 0, 1);
 	expect_auth(ctx, &sp, "pa\xcc\x88ss", 6, key, 0, 1);
 	expect_auth(ctx, &sp, "o w", 3, key, 1, 1);
@@ -682,24 +683,24 @@ START_TEST(test_make_variants)
 	}
 
 	/* A password SASLprep refuses is stored raw and still opens. */
-	ck_assert_int_eq(ps_sec_make(ctx, &sp, "bell\x07", 5, "\xff\xfe", 2, key), 0);
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, "bell\x07", 5, "\xff\xfe", 2, key), 0);
 	expect_auth(ctx, &sp, "bell\x07", 5, key, 0, 1);
 	expect_auth(ctx, &sp, "\xff\xfe", 2, key, 1, 1);
 
 	/* Long passwords are truncated to 127 bytes. */
 	memset(longpw, 'q', sizeof longpw);
-	ck_assert_int_eq(ps_sec_make(ctx, &sp, longpw, 200, "o", 1, key), 0);
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, longpw, 200, "o", 1, key), 0);
 	expect_auth(ctx, &sp, longpw, 127, key, 0, 1);
 	expect_auth(ctx, &sp, longpw, 150, key, 0, 1);
 	expect_bad_password(ctx, &sp, longpw, 126);
 
 	/* Same user and owner password: it opens as owner. */
-	ck_assert_int_eq(ps_sec_make(ctx, &sp, "same", 4, "same", 4, key), 0);
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, "same", 4, "same", 4, key), 0);
 	expect_auth(ctx, &sp, "same", 4, key, 1, 1);
 
 	/* /P outside 32 bits is a usage error and leaves SP alone. */
 	sp.p = (int64_t)1 << 33;
-	ck_assert_int_eq(ps_sec_make(ctx, &sp, "a", 1, "b", 1, key), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, "a", 1, "b", 1, key), PDFSTAMP_E_USAGE);
 	ck_assert_int_eq(sp.p, (int64_t)1 << 33);
 	pdfstamp_ctx_free(ctx);
 }
@@ -1148,29 +1149,29 @@ START_TEST(test_read_perms)
 	memset(&sp, 0, sizeof sp);
 	sp.p = -3904;                   /* print, copy, no annotate */
 	sp.encrypt_metadata = 1;
-	ck_assert_int_eq(ps_sec_make(ctx, &sp, "u", 1, "o", 1, key), 0);
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, "u", 1, "o", 1, key), 0);
 
-	ck_assert_int_eq(ps_sec_read_perms(ctx, &sp, key, &p, &st), 0);
+	ck_assert_int_eq(ps_kdf_read_perms(ctx, &sp, key, &p, &st), 0);
 	ck_assert_int_eq(st, PS_PERMS_OK);
 	ck_assert_int_eq(p, -3904);
 
 	/* /P edited to grant more: /Perms still tells the genuine value */
 	sp.p = -4;
-	ck_assert_int_eq(ps_sec_read_perms(ctx, &sp, key, &p, &st), 0);
+	ck_assert_int_eq(ps_kdf_read_perms(ctx, &sp, key, &p, &st), 0);
 	ck_assert_int_eq(st, PS_PERMS_MISMATCH);
 	ck_assert_int_eq(p, -3904);
 	sp.p = -3904;
 
 	/* EncryptMetadata flipped: mismatch, same P */
 	sp.encrypt_metadata = 0;
-	ck_assert_int_eq(ps_sec_read_perms(ctx, &sp, key, &p, &st), 0);
+	ck_assert_int_eq(ps_kdf_read_perms(ctx, &sp, key, &p, &st), 0);
 	ck_assert_int_eq(st, PS_PERMS_MISMATCH);
 	ck_assert_int_eq(p, -3904);
 	sp.encrypt_metadata = 1;
 
 	/* not a permissions block (or another key) */
 	sp.perms[3] ^= 1;
-	ck_assert_int_eq(ps_sec_read_perms(ctx, &sp, key, &p, &st), 0);
+	ck_assert_int_eq(ps_kdf_read_perms(ctx, &sp, key, &p, &st), 0);
 	ck_assert_int_eq(st, PS_PERMS_GARBLED);
 	pdfstamp_ctx_free(ctx);
 }
@@ -1208,7 +1209,7 @@ START_TEST(test_make_saslprep_warning)
 	memset(&sp, 0, sizeof sp);
 	sp.p = -4;
 	sp.encrypt_metadata = 1;
-	ck_assert_int_eq(ps_sec_make(ctx, &sp, upw, strlen(upw), opw, strlen(opw), key), 0);
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, upw, strlen(upw), opw, strlen(opw), key), 0);
 	ck_assert_int_eq(w.n, 2);
 	ck_assert_ptr_nonnull(strstr(w.msg[0], "user password"));
 	ck_assert_ptr_nonnull(strstr(w.msg[1], "owner password"));
@@ -1225,7 +1226,7 @@ START_TEST(test_make_saslprep_warning)
 
 	/* unchanged passwords: no warning (ASCII, and NFKC-stable "Ω") */
 	w.n = 0;
-	ck_assert_int_eq(ps_sec_make(ctx, &sp, "plain", 5, "\xce\xa9-owner", 8, key), 0);
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, "plain", 5, "\xce\xa9-owner", 8, key), 0);
 	ck_assert_int_eq(w.n, 0);
 	pdfstamp_ctx_free(ctx);
 }
@@ -1258,6 +1259,310 @@ START_TEST(test_cipher_borrow)
 	ck_assert_int_eq(ps_cipher_borrow(ctx, &b1, &own), PDFSTAMP_E_USAGE);
 	ps_buf_free(&ct);
 	ps_buf_free(&pt);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- sec.c: the handler, the walker, /Encrypt, sharing, batches ------------- */
+
+/* A dictionary with strings at several depths and a signature dictionary. */
+static ps_obj *sample_obj(void)
+{
+	ps_obj *d = ps_new_dict(), *a = ps_new_array(), *sig = ps_new_dict(), *br = ps_new_array();
+
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(ps_dict_put(d, "Title", ps_new_str("a title", 7)), 0);
+	ck_assert_int_eq(ps_dict_put(d, "Empty", ps_new_str("", 0)), 0);
+	ck_assert_int_eq(ps_array_push(a, ps_new_str("0123456789abcdef", 16)), 0);
+	ck_assert_int_eq(ps_array_push(a, ps_new_int(42)), 0);
+	ck_assert_int_eq(ps_dict_put(d, "Arr", a), 0);
+	ck_assert_int_eq(ps_array_push(br, ps_new_int(0)), 0);
+	ck_assert_int_eq(ps_array_push(br, ps_new_int(10)), 0);
+	ck_assert_int_eq(ps_dict_put(sig, "Type", ps_new_name("Sig")), 0);
+	ck_assert_int_eq(ps_dict_put(sig, "ByteRange", br), 0);
+	ck_assert_int_eq(ps_dict_put(sig, "Contents", ps_new_str("\x30\x82sigvalue", 10)), 0);
+	ck_assert_int_eq(ps_dict_put(sig, "Name", ps_new_str("signer", 6)), 0);
+	ck_assert_int_eq(ps_dict_put(d, "V", sig), 0);
+	return d;
+}
+
+/* A handler parsed from the /Encrypt dictionary A writes, authenticated
+ * with PW (object number ENC_NUM). */
+static ps_sec *reparse(ps_ctx *ctx, const ps_sec *a, uint32_t enc_num, const char *pw, int want_as)
+{
+	ps_obj *d = NULL;
+	ps_sec *b = NULL;
+	int64_t perms = 0;
+	int as = 0;
+
+	ck_assert_int_eq(ps_sec_write_dict(ctx, a, &d), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, enc_num, &b), 0);
+	ps_obj_free(d);
+	ck_assert_int_eq(ps_sec_perms_ok(b), 0);    /* parsed: not authenticated */
+	ck_assert_int_eq(ps_sec_auth(ctx, b, pw, strlen(pw), 0, &perms, &as), 0);
+	ck_assert_int_eq(as, want_as);
+	ck_assert_int_eq(perms, ps_sec_params(a)->p);
+	ck_assert_int_eq(ps_sec_perms_ok(b), 1);
+	return b;
+}
+
+START_TEST(test_sec_walker)
+{
+	ps_ctx *ctx = new_ctx();
+	ps_sec *a = NULL, *b = NULL, *pa = NULL;
+	ps_obj *orig = sample_obj(), *o = ps_obj_copy(orig), *v;
+	int64_t count = 0;
+
+	ck_assert_int_eq(ps_sec_new_r6(ctx, "u", 1, "o", 1, -4, 1, &a), 0);
+	ck_assert_int_eq(ps_sec_new_r6(ctx, "u2", 2, "o2", 2, -4, 1, &b), 0);
+	/* encrypt (the incremental writer): every string but the signature value */
+	ck_assert_int_eq(ps_sec_convert_strings(ctx, NULL, a, 5, 0, o, &count), 0);
+	ck_assert_int_eq(count, 4);
+	v = ps_dict_get(o, "Title");
+	ck_assert_uint_eq(v->u.str.len, 32);
+	ck_assert_int_eq(v->u.str.hex, 1);
+	ck_assert_uint_eq(ps_dict_get(o, "Empty")->u.str.len, 32);
+	ck_assert_uint_eq(ps_array_get(ps_dict_get(o, "Arr"), 0)->u.str.len, 48);
+	v = ps_dict_get(ps_dict_get(o, "V"), "Contents");
+	ck_assert_uint_eq(v->u.str.len, 10);
+	ck_assert_mem_eq(v->u.str.p, "\x30\x82sigvalue", 10);
+	ck_assert_uint_eq(ps_dict_get(ps_dict_get(o, "V"), "Name")->u.str.len, 32);
+	ck_assert(!ps_obj_equal(o, orig, 0));
+	/* re-encrypt (the rewrite), then decrypt (the reader) */
+	count = 0;
+	ck_assert_int_eq(ps_sec_convert_strings(ctx, a, b, 5, 0, o, &count), 0);
+	ck_assert_int_eq(count, 4);
+	ck_assert_int_eq(ps_sec_convert_strings(ctx, b, NULL, 5, 0, o, NULL), 0);
+	ck_assert(ps_obj_equal(o, orig, 0));
+	/* nothing to do on either side */
+	ck_assert_int_eq(ps_sec_convert_strings(ctx, NULL, NULL, 5, 0, o, NULL), 0);
+	ck_assert(ps_obj_equal(o, orig, 0));
+
+	/* the /Encrypt object's own strings are exempt, on both sides */
+	pa = reparse(ctx, a, 9, "o", 2);
+	ck_assert_int_eq(ps_sec_strings_encrypted(pa, 9), 0);
+	ck_assert_int_eq(ps_sec_strings_encrypted(pa, 10), 1);
+	ck_assert_int_eq(ps_sec_strings_encrypted(NULL, 10), 0);
+	ck_assert_int_eq(ps_sec_convert_strings(ctx, NULL, pa, 9, 0, o, NULL), 0);
+	ck_assert(ps_obj_equal(o, orig, 0));
+	ck_assert_int_eq(ps_sec_convert_strings(ctx, pa, NULL, 9, 0, o, NULL), 0);
+	ck_assert(ps_obj_equal(o, orig, 0));
+	/* what the new handler encrypts, the parsed one decrypts */
+	ck_assert_int_eq(ps_sec_convert_strings(ctx, NULL, a, 10, 0, o, NULL), 0);
+	ck_assert_int_eq(ps_sec_convert_strings(ctx, pa, NULL, 10, 0, o, NULL), 0);
+	ck_assert(ps_obj_equal(o, orig, 0));
+
+	/* a bad string: the reader's message names the object */
+	ck_assert_int_eq(ps_str_set(ps_dict_get(o, "Title"), "0123456789abcdef0", 17), 0);
+	ck_assert_int_eq(ps_sec_convert_strings(ctx, a, NULL, 11, 0, o, NULL), PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "cannot decrypt a string in object 11"));
+
+	ps_obj_free(o);
+	ps_obj_free(orig);
+	ps_sec_free(pa);
+	ps_sec_free(a);
+	ps_sec_free(b);
+	ps_sec_free(NULL);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_sec_dict_roundtrip)
+{
+	ps_ctx *ctx = new_ctx();
+	struct pdfstamp_info info;
+	ps_sec *a = NULL, *b = NULL, *c = NULL;
+	ps_obj *d = NULL, *stm;
+	int as = 0;
+
+	ck_assert_int_eq(ps_sec_new_r6(ctx, "user", 4, "owner", 5, -3904, 0, &a), 0);
+	b = reparse(ctx, a, 3, "user", 1);
+	ck_assert_mem_eq(ps_sec_params(b), ps_sec_params(a), sizeof(ps_secparams));
+	ck_assert_int_eq(ps_sec_encrypt_metadata(b), 0);
+	ck_assert_int_eq(ps_sec_identity(b), 0);
+	memset(&info, 0, sizeof info);
+	ps_sec_describe(b, &info);
+	ck_assert_str_eq(info.filter, "Standard");
+	ck_assert_str_eq(info.strf, "StdCF");
+	ck_assert_str_eq(info.stmf, "StdCF");
+	ck_assert_str_eq(info.cfm, "AESV3");
+	ck_assert_int_eq(info.v, 5);
+	ck_assert_int_eq(info.r, 6);
+	ck_assert_int_eq(info.key_bits, 256);
+	ck_assert_int_eq(info.encrypt_metadata, 0);
+	ck_assert_int_eq(info.perms_valid, 1);
+	ck_assert_int_eq(ps_sec_check_password(ctx, b, "owner", 5, &as), 0);
+	ck_assert_int_eq(as, 2);
+	ck_assert_int_eq(ps_sec_check_password(ctx, b, "x", 1, &as), PDFSTAMP_E_PASSWORD);
+	ck_assert_int_eq(as, 0);
+
+	/* per-stream rules: metadata in clear here (EncryptMetadata false),
+	 * an Identity /Crypt filter, and plain content */
+	stm = ps_new_stream(ps_new_dict(), NULL, 0);
+	ck_assert_int_eq(ps_sec_stream_encrypted(b, stm), 1);
+	ck_assert_int_eq(ps_sec_stream_encrypted(NULL, stm), 0);
+	ck_assert_int_eq(ps_dict_put(stm->u.stm.dict, "Type", ps_new_name("Metadata")), 0);
+	ck_assert_int_eq(ps_sec_stream_encrypted(b, stm), 0);
+	ck_assert_int_eq(ps_sec_stream_encrypted(c = reparse(ctx, b, 3, "user", 1), stm), 0);
+	ps_sec_free(c);
+	ck_assert_int_eq(ps_dict_put(stm->u.stm.dict, "Type", ps_new_name("XObject")), 0);
+	ck_assert_int_eq(ps_dict_put(stm->u.stm.dict, "Filter", ps_new_name("Crypt")), 0);
+	ck_assert_int_eq(ps_sec_stream_encrypted(b, stm), 0);
+	ps_obj_free(stm);
+
+	/* StmF Identity; refusals keep their codes */
+	ck_assert_int_eq(ps_sec_write_dict(ctx, a, &d), 0);
+	ck_assert_int_eq(ps_dict_put(d, "StmF", ps_new_name("Identity")), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 3, &c), 0);
+	ck_assert_uint_eq(ps_sec_identity(c), PS_SEC_STMF);
+	stm = ps_new_stream(ps_new_dict(), NULL, 0);
+	ck_assert_int_eq(ps_sec_stream_encrypted(c, stm), 0);
+	ps_obj_free(stm);
+	ps_sec_free(c);
+	ck_assert_int_eq(ps_dict_put(d, "V", ps_new_int(4)), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 3, &c), PDFSTAMP_E_UNSUPPORTED);
+	ck_assert_ptr_null(c);
+	ck_assert_int_eq(ps_dict_put(d, "V", ps_new_int(5)), 0);
+	ck_assert_int_eq(ps_dict_put(d, "Filter", ps_new_name("Adobe.PubSec")), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 3, &c), PDFSTAMP_E_UNSUPPORTED);
+	ck_assert_int_eq(ps_dict_put(d, "Filter", ps_new_name("Standard")), 0);
+	ck_assert_int_eq(ps_dict_put(d, "UE", ps_new_str("short", 5)), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 3, &c), PDFSTAMP_E_FORMAT);
+	ps_obj_free(d);
+	ck_assert_int_eq(ps_sec_new(ctx, NULL, 3, &c), PDFSTAMP_E_FORMAT);
+
+	ps_sec_free(a);
+	ps_sec_free(b);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_sec_share)
+{
+	ps_ctx *ctx = new_ctx();
+	ps_sec *a = NULL, *s = NULL, *p = NULL;
+	ps_buf ct = PS_BUF_INIT, pt = PS_BUF_INIT;
+	ps_obj *d = NULL;
+
+	ck_assert_int_eq(ps_sec_new_r6(ctx, "", 0, "o", 1, -4, 1, &a), 0);
+	ck_assert_int_eq(ps_sec_share(ctx, a, &s), 0);
+	ck_assert_mem_eq(ps_sec_params(s), ps_sec_params(a), sizeof(ps_secparams));
+	ck_assert_int_eq(ps_sec_encrypt(ctx, s, 4, 0, (const uint8_t *)"shared", 6, &ct), 0);
+	ps_sec_free(s);
+	/* the lender is untouched by its borrower's free */
+	ck_assert_int_eq(ps_sec_decrypt(ctx, a, 4, 0, ct.data, ct.len, &pt), 0);
+	ck_assert_uint_eq(pt.len, 6);
+	ck_assert_mem_eq(pt.data, "shared", 6);
+	/* nothing to borrow from a handler that is only parsed */
+	ck_assert_int_eq(ps_sec_write_dict(ctx, a, &d), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 0, &p), 0);
+	ck_assert_int_eq(ps_sec_share(ctx, p, &s), PDFSTAMP_E_USAGE);
+	ck_assert_ptr_null(s);
+	pt.len = 0;
+	ck_assert_int_eq(ps_sec_decrypt(ctx, p, 4, 0, ct.data, ct.len, &pt), PDFSTAMP_E_USAGE);
+	ps_obj_free(d);
+	ps_sec_free(p);
+	ps_sec_free(a);
+	ps_buf_free(&ct);
+	ps_buf_free(&pt);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* AES-256-CBC of PT (PKCS#7-padded) under test_key from IV, by mbedTLS. */
+static void expect_cbc(const uint8_t *ct, size_t ctlen, const uint8_t *pt, size_t n)
+{
+	mbedtls_aes_context aes;
+	size_t padded = (n & ~(size_t)15) + 16;
+	uint8_t *buf = malloc(padded), iv[16];
+
+	ck_assert_uint_eq(ctlen, 16 + padded);
+	memcpy(buf, pt, n);
+	memset(buf + n, (int)(padded - n), padded - n);
+	memcpy(iv, ct, 16);
+	mbedtls_aes_init(&aes);
+	ck_assert_int_eq(mbedtls_aes_setkey_enc(&aes, test_key, 256), 0);
+	ck_assert_int_eq(mbedtls_aes_crypt_cbc(&aes, MBEDTLS_AES_ENCRYPT, padded, iv, buf, buf), 0);
+	mbedtls_aes_free(&aes);
+	ck_assert_mem_eq(buf, ct + 16, padded);
+	free(buf);
+}
+
+START_TEST(test_sec_batch)
+{
+	static const size_t lens[] = {0, 1, 15, 16, 17, 100, 4096, 70001};
+	enum { N = sizeof lens / sizeof lens[0] };
+	ps_ctx *ctx = new_ctx();
+	ps_sec *a = NULL, *k = NULL, *p = NULL;
+	ps_sec_job jobs[N];
+	ps_buf out[N], one = PS_BUF_INIT, pt = PS_BUF_INIT;
+	uint8_t *src = malloc(70001);
+	ps_obj *d = NULL;
+	size_t i;
+
+	for (i = 0; i < 70001; i++)
+		src[i] = (uint8_t)(i * 7 + 3);
+	/* K: a handler with a known key (test_key), to check against mbedTLS */
+	ck_assert_int_eq(ps_sec_new_r6(ctx, "", 0, "o", 1, -4, 1, &a), 0);
+	ck_assert_int_eq(ps_sec_write_dict(ctx, a, &d), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 0, &k), 0);
+	ck_assert_int_eq(ps_sec_auth_key(ctx, k, test_key, 2, 1), 0);
+	ps_obj_free(d);
+
+	/* new data through the batch under K */
+	for (i = 0; i < N; i++) {
+		size_t elen = ps_sec_encrypted_len(k, lens[i]);
+		out[i] = (ps_buf)PS_BUF_INIT;
+		ck_assert_int_eq(ps_buf_reserve(&out[i], elen), 0);
+		ck_assert_int_eq(ps_sec_encrypt_prepare(ctx, k, (uint32_t)i + 1, 0, src, lens[i], out[i].data, &jobs[i]), 0);
+		out[i].len = elen;
+	}
+	ck_assert_int_eq(ps_sec_run_batch(ctx, k, jobs, N), 0);
+	for (i = 0; i < N; i++) {
+		/* the same as one object at a time: same length, same cipher */
+		one.len = 0;
+		ck_assert_int_eq(ps_sec_encrypt(ctx, k, (uint32_t)i + 1, 0, src, lens[i], &one), 0);
+		ck_assert_uint_eq(one.len, out[i].len);
+		expect_cbc(out[i].data, out[i].len, src, lens[i]);
+		expect_cbc(one.data, one.len, src, lens[i]);
+		pt.len = 0;
+		ck_assert_int_eq(ps_sec_decrypt(ctx, k, (uint32_t)i + 1, 0, out[i].data, out[i].len, &pt), 0);
+		ck_assert_uint_eq(pt.len, lens[i]);
+		if (lens[i])
+			ck_assert_mem_eq(pt.data, src, lens[i]);
+	}
+	/* re-encryption in place: K to A, then A's single-object decryption */
+	for (i = 0; i < N; i++) {
+		uint8_t iv0[16];
+		memcpy(iv0, out[i].data, 16);
+		ck_assert_int_eq(ps_sec_reencrypt_prepare(ctx, k, a, (uint32_t)i + 1, 0, out[i].data, out[i].len,
+		                                          &jobs[i]), 0);
+		ck_assert(memcmp(iv0, out[i].data, 16) != 0);   /* a fresh IV */
+	}
+	ck_assert_int_eq(ps_sec_run_batch(ctx, a, jobs, N), 0);
+	for (i = 0; i < N; i++) {
+		pt.len = 0;
+		ck_assert_int_eq(ps_sec_decrypt(ctx, a, (uint32_t)i + 1, 0, out[i].data, out[i].len, &pt), 0);
+		ck_assert_uint_eq(pt.len, lens[i]);
+		if (lens[i])
+			ck_assert_mem_eq(pt.data, src, lens[i]);
+	}
+	/* refusals: bad ciphertext, no cipher */
+	ck_assert_int_eq(ps_sec_reencrypt_prepare(ctx, k, a, 1, 0, out[0].data, 17, &jobs[0]), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(ps_sec_run_batch(ctx, NULL, jobs, 1), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_sec_write_dict(ctx, a, &d), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 0, &p), 0);
+	ck_assert_int_eq(ps_sec_run_batch(ctx, p, jobs, 1), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_sec_run_batch(ctx, a, jobs, 0), 0);
+	ps_obj_free(d);
+	for (i = 0; i < N; i++)
+		ps_buf_free(&out[i]);
+	ps_buf_free(&one);
+	ps_buf_free(&pt);
+	free(src);
+	ps_sec_free(p);
+	ps_sec_free(k);
+	ps_sec_free(a);
 	pdfstamp_ctx_free(ctx);
 }
 END_TEST
@@ -1312,6 +1617,14 @@ static Suite *crypt_suite(void)
 	tcase_add_test(tc, test_read_perms);
 	tcase_add_test(tc, test_make_saslprep_warning);
 	tcase_add_test(tc, test_cipher_borrow);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("sec");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_sec_walker);
+	tcase_add_test(tc, test_sec_dict_roundtrip);
+	tcase_add_test(tc, test_sec_share);
+	tcase_add_test(tc, test_sec_batch);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,6 @@
 /*
- * check_obj.c - unit tests for obj.c: object model, parser, serializer.
+ * check_obj.c - unit tests for obj.c (object model, typed dictionary
+ * helpers), parse.c (parser) and serialize.c (serializer, ps_buf_put_real).
  *
  * Every parse runs on an exact-size heap copy of its input, so a read past
  * the window shows up under valgrind / ASan.  Run under valgrind with
@@ -8,6 +9,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <stdint.h>
@@ -1249,6 +1251,126 @@ START_TEST(test_dict_ops)
 }
 END_TEST
 
+/* ps_dict_put_name/int/real/bool/ref/str: one value of each kind, written
+ * as ps_dict_put would; replacing keeps the position; failures take
+ * nothing the caller must free (valgrind/ASan check the leaks). */
+START_TEST(test_dict_typed)
+{
+	static const uint8_t bin[] = {'a', 0, 'b'};
+	ps_obj *d = ps_new_dict(), *n, *s;
+	int64_t i;
+	double x;
+
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(ps_dict_put_name(d, "Type", "Annot"), 0);
+	ck_assert_int_eq(ps_dict_put_int(d, "F", 4 | 128), 0);
+	ck_assert_int_eq(ps_dict_put_real(d, "CA", 0.5), 0);
+	ck_assert_int_eq(ps_dict_put_bool(d, "Open", 7), 0);
+	ck_assert_int_eq(ps_dict_put_ref(d, "P", 4294967295u, 65535), 0);
+	ck_assert_int_eq(ps_dict_put_str(d, "NM", bin, sizeof bin), 0);
+	ck_assert_int_eq(ps_dict_put_str(d, "E", NULL, 0), 0);
+	ck_assert_int_eq(ps_dict_put_int(d, "Min", INT64_MIN), 0);
+	ck_assert(ps_obj_is_name(ps_dict_get(d, "Type"), "Annot"));
+	ck_assert_int_eq(ps_obj_int(ps_dict_get(d, "F"), &i), 0);
+	ck_assert_int_eq(i, 132);
+	ck_assert_int_eq(ps_dict_get(d, "CA")->kind, PS_REAL);
+	ck_assert_ptr_null(ps_dict_get(d, "CA")->u.real.text);
+	ck_assert_int_eq(ps_dict_get(d, "Open")->u.b, 1);
+	ck_assert_int_eq(ps_dict_get(d, "NM")->u.str.len, 3);
+	ck_assert_int_eq(ps_dict_get(d, "NM")->u.str.p[3], 0);   /* obj.c note 3 */
+	ck_assert_int_eq(ps_dict_get(d, "E")->u.str.len, 0);
+	check_ser(ps_obj_copy(d), "<< /Type /Annot /F 132 /CA 0.5 /Open true /P 4294967295 65535 R "
+	                          "/NM (a\\000b) /E () /Min -9223372036854775808 >>");
+
+	/* replacing, also by another kind, keeps the position */
+	ck_assert_int_eq(ps_dict_put_real(d, "F", 2.5), 0);
+	ck_assert_int_eq(ps_dict_put_int(d, "Type", 1), 0);
+	ck_assert_int_eq(ps_dict_put_bool(d, "Min", 0), 0);
+	ck_assert_int_eq(ps_dict_put_name(d, "NM", "N"), 0);
+	ck_assert_int_eq(ps_dict_put_ref(d, "CA", 3, 0), 0);
+	ck_assert_int_eq(ps_dict_put_str(d, "Open", "x", 1), 0);
+	ck_assert_uint_eq(d->u.dict.len, 8);
+	ck_assert_str_eq(d->u.dict.ents[1].key, "F");
+	ck_assert_int_eq(ps_obj_num(d->u.dict.ents[1].val, &x), 0);
+	ck_assert(x == 2.5);
+	check_ser(ps_obj_copy(d), "<< /Type 1 /F 2.5 /CA 3 0 R /Open (x) /P 4294967295 65535 R "
+	                          "/NM /N /E () /Min false >>");
+
+	/* a NULL name or string is the constructor's failure: NOMEM, and the
+	 * dictionary is unchanged */
+	ck_assert_int_eq(ps_dict_put_name(d, "Type", NULL), PDFSTAMP_E_NOMEM);
+	ck_assert_int_eq(ps_dict_put_str(d, "X", NULL, 1), PDFSTAMP_E_NOMEM);
+	ck_assert_uint_eq(d->u.dict.len, 8);
+	ck_assert_int_eq(ps_obj_int(ps_dict_get(d, "Type"), &i), 0);
+	/* wrong kinds and a NULL key: USAGE, the value built is freed */
+	n = ps_new_int(5);
+	ck_assert_int_eq(ps_dict_put_name(n, "X", "Y"), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_dict_put_int(NULL, "X", 1), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_dict_put_real(n, "X", 1), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_dict_put_bool(n, "X", 1), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_dict_put_ref(n, "X", 1, 0), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_dict_put_str(d, NULL, "x", 1), PDFSTAMP_E_USAGE);
+	ps_obj_free(n);
+
+	/* a stream: the helpers reach its dictionary */
+	s = ps_new_stream(d, NULL, 0);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(ps_dict_put_int(s, "Length", 0), 0);
+	ck_assert_ptr_nonnull(ps_dict_get(s, "Length"));
+	ps_obj_free(s);
+}
+END_TEST
+
+/* ps_buf_put_real, the one number formatter (serialize.c note 3). */
+static void check_real(double v, const char *want)
+{
+	ps_buf b = PS_BUF_INIT;
+
+	ps_buf_put_real(&b, v);
+	ck_assert(!b.oom);
+	ck_assert_uint_eq(b.len, strlen(want));
+	ck_assert_msg(memcmp(b.data, want, b.len) == 0, "%.17g: %.*s, want %s", v, (int)b.len,
+	              (const char *)b.data, want);
+	ps_buf_free(&b);
+	/* a new real is serialized with the same formatter */
+	check_ser(ps_new_real(v), want);
+}
+
+START_TEST(test_put_real)
+{
+	check_real(0, "0");
+	check_real(-0.0, "0");
+	check_real(-0.5, "-0.5");
+	check_real(0.5, "0.5");
+	check_real(1e-7, "0");
+	check_real(-1e-7, "0");
+	check_real(4e-7, "0");
+	check_real(5e-7, "0.000001");
+	check_real(-5e-7, "-0.000001");
+	check_real(1e-6, "0.000001");
+	check_real(123456.789, "123456.789");
+	check_real(-123456.789, "-123456.789");
+	check_real(0.1 + 0.2, "0.3");
+	check_real(1.0 / 3, "0.333333");
+	check_real(-2.0 / 3, "-0.666667");
+	check_real(0.9999996, "1");
+	check_real(612.1, "612.1");
+	check_real(42, "42");
+	check_real(1234567.25, "1234567.25");
+	check_real(9e12, "9000000000000");
+	check_real(1e15, "1000000000000000");
+	check_real(-1e15, "-1000000000000000");
+	check_real(1.5e19, "15000000000000000000");
+	check_real(1e20, "100000000000000000000");
+	check_real(-1e20, "-100000000000000000000");
+	check_real(1e300 * 1e300, "0");
+	check_real(-1e300 * 1e300, "0");
+	check_real(NAN, "0");
+	check_real(-NAN, "0");
+	check_real(DBL_MAX, "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368");
+}
+END_TEST
+
 START_TEST(test_copy_independent)
 {
 	ps_obj *o, *c, *s, *sc, *v;
@@ -1489,6 +1611,8 @@ static Suite *obj_suite(void)
 	tcase_add_test(tc, test_roundtrip_text);
 	tcase_add_test(tc, test_roundtrip_random);
 	tcase_add_test(tc, test_dict_ops);
+	tcase_add_test(tc, test_dict_typed);
+	tcase_add_test(tc, test_put_real);
 	tcase_add_test(tc, test_copy_independent);
 	tcase_add_test(tc, test_walk_strings);
 	tcase_add_test(tc, test_messages_never_echo_bytes);

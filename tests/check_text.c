@@ -1,5 +1,5 @@
 /*
- * check_text.c - unit tests for src/text.c and src/xmp.c.
+ * check_text.c - unit tests for src/text.c and src/xmp.c (with src/xml.c).
  *
  * Expected values come from outside the code under test:
  *  - UTF-16 and UTF-8 byte sequences from the Unicode code charts;

@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "ps.h"
+#include "xrefw.h"
 
 static char tmpl[64];
 
@@ -107,7 +108,7 @@ static void basic_objects(struct pdf *p)
 START_TEST(classic_table)
 {
 	struct pdf p;
-	struct pdfstamp_info info;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
 	ps_obj *o;
 
 	pdf_start(&p);
@@ -127,13 +128,71 @@ START_TEST(classic_table)
 	/* out of range and free objects are null, not errors */
 	ck_assert_int_eq(ps_doc_lookup(doc, 99, &o), 0);
 	ck_assert_ptr_null(o);
+	pdfstamp_info_clear(&info);
+}
+END_TEST
+
+/* The public pdfstamp_doc_open takes only the public flags: the internal
+ * ones (skip the journal, read only the newest section) are refused. */
+START_TEST(public_open_refuses_internal_flags)
+{
+	static const unsigned bad[] = { PS_OPEN_NO_RECOVER, PS_OPEN_NEWEST_ONLY,
+	                                PS_OPEN_NO_RECOVER | PDFSTAMP_OPEN_WRITE, 0x80000000u };
+	struct pdf p;
+	const char *path;
+	size_t i;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	pdf_table(&p, 4, "");
+	path = write_file(p.b.data, p.b.len);
+	ps_buf_free(&p.b);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		doc = (pdfstamp_doc *)&p; /* must be reset to NULL */
+		ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, bad[i]), PDFSTAMP_E_USAGE);
+		ck_assert_ptr_null(doc);
+		ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "unknown flags"));
+	}
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, NULL, path, 0), PDFSTAMP_E_USAGE);
+	/* the internal entry point still takes them */
+	ck_assert_int_eq(ps_doc_open(ctx, &doc, path, PS_OPEN_NO_RECOVER | PS_OPEN_NEWEST_ONLY), 0);
+	pdfstamp_doc_close(doc);
+	doc = NULL;
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, 0), 0);
+}
+END_TEST
+
+/* Result structs are versioned (pdfstamp.h): an unknown version is refused,
+ * a filled struct can be filled again and is released by _clear. */
+START_TEST(info_is_versioned)
+{
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
+	struct pdf p;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	pdf_table(&p, 4, "");
+	ck_assert_int_eq(open_buf(&p), 0);
+	info.version = 0;
+	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), PDFSTAMP_E_USAGE);
+	info.version = PDFSTAMP_INFO_VERSION;
+	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
+	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0); /* no leak: the lists are released first */
+	ck_assert_int_eq(info.revisions, 1);
+	ck_assert_ptr_nonnull(info.xref_kinds);
+	pdfstamp_info_clear(&info);
+	ck_assert_uint_eq(info.version, PDFSTAMP_INFO_VERSION);
+	ck_assert_ptr_null(info.xref_kinds);
+	ck_assert_int_eq(info.revisions, 0);
+	pdfstamp_info_clear(NULL);
+	pdfstamp_result_clear(NULL);
 }
 END_TEST
 
 START_TEST(several_subsections_and_prev)
 {
 	struct pdf p;
-	struct pdfstamp_info info;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
 	ps_obj *o;
 	int64_t x1, x2;
 
@@ -157,6 +216,7 @@ START_TEST(several_subsections_and_prev)
 	ck_assert_int_eq(ps_doc_lookup(doc, 5, &o), 0);
 	ck_assert_int_eq(o->kind, PS_STR);
 	ck_assert_int_eq(o->u.str.len, 4);
+	pdfstamp_info_clear(&info);
 }
 END_TEST
 
@@ -220,7 +280,7 @@ END_TEST
 START_TEST(trailing_bytes_reported)
 {
 	struct pdf p;
-	struct pdfstamp_info info;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
 
 	pdf_start(&p);
 	basic_objects(&p);
@@ -230,6 +290,7 @@ START_TEST(trailing_bytes_reported)
 	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
 	ck_assert_int_eq(info.has_trailing_bytes, 1);
 	ck_assert_int_eq(info.trailing_bytes, 18);
+	pdfstamp_info_clear(&info);
 }
 END_TEST
 
@@ -324,7 +385,7 @@ static void build_stream_pdf(struct pdf *p, int w2, int predictor, const char *e
 
 static void check_stream_pdf(void)
 {
-	struct pdfstamp_info info;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
 	ps_obj *o;
 
 	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
@@ -377,12 +438,12 @@ START_TEST(rewrite_xref_form_threshold)
 {
 	/* issue 11: a classic entry has ten digits for the offset; the full
 	 * rewrite switches to an xref stream above them (rewrite.c). */
-	ck_assert_int_eq(ps_rewrite_xref_form(0, 0), 0);
-	ck_assert_int_eq(ps_rewrite_xref_form(0, INT64_C(9999999999)), 0);
-	ck_assert_int_eq(ps_rewrite_xref_form(0, INT64_C(10000000000)), 1);
-	ck_assert_int_eq(ps_rewrite_xref_form(0, INT64_MAX), 1);
-	ck_assert_int_eq(ps_rewrite_xref_form(1, 100), 1);
-	ck_assert_int_eq(ps_rewrite_xref_form(1, INT64_C(10000000000)), 1);
+	ck_assert_int_eq(ps_xrefw_form(0, 0), 0);
+	ck_assert_int_eq(ps_xrefw_form(0, INT64_C(9999999999)), 0);
+	ck_assert_int_eq(ps_xrefw_form(0, INT64_C(10000000000)), 1);
+	ck_assert_int_eq(ps_xrefw_form(0, INT64_MAX), 1);
+	ck_assert_int_eq(ps_xrefw_form(1, 100), 1);
+	ck_assert_int_eq(ps_xrefw_form(1, INT64_C(10000000000)), 1);
 }
 END_TEST
 
@@ -421,7 +482,7 @@ START_TEST(hybrid_file)
 {
 	/* Table lists 1-3 and 4 (the objstm); 5 and 6 only through /XRefStm. */
 	struct pdf p;
-	struct pdfstamp_info info;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
 	static const char objstm_body[] = "5 0 6 6 (five) <</Six 6>>";
 	ps_buf rows = PS_BUF_INIT;
 	uint8_t z[1024];
@@ -459,6 +520,7 @@ START_TEST(hybrid_file)
 	ck_assert_int_eq(doc->sections[0].xrefstm_num, 7);
 	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 7), 1);
 	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 4), 0);
+	pdfstamp_info_clear(&info);
 }
 END_TEST
 
@@ -497,7 +559,7 @@ START_TEST(bytes_read_is_small)
 	/* A big payload stream between the objects must not be read to open
 	 * the file and report on it. */
 	struct pdf p;
-	struct pdfstamp_info info;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
 	static uint8_t payload[4 << 20];
 
 	memset(payload, 'x', sizeof payload);
@@ -509,6 +571,7 @@ START_TEST(bytes_read_is_small)
 	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
 	ck_assert_int_eq(info.objects, 4);
 	ck_assert_int_lt(info.bytes_read, 32 * 1024);
+	pdfstamp_info_clear(&info);
 }
 END_TEST
 
@@ -517,7 +580,7 @@ START_TEST(bytes_read_counts_each_byte_once)
 	/* A small file is read in overlapping windows (the tail, the table in
 	 * it, each object's 1 KiB window): each byte counts once (issue 17). */
 	struct pdf p;
-	struct pdfstamp_info info;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
 	ps_buf b = PS_BUF_INIT;
 
 	pdf_start(&p);
@@ -535,6 +598,7 @@ START_TEST(bytes_read_counts_each_byte_once)
 	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
 	ck_assert_int_eq(info.bytes_read, info.file_size);
 	ps_buf_free(&b);
+	pdfstamp_info_clear(&info);
 }
 END_TEST
 
@@ -611,7 +675,7 @@ static void high_numbered_pdf(ps_buf *b, uint32_t base)
 START_TEST(sparse_high_numbers_cost_little)
 {
 	ps_buf b = PS_BUF_INIT;
-	struct pdfstamp_info info;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
 	int64_t before, after;
 	ps_obj *o;
 
@@ -647,6 +711,7 @@ START_TEST(sparse_high_numbers_cost_little)
 	ck_assert_uint_eq(ps_xref_next(doc, UINT32_MAX), 0);
 	ck_assert_uint_eq(doc->xref_max, 8388002);
 	ck_assert_uint_eq(doc->xref_used, 3);
+	pdfstamp_info_clear(&info);
 }
 END_TEST
 
@@ -864,7 +929,10 @@ START_TEST(xref_type_is_not_an_exemption)
 		ck_assert_int_eq(ps_dict_put(d, "Type", ps_new_name("XRef")), 0);
 		stm = ps_new_stream(d, NULL, 0);
 		ck_assert_ptr_nonnull(stm);
-		ck_assert_int_eq(ps_stream_needs_crypt(1, 0, 1, stm), 1);
+		ps_sec *sec = NULL;
+		ck_assert_int_eq(ps_sec_new_r6(doc->ctx, "", 0, "o", 1, -4, 1, &sec), 0);
+		ck_assert_int_eq(ps_sec_stream_encrypted(sec, stm), 1);
+		ps_sec_free(sec);
 		ps_obj_free(stm);
 	}
 }
@@ -925,6 +993,8 @@ static Suite *xref_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, classic_table);
+	tcase_add_test(tc, public_open_refuses_internal_flags);
+	tcase_add_test(tc, info_is_versioned);
 	tcase_add_test(tc, several_subsections_and_prev);
 	tcase_add_test(tc, newer_free_entry_hides_object);
 	tcase_add_test(tc, prev_loop_is_refused);

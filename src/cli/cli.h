@@ -11,7 +11,11 @@
  *     one table row plus a cmd_NAME.c defining `int cmd_NAME(int argc,
  *     char **argv)`.  A command receives argv with argv[0] = its own name,
  *     parses it with getopt_long after cli_getopt_reset(), and returns an
- *     exit status (CLI_EXIT_*), never calls exit() itself.
+ *     exit status (CLI_EXIT_*), never calls exit() itself.  A command that
+ *     works on files hands them to cli_each_file() (driver.c) with a
+ *     struct cli_ops: its library call and its output; the loop, the
+ *     context, passwords, --json failure lines and the exit status are
+ *     the driver's.
  *  2. Exit statuses are a documented contract (pdfstamp(1) EXIT STATUS).
  *     With several FILE arguments the status is the worst (highest) one.
  *  3. Messages go to stderr as "pdfstamp: <what> (<file>)".  They never
@@ -233,38 +237,102 @@ void cli_json_line_end(struct cli_json *j, const char *file);
 /* A whole failure line: {"file":FILE,"ok":false,"exit":STATUS,"error":MSG}. */
 void cli_json_failure(const char *file, int status, const char *msg);
 
-/* ---- authentication shared by the commands (write_common.c) ------------- */
+/* ---- the per-file driver (driver.c) ------------------------------------- */
 
 /*
- * The password of the files a command opens: read once, when the first
- * encrypted file needs it, and reused.  Without a password option the
- * empty password is tried first and, if stdin is a terminal, the user is
- * asked once (PROMPT, NULL = "Password: "); later files try that answer,
- * then the empty password.  A failed intake is not retried.
+ * Every command that works on FILE operands runs through cli_each_file():
+ * it owns the context, the warnings, the password of the files (struct
+ * cli_auth), the list of files (operands, --files-from), the output mode
+ * of the writing commands (-o, -i), the --json failure line and the worst
+ * exit status.  A command supplies a struct cli_ops (how its files are
+ * opened, its library call and its output) and its own state (ARG).
  */
-struct cli_auth {
-	const struct cli_pw_src *src;
-	unsigned flags;         /* PDFSTAMP_AUTH_* */
-	const char *prompt;
-	struct cli_pw pw;       /* mlock'ed where it is: do not copy the struct */
-	int asked;              /* pw holds the answer of a prompt */
-	int pw_failed;          /* exit status of a failed intake */
+
+/* How the driver opens and authenticates each file. */
+enum cli_open {
+	CLI_OPEN_READ = 0, /* read-only; an encrypted file is authenticated, a
+	                      password given for a plaintext one draws a
+	                      warning (info, verify) */
+	CLI_OPEN_UPDATE,   /* a writing command (-o OUT or --in-place, which
+	                      opens with PDFSTAMP_OPEN_WRITE): an encrypted file,
+	                      or any file when a password was given, is
+	                      authenticated, so the library refuses to write in
+	                      clear to what was meant to be encrypted (stamp,
+	                      meta, rotate) */
+	CLI_OPEN_PLAIN,    /* a writing command that never authenticates: an
+	                      encrypted input reaches the library, which refuses
+	                      it (encrypt) */
+	CLI_OPEN_NONE      /* not opened: the call gets the name alone (recover) */
 };
 
-void cli_auth_init(struct cli_auth *a, const struct cli_pw_src *src,
-                   unsigned flags, const char *prompt);
-/* Without a password option and with a terminal on stdin: asks now rather
- * than after the empty password failed (for commands that need the owner
- * password and ask for more passwords themselves).  0 or an exit status. */
-int cli_auth_ask_now(struct cli_auth *a);
-/* Authenticates the encrypted DOC.  Returns 0, or an exit status with
- * *MSG set to a message, or to NULL when the message is the context's. */
-int cli_auth_doc(struct cli_auth *a, pdfstamp_doc *doc, const char **msg);
-/* Wipes the password. */
-void cli_auth_clear(struct cli_auth *a);
-/* Warns when a password option was given for FILE, which turned out not to
- * be encrypted (anything written to it is written in clear). */
-void cli_auth_note_plain(const struct cli_auth *a, const char *file);
+/* Flags of struct cli_ops. */
+#define CLI_FLUSH_ALWAYS 0x1  /* flush stdout after every file */
+#define CLI_FLUSH_LINES 0x2   /* ... when --json or -v print a line per file */
+#define CLI_BLANK_BETWEEN 0x4 /* without --json, an empty line between files */
+
+/* The command line the driver acts on.  Zero-initialise; the options of
+ * CLI_WRITE_LONGOPTS (and the password options) are recorded by
+ * cli_run_option(). */
+struct cli_run {
+	const char *output;     /* -o OUT */
+	int in_place;           /* -i */
+	int json;               /* --json */
+	int verbose;            /* -v (ignored with --json) */
+	int force;              /* --force: PDFSTAMP_AUTH_FORCE */
+	int allow_trailing;     /* --allow-trailing-bytes */
+	int allow_identity;     /* --allow-identity */
+	const char *date;       /* --date, NULL = "now" */
+	const char *files_from; /* --files-from FILE ("-" = stdin) */
+	struct cli_pw_src src;  /* password options */
+};
+
+/* One file, as the driver hands it to a command. */
+struct cli_file {
+	const char *name;       /* the FILE operand (or --files-from line) */
+	const char *output;     /* writing commands: FILE itself with -i, or OUT */
+	const struct cli_run *run;
+	pdfstamp_ctx *ctx;      /* its message explains a failed call */
+	pdfstamp_doc *doc;      /* opened, authenticated; NULL with CLI_OPEN_NONE */
+	struct pdfstamp_write_opts wopts; /* writing commands: the output mode
+	                                     and -o/-i/--allow-* as flags */
+};
+
+/* What a command supplies.  Everything but call and output may be 0. */
+struct cli_ops {
+	const char *name;       /* "info", ...: messages, the help hint */
+	enum cli_open open;
+	unsigned flags;         /* CLI_FLUSH_*, CLI_BLANK_BETWEEN */
+	const char *prompt;     /* for the password (NULL: "Password: ") */
+	int ask_first;          /* on a terminal, ask for the password before
+	                           the first file (commands that ask for more
+	                           passwords) */
+	/* The command's own checks of the command line, before anything is
+	 * read: run after the driver's checks of the output mode and of the
+	 * operands (-o with -i, neither, no input) and before its others
+	 * (-o -, --files-from), but not when -o came with a count of operands
+	 * other than one (the driver's message comes first).  0 or an exit
+	 * status (message printed). */
+	int (*check)(void *arg);
+	/* Called once before the first file, after the password was asked
+	 * for (ask_first): 0 or an exit status (message printed). */
+	int (*prepare)(void *arg);
+	/* The library call on F: 0, or a PDFSTAMP_E_* code with the context's
+	 * message set (the driver reports it and goes on with the next file). */
+	int (*call)(struct cli_file *f, void *arg);
+	/* Prints the result of a successful call (the document is closed by
+	 * now); returns the file's exit status. */
+	int (*output)(const struct cli_file *f, void *arg);
+};
+
+/* Checks the command line (output mode, operands, --files-from), then
+ * opens, authenticates and hands each file in turn to OPS; one file's
+ * failure is reported (stderr and, with --json, the failure line) and does
+ * not stop the others.  Returns the worst exit status, stdout flushed. */
+int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
+                  char **operands, void *arg);
+/* Starts F's --json success line: {"file":...,"ok":true and, for a
+ * writing command, "output". */
+void cli_file_json_begin(struct cli_json *j, const struct cli_file *f);
 
 /* ---- progress bar (progress.c) ------------------------------------------ */
 
@@ -291,14 +359,13 @@ void cli_progress_cb(void *userdata, int64_t done, int64_t total);
 /* Clears the bar (call before printing anything else to stderr). */
 void cli_progress_end(struct cli_progress *p);
 
-/* ---- stamp and meta: shared option and output code (write_common.c) ---- */
+/* ---- options of the writing commands (write_common.c) ------------------- */
 
 /*
- * Both writing commands share the output mode, the per-file loop, the
- * password handling and the result output; a command supplies only its
- * own options and one library call.  Its getopt_long table lists
- * CLI_WRITE_LONGOPTS (which includes the password options and --help as
- * 'h') and its short option string starts with CLI_WRITE_SHORTOPTS.
+ * stamp and meta list CLI_WRITE_LONGOPTS in their getopt_long table (it
+ * includes the password options and --help as 'h') and start their short
+ * option string with CLI_WRITE_SHORTOPTS; rotate and encrypt list the
+ * entries they share with them one by one.
  */
 enum {
 	CLI_OPT_W_JSON = 0x1080,
@@ -327,51 +394,13 @@ enum {
  * --help (for a command's --help, before cli_pw_help). */
 extern const char cli_write_help[];
 
-/* Options common to stamp and meta.  Zero-initialise, set CMD. */
-struct cli_write {
-	const char *cmd;        /* "stamp" or "meta": messages, help hint */
-	const char *output;     /* -o OUT */
-	int in_place;           /* -i */
-	int json;               /* --json */
-	int verbose;            /* -v (ignored with --json) */
-	int force;              /* --force: PDFSTAMP_AUTH_FORCE */
-	int allow_trailing;     /* --allow-trailing-bytes */
-	int allow_identity;     /* --allow-identity */
-	const char *date;       /* --date, NULL = "now" */
-	const char *files_from; /* --files-from FILE ("-" = stdin) */
-	struct cli_pw_src src;  /* password options */
-	/* For the rewriting commands (cmd_rewrite.c); zero for stamp/meta: */
-	int no_auth;            /* pass encrypted files on unauthenticated */
-	const char *pw_prompt;  /* prompt for the password (NULL: default) */
-	int pw_ask_first;       /* ask on a terminal before the first file */
-	/* Called once after the command line was checked and the password
-	 * asked for (pw_ask_first), before the first file: 0 or an exit
-	 * status (message printed). */
-	int (*prepare)(void *arg);
-	/* Writes the members of a --json success line after "output"; NULL:
-	 * those of an incremental update (base_length, ...). */
-	void (*json_ok)(struct cli_json *j, const struct pdfstamp_result *res,
-	                void *arg);
-};
-
-/* The command's library call on an opened, authenticated DOC. */
-typedef int (*cli_write_fn)(pdfstamp_doc *doc,
-                            const struct pdfstamp_write_opts *wopts,
-                            struct pdfstamp_result *res, void *arg);
-/* Prints the -v line for a successful FILE (stdout, ends with '\n'). */
-typedef void (*cli_write_say_fn)(const char *file,
-                                 const struct pdfstamp_result *res, void *arg);
-
-/* If OPT is one of the options of CLI_WRITE_LONGOPTS other than 'h',
- * records it and returns 0 (or CLI_EXIT_USAGE with a message); returns -1
- * if OPT is not one of them. */
-int cli_write_option(struct cli_write *w, int opt, const char *arg);
-/* Checks the output mode against the operands (and --files-from), then
- * runs OP on each file in turn; one file's failure does not stop the
- * others.  Prints one --json line per file, or the -v line (SAY) on
- * success.  Returns the worst exit status, stdout flushed. */
-int cli_write_run(struct cli_write *w, int nops, char **ops, cli_write_fn op,
-                  cli_write_say_fn say, void *arg);
+/* If OPT is one of the options of CLI_WRITE_LONGOPTS other than 'h' (the
+ * password options included), records it in RUN and returns 0 (or
+ * CLI_EXIT_USAGE with a message); returns -1 if OPT is not one of them. */
+int cli_run_option(struct cli_run *run, int opt, const char *arg);
+/* The members of an incremental update's --json success line after
+ * "output": base_length, xref_offset, bytes_appended, objects. */
+void cli_json_update(struct cli_json *j, const struct pdfstamp_result *res);
 
 /* Strict, locale-independent number parsing for option values.  Each
  * returns 0, or -1 if S is not entirely one number of the kind asked

@@ -3,14 +3,15 @@
  *
  * DESIGN NOTES
  *
- *  1. Per file: pdfstamp_doc_open (trailer and cross-reference data only),
- *     pdfstamp_doc_auth if the file is encrypted, pdfstamp_doc_info, print.
+ *  1. Per file, through the driver (driver.c, CLI_OPEN_READ):
+ *     pdfstamp_doc_open (trailer and cross-reference data only),
+ *     authentication if the file is encrypted; then here
+ *     pdfstamp_journal_pending and pdfstamp_doc_info, and the report.
  *     One file's failure is reported and the next file is still processed;
- *     the exit status is the worst one (cli_worst).
- *  2. The password is obtained once, when the first encrypted file needs
- *     it, and reused for the rest.  Without a password option the empty
- *     password is tried first; if it is wrong and stdin is a terminal, the
- *     user is asked (once) and that answer is reused.
+ *     the exit status is the worst one.  Text reports are separated by an
+ *     empty line.
+ *  2. The password is the driver's: obtained once, when the first
+ *     encrypted file needs it, and reused for the rest.
  *  3. --json prints exactly one line per FILE: the report object, which
  *     starts {"file":...,"ok":true, or, if the file failed, the failure line
  *     every command prints, {"file","ok":false,"exit":N,"error":"message"}
@@ -18,8 +19,8 @@
  *     under JSON OUTPUT; add keys, never rename or remove them.  (Up to
  *     0.1.0 a failure was {"file","error":{"exit_status","message"}}: the
  *     one exception, as "error" had to become the string all commands use.)
- *  4. Permission names come from the library's pdfstamp_perm_names table
- *     (terminated by an entry whose name is NULL).
+ *  4. Permission names come from the library (pdfstamp_perm_name), asked
+ *     for bits 1 to 32 in turn (next_perm).
  */
 #include "config.h"
 
@@ -31,15 +32,9 @@
 
 #include "cli.h"
 
-enum {
-	OPT_JSON = CLI_OPT_CMD_BASE,
-	OPT_FORCE
-};
-
-struct info_opts {
-	int json;
-	int force;
-	struct cli_pw_src src;
+struct info_cmd {
+	struct pdfstamp_info in;   /* of the last file */
+	int journal;               /* its journal is pending */
 };
 
 static void help(void)
@@ -90,26 +85,17 @@ static int perm_bit(int64_t p, int bit)
 	return bit >= 1 && bit <= 32 && ((u >> (bit - 1)) & 1u);
 }
 
-static int nkinds(const struct pdfstamp_info *in)
+/* The next named permission bit after *BIT (start at 0), its name; NULL
+ * after the last. */
+static const char *next_perm(int *bit)
 {
-	int n = in->revisions;
+	const char *name = NULL;
 
-	if (n < 0)
-		n = 0;
-	if (n > PDFSTAMP_MAX_REVISIONS_REPORTED)
-		n = PDFSTAMP_MAX_REVISIONS_REPORTED;
-	return n;
+	while (!name && ++*bit <= 32)
+		name = pdfstamp_perm_name(*bit);
+	return name;
 }
 
-static int nsigs(const struct pdfstamp_info *in)
-{
-	int n = in->nsigs;
-	int cap = (int)(sizeof in->sigs / sizeof in->sigs[0]);
-
-	if (n < 0)
-		n = 0;
-	return n > cap ? cap : n;
-}
 
 /* Copies a fixed-size char field of the library's struct so that the copy
  * is NUL-terminated even if the field is not. */
@@ -126,7 +112,8 @@ static void field(char *dst, size_t dn, const char *src, size_t sn)
 
 static void print_json(const char *file, const struct pdfstamp_info *in, int journal)
 {
-	const struct pdfstamp_perm_name *pn;
+	const char *pn;
+	int bit;
 	struct cli_json j;
 	char s[64];
 	int i;
@@ -165,9 +152,9 @@ static void print_json(const char *file, const struct pdfstamp_info *in, int jou
 		cli_json_int(&j, in->p);
 		cli_json_key(&j, "permissions");
 		cli_json_obj_begin(&j);
-		for (pn = pdfstamp_perm_names; pn->name; pn++) {
-			cli_json_key(&j, pn->name);
-			cli_json_bool(&j, perm_bit(in->p, pn->bit));
+		for (bit = 0; (pn = next_perm(&bit)) != NULL;) {
+			cli_json_key(&j, pn);
+			cli_json_bool(&j, perm_bit(in->p, bit));
 		}
 		cli_json_obj_end(&j);
 		cli_json_obj_end(&j);
@@ -180,7 +167,7 @@ static void print_json(const char *file, const struct pdfstamp_info *in, int jou
 	cli_json_int(&j, in->revisions);
 	cli_json_key(&j, "xref_kinds");
 	cli_json_arr_begin(&j);
-	for (i = 0; i < nkinds(in); i++)
+	for (i = 0; i < in->revisions; i++)
 		cli_json_str(&j, xref_kind_name(in->xref_kinds[i]));
 	cli_json_arr_end(&j);
 	cli_json_key(&j, "last_xref");
@@ -195,7 +182,7 @@ static void print_json(const char *file, const struct pdfstamp_info *in, int jou
 	cli_json_int(&j, in->has_trailing_bytes ? in->trailing_bytes : 0);
 	cli_json_key(&j, "signatures");
 	cli_json_arr_begin(&j);
-	for (i = 0; i < nsigs(in); i++) {
+	for (i = 0; i < in->nsigs; i++) {
 		cli_json_obj_begin(&j);
 		cli_json_key(&j, "object");
 		cli_json_int(&j, in->sigs[i].objnum);
@@ -225,7 +212,8 @@ static void put_field(const char *label, const char *value)
 
 static void print_text(const char *file, const struct pdfstamp_info *in, int journal)
 {
-	const struct pdfstamp_perm_name *pn;
+	const char *pn;
+	int bit;
 	char s[64], t[64], u[64];
 	int i, any;
 
@@ -255,10 +243,10 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 		printf("%-16s %" PRId64 "\n", "P:", in->p);
 		printf("%-16s", "Allowed:");
 		any = 0;
-		for (pn = pdfstamp_perm_names; pn->name; pn++) {
-			if (!perm_bit(in->p, pn->bit))
+		for (bit = 0; (pn = next_perm(&bit)) != NULL;) {
+			if (!perm_bit(in->p, bit))
 				continue;
-			printf("%s%s", any ? ", " : " ", pn->name);
+			printf("%s%s", any ? ", " : " ", pn);
 			any = 1;
 		}
 		printf("%s\n", any ? "" : " nothing");
@@ -270,10 +258,10 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 			       "%-16s ISO 32000-2 Table 22)\n", "", "", "");
 		printf("%-16s", "Denied:");
 		any = 0;
-		for (pn = pdfstamp_perm_names; pn->name; pn++) {
-			if (perm_bit(in->p, pn->bit))
+		for (bit = 0; (pn = next_perm(&bit)) != NULL;) {
+			if (perm_bit(in->p, bit))
 				continue;
-			printf("%s%s", any ? ", " : " ", pn->name);
+			printf("%s%s", any ? ", " : " ", pn);
 			any = 1;
 		}
 		printf("%s\n", any ? "" : " nothing");
@@ -283,10 +271,8 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 		printf("%-16s no\n", "Encrypted:");
 	}
 	printf("%-16s %d (newest first:", "Revisions:", in->revisions);
-	for (i = 0; i < nkinds(in); i++)
+	for (i = 0; i < in->revisions; i++)
 		printf("%s %s", i ? "," : "", xref_kind_name(in->xref_kinds[i]));
-	if (in->revisions > nkinds(in))
-		printf(", ...");
 	printf(")\n");
 	printf("%-16s %s\n", "Last xref:", in->last_is_stream ? "stream" : "table");
 	printf("%-16s %" PRId64 " in use (trailer /Size %" PRId64 ")\n",
@@ -294,9 +280,9 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 	printf("%-16s %" PRId64 "\n", "Pages:", in->pages);
 	printf("%-16s %" PRId64 "\n", "Trailing bytes:",
 	       in->has_trailing_bytes ? in->trailing_bytes : 0);
-	if (nsigs(in) == 0)
+	if (in->nsigs == 0)
 		printf("%-16s none\n", "Signatures:");
-	for (i = 0; i < nsigs(in); i++) {
+	for (i = 0; i < in->nsigs; i++) {
 		FIELD(s, in->sigs[i].subfilter);
 		printf("%-16s object %" PRId64 ", ", i ? "" : "Signatures:",
 		       in->sigs[i].objnum);
@@ -314,77 +300,57 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 		       "%-16s this report shows the file as it is (see 'pdfstamp recover')\n", "Journal:", "");
 }
 
-struct info_run {
-	struct info_opts *o;
-	pdfstamp_ctx *ctx;
-	struct cli_warn_target warn;
-	struct cli_auth auth;  /* the password logic every command shares */
-};
-
-/* Processes one file; returns its exit status. */
-static int info_file(struct info_run *r, const char *file)
+static int call_info(struct cli_file *f, void *arg)
 {
-	struct pdfstamp_info in;
-	pdfstamp_doc *doc = NULL;
-	int rc, status = 0, journal = 0;
-	const char *msg = NULL;
+	struct info_cmd *c = arg;
+	int rc;
 
-	r->warn.file = file;
-	memset(&in, 0, sizeof in);
 	/* Read-only: a journal is reported (the library warns), never acted on. */
-	rc = pdfstamp_doc_open(r->ctx, &doc, file, 0);
+	rc = pdfstamp_journal_pending(f->ctx, f->name, &c->journal);
 	if (rc == 0)
-		rc = pdfstamp_journal_pending(r->ctx, file, &journal);
-	if (rc == 0 && !pdfstamp_doc_is_encrypted(doc))
-		cli_auth_note_plain(&r->auth, file);
-	if (rc == 0 && pdfstamp_doc_is_encrypted(doc))
-		status = cli_auth_doc(&r->auth, doc, &msg);
-	if (rc == 0 && status == 0)
-		rc = pdfstamp_doc_info(doc, &in);
-	if (rc != 0 || status != 0) {
-		if (rc != 0)
-			status = cli_exit_status(rc);
-		if (!msg)
-			msg = pdfstamp_ctx_errmsg(r->ctx);
-		if (!msg || !*msg)
-			msg = pdfstamp_strerror(rc);
-		cli_error(file, "%s", msg);
-		if (r->o->json)
-			cli_json_failure(file, status, msg);
-		pdfstamp_doc_close(doc);
-		return status;
-	}
-	pdfstamp_doc_close(doc);
-	if (r->o->json)
-		print_json(file, &in, journal);
+		rc = pdfstamp_doc_info(f->doc, &c->in);
+	return rc;
+}
+
+static int output_info(const struct cli_file *f, void *arg)
+{
+	const struct info_cmd *c = arg;
+
+	if (f->run->json)
+		print_json(f->name, &c->in, c->journal);
 	else
-		print_text(file, &in, journal);
+		print_text(f->name, &c->in, c->journal);
 	return CLI_EXIT_OK;
 }
+
+static const struct cli_ops info_ops = {
+	.name = "info",
+	.open = CLI_OPEN_READ,
+	.flags = CLI_BLANK_BETWEEN,
+	.call = call_info,
+	.output = output_info
+};
 
 int cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "force", no_argument, NULL, OPT_FORCE },
+		{ "json", no_argument, NULL, CLI_OPT_W_JSON },
+		{ "force", no_argument, NULL, CLI_OPT_W_FORCE },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_PW_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct info_opts o;
-	struct info_run r;
-	int opt, rc, i, status = CLI_EXIT_OK;
+	const struct pdfstamp_info init = PDFSTAMP_INFO_INIT;
+	struct info_cmd c;
+	struct cli_run o;
+	int opt, rc;
 
 	memset(&o, 0, sizeof o);
+	memset(&c, 0, sizeof c);
+	c.in = init;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_JSON:
-			o.json = 1;
-			break;
-		case OPT_FORCE:
-			o.force = 1;
-			break;
 		case 'h':
 			help();
 			return cli_finish_stdout(CLI_EXIT_OK);
@@ -393,7 +359,7 @@ int cmd_info(int argc, char **argv)
 			return cli_bad_option("info", opt, argv[optind - 1],
 			                      optopt, opts);
 		default:
-			rc = cli_pw_option(&o.src, opt, optarg);
+			rc = cli_run_option(&o, opt, optarg);
 			if (rc > 0)
 				return rc;
 			if (rc < 0) {
@@ -403,26 +369,7 @@ int cmd_info(int argc, char **argv)
 			break;
 		}
 	}
-	if (optind >= argc) {
-		cli_error(NULL, "no input file");
-		return cli_usage_hint("info");
-	}
-
-	memset(&r, 0, sizeof r);
-	r.o = &o;
-	cli_auth_init(&r.auth, &o.src, o.force ? PDFSTAMP_AUTH_FORCE : 0, NULL);
-	rc = pdfstamp_ctx_new(&r.ctx);
-	if (rc != 0) {
-		cli_auth_clear(&r.auth);
-		return cli_lib_error(NULL, rc, NULL);
-	}
-	pdfstamp_ctx_set_warn(r.ctx, cli_warn_cb, &r.warn);
-	for (i = optind; i < argc; i++) {
-		status = cli_worst(status, info_file(&r, argv[i]));
-		if (!o.json && i + 1 < argc)
-			putchar('\n');
-	}
-	pdfstamp_ctx_free(r.ctx);
-	cli_auth_clear(&r.auth);
-	return cli_finish_stdout(status);
+	rc = cli_each_file(&info_ops, &o, argc - optind, argv + optind, &c);
+	pdfstamp_info_clear(&c.in);
+	return rc;
 }

@@ -58,26 +58,42 @@ static void help(void)
 struct meta_args {
 	struct pdfstamp_meta_opts mo;
 	struct pdfstamp_meta_item *items;
+	struct pdfstamp_result res;   /* of the last file */
 };
 
-static int run_meta(pdfstamp_doc *doc, const struct pdfstamp_write_opts *wopts,
-                    struct pdfstamp_result *res, void *arg)
+static int call_meta(struct cli_file *f, void *arg)
 {
 	struct meta_args *m = arg;
 
-	return pdfstamp_meta(doc, &m->mo, wopts, res);
+	return pdfstamp_meta(f->doc, &m->mo, &f->wopts, &m->res);
 }
 
-static void say_meta(const char *file, const struct pdfstamp_result *res,
-                     void *arg)
+static int output_meta(const struct cli_file *f, void *arg)
 {
-	(void)arg;
-	fputs("updated the metadata of ", stdout);
-	cli_put_safe(stdout, file);
-	if (res->nobjects > 0)
-		printf(": Info object %" PRIu32, res->objects[0]);
-	printf(", %" PRId64 " bytes appended\n", res->bytes_appended);
+	const struct pdfstamp_result *res = &((const struct meta_args *)arg)->res;
+	struct cli_json j;
+
+	if (f->run->json) {
+		cli_file_json_begin(&j, f);
+		cli_json_update(&j, res);
+		cli_json_line_end(&j, f->name);
+	} else if (f->run->verbose) {
+		fputs("updated the metadata of ", stdout);
+		cli_put_safe(stdout, f->name);
+		if (res->nobjects > 0)
+			printf(": Info object %" PRIu32, res->objects[0]);
+		printf(", %" PRId64 " bytes appended\n", res->bytes_appended);
+	}
+	return CLI_EXIT_OK;
 }
+
+static const struct cli_ops meta_ops = {
+	.name = "meta",
+	.open = CLI_OPEN_UPDATE,
+	.flags = CLI_FLUSH_LINES,
+	.call = call_meta,
+	.output = output_meta
+};
 
 /* Checks and adds one item; VALUE NULL removes KEY. */
 static int add_item(struct meta_args *m, size_t cap, const char *opt,
@@ -111,15 +127,16 @@ int cmd_meta(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct pdfstamp_meta_opts init = PDFSTAMP_META_OPTS_INIT;
+	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;
 	struct meta_args m;
-	struct cli_write w;
+	struct cli_run w;
 	size_t cap = argc > 0 ? (size_t)argc : 1;
 	char *eq;
 	int opt, rc = 0;
 
 	memset(&w, 0, sizeof w);
-	w.cmd = "meta";
 	m.mo = init;
+	m.res = res_init;
 	m.items = calloc(cap, sizeof *m.items);
 	if (!m.items) {
 		cli_error(NULL, "out of memory");
@@ -163,7 +180,7 @@ int cmd_meta(int argc, char **argv)
 			rc = cli_bad_option("meta", opt, argv[optind - 1], optopt, opts);
 			break;
 		default:
-			rc = cli_write_option(&w, opt, optarg);
+			rc = cli_run_option(&w, opt, optarg);
 			if (rc < 0) {
 				cli_error(NULL, "internal error: option %d", opt);
 				rc = CLI_EXIT_IO;
@@ -177,9 +194,9 @@ int cmd_meta(int argc, char **argv)
 	}
 	if (rc == 0) {
 		m.mo.date = w.date;
-		rc = cli_write_run(&w, argc - optind, argv + optind, run_meta,
-		                   say_meta, &m);
+		rc = cli_each_file(&meta_ops, &w, argc - optind, argv + optind, &m);
 	}
+	pdfstamp_result_clear(&m.res);
 	free(m.items);
 	return rc;
 }

@@ -3,7 +3,8 @@
  *
  * DESIGN NOTES
  *
- *  1. Per file: pdfstamp_recover, which takes the writers' lock on FILE
+ *  1. Per file (the driver's loop, CLI_OPEN_NONE: nothing is opened for
+ *     it, no password asked for): pdfstamp_recover, which takes the writers' lock on FILE
  *     first and then checks FILE.pdfstamp-journal (owner, mode, device and
  *     inode, and the length and hash of the bytes the interrupted update
  *     appended; see pdfstamp.h).  The CLI adds no I/O of its own.
@@ -26,8 +27,8 @@
 
 #include "cli.h"
 
-enum {
-	OPT_JSON = CLI_OPT_CMD_BASE
+struct recover_cmd {
+	int recovered;   /* of the last file: PDFSTAMP_RECOVER_* */
 };
 
 static void help(void)
@@ -76,52 +77,56 @@ static const char *action_text(int recovered)
 	}
 }
 
-/* Processes one file; returns its exit status. */
-static int recover_file(pdfstamp_ctx *ctx, int json, const char *file)
+static int call_recover(struct cli_file *f, void *arg)
 {
-	struct cli_json j;
-	int recovered = PDFSTAMP_RECOVER_NONE, rc, status;
-	const char *msg;
+	struct recover_cmd *c = arg;
 
-	rc = pdfstamp_recover(ctx, file, &recovered);
-	if (rc != 0) {
-		status = cli_exit_status(rc);
-		msg = pdfstamp_ctx_errmsg(ctx);
-		if (!msg || !*msg)
-			msg = pdfstamp_strerror(rc);
-		cli_error(file, "%s", msg);
-		if (json)
-			cli_json_failure(file, status, msg);
-		return status;
-	}
-	if (json) {
-		cli_json_ok_begin(&j, file);
+	c->recovered = PDFSTAMP_RECOVER_NONE;
+	return pdfstamp_recover(f->ctx, f->name, &c->recovered);
+}
+
+static int output_recover(const struct cli_file *f, void *arg)
+{
+	const struct recover_cmd *c = arg;
+	struct cli_json j;
+
+	if (f->run->json) {
+		cli_file_json_begin(&j, f);
 		cli_json_key(&j, "action");
-		cli_json_str(&j, action_name(recovered));
-		cli_json_line_end(&j, file);
+		cli_json_str(&j, action_name(c->recovered));
+		cli_json_line_end(&j, f->name);
 	} else {
-		cli_put_safe(stdout, file);
-		printf(": %s\n", action_text(recovered));
+		cli_put_safe(stdout, f->name);
+		printf(": %s\n", action_text(c->recovered));
 	}
 	return CLI_EXIT_OK;
 }
 
+static const struct cli_ops recover_ops = {
+	.name = "recover",
+	.open = CLI_OPEN_NONE,
+	.flags = CLI_FLUSH_LINES,
+	.call = call_recover,
+	.output = output_recover
+};
+
 int cmd_recover(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, OPT_JSON },
+		{ "json", no_argument, NULL, CLI_OPT_W_JSON },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cli_warn_target warn = { NULL, 0 };
-	pdfstamp_ctx *ctx;
-	int opt, rc, i, json = 0, status = CLI_EXIT_OK;
+	struct recover_cmd c = { PDFSTAMP_RECOVER_NONE };
+	struct cli_run o;
+	int opt;
 
+	memset(&o, 0, sizeof o);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_JSON:
-			json = 1;
+		case CLI_OPT_W_JSON:
+			o.json = 1;
 			break;
 		case 'h':
 			help();
@@ -130,20 +135,5 @@ int cmd_recover(int argc, char **argv)
 			return cli_bad_option("recover", opt, argv[optind - 1], optopt, opts);
 		}
 	}
-	if (optind >= argc) {
-		cli_error(NULL, "no input file");
-		return cli_usage_hint("recover");
-	}
-	rc = pdfstamp_ctx_new(&ctx);
-	if (rc != 0)
-		return cli_lib_error(NULL, rc, NULL);
-	pdfstamp_ctx_set_warn(ctx, cli_warn_cb, &warn);
-	for (i = optind; i < argc; i++) {
-		warn.file = argv[i];
-		status = cli_worst(status, recover_file(ctx, json, argv[i]));
-		if (json)
-			fflush(stdout);
-	}
-	pdfstamp_ctx_free(ctx);
-	return cli_finish_stdout(status);
+	return cli_each_file(&recover_ops, &o, argc - optind, argv + optind, &c);
 }

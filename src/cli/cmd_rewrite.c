@@ -4,10 +4,12 @@
  *
  * DESIGN NOTES
  *
- *  1. Both commands are one table of options and one library call
- *     (pdfstamp_rotate or pdfstamp_encrypt); the output mode, the loop
- *     over files, the current password and the --json framing are
- *     write_common.c's, through the hooks of struct cli_write.
+ *  1. Both commands are one set of options and one library call
+ *     (pdfstamp_rotate or pdfstamp_encrypt) with its statistics; the
+ *     output mode, the loop over files, the current password and the
+ *     --json framing are the driver's (driver.c, struct cli_ops: rotate
+ *     authenticates, encrypt does not).  Their option tables share every
+ *     entry but the current password's three (REWRITE_LONGOPTS).
  *  2. Passwords.  rotate authenticates with the current password (the
  *     standard options; the library wants the owner password, or the user
  *     password when the owner password is empty).  The new user and owner
@@ -30,7 +32,7 @@
  *     it is cleared before any message is printed after the call.
  *  7. --json success line: {"file","ok","output","objects","streams",
  *     "strings","payload_bytes","crypto_seconds","decrypt_seconds","encrypt_seconds","seconds","bytes_written",
- *     "jobs"}; failure lines are write_common.c's.
+ *     "jobs"}; failure lines are the driver's.
  */
 #include "config.h"
 
@@ -57,7 +59,7 @@ enum {
 struct rewrite_cmd {
 	int encrypt;                 /* encrypt, else rotate */
 	const char *name;            /* "rotate" or "encrypt" */
-	struct cli_write w;
+	struct cli_run w;
 	struct cli_pw_src nu_src, no_src;
 	struct cli_pw nu, no;        /* the new user and owner passwords */
 	int quiet;
@@ -162,9 +164,10 @@ static void src_reads(const struct cli_pw_src *src, int *fd, const char **var)
 		*var = src->arg;
 }
 
-/* Note 3.  Returns 0 or CLI_EXIT_USAGE. */
-static int check_sources(const struct rewrite_cmd *c)
+/* Note 3 (cli_ops.check).  Returns 0 or CLI_EXIT_USAGE. */
+static int check_sources(void *arg)
 {
+	const struct rewrite_cmd *c = arg;
 	const struct cli_pw_src *s[3] = { &c->w.src, &c->nu_src, &c->no_src };
 	int i, k, fi, fk;
 	const char *vi, *vk;
@@ -196,7 +199,7 @@ static int check_sources(const struct rewrite_cmd *c)
 	return 0;
 }
 
-/* cli_write.prepare: reads the new passwords (after the current one was
+/* cli_ops.prepare: reads the new passwords (after the current one was
  * asked for, before the first file). */
 static int read_new_passwords(void *arg)
 {
@@ -219,19 +222,17 @@ static int read_new_passwords(void *arg)
 
 /* ---- the library call and its output ------------------------------------------- */
 
-static int run_rewrite(pdfstamp_doc *doc, const struct pdfstamp_write_opts *wopts,
-                       struct pdfstamp_result *res, void *arg)
+static int call_rewrite(struct cli_file *f, void *arg)
 {
 	struct rewrite_cmd *c = arg;
 	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
 	struct cli_progress bar;
 	int rc;
 
-	(void)res;
 	memset(&c->st, 0, sizeof c->st);
-	o.output = wopts->output;
-	o.flags = wopts->flags & (PDFSTAMP_WRITE_IN_PLACE | PDFSTAMP_WRITE_TO_FD);
-	o.output_fd = wopts->output_fd;
+	o.output = f->wopts.output;
+	o.flags = f->wopts.flags & (PDFSTAMP_WRITE_IN_PLACE | PDFSTAMP_WRITE_TO_FD);
+	o.output_fd = f->wopts.output_fd;
 	if (c->w.force)
 		o.flags |= PDFSTAMP_REWRITE_FORCE;
 	o.user_password = c->nu.buf;
@@ -245,53 +246,57 @@ static int run_rewrite(pdfstamp_doc *doc, const struct pdfstamp_write_opts *wopt
 	o.progress = cli_progress_cb;
 	o.progress_ud = &bar;
 	if (c->encrypt)
-		rc = pdfstamp_encrypt(doc, &o, &c->st);
+		rc = pdfstamp_encrypt(f->doc, &o, &c->st);
 	else
-		rc = pdfstamp_rotate(doc, &o, &c->st);
+		rc = pdfstamp_rotate(f->doc, &o, &c->st);
 	cli_progress_end(&bar);
 	return rc;
 }
 
-static void json_rewrite(struct cli_json *j, const struct pdfstamp_result *res,
-                         void *arg)
+static void json_rewrite(const struct cli_file *f, const struct pdfstamp_rewrite_stats *s)
 {
-	const struct rewrite_cmd *c = arg;
+	struct cli_json j;
 
-	(void)res;
-	cli_json_key(j, "objects");
-	cli_json_int(j, c->st.objects);
-	cli_json_key(j, "streams");
-	cli_json_int(j, c->st.streams);
-	cli_json_key(j, "strings");
-	cli_json_int(j, c->st.strings);
-	cli_json_key(j, "payload_bytes");
-	cli_json_int(j, c->st.payload_bytes);
-	cli_json_key(j, "crypto_seconds");
-	cli_json_double(j, c->st.crypto_seconds, 6);
-	cli_json_key(j, "decrypt_seconds");
-	cli_json_double(j, c->st.decrypt_seconds, 6);
-	cli_json_key(j, "encrypt_seconds");
-	cli_json_double(j, c->st.encrypt_seconds, 6);
-	cli_json_key(j, "seconds");
-	cli_json_double(j, c->st.seconds, 6);
-	cli_json_key(j, "bytes_written");
-	cli_json_int(j, c->st.bytes_written);
-	cli_json_key(j, "jobs");
-	cli_json_int(j, c->st.jobs);
+	cli_file_json_begin(&j, f);
+	cli_json_key(&j, "objects");
+	cli_json_int(&j, s->objects);
+	cli_json_key(&j, "streams");
+	cli_json_int(&j, s->streams);
+	cli_json_key(&j, "strings");
+	cli_json_int(&j, s->strings);
+	cli_json_key(&j, "payload_bytes");
+	cli_json_int(&j, s->payload_bytes);
+	cli_json_key(&j, "crypto_seconds");
+	cli_json_double(&j, s->crypto_seconds, 6);
+	cli_json_key(&j, "decrypt_seconds");
+	cli_json_double(&j, s->decrypt_seconds, 6);
+	cli_json_key(&j, "encrypt_seconds");
+	cli_json_double(&j, s->encrypt_seconds, 6);
+	cli_json_key(&j, "seconds");
+	cli_json_double(&j, s->seconds, 6);
+	cli_json_key(&j, "bytes_written");
+	cli_json_int(&j, s->bytes_written);
+	cli_json_key(&j, "jobs");
+	cli_json_int(&j, s->jobs);
+	cli_json_line_end(&j, f->name);
 }
 
-static void say_rewrite(const char *file, const struct pdfstamp_result *res,
-                        void *arg)
+static int output_rewrite(const struct cli_file *f, void *arg)
 {
 	const struct rewrite_cmd *c = arg;
 	const struct pdfstamp_rewrite_stats *s = &c->st;
 
-	(void)res;
+	if (f->run->json) {
+		json_rewrite(f, s);
+		return CLI_EXIT_OK;
+	}
+	if (!f->run->verbose)
+		return CLI_EXIT_OK;
 	fputs(c->encrypt ? "encrypted " : "rotated ", stdout);
-	cli_put_safe(stdout, file);
-	if (!c->w.in_place) {
+	cli_put_safe(stdout, f->name);
+	if (!f->run->in_place) {
 		fputs(" -> ", stdout);
-		cli_put_safe(stdout, c->w.output);
+		cli_put_safe(stdout, f->run->output);
 	}
 	printf(": %" PRId64 " objects, %" PRId64 " streams, %" PRId64 " strings; "
 	       "%.1f MB written in %.2f s",
@@ -302,7 +307,30 @@ static void say_rewrite(const char *file, const struct pdfstamp_result *res,
 		       (double)s->payload_bytes / 1e6 / s->encrypt_seconds, pdfstamp_aes_engine(),
 		       s->jobs, s->jobs == 1 ? "" : "s");
 	putchar('\n');
+	return CLI_EXIT_OK;
 }
+
+static const struct cli_ops rotate_ops = {
+	.name = "rotate",
+	.open = CLI_OPEN_UPDATE,
+	.flags = CLI_FLUSH_LINES,
+	.prompt = "Current password: ",
+	.ask_first = 1,
+	.check = check_sources,
+	.prepare = read_new_passwords,
+	.call = call_rewrite,
+	.output = output_rewrite
+};
+
+static const struct cli_ops encrypt_ops = {
+	.name = "encrypt",
+	.open = CLI_OPEN_PLAIN,  /* note 4 */
+	.flags = CLI_FLUSH_LINES,
+	.check = check_sources,
+	.prepare = read_new_passwords,
+	.call = call_rewrite,
+	.output = output_rewrite
+};
 
 /* ---- command line ------------------------------------------------------------------ */
 
@@ -328,40 +356,40 @@ static int parse_permissions(struct rewrite_cmd *c, const char *list)
 	return 0;
 }
 
+/* The options rotate and encrypt share, in the order of their tables
+ * (an ambiguous prefix lists its candidates in this order). */
+#define REWRITE_LONGOPTS \
+	{ "output", required_argument, NULL, 'o' }, \
+	{ "in-place", no_argument, NULL, 'i' }, \
+	{ "verbose", no_argument, NULL, 'v' }, \
+	{ "quiet", no_argument, NULL, 'q' }, \
+	{ "jobs", required_argument, NULL, 'j' }, \
+	{ "json", no_argument, NULL, CLI_OPT_W_JSON }, \
+	{ "force", no_argument, NULL, CLI_OPT_W_FORCE }, \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ "permissions", required_argument, NULL, OPT_PERMISSIONS }, \
+	{ "new-user-password-file", required_argument, NULL, OPT_NEW_USER_FILE }, \
+	{ "new-user-password-fd", required_argument, NULL, OPT_NEW_USER_FD }, \
+	{ "new-user-password-env", required_argument, NULL, OPT_NEW_USER_ENV }, \
+	{ "new-owner-password-file", required_argument, NULL, OPT_NEW_OWNER_FILE }, \
+	{ "new-owner-password-fd", required_argument, NULL, OPT_NEW_OWNER_FD }, \
+	{ "new-owner-password-env", required_argument, NULL, OPT_NEW_OWNER_ENV }
+
 static int run_cmd(struct rewrite_cmd *c, int argc, char **argv)
 {
 	static const struct option rotate_opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "in-place", no_argument, NULL, 'i' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "json", no_argument, NULL, CLI_OPT_W_JSON },
-		{ "force", no_argument, NULL, CLI_OPT_W_FORCE },
-		{ "help", no_argument, NULL, 'h' },
-		{ "permissions", required_argument, NULL, OPT_PERMISSIONS },
-		{ "new-user-password-file", required_argument, NULL, OPT_NEW_USER_FILE },
-		{ "new-user-password-fd", required_argument, NULL, OPT_NEW_USER_FD },
-		{ "new-user-password-env", required_argument, NULL, OPT_NEW_USER_ENV },
-		{ "new-owner-password-file", required_argument, NULL, OPT_NEW_OWNER_FILE },
-		{ "new-owner-password-fd", required_argument, NULL, OPT_NEW_OWNER_FD },
-		{ "new-owner-password-env", required_argument, NULL, OPT_NEW_OWNER_ENV },
-		CLI_PW_LONGOPTS,
+		REWRITE_LONGOPTS,
+		CLI_PW_LONGOPTS, /* the current password */
 		{ NULL, 0, NULL, 0 }
 	};
-	/* encrypt: the same without the current password (the last three). */
-	static const size_t nopts = sizeof rotate_opts / sizeof rotate_opts[0];
-	struct option encrypt_opts[sizeof rotate_opts / sizeof rotate_opts[0]];
-	const struct option *opts = rotate_opts;
+	static const struct option encrypt_opts[] = {
+		REWRITE_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct option *opts = c->encrypt ? encrypt_opts : rotate_opts;
 	int64_t jobs;
 	int opt, rc;
 
-	if (c->encrypt) {
-		memcpy(encrypt_opts, rotate_opts, sizeof encrypt_opts);
-		memset(&encrypt_opts[nopts - 4], 0, sizeof encrypt_opts[0]);
-		opts = encrypt_opts;
-	}
-	c->w.cmd = c->name;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":o:ivqj:h", opts, NULL)) != -1) {
 		rc = 0;
@@ -409,7 +437,7 @@ static int run_cmd(struct rewrite_cmd *c, int argc, char **argv)
 		case '?':
 			return cli_bad_option(c->name, opt, argv[optind - 1], optopt, opts);
 		default:
-			rc = cli_write_option(&c->w, opt, optarg);
+			rc = cli_run_option(&c->w, opt, optarg);
 			if (rc < 0) {
 				cli_error(NULL, "internal error: option %d", opt);
 				return CLI_EXIT_IO;
@@ -419,23 +447,8 @@ static int run_cmd(struct rewrite_cmd *c, int argc, char **argv)
 		if (rc != 0)
 			return rc;
 	}
-	/* The output mode and the operands are checked again, with the same
-	 * messages, by cli_write_run; checked here first so that a wrong
-	 * command line asks for no password. */
-	if ((c->w.output && c->w.in_place) || (!c->w.output && !c->w.in_place) ||
-	    argc - optind < 1 || (c->w.output && argc - optind != 1))
-		return cli_write_run(&c->w, argc - optind, argv + optind, run_rewrite,
-		                     say_rewrite, c);
-	rc = check_sources(c);
-	if (rc != 0)
-		return rc;
-	c->w.no_auth = c->encrypt;
-	c->w.pw_prompt = "Current password: ";
-	c->w.pw_ask_first = !c->encrypt;
-	c->w.prepare = read_new_passwords;
-	c->w.json_ok = json_rewrite;
-	return cli_write_run(&c->w, argc - optind, argv + optind, run_rewrite,
-	                     say_rewrite, c);
+	return cli_each_file(c->encrypt ? &encrypt_ops : &rotate_ops, &c->w,
+	                     argc - optind, argv + optind, c);
 }
 
 static int cmd_rewrite(int encrypt, int argc, char **argv)

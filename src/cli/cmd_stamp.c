@@ -5,9 +5,9 @@
  *
  * DESIGN NOTES
  *
- *  1. This file only turns options into a struct pdfstamp_stamp_opts; the
- *     output mode, files, passwords and output are write_common.c's, the
- *     PDF work is pdfstamp_stamp()'s.
+ *  1. This file only turns options into a struct pdfstamp_stamp_opts and
+ *     prints the result; the output mode, files, passwords and failures
+ *     are the driver's (driver.c), the PDF work is pdfstamp_stamp()'s.
  *  2. Every option value is checked here, before any file is opened, so a
  *     typo is a usage error (exit 2) for all files alike.  The library
  *     checks the same limits again (and the date, which only it parses);
@@ -231,34 +231,54 @@ static int utf8_arg(const char *opt, const char *s, const char **dst)
 	return 0;
 }
 
-static int run_stamp(pdfstamp_doc *doc, const struct pdfstamp_write_opts *wopts,
-                     struct pdfstamp_result *res, void *arg)
+struct stamp_cmd {
+	struct pdfstamp_stamp_opts so;
+	struct pdfstamp_result res;   /* of the last file */
+};
+
+static int call_stamp(struct cli_file *f, void *arg)
 {
-	return pdfstamp_stamp(doc, arg, wopts, res);
+	struct stamp_cmd *c = arg;
+
+	return pdfstamp_stamp(f->doc, &c->so, &f->wopts, &c->res);
 }
 
-static void say_stamp(const char *file, const struct pdfstamp_result *res,
-                      void *arg)
+static int output_stamp(const struct cli_file *f, void *arg)
 {
-	const struct pdfstamp_stamp_opts *o = arg;
-	int i, n = res->nobjects;
+	const struct stamp_cmd *c = arg;
+	const struct pdfstamp_result *res = &c->res;
+	struct cli_json j;
+	int i;
 
-	if (n > PDFSTAMP_MAX_RESULT_OBJECTS)
-		n = PDFSTAMP_MAX_RESULT_OBJECTS;
-	if (o->page == PDFSTAMP_PAGE_ALL)
+	if (f->run->json) {
+		cli_file_json_begin(&j, f);
+		cli_json_update(&j, res);
+		cli_json_line_end(&j, f->name);
+		return CLI_EXIT_OK;
+	}
+	if (!f->run->verbose)
+		return CLI_EXIT_OK;
+	if (c->so.page == PDFSTAMP_PAGE_ALL)
 		printf("stamped %d pages of ", res->nobjects);
-	else if (o->page == PDFSTAMP_PAGE_LAST)
+	else if (c->so.page == PDFSTAMP_PAGE_LAST)
 		fputs("stamped the last page of ", stdout);
 	else
-		printf("stamped page %" PRId64 " of ", o->page);
-	cli_put_safe(stdout, file);
-	printf(": annotation%s", n == 1 ? "" : "s");
-	for (i = 0; i < n; i++)
+		printf("stamped page %" PRId64 " of ", c->so.page);
+	cli_put_safe(stdout, f->name);
+	printf(": annotation%s", res->nobjects == 1 ? "" : "s");
+	for (i = 0; i < res->nobjects; i++)
 		printf("%s %" PRIu32 " 0 R", i ? "," : "", res->objects[i]);
-	if (res->nobjects > n)
-		fputs(", ...", stdout);
 	printf(", %" PRId64 " bytes appended\n", res->bytes_appended);
+	return CLI_EXIT_OK;
 }
+
+static const struct cli_ops stamp_ops = {
+	.name = "stamp",
+	.open = CLI_OPEN_UPDATE,
+	.flags = CLI_FLUSH_LINES,
+	.call = call_stamp,
+	.output = output_stamp
+};
 
 int cmd_stamp(int argc, char **argv)
 {
@@ -277,55 +297,59 @@ int cmd_stamp(int argc, char **argv)
 		CLI_WRITE_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct pdfstamp_stamp_opts so = PDFSTAMP_STAMP_OPTS_INIT;
-	struct cli_write w;
+	const struct pdfstamp_stamp_opts so_init = PDFSTAMP_STAMP_OPTS_INIT;
+	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;
+	struct stamp_cmd c;
+	struct pdfstamp_stamp_opts *so = &c.so;
+	struct cli_run w;
 	int opt, rc;
 
 	memset(&w, 0, sizeof w);
-	w.cmd = "stamp";
+	c.so = so_init;
+	c.res = res_init;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, CLI_WRITE_SHORTOPTS, opts, NULL)) != -1) {
 		rc = 0;
 		switch (opt) {
 		case OPT_PAGE:
-			rc = parse_page(optarg, &so.page);
+			rc = parse_page(optarg, &so->page);
 			break;
 		case OPT_TEXT:
-			rc = utf8_arg("--text", optarg, &so.text);
+			rc = utf8_arg("--text", optarg, &so->text);
 			if (rc == 0 && !*optarg)
 				rc = bad_value("--text", "the text is empty");
 			break;
 		case OPT_ICON:
-			rc = parse_icon(optarg, &so.icon);
+			rc = parse_icon(optarg, &so->icon);
 			break;
 		case OPT_RECT:
-			rc = parse_rect(optarg, so.rect);
-			so.has_rect = rc == 0;
+			rc = parse_rect(optarg, so->rect);
+			so->has_rect = rc == 0;
 			break;
 		case OPT_POSITION:
-			rc = parse_position(optarg, &so.position);
+			rc = parse_position(optarg, &so->position);
 			break;
 		case OPT_MARGIN:
-			if (cli_parse_double(optarg, &so.margin) != 0 ||
-			    !(so.margin >= 0 && so.margin <= CLI_MAX_COORD))
+			if (cli_parse_double(optarg, &so->margin) != 0 ||
+			    !(so->margin >= 0 && so->margin <= CLI_MAX_COORD))
 				rc = bad_value("--margin", "expected a number of points >= 0");
 			break;
 		case OPT_AUTHOR:
-			rc = utf8_arg("--author", optarg, &so.author);
+			rc = utf8_arg("--author", optarg, &so->author);
 			break;
 		case OPT_NOTE:
-			rc = utf8_arg("--note", optarg, &so.note);
+			rc = utf8_arg("--note", optarg, &so->note);
 			break;
 		case OPT_COLOR:
-			rc = parse_color(optarg, so.color);
+			rc = parse_color(optarg, so->color);
 			break;
 		case OPT_OPACITY:
-			if (cli_parse_double(optarg, &so.opacity) != 0 ||
-			    !(so.opacity > 0 && so.opacity <= 1))
+			if (cli_parse_double(optarg, &so->opacity) != 0 ||
+			    !(so->opacity > 0 && so->opacity <= 1))
 				rc = bad_value("--opacity", "expected a number with 0 < F <= 1");
 			break;
 		case OPT_FREETEXT:
-			so.freetext = 1;
+			so->freetext = 1;
 			break;
 		case 'h':
 			help();
@@ -334,7 +358,7 @@ int cmd_stamp(int argc, char **argv)
 		case '?':
 			return cli_bad_option("stamp", opt, argv[optind - 1], optopt, opts);
 		default:
-			rc = cli_write_option(&w, opt, optarg);
+			rc = cli_run_option(&w, opt, optarg);
 			if (rc < 0) {
 				cli_error(NULL, "internal error: option %d", opt);
 				return CLI_EXIT_IO;
@@ -344,7 +368,8 @@ int cmd_stamp(int argc, char **argv)
 		if (rc != 0)
 			return rc;
 	}
-	so.date = w.date;
-	return cli_write_run(&w, argc - optind, argv + optind, run_stamp,
-	                     say_stamp, &so);
+	so->date = w.date;
+	rc = cli_each_file(&stamp_ops, &w, argc - optind, argv + optind, &c);
+	pdfstamp_result_clear(&c.res);
+	return rc;
 }

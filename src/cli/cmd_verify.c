@@ -4,9 +4,9 @@
  *
  * DESIGN NOTES
  *
- *  1. Per file: pdfstamp_doc_open, authentication (struct cli_auth, as for
- *     info and stamp: the password is read once and reused), then
- *     pdfstamp_verify, which checks /Perms, that every cross-reference
+ *  1. Per file: pdfstamp_doc_open and authentication by the driver
+ *     (driver.c, CLI_OPEN_READ: the password is read once and reused),
+ *     then pdfstamp_verify, which checks /Perms, that every cross-reference
  *     entry points at its object, and decrypts every string and stream
  *     (padding included).  The file is only read.
  *  2. Authentication always passes PDFSTAMP_AUTH_FORCE: a /Perms mismatch
@@ -31,17 +31,9 @@
 
 #include "cli.h"
 
-enum {
-	OPT_JSON = CLI_OPT_CMD_BASE
-};
-
-struct verify_run {
-	int json;
+struct verify_cmd {
 	int quiet;
-	struct cli_pw_src src;
-	pdfstamp_ctx *ctx;
-	struct cli_warn_target warn;
-	struct cli_auth auth;
+	struct pdfstamp_verify_report rep;   /* of the last file */
 };
 
 static void help(void)
@@ -125,83 +117,63 @@ static void text_report(const char *file, const struct pdfstamp_verify_report *r
 	putchar('\n');
 }
 
-static int fail(struct verify_run *r, const char *file, int status, const char *msg)
+static int call_verify(struct cli_file *f, void *arg)
 {
-	if (!msg || !*msg)
-		msg = "failed";
-	cli_error(file, "%s", msg);
-	if (r->json)
-		cli_json_failure(file, status, msg);
-	return status;
-}
-
-static int verify_file(struct verify_run *r, const char *file)
-{
-	struct pdfstamp_verify_report rep;
+	struct verify_cmd *c = arg;
 	struct cli_progress bar;
-	pdfstamp_doc *doc = NULL;
-	const char *msg = NULL;
-	int rc, status;
+	int rc;
 
-	r->warn.file = file;
-	rc = pdfstamp_doc_open(r->ctx, &doc, file, 0);
-	if (rc != 0) {
-		status = fail(r, file, cli_exit_status(rc), pdfstamp_ctx_errmsg(r->ctx));
-		pdfstamp_doc_close(doc);
-		return status;
-	}
-	if (!pdfstamp_doc_is_encrypted(doc))
-		cli_auth_note_plain(&r->auth, file);
-	if (pdfstamp_doc_is_encrypted(doc)) {
-		status = cli_auth_doc(&r->auth, doc, &msg);
-		if (status != 0) {
-			status = fail(r, file, status, msg ? msg : pdfstamp_ctx_errmsg(r->ctx));
-			pdfstamp_doc_close(doc);
-			return status;
-		}
-	}
-	memset(&rep, 0, sizeof rep);
-	cli_progress_init(&bar, "verifying", r->quiet);
-	rc = pdfstamp_verify(doc, &rep, cli_progress_cb, &bar);
+	memset(&c->rep, 0, sizeof c->rep);
+	cli_progress_init(&bar, "verifying", c->quiet);
+	rc = pdfstamp_verify(f->doc, &c->rep, cli_progress_cb, &bar);
 	cli_progress_end(&bar);
-	if (rc != 0 && !(rc == PDFSTAMP_E_FORMAT && rep.faults > 0)) {
-		/* not a finding about the file's objects: the call failed */
-		status = fail(r, file, cli_exit_status(rc), pdfstamp_ctx_errmsg(r->ctx));
-		pdfstamp_doc_close(doc);
-		return status;
-	}
-	status = rep.faults ? CLI_EXIT_FORMAT : CLI_EXIT_OK;
-	if (rep.faults)
-		cli_error(file, "%s", pdfstamp_ctx_errmsg(r->ctx));
-	if (r->json)
-		json_report(file, &rep, pdfstamp_ctx_errmsg(r->ctx));
-	else
-		text_report(file, &rep);
-	pdfstamp_doc_close(doc);
-	return status;
+	/* Faults are findings about the file's objects (the output reports
+	 * them), not a failed call. */
+	return rc == PDFSTAMP_E_FORMAT && c->rep.faults > 0 ? 0 : rc;
 }
+
+static int output_verify(const struct cli_file *f, void *arg)
+{
+	const struct verify_cmd *c = arg;
+
+	if (c->rep.faults)
+		cli_error(f->name, "%s", pdfstamp_ctx_errmsg(f->ctx));
+	if (f->run->json)
+		json_report(f->name, &c->rep, pdfstamp_ctx_errmsg(f->ctx));
+	else
+		text_report(f->name, &c->rep);
+	return c->rep.faults ? CLI_EXIT_FORMAT : CLI_EXIT_OK;
+}
+
+static const struct cli_ops verify_ops = {
+	.name = "verify",
+	.open = CLI_OPEN_READ,
+	.flags = CLI_FLUSH_ALWAYS,
+	.call = call_verify,
+	.output = output_verify
+};
 
 int cmd_verify(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, OPT_JSON },
+		{ "json", no_argument, NULL, CLI_OPT_W_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_PW_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct verify_run r;
-	int opt, rc, i, status = CLI_EXIT_OK;
+	struct verify_cmd c;
+	struct cli_run o;
+	int opt, rc;
 
-	memset(&r, 0, sizeof r);
+	memset(&c, 0, sizeof c);
+	memset(&o, 0, sizeof o);
+	o.force = 1; /* note 2 */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
 		switch (opt) {
-		case OPT_JSON:
-			r.json = 1;
-			break;
 		case 'q':
-			r.quiet = 1;
+			c.quiet = 1;
 			break;
 		case 'h':
 			help();
@@ -210,7 +182,7 @@ int cmd_verify(int argc, char **argv)
 		case '?':
 			return cli_bad_option("verify", opt, argv[optind - 1], optopt, opts);
 		default:
-			rc = cli_pw_option(&r.src, opt, optarg);
+			rc = cli_run_option(&o, opt, optarg);
 			if (rc < 0) {
 				cli_error(NULL, "internal error: option %d", opt);
 				return CLI_EXIT_IO;
@@ -220,20 +192,5 @@ int cmd_verify(int argc, char **argv)
 			break;
 		}
 	}
-	if (optind >= argc) {
-		cli_error(NULL, "no input file");
-		return cli_usage_hint("verify");
-	}
-	rc = pdfstamp_ctx_new(&r.ctx);
-	if (rc != 0)
-		return cli_lib_error(NULL, rc, NULL);
-	pdfstamp_ctx_set_warn(r.ctx, cli_warn_cb, &r.warn);
-	cli_auth_init(&r.auth, &r.src, PDFSTAMP_AUTH_FORCE, NULL);
-	for (i = optind; i < argc; i++) {
-		status = cli_worst(status, verify_file(&r, argv[i]));
-		fflush(stdout);
-	}
-	cli_auth_clear(&r.auth);
-	pdfstamp_ctx_free(r.ctx);
-	return cli_finish_stdout(status);
+	return cli_each_file(&verify_ops, &o, argc - optind, argv + optind, &c);
 }

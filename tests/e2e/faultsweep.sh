@@ -23,6 +23,8 @@
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
+need_faults
+
 need python3
 need qpdf
 

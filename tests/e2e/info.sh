@@ -322,6 +322,8 @@ done
 if command -v mandoc >/dev/null 2>&1; then
 	run mandoc -T lint -W warning "$MAN"
 	check_status 0 "mandoc -T lint is clean"
+	run mandoc -T lint -W warning "$TOP_SRCDIR/man/libpdfstamp.3"
+	check_status 0 "mandoc -T lint is clean for libpdfstamp(3)"
 fi
 
 # ===========================================================================

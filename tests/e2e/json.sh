@@ -165,6 +165,30 @@ print(sum(isinstance(json.loads(l).get("error"), dict) for l in open(sys.argv[1]
 	"no line has an object as error (the old info shape)"
 
 # ---------------------------------------------------------------------------
+# Lists are whole (the library's result structs hold them with no fixed
+# cap since issue 12): 70 stamped pages list 70 objects, and 66 revisions
+# 66 cross-reference kinds (both stopped at 64 before).
+if command -v qpdf >/dev/null 2>&1; then
+	pages=()
+	for i in $(seq 35); do pages+=("$S/plain-2page.pdf"); done
+	qpdf --empty --pages "${pages[@]}" -- "$T/p70.pdf"
+	run "$PDFSTAMP" stamp --json --page all -o "$T/p70-out.pdf" "$T/p70.pdf"
+	check_status 0 "stamp --page all on 70 pages"
+	check_eq "$(jget "$T/out" 'len(d["objects"])')" 70 "stamp --json: all 70 annotations in objects"
+else
+	skip "qpdf is not installed: 70-page stamp"
+fi
+cp "$S/plain-2page.pdf" "$T/revs.pdf"
+for i in $(seq 65); do
+	"$PDFSTAMP" meta -i --set "Title=rev $i" "$T/revs.pdf" || break
+done
+run "$PDFSTAMP" info --json "$T/revs.pdf"
+check_eq "$(jget "$T/out" '[d["revisions"], len(d["xref_kinds"])]')" "[66, 66]" \
+	"info --json: one xref kind per revision beyond 64"
+run "$PDFSTAMP" info "$T/revs.pdf"
+check_no_grep ', \.\.\.)' "$T/out" "info: every revision's kind is listed"
+
+# ---------------------------------------------------------------------------
 # The README's recipe, as written there, over the lines of all commands.
 if command -v jq >/dev/null 2>&1; then
 	mkdir -p "$T/jq"

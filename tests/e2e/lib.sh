@@ -9,6 +9,10 @@
 #   run CMD...  runs CMD; stdout in $T/out, stderr in $T/err, status in $RC
 #   ok/fail/check_* assertions that count passes and failures
 #   need CMD    skip the whole script (exit 77) if CMD is missing
+#   have_faults true if the binary has the PDFSTAMP_FAULT hook (configure
+#               --enable-fault-injection; PDFSTAMP_TEST_FAULTS=1 from make)
+#   need_faults skip the whole script (exit 77) without it
+#   skip DESC   counts and prints a case left out (shown by finish)
 #   jget FILE EXPR   a value from a one-line JSON file, printed as JSON
 #   finish      prints "N passed, N failed" and exits 0 or 1
 # Each assertion prints one "ok - ..." or "FAIL - ..." line, so the .log
@@ -22,6 +26,7 @@ export LC_ALL=C
 
 T_PASS=0
 T_FAIL=0
+T_SKIP=0
 RC=0
 T=$(mktemp -d "${TMPDIR:-/tmp}/pdfstamp-e2e.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
@@ -47,6 +52,22 @@ need() {
 		echo "SKIP: $1 is not installed"
 		exit 77
 	fi
+}
+
+have_faults() {
+	[ "${PDFSTAMP_TEST_FAULTS:-0}" = 1 ]
+}
+
+need_faults() {
+	if ! have_faults; then
+		echo "SKIP: built without --enable-fault-injection (no PDFSTAMP_FAULT hook)"
+		exit 77
+	fi
+}
+
+skip() {
+	T_SKIP=$((T_SKIP + 1))
+	printf 'skip - %s\n' "$1"
 }
 
 # run CMD...: never fails itself; see $RC, $T/out, $T/err.
@@ -171,7 +192,11 @@ checker_feed() {
 
 # finish: the summary line and the exit status for the test driver.
 finish() {
-	printf '%d passed, %d failed\n' "$T_PASS" "$T_FAIL"
+	if [ "$T_SKIP" -ne 0 ]; then
+		printf '%d passed, %d failed, %d skipped\n' "$T_PASS" "$T_FAIL" "$T_SKIP"
+	else
+		printf '%d passed, %d failed\n' "$T_PASS" "$T_FAIL"
+	fi
 	if [ "$T_FAIL" -ne 0 ]; then
 		exit 1
 	fi

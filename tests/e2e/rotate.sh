@@ -570,6 +570,7 @@ rm -f "$T/x.pdf"
 
 F=$T/faults
 mkdir -p "$F"
+if have_faults; then
 for fault in fail:write fail:fsync fail:rename kill:after-write; do
 	cp "$D/qpdf-r6-table.pdf" "$F/t.pdf"
 	cp "$F/t.pdf" "$T/saved.pdf"
@@ -591,6 +592,9 @@ done
 cp "$D/qpdf-r6-table.pdf" "$F/t.pdf"
 run env PDFSTAMP_FAULT=fail:nothing "$PDFSTAMP" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$F/t.pdf"
 check_status 0 "rotate -i with an unused fault name"
+else
+	skip "rotate: injected write/fsync/rename failures and kills (needs --enable-fault-injection)"
+fi
 
 cp "$D/qpdf-r6-table.pdf" "$F/t.pdf"
 cp "$F/t.pdf" "$T/saved.pdf"

@@ -12,7 +12,7 @@
 #      all three passwords from --password-env, non-ASCII so that SASLprep
 #      changes them (U+FB01 -> "fi").  A ptrace helper (PTRACE_SEIZE with
 #      PTRACE_O_TRACEEXIT) interrupts the process once it has written
-#      20 MB - past the password intake, the authentication and ps_sec_make
+#      20 MB - past the password intake, the authentication and ps_kdf_make
 #      - and stops it again at exit, before its memory goes away.  While
 #      it runs: /proc/PID/environ (the initial environment block) and
 #      /proc/PID/cmdline hold none of the passwords; /proc/PID/limits says
@@ -493,6 +493,7 @@ K=$T/k
 mkdir -p "$K"
 cp "$W/in.pdf" "$K/in.pdf"
 cp "$W/in.pdf" "$K/inplace.pdf"
+if have_faults; then
 PDFSTAMP_FAULT=kill:after-write prun "$PDFSTAMP" rotate --password-file "$PWD_DIR/o" -q "${NEW[@]}" \
 	-o "$K/rotated.pdf" "$K/in.pdf"
 check_eq "$RC" 137 "rotate killed at after-write"
@@ -502,6 +503,9 @@ check_eq "$RC" 137 "meta -o killed before the rename"
 PDFSTAMP_FAULT=kill:after-write prun "$PDFSTAMP" stamp --password-file "$PWD_DIR/u" \
 	--text "$CANARY-killedstamp" -i "$K/inplace.pdf"
 check_eq "$RC" 137 "stamp --in-place killed after the write (torn append and journal left)"
+else
+	skip "kill -9 in the middle of rotate, meta and stamp (needs --enable-fault-injection)"
+fi
 
 # The scans.  Needles: the canary, every password, every file key (raw and
 # hex in both cases).

@@ -1,14 +1,18 @@
 /*
- * crypt.c - standard security handler R5/R6 and AESV3 object crypto.
+ * kdf.c - the standard security handler's password side: password
+ * preparation and the key derivation and checks of ISO 32000-2 7.6.4
+ * (Algorithms 2.A, 2.B, 8, 9, 10 and 13).  Pure functions of the handler
+ * parameters (ps_secparams) and a password or file key; the handler object
+ * that holds them is sec.c.  The legacy Algorithms 2-7 (RC4/MD5, R2-R4)
+ * belong here too.
  *
  * DESIGN NOTES
  *
- * References are to ISO 32000-2:2020 §7.6 ("Alg." = numbered algorithm);
- * see also shared/docs/spec-facts.md sections 1 and 2.5-2.6.
+ * References are to ISO 32000-2:2020 7.6.4 ("Alg." = numbered algorithm).
  *
- *  1. Passwords are prepared once per call (Alg. 2.A steps a-b): SASLprep
- *     (RFC 4013 through libidn's stringprep, i.e. the Unicode 3.2 tables),
- *     UTF-8, truncated to 127 bytes.  If SASLprep refuses the input
+ *  1. Passwords are prepared once per call (Alg. 2.A steps a-b, 7.6.4.3.3):
+ *     SASLprep (RFC 4013 through libidn's stringprep, i.e. the Unicode 3.2
+ *     tables), UTF-8, truncated to 127 bytes.  If SASLprep refuses the input
  *     (invalid UTF-8, prohibited or BiDi-violating characters, an embedded
  *     NUL) the raw bytes, truncated, are used instead.  Authentication also
  *     tries the raw bytes when they differ from the prepared form, which
@@ -21,23 +25,20 @@
  *     Alg. 2.B scratch, intermediate keys, AES schedules) is in a local
  *     that is wiped on every path.  libidn's own temporary UCS-4 copies
  *     are outside our control (they are freed, not wiped).
- *  4. AESV3 data is IV (16 bytes) || AES-256-CBC(PKCS#7-padded plaintext).
- *     The whole buffer goes to mbedtls_aes_crypt_cbc in one call (the IV
- *     is copied first because mbedTLS updates it in place).  Decryption is
- *     strict: the length must be 0 or 16 + a non-zero multiple of 16 and
- *     every pad byte must equal the pad length; on failure nothing is
- *     appended to OUT (the scratch region is wiped).
- *  5. No input to decrypt/encrypt may point into the destination ps_buf:
- *     reserving space may move it.
- *  6. Password scratch (issue 11): the Alg. 2.B buffers (K1 holds 64
- *     copies of the password), prepared passwords, intermediate keys and
- *     the unwrapped file key live in pages of their own (secret_alloc):
- *     locked in RAM so they never reach swap, left out of core dumps, and
- *     wiped before they are unmapped.  A failed mlock (RLIMIT_MEMLOCK) is
- *     not an error: the wipe still happens.  Own pages rather than malloc,
- *     because munlock works on whole pages and would unlock a neighbour's
- *     locked page (the CLI's password buffer).  Costs ~20 us per call,
- *     about 1% of one Alg. 2.B run.
+ *  4. The AES here (Alg. 2.B step c, the /UE /OE key wrap, the /Perms
+ *     block) is mbedTLS used directly, on a few blocks at a time; bulk
+ *     object data goes through the multi-lane engine (aesmb.c), which only
+ *     sec.c may use.  The file key leaves this module only in the caller's
+ *     buffer; the caller (sec.c) turns it into key schedules and wipes it.
+ *  5. Password scratch: the Alg. 2.B buffers (K1 holds 64 copies of the
+ *     password), prepared passwords, intermediate keys and the unwrapped
+ *     file key live in pages of their own (secret_alloc): locked in RAM so
+ *     they never reach swap, left out of core dumps, and wiped before they
+ *     are unmapped.  A failed mlock (RLIMIT_MEMLOCK) is not an error: the
+ *     wipe still happens.  Own pages rather than malloc, because munlock
+ *     works on whole pages and would unlock a neighbour's locked page (the
+ *     CLI's password buffer).  Costs ~20 us per call, about 1% of one
+ *     Alg. 2.B run.
  */
 #include "config.h"
 
@@ -49,6 +50,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <mbedtls/aes.h>
 #include <stringprep.h>
 
 #include "ps.h"
@@ -71,7 +73,7 @@ static int ct_diff(const uint8_t *a, const uint8_t *b, size_t n)
 	return d != 0;
 }
 
-/* ---- locked scratch for password material (design note 6) ---------------- */
+/* ---- locked scratch for password material (design note 5) ---------------- */
 
 /* N zeroed bytes in pages of their own, locked and excluded from core
  * dumps.  *maplen receives the mapped length for secret_free. */
@@ -234,7 +236,7 @@ inproc_quiet:
 	return rc == PDFSTAMP_E_NOMEM ? ps_err(ctx, rc, "out of memory preparing a password") : rc;
 }
 
-int ps_sec_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
+int ps_kdf_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
                             uint8_t out[128], size_t *outlen)
 {
 	uint8_t *tmp = NULL;
@@ -242,7 +244,7 @@ int ps_sec_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
 	int rc, ascii = 1;
 
 	if (!out || !outlen || (!pw && len))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_prepare_password: bad arguments");
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_kdf_prepare_password: bad arguments");
 	*outlen = 0;
 	if (len == 0)
 		return 0;
@@ -284,7 +286,7 @@ raw:
 
 /* ---- Algorithm 2.B (R6) and the R5 hash ----------------------------------- */
 
-/* The Alg. 2.B working set, in locked scratch (design note 6). */
+/* The Alg. 2.B working set, in locked scratch (design note 5). */
 struct r6_work {
 	uint8_t k1[R6_K1_MAX];
 	uint8_t k[64], iv[16];
@@ -408,34 +410,14 @@ int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
 	return rc;
 }
 
-/* AES-256-CBC with a zero IV and no padding over exactly two blocks: the
- * /UE and /OE key wrap (Alg. 2.A e-f reading, Alg. 8 c / 9 c writing). */
-static int wrap32(ps_ctx *ctx, int mode, const uint8_t kek[32],
-                  const uint8_t in[32], uint8_t out[32])
+/* AES-256 under KEY, MODE encrypt or decrypt: one ECB block (N 16: the
+ * /Perms block of Alg. 10 / Alg. 13), or CBC with a zero IV and no
+ * padding over two blocks (N 32: the /UE and /OE key wrap, Alg. 2.A e-f
+ * reading, Alg. 8 c / 9 c writing). */
+static int aes256(ps_ctx *ctx, int mode, const uint8_t key[32], const uint8_t *in, uint8_t *out, size_t n)
 {
 	mbedtls_aes_context aes;
 	uint8_t iv[16] = {0};
-	int rc;
-
-	mbedtls_aes_init(&aes);
-	if (mode == MBEDTLS_AES_ENCRYPT)
-		rc = mbedtls_aes_setkey_enc(&aes, kek, 256);
-	else
-		rc = mbedtls_aes_setkey_dec(&aes, kek, 256);
-	if (rc == 0)
-		rc = mbedtls_aes_crypt_cbc(&aes, mode, 32, iv, in, out);
-	mbedtls_aes_free(&aes);
-	ps_wipe(iv, sizeof iv);
-	if (rc != 0)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "key wrap failed inside mbedTLS");
-	return 0;
-}
-
-/* AES-256-ECB of one block under the file key (Alg. 10 / Alg. 13). */
-static int ecb16(ps_ctx *ctx, int mode, const uint8_t key[32],
-                 const uint8_t in[16], uint8_t out[16])
-{
-	mbedtls_aes_context aes;
 	int rc;
 
 	mbedtls_aes_init(&aes);
@@ -444,14 +426,17 @@ static int ecb16(ps_ctx *ctx, int mode, const uint8_t key[32],
 	else
 		rc = mbedtls_aes_setkey_dec(&aes, key, 256);
 	if (rc == 0)
-		rc = mbedtls_aes_crypt_ecb(&aes, mode, in, out);
+		rc = n == 16 ? mbedtls_aes_crypt_ecb(&aes, mode, in, out)
+		             : mbedtls_aes_crypt_cbc(&aes, mode, n, iv, in, out);
 	mbedtls_aes_free(&aes);
+	ps_wipe(iv, sizeof iv);
 	if (rc != 0)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "/Perms cipher failed inside mbedTLS");
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, n == 16 ? "/Perms cipher failed inside mbedTLS" :
+		              "key wrap failed inside mbedTLS");
 	return 0;
 }
 
-int ps_sec_read_perms(ps_ctx *ctx, const ps_secparams *sp, const uint8_t key[32],
+int ps_kdf_read_perms(ps_ctx *ctx, const ps_secparams *sp, const uint8_t key[32],
                       int64_t *p, int *state)
 {
 	uint8_t blk[16];
@@ -461,7 +446,7 @@ int ps_sec_read_perms(ps_ctx *ctx, const ps_secparams *sp, const uint8_t key[32]
 	*state = PS_PERMS_GARBLED;
 	*p = 0;
 	/* Alg. 13 step a: AES-256-ECB-decrypt /Perms under the file key. */
-	if ((rc = ecb16(ctx, MBEDTLS_AES_DECRYPT, key, sp->perms, blk)) < 0)
+	if ((rc = aes256(ctx, MBEDTLS_AES_DECRYPT, key, sp->perms, blk, 16)) < 0)
 		return rc;
 	/* step b: bytes 9-11 "adb", else the block is not a permissions block
 	 * (a wrong key, a tampered /Perms, or a writer's bug). */
@@ -486,7 +471,7 @@ static int perms_check(ps_ctx *ctx, const ps_secparams *sp, const uint8_t key[32
 	int st, rc;
 
 	*ok = 0;
-	if ((rc = ps_sec_read_perms(ctx, sp, key, &p, &st)) < 0)
+	if ((rc = ps_kdf_read_perms(ctx, sp, key, &p, &st)) < 0)
 		return rc;
 	*ok = st == PS_PERMS_OK;
 	return 0;
@@ -516,7 +501,7 @@ static int try_password(ps_ctx *ctx, struct r6_work *w, uint8_t *h, const ps_sec
 	/* Alg. 2.A e/f: intermediate key from the key salt, then unwrap. */
 	if ((rc = hash_r6(ctx, w, sp->r, pw, pwlen, hs + 40, u48, h)) < 0)
 		goto out;
-	if ((rc = wrap32(ctx, MBEDTLS_AES_DECRYPT, h, wrapped, key)) < 0)
+	if ((rc = aes256(ctx, MBEDTLS_AES_DECRYPT, h, wrapped, key, 32)) < 0)
 		goto out;
 	rc = 1;
 out:
@@ -524,21 +509,21 @@ out:
 	return rc;
 }
 
-int ps_sec_authenticate(ps_ctx *ctx, const ps_secparams *sp,
+int ps_kdf_authenticate(ps_ctx *ctx, const ps_secparams *sp,
                         const char *password, size_t len,
                         uint8_t key[32], int *is_owner, int *perms_ok)
 {
 	struct {
 		struct r6_work w;
 		uint8_t prep[128], raw[128], k[32], h[32];
-	} *sc;                          /* locked scratch (design note 6) */
+	} *sc;                          /* locked scratch (design note 5) */
 	size_t plen, rlen, i, maplen = 0;
 	const uint8_t *cand[2];
 	size_t clen[2];
 	int ncand = 0, owner, rc, found = 0, ok = 0;
 
 	if (!sp || !key || !is_owner || !perms_ok || (!password && len))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_authenticate: bad arguments");
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_kdf_authenticate: bad arguments");
 	*is_owner = 0;
 	*perms_ok = 0;
 	if (sp->r != 5 && sp->r != 6)
@@ -548,7 +533,7 @@ int ps_sec_authenticate(ps_ctx *ctx, const ps_secparams *sp,
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory for the password hash");
 
 	/* Candidates: the SASLprep'd form, then the raw bytes if different. */
-	if ((rc = ps_sec_prepare_password(ctx, password, len, 0, sc->prep, &plen)) < 0)
+	if ((rc = ps_kdf_prepare_password(ctx, password, len, 0, sc->prep, &plen)) < 0)
 		goto out;
 	take_raw(password, len, sc->raw, &rlen);
 	cand[ncand] = sc->prep;
@@ -591,7 +576,7 @@ out:
 
 /* Prepares a new password ("stored" SASLprep profile) into OUT and warns
  * when that changed it: a reader that skips SASLprep (qpdf, MuPDF, pdf.js
- * for R5; spec-facts 1.2) then accepts only the prepared form, not what the
+ * for R5) then accepts only the prepared form, not what the
  * user typed.  The password itself is never part of the message.  RAW is
  * 128 bytes of scratch. */
 static int prepare_new(ps_ctx *ctx, const char *which, const char *pw, size_t len,
@@ -600,7 +585,7 @@ static int prepare_new(ps_ctx *ctx, const char *which, const char *pw, size_t le
 	size_t rlen;
 	int rc;
 
-	if ((rc = ps_sec_prepare_password(ctx, pw, len, 1, out, outlen)) < 0)
+	if ((rc = ps_kdf_prepare_password(ctx, pw, len, 1, out, outlen)) < 0)
 		return rc;
 	take_raw(pw, len, raw, &rlen);
 	if (rlen != *outlen || ct_diff(raw, out, rlen))
@@ -610,21 +595,21 @@ static int prepare_new(ps_ctx *ctx, const char *which, const char *pw, size_t le
 	return 0;
 }
 
-int ps_sec_make(ps_ctx *ctx, ps_secparams *sp,
+int ps_kdf_make(ps_ctx *ctx, ps_secparams *sp,
                 const char *user_pw, size_t ulen,
                 const char *owner_pw, size_t olen, const uint8_t key[32])
 {
 	struct {
 		struct r6_work w;
 		uint8_t pu[128], po[128], raw[128], rnd[36], h[32], blk[16];
-	} *sc;                          /* locked scratch (design note 6) */
+	} *sc;                          /* locked scratch (design note 5) */
 	uint8_t u[48], ue[32], o[48], oe[32], perms[16];
 	size_t pulen = 0, polen = 0, maplen = 0;
 	uint64_t ext;
 	int i, rc;
 
 	if (!sp || !key || (!user_pw && ulen) || (!owner_pw && olen))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_make: bad arguments");
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_kdf_make: bad arguments");
 	if (sp->p < INT32_MIN || sp->p > (int64_t)UINT32_MAX)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "/P %lld does not fit in 32 bits",
 		              (long long)sp->p);
@@ -643,7 +628,7 @@ int ps_sec_make(ps_ctx *ctx, ps_secparams *sp,
 	memcpy(u + 32, sc->rnd, 16);
 	if ((rc = hash_r6(ctx, &sc->w, 6, sc->pu, pulen, u + 32, NULL, u)) < 0 ||
 	    (rc = hash_r6(ctx, &sc->w, 6, sc->pu, pulen, u + 40, NULL, sc->h)) < 0 ||
-	    (rc = wrap32(ctx, MBEDTLS_AES_ENCRYPT, sc->h, key, ue)) < 0)
+	    (rc = aes256(ctx, MBEDTLS_AES_ENCRYPT, sc->h, key, ue, 32)) < 0)
 		goto out;
 
 	/* Alg. 9 (7.6.4.4.8): the same with the owner password, the owner
@@ -651,7 +636,7 @@ int ps_sec_make(ps_ctx *ctx, ps_secparams *sp,
 	memcpy(o + 32, sc->rnd + 16, 16);
 	if ((rc = hash_r6(ctx, &sc->w, 6, sc->po, polen, o + 32, u, o)) < 0 ||
 	    (rc = hash_r6(ctx, &sc->w, 6, sc->po, polen, o + 40, u, sc->h)) < 0 ||
-	    (rc = wrap32(ctx, MBEDTLS_AES_ENCRYPT, sc->h, key, oe)) < 0)
+	    (rc = aes256(ctx, MBEDTLS_AES_ENCRYPT, sc->h, key, oe, 32)) < 0)
 		goto out;
 
 	/* Alg. 10 (7.6.4.4.9): P sign-extended to 64 bits, low byte first;
@@ -664,7 +649,7 @@ int ps_sec_make(ps_ctx *ctx, ps_secparams *sp,
 	sc->blk[10] = 'd';
 	sc->blk[11] = 'b';
 	memcpy(sc->blk + 12, sc->rnd + 32, 4);
-	if ((rc = ecb16(ctx, MBEDTLS_AES_ENCRYPT, key, sc->blk, perms)) < 0)
+	if ((rc = aes256(ctx, MBEDTLS_AES_ENCRYPT, key, sc->blk, perms, 16)) < 0)
 		goto out;
 
 	sp->v = 5;
@@ -681,149 +666,3 @@ out:
 	return rc;
 }
 
-/* ---- AESV3 per-object crypto (7.6.3.1, Table 25) -------------------------- */
-
-int ps_cipher_init(ps_ctx *ctx, ps_cipher *c, const uint8_t key[32])
-{
-	if (!c || !key)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_cipher_init: bad arguments");
-	c->ready = 0;
-	c->lent = NULL;
-	if (ps_aes_engine_init(&c->eng, key, -1) != 0) {
-		ps_cipher_free(c);
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot set the AES key");
-	}
-	c->ready = 1;
-	return 0;
-}
-
-int ps_cipher_borrow(ps_ctx *ctx, ps_cipher *c, const ps_cipher *src)
-{
-	if (!c || !src || !src->ready || c == src)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_cipher_borrow: bad arguments");
-	ps_cipher_free(c);
-	c->lent = src->lent ? src->lent : src;   /* never a chain of loans */
-	c->ready = 1;
-	return 0;
-}
-
-void ps_cipher_free(ps_cipher *c)
-{
-	if (!c)
-		return;
-	if (c->lent)
-		c->lent = NULL;              /* the lender wipes its own schedules */
-	else if (c->ready)
-		ps_aes_engine_free(&c->eng); /* wipes the round keys */
-	c->ready = 0;
-}
-
-int ps_aesv3_decrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_buf *out)
-{
-	uint8_t iv[16], *dst, pad, bad;
-	size_t m, i;
-
-	if (!c || !c->ready || !out || (!in && n))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_aesv3_decrypt: bad arguments");
-	if (n == 0)
-		return 0;
-	if (n < 32 || n % 16 != 0)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT,
-		              "AES data of %zu bytes is not an IV plus whole blocks", n);
-	m = n - 16;
-	if (ps_buf_reserve(out, m) < 0)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory decrypting %zu bytes", n);
-	dst = out->data + out->len;
-	memcpy(iv, in, 16);
-	ps_aes_cbc_decrypt(ps_cipher_eng(c), iv, in + 16, dst, m); /* pipelined (aesmb.c) */
-	ps_wipe(iv, sizeof iv);
-
-	/* PKCS#7: 1..16 bytes, each equal to the count.  Checked without a
-	 * data-dependent branch over the last block. */
-	pad = dst[m - 1];
-	bad = (uint8_t)((pad == 0) | (pad > 16));
-	for (i = 0; i < 16; i++) {
-		uint8_t in_pad = (uint8_t)(i < pad);
-		bad |= (uint8_t)(in_pad & (dst[m - 1 - i] != pad));
-	}
-	if (bad) {
-		ps_wipe(dst, m);
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data has invalid padding");
-	}
-	ps_wipe(dst + m - pad, pad);
-	out->len += m - pad;
-	return 0;
-}
-
-int ps_aesv3_prepare(ps_ctx *ctx, const uint8_t *in, size_t n, uint8_t *out, ps_aes_job *job)
-{
-	size_t full = n & ~(size_t)15, rem = n - full;
-	int rc;
-
-	if ((rc = ps_random_iv(ctx, out)) < 0)
-		return rc;
-	if (full && out + 16 != in)
-		memmove(out + 16, in, full);
-	if (rem)
-		memmove(out + 16 + full, in + full, rem);
-	memset(out + 16 + full + rem, (int)(16 - rem), 16 - rem); /* PKCS#7 */
-	memcpy(job->iv, out, 16);
-	job->in = job->out = out + 16;
-	job->len = full + 16;
-	return 0;
-}
-
-int ps_aesv3_encrypt(ps_ctx *ctx, ps_cipher *c, const uint8_t *in, size_t n, ps_buf *out)
-{
-	ps_aes_job job;
-	size_t total;
-	uint8_t *dst;
-	int rc;
-
-	if (!c || !c->ready || !out || (!in && n))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_aesv3_encrypt: bad arguments");
-	if (n > SIZE_MAX - 32)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "object too large to encrypt");
-	total = PS_AESV3_LEN(n);
-	if (ps_buf_reserve(out, total) < 0)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory encrypting %zu bytes", n);
-	dst = out->data + out->len;
-	if ((rc = ps_aesv3_prepare(ctx, in, n, dst, &job)) < 0)
-		return rc;
-	ps_aes_cbc_encrypt_batch(ps_cipher_eng(c), &job, 1);
-	ps_wipe(job.iv, sizeof job.iv);
-	out->len += total;
-	return 0;
-}
-
-int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, ps_cipher *old, uint8_t *buf, size_t n, ps_aes_job *job)
-{
-	uint8_t iv[16], pad, bad;
-	size_t m, i;
-	int rc;
-
-	if (n < 32 || n % 16 != 0)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data of %zu bytes is not an IV plus whole blocks", n);
-	m = n - 16;
-	memcpy(iv, buf, 16);
-	ps_aes_cbc_decrypt(ps_cipher_eng(old), iv, buf + 16, buf + 16, m); /* in place */
-	ps_wipe(iv, sizeof iv);
-	/* the same strict PKCS#7 check as ps_aesv3_decrypt */
-	pad = buf[n - 1];
-	bad = (uint8_t)((pad == 0) | (pad > 16));
-	for (i = 0; i < 16; i++)
-		bad |= (uint8_t)((uint8_t)(i < pad) & (buf[n - 1 - i] != pad));
-	if (bad) {
-		ps_wipe(buf + 16, m);
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data has invalid padding");
-	}
-	/* Same plaintext length, so the same pad: only the IV is new. */
-	if ((rc = ps_random_iv(ctx, buf)) < 0) {
-		ps_wipe(buf + 16, m);
-		return rc;
-	}
-	memcpy(job->iv, buf, 16);
-	job->in = job->out = buf + 16;
-	job->len = m;
-	return 0;
-}

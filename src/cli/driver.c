@@ -1,0 +1,479 @@
+/*
+ * driver.c - the one per-file driver of the pdfstamp commands:
+ * cli_each_file() and what it owns (the context and its warnings, the
+ * password of the files, the list of files, the output mode, --json
+ * failure lines, the worst exit status).
+ *
+ * DESIGN NOTES
+ *
+ *  1. A command parses its options, then calls cli_each_file() with a
+ *     struct cli_ops: how its files are opened (enum cli_open), its
+ *     library call and its output.  Everything between is here, once; a
+ *     command never loops over files, opens a context or prints a failure
+ *     line itself.  Its own result (a struct pdfstamp_info, a
+ *     pdfstamp_result, rewrite statistics, ...) lives in its own state
+ *     (ARG), filled by its call and printed by its output.
+ *  2. Everything about the command line is checked before the first file
+ *     is touched, so a usage error never leaves some files updated and
+ *     others not.  Writing commands (CLI_OPEN_UPDATE, CLI_OPEN_PLAIN) take
+ *     exactly one of -o OUT and --in-place; -o takes exactly one input;
+ *     several inputs (operands plus --files-from lines) need --in-place.
+ *     The order of the checks is part of the interface (the first failing
+ *     one is the message): -o with -i, neither, no input, the command's
+ *     own check (ops->check, only once those and the count of operands for
+ *     -o are right), -o - with --json/-v or a terminal, --files-from -
+ *     with a password read from stdin, reading --files-from, the count for
+ *     -o again.
+ *  3. In place, a document is opened with PDFSTAMP_OPEN_WRITE (an
+ *     exclusive, non-blocking lock held until it is closed); for -o it is
+ *     opened read-only and the library writes OUT through a temporary
+ *     file, fsync and rename.  Durability, the journal and the check of
+ *     the written revision are the library's; the CLI adds no I/O of its
+ *     own to the PDF files.  The document is closed (the lock released)
+ *     only after the call finished, and before the output is printed.
+ *  4. Files are independent: one file's failure is reported on stderr and,
+ *     with --json, as the failure line {"file","ok":false,"exit":N,
+ *     "error":"message"} (json.c), and the next file still goes ahead; the
+ *     exit status is the worst one (cli_worst).  The message is the one
+ *     the authentication gave, else the context's, else the library's
+ *     text for the code.
+ *  5. The password is read once, when the first encrypted file needs it,
+ *     and reused; without a password option the empty password is tried
+ *     first and, on a terminal, the user is asked once.  A failed intake
+ *     is not retried (stdin, for one, has been consumed).  Commands that
+ *     ask for more passwords (rotate) ask for this one first (ask_first).
+ *  6. --files-from and a password read from standard input cannot share
+ *     it: that is a usage error, not a race over who reads which line.
+ *  7. -o - writes the PDF to standard output: the library builds and
+ *     checks it in a temporary file that never has a name and then copies
+ *     it to descriptor 1 (PDFSTAMP_WRITE_TO_FD).  Nothing else may go
+ *     there, so --json and -v are usage errors with it, and so is a
+ *     terminal as stdout.
+ *  8. Lines on stdout reach a pipe (xargs, parallel, jq) one file at a
+ *     time where the command asks for it (CLI_FLUSH_*); stdout is flushed
+ *     and checked for a write error at the end (cli_finish_stdout).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* ---- the password of the files (note 5) ----------------------------------- */
+
+struct cli_auth {
+	const struct cli_pw_src *src;
+	unsigned flags;         /* PDFSTAMP_AUTH_* */
+	const char *prompt;
+	struct cli_pw pw;       /* mlock'ed where it is: do not copy the struct */
+	int asked;              /* pw holds the answer of a prompt */
+	int pw_failed;          /* exit status of a failed intake */
+};
+
+static void auth_init(struct cli_auth *a, const struct cli_pw_src *src,
+                      unsigned flags, const char *prompt)
+{
+	a->src = src;
+	a->flags = flags;
+	a->prompt = prompt;
+	a->asked = 0;
+	a->pw_failed = 0;
+	cli_pw_init(&a->pw);
+}
+
+/* Without a password option and with a terminal on stdin: asks now rather
+ * than after the empty password failed.  0 or an exit status. */
+static int auth_ask_now(struct cli_auth *a)
+{
+	int rc;
+
+	if (a->src->kind != CLI_PW_NONE || a->asked || a->pw_failed ||
+	    !isatty(STDIN_FILENO))
+		return 0;
+	rc = cli_pw_prompt(&a->pw, a->prompt);
+	if (rc != 0)
+		return a->pw_failed = rc;
+	a->asked = 1;
+	return 0;
+}
+
+/* Returns 0 or a PDFSTAMP_E_* code (ctx message set) or, when the password
+ * could not be obtained, 1 with *STATUS set. */
+static int auth_try(struct cli_auth *a, pdfstamp_doc *doc, int *status)
+{
+	int rc;
+
+	if (a->pw_failed) {
+		*status = a->pw_failed;
+		return 1;
+	}
+	if (a->src->kind != CLI_PW_NONE) {
+		if (!a->pw.have) {
+			rc = cli_pw_get(a->src, &a->pw, a->prompt);
+			if (rc != 0) {
+				*status = a->pw_failed = rc;
+				return 1;
+			}
+		}
+		return pdfstamp_doc_auth(doc, a->pw.buf, a->pw.len, a->flags);
+	}
+	if (!a->asked) {
+		rc = pdfstamp_doc_auth(doc, "", 0, a->flags);
+		if (rc != PDFSTAMP_E_PASSWORD || !isatty(STDIN_FILENO))
+			return rc;
+		rc = cli_pw_prompt(&a->pw, a->prompt);
+		if (rc != 0) {
+			*status = a->pw_failed = rc;
+			return 1;
+		}
+		a->asked = 1;
+		return pdfstamp_doc_auth(doc, a->pw.buf, a->pw.len, a->flags);
+	}
+	/* Later files: the answer, then the empty password (files with an
+	 * empty user password). */
+	rc = pdfstamp_doc_auth(doc, a->pw.buf, a->pw.len, a->flags);
+	if (rc == PDFSTAMP_E_PASSWORD && a->pw.len != 0)
+		rc = pdfstamp_doc_auth(doc, "", 0, a->flags);
+	return rc;
+}
+
+/* Authenticates DOC.  Returns 0, or an exit status with *MSG set to a
+ * message, or to NULL when the message is the context's. */
+static int auth_doc(struct cli_auth *a, pdfstamp_doc *doc, const char **msg)
+{
+	int status = 0, rc;
+
+	*msg = NULL;
+	rc = auth_try(a, doc, &status);
+	if (rc == 1) {
+		*msg = "no password available; not opened";
+		return status;
+	}
+	if (rc == PDFSTAMP_E_PASSWORD && a->src->kind == CLI_PW_NONE && !a->asked)
+		/* Only the empty password was tried: say how to give one. */
+		*msg = "the file needs a password; give --password-file, "
+		       "--password-fd or --password-env";
+	return cli_exit_status(rc);
+}
+
+/* ---- the list of files ------------------------------------------------------- */
+
+struct file_list {
+	char **v;
+	size_t n, cap;
+};
+
+static int list_add(struct file_list *l, const char *s, size_t len)
+{
+	char *copy;
+
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 16;
+		char **nv;
+
+		if (ncap > SIZE_MAX / sizeof *nv || ncap < l->cap)
+			return -1;
+		nv = realloc(l->v, ncap * sizeof *nv);
+		if (!nv)
+			return -1;
+		l->v = nv;
+		l->cap = ncap;
+	}
+	copy = malloc(len + 1);
+	if (!copy)
+		return -1;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	l->v[l->n++] = copy;
+	return 0;
+}
+
+static void list_free(struct file_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof *l);
+}
+
+/* Reads --files-from NAME: one path per line, the LF removed (nothing
+ * else: a path may end in a space or a CR), empty lines skipped.  Returns
+ * 0 or an exit status (message printed). */
+static int read_files_from(const char *name, struct file_list *l)
+{
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	uintmax_t lineno = 0;
+	int rc = 0, is_stdin = strcmp(name, "-") == 0;
+
+	f = is_stdin ? stdin : fopen(name, "r");
+	if (!f) {
+		cli_error(name, "cannot open the --files-from list: %s", strerror(errno));
+		return CLI_EXIT_IO;
+	}
+	errno = 0;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		if (len > 0 && line[len - 1] == '\n')
+			len--;
+		if (len == 0)
+			continue;
+		if (memchr(line, '\0', (size_t)len)) {
+			cli_error(is_stdin ? "standard input" : name,
+			          "--files-from: line %ju contains a NUL byte", lineno);
+			rc = CLI_EXIT_USAGE;
+			break;
+		}
+		if (list_add(l, line, (size_t)len) != 0) {
+			cli_error(NULL, "out of memory");
+			rc = CLI_EXIT_IO;
+			break;
+		}
+		errno = 0;
+	}
+	if (rc == 0 && ferror(f)) {
+		cli_error(is_stdin ? "standard input" : name,
+		          "cannot read the --files-from list: %s",
+		          strerror(errno ? errno : EIO));
+		rc = CLI_EXIT_IO;
+	}
+	free(line);
+	if (!is_stdin)
+		fclose(f);
+	return rc;
+}
+
+/* 1 if the password source reads standard input. */
+static int pw_uses_stdin(const struct cli_pw_src *src)
+{
+	return (src->kind == CLI_PW_FILE && strcmp(src->arg, "-") == 0) ||
+	       (src->kind == CLI_PW_FD && src->fd == STDIN_FILENO);
+}
+
+/* ---- the command line (note 2) ------------------------------------------------ */
+
+static int writes(const struct cli_ops *ops)
+{
+	return ops->open == CLI_OPEN_UPDATE || ops->open == CLI_OPEN_PLAIN;
+}
+
+/* Checks the command line and fills FILES.  Returns 0 or an exit status
+ * (message printed); *EMPTY is set when --files-from listed nothing. */
+static int make_list(const struct cli_ops *ops, const struct cli_run *run,
+                     int nops, char **operands, struct file_list *files,
+                     void *arg)
+{
+	int i, rc;
+
+	if (writes(ops) && run->output && run->in_place) {
+		cli_error(NULL, "-o and --in-place exclude each other");
+		return cli_usage_hint(ops->name);
+	}
+	if (writes(ops) && !run->output && !run->in_place) {
+		cli_error(NULL, "give -o OUT (one file) or --in-place");
+		return cli_usage_hint(ops->name);
+	}
+	if (nops <= 0 && !run->files_from) {
+		cli_error(NULL, "no input file");
+		return cli_usage_hint(ops->name);
+	}
+	if (ops->check && !(run->output && !run->files_from && nops != 1) &&
+	    (rc = ops->check(arg)) != 0)
+		return rc;
+	if (writes(ops) && run->output && strcmp(run->output, "-") == 0) {
+		/* Note 7: the PDF is all that goes to standard output. */
+		if (run->json || run->verbose) {
+			cli_error(NULL, "-o - writes the PDF to standard output, so %s "
+			          "cannot print there too", run->json ? "--json" : "-v");
+			return cli_usage_hint(ops->name);
+		}
+		if (isatty(STDOUT_FILENO)) {
+			cli_error(NULL, "-o - would write the PDF to the terminal; redirect "
+			          "standard output to a file or a pipe, or give -o FILE");
+			return cli_usage_hint(ops->name);
+		}
+	}
+	if (run->files_from && strcmp(run->files_from, "-") == 0 &&
+	    pw_uses_stdin(&run->src)) {
+		cli_error(NULL, "--files-from - and %s both read standard input",
+		          run->src.optname);
+		return cli_usage_hint(ops->name);
+	}
+	for (i = 0; i < nops; i++) {
+		if (list_add(files, operands[i], strlen(operands[i])) != 0) {
+			cli_error(NULL, "out of memory");
+			return CLI_EXIT_IO;
+		}
+	}
+	if (run->files_from && (rc = read_files_from(run->files_from, files)) != 0)
+		return rc;
+	if (writes(ops) && run->output && files->n != 1) {
+		cli_error(NULL, "-o needs exactly one input file (%zu given); "
+		          "use --in-place for several", files->n);
+		return cli_usage_hint(ops->name);
+	}
+	return 0;
+}
+
+/* ---- one file ------------------------------------------------------------------ */
+
+struct driver {
+	const struct cli_ops *ops;
+	const struct cli_run *run;
+	void *arg;
+	pdfstamp_ctx *ctx;
+	struct cli_warn_target warn;
+	struct cli_auth auth;
+};
+
+/* Reports a failure of FILE (note 4) and returns STATUS. */
+static int fail(const struct driver *d, const char *file, int status,
+                const char *msg, int rc)
+{
+	if (!msg || !*msg)
+		msg = pdfstamp_ctx_errmsg(d->ctx);
+	if (!msg || !*msg)
+		msg = rc < 0 ? pdfstamp_strerror(rc) : "cannot authenticate";
+	cli_error(file, "%s", msg);
+	if (d->run->json)
+		cli_json_failure(file, status, msg);
+	return status;
+}
+
+/* Opens and authenticates F per ops->open.  0, or the failure reported and
+ * its exit status returned. */
+static int open_file(struct driver *d, struct cli_file *f)
+{
+	const struct cli_run *run = d->run;
+	const char *msg = NULL;
+	int rc, status = 0, encrypted;
+
+	rc = pdfstamp_doc_open(d->ctx, &f->doc, f->name,
+	                       writes(d->ops) && run->in_place ? PDFSTAMP_OPEN_WRITE : 0);
+	if (rc != 0)
+		return fail(d, f->name, cli_exit_status(rc), NULL, rc);
+	encrypted = pdfstamp_doc_is_encrypted(f->doc);
+	if (d->ops->open == CLI_OPEN_READ && !encrypted && run->src.kind != CLI_PW_NONE)
+		cli_warning(f->name, "a password was given, but the file is not encrypted "
+		            "(anything added to it is in clear)");
+	if ((d->ops->open == CLI_OPEN_READ && encrypted) ||
+	    (d->ops->open == CLI_OPEN_UPDATE && (encrypted || run->src.kind != CLI_PW_NONE)))
+		status = auth_doc(&d->auth, f->doc, &msg);
+	if (status != 0)
+		return fail(d, f->name, status, msg, 0);
+	return 0;
+}
+
+/* Sets F's output mode (writing commands). */
+static void output_mode(const struct cli_run *run, struct cli_file *f)
+{
+	struct pdfstamp_write_opts init = PDFSTAMP_WRITE_OPTS_INIT;
+
+	f->wopts = init;
+	if (run->in_place) {
+		f->wopts.flags |= PDFSTAMP_WRITE_IN_PLACE;
+		f->output = f->name;
+	} else if (strcmp(run->output, "-") == 0) {
+		f->wopts.flags |= PDFSTAMP_WRITE_TO_FD;
+		f->wopts.output_fd = STDOUT_FILENO;
+		f->output = run->output;
+	} else {
+		f->wopts.output = run->output;
+		f->output = run->output;
+	}
+	if (run->allow_trailing)
+		f->wopts.flags |= PDFSTAMP_WRITE_ALLOW_TRAILING;
+	if (run->allow_identity)
+		f->wopts.flags |= PDFSTAMP_WRITE_ALLOW_IDENTITY;
+}
+
+/* Processes one file; returns its exit status. */
+static int each(struct driver *d, const char *file)
+{
+	struct cli_file f;
+	int rc, status;
+
+	memset(&f, 0, sizeof f);
+	f.name = file;
+	f.run = d->run;
+	f.ctx = d->ctx;
+	d->warn.file = file;
+	if (writes(d->ops))
+		output_mode(d->run, &f);
+	if (d->ops->open != CLI_OPEN_NONE && (status = open_file(d, &f)) != 0) {
+		pdfstamp_doc_close(f.doc);
+		return status;
+	}
+	rc = d->ops->call(&f, d->arg);
+	/* Closing releases the lock only after the library has finished
+	 * (journal removed, or rolled back). */
+	pdfstamp_doc_close(f.doc);
+	f.doc = NULL;
+	if (rc != 0)
+		return fail(d, file, cli_exit_status(rc), NULL, rc);
+	return d->ops->output(&f, d->arg);
+}
+
+int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
+                  char **operands, void *arg)
+{
+	struct file_list files;
+	struct driver d;
+	int rc, status = CLI_EXIT_OK;
+	size_t k;
+
+	memset(&files, 0, sizeof files);
+	rc = make_list(ops, run, nops, operands, &files, arg);
+	if (rc != 0 || files.n == 0) {
+		/* an empty --files-from list: nothing to do */
+		list_free(&files);
+		return rc;
+	}
+	memset(&d, 0, sizeof d);
+	d.ops = ops;
+	d.run = run;
+	d.arg = arg;
+	auth_init(&d.auth, &run->src, run->force ? PDFSTAMP_AUTH_FORCE : 0, ops->prompt);
+	if (ops->ask_first)
+		rc = auth_ask_now(&d.auth);
+	if (rc == 0 && ops->prepare)
+		rc = ops->prepare(arg);
+	if (rc == 0 && (rc = pdfstamp_ctx_new(&d.ctx)) != 0)
+		rc = cli_lib_error(NULL, rc, NULL);
+	if (rc != 0) {
+		cli_pw_clear(&d.auth.pw);
+		list_free(&files);
+		return rc;
+	}
+	pdfstamp_ctx_set_warn(d.ctx, cli_warn_cb, &d.warn);
+	for (k = 0; k < files.n; k++) {
+		status = cli_worst(status, each(&d, files.v[k]));
+		if ((ops->flags & CLI_BLANK_BETWEEN) && !run->json && k + 1 < files.n)
+			putchar('\n');
+		if ((ops->flags & CLI_FLUSH_ALWAYS) ||
+		    ((ops->flags & CLI_FLUSH_LINES) && (run->json || run->verbose)))
+			fflush(stdout);
+	}
+	pdfstamp_ctx_free(d.ctx);
+	cli_pw_clear(&d.auth.pw);
+	list_free(&files);
+	return cli_finish_stdout(status);
+}
+
+void cli_file_json_begin(struct cli_json *j, const struct cli_file *f)
+{
+	cli_json_ok_begin(j, f->name);
+	if (f->output) {
+		cli_json_key(j, "output");
+		cli_json_str(j, f->output);
+	}
+}

@@ -1,0 +1,79 @@
+/*
+ * info.c - the facts `pdfstamp info` reports about a document
+ * (pdfstamp_doc_info) and the release of what a report holds.
+ *
+ * DESIGN NOTES
+ *
+ *  1. Place: above doc.c (the cross-reference chain, the security state,
+ *     lookups, the catalog and page tree: ps_doc_catalog, ps_doc_pages) and
+ *     policy.c (the signatures and DocMDP levels: ps_doc_signatures).  It is
+ *     not part of doc.c because the signatures are policy, and policy.c
+ *     sits above doc.c: the report is the one reader of both.
+ *  2. Of an encrypted document that is not authenticated only what needs
+ *     no object is reported (the chain, /Encrypt, sizes): no object is read
+ *     without the key, so bytes_read shows that the payload was not touched.
+ *  3. The page count is the page tree root's /Count (ISO 32000-2 7.7.3.2);
+ *     the tree itself is not walked.
+ *  4. The lists (xref_kinds, sigs) are owned by INFO: allocated here,
+ *     released by pdfstamp_info_clear, which a filling call runs first.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps.h"
+#include "policy.h"
+
+void pdfstamp_info_clear(struct pdfstamp_info *info)
+{
+	unsigned version;
+
+	if (!info)
+		return;
+	version = info->version;
+	free(info->xref_kinds);
+	free(info->sigs);
+	memset(info, 0, sizeof *info);
+	info->version = version;
+}
+
+int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
+{
+	ps_obj *root = NULL, *pages = NULL;
+	uint32_t i;
+	int rc;
+
+	if (!info || info->version != PDFSTAMP_INFO_VERSION)
+		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "pdfstamp_info of an unknown version (use PDFSTAMP_INFO_INIT)");
+	pdfstamp_info_clear(info);
+	info->file_size = doc->size;
+	info->encrypted = doc->encrypted;
+	if (doc->encrypted) {
+		ps_sec_describe(doc->sec, info);
+		info->authenticated_as = doc->authenticated;
+		info->p = doc->perms;
+	}
+	info->revisions = doc->nsections;
+	info->xref_kinds = calloc((size_t)doc->nsections, sizeof *info->xref_kinds);
+	if (!info->xref_kinds)
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; i < (uint32_t)doc->nsections; i++)
+		info->xref_kinds[i] = doc->sections[i].kind;
+	info->last_is_stream = doc->sections[0].kind == PDFSTAMP_XREF_STREAM;
+	info->objects = doc->xref_used;
+	info->size = doc->size_key;
+	info->has_trailing_bytes = doc->trailing > 0;
+	info->trailing_bytes = doc->trailing;
+	if (doc->encrypted && !doc->authenticated)
+		goto done;
+	if ((rc = ps_doc_catalog(doc, PS_CATALOG_DICT, &root, NULL)) < 0 ||
+	    (rc = ps_doc_pages(doc, &pages, NULL, &info->pages)) < 0)
+		return rc;
+	if ((rc = ps_doc_signatures(doc, info)) < 0)
+		return rc;
+done:
+	info->bytes_read = doc->bytes_read;
+	return 0;
+}

@@ -1,0 +1,18 @@
+/* input.h - internal: reading a document's input file (conventions: ps.h). */
+#ifndef PS_INPUT_H
+#define PS_INPUT_H
+
+#include "ps.h"
+
+/* ---- input.c: the input file of a document ------------------------------------- */
+
+/* Reads up to LEN bytes at OFF into OUT (replacing its contents); fewer
+ * only at end of file.  Counts bytes_read (distinct bytes, see
+ * struct pdfstamp_doc). */
+int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out);
+/* Parses the indirect object at OFF without decrypting (used for xref
+ * streams and by lookup).  Owned result.  EXPECT_NUM 0 accepts any object
+ * number; NUM_OUT (may be NULL) receives the number found. */
+int ps_doc_parse_at(ps_doc *doc, int64_t off, uint32_t expect_num, ps_obj **out, uint32_t *num_out);
+
+#endif

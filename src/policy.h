@@ -1,0 +1,50 @@
+/* policy.h - internal: permissions and signature policy (conventions: ps.h; design: policy.c). */
+#ifndef PS_POLICY_H
+#define PS_POLICY_H
+
+#include "ps.h"
+#include "doc.h"
+
+/* ---- policy.c: what a document lets us do ----------------------------------- */
+
+/* The permission bits of /P that have names (ISO 32000-2 Table 22),
+ * numbered from 1 as the table numbers them. */
+#define PS_PERM_PRINT 3
+#define PS_PERM_MODIFY 4
+#define PS_PERM_COPY 5
+#define PS_PERM_ANNOTATE 6
+#define PS_PERM_FILL_FORMS 9
+#define PS_PERM_EXTRACT 10
+#define PS_PERM_ASSEMBLE 11
+#define PS_PERM_PRINT_HIGH 12
+
+/* Does DOC grant permission BIT (1..32)?  1 for a plaintext document and
+ * for one opened with the owner password, else bit BIT of the effective
+ * permissions (pdfstamp_doc_auth); 0 for an encrypted document that is not
+ * authenticated.  The only reader of doc->perms but pdfstamp_doc_info. */
+int ps_doc_permits(const ps_doc *doc, int bit);
+/* The /P a full rewrite keeps when no new permissions are asked for: the
+ * effective permissions of an encrypted input, every permission (-4) for a
+ * plaintext one. */
+int64_t ps_doc_kept_p(const ps_doc *doc);
+
+/* Appends the signatures found through /AcroForm to info->sigs and sets
+ * info->docmdp and info->sigs_incomplete (design note 2). */
+int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info);
+
+/* What an incremental update is about to add (ps_policy_check). */
+enum ps_update_kind {
+	PS_UPDATE_METADATA = 0,       /* meta: /Info and the XMP packet: P bit 4 */
+	PS_UPDATE_ANNOTATION = 1      /* stamp: an annotation: P bit 6 */
+};
+/* The pre-flight of stamp and meta: refuses an update that the
+ * permissions (P bit 6 for annotations, bit 4 otherwise, unless owner) or a
+ * DocMDP certification forbid, or whose signature policy cannot be known;
+ * warns where signatures will be reported as modified (design note 3). */
+int ps_policy_check(ps_doc *doc, enum ps_update_kind kind);
+/* The pre-flight of a full rewrite (rotate, encrypt): refuses a signed or
+ * AppendOnly document unless FLAGS has PDFSTAMP_REWRITE_FORCE, and then
+ * warns that the signatures will no longer validate (design note 4). */
+int ps_policy_rewrite(ps_doc *doc, unsigned flags);
+
+#endif

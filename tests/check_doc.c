@@ -1,0 +1,387 @@
+/*
+ * check_doc.c - opening a document and looking objects up (doc.c, with
+ * xref.c and input.c underneath), on files written byte by byte in the
+ * test (pdfgen.c): a classic table with generation numbers, an xref stream
+ * with an object stream, a two-revision file with a deleted object; lazy
+ * lookup, resolve, object-stream members, the distinct-byte accounting of
+ * bytes_read, and damaged offsets (PDFSTAMP_E_FORMAT).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ps.h"
+#include "pdfgen.h"
+
+static const char *dir;
+static ps_ctx *ctx;
+static ps_doc *doc;
+
+static void setup(void)
+{
+	dir = pg_tmpdir("check_doc");
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	doc = NULL;
+}
+
+static void teardown(void)
+{
+	pdfstamp_doc_close(doc);
+	pdfstamp_ctx_free(ctx);
+	pg_rmdir(dir);
+}
+
+/* Catalog 1, pages 2, page 3 (generation 2), a string 4 (generation 7). */
+static int64_t classic(pg *p, int damage)
+{
+	pg_ent e[5];
+
+	pg_start(p);
+	pg_obj(p, 1, 0, "<</Type/Catalog/Pages 2 0 R>>");
+	pg_obj(p, 2, 0, "<</Type/Pages/Kids[3 2 R]/Count 1>>");
+	pg_obj(p, 3, 2, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Note 4 7 R>>");
+	pg_obj(p, 4, 7, "(four)");
+	e[0] = (pg_ent){0, 0, 0, 65535};
+	e[1] = pg_used(p, 1);
+	e[2] = pg_used(p, 2);
+	e[3] = pg_used(p, 3);
+	e[4] = pg_used(p, 4);
+	if (damage == 1)
+		e[3].f2 += 5; /* into the middle of object 3 */
+	if (damage == 2)
+		e[3].f2 = (uint64_t)p->off[2]; /* at object 2 */
+	if (damage == 3)
+		e[3].f2 = 999999; /* past the end */
+	return pg_table(p, e, 5, "<</Size 5/Root 1 0 R>>");
+}
+
+static int open_file(const char *path)
+{
+	return ps_doc_open(ctx, &doc, path, 0);
+}
+
+START_TEST(classic_lookup_resolve_generations)
+{
+	pg p;
+	ps_obj *o, *pages, *kids, *r;
+
+	classic(&p, 0);
+	ck_assert_int_eq(open_file(pg_save(&p, dir, "classic.pdf")), 0);
+	ck_assert_int_eq(doc->nsections, 1);
+	ck_assert_int_eq(doc->sections[0].kind, PDFSTAMP_XREF_TABLE);
+	ck_assert_int_eq(doc->size_key, 5);
+	ck_assert_uint_eq(doc->xref_max, 4);
+	ck_assert_int_eq(ps_xref_type(doc, 0), 0);
+	ck_assert_int_eq(ps_xref_type(doc, 3), 1);
+	ck_assert_uint_eq(ps_doc_gen(doc, 3), 2);
+	ck_assert_uint_eq(ps_doc_gen(doc, 4), 7);
+	ck_assert_uint_eq(ps_doc_gen(doc, 1), 0);
+	ck_assert_uint_eq(ps_xref_next(doc, 0), 1);
+	ck_assert_uint_eq(ps_xref_next(doc, 4), 0);
+
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Catalog"));
+	/* lookups are cached: the same pointer again */
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &r), 0);
+	ck_assert_ptr_eq(r, o);
+	ck_assert_int_eq(ps_doc_resolve(doc, ps_dict_get(o, "Pages"), &pages), 0);
+	ck_assert(ps_obj_is_name(ps_dict_get(pages, "Type"), "Pages"));
+	kids = ps_dict_get(pages, "Kids");
+	ck_assert_int_eq(kids->kind, PS_ARRAY);
+	ck_assert_uint_eq(ps_array_get(kids, 0)->u.ref.gen, 2);
+	ck_assert_int_eq(ps_doc_resolve(doc, ps_array_get(kids, 0), &r), 0);
+	ck_assert(ps_obj_is_name(ps_dict_get(r, "Type"), "Page"));
+	ck_assert_int_eq(ps_doc_resolve(doc, ps_dict_get(r, "Note"), &r), 0);
+	ck_assert_int_eq(r->kind, PS_STR);
+	ck_assert_uint_eq(r->u.str.len, 4);
+	ck_assert_mem_eq(r->u.str.p, "four", 4);
+	/* a direct object resolves to itself, NULL to NULL */
+	ck_assert_int_eq(ps_doc_resolve(doc, o, &r), 0);
+	ck_assert_ptr_eq(r, o);
+	ck_assert_int_eq(ps_doc_resolve(doc, NULL, &r), 0);
+	ck_assert_ptr_null(r);
+	/* free and absent numbers are the null object, not errors */
+	r = o;
+	ck_assert_int_eq(ps_doc_lookup(doc, 0, &r), 0);
+	ck_assert_ptr_null(r);
+	r = o;
+	ck_assert_int_eq(ps_doc_lookup(doc, 40, &r), 0);
+	ck_assert_ptr_null(r);
+}
+END_TEST
+
+/* Catalog 1 and pages 2 in object stream 4; page 3 plain; xref stream 5. */
+static void with_objstm(pg *p)
+{
+	static const char members[] = "1 0 2 30 <</Type/Catalog/Pages 2 0 R>> "
+	                              "<</Type/Pages/Kids[3 0 R]/Count 1>>";
+	pg_ent e[6];
+
+	pg_start(p);
+	pg_obj(p, 3, 0, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]>>");
+	pg_stream(p, 4, "/Type/ObjStm/N 2/First 9", members, sizeof members - 1);
+	e[0] = (pg_ent){0, 0, 0, 65535};
+	e[1] = (pg_ent){1, 2, 4, 0};
+	e[2] = (pg_ent){2, 2, 4, 1};
+	e[3] = pg_used(p, 3);
+	e[4] = pg_used(p, 4);
+	e[5] = (pg_ent){5, 1, 0, 0};
+	pg_xref_stream(p, 5, e, 6, "/Size 6/Root 1 0 R");
+}
+
+START_TEST(xref_stream_and_object_stream)
+{
+	pg p;
+	ps_obj *o, *r;
+	const ps_xent *x;
+
+	with_objstm(&p);
+	ck_assert_int_eq(open_file(pg_save(&p, dir, "objstm.pdf")), 0);
+	ck_assert_int_eq(doc->nsections, 1);
+	ck_assert_int_eq(doc->sections[0].kind, PDFSTAMP_XREF_STREAM);
+	ck_assert_uint_eq(doc->sections[0].stream_num, 5);
+	ck_assert(ps_doc_is_xref_stream(doc, 5));
+	ck_assert(!ps_doc_is_xref_stream(doc, 4));
+	x = ps_xref_get(doc, 2);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(x->type, 2);
+	ck_assert_int_eq(x->off, 4);
+	ck_assert_uint_eq(x->aux, 1);
+	ck_assert_uint_eq(ps_doc_gen(doc, 2), 0); /* compressed: generation 0 */
+
+	ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), 0);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Pages"));
+	ck_assert_uint_eq(doc->objstm_num, 4); /* the decoded stream is kept */
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0);
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Catalog"));
+	ck_assert_int_eq(ps_doc_resolve(doc, ps_dict_get(o, "Pages"), &r), 0);
+	ck_assert_int_eq(ps_doc_resolve(doc, ps_array_get(ps_dict_get(r, "Kids"), 0), &r), 0);
+	ck_assert(ps_obj_is_name(ps_dict_get(r, "Type"), "Page"));
+	/* the xref stream is an object like the others */
+	ck_assert_int_eq(ps_doc_lookup(doc, 5, &o), 0);
+	ck_assert_int_eq(o->kind, PS_STREAM);
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "XRef"));
+}
+END_TEST
+
+/* Revision 2 replaces object 2 (one more kid), adds page 5 and deletes
+ * object 4 (free entry, generation 8). */
+START_TEST(two_revisions)
+{
+	pg p;
+	pg_ent e[4];
+	int64_t x1, x2;
+	ps_obj *o;
+	char tr[128];
+
+	x1 = classic(&p, 0);
+	pg_obj(&p, 2, 0, "<</Type/Pages/Kids[3 2 R 5 0 R]/Count 2>>");
+	pg_obj(&p, 5, 0, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 300 300]>>");
+	e[0] = pg_used(&p, 2);
+	e[1] = (pg_ent){4, 0, 0, 8};
+	e[2] = pg_used(&p, 5);
+	snprintf(tr, sizeof tr, "<</Size 6/Root 1 0 R/Prev %lld>>", (long long)x1);
+	x2 = pg_table(&p, e, 3, tr);
+	ck_assert_int_eq(open_file(pg_save(&p, dir, "two.pdf")), 0);
+	ck_assert_int_eq(doc->nsections, 2);
+	ck_assert_int_eq(doc->startxref, x2);
+	ck_assert_int_eq(doc->sections[0].off, x2);
+	ck_assert_int_eq(doc->sections[0].prev, x1);
+	ck_assert_int_eq(doc->sections[1].off, x1);
+	ck_assert_int_eq(doc->size_key, 6);
+	ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), 0);
+	ck_assert_int_eq(ps_array_len(ps_dict_get(o, "Kids")), 2); /* the newer object 2 */
+	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);          /* older ones stay visible */
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
+	ck_assert_int_eq(ps_xref_type(doc, 4), 0);               /* the newer free entry hides it */
+	ck_assert_int_eq(ps_doc_lookup(doc, 4, &o), 0);
+	ck_assert_ptr_null(o);
+	ck_assert_int_eq(ps_doc_lookup(doc, 5, &o), 0);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_uint_eq(ps_xref_get(doc, 5)->sec, 1);
+	ck_assert_uint_eq(ps_xref_get(doc, 3)->sec, 2);
+}
+END_TEST
+
+START_TEST(bytes_read_counts_what_was_read)
+{
+	pg p;
+	ps_buf b = PS_BUF_INIT;
+	ps_obj *o;
+	int64_t after_open, after_lookup;
+
+	/* a large stream in the middle that no lookup needs */
+	pg_start(&p);
+	pg_obj(&p, 1, 0, "<</Type/Catalog/Pages 2 0 R>>");
+	pg_obj(&p, 2, 0, "<</Type/Pages/Kids[]/Count 0>>");
+	{
+		static uint8_t big[200000];
+		pg_ent e[4];
+		memset(big, 'x', sizeof big);
+		pg_stream(&p, 3, "", big, sizeof big);
+		e[0] = (pg_ent){0, 0, 0, 65535};
+		e[1] = pg_used(&p, 1);
+		e[2] = pg_used(&p, 2);
+		e[3] = pg_used(&p, 3);
+		pg_table(&p, e, 4, "<</Size 4/Root 1 0 R>>");
+	}
+	ck_assert_int_eq(open_file(pg_save(&p, dir, "big.pdf")), 0);
+	after_open = doc->bytes_read;
+	ck_assert_int_gt(after_open, 0);
+	ck_assert_int_lt(after_open, 4096); /* the tail and the table, not the payload */
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0);
+	after_lookup = doc->bytes_read;
+	ck_assert_int_gt(after_lookup, after_open);
+	ck_assert_int_le(after_lookup - after_open, 1024); /* one first window */
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0);   /* cached: nothing read */
+	ck_assert_int_eq(doc->bytes_read, after_lookup);
+	/* the same bytes read again count once; the whole file counts its size */
+	ck_assert_int_eq(ps_doc_pread(doc, 0, 100, &b), 0);
+	ck_assert_uint_eq(b.len, 100);
+	ck_assert_int_eq(ps_doc_pread(doc, 0, 100, &b), 0);
+	ck_assert_int_eq(ps_doc_pread(doc, 0, (size_t)doc->size + 50, &b), 0);
+	ck_assert_int_eq((int64_t)b.len, doc->size); /* short only at the end */
+	ck_assert_int_eq(doc->bytes_read, doc->size);
+	ck_assert_int_eq(ps_doc_pread(doc, doc->size + 1, 1, &b), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(ps_doc_pread(doc, -1, 1, &b), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(doc->bytes_read, doc->size);
+	ps_buf_free(&b);
+}
+END_TEST
+
+START_TEST(parse_at_checks_the_number)
+{
+	pg p;
+	ps_obj *o = NULL;
+	uint32_t num = 0;
+
+	classic(&p, 0);
+	ck_assert_int_eq(open_file(pg_save(&p, dir, "classic.pdf")), 0);
+	ck_assert_int_eq(ps_doc_parse_at(doc, ps_xref_get(doc, 4)->off, 0, &o, &num), 0);
+	ck_assert_uint_eq(num, 4);
+	ck_assert_int_eq(o->kind, PS_STR);
+	ps_obj_free(o);
+	ck_assert_int_eq(ps_doc_parse_at(doc, ps_xref_get(doc, 4)->off, 3, &o, &num), PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_null(o);
+	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "object 3"));
+}
+END_TEST
+
+START_TEST(large_object_grows_the_window)
+{
+	pg p;
+	pg_ent e[3];
+	ps_obj *o;
+	char body[3500];
+
+	memset(body, 'a', sizeof body - 3);
+	body[0] = '(';
+	body[sizeof body - 3] = ')';
+	body[sizeof body - 2] = '\0';
+	pg_start(&p);
+	pg_obj(&p, 1, 0, "<</Type/Catalog/Long %s>>", body);
+	pg_obj(&p, 2, 0, "null");
+	e[0] = (pg_ent){0, 0, 0, 65535};
+	e[1] = pg_used(&p, 1);
+	e[2] = pg_used(&p, 2);
+	pg_table(&p, e, 3, "<</Size 3/Root 1 0 R>>");
+	ck_assert_int_eq(open_file(pg_save(&p, dir, "long.pdf")), 0);
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0);
+	ck_assert_uint_eq(ps_dict_get(o, "Long")->u.str.len, sizeof body - 4);
+}
+END_TEST
+
+/* A table entry that does not lead to its object is a damaged file. */
+static void damaged(int how)
+{
+	pg p;
+	ps_obj *o = NULL;
+
+	classic(&p, how);
+	ck_assert_int_eq(open_file(pg_save(&p, dir, "damaged.pdf")), 0);
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0); /* the rest reads */
+	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(ctx->errcode, PDFSTAMP_E_FORMAT);
+}
+
+START_TEST(damaged_offset_mid_object)
+{
+	damaged(1);
+}
+END_TEST
+
+START_TEST(damaged_offset_other_object)
+{
+	damaged(2);
+	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "object 3"));
+}
+END_TEST
+
+START_TEST(damaged_offset_past_end)
+{
+	pg p;
+
+	/* the reader refuses an entry past the end when it loads the table */
+	classic(&p, 3);
+	ck_assert_int_eq(open_file(pg_save(&p, dir, "past.pdf")), PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_null(doc);
+}
+END_TEST
+
+START_TEST(open_refusals)
+{
+	pg p;
+
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, "/nonexistent/x.pdf", 0), PDFSTAMP_E_IO);
+	ck_assert_ptr_null(doc);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, dir, 0), PDFSTAMP_E_IO);
+	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "a directory"));
+	classic(&p, 0);
+	/* internal flags are not part of the public entry */
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, pg_save(&p, dir, "c.pdf"), PS_OPEN_NO_RECOVER),
+	                 PDFSTAMP_E_USAGE);
+	ck_assert_ptr_null(doc);
+	pg_start(&p);
+	ps_buf_puts(&p.b, "no cross-reference here\n");
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, pg_save(&p, dir, "bad.pdf"), 0), PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_null(doc);
+}
+END_TEST
+
+static Suite *doc_suite(void)
+{
+	Suite *s = suite_create("doc");
+	TCase *tc = tcase_create("open and lookup");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, classic_lookup_resolve_generations);
+	tcase_add_test(tc, xref_stream_and_object_stream);
+	tcase_add_test(tc, two_revisions);
+	tcase_add_test(tc, bytes_read_counts_what_was_read);
+	tcase_add_test(tc, parse_at_checks_the_number);
+	tcase_add_test(tc, large_object_grows_the_window);
+	tcase_add_test(tc, damaged_offset_mid_object);
+	tcase_add_test(tc, damaged_offset_other_object);
+	tcase_add_test(tc, damaged_offset_past_end);
+	tcase_add_test(tc, open_refusals);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(doc_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

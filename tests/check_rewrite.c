@@ -1,0 +1,450 @@
+/*
+ * check_rewrite.c - the full rewrite through the library API
+ * (pdfstamp_encrypt, pdfstamp_rotate: rewrite.c, its self-check, and
+ * pdfstamp_verify: verify.c).
+ *
+ * A plaintext file written by the test (pdfgen.c: strings in the catalog
+ * and an array, a content stream, a binary stream, /Info) is encrypted; the
+ * result is rotated to new passwords; the qpdf-made sample with object
+ * streams is rotated too.  Each output is re-opened with the new password
+ * (the old one must fail) and every object in use is compared, decrypted,
+ * with the input's (ps_obj_equal, and the decrypted bytes of every
+ * stream).  With the PDFSTAMP_FAULT hook (--enable-fault-injection), a
+ * failed write or rename must leave no output and no temporary file, and
+ * an in-place rotation must leave the input as it was.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ps.h"
+#include "pdfgen.h"
+
+#define U1 "first user"
+#define O1 "first owner"
+#define U2 "second user \xc3\xa9"
+#define O2 "second owner"
+
+static char dir[64], plain[160], enc1[160], enc2[160];
+static ps_ctx *ctx;
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/check_rewrite-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(plain, sizeof plain, "%s/plain.pdf", dir);
+	snprintf(enc1, sizeof enc1, "%s/enc1.pdf", dir);
+	snprintf(enc2, sizeof enc2, "%s/enc2.pdf", dir);
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+}
+
+static void teardown(void)
+{
+	pdfstamp_ctx_free(ctx);
+	pg_rmdir(dir);
+}
+
+static int file_contains(const char *path, const char *needle)
+{
+	size_t n, k = strlen(needle), i;
+	uint8_t *p = pg_slurp(path, &n);
+	int found = 0;
+
+	for (i = 0; !found && i + k <= n; i++)
+		found = memcmp(p + i, needle, k) == 0;
+	free(p);
+	return found;
+}
+
+/* The names in DIR other than . and .., counted. */
+static int dir_entries(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+/* Catalog 1, page tree 2, pages 3 and 4, a content stream 5, /Info 6, an
+ * image 7, a binary stream 8 and an array of strings 9. */
+static void make_plain(void)
+{
+	static const char content[] = "BT /F1 24 Tf 72 700 Td (CONTENT-MARKER page one) Tj ET";
+	uint8_t bin[300];
+	pg p;
+	size_t i;
+
+	for (i = 0; i < sizeof bin; i++)
+		bin[i] = (uint8_t)(i * 7);
+	pg_start(&p);
+	pg_obj(&p, 1, 0, "<</Type/Catalog/Pages 2 0 R/Lang(en-GB)/Names<</Dests<</Names[(chapter-one)[3 0 R/Fit]]>>>>>>");
+	pg_obj(&p, 2, 0, "<</Type/Pages/Kids[3 0 R 4 0 R]/Count 2/MediaBox[0 0 612 792]>>");
+	pg_obj(&p, 3, 0, "<</Type/Page/Parent 2 0 R/Contents 5 0 R>>");
+	pg_obj(&p, 4, 0, "<</Type/Page/Parent 2 0 R/Rotate 90/Annots[]>>");
+	pg_stream(&p, 5, "", content, sizeof content - 1);
+	pg_obj(&p, 6, 0, "<</Title(STRING-MARKER title)/Author<414243>/Keywords[(a)(b)]>>");
+	pg_stream(&p, 7, "/Type/XObject/Subtype/Image/Width 10/Height 10/BitsPerComponent 8/ColorSpace/DeviceGray"
+	            "/Filter/ASCIIHexDecode", "00ff", 4);
+	pg_stream(&p, 8, "/Note(binary payload)", bin, sizeof bin);
+	pg_obj(&p, 9, 0, "[(STRING-MARKER in an array) 1 2.5 /Name true null <</Deep[(deeper)]>>]");
+	pg_save_table(&p, "/Info 6 0 R/ID[<00112233445566778899aabbccddeeff><00112233445566778899aabbccddeeff>]", dir, "plain.pdf");
+}
+
+static pdfstamp_doc *open_doc(const char *path, const char *pw)
+{
+	pdfstamp_doc *d = NULL;
+
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &d, path, 0), 0);
+	if (pw)
+		ck_assert_int_eq(pdfstamp_doc_auth(d, pw, strlen(pw), 0), 0);
+	return d;
+}
+
+static void rw_opts(struct pdfstamp_rewrite_opts *o, const char *out, const char *user, const char *owner)
+{
+	o->output = out;
+	o->user_password = user;
+	o->user_len = strlen(user);
+	o->owner_password = owner;
+	o->owner_len = strlen(owner);
+	o->jobs = 2;
+}
+
+/* The number of the trailer's /Encrypt object, 0 if none. */
+static uint32_t encrypt_num(ps_doc *d)
+{
+	ps_obj *e = ps_dict_get(d->trailer, "Encrypt");
+
+	return e && e->kind == PS_REF ? e->u.ref.num : 0;
+}
+
+/* Object NUM of A and of B: equal values, and equal decrypted bytes for
+ * streams.  The catalog (ROOT) is the one object the rewrite changes: it
+ * gains /Extensions /ADBE << /BaseVersion /1.7 /ExtensionLevel 8 >>, the
+ * extension that AES-256 (R6) belongs to; every other key stays. */
+static void same_object(ps_doc *a, ps_doc *b, uint32_t num, int root)
+{
+	ps_obj *x = NULL, *y = NULL;
+	ps_buf dx = PS_BUF_INIT, dy = PS_BUF_INIT;
+
+	ck_assert_msg(ps_doc_load(a, num, &x) == 0 && x, "object %u of the input: %s", num, pdfstamp_ctx_errmsg(ctx));
+	ck_assert_msg(ps_doc_load(b, num, &y) == 0 && y, "object %u of the output: %s", num, pdfstamp_ctx_errmsg(ctx));
+	if (root) {
+		ps_obj *adbe = ps_dict_get(ps_dict_get(y, "Extensions"), "ADBE");
+		int64_t level = 0;
+		ck_assert_int_eq(x->kind, PS_DICT);
+		ck_assert(ps_obj_is_name(ps_dict_get(adbe, "BaseVersion"), "1.7"));
+		ck_assert_int_eq(ps_obj_int(ps_dict_get(adbe, "ExtensionLevel"), &level), 0);
+		ck_assert_int_eq(level, 8);
+		ck_assert_int_eq(ps_dict_put(x, "Extensions", ps_obj_copy(ps_dict_get(y, "Extensions"))), 0);
+	}
+	ck_assert_msg(ps_obj_equal(x, y, x->kind == PS_STREAM), "object %u differs", num);
+	if (x->kind == PS_STREAM) {
+		ck_assert_int_eq(y->kind, PS_STREAM);
+		ck_assert_int_eq(ps_doc_stream_data(a, num, x, 0, &dx), 0);
+		ck_assert_int_eq(ps_doc_stream_data(b, num, y, 0, &dy), 0);
+		ck_assert_msg(dx.len == dy.len && memcmp(dx.data, dy.data, dx.len) == 0, "stream %u differs", num);
+	}
+	ps_buf_free(&dx);
+	ps_buf_free(&dy);
+	ps_obj_free(x);
+	ps_obj_free(y);
+}
+
+/* Every object in use of IN is in OUT with the same decrypted value, but
+ * for IN's /Encrypt and the chain's xref streams; OUT has nothing else
+ * but its own /Encrypt and xref stream.  Returns the objects compared. */
+static int same_content(ps_doc *in, ps_doc *out)
+{
+	uint32_t num, ein = encrypt_num(in), eout = encrypt_num(out);
+	ps_obj *root = NULL, *ref = NULL;
+	int n = 0;
+
+	ck_assert_int_eq(ps_doc_catalog(in, PS_CATALOG_INDIRECT, &root, &ref), 0);
+	for (num = ps_xref_next(in, 0); num; num = ps_xref_next(in, num)) {
+		if (num == ein || ps_doc_is_xref_stream(in, num))
+			continue;
+		ck_assert_msg(num != eout, "object %u is the output's /Encrypt", num);
+		same_object(in, out, num, num == ref->u.ref.num);
+		n++;
+	}
+	for (num = ps_xref_next(out, 0); num; num = ps_xref_next(out, num)) {
+		if (num == eout || ps_doc_is_xref_stream(out, num))
+			continue;
+		ck_assert_msg(ps_xref_type(in, num) != 0 && num != ein, "object %u is new in the output", num);
+	}
+	return n;
+}
+
+static int64_t p_of(pdfstamp_doc *d)
+{
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
+	int64_t p;
+
+	ck_assert_int_eq(pdfstamp_doc_info(d, &info), 0);
+	p = info.p;
+	pdfstamp_info_clear(&info);
+	return p;
+}
+
+static void check_password_fails(const char *path, const char *pw)
+{
+	pdfstamp_doc *d = open_doc(path, NULL);
+
+	ck_assert_int_eq(pdfstamp_doc_auth(d, pw, strlen(pw), 0), PDFSTAMP_E_PASSWORD);
+	pdfstamp_doc_close(d);
+}
+
+/* PLAIN encrypted to ENC1 with U1 / O1 and every permission. */
+static void encrypt_plain(void)
+{
+	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+	struct pdfstamp_rewrite_stats st;
+	pdfstamp_doc *d;
+
+	make_plain();
+	d = open_doc(plain, NULL);
+	rw_opts(&o, enc1, U1, O1);
+	ck_assert_int_eq(pdfstamp_encrypt(d, &o, &st), 0);
+	ck_assert_int_eq(st.objects, 10); /* 9 objects and the new /Encrypt */
+	ck_assert_int_eq(st.streams, 3);
+	pdfstamp_doc_close(d);
+}
+
+START_TEST(encrypt_plaintext)
+{
+	struct pdfstamp_verify_report rep;
+	pdfstamp_doc *in, *out;
+
+	encrypt_plain();
+	ck_assert(file_contains(plain, "CONTENT-MARKER"));
+	ck_assert(file_contains(plain, "STRING-MARKER"));
+	ck_assert(!file_contains(enc1, "CONTENT-MARKER"));
+	ck_assert(!file_contains(enc1, "STRING-MARKER"));
+	ck_assert(!file_contains(enc1, "binary payload"));
+	check_password_fails(enc1, "wrong");
+	check_password_fails(enc1, "");
+	in = open_doc(plain, NULL);
+	out = open_doc(enc1, U1);
+	ck_assert_int_eq(pdfstamp_doc_is_encrypted(out), 1);
+	ck_assert_int_eq(same_content(in, out), 9);
+	ck_assert_int_eq(p_of(out), -4); /* a plaintext input keeps every permission */
+	ck_assert_int_eq(pdfstamp_verify(out, &rep, NULL, NULL), 0);
+	ck_assert_int_eq(rep.objects, 10);
+	ck_assert_int_eq(rep.streams, 3);
+	pdfstamp_doc_close(out);
+	out = open_doc(enc1, O1);
+	ck_assert_int_eq(same_content(in, out), 9);
+	/* encrypt refuses what is encrypted already, rotate what is not */
+	{
+		struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+		rw_opts(&o, enc2, U2, O2);
+		ck_assert_int_eq(pdfstamp_encrypt(out, &o, NULL), PDFSTAMP_E_USAGE);
+		ck_assert_int_eq(pdfstamp_rotate(in, &o, NULL), PDFSTAMP_E_USAGE);
+		ck_assert_int_eq(access(enc2, F_OK), -1);
+	}
+	pdfstamp_doc_close(out);
+	pdfstamp_doc_close(in);
+}
+END_TEST
+
+START_TEST(rotate_new_passwords)
+{
+	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+	struct pdfstamp_verify_report rep;
+	pdfstamp_doc *in, *out;
+	size_t n1, n1b;
+	uint8_t *b1, *b1b;
+
+	encrypt_plain();
+	b1 = pg_slurp(enc1, &n1);
+	in = open_doc(enc1, O1);
+	rw_opts(&o, enc2, U2, O2);
+	ck_assert_int_eq(pdfstamp_rotate(in, &o, NULL), 0);
+	/* the input is untouched */
+	b1b = pg_slurp(enc1, &n1b);
+	ck_assert(n1 == n1b && memcmp(b1, b1b, n1) == 0);
+	free(b1);
+	free(b1b);
+	/* the old passwords no longer open the output, the new ones do */
+	check_password_fails(enc2, U1);
+	check_password_fails(enc2, O1);
+	out = open_doc(enc2, O2);
+	ck_assert_int_eq(same_content(in, out), 9);
+	ck_assert_int_eq(p_of(out), p_of(in));
+	ck_assert_int_eq(pdfstamp_verify(out, &rep, NULL, NULL), 0);
+	pdfstamp_doc_close(out);
+	out = open_doc(enc2, U2);
+	ck_assert_int_eq(same_content(in, out), 9);
+	ck_assert(!file_contains(enc2, "STRING-MARKER"));
+	pdfstamp_doc_close(out);
+	pdfstamp_doc_close(in);
+	/* and back through the plaintext: every object as written */
+	in = open_doc(plain, NULL);
+	out = open_doc(enc2, U2);
+	ck_assert_int_eq(same_content(in, out), 9);
+	pdfstamp_doc_close(out);
+	pdfstamp_doc_close(in);
+}
+END_TEST
+
+START_TEST(rotate_permissions)
+{
+	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+	pdfstamp_doc *in, *out;
+	int64_t want;
+
+	encrypt_plain();
+	in = open_doc(enc1, O1);
+	rw_opts(&o, enc2, U2, O2);
+	o.set_permissions = 1;
+	ck_assert_int_eq(pdfstamp_parse_permissions(ctx, "print,copy", &o.permissions), 0);
+	want = o.permissions;
+	ck_assert_int_eq(pdfstamp_rotate(in, &o, NULL), 0);
+	out = open_doc(enc2, U2);
+	ck_assert_int_eq(p_of(out), want);
+	ck_assert_int_ne(p_of(out), p_of(in));
+	pdfstamp_doc_close(out);
+	pdfstamp_doc_close(in);
+}
+END_TEST
+
+START_TEST(rotate_needs_owner)
+{
+	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+	pdfstamp_doc *in;
+
+	encrypt_plain();
+	in = open_doc(enc1, U1);
+	rw_opts(&o, enc2, U2, O2);
+	ck_assert_int_eq(pdfstamp_rotate(in, &o, NULL), PDFSTAMP_E_PERM);
+	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "rotating the key needs the owner password");
+	ck_assert_int_eq(access(enc2, F_OK), -1);
+	pdfstamp_doc_close(in);
+	in = open_doc(enc1, NULL);
+	ck_assert_int_eq(pdfstamp_rotate(in, &o, NULL), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(access(enc2, F_OK), -1);
+	pdfstamp_doc_close(in);
+	ck_assert_int_eq(dir_entries(), 2); /* plain, enc1 */
+}
+END_TEST
+
+START_TEST(rotate_object_streams)
+{
+	/* The qpdf-made sample: object streams and an xref stream. */
+	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+	char sample[512];
+	pdfstamp_doc *in, *out;
+	int n;
+
+	snprintf(sample, sizeof sample, "%s/../samples/r6-objstm.pdf", TEST_SRCDIR);
+	in = open_doc(sample, "sample-owner");
+	rw_opts(&o, enc2, U2, O2);
+	ck_assert_int_eq(pdfstamp_rotate(in, &o, NULL), 0);
+	check_password_fails(enc2, "sample-owner");
+	check_password_fails(enc2, "sample-user");
+	out = open_doc(enc2, U2);
+	n = same_content(in, out);
+	ck_assert_int_gt(n, 10);
+	ck_assert_int_eq(p_of(out), p_of(in));
+	pdfstamp_doc_close(out);
+	pdfstamp_doc_close(in);
+}
+END_TEST
+
+#ifdef PDFSTAMP_FAULT_INJECTION
+/* A rotation to ENC2 (or in place) with PDFSTAMP_FAULT=SPEC fails and
+ * leaves nothing behind. */
+static void rotate_fails(const char *spec, int in_place)
+{
+	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+	pdfstamp_doc *in;
+	size_t n1, n1b;
+	uint8_t *b1, *b1b;
+	int rc;
+
+	b1 = pg_slurp(enc1, &n1);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &in, enc1, in_place ? PDFSTAMP_OPEN_WRITE : 0), 0);
+	ck_assert_int_eq(pdfstamp_doc_auth(in, O1, strlen(O1), 0), 0);
+	rw_opts(&o, in_place ? NULL : enc2, U2, O2);
+	if (in_place)
+		o.flags = PDFSTAMP_WRITE_IN_PLACE;
+	ck_assert_int_eq(setenv("PDFSTAMP_FAULT", spec, 1), 0);
+	rc = pdfstamp_rotate(in, &o, NULL);
+	unsetenv("PDFSTAMP_FAULT");
+	ck_assert_msg(rc < 0, "%s: the rotation succeeded", spec);
+	pdfstamp_doc_close(in);
+	ck_assert_int_eq(access(enc2, F_OK), -1);
+	ck_assert_int_eq(dir_entries(), 2); /* plain, enc1: no temporary file */
+	b1b = pg_slurp(enc1, &n1b);
+	ck_assert_msg(n1 == n1b && memcmp(b1, b1b, n1) == 0, "%s: the input changed", spec);
+	free(b1);
+	free(b1b);
+	/* the old password still opens it */
+	in = open_doc(enc1, O1);
+	pdfstamp_doc_close(in);
+}
+
+START_TEST(fault_leaves_no_output)
+{
+	encrypt_plain();
+	rotate_fails("fail:write", 0);
+	rotate_fails("fail:fsync", 0);
+	rotate_fails("fail:rename", 0);
+	rotate_fails("fail:rename", 1);
+	rotate_fails("fail:write", 1);
+	/* and without the fault the same call works */
+	{
+		struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+		pdfstamp_doc *in = open_doc(enc1, O1);
+		rw_opts(&o, enc2, U2, O2);
+		ck_assert_int_eq(pdfstamp_rotate(in, &o, NULL), 0);
+		pdfstamp_doc_close(in);
+		ck_assert_int_eq(dir_entries(), 3);
+	}
+}
+END_TEST
+#endif
+
+static Suite *rewrite_suite(void)
+{
+	Suite *s = suite_create("rewrite");
+	TCase *tc = tcase_create("pipeline");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, encrypt_plaintext);
+	tcase_add_test(tc, rotate_new_passwords);
+	tcase_add_test(tc, rotate_permissions);
+	tcase_add_test(tc, rotate_needs_owner);
+	tcase_add_test(tc, rotate_object_streams);
+#ifdef PDFSTAMP_FAULT_INJECTION
+	tcase_add_test(tc, fault_leaves_no_output);
+#else
+	puts("note: built without --enable-fault-injection: the PDFSTAMP_FAULT case is left out");
+#endif
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(rewrite_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,149 @@
+#!/bin/bash
+# tests/e2e/layout.sh - the library's shape, judged from the built objects.
+#
+# "One home per concern" (README, Layout) is a property of the code that
+# slowly decays unless something checks it.  This script reads the object
+# files of the library with nm (not the source text) and checks:
+#   1. no dependency cycle between library modules (a module is one object
+#      file; A depends on B when A references a global symbol B defines);
+#   2. no library object references a symbol of the command-line tool;
+#   3. only the security handler (sec.o) references the AES engine's
+#      symbols, and only the context (ctx.o), the key derivation (kdf.o),
+#      the engine (aesmb.o), sec.o and the journal's hashing reference
+#      mbedTLS at all;
+#   4. only the cross-reference writer (xrefw.o) references the serializer
+#      of cross-reference entries, and no other object defines one: every
+#      xref section comes from xrefw.c;
+#   5. no library source file is longer than 1,200 lines, and src/ps.h
+#      includes no mbedTLS or AES-engine header (directly or through the
+#      module headers it includes).
+
+. "$TOP_SRCDIR/tests/e2e/lib.sh"
+
+need python3
+need nm
+
+: "${TOP_BUILDDIR:?TOP_BUILDDIR must name the build tree}"
+OBJDIR=$TOP_BUILDDIR/src/.libs
+[ -d "$OBJDIR" ] || OBJDIR=$TOP_BUILDDIR/src
+CLIDIR=$TOP_BUILDDIR/src/cli
+ls "$OBJDIR"/libpdfstamp_la-*.o >/dev/null 2>&1 || {
+	echo "SKIP: no library objects under $TOP_BUILDDIR/src"
+	exit 77
+}
+
+python3 - "$OBJDIR" "$CLIDIR" "$TOP_SRCDIR/src" >"$T/py.out" 2>&1 <<'PY'
+import os, re, subprocess, sys
+
+objdir, clidir, srcdir = sys.argv[1:4]
+
+def nm(path, *args):
+    out = subprocess.run(["nm", *args, path], capture_output=True, text=True, check=True).stdout
+    return [l.split() for l in out.splitlines() if l.strip()]
+
+def defined(path):
+    return {f[-1] for f in nm(path, "-g", "--defined-only") if len(f) >= 3 and f[1] in "TDBRCV"}
+
+def undefined(path):
+    return {f[-1] for f in nm(path, "-u")}
+
+mods = {}
+for f in sorted(os.listdir(objdir)):
+    m = re.match(r"^libpdfstamp_la-(\w+)\.o$", f)
+    # an object whose source is gone is a leftover of an older tree
+    if m and os.path.exists(os.path.join(srcdir, m.group(1) + ".c")):
+        p = os.path.join(objdir, f)
+        mods[m.group(1)] = (defined(p), undefined(p))
+owner = {s: m for m, (d, _) in mods.items() for s in d}
+edges = {m: sorted({owner[s] for s in u if s in owner and owner[s] != m}) for m, (_, u) in mods.items()}
+
+def check(cond, desc, detail=""):
+    print(("OK " if cond else "FAIL ") + desc + ("" if cond or not detail else ": " + detail))
+
+check(len(mods) >= 10, "found the library's objects (%d modules)" % len(mods))
+
+# 1. cycles (Tarjan)
+index, low, stack, on, sccs, n = {}, {}, [], set(), [], [0]
+def scc(v):
+    index[v] = low[v] = n[0]; n[0] += 1; stack.append(v); on.add(v)
+    for w in edges[v]:
+        if w not in index:
+            scc(w); low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop(); on.discard(w); comp.append(w)
+            if w == v:
+                break
+        if len(comp) > 1:
+            sccs.append(sorted(comp))
+for v in mods:
+    if v not in index:
+        scc(v)
+check(not sccs, "no dependency cycle between library modules", str(sccs))
+
+# 2. library -> CLI
+cli = set()
+if os.path.isdir(clidir):
+    for f in os.listdir(clidir):
+        if f.endswith(".o"):
+            cli |= defined(os.path.join(clidir, f))
+check(len(cli) > 0, "found the CLI's objects")
+bad = {m: sorted(u & cli) for m, (_, u) in mods.items() if u & cli}
+check(not bad, "no library object references a CLI symbol", str(bad))
+
+# 3. the AES engine and mbedTLS
+aes = {m for m, (_, u) in mods.items() if m != "aesmb" and any(owner.get(s) == "aesmb" for s in u)}
+check(aes == {"sec"}, "only sec references the AES engine", "users: " + ", ".join(sorted(aes)))
+mbed = {m for m, (_, u) in mods.items() if any(s.startswith("mbedtls_") for s in u)}
+allowed = {"ctx", "kdf", "aesmb", "sec", "journal"}
+check(mbed <= allowed, "mbedTLS is used only by " + ", ".join(sorted(allowed)),
+      "also: " + ", ".join(sorted(mbed - allowed)))
+
+# 4. one xref writer: only xrefw defines ps_xrefw_* and nobody else emits
+# the classic-table keyword or the xref-stream type from a string literal
+xw = {m for m, (d, _) in mods.items() if any(s.startswith("ps_xrefw_") for s in d)}
+check(xw == {"xrefw"}, "the cross-reference writer is xrefw.c alone", str(sorted(xw)))
+writers = []
+for f in sorted(os.listdir(srcdir)):
+    if f.endswith(".c") and f != "xrefw.c":
+        text = open(os.path.join(srcdir, f), encoding="utf-8", errors="replace").read()
+        if re.search(r'"(\\n)?xref(\\r)?\\n|"\s*/Type\s*/XRef|"/W\s*\[|"trailer(\\r)?\\n', text):
+            writers.append(f)
+check(not writers, "no other source file writes xref keywords", ", ".join(writers))
+
+# 5. sizes and ps.h
+long_files = []
+for f in sorted(os.listdir(srcdir)):
+    if f.endswith((".c", ".h")):
+        with open(os.path.join(srcdir, f), encoding="utf-8", errors="replace") as fh:
+            k = sum(1 for _ in fh)
+        if k > 1200:
+            long_files.append("%s (%d)" % (f, k))
+check(not long_files, "no library source file over 1,200 lines", ", ".join(long_files))
+
+def includes(h, seen):
+    if h in seen or not os.path.exists(os.path.join(srcdir, h)):
+        return seen
+    seen.add(h)
+    for inc in re.findall(r'#include\s+[<"]([^>"]+)[>"]', open(os.path.join(srcdir, h)).read()):
+        seen.add(inc)
+        includes(inc, seen)
+    return seen
+inc = includes("ps.h", set())
+banned = sorted(i for i in inc if i.startswith("mbedtls/") or i in ("aesmb.h", "rng.h"))
+check(not banned, "ps.h pulls in no mbedTLS or AES-engine header", ", ".join(banned))
+PY
+status=$?
+cat "$T/py.out"
+check_eq "$status" 0 "the checker ran"
+while IFS= read -r line; do
+	case $line in
+	"OK "*) ok "${line#OK }" ;;
+	"FAIL "*) fail "${line#FAIL }" ;;
+	esac
+done <"$T/py.out"
+
+finish
