@@ -16,7 +16,8 @@
  *     (CLOCK_MONOTONIC) and thread CPU time are both taken, and the share
  *     CPU/wall is printed so a contended run is visible.
  *  2. Placement: objects of 4 KB and up start 336 B apart modulo 4 KiB so
- *     that lanes never alias (perf-limits.md section 7); one extra row
+ *     that lanes never alias (lanes whose addresses are equal modulo 4 KiB
+ *     halve the 16-lane throughput on these CPUs); one extra row
  *     shows the 4K-aligned layout to make the trap visible.
  *  3. Arenas are touched before timing (fresh guest memory is slow), and
  *     each engine kind is checked against mbedTLS on a few objects first.

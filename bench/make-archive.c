@@ -37,7 +37,7 @@
  *     readers take it as plaintext.
  *  6. Object streams (--objstm, xref stream only) hold the small dicts,
  *     100 each; the catalog, Encrypt, page tree, pages, Info and the index
- *     arrays stay outside (spec-facts 3.6).
+ *     arrays stay outside (ISO 32000-2 7.5.7).
  *  7. Passwords come from files only (first line), never argv, and are
  *     wiped with the file key and the cipher state before exit.
  */
@@ -338,7 +338,7 @@ static int put_enc_str(struct gen *g, const void *p, size_t n)
 }
 
 /* Object NUM: a stream with dictionary entries EXTRA (may be "") whose
- * plaintext is P; encrypted per 2.5 of spec-facts. */
+ * plaintext is P; encrypted as AESV3 (ISO 32000-2 7.6.3.1, Table 25). */
 static int put_small_stream(struct gen *g, uint32_t num, const char *extra, const void *p, size_t n)
 {
 	int rc;
@@ -510,7 +510,7 @@ static int put_info(struct gen *g)
 	return out_ob(g);
 }
 
-/* The Encrypt dictionary: never encrypted, strings as hex (spec-facts 1.7). */
+/* The Encrypt dictionary: never encrypted, strings as hex (ISO 32000-2 7.6.2; Algorithms 8-10, 7.6.4.4). */
 static int put_encrypt(struct gen *g, const ps_secparams *sp)
 {
 	begin_obj(g, 3);
@@ -712,7 +712,7 @@ static int flush_objstm(struct gen *g)
 		rc = ps_err(g->ctx, PDFSTAMP_E_NOMEM, "out of memory building an object stream");
 		goto out;
 	}
-	/* Filters first (Flate), then AESV3 over the result (spec-facts 2.5). */
+	/* Filters first (Flate), then AESV3 over the result (ISO 32000-2 7.6.3.1). */
 	if ((rc = ps_deflate(g->ctx, g->osm_hdr.data, g->osm_hdr.len, 6, &z)) < 0)
 		goto out;
 	ps_buf_reset(&g->enc);
@@ -822,7 +822,7 @@ static void put_trailer_keys(struct gen *g)
 	ps_buf_putc(&g->ob, ']');
 }
 
-/* Classic table (spec-facts 3.3): one subsection, 20-byte entries. */
+/* Classic table (ISO 32000-2 7.5.4): one subsection, 20-byte entries. */
 static int put_xref_table(struct gen *g)
 {
 	int64_t start = pos(g);
@@ -849,7 +849,7 @@ static int put_xref_table(struct gen *g)
 	return out_ob(g);
 }
 
-/* Xref stream (spec-facts 3.4): never encrypted, W [1 w 2] with w sized
+/* Xref stream (ISO 32000-2 7.5.8): never encrypted, W [1 w 2] with w sized
  * from the largest offset, an entry for itself. */
 static int put_xref_stream(struct gen *g)
 {

@@ -1,17 +1,20 @@
 /*
- * ctx.c - the library context: error slot, warnings, DRBG and IV pool.
+ * ctx.c - the library context: error slot, warnings, DRBG and IV pool
+ * (rng.h), and ps_wipe (wipe.h).
  *
  * One context per thread; nothing here is global.  The CTR-DRBG is seeded
  * once, lazily, on the first request for random bytes (seeding costs about
- * 0.25 ms on these machines, see shared/docs/perf-limits.md 1), and IVs are
- * drawn from a 1 KiB pool refilled with one DRBG request (64 IVs).
+ * 0.25 ms, measured on the development machines: seeding per object would
+ * add some 100 s to a rewrite of the 412,000 objects of the README's
+ * reference archive), and IVs are drawn from a 1 KiB pool refilled with
+ * one DRBG request (64 IVs).
  *
  * Fork safety (issue 11): fork() duplicates the DRBG state and the pool, so
  * without care parent and child would write the same IVs and derive the
  * same "random" values.  Hence:
  *  - the context records the pid that seeded its DRBG; every ps_random()
- *    compares getpid() (one system call per DRBG request, about 0.2 us,
- *    perf-limits.md) and in a new process reseeds with fresh entropy from
+ *    compares getpid() (one system call per DRBG request, about 0.2 us)
+ *    and in a new process reseeds with fresh entropy from
  *    the OS, the pid as additional input, and drops the pool;
  *  - the pool's page is MADV_WIPEONFORK, so a child finds it zeroed (its
  *    `live` marker too) and refills it: the per-IV path stays free of

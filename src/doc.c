@@ -1,8 +1,15 @@
 /*
- * doc.c - an open document: file access, security handler set-up, lazy
- * object lookup, stream data, and the facts `pdfstamp info` reports.
+ * doc.c - an open document: opening (the revision chain and its security
+ * checks, the security handler made from the resolved /Encrypt),
+ * authentication, lazy object lookup, object streams, stream data, the
+ * catalog and the page tree root.
  *
  * DESIGN NOTES
+ *
+ * Place: above input.c (reads of the file), xref.c (the index), sec.c (the
+ * security handler) and journal.c (recovery at a writing open); below
+ * policy.c, info.c (the `info` report) and every writer.  It calls no
+ * writer, so the reader needs nothing of incr.c.
  *
  * States:  OPENED (xref read, /Encrypt parsed, no key) --auth--> KEYED.
  * A plaintext document is usable as soon as it is OPENED.  Objects of an
@@ -16,11 +23,14 @@
  *     handled by journal.c (recovery under the writers' lock, a warning on
  *     read-only opens).
  *  2. Objects are parsed when first looked up and then cached for the
- *     document's lifetime; lookups hand out borrowed pointers.
+ *     document's lifetime; lookups hand out borrowed pointers.  Whole-file
+ *     passes (verify, the rewrite's self-check) use ps_doc_load instead:
+ *     an owned, uncached copy, so memory stays flat.
  *  3. Strings of objects read from the file body are decrypted on load
  *     (ps_sec_convert_strings), except where ISO 32000-2 exempts them: the
  *     /Encrypt dictionary (7.6.2), the chain's xref streams (7.5.8.2,
- *     decided here by object number), the /Contents of signature
+ *     decided by object number: ps_doc_is_xref_stream, xref.c, never by
+ *     /Type), the /Contents of signature
  *     dictionaries (12.8.1); sec.c's design note 4 has the whole rule.
  *     Objects inside an object stream are not decrypted again: the object
  *     stream was decrypted as a whole.

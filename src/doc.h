@@ -1,4 +1,6 @@
-/* doc.h - internal: the document: cross-reference index and lazy lookup (conventions: ps.h). */
+/* doc.h - internal: the open document (doc.c: open, authentication, lazy
+ * lookup, the catalog and page tree root) and its cross-reference index
+ * (xref.c); conventions: ps.h, design notes atop doc.c and xref.c. */
 #ifndef PS_DOC_H
 #define PS_DOC_H
 

@@ -12,9 +12,11 @@
  *     -o they are copied, in place they are left alone and only bytes from
  *     offset L on are written.
  *  2. New objects are plaintext in memory and encrypted only while being
- *     serialised: strings per /StrF, streams per /StmF, each with a fresh
- *     IV from the context's pool (AESV3, 7.6.3.1: IV || AES-256-CBC ||
- *     PKCS#7 pad), /Length = encrypted length.  Nothing encrypted is ever
+ *     serialised, by the document's security handler (sec.c, whose rules
+ *     decide what is encrypted: ps_sec_convert_strings for strings,
+ *     ps_sec_stream_encrypted and ps_sec_encrypt for stream data), each
+ *     with a fresh IV from the context's pool (AESV3, 7.6.3.1: IV ||
+ *     AES-256-CBC || PKCS#7 pad), /Length = encrypted length.  Nothing encrypted is ever
  *     decrypted back into a file; no plaintext reaches any file.
  *  3. The new section has the form of the newest one (ISO 32000-2 7.5.6,
  *     7.5.8.4): a classic table after a table or hybrid section (no
@@ -244,7 +246,8 @@ static int cmp_newobj(const void *a, const void *b)
 }
 
 /* The new trailer: every key of the newest one but the section-specific
- * ones, then /Prev, /Size, /ID and what the caller set (spec-facts 3.1). */
+ * ones, then /Prev, /Size, /ID and what the caller set (ISO 32000-2 7.5.6,
+ * 7.5.5 Table 15). */
 static int build_trailer(ps_update *up, uint32_t size, int for_stream, ps_obj **out)
 {
 	static const char *const drop[] = {"Prev", "XRefStm", "DocChecksum", "Type", "W", "Index", "Filter",

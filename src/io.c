@@ -38,9 +38,12 @@
  * through this file (ps_write_all, ps_sync_fd, ps_sync_dir, ps_truncate_fd,
  * ps_outfile_commit; the journal, journal.c, writes and syncs with the same
  * calls), so the test hook ps_fault() (PDFSTAMP_FAULT, see io.h) lives here
- * too.  Fault points: "write" in ps_write_all and ps_outfile_copy_out,
- * "fsync" in ps_sync_fd, "rename" in ps_outfile_commit; ps_truncate_fd has
- * none (it is the rollback after a failed step).  Reads: ps_pread_full is
+ * too, compiled only with configure --enable-fault-injection (other builds
+ * get a constant 0 from io.h).  Fault points here: "write" in ps_write_all
+ * and ps_outfile_copy_out, "fsync" in ps_sync_fd, "before-rename" and
+ * "rename" in ps_outfile_commit; the writers add their phases
+ * (after-journal, after-write, after-fsync); ps_truncate_fd has none (it
+ * is the rollback after a failed step).  Reads: ps_pread_full is
  * the library's one pread loop (EINTR retried, stops only at end of file).
  */
 #include "config.h"

@@ -4,7 +4,7 @@
  * (Algorithms 2.A, 2.B, 8, 9, 10 and 13).  Pure functions of the handler
  * parameters (ps_secparams) and a password or file key; the handler object
  * that holds them is sec.c.  The legacy Algorithms 2-7 (RC4/MD5, R2-R4)
- * belong here too.
+ * will be added here, beside them.
  *
  * DESIGN NOTES
  *
@@ -23,8 +23,10 @@
  *  3. Nothing is written to the caller's KEY unless authentication
  *     succeeded; every intermediate (prepared passwords, hash state, the
  *     Alg. 2.B scratch, intermediate keys, AES schedules) is in a local
- *     that is wiped on every path.  libidn's own temporary UCS-4 copies
- *     are outside our control (they are freed, not wiped).
+ *     that is wiped on every path.  libidn's own temporary UCS-4 copies,
+ *     which it frees without wiping, stay in a short-lived child process
+ *     (saslprep_isolated); the work is done in process only when no child
+ *     can be made (with a warning) and in fuzzing builds.
  *  4. The AES here (Alg. 2.B step c, the /UE /OE key wrap, the /Perms
  *     block) is mbedTLS used directly, on a few blocks at a time; bulk
  *     object data goes through the multi-lane engine (aesmb.c), which only

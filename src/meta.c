@@ -6,16 +6,18 @@
  *  1. /Info: if the trailer's /Info is an indirect dictionary, a new
  *     version of that object (same number and generation) is written; if it
  *     is direct or missing, a new Info object is made and the new trailer
- *     points at it (spec-facts 3.7).  Every key not named is copied.
- *     /ModDate is always set; its strings are encrypted like any others.
+ *     points at it (ISO 32000-2 14.3.3, 7.5.6).  Every key not named is
+ *     copied.  /ModDate is always set; its strings are encrypted like any
+ *     others.
  *  2. XMP (--xmp): the catalog's /Metadata stream gets a new version with
  *     the same keys (minus filters, as we write it uncompressed) and the
  *     packet rewritten by ps_xmp_update(); with /EncryptMetadata false it
- *     stays plaintext (incr.c decides per stream).  A file without XMP
+ *     stays plaintext (sec.c decides per stream, ps_sec_stream_encrypted,
+ *     when incr.c writes it; 14.3.2, Table 21).  A file without XMP
  *     gets a new stream and a new version of the catalog that points at
  *     it.  ModDate in /Info and xmp:ModifyDate carry the same instant.
  *  3. The catalog, when rewritten, is a plain indirect object (never in an
- *     object stream: pdf-issues#439).
+ *     object stream: ISO 32000-2 7.5.7, as corrected by pdf-issues#439).
  */
 #include "config.h"
 

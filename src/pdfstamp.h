@@ -19,11 +19,11 @@
  *    PDFSTAMP_OPEN_WRITE belongs to one process only (both would share its
  *    lock).  Still never share a context between threads, and do not fork
  *    while another thread is inside a call on it.
- *  - Versioned structs.  The option structs and the result structs that
- *    hold lists start with `unsigned version`, which the caller sets:
+ *  - Versioned structs.  The option structs and the result structs start
+ *    with `unsigned version`, which the caller sets:
  *    initialise them with the matching *_INIT macro (options:
  *    PDFSTAMP_STAMP_OPTS_INIT, ...; results: PDFSTAMP_INFO_INIT,
- *    PDFSTAMP_RESULT_INIT).  A version the library does not know is
+ *    PDFSTAMP_RESULT_INIT, ...).  A version the library does not know is
  *    refused with PDFSTAMP_E_USAGE, so a struct may grow at its end in a
  *    later release without breaking programs built against this header.  Result structs hold no
  *    fixed-size arrays of items: a list is a pointer and a count owned by
@@ -34,10 +34,9 @@
  *    the struct held first, so reusing one struct for several calls does
  *    not leak).  Fixed-size char buffers for names and messages (e.g.
  *    `subfilter`, `first_fault`) are part of a struct's version: they
- *    truncate, and are always NUL-terminated.  The two plain figure
- *    structs, pdfstamp_rewrite_stats and pdfstamp_verify_report, hold no
- *    lists and no version; should they need more members, a versioned
- *    successor replaces them rather than growing them in place.
+ *    truncate, and are always NUL-terminated.  The figure structs
+ *    (pdfstamp_rewrite_stats, pdfstamp_verify_report) are versioned the
+ *    same way (PDFSTAMP_REWRITE_STATS_INIT, PDFSTAMP_VERIFY_REPORT_INIT).
  *  - The manual page libpdfstamp(3) describes the API as a whole.
  */
 #ifndef PDFSTAMP_H
@@ -348,6 +347,7 @@ struct pdfstamp_rewrite_opts {
 #define PDFSTAMP_REWRITE_OPTS_INIT {PDFSTAMP_REWRITE_OPTS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, -4, 0, NULL, NULL, -1}
 
 struct pdfstamp_rewrite_stats {
+	unsigned version;            /* PDFSTAMP_REWRITE_STATS_VERSION, set by the caller */
 	int64_t objects;             /* objects written */
 	int64_t streams;             /* streams re-encrypted */
 	int64_t strings;             /* strings re-encrypted */
@@ -359,6 +359,8 @@ struct pdfstamp_rewrite_stats {
 	int64_t bytes_written;
 	int jobs;
 };
+#define PDFSTAMP_REWRITE_STATS_VERSION 1
+#define PDFSTAMP_REWRITE_STATS_INIT {PDFSTAMP_REWRITE_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
 
 /* Rotation (ISO 32000-2 7.6.4.4): a new random file key, new /U /UE /O
  * /OE /Perms for the new passwords (always R6), every string and stream
@@ -377,11 +379,14 @@ int pdfstamp_encrypt(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *opts
 int pdfstamp_parse_permissions(pdfstamp_ctx *ctx, const char *list, int64_t *p);
 
 struct pdfstamp_verify_report {
+	unsigned version;            /* PDFSTAMP_VERIFY_REPORT_VERSION, set by the caller */
 	int64_t objects, streams, strings;
 	int64_t faults;              /* objects that failed to parse or decrypt */
 	int64_t first_fault_object;
 	char first_fault[256];
 };
+#define PDFSTAMP_VERIFY_REPORT_VERSION 1
+#define PDFSTAMP_VERIFY_REPORT_INIT {PDFSTAMP_VERIFY_REPORT_VERSION, 0, 0, 0, 0, 0, ""}
 /* Reads and decrypts every live object, string and stream (padding
  * checked), checks /Perms and that every xref entry points at its object.
  * Returns PDFSTAMP_E_FORMAT if anything failed (details in REPORT). */

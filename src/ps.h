@@ -3,29 +3,48 @@
  *
  * DESIGN NOTES
  *
- * Modules and their prefixes:
- *   ctx.c     ps_ctx (= pdfstamp_ctx): error slot, warnings, DRBG, IV pool.
- *   buf.c     ps_buf: growable byte buffer with a sticky out-of-memory flag.
- *   obj.c     ps_obj: object model, typed dictionary helpers (obj.h).
+ * Modules, lowest first: a module calls only the modules listed before it
+ * (tests/e2e/layout.sh checks the graph from the objects: no cycle, sec.c
+ * alone references the AES engine, xrefw.c alone writes xref sections).
+ * Each declares its internals in a header of its own, which a user
+ * includes; ps.h includes the common ones (at its end) but never rng.h,
+ * sec_aes.h, aesmb.h or any mbedTLS header.
+ *   ctx.c     ps_ctx (= pdfstamp_ctx): error slot, warnings, ps_wipe; the
+ *             DRBG and IV pool (rng.h).
+ *   buf.c     ps_buf: growable byte buffer with a sticky out-of-memory
+ *             flag; secret buffers are wiped.
+ *   obj.c     ps_obj: object model, typed dictionary helpers, ps_obj_equal
+ *             (obj.h, which also declares parse.c and serialize.c).
  *   parse.c   the lexer and parser (objects from a memory window).
  *   serialize.c  the serializer and the one number formatter.
- *   kdf.c     password preparation, key derivation and checks (7.6.4).
- *   sec.c     the security handler: /Encrypt, per-object rules, the only
- *             user of the AES engine (aesmb.c).
+ *   flate.c   FlateDecode and PNG predictors (flate.h).
+ *   text.c    text strings and dates (text.h).
+ *   xml.c     the small, strict XML tokenizer (xml.h; only xmp.c uses it).
+ *   xmp.c     the XMP packet editor (xmp.h).
+ *   aesmb.c   the multi-lane AES engine (aesmb.h; needs only wipe.h and
+ *             pdfstamp.h's error codes).
+ *   kdf.c     password preparation, key derivation and checks (7.6.4; kdf.h).
+ *   sec.c     the security handler: /Encrypt read and written, which bytes
+ *             are encrypted, the one string walker, stream data and
+ *             batches; the only user of the AES engine (sec.h, sec_aes.h).
  *   io.c      file I/O: durable writes, fsync/ftruncate, the one pread
  *             loop, temporary and output files, the fault hook (io.h).
  *   journal.c the journal of in-place appends and its recovery (journal.h).
  *   input.c   reading a document's file: ps_doc_pread (distinct bytes
- *             read), ps_doc_parse_at (input.h; below xref.c).
- *   xref.c    startxref, xref tables/streams/hybrid, /Prev chain, objstm.
+ *             read), ps_doc_parse_at (input.h).
+ *   xref.c    startxref, xref tables/streams/hybrid, /Prev chain (doc.h).
  *   xrefw.c   the one cross-reference writer, table or stream (xrefw.h).
- *   doc.c     pdfstamp_doc: open, authenticate, lazy lookup, the catalog
- *             and page tree root (ps_doc_catalog, ps_doc_pages).
+ *   doc.c     pdfstamp_doc: open, the revision chain check, authenticate,
+ *             lazy lookup, object streams, stream data, the catalog and
+ *             page tree root (ps_doc_catalog, ps_doc_pages; doc.h).
  *   policy.c  permission names and lists, ps_doc_permits, signatures and
- *             DocMDP, the writers' pre-flight (policy.h; above doc.c).
- *   info.c    pdfstamp_doc_info (above policy.c).
+ *             DocMDP, the writers' pre-flight (policy.h).
+ *   info.c    pdfstamp_doc_info.
  *   incr.c    the incremental writer (incr.h).
- *   rewrite.c the full rewrite; rwcheck.c its self-check; verify.c verify.
+ *   stamp.c, meta.c  the stamp annotation; /Info and XMP.
+ *   verify.c  pdfstamp_verify.
+ *   rwcheck.c, rewrite.c  the full rewrite's self-check; the full rewrite
+ *             (rewrite.h).
  *
  * Invariants:
  *  1. No globals.  Everything that lives longer than a call hangs off the

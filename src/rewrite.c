@@ -965,9 +965,17 @@ out:
 	return rc;
 }
 
-/* Version 1 has no output_fd: PDFSTAMP_WRITE_TO_FD needs version 2. */
-static int check_opts(ps_ctx *ctx, const struct pdfstamp_rewrite_opts *o)
+/* Checks the versions of the options and of ST (may be NULL), which it
+ * zeroes.  Version 1 of the options has no output_fd: PDFSTAMP_WRITE_TO_FD
+ * needs version 2. */
+static int check_opts(ps_ctx *ctx, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
 {
+	if (st) {
+		if (st->version != PDFSTAMP_REWRITE_STATS_VERSION)
+			return ps_err(ctx, PDFSTAMP_E_USAGE, "rewrite statistics of an unknown version");
+		memset(st, 0, sizeof *st);
+		st->version = PDFSTAMP_REWRITE_STATS_VERSION;
+	}
 	if (!o || o->version < 1 || o->version > PDFSTAMP_REWRITE_OPTS_VERSION)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "rewrite options of an unknown version");
 	if ((o->flags & PDFSTAMP_WRITE_TO_FD) && o->version < 2)
@@ -980,9 +988,7 @@ int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, st
 	ps_ctx *ctx = doc->ctx;
 	int rc;
 
-	if (st)
-		memset(st, 0, sizeof *st);
-	if ((rc = check_opts(ctx, o)) < 0)
+	if ((rc = check_opts(ctx, o, st)) < 0)
 		return rc;
 	if (!doc->encrypted)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not encrypted; use encrypt");
@@ -1003,9 +1009,7 @@ int pdfstamp_encrypt(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, s
 	ps_ctx *ctx = doc->ctx;
 	int rc;
 
-	if (st)
-		memset(st, 0, sizeof *st);
-	if ((rc = check_opts(ctx, o)) < 0)
+	if ((rc = check_opts(ctx, o, st)) < 0)
 		return rc;
 	if (doc->encrypted)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is already encrypted; use rotate to change its key");

@@ -215,12 +215,11 @@ int ps_rewrite_check(ps_doc *doc, const char *path, const char *owner, size_t ow
                      const uint32_t *dropped, size_t ndropped, uint32_t enc_num)
 {
 	ps_ctx *ctx = doc->ctx;
-	struct pdfstamp_verify_report rep, in;
+	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT, in = PDFSTAMP_VERIFY_REPORT_INIT;
 	char why[sizeof ctx->errmsg];
 	ps_doc *v = NULL;
 	int rc;
 
-	memset(&rep, 0, sizeof rep);
 	if ((rc = ps_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER)) < 0 ||
 	    (rc = pdfstamp_doc_auth(v, owner, owner_len, 0)) < 0 ||
 	    (rc = pdfstamp_verify(v, &rep, NULL, NULL)) < 0) {

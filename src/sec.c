@@ -45,8 +45,8 @@
  *     encryption (incremental writer) and re-encryption (rewrite), each side
  *     applying its own handler's rules; the per-object calls take the object
  *     number and generation although AESV3 ignores them, since the legacy
- *     handlers' per-object keys (Algorithm 1, 7.6.3.1 of ISO 32000-1 /
- *     7.6.3.2) derive from them.
+ *     handlers' per-object keys (Algorithm 1: ISO 32000-2 7.6.3.2, ISO
+ *     32000-1 7.6.2) derive from them.
  *  6. AESV3 decryption is strict: the length must be 0 or 16 + a non-zero
  *     multiple of 16 and every pad byte must equal the pad length
  *     (pkcs7_bad, checked without a data-dependent branch); on failure

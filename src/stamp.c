@@ -7,8 +7,8 @@
  *  1. Only the objects on the path to the target page are read: the page
  *     tree is descended by /Count (ISO 32000-2 7.7.3.2), so finding page N
  *     costs O(depth) lookups whatever the page count.
- *  2. What is written (spec-facts 3.8, 4.5): the annotation, its appearance
- *     form XObject, and a new version of the page (same number and
+ *  2. What is written (ISO 32000-2 12.5, 7.5.6): the annotation, its
+ *     appearance form XObject, and a new version of the page (same number and
  *     generation, every other key copied) or, when /Annots is an indirect
  *     array, a new version of that array only.  Nothing else changes.
  *  3. The appearance is a real form XObject (/AP /N) with its own

@@ -1,6 +1,6 @@
 /*
  * verify.c - whole-file verification (pdfstamp_verify, `pdfstamp verify`),
- * also the first part of the full rewrite's self-check (rewrite.c).
+ * also the first part of the full rewrite's self-check (rwcheck.c).
  *
  * DESIGN NOTES
  *
@@ -39,7 +39,10 @@ int pdfstamp_verify(pdfstamp_doc *doc, struct pdfstamp_verify_report *r, pdfstam
 	uint32_t num;
 	int rc;
 
+	if (!r || r->version != PDFSTAMP_VERIFY_REPORT_VERSION)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "verify report of an unknown version");
 	memset(r, 0, sizeof *r);
+	r->version = PDFSTAMP_VERIFY_REPORT_VERSION;
 	data.secret = 1;
 	if (doc->encrypted && !doc->authenticated)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");

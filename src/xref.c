@@ -18,7 +18,7 @@
  *
  * The index is sparse: a directory of pages of PS_XREF_PAGE entries, a page
  * allocated when the first entry in its range is recorded.  A lookup is two
- * array indexings (ps_xref_get, inline in ps.h); ps_xref_next walks the
+ * array indexings (ps_xref_get, inline in doc.h); ps_xref_next walks the
  * numbers in use, skipping empty pages.  Memory follows the entries
  * present, not the highest object number: one object numbered 8,388,000
  * costs one 4 KiB page and a 256 KiB directory at most, not 134 MB.

@@ -11,8 +11,11 @@
  * rewrite of millions of objects need not gather them into one array) and
  * the trailer dictionary, whose keys (/Size, /Prev, /Root, /Info, /Encrypt,
  * /ID) are the caller's business; this file decides only the section's
- * syntax.  Position: above obj.c (serialiser) and flate.c (the stream's
- * compression), below incr.c and rewrite.c; it never looks at a document.
+ * syntax.  Position: above obj.c and serialize.c (the serializer) and
+ * flate.c (the stream's compression), below incr.c and rewrite.c; it
+ * never looks at a document.  It also decides the full rewrite's form
+ * (ps_xrefw_form): a stream when members of object streams are carried
+ * over or an offset would not fit the ten digits of a table entry.
  *
  * Forms:
  *  - Classic table (7.5.4): "xref", then per run of consecutive object
@@ -21,7 +24,7 @@
  *    "trailer", the dictionary (7.5.5), "startxref", the offset, "%%EOF".
  *    Ten digits bound the offsets: PS_MAX_TABLE_OFFSET; a table whose
  *    section would start past it is refused (every entry lies before it).
- *  - Cross-reference stream (7.5.8): object SELF, its dictionary being the
+ *  - Cross-reference stream (7.5.8): object SELF_NUM, its dictionary being the
  *    trailer's keys plus /W [1 w2 w3] (w2 the bytes of the largest field 2,
  *    the section's own offset included; w3 at least 2, the bytes of the
  *    largest field 3), /Index [FIRST COUNT ...] per run (left out when the

@@ -560,7 +560,7 @@ static int op_meta(struct sc *s, pdfstamp_doc *doc)
 static int op_rewrite(struct sc *s, pdfstamp_doc *doc, int jobs, int encrypt)
 {
 	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
-	struct pdfstamp_rewrite_stats st;
+	struct pdfstamp_rewrite_stats st = PDFSTAMP_REWRITE_STATS_INIT;
 
 	o.output = s->out;
 	o.user_password = "new-user-\xc3\xa4";
@@ -588,7 +588,7 @@ static int op_encrypt(struct sc *s, pdfstamp_doc *doc)
 
 static int op_verify(struct sc *s, pdfstamp_doc *doc)
 {
-	struct pdfstamp_verify_report rep;
+	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
 
 	(void)s;
 	return pdfstamp_verify(doc, &rep, NULL, NULL);
@@ -685,7 +685,7 @@ static void validate(struct report *r, const struct scenario *sc, struct sc *s,
                      const char *pw)
 {
 	const char *path = sc->writes_output ? s->out : s->in;
-	struct pdfstamp_verify_report rep;
+	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
 	pdfstamp_ctx *ctx = NULL;
 	pdfstamp_doc *doc = NULL;
 	int rc;

@@ -7,7 +7,7 @@
  *  - NIST SP 800-38A F.2.5 (CBC-AES256) for the AESV3 layer, and mbedTLS
  *    used directly (not through sec.c) to build or check ciphertexts.
  * SASLprep expectations are taken from RFC 4013 section 3 and the
- * Unicode 3.2 decomposition of U+2F874 (spec-facts 1.2).
+ * Unicode 3.2 decomposition of U+2F874 (RFC 4013, RFC 3454; ISO 32000-2 7.6.4.3.3).
  */
 #include "config.h"
 

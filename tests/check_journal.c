@@ -295,7 +295,7 @@ START_TEST(test_write_to_fd)
 	struct pdfstamp_meta_item it = {"Title", "to a descriptor"};
 	struct pdfstamp_meta_opts mo = PDFSTAMP_META_OPTS_INIT;
 	struct pdfstamp_write_opts wo = PDFSTAMP_WRITE_OPTS_INIT;
-	struct pdfstamp_verify_report rep;
+	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
 	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
 	pdfstamp_doc *d = NULL, *v = NULL;
 	struct dirent *e;

@@ -210,7 +210,7 @@ static void check_password_fails(const char *path, const char *pw)
 static void encrypt_plain(void)
 {
 	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
-	struct pdfstamp_rewrite_stats st;
+	struct pdfstamp_rewrite_stats st = PDFSTAMP_REWRITE_STATS_INIT;
 	pdfstamp_doc *d;
 
 	make_plain();
@@ -224,7 +224,7 @@ static void encrypt_plain(void)
 
 START_TEST(encrypt_plaintext)
 {
-	struct pdfstamp_verify_report rep;
+	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
 	pdfstamp_doc *in, *out;
 
 	encrypt_plain();
@@ -254,6 +254,25 @@ START_TEST(encrypt_plaintext)
 		ck_assert_int_eq(pdfstamp_rotate(in, &o, NULL), PDFSTAMP_E_USAGE);
 		ck_assert_int_eq(access(enc2, F_OK), -1);
 	}
+	/* the figure structs are versioned too: an unknown version is refused
+	 * before anything is written */
+	{
+		struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+		struct pdfstamp_rewrite_stats st = PDFSTAMP_REWRITE_STATS_INIT;
+		struct pdfstamp_verify_report r2 = PDFSTAMP_VERIFY_REPORT_INIT;
+
+		rw_opts(&o, enc2, U2, O2);
+		st.version = PDFSTAMP_REWRITE_STATS_VERSION + 1;
+		ck_assert_int_eq(pdfstamp_rotate(out, &o, &st), PDFSTAMP_E_USAGE);
+		ck_assert_int_eq(access(enc2, F_OK), -1);
+		r2.version = 0;
+		ck_assert_int_eq(pdfstamp_verify(out, &r2, NULL, NULL), PDFSTAMP_E_USAGE);
+		r2.version = PDFSTAMP_VERIFY_REPORT_VERSION;
+		ck_assert_int_eq(pdfstamp_verify(out, &r2, NULL, NULL), 0);
+		ck_assert_int_eq(pdfstamp_verify(out, &r2, NULL, NULL), 0); /* reusable */
+		ck_assert_int_eq(r2.version, PDFSTAMP_VERIFY_REPORT_VERSION);
+		ck_assert_int_eq(r2.objects, 10);
+	}
 	pdfstamp_doc_close(out);
 	pdfstamp_doc_close(in);
 }
@@ -262,7 +281,7 @@ END_TEST
 START_TEST(rotate_new_passwords)
 {
 	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
-	struct pdfstamp_verify_report rep;
+	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
 	pdfstamp_doc *in, *out;
 	size_t n1, n1b;
 	uint8_t *b1, *b1b;

@@ -9,7 +9,8 @@
  *
  *  1. Commands live in a table (main.c, cli_cmds[]).  Adding a command is
  *     one table row plus a cmd_NAME.c defining `int cmd_NAME(int argc,
- *     char **argv)`.  A command receives argv with argv[0] = its own name,
+ *     char **argv)` (declared at the end of this header, the file listed
+ *     in Makefile.am).  A command receives argv with argv[0] = its own name,
  *     parses it with getopt_long after cli_getopt_reset(), and returns an
  *     exit status (CLI_EXIT_*), never calls exit() itself.  A command that
  *     works on files hands them to cli_each_file() (driver.c) with a

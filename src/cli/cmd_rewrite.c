@@ -230,6 +230,7 @@ static int call_rewrite(struct cli_file *f, void *arg)
 	int rc;
 
 	memset(&c->st, 0, sizeof c->st);
+	c->st.version = PDFSTAMP_REWRITE_STATS_VERSION;
 	o.output = f->wopts.output;
 	o.flags = f->wopts.flags & (PDFSTAMP_WRITE_IN_PLACE | PDFSTAMP_WRITE_TO_FD);
 	o.output_fd = f->wopts.output_fd;

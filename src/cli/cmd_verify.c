@@ -124,6 +124,7 @@ static int call_verify(struct cli_file *f, void *arg)
 	int rc;
 
 	memset(&c->rep, 0, sizeof c->rep);
+	c->rep.version = PDFSTAMP_VERIFY_REPORT_VERSION;
 	cli_progress_init(&bar, "verifying", c->quiet);
 	rc = pdfstamp_verify(f->doc, &c->rep, cli_progress_cb, &bar);
 	cli_progress_end(&bar);

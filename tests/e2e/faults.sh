@@ -1,17 +1,19 @@
 #!/bin/bash
 # tests/e2e/faults.sh - crash and fault tests of the incremental writer.
 #
-# PDFSTAMP_FAULT (tests only; see src/ps.h and pdfstamp(1)) makes one
-# step fail with an I/O error (fail:write, fail:fsync, fail:rename) or
-# SIGKILLs the process at a point (kill:after-journal, kill:after-write,
-# kill:after-fsync for --in-place; kill:before-rename for -o).  In every
-# case the input must be byte-identical to a saved copy afterwards - for a
-# kill, after `pdfstamp recover` (read-only commands only report the
-# journal and change nothing), which must roll the torn append back and say
-# so - with no journal or temporary file left, and the documented exit
-# status.  Also a real ENOSPC on a tiny tmpfs (when this
-# user may mount one), a wrong password (3), no annotation permission (5),
-# and a journal that does not belong to the file (never touched).
+# PDFSTAMP_FAULT (tests only; see src/io.h and pdfstamp(1); compiled only
+# with configure --enable-fault-injection, else this script is skipped)
+# makes one step fail with an I/O error (fail:write, fail:fsync,
+# fail:rename) or SIGKILLs the process at a point (kill:after-journal,
+# kill:after-write, kill:after-fsync for --in-place; kill:before-rename
+# for -o).  In every case the input must be byte-identical to a saved
+# copy afterwards - for a kill, after `pdfstamp recover` (read-only
+# commands only report the journal and change nothing), which must roll
+# the torn append back and say so - with no journal or temporary file
+# left, and the documented exit status.  Also a real ENOSPC on a tiny
+# tmpfs (when this user may mount one), a wrong password (3), no
+# annotation permission (5), and a journal that does not belong to the
+# file (never touched).
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 

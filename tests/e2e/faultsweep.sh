@@ -17,6 +17,8 @@
 #     a complete hidden ".pdfstamp-XXXXXX" file, never readable by more
 #     users than the input (src/io.c).
 # The input itself passes qpdf --check, so byte-identical means readable.
+# The hook exists only in builds configured with --enable-fault-injection
+# (src/io.h); elsewhere this script is skipped.
 #
 # The input has three 320 KB streams, so that a rewrite writes in several
 # pieces (payloads of 256 KB and more are written directly).

@@ -158,7 +158,7 @@ WH=$(jget "$T/ca.json" 'd["image_wh"][0] * d["image_wh"][1]')
 check_eq "$(qpdf --password="$UPW" --show-object="$IMG" --filtered-stream-data "$A" | wc -c)" "$WH" \
 	"A: image Width*Height = its decrypted length"
 # /Length is the encrypted length: IV + the data padded to whole blocks
-# with 1..16 bytes of PKCS#7 (spec-facts 2.5).
+# with 1..16 bytes of PKCS#7 (ISO 32000-2 7.6.3.1, Table 25).
 ELEN=$(qpdf --password="$UPW" --show-object="$IMG" "$A" | sed -n 's/.*\/Length \([0-9]*\).*/\1/p')
 check_eq "$ELEN" "$((16 + (WH / 16 + 1) * 16))" "A: image /Length is IV + PKCS#7-padded ciphertext"
 check_no_grep 'record [0-9]+:|make-archive page' <(tr -c '[:print:]' '\n' <"$A") \

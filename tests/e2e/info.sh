@@ -398,7 +398,7 @@ check_eq "$(jget "$T/r6-restricted.json" 'd["encryption"]["permissions"]["annota
 check_eq "$(jget "$T/r6-restricted.json" 'd["encryption"]["permissions"]["print"]')" false \
 	"restricted: print denied"
 
-# User and owner password are the same: reported as owner (spec-facts 1.4).
+# User and owner password are the same: reported as owner (ISO 32000-2 7.6.4.3.3, Algorithm 2.A checks the owner first).
 if [ -f "$T/r6-sameuo.pdf" ]; then
 	printf 'same\n' >"$T/same.pw"
 	run "$PDFSTAMP" info --json --password-file "$T/same.pw" "$T/r6-sameuo.pdf"

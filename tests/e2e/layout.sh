@@ -11,9 +11,10 @@
 #      symbols, and only the context (ctx.o), the key derivation (kdf.o),
 #      the engine (aesmb.o), sec.o and the journal's hashing reference
 #      mbedTLS at all;
-#   4. only the cross-reference writer (xrefw.o) references the serializer
-#      of cross-reference entries, and no other object defines one: every
-#      xref section comes from xrefw.c;
+#   4. only the cross-reference writer (xrefw.o) defines the writer's
+#      symbols (ps_xrefw_*), and no other library source file spells the
+#      keywords of a section ("xref" and "trailer" lines, /Type /XRef, /W [)
+#      in a string literal: every xref section comes from xrefw.c;
 #   5. no library source file is longer than 1,200 lines, and src/ps.h
 #      includes no mbedTLS or AES-engine header (directly or through the
 #      module headers it includes).
