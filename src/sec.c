@@ -75,6 +75,8 @@ struct ps_sec {
 	int perms_ok;                 /* /Perms agreed with /P and /EncryptMetadata */
 	char strf[32], stmf[32], cfm[32]; /* as pdfstamp_info reports them */
 	ps_cipher c;                  /* ready once authenticated (note 3) */
+	struct ps_sec *lender;        /* ps_sec_share: whose schedules C borrows */
+	int loans;                    /* handlers borrowing this one's schedules */
 };
 
 const char *pdfstamp_aes_engine(void)
@@ -202,6 +204,8 @@ void ps_sec_free(ps_sec *s)
 {
 	if (!s)
 		return;
+	if (s->lender)
+		s->lender->loans--;
 	ps_cipher_free(&s->c);
 	ps_wipe(s, sizeof *s);
 	free(s);
@@ -236,7 +240,7 @@ int ps_sec_new_r6(ps_ctx *ctx, const char *user_pw, size_t ulen, const char *own
 	return 0;
 }
 
-int ps_sec_share(ps_ctx *ctx, const ps_sec *src, ps_sec **out)
+int ps_sec_share(ps_ctx *ctx, ps_sec *src, ps_sec **out)
 {
 	ps_sec *s;
 	int rc;
@@ -259,6 +263,8 @@ int ps_sec_share(ps_ctx *ctx, const ps_sec *src, ps_sec **out)
 		ps_sec_free(s);
 		return rc;
 	}
+	s->lender = src;
+	src->loans++;
 	*out = s;
 	return 0;
 }
@@ -269,6 +275,9 @@ int ps_sec_auth_key(ps_ctx *ctx, ps_sec *s, const uint8_t key[32], int as, int p
 {
 	int rc;
 
+	/* Re-keying a lender would leave its borrowers on wiped schedules. */
+	if (s->loans > 0)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the security handler's key is lent; it cannot change");
 	/* Objects read before (only /Encrypt) stay valid: never encrypted. */
 	ps_cipher_free(&s->c);
 	if ((rc = ps_cipher_init(ctx, &s->c, key)) < 0)
@@ -291,6 +300,8 @@ int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned fla
 	int64_t genuine = 0, eff;
 	int is_owner = 0, perms_ok = 0, pstate = PS_PERMS_GARBLED, rc;
 
+	if (s->loans > 0)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the security handler's key is lent; it cannot change");
 	rc = ps_kdf_authenticate(ctx, &s->sp, pw, len, key, &is_owner, &perms_ok);
 	if (rc < 0)
 		goto out;

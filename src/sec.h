@@ -27,8 +27,9 @@ int ps_sec_new_r6(ps_ctx *ctx, const char *user_pw, size_t ulen, const char *own
                   int64_t p, int encrypt_metadata, ps_sec **out);
 /* A handler with SRC's parameters and state that borrows SRC's key
  * schedules (SRC must be authenticated and outlive it): how a writer reads
- * back its output without the file key. */
-int ps_sec_share(ps_ctx *ctx, const ps_sec *src, ps_sec **out);
+ * back its output without the file key.  While SRC lends its schedules,
+ * authenticating it again is refused (PDFSTAMP_E_USAGE). */
+int ps_sec_share(ps_ctx *ctx, ps_sec *src, ps_sec **out);
 /* Wipes and frees; NULL is fine. */
 void ps_sec_free(ps_sec *s);
 

@@ -1448,7 +1448,16 @@ START_TEST(test_sec_share)
 	ck_assert_int_eq(ps_sec_share(ctx, a, &s), 0);
 	ck_assert_mem_eq(ps_sec_params(s), ps_sec_params(a), sizeof(ps_secparams));
 	ck_assert_int_eq(ps_sec_encrypt(ctx, s, 4, 0, (const uint8_t *)"shared", 6, &ct), 0);
-	ps_sec_free(s);
+	/* a lender cannot be re-keyed while its schedules are lent */
+	{
+		int64_t perms = 0;
+		int as = 0;
+
+		ck_assert_int_eq(ps_sec_auth(ctx, a, "o", 1, 0, &perms, &as), PDFSTAMP_E_USAGE);
+		ps_sec_free(s);
+		ck_assert_int_eq(ps_sec_auth(ctx, a, "o", 1, 0, &perms, &as), 0);
+		ck_assert_int_eq(as, 2);
+	}
 	/* the lender is untouched by its borrower's free */
 	ck_assert_int_eq(ps_sec_decrypt(ctx, a, 4, 0, ct.data, ct.len, &pt), 0);
 	ck_assert_uint_eq(pt.len, 6);
