@@ -30,10 +30,13 @@ S=$TOP_SRCDIR/samples
 AS=()
 RUNUID=$(id -u)
 if [ "$RUNUID" = 0 ]; then
-	if command -v setpriv >/dev/null 2>&1; then
+	if command -v setpriv >/dev/null 2>&1 &&
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$PDFSTAMP" --version >/dev/null 2>&1; then
 		AS=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 		RUNUID=65534
 	else
+		# no setpriv, or the build tree is not reachable for nobody
+		# (a clone inside a 0700 directory)
 		RUNUID=
 	fi
 fi
@@ -63,7 +66,7 @@ if [ "$(id -u)" != 0 ]; then
 	# keeps from every user but root
 	echo "# (a) skipped: needs root to watch another process's /proc files"
 elif [ -z "$RUNUID" ]; then
-	echo "# (a) skipped: running as root without setpriv"
+	echo "# (a) skipped: running as root without setpriv, or nobody cannot run $PDFSTAMP"
 else
 	chmod 711 "$T"
 	mkdir "$T/pub"
