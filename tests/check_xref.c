@@ -394,6 +394,7 @@ static void check_stream_pdf(void)
 	ck_assert_int_eq(info.last_is_stream, 1);
 	ck_assert_int_eq(info.objects, 7);
 	ck_assert_int_eq(info.pages, 1);
+	pdfstamp_info_clear(&info);
 	ck_assert_int_eq(ps_doc_lookup(doc, 5, &o), 0);
 	ck_assert_ptr_nonnull(o);
 	ck_assert_int_eq(o->kind, PS_STR);
