@@ -18,6 +18,7 @@ DEPS=(
 	qpdf mupdf-tools poppler-utils python3 mandoc
 	libnss3-tools nodejs libjs-pdf clang time
 	git debhelper lintian
+	python3-pikepdf default-jdk-headless libpdfbox2-java libitext5-java libbcprov-java
 )
 
 mode=all

@@ -159,7 +159,8 @@ int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_bu
 	encrypted = stm->u.stm.off >= 0 && num != 0 && !ps_doc_is_xref_stream(doc, num) &&
 	            ps_sec_stream_encrypted(doc->sec, stm);
 	if (encrypted) {
-		if ((rc = ps_sec_decrypt(ctx, doc->sec, num, ps_doc_gen(doc, num), raw.data, raw.len, &plain)) < 0) {
+		if ((rc = ps_sec_decrypt_stream(ctx, doc->sec, stm, num, ps_doc_gen(doc, num), raw.data, raw.len,
+		                                &plain)) < 0) {
 			rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u", num);
 			goto out;
 		}
@@ -460,7 +461,7 @@ static int check_enc_versions(ps_doc *doc, const ps_obj *enc)
 static int read_encrypt(ps_doc *doc)
 {
 	ps_ctx *ctx = doc->ctx;
-	ps_obj *encref = ps_dict_get(doc->trailer, "Encrypt"), *enc = NULL;
+	ps_obj *encref = ps_dict_get(doc->trailer, "Encrypt"), *enc = NULL, *id;
 	int rc;
 
 	if ((rc = check_chain(doc)) < 0)
@@ -487,8 +488,13 @@ static int read_encrypt(ps_doc *doc)
 	if (ps_dict_get(doc->trailer, "AuthCode"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
 		              "the file is protected by a PDF-MAC (ISO/TS 32004), which pdfstamp does not support");
-	/* the handler itself: sec.c parses the resolved dictionary */
-	if ((rc = ps_sec_new(ctx, enc, doc->encrypt_num, &doc->sec)) < 0)
+	/* the handler itself: sec.c parses the resolved dictionary; R2-R4 key
+	 * derivation takes the first /ID element (ISO 32000-1 7.6.3.3) */
+	id = ps_array_get(ps_dict_get(doc->trailer, "ID"), 0);
+	if (id && id->kind != PS_STR)
+		id = NULL;
+	if ((rc = ps_sec_new(ctx, enc, doc->encrypt_num, id ? id->u.str.p : NULL, id ? id->u.str.len : 0,
+	                     &doc->sec)) < 0)
 		return rc;
 	doc->encrypt = ps_obj_copy(enc);
 	if (!doc->encrypt)

@@ -51,6 +51,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,7 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 	ps_ctx *ctx = doc->ctx;
 	uint32_t hi;
 	unsigned idf;
+	char why[64];
 
 	memset(up, 0, sizeof *up);
 	up->doc = doc;
@@ -106,6 +108,9 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 		              "clear (--allow-identity writes them so anyway)",
 		              (idf & PS_SEC_STRF) ? ((idf & PS_SEC_STMF) ? "string and stream" : "string") : "stream",
 		              (idf & PS_SEC_STRF) ? ((idf & PS_SEC_STMF) ? "strings and streams" : "strings") : "streams");
+	if (doc->encrypted && ps_sec_weak(doc->sec, why, sizeof why))
+		ps_warn(ctx, "the file uses a weak security handler (%s); `pdfstamp rotate` upgrades it to AES-256",
+		        why);
 	up->base_len = doc->size;
 	hi = doc->xref_max; /* the highest number in use */
 	if (doc->size_key > PS_MAX_OBJNUM || hi >= PS_MAX_OBJNUM)
@@ -517,13 +522,14 @@ void pdfstamp_result_clear(struct pdfstamp_result *res)
 		return;
 	version = res->version;
 	free(res->objects);
-	memset(res, 0, sizeof *res);
+	/* a version-1 struct ends before weak */
+	memset(res, 0, version >= 2 ? sizeof *res : offsetof(struct pdfstamp_result, weak));
 	res->version = version;
 }
 
 int ps_result_begin(ps_ctx *ctx, struct pdfstamp_result *res)
 {
-	if (res && res->version != PDFSTAMP_RESULT_VERSION)
+	if (res && res->version != PDFSTAMP_RESULT_VERSION && res->version != 1)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_result of an unknown version (use PDFSTAMP_RESULT_INIT)");
 	pdfstamp_result_clear(res);
 	return 0;
@@ -563,6 +569,8 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w, struct 
 		res->base_length = up->base_len;
 		res->xref_offset = xref_off;
 		res->bytes_appended = (int64_t)sec.len;
+		if (res->version >= 2)
+			ps_sec_weak(doc->encrypted ? doc->sec : NULL, res->weak, sizeof res->weak);
 	}
 out:
 	ps_buf_free(&sec);

@@ -19,6 +19,7 @@
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,10 @@ void pdfstamp_info_clear(struct pdfstamp_info *info)
 	version = info->version;
 	free(info->xref_kinds);
 	free(info->sigs);
-	memset(info, 0, sizeof *info);
+	if (version >= 2)
+		free(info->crypt_filters);
+	/* a version-1 struct ends before ncrypt_filters */
+	memset(info, 0, version >= 2 ? sizeof *info : offsetof(struct pdfstamp_info, ncrypt_filters));
 	info->version = version;
 }
 
@@ -45,13 +49,14 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 	uint32_t i;
 	int rc;
 
-	if (!info || info->version != PDFSTAMP_INFO_VERSION)
+	if (!info || (info->version != PDFSTAMP_INFO_VERSION && info->version != 1))
 		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "pdfstamp_info of an unknown version (use PDFSTAMP_INFO_INIT)");
 	pdfstamp_info_clear(info);
 	info->file_size = doc->size;
 	info->encrypted = doc->encrypted;
 	if (doc->encrypted) {
-		ps_sec_describe(doc->sec, info);
+		if ((rc = ps_sec_describe(doc->ctx, doc->sec, info)) < 0)
+			return rc;
 		info->authenticated_as = doc->authenticated;
 		info->p = doc->perms;
 	}

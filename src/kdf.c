@@ -3,8 +3,8 @@
  * preparation and the key derivation and checks of ISO 32000-2 7.6.4
  * (Algorithms 2.A, 2.B, 8, 9, 10 and 13).  Pure functions of the handler
  * parameters (ps_secparams) and a password or file key; the handler object
- * that holds them is sec.c.  The legacy Algorithms 2-7 (RC4/MD5, R2-R4)
- * will be added here, beside them.
+ * that holds them is sec.c.  The legacy Algorithms 1-7 (RC4/MD5, R2-R4,
+ * ISO 32000-1 7.6.3) are here too, beside them (design note 6).
  *
  * DESIGN NOTES
  *
@@ -41,6 +41,22 @@
  *     works on whole pages and would unlock a neighbour's locked page (the
  *     CLI's password buffer).  Costs ~20 us per call, about 1% of one
  *     Alg. 2.B run.
+ *  6. Legacy handlers, R2-R4 (ISO 32000-1 7.6.3.3-7.6.3.4; ISO 32000-2
+ *     7.6.4.3.1-2 and 7.6.4.4.1-6): passwords are PDFDocEncoding bytes, not
+ *     SASLprep'd: the UTF-8 input converted (text.c, ps_pdfdoc_from_utf8)
+ *     and, when that fails or differs, the raw bytes too; cut or padded to
+ *     32 bytes with the standard padding string.  Algorithm 2 (file key:
+ *     MD5 of the padded password, /O, /P as 4 bytes LE, ID[0], FFFFFFFF for
+ *     R4 without metadata encryption, then 50 MD5s of the first n bytes for
+ *     R3+; n = 5 for R2, /Length/8 else), 3 (/O), 4 and 5 (/U), 6 (user:
+ *     compare /U, 16 bytes for R3+) and 7 (owner: RC4-decrypt /O with the
+ *     owner key, once for R2 or 20 times with key XOR 19..0, and run 6 on
+ *     the result).  The owner key's 50 re-hashes also take n bytes (qpdf,
+ *     PDFBox; pdf.js hashes 16 and disagrees below 128 bits).  Owner is
+ *     tried first, as in note 2.  Algorithm 1 (the per-object key) is
+ *     ps_kdf_object_key; sec.c calls it for each object.  MD5 and RC4 are
+ *     mbedTLS's (ARC4 where the build has it, else the 15 lines of
+ *     ps_rc4, checked by the RFC 6229 vectors in tests/check_crypt.c).
  */
 #include "config.h"
 
@@ -53,10 +69,19 @@
 #include <unistd.h>
 
 #include <mbedtls/aes.h>
+#include <mbedtls/md5.h>
+#include <mbedtls/version.h>
+#if MBEDTLS_VERSION_NUMBER < 0x03000000
+#include <mbedtls/config.h>
+#endif
+#if defined(MBEDTLS_ARC4_C)
+#include <mbedtls/arc4.h>
+#endif
 #include <stringprep.h>
 
 #include "ps.h"
 #include "sha2.h"
+#include "text.h"
 
 
 #define PW_MAX 127                          /* Alg. 2.A step b */
@@ -668,3 +693,277 @@ out:
 	return rc;
 }
 
+
+/* ---- legacy handlers, R2-R4 (design note 6) -------------------------------- */
+
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
+#define md5_starts(c) mbedtls_md5_starts(c)
+#define md5_update(c, p, n) mbedtls_md5_update((c), (p), (n))
+#define md5_finish(c, h) mbedtls_md5_finish((c), (h))
+#define md5_once(p, n, h) mbedtls_md5((p), (n), (h))
+#else
+#define md5_starts(c) mbedtls_md5_starts_ret(c)
+#define md5_update(c, p, n) mbedtls_md5_update_ret((c), (p), (n))
+#define md5_finish(c, h) mbedtls_md5_finish_ret((c), (h))
+#define md5_once(p, n, h) mbedtls_md5_ret((p), (n), (h))
+#endif
+
+/* Algorithm 2 step a: the padding string (ISO 32000-1 7.6.3.3). */
+static const uint8_t pad32[32] = {
+	0x28, 0xBF, 0x4E, 0x5E, 0x4E, 0x75, 0x8A, 0x41, 0x64, 0x00, 0x4E, 0x56, 0xFF, 0xFA, 0x01, 0x08,
+	0x2E, 0x2E, 0x00, 0xB6, 0xD0, 0x68, 0x3E, 0x80, 0x2F, 0x0C, 0xA9, 0xFE, 0x64, 0x53, 0x69, 0x7A,
+};
+
+void ps_rc4(const uint8_t *key, size_t klen, const uint8_t *in, uint8_t *out, size_t n)
+{
+#if defined(MBEDTLS_ARC4_C)
+	mbedtls_arc4_context a;
+
+	mbedtls_arc4_init(&a);
+	mbedtls_arc4_setup(&a, key, (unsigned)klen);
+	(void)mbedtls_arc4_crypt(&a, n, in, out);
+	mbedtls_arc4_free(&a);           /* zeroizes the state */
+#else
+	uint8_t S[256], t;
+	unsigned i, j = 0;
+	size_t k;
+
+	for (i = 0; i < 256; i++)
+		S[i] = (uint8_t)i;
+	for (i = 0; i < 256; i++) {
+		j = (j + S[i] + key[i % klen]) & 255;
+		t = S[i], S[i] = S[j], S[j] = t;
+	}
+	for (i = j = 0, k = 0; k < n; k++) {
+		i = (i + 1) & 255;
+		j = (j + S[i]) & 255;
+		t = S[i], S[i] = S[j], S[j] = t;
+		out[k] = (uint8_t)(in[k] ^ S[(S[i] + S[j]) & 255]);
+	}
+	ps_wipe(S, sizeof S);
+	ps_wipe(&t, sizeof t);
+#endif
+}
+
+void ps_md5(const uint8_t *in, size_t n, uint8_t out[16])
+{
+	(void)md5_once(in, n, out);
+}
+
+size_t ps_kdf_object_key(const uint8_t *fkey, size_t n, uint32_t num, uint16_t gen, int aes, uint8_t out[16])
+{
+	uint8_t b[16 + 5 + 4];
+	size_t m = n;
+
+	memcpy(b, fkey, n);
+	b[m++] = (uint8_t)num;
+	b[m++] = (uint8_t)(num >> 8);
+	b[m++] = (uint8_t)(num >> 16);
+	b[m++] = (uint8_t)gen;
+	b[m++] = (uint8_t)(gen >> 8);
+	if (aes) {
+		memcpy(b + m, "sAlT", 4);
+		m += 4;
+	}
+	ps_md5(b, m, out);
+	ps_wipe(b, sizeof b);
+	return n + 5 < 16 ? n + 5 : 16;
+}
+
+/* Algorithm 2 step a: PW cut or padded to 32 bytes. */
+static void pad_password(const uint8_t *pw, size_t len, uint8_t out[32])
+{
+	size_t n = len > 32 ? 32 : len;
+
+	if (n)
+		memcpy(out, pw, n);
+	memcpy(out + n, pad32, 32 - n);
+}
+
+/* Algorithm 2: the file key from the padded password PW. */
+static void legacy_file_key(const ps_secparams *sp, const uint8_t pw[32], uint8_t key[16])
+{
+	static const uint8_t ff[4] = {0xFF, 0xFF, 0xFF, 0xFF};
+	mbedtls_md5_context m;
+	uint32_t p = (uint32_t)sp->p;
+	uint8_t h[16], pb[4] = {(uint8_t)p, (uint8_t)(p >> 8), (uint8_t)(p >> 16), (uint8_t)(p >> 24)};
+	size_t n = (size_t)sp->length;
+	int i;
+
+	mbedtls_md5_init(&m);
+	(void)md5_starts(&m);
+	(void)md5_update(&m, pw, 32);
+	(void)md5_update(&m, sp->o, 32);
+	(void)md5_update(&m, pb, 4);
+	(void)md5_update(&m, sp->id0, sp->id0len);
+	if (sp->r >= 4 && !sp->encrypt_metadata)
+		(void)md5_update(&m, ff, 4);
+	(void)md5_finish(&m, h);
+	mbedtls_md5_free(&m);
+	for (i = 0; sp->r >= 3 && i < 50; i++)
+		ps_md5(h, n, h);
+	memcpy(key, h, n);
+	ps_wipe(h, sizeof h);
+}
+
+/* Algorithm 3 steps a-d: the RC4 key from the padded owner password.  The
+ * 50 re-hashes take the first n bytes, as for the file key (Algorithm 2
+ * step h) and as qpdf, PDFBox and Acrobat do; it matters below 128 bits. */
+static void owner_key(const ps_secparams *sp, const uint8_t opw[32], uint8_t key[16])
+{
+	uint8_t h[16];
+	int i;
+
+	ps_md5(opw, 32, h);
+	for (i = 0; sp->r >= 3 && i < 50; i++)
+		ps_md5(h, (size_t)sp->length, h);
+	memcpy(key, h, 16);
+	ps_wipe(h, sizeof h);
+}
+
+/* 20 RC4 passes with KEY XOR i (Algorithm 3 step g, 5 step e, 7 step b);
+ * i runs up for encryption, down for decryption. */
+static void rc4_passes(const uint8_t *key, size_t n, uint8_t *buf, size_t len, int down)
+{
+	uint8_t k[16];
+	int i, j;
+
+	for (i = 0; i < 20; i++) {
+		int x = down ? 19 - i : i;
+		for (j = 0; j < (int)n; j++)
+			k[j] = (uint8_t)(key[j] ^ x);
+		ps_rc4(k, n, buf, buf, len);
+	}
+	ps_wipe(k, sizeof k);
+}
+
+/* Algorithms 4 and 5: /U from the file key. */
+static void compute_u(const ps_secparams *sp, const uint8_t *key, uint8_t u[32])
+{
+	size_t n = (size_t)sp->length;
+	uint8_t b[32 + 128];
+
+	if (sp->r == 2) {
+		ps_rc4(key, n, pad32, u, 32);
+		return;
+	}
+	memcpy(b, pad32, 32);
+	memcpy(b + 32, sp->id0, sp->id0len);
+	ps_md5(b, 32 + sp->id0len, u);
+	rc4_passes(key, n, u, 16, 0);
+	memset(u + 16, 0, 16);           /* arbitrary padding (Algorithm 5 step f) */
+}
+
+/* Algorithm 6: is PW (padded) the user password?  KEY receives the file key. */
+static int user_ok(const ps_secparams *sp, const uint8_t pw[32], uint8_t key[16])
+{
+	uint8_t u[32];
+	int ok;
+
+	legacy_file_key(sp, pw, key);
+	compute_u(sp, key, u);
+	ok = !ct_diff(u, sp->u, sp->r == 2 ? 32 : 16);
+	ps_wipe(u, sizeof u);
+	return ok;
+}
+
+/* Algorithm 7: is PW (padded) the owner password? */
+static int owner_ok(const ps_secparams *sp, const uint8_t pw[32], uint8_t key[16])
+{
+	uint8_t k[16], upw[32];
+	size_t n = sp->r == 2 ? 5 : (size_t)sp->length;
+	int ok;
+
+	owner_key(sp, pw, k);
+	memcpy(upw, sp->o, 32);
+	if (sp->r == 2)
+		ps_rc4(k, n, upw, upw, 32);
+	else
+		rc4_passes(k, n, upw, 32, 1);
+	ok = user_ok(sp, upw, key);
+	ps_wipe(k, sizeof k);
+	ps_wipe(upw, sizeof upw);
+	return ok;
+}
+
+static int legacy_params_ok(ps_ctx *ctx, const ps_secparams *sp)
+{
+	if (!sp || sp->r < 2 || sp->r > 4 || sp->length < 5 || sp->length > 16 || sp->id0len > sizeof sp->id0)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "legacy handler: bad parameters");
+	return 0;
+}
+
+int ps_kdf_legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password, size_t len,
+                               uint8_t key[16], int *is_owner)
+{
+	struct {
+		uint8_t doc[32], raw[32], pw[32], k[16];
+	} *sc;                          /* locked scratch (design note 5) */
+	size_t dlen = 0, maplen = 0, rlen = len > 32 ? 32 : len;
+	const uint8_t *cand[2];
+	size_t clen[2];
+	int ncand = 0, owner, i, rc;
+
+	if (!key || !is_owner || (!password && len))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_kdf_legacy_authenticate: bad arguments");
+	if ((rc = legacy_params_ok(ctx, sp)) < 0)
+		return rc;
+	*is_owner = 0;
+	if (!(sc = secret_alloc(sizeof *sc, &maplen)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory for the password");
+	/* Candidates (note 6): PDFDocEncoding, then the raw bytes if different. */
+	if (rlen)
+		memcpy(sc->raw, password, rlen);
+	if (ps_pdfdoc_from_utf8(password ? password : "", len, sc->doc, 32, &dlen) == 0) {
+		cand[ncand] = sc->doc;
+		clen[ncand++] = dlen;
+	}
+	if (!ncand || dlen != rlen || ct_diff(sc->doc, sc->raw, rlen)) {
+		cand[ncand] = sc->raw;
+		clen[ncand++] = rlen;
+	}
+	rc = 1;
+	for (owner = 1; owner >= 0 && rc; owner--)
+		for (i = 0; i < ncand && rc; i++) {
+			pad_password(cand[i], clen[i], sc->pw);
+			if (owner ? owner_ok(sp, sc->pw, sc->k) : user_ok(sp, sc->pw, sc->k)) {
+				memcpy(key, sc->k, (size_t)sp->length);
+				*is_owner = owner;
+				rc = 0;
+			}
+		}
+	secret_free(sc, maplen);        /* wipes */
+	if (rc)
+		return ps_err(ctx, PDFSTAMP_E_PASSWORD, "the password matches neither the owner nor the user password");
+	return rc;
+}
+
+int ps_kdf_legacy_make(ps_ctx *ctx, ps_secparams *sp, const char *user_pw, size_t ulen,
+                       const char *owner_pw, size_t olen)
+{
+	uint8_t upw[32], opw[32], k[16], key[16];
+	size_t n;
+	int rc;
+
+	if ((rc = legacy_params_ok(ctx, sp)) < 0)
+		return rc;
+	n = sp->r == 2 ? 5 : (size_t)sp->length;
+	pad_password((const uint8_t *)user_pw, ulen, upw);
+	if (olen)
+		pad_password((const uint8_t *)owner_pw, olen, opw);
+	else
+		memcpy(opw, upw, 32);    /* Algorithm 3 step a: no owner password */
+	owner_key(sp, opw, k);         /* Algorithm 3 */
+	memcpy(sp->o, upw, 32);
+	if (sp->r == 2)
+		ps_rc4(k, n, sp->o, sp->o, 32);
+	else
+		rc4_passes(k, n, sp->o, 32, 0);
+	legacy_file_key(sp, upw, key); /* Algorithms 4 and 5 */
+	compute_u(sp, key, sp->u);
+	ps_wipe(upw, sizeof upw);
+	ps_wipe(opw, sizeof opw);
+	ps_wipe(k, sizeof k);
+	ps_wipe(key, sizeof key);
+	return 0;
+}

@@ -14,6 +14,12 @@ typedef struct ps_secparams {
 	uint8_t o[48], u[48];       /* zero-padded if shorter in the file */
 	uint8_t oe[32], ue[32];
 	uint8_t perms[16];
+	/* R2-R4 (ISO 32000-1 7.6.3): /O and /U are the first 32 bytes of o
+	 * and u; LENGTH is the file key in bytes (5 to 16); ID0 the trailer's
+	 * first /ID element (Algorithm 2 step d). */
+	int length;
+	uint8_t id0[128];
+	size_t id0len;
 } ps_secparams;
 
 /* Algorithm 2.B (R6) or the single SHA-256 of R5: hash of PW (already
@@ -59,5 +65,27 @@ int ps_kdf_make(ps_ctx *ctx, ps_secparams *sp,
  * OUT must hold 128 bytes (wipe it after use). */
 int ps_kdf_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
                             uint8_t out[128], size_t *outlen);
+
+/* ---- legacy handlers, R2-R4 (ISO 32000-1 7.6.3.3-7.6.3.4) ----------------- */
+
+/* RC4 (in may equal out).  mbedTLS ARC4 where the build has it. */
+void ps_rc4(const uint8_t *key, size_t klen, const uint8_t *in, uint8_t *out, size_t n);
+/* MD5 of N bytes. */
+void ps_md5(const uint8_t *in, size_t n, uint8_t out[16]);
+/* Algorithm 1: the key of object NUM GEN from the file key FKEY (N bytes),
+ * with "sAlT" for AESV2 (AES nonzero); returns its length, min(N + 5, 16). */
+size_t ps_kdf_object_key(const uint8_t *fkey, size_t n, uint32_t num, uint16_t gen, int aes, uint8_t out[16]);
+/* Algorithms 6 and 7 (owner first): PASSWORD (UTF-8, tried as
+ * PDFDocEncoding, then as raw bytes) against /U and /O of SP (r 2-4).  On
+ * success KEY holds the sp->length-byte file key (Algorithm 2) and
+ * *is_owner is set; PDFSTAMP_E_PASSWORD if nothing matches. */
+int ps_kdf_legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password, size_t len,
+                               uint8_t key[16], int *is_owner);
+/* Algorithms 3, 4, 5: fills sp->o and sp->u (32 bytes each) from the
+ * passwords (bytes as given, padded) for sp->r, length, p, id0 and
+ * encrypt_metadata (for tests and for writing legacy files, which pdfstamp
+ * itself never does). */
+int ps_kdf_legacy_make(ps_ctx *ctx, ps_secparams *sp, const char *user_pw, size_t ulen,
+                       const char *owner_pw, size_t olen);
 
 #endif

@@ -118,12 +118,14 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const p
 	if (!dict || ps_dict_put_name(dict, "Type", "Metadata") < 0 ||
 	    ps_dict_put_name(dict, "Subtype", "XML") < 0)
 		goto oom;
-	if (md) {
-		if ((rc = ps_doc_stream_data(doc, mref->u.ref.num, md, 1, &old)) < 0)
-			goto out;
+	if (md && (rc = ps_doc_stream_data(doc, mref->u.ref.num, md, 1, &old)) < 0)
+		goto out;
+	if (md && !ps_sec_same_keystream(doc->sec)) {
 		num = mref->u.ref.num;
 		gen = mref->u.ref.gen;
 	} else {
+		/* no packet yet, or RC4: a new packet under the old number
+		 * would reuse the old one's key stream */
 		if (!(num = ps_update_alloc(up))) {
 			rc = ctx->errcode;
 			goto out;
@@ -243,10 +245,11 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 	}
 	if (ps_dict_put_str(ninfo, "ModDate", pdfdate, strlen(pdfdate)) < 0)
 		goto oom;
-	if (info && iref->kind == PS_REF) {
+	if (info && iref->kind == PS_REF && !ps_sec_same_keystream(doc->sec)) {
 		num = iref->u.ref.num;
 		gen = iref->u.ref.gen;
 	} else {
+		/* no /Info object yet, or RC4 (see update_xmp) */
 		if (!(num = ps_update_alloc(&up))) {
 			rc = ctx->errcode;
 			goto out;

@@ -261,6 +261,18 @@ int ps_array_push(ps_obj *arr, ps_obj *item)
 	return 0;
 }
 
+/* The allocation stays as it was: ps_array_grow's capacity for a shorter
+ * array is never larger, so later pushes still fit. */
+int ps_array_del(ps_obj *arr, size_t i)
+{
+	if (!arr || arr->kind != PS_ARRAY || i >= arr->u.arr.len)
+		return PDFSTAMP_E_USAGE;
+	ps_obj_free(arr->u.arr.items[i]);
+	memmove(arr->u.arr.items + i, arr->u.arr.items + i + 1, (arr->u.arr.len - i - 1) * sizeof *arr->u.arr.items);
+	arr->u.arr.len--;
+	return 0;
+}
+
 /* The dictionary of a PS_DICT or of a PS_STREAM; NULL otherwise. */
 static ps_obj *dict_of(const ps_obj *o)
 {

@@ -99,6 +99,9 @@ int ps_str_set(ps_obj *str, const void *p, size_t n);
 
 /* Containers take ownership of the item, also when they fail (-> freed). */
 int ps_array_push(ps_obj *arr, ps_obj *item);        /* 0 or PDFSTAMP_E_NOMEM */
+/* Removes (and frees) item I of ARR, moving the rest down; 0, or
+ * PDFSTAMP_E_USAGE if ARR is not an array or I is out of range. */
+int ps_array_del(ps_obj *arr, size_t i);
 int ps_dict_put(ps_obj *dict, const char *key, ps_obj *val); /* replaces an existing key in place */
 /* Typed ps_dict_put: build the value and put it (replacing KEY in place).
  * 0, PDFSTAMP_E_NOMEM (also for a NULL NAME, or P == NULL with N > 0) or

@@ -158,11 +158,24 @@ struct pdfstamp_info {
 	int docmdp;                  /* DocMDP level (1..3, 0 none) of /Root /Perms /DocMDP */
 	int sigs_incomplete;         /* the field tree could not be read whole (too deep): the
 	                                signature policy is unknown, and writers refuse */
+	/* version 2 */
+	int ncrypt_filters;          /* entries of crypt_filters */
+	struct pdfstamp_crypt_filter *crypt_filters; /* /CF of a /V 4 or 5 handler, in /CF order;
+	                                   NULL when there is none (owned) */
+	char weak[64];               /* why the handler is weak, e.g. "RC4 40-bit" (RC4, or a
+	                                key under 128 bits); empty when strong or not encrypted */
 };
 
-#define PDFSTAMP_INFO_VERSION 1
+/* One crypt filter of /CF (ISO 32000-2 7.6.6, Table 25). */
+struct pdfstamp_crypt_filter {
+	char name[32];               /* e.g. "StdCF" */
+	char method[16];             /* /CFM: "V2" (RC4), "AESV2", "AESV3" or "None" */
+};
+
+/* Version 1 (without the version-2 fields) is still accepted. */
+#define PDFSTAMP_INFO_VERSION 2
 #define PDFSTAMP_INFO_INIT {PDFSTAMP_INFO_VERSION, 0, 0, "", 0, 0, 0, "", "", "", 0, 0, 0, 0, 0, NULL, \
-	0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0}
+	0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, NULL, ""}
 
 /* Fills INFO, which must have been initialised with PDFSTAMP_INFO_INIT (or
  * filled before: what it held is released first).  Reads the page count
@@ -215,9 +228,13 @@ struct pdfstamp_result {
 	int nobjects;             /* annotation (stamp) or Info (meta) objects written */
 	uint32_t *objects;        /* their object numbers, nobjects entries (owned) */
 	int nwarnings;            /* warnings issued (also sent to the warning callback) */
+	/* version 2 */
+	char weak[64];            /* the file's handler is weak (RC4, or a key under 128 bits):
+	                             why, e.g. "RC4 40-bit"; empty when strong or not encrypted */
 };
-#define PDFSTAMP_RESULT_VERSION 1
-#define PDFSTAMP_RESULT_INIT {PDFSTAMP_RESULT_VERSION, 0, 0, 0, 0, NULL, 0}
+/* Version 1 (without weak) is still accepted. */
+#define PDFSTAMP_RESULT_VERSION 2
+#define PDFSTAMP_RESULT_INIT {PDFSTAMP_RESULT_VERSION, 0, 0, 0, 0, NULL, 0, ""}
 
 /* Frees the list RES owns and zeroes everything but `version`.  NULL is
  * accepted.  pdfstamp_stamp and pdfstamp_meta take a RES initialised with

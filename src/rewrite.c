@@ -189,10 +189,30 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 		goto out;
 	if (j->obj->kind == PS_STREAM) {
 		int was = ps_sec_stream_encrypted(doc->sec, j->obj);
+		/* in place needs IV + at least one block (an AESV2 IV alone reads
+		 * as empty data: the decrypt path takes it) */
+		int in_place = was && j->raw.len >= 32 && ps_sec_reencrypt_in_place(doc->sec, rw->nsec, j->obj);
 		payload = (int64_t)j->raw.len;
-		j->encrypt = ps_sec_stream_encrypted(rw->nsec, j->obj);
 		j->payload = &j->raw;
-		if (was && j->encrypt && j->raw.len > 0) {
+		if (was && !in_place) {
+			double t0 = now_seconds();
+			rc = ps_sec_decrypt_stream(wctx, doc->sec, j->obj, j->num, j->gen, src->data, src->len,
+			                           &plain);
+			aes = now_seconds() - t0;
+			if (rc < 0)
+				goto out;
+			src = &plain;
+		}
+		/* decrypted with the input's own crypt filter, if it names one:
+		 * the output defines only its /StmF (7.4.10) */
+		if ((rc = ps_sec_drop_crypt_filter(wctx, j->obj)) < 0)
+			goto out;
+		j->encrypt = ps_sec_stream_encrypted(rw->nsec, j->obj);
+		if (in_place && !j->encrypt) {
+			rc = ps_err(wctx, PDFSTAMP_E_INTERNAL, "a stream encrypted in the input would be written in clear");
+			goto out;
+		}
+		if (in_place) {
 			/* the common case: old ciphertext to new, in place */
 			double t0 = now_seconds();
 			rc = ps_sec_reencrypt_prepare(wctx, doc->sec, rw->nsec, j->num, j->gen, j->raw.data, j->raw.len,
@@ -201,14 +221,6 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 			if (rc < 0)
 				goto out;
 		} else {
-			if (was) {
-				double t0 = now_seconds();
-				rc = ps_sec_decrypt(wctx, doc->sec, j->num, j->gen, src->data, src->len, &plain);
-				aes = now_seconds() - t0;
-				if (rc < 0)
-					goto out;
-				src = &plain;
-			}
 			j->payload = &j->data;
 			if (j->encrypt) {
 				size_t elen = ps_sec_encrypted_len(rw->nsec, src->len);

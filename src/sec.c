@@ -7,7 +7,8 @@
  *
  * References are to ISO 32000-2:2020.
  *
- *  1. What it owns.  A ps_sec is built from an already-resolved /Encrypt
+ *  1. What it owns (AES-256 here; the legacy kinds in note 8).  A ps_sec
+ *     is built from an already-resolved /Encrypt
  *     dictionary (ps_sec_new; the document layer resolves and checks the
  *     revision chain, this module never calls it) or made new for a
  *     rewrite (ps_sec_new_r6).  It holds the parameters (ps_secparams:
@@ -57,12 +58,41 @@
  *     ps_sec_reencrypt_prepare: plaintext laid out in place, fresh IVs)
  *     and runs them through the multi-lane engine at once
  *     (ps_sec_run_batch): 8 or 16 independent CBC chains in parallel.
+ *     Only an AES-256 handler is written, so only AESV3 batches exist.
+ *  8. Legacy handlers (ISO 32000-1 7.6.2-7.6.3; ISO 32000-2 7.6.3.2 and
+ *     7.6.4.3.1-2 keep them as deprecated): /V 1 /R 2 and /V 2 /R 3 (RC4
+ *     for everything, /Length 40-128 bits), /V 4 /R 4 with crypt filters
+ *     (/CF: /CFM /V2 = RC4, /AESV2 = AES-128-CBC, /None; /StrF, /StmF and
+ *     /EFF each name one, Identity by default; a stream may name its own
+ *     with /Filter /Crypt /DecodeParms /Name, 7.4.10).  The cipher is
+ *     chosen per string or stream by kind (CK_*): strings take /StrF's
+ *     (kstr), streams their own /Crypt filter, else /EFF's for embedded
+ *     files, else /StmF's (stream_kind).  RC4 and AESV2 use per-object
+ *     keys (Algorithm 1, ps_kdf_object_key: MD5 of the file key, the
+ *     object number's low 3 and the generation's low 2 bytes, + "sAlT" for
+ *     AESV2), made for each call in a local and wiped after it.  RC4 has
+ *     no IV and no padding (same length); AESV2 has AESV3's layout (IV ||
+ *     CBC || PKCS#7) with AES-128 from mbedTLS directly (small objects,
+ *     per-object keys: nothing for the multi-lane engine).  Because each
+ *     object's key derives from it, the legacy file key (lkey, 5-16 bytes,
+ *     from Algorithm 2 via kdf.c) is kept for the handler's life and
+ *     wiped with it; ps_sec_share does not copy it: a borrower reads its
+ *     lender's (legacy_key).  Passwords: Algorithms 6 and 7 (kdf.c).  There
+ *     is no /Perms before R5, so perms_ok is 1 and the permissions are /P,
+ *     R2's translated to R3+ bits (r2_perms).  A rewrite turns any legacy
+ *     input into AES-256 R6: AESV2 (and AESV3) streams are re-encrypted in
+ *     place (same length; ps_sec_reencrypt_in_place says when), RC4 ones
+ *     go through ps_sec_decrypt_stream then ps_sec_encrypt_prepare.  An
+ *     incremental update keeps the file's handler (/Encrypt, ID[0]).
+ *     ps_sec_weak calls RC4, or a key under 128 bits, weak.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <mbedtls/aes.h>
 
 #include "ps.h"
 #include "sec_aes.h"
@@ -77,7 +107,22 @@ struct ps_sec {
 	ps_cipher c;                  /* ready once authenticated (note 3) */
 	struct ps_sec *lender;        /* ps_sec_share: whose schedules C borrows */
 	int loans;                    /* handlers borrowing this one's schedules */
+	int kstr, kstm, keff;         /* cipher kinds of strings, streams, embedded files (note 8) */
+	int ncf;                      /* /CF, as read (V 4 and 5) */
+	struct {
+		char name[32], method[16];
+		int kind;
+	} cf[8];
+	uint8_t lkey[16];             /* legacy file key, sp.length bytes; a borrower
+	                                 uses its lender's (note 8) */
 };
+
+/* Cipher kinds (note 8). */
+enum { CK_NONE = 0, CK_RC4, CK_AESV2, CK_AESV3 };
+
+static int sec_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, uint16_t gen, const uint8_t *in,
+                     size_t n, ps_buf *out, int enc);
+static int pkcs7_bad(const uint8_t *p, size_t m, uint8_t *pad);
 
 const char *pdfstamp_aes_engine(void)
 {
@@ -117,28 +162,79 @@ static int copy_sec_string(ps_ctx *ctx, const ps_obj *enc, const char *key, uint
 	return 0;
 }
 
+/* The kind of crypt filter NAME (/Identity or a /CF entry); -1 if undefined. */
+static int cf_kind(const ps_sec *s, const char *name)
+{
+	int i;
+
+	if (strcmp(name, "Identity") == 0)
+		return CK_NONE;
+	for (i = 0; i < s->ncf; i++)
+		if (strcmp(s->cf[i].name, name) == 0)
+			return s->cf[i].kind;
+	return -1;
+}
+
+/* /CF (7.6.6, Table 25): each filter's /CFM, which must fit /V. */
+static int parse_cf(ps_ctx *ctx, ps_sec *s, const ps_obj *cf, int v)
+{
+	size_t i;
+
+	if (!cf)
+		return 0;
+	if (cf->kind != PS_DICT)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/CF is not a dictionary");
+	for (i = 0; i < cf->u.dict.len && s->ncf < (int)(sizeof s->cf / sizeof s->cf[0]); i++) {
+		const ps_obj *f = cf->u.dict.ents[i].val, *m = ps_dict_get(f, "CFM");
+		const char *mn = m && m->kind == PS_NAME ? m->u.name.p : "None";
+		int k;
+
+		if (!f || f->kind != PS_DICT)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "crypt filter /%s is not a dictionary", cf->u.dict.ents[i].key);
+		if (strcmp(mn, "None") == 0)
+			k = CK_NONE;
+		else if (strcmp(mn, "V2") == 0 && v == 4)
+			k = CK_RC4;
+		else if (strcmp(mn, "AESV2") == 0 && v == 4)
+			k = CK_AESV2;
+		else if (strcmp(mn, "AESV3") == 0 && v == 5)
+			k = CK_AESV3;
+		else
+			k = -2;                /* refused when used (parse, stream_kind) */
+		snprintf(s->cf[s->ncf].name, sizeof s->cf[0].name, "%s", cf->u.dict.ents[i].key);
+		snprintf(s->cf[s->ncf].method, sizeof s->cf[0].method, "%s", mn);
+		s->cf[s->ncf++].kind = k;
+	}
+	return 0;
+}
+
 static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 {
-	ps_obj *cf, *stdcf, *strf, *stmf, *em, *names[2];
-	int64_t v = 0, r = 0, p = 0;
-	int k, rc;
+	ps_obj *cf, *strf, *stmf, *em, *names[2], *fo;
+	int64_t v = 0, r = 0, p = 0, len = 40;
+	int k, kinds[2], rc, legacy;
 
 	if (!enc || enc->kind != PS_DICT)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer's /Encrypt is not a dictionary");
 	if (ps_dict_get(enc, "KDFSalt"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
 		              "the file is protected by a PDF-MAC (ISO/TS 32004), which pdfstamp does not support");
-	if (!name_is(ps_dict_get(enc, "Filter"), "Standard"))
+	fo = ps_dict_get(enc, "Filter");
+	if (!name_is(fo, "Standard"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "security handler is not /Standard (public-key or custom handlers are not supported)");
+		              "the security handler is /%s, not /Standard (public-key and custom handlers are not "
+		              "supported)", fo && fo->kind == PS_NAME ? fo->u.name.p : "?");
 	if (ps_dict_get(enc, "SubFilter"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "the /Encrypt dictionary has a /SubFilter");
 	ps_obj_int(ps_dict_get(enc, "V"), &v);
 	ps_obj_int(ps_dict_get(enc, "R"), &r);
-	if (v != 5 || (r != 5 && r != 6))
+	/* ISO 32000-1 7.6.3 Tables 20-21: V 1 R 2, V 2 R 3, V 4 R 4; ISO 32000-2: V 5 R 5/6 */
+	if (!((v == 1 && (r == 2 || r == 3)) || (v == 2 && (r == 2 || r == 3)) || (v == 4 && r == 4) ||
+	      (v == 5 && (r == 5 || r == 6))))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "encryption /V %lld /R %lld is not supported (only AES-256: /V 5 with /R 5 or /R 6)",
-		              (long long)v, (long long)r);
+		              "the standard security handler with /V %lld /R %lld is not supported (supported: "
+		              "/V 1 /R 2, /V 2 /R 3, /V 4 /R 4, /V 5 /R 5 or 6)", (long long)v, (long long)r);
+	legacy = r <= 4;
 	if (ps_obj_int(ps_dict_get(enc, "P"), &p) < 0)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Encrypt dictionary has no /P");
 	/* /P is a 32-bit signed value; some writers store it unsigned. */
@@ -149,49 +245,81 @@ static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 	s->sp.v = (int)v;
 	s->sp.r = (int)r;
 	s->sp.p = p;
+	/* /EncryptMetadata means something only from /V 4 on (Table 20): there
+	 * Algorithm 2 (R4) or /Perms (R6) binds it to the key; in a V1/V2
+	 * file nothing does, and anyone could add it to have metadata read
+	 * or written in clear. */
 	em = ps_dict_get(enc, "EncryptMetadata");
-	s->sp.encrypt_metadata = !(em && em->kind == PS_BOOL && !em->u.b);
+	s->sp.encrypt_metadata = v < 4 || !(em && em->kind == PS_BOOL && !em->u.b);
+	/* the file key length (ISO 32000-1 Table 20 /Length; V 4: 128 bits) */
+	if (v == 2 && ps_dict_get(enc, "Length") &&
+	    (ps_obj_int(ps_dict_get(enc, "Length"), &len) < 0 || len < 40 || len > 128 || len % 8))
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "/Length %lld is not a key length of 40 to 128 bits "
+		              "in steps of 8", (long long)len);
+	s->sp.length = v == 1 ? 5 : v == 2 ? (int)(len / 8) : v == 4 ? 16 : 32;
+	if (r == 2)
+		s->sp.length = 5; /* Algorithm 2 step h: n = 5 for R2, whatever /Length says */
 	cf = ps_dict_get(enc, "CF");
 	names[0] = strf = ps_dict_get(enc, "StrF");
 	names[1] = stmf = ps_dict_get(enc, "StmF");
-	s->strf_identity = !strf || name_is(strf, "Identity");
-	s->stmf_identity = !stmf || name_is(stmf, "Identity");
-	/* Every crypt filter named by StrF/StmF must exist with /CFM /AESV3. */
+	if (v >= 4 && (rc = parse_cf(ctx, s, cf, (int)v)) < 0)
+		return rc;
+	/* StrF/StmF: Identity (their default) or a filter defined in /CF */
 	for (k = 0; k < 2; k++) {
-		if (!names[k] || name_is(names[k], "Identity"))
+		kinds[k] = v < 4 ? CK_RC4 : CK_NONE;
+		if (v < 4 || !names[k])
 			continue;
 		if (names[k]->kind != PS_NAME)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "/StrF or /StmF is not a name");
-		stdcf = ps_dict_get(cf, names[k]->u.name.p);
-		if (!stdcf || stdcf->kind != PS_DICT)
+		if ((kinds[k] = cf_kind(s, names[k]->u.name.p)) == -1)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "crypt filter /%s is not defined in /CF",
 			              names[k]->u.name.p);
-		if (!name_is(ps_dict_get(stdcf, "CFM"), "AESV3"))
-			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-			              "crypt filter /%s does not use /AESV3", names[k]->u.name.p);
+		if (kinds[k] < 0 || (v == 5 && kinds[k] != CK_AESV3 && kinds[k] != CK_NONE))
+			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "crypt filter /%s uses a method that is not "
+			              "supported with /V %lld (V2 and AESV2 need /V 4 /R 4, AESV3 needs /V 5)",
+			              names[k]->u.name.p, (long long)v);
 	}
-	if ((rc = copy_sec_string(ctx, enc, "O", s->sp.o, 48)) < 0 ||
-	    (rc = copy_sec_string(ctx, enc, "U", s->sp.u, 48)) < 0 ||
-	    (rc = copy_sec_string(ctx, enc, "OE", s->sp.oe, 32)) < 0 ||
-	    (rc = copy_sec_string(ctx, enc, "UE", s->sp.ue, 32)) < 0 ||
-	    (rc = copy_sec_string(ctx, enc, "Perms", s->sp.perms, 16)) < 0)
+	s->kstr = kinds[0];
+	s->kstm = kinds[1];
+	/* /EFF (embedded file streams) defaults to /StmF */
+	s->keff = s->kstm;
+	fo = ps_dict_get(enc, "EFF");
+	if (v == 4 && fo && fo->kind == PS_NAME && (s->keff = cf_kind(s, fo->u.name.p)) < 0)
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "/EFF names crypt filter /%s, which /CF does not define "
+		              "or which is not supported", fo->u.name.p);
+	s->strf_identity = s->kstr == CK_NONE;
+	s->stmf_identity = s->kstm == CK_NONE;
+	if ((rc = copy_sec_string(ctx, enc, "O", s->sp.o, legacy ? 32 : 48)) < 0 ||
+	    (rc = copy_sec_string(ctx, enc, "U", s->sp.u, legacy ? 32 : 48)) < 0)
+		return rc;
+	if (!legacy && ((rc = copy_sec_string(ctx, enc, "OE", s->sp.oe, 32)) < 0 ||
+	                (rc = copy_sec_string(ctx, enc, "UE", s->sp.ue, 32)) < 0 ||
+	                (rc = copy_sec_string(ctx, enc, "Perms", s->sp.perms, 16)) < 0))
 		return rc;
 	/* what `info` reports: the names, and the method of the stream filter */
 	copy_name(s->strf, sizeof s->strf, strf);
 	copy_name(s->stmf, sizeof s->stmf, stmf);
 	copy_name(s->cfm, sizeof s->cfm, ps_dict_get(ps_dict_get(cf, s->stmf[0] ? s->stmf : "StdCF"), "CFM"));
+	if (v < 4)
+		snprintf(s->cfm, sizeof s->cfm, "V2");
 	return 0;
 }
 
-int ps_sec_new(ps_ctx *ctx, const ps_obj *encdict, uint32_t enc_num, ps_sec **out)
+int ps_sec_new(ps_ctx *ctx, const ps_obj *encdict, uint32_t enc_num, const uint8_t *id0, size_t id0len,
+               ps_sec **out)
 {
 	ps_sec *s;
 	int rc;
 
 	*out = NULL;
+	if (id0len > sizeof s->sp.id0)
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "the trailer's first /ID element is %zu bytes long", id0len);
 	if (!(s = calloc(1, sizeof *s)))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	s->enc_num = enc_num;
+	if (id0len)
+		memcpy(s->sp.id0, id0, id0len);
+	s->sp.id0len = id0len;
 	if ((rc = parse(ctx, s, encdict)) < 0) {
 		ps_sec_free(s);
 		return rc;
@@ -223,6 +351,7 @@ int ps_sec_new_r6(ps_ctx *ctx, const char *user_pw, size_t ulen, const char *own
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	s->sp.p = p;
 	s->sp.encrypt_metadata = encrypt_metadata;
+	s->sp.length = 32;
 	if ((rc = ps_random_os(ctx, key, sizeof key)) < 0 || /* file key: the OS, never the DRBG */
 	    (rc = ps_kdf_make(ctx, &s->sp, user_pw ? user_pw : "", ulen, owner_pw ? owner_pw : "", olen, key)) < 0 ||
 	    (rc = ps_cipher_init(ctx, &s->c, key)) < 0) {
@@ -236,6 +365,11 @@ int ps_sec_new_r6(ps_ctx *ctx, const char *user_pw, size_t ulen, const char *own
 	snprintf(s->strf, sizeof s->strf, "StdCF");
 	snprintf(s->stmf, sizeof s->stmf, "StdCF");
 	snprintf(s->cfm, sizeof s->cfm, "AESV3");
+	s->kstr = s->kstm = s->keff = CK_AESV3;
+	s->ncf = 1;
+	snprintf(s->cf[0].name, sizeof s->cf[0].name, "StdCF");
+	snprintf(s->cf[0].method, sizeof s->cf[0].method, "AESV3");
+	s->cf[0].kind = CK_AESV3;
 	*out = s;
 	return 0;
 }
@@ -259,7 +393,17 @@ int ps_sec_share(ps_ctx *ctx, ps_sec *src, ps_sec **out)
 	memcpy(s->strf, src->strf, sizeof s->strf);
 	memcpy(s->stmf, src->stmf, sizeof s->stmf);
 	memcpy(s->cfm, src->cfm, sizeof s->cfm);
-	if ((rc = ps_cipher_borrow(ctx, &s->c, &src->c)) < 0) {
+	s->kstr = src->kstr;
+	s->kstm = src->kstm;
+	s->keff = src->keff;
+	s->ncf = src->ncf;
+	memcpy(s->cf, src->cf, sizeof s->cf);
+	/* legacy: the key stays in the lender (legacy_key), only AESV3 has schedules */
+	if (src->sp.r <= 4 && !src->authenticated) {
+		ps_sec_free(s);
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_share: the handler is not authenticated");
+	}
+	if (src->sp.r >= 5 && (rc = ps_cipher_borrow(ctx, &s->c, &src->c)) < 0) {
 		ps_sec_free(s);
 		return rc;
 	}
@@ -278,6 +422,8 @@ int ps_sec_auth_key(ps_ctx *ctx, ps_sec *s, const uint8_t key[32], int as, int p
 	/* Re-keying a lender would leave its borrowers on wiped schedules. */
 	if (s->loans > 0)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the security handler's key is lent; it cannot change");
+	if (s->sp.r <= 4)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_auth_key: an AES-256 handler only");
 	/* Objects read before (only /Encrypt) stay valid: never encrypted. */
 	ps_cipher_free(&s->c);
 	if ((rc = ps_cipher_init(ctx, &s->c, key)) < 0)
@@ -285,6 +431,20 @@ int ps_sec_auth_key(ps_ctx *ctx, ps_sec *s, const uint8_t key[32], int as, int p
 	s->authenticated = as;
 	s->perms_ok = perms_ok;
 	return 0;
+}
+
+/* R2 has no bits 9-12 (ISO 32000-1 Table 22): fill-forms, accessibility
+ * extraction, assembly and high-quality printing follow annotate (6), copy
+ * (5), modify (4) and print (3), as qpdf and pdf.js read them.  The
+ * effective permissions say so in R3+ terms, so that checks and a rotation
+ * to R6 keep their meaning. */
+static int64_t r2_perms(int64_t p)
+{
+	uint32_t u = (uint32_t)p & ~(uint32_t)0xF00;
+
+	u |= ((uint32_t)p & 0x20) << 3 | ((uint32_t)p & 0x10) << 5 | ((uint32_t)p & 0x8) << 7 |
+	     ((uint32_t)p & 0x4) << 9;
+	return (int64_t)(int32_t)u;
 }
 
 /* Permissions: /P is not authenticated, /Perms is (it is encrypted under
@@ -302,6 +462,18 @@ int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned fla
 
 	if (s->loans > 0)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the security handler's key is lent; it cannot change");
+	if (s->sp.r <= 4) {
+		/* Algorithms 7 then 6 (note 8); no /Perms before R5: /P is all there is */
+		int owner = 0;
+		if ((rc = ps_kdf_legacy_authenticate(ctx, &s->sp, pw, len, key, &owner)) == 0) {
+			memcpy(s->lkey, key, (size_t)s->sp.length);
+			s->authenticated = owner ? 2 : 1;
+			s->perms_ok = 1;
+			*perms = s->sp.r == 2 ? r2_perms(s->sp.p) : s->sp.p;
+			*as = s->authenticated;
+		}
+		goto out;
+	}
 	rc = ps_kdf_authenticate(ctx, &s->sp, pw, len, key, &is_owner, &perms_ok);
 	if (rc < 0)
 		goto out;
@@ -348,7 +520,10 @@ int ps_sec_check_password(ps_ctx *ctx, const ps_sec *s, const char *pw, size_t l
 	int owner = 0, perms = 0, rc;
 
 	*as = 0;
-	rc = ps_kdf_authenticate(ctx, &s->sp, pw, len, k, &owner, &perms);
+	if (s->sp.r <= 4)
+		rc = ps_kdf_legacy_authenticate(ctx, &s->sp, pw, len, k, &owner);
+	else
+		rc = ps_kdf_authenticate(ctx, &s->sp, pw, len, k, &owner, &perms);
 	ps_wipe(k, sizeof k);
 	if (rc == 0)
 		*as = owner ? 2 : 1;
@@ -377,17 +552,53 @@ unsigned ps_sec_identity(const ps_sec *s)
 	return s ? (s->strf_identity ? PS_SEC_STRF : 0) | (s->stmf_identity ? PS_SEC_STMF : 0) : 0;
 }
 
-void ps_sec_describe(const ps_sec *s, struct pdfstamp_info *info)
+int ps_sec_same_keystream(const ps_sec *s)
 {
+	return s && (s->kstr == CK_RC4 || s->kstm == CK_RC4 || s->keff == CK_RC4);
+}
+
+int ps_sec_weak(const ps_sec *s, char *why, size_t n)
+{
+	int bits = s ? s->sp.length * 8 : 0, rc4;
+
+	if (n)
+		why[0] = 0;
+	if (!s || s->sp.r >= 5)
+		return 0;
+	rc4 = s->kstr == CK_RC4 || s->kstm == CK_RC4 || s->keff == CK_RC4;
+	if (!rc4 && bits >= 128)
+		return 0;
+	if (n)
+		snprintf(why, n, "%s %d-bit", rc4 ? "RC4" : "AES", bits);
+	return 1;
+}
+
+int ps_sec_describe(ps_ctx *ctx, const ps_sec *s, struct pdfstamp_info *info)
+{
+	int i;
+
 	snprintf(info->filter, sizeof info->filter, "Standard");
 	info->v = s->sp.v;
 	info->r = s->sp.r;
-	info->key_bits = 256;
+	info->key_bits = s->sp.length * 8;
 	snprintf(info->strf, sizeof info->strf, "%s", s->strf);
 	snprintf(info->stmf, sizeof info->stmf, "%s", s->stmf);
 	snprintf(info->cfm, sizeof info->cfm, "%s", s->cfm);
 	info->encrypt_metadata = s->sp.encrypt_metadata;
 	info->perms_valid = s->perms_ok;
+	if (info->version < 2)
+		return 0;
+	ps_sec_weak(s, info->weak, sizeof info->weak);
+	if (s->ncf == 0)
+		return 0;
+	if (!(info->crypt_filters = calloc((size_t)s->ncf, sizeof *info->crypt_filters)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; i < s->ncf; i++) {
+		snprintf(info->crypt_filters[i].name, sizeof info->crypt_filters[i].name, "%s", s->cf[i].name);
+		snprintf(info->crypt_filters[i].method, sizeof info->crypt_filters[i].method, "%s", s->cf[i].method);
+	}
+	info->ncrypt_filters = s->ncf;
+	return 0;
 }
 
 /* ---- writing /Encrypt (7.6.4, Table 20, Table 21, Table 27) ----------------------- */
@@ -442,33 +653,30 @@ fail:
 
 /* ---- which bytes are encrypted (note 4) ------------------------------------------ */
 
-/* Does this stream carry its own /Crypt filter, and is it Identity? */
-static int crypt_filter_identity(const ps_obj *stm, int *has_crypt)
+/* The cipher kind of stream STM's data under S: its own /Crypt filter
+ * (7.4.10: /DecodeParms /Name, Identity when absent) if it has one, else
+ * /StmF.  -1 for a filter S does not define or cannot use. */
+static int stream_kind(const ps_sec *s, const ps_obj *stm)
 {
 	ps_obj *f = ps_dict_get(stm, "Filter"), *parms = ps_dict_get(stm, "DecodeParms");
 	size_t i, n = f && f->kind == PS_ARRAY ? ps_array_len(f) : 1;
 
-	*has_crypt = 0;
 	for (i = 0; i < n; i++) {
 		ps_obj *fi = f && f->kind == PS_ARRAY ? ps_array_get(f, i) : f;
 		ps_obj *pi = parms && parms->kind == PS_ARRAY ? ps_array_get(parms, i) : parms;
 		if (ps_obj_is_name(fi, "Crypt")) {
 			ps_obj *name = ps_dict_get(pi, "Name");
-			*has_crypt = 1;
-			return !name || ps_obj_is_name(name, "Identity");
+			if (!name || ps_obj_is_name(name, "Identity"))
+				return CK_NONE;
+			return name->kind == PS_NAME ? cf_kind(s, name->u.name.p) : -1;
 		}
 	}
-	return 0;
+	return ps_obj_is_name(ps_dict_get(stm, "Type"), "EmbeddedFile") ? s->keff : s->kstm;
 }
 
 int ps_sec_stream_encrypted(const ps_sec *s, const ps_obj *stm)
 {
-	int has_crypt, identity;
-
-	if (!s)
-		return 0;
-	identity = crypt_filter_identity(stm, &has_crypt);
-	if (identity || (s->stmf_identity && !has_crypt))
+	if (!s || stream_kind(s, stm) == CK_NONE)
 		return 0;
 	if (ps_obj_is_name(ps_dict_get(stm, "Type"), "Metadata") && !s->sp.encrypt_metadata)
 		return 0; /* Table 27 EncryptMetadata */
@@ -513,13 +721,13 @@ static int convert_string(void *ud, ps_obj *str, const ps_obj *parent, const cha
 		return 0;
 	u->a.len = u->b.len = 0;
 	if (u->from) {
-		if ((rc = ps_sec_decrypt(u->ctx, u->from, u->num, u->gen, p, n, &u->a)) < 0)
+		if ((rc = sec_crypt(u->ctx, u->from, u->from->kstr, u->num, u->gen, p, n, &u->a, 0)) < 0)
 			return u->to ? rc : ps_err_wrap(u->ctx, rc, "cannot decrypt a string in object %u", u->num);
 		p = u->a.data;
 		n = u->a.len;
 	}
 	if (u->to) {
-		if ((rc = ps_sec_encrypt(u->ctx, u->to, u->num, u->gen, p, n, &u->b)) < 0)
+		if ((rc = sec_crypt(u->ctx, u->to, u->to->kstr, u->num, u->gen, p, n, &u->b, 1)) < 0)
 			return rc;
 		p = u->b.data;
 		n = u->b.len;
@@ -554,30 +762,143 @@ int ps_sec_convert_strings(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, ui
 
 /* ---- stream data and batches ------------------------------------------------------ */
 
+/* ---- the legacy kinds: RC4 and AESV2 with per-object keys (note 8) ----------------- */
+
+static const uint8_t *legacy_key(const ps_sec *s)
+{
+	while (s->lender)
+		s = s->lender;
+	return s->lkey;
+}
+
+/* AES-128-CBC of N bytes (whole blocks) at BUF in place, under KEY. */
+static int aes128_cbc(ps_ctx *ctx, int mode, const uint8_t key[16], uint8_t iv[16], uint8_t *buf, size_t n)
+{
+	mbedtls_aes_context a;
+	int rc;
+
+	mbedtls_aes_init(&a);
+	rc = mode == MBEDTLS_AES_ENCRYPT ? mbedtls_aes_setkey_enc(&a, key, 128) : mbedtls_aes_setkey_dec(&a, key, 128);
+	if (rc == 0 && n)
+		rc = mbedtls_aes_crypt_cbc(&a, mode, n, iv, buf, buf);
+	mbedtls_aes_free(&a);            /* zeroizes the schedule */
+	return rc ? ps_err(ctx, PDFSTAMP_E_INTERNAL, "AES-128 failed") : 0;
+}
+
+/* Decrypts (ENC 0) or encrypts N bytes at IN for object NUM GEN under a
+ * legacy KIND, appending to OUT.  The object key is wiped on every path. */
+static int legacy_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, uint16_t gen, const uint8_t *in,
+                        size_t n, ps_buf *out, int enc)
+{
+	uint8_t ok[16], iv[16], pad, *dst;
+	size_t kl, m, full;
+	int rc = 0;
+
+	if (s->authenticated == 0)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the security handler is not authenticated");
+	kl = ps_kdf_object_key(legacy_key(s), (size_t)s->sp.length, num, gen, kind == CK_AESV2, ok);
+	if (kind == CK_RC4) {                       /* 7.6.3.2: no IV, no padding */
+		if (ps_buf_reserve(out, n) < 0) {
+			rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+			goto out;
+		}
+		if (n)
+			ps_rc4(ok, kl, in, out->data + out->len, n);
+		out->len += n;
+	} else if (enc) {                           /* AESV2: IV || CBC(data || PKCS#7) */
+		if (n > SIZE_MAX - 32 || ps_buf_reserve(out, PS_AESV3_LEN(n)) < 0) {
+			rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory encrypting %zu bytes", n);
+			goto out;
+		}
+		dst = out->data + out->len;
+		full = n & ~(size_t)15;
+		if ((rc = ps_random_iv(ctx, dst)) < 0)
+			goto out;
+		if (n)
+			memmove(dst + 16, in, n);
+		memset(dst + 16 + n, (int)(16 - (n - full)), 16 - (n - full));
+		memcpy(iv, dst, 16);
+		if ((rc = aes128_cbc(ctx, MBEDTLS_AES_ENCRYPT, ok, iv, dst + 16, full + 16)) < 0)
+			goto out;
+		out->len += PS_AESV3_LEN(n);
+	} else if (n == 0 || n == 16) {             /* nothing, or an IV alone: empty */
+	} else if (n < 32 || n % 16 != 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data of %zu bytes is not an IV plus whole blocks", n);
+	} else {
+		m = n - 16;
+		if (ps_buf_reserve(out, m) < 0) {
+			rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory decrypting %zu bytes", n);
+			goto out;
+		}
+		dst = out->data + out->len;
+		memcpy(iv, in, 16);
+		memcpy(dst, in + 16, m);
+		if ((rc = aes128_cbc(ctx, MBEDTLS_AES_DECRYPT, ok, iv, dst, m)) < 0)
+			goto out;
+		if (pkcs7_bad(dst, m, &pad)) {
+			ps_wipe(dst, m);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data has invalid padding");
+			goto out;
+		}
+		ps_wipe(dst + m - pad, pad);
+		out->len += m - pad;
+	}
+out:
+	ps_wipe(ok, sizeof ok);
+	ps_wipe(iv, sizeof iv);
+	return rc;
+}
+
+static int sec_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, uint16_t gen, const uint8_t *in,
+                     size_t n, ps_buf *out, int enc)
+{
+	if (!s)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_%scrypt: no security handler", enc ? "en" : "de");
+	switch (kind) {
+	case CK_AESV3: /* one key for every object (7.6.3.1): num and gen unused */
+		return enc ? ps_aesv3_encrypt(ctx, &s->c, in, n, out) : ps_aesv3_decrypt(ctx, &s->c, in, n, out);
+	case CK_RC4:
+	case CK_AESV2:
+		return legacy_crypt(ctx, s, kind, num, gen, in, n, out, enc);
+	case CK_NONE:
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_%scrypt: the data is not encrypted (Identity)",
+		              enc ? "en" : "de");
+	default:
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "the data names a crypt filter that is not defined or not "
+		              "supported");
+	}
+}
+
+/* Streams without a /Crypt filter of their own: /StmF, else (a stream that
+ * named one while StmF is Identity) /StrF's kind (note 8). */
+static int stm_kind(const ps_sec *s)
+{
+	return s && s->kstm != CK_NONE ? s->kstm : s ? s->kstr : CK_NONE;
+}
+
 int ps_sec_decrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in, size_t n,
                    ps_buf *out)
 {
-	(void)num; /* AESV3: one key for every object (7.6.3.1) */
-	(void)gen;
-	if (!s)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_decrypt: no security handler");
-	return ps_aesv3_decrypt(ctx, &s->c, in, n, out);
+	return sec_crypt(ctx, s, stm_kind(s), num, gen, in, n, out, 0);
+}
+
+int ps_sec_decrypt_stream(ps_ctx *ctx, const ps_sec *s, const ps_obj *stm, uint32_t num, uint16_t gen,
+                          const uint8_t *in, size_t n, ps_buf *out)
+{
+	int k = s ? stream_kind(s, stm) : CK_NONE;
+
+	return sec_crypt(ctx, s, k == CK_NONE ? stm_kind(s) : k, num, gen, in, n, out, 0);
 }
 
 int ps_sec_encrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in, size_t n,
                    ps_buf *out)
 {
-	(void)num;
-	(void)gen;
-	if (!s)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_encrypt: no security handler");
-	return ps_aesv3_encrypt(ctx, &s->c, in, n, out);
+	return sec_crypt(ctx, s, stm_kind(s), num, gen, in, n, out, 1);
 }
 
 size_t ps_sec_encrypted_len(const ps_sec *s, size_t n)
 {
-	(void)s;
-	return PS_AESV3_LEN(n);
+	return stm_kind(s) == CK_RC4 ? n : PS_AESV3_LEN(n);
 }
 
 static void job_from_aes(ps_sec_job *job, const ps_aes_job *aj)
@@ -593,13 +914,99 @@ int ps_sec_encrypt_prepare(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t 
 	ps_aes_job aj;
 	int rc;
 
-	(void)s;
 	(void)num;
 	(void)gen;
+	if (stm_kind(s) != CK_AESV3)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_encrypt_prepare: batches are for AES-256 handlers");
 	if ((rc = ps_aesv3_prepare(ctx, in, n, out, &aj)) < 0)
 		return rc;
 	job_from_aes(job, &aj);
 	return 0;
+}
+
+int ps_sec_drop_crypt_filter(ps_ctx *ctx, ps_obj *stm)
+{
+	ps_obj *d = stm && stm->kind == PS_STREAM ? stm->u.stm.dict : NULL;
+	ps_obj *f = ps_dict_get(d, "Filter"), *parms = ps_dict_get(d, "DecodeParms");
+	size_t i, n = f && f->kind == PS_ARRAY ? ps_array_len(f) : 1;
+
+	(void)ctx;
+	/* 7.4.10 wants /Crypt first, but stream_kind honours it anywhere */
+	for (i = 0; i < n; i++) {
+		ps_obj *fi = f && f->kind == PS_ARRAY ? ps_array_get(f, i) : f;
+		ps_obj *pi = parms && parms->kind == PS_ARRAY ? ps_array_get(parms, i) : parms;
+		ps_obj *name = ps_dict_get(pi, "Name");
+
+		if (!ps_obj_is_name(fi, "Crypt"))
+			continue;
+		if (!name || ps_obj_is_name(name, "Identity"))
+			return 0;
+		if (f->kind != PS_ARRAY || n <= 1) {
+			ps_dict_del(d, "Filter");
+			ps_dict_del(d, "DecodeParms");
+			return 0;
+		}
+		ps_array_del(f, i);
+		if (parms && parms->kind == PS_ARRAY) {
+			if (i < ps_array_len(parms))
+				ps_array_del(parms, i);
+		} else if (parms) {
+			ps_dict_del(d, "DecodeParms"); /* a single dictionary belonged to /Crypt */
+		}
+		return 0;
+	}
+	return 0;
+}
+
+int ps_sec_reencrypt_in_place(const ps_sec *from, const ps_sec *to, const ps_obj *stm)
+{
+	int k = from ? stream_kind(from, stm) : CK_NONE;
+
+	return to && stm_kind(to) == CK_AESV3 && (k == CK_AESV3 || k == CK_AESV2) && k == stm_kind(from);
+}
+
+/* The end of an in-place re-encryption: BUF is IV || M bytes of decrypted,
+ * padded plaintext; checks the padding (same plaintext length, so the same
+ * pad under the new key), draws a new IV into BUF and fills JOB. */
+static int reencrypt_finish(ps_ctx *ctx, uint8_t *buf, size_t m, ps_aes_job *job)
+{
+	uint8_t pad;
+	int rc;
+
+	if (pkcs7_bad(buf + 16, m, &pad)) {
+		ps_wipe(buf + 16, m);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data has invalid padding");
+	}
+	if ((rc = ps_random_iv(ctx, buf)) < 0) {
+		ps_wipe(buf + 16, m);
+		return rc;
+	}
+	memcpy(job->iv, buf, 16);
+	job->in = job->out = buf + 16;
+	job->len = m;
+	return 0;
+}
+
+/* AESV2 to AESV3 in place (note 8): the same layout, IV || blocks || pad. */
+static int aesv2_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, uint32_t num, uint16_t gen, uint8_t *buf,
+                                   size_t n, ps_aes_job *job)
+{
+	uint8_t ok[16], iv[16];
+	size_t m = n - 16;
+	int rc;
+
+	if (n < 32 || n % 16 != 0)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data of %zu bytes is not an IV plus whole blocks", n);
+	if (from->authenticated == 0)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the security handler is not authenticated");
+	(void)ps_kdf_object_key(legacy_key(from), (size_t)from->sp.length, num, gen, 1, ok);
+	memcpy(iv, buf, 16);
+	rc = aes128_cbc(ctx, MBEDTLS_AES_DECRYPT, ok, iv, buf + 16, m);
+	ps_wipe(ok, sizeof ok);
+	ps_wipe(iv, sizeof iv);
+	if (rc < 0)
+		return rc;
+	return reencrypt_finish(ctx, buf, m, job);
 }
 
 int ps_sec_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, uint32_t num, uint16_t gen,
@@ -608,12 +1015,15 @@ int ps_sec_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, 
 	ps_aes_job aj;
 	int rc;
 
-	(void)to;
-	(void)num;
-	(void)gen;
-	if (!from)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_reencrypt_prepare: no security handler");
-	if ((rc = ps_aesv3_reencrypt_prepare(ctx, &from->c, buf, n, &aj)) < 0)
+	if (!from || !to || stm_kind(to) != CK_AESV3)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_reencrypt_prepare: no AES-256 handler to write");
+	if (stm_kind(from) == CK_AESV2)
+		rc = aesv2_reencrypt_prepare(ctx, from, num, gen, buf, n, &aj);
+	else if (stm_kind(from) == CK_AESV3)
+		rc = ps_aesv3_reencrypt_prepare(ctx, &from->c, buf, n, &aj);
+	else
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_reencrypt_prepare: the data cannot be re-encrypted in place");
+	if (rc < 0)
 		return rc;
 	job_from_aes(job, &aj);
 	return 0;
@@ -766,9 +1176,8 @@ int ps_aesv3_encrypt(ps_ctx *ctx, const ps_cipher *c, const uint8_t *in, size_t 
 
 int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, const ps_cipher *old, uint8_t *buf, size_t n, ps_aes_job *job)
 {
-	uint8_t iv[16], pad;
+	uint8_t iv[16];
 	size_t m;
-	int rc;
 
 	if (!old || !old->ready)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_aesv3_reencrypt_prepare: bad arguments");
@@ -778,17 +1187,5 @@ int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, const ps_cipher *old, uint8_t *buf, 
 	memcpy(iv, buf, 16);
 	ps_aes_cbc_decrypt(ps_cipher_eng(old), iv, buf + 16, buf + 16, m); /* in place */
 	ps_wipe(iv, sizeof iv);
-	if (pkcs7_bad(buf + 16, m, &pad)) {
-		ps_wipe(buf + 16, m);
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data has invalid padding");
-	}
-	/* Same plaintext length, so the same pad: only the IV is new. */
-	if ((rc = ps_random_iv(ctx, buf)) < 0) {
-		ps_wipe(buf + 16, m);
-		return rc;
-	}
-	memcpy(job->iv, buf, 16);
-	job->in = job->out = buf + 16;
-	job->len = m;
-	return 0;
+	return reencrypt_finish(ctx, buf, m, job);
 }

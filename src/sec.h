@@ -16,10 +16,13 @@ typedef struct ps_sec ps_sec;
 /* ---- life cycle ------------------------------------------------------------ */
 
 /* Parses the already-resolved /Encrypt dictionary ENCDICT (ENC_NUM its
- * object number, 0 if direct).  Handlers other than the standard one with
- * AES-256 (/V 5, /R 5 or 6, /CFM /AESV3) are refused: UNSUPPORTED;
- * malformed entries: FORMAT.  The handler is parsed, not authenticated. */
-int ps_sec_new(ps_ctx *ctx, const ps_obj *encdict, uint32_t enc_num, ps_sec **out);
+ * object number, 0 if direct; ID0 the trailer's first /ID element, which
+ * the R2-R4 key derivation needs).  Handlers other than the standard one
+ * (/V 1 /R 2, /V 2 /R 3, /V 4 /R 4 with V2/AESV2 filters, /V 5 /R 5 or 6
+ * with AESV3) are refused: UNSUPPORTED; malformed entries: FORMAT.  The
+ * handler is parsed, not authenticated. */
+int ps_sec_new(ps_ctx *ctx, const ps_obj *encdict, uint32_t enc_num, const uint8_t *id0, size_t id0len,
+               ps_sec **out);
 /* A new AES-256 R6 handler for a new file: a random file key from the OS,
  * /U /UE /O /OE /Perms from the passwords (Algorithms 8, 9, 10), P and
  * EncryptMetadata as given.  Authenticated as owner. */
@@ -61,7 +64,23 @@ int ps_sec_perms_ok(const ps_sec *s);
 unsigned ps_sec_identity(const ps_sec *s);
 /* Fills the encryption fields of INFO: filter, v, r, key_bits, strf, stmf,
  * cfm, encrypt_metadata, perms_valid. */
-void ps_sec_describe(const ps_sec *s, struct pdfstamp_info *info);
+int ps_sec_describe(ps_ctx *ctx, const ps_sec *s, struct pdfstamp_info *info);
+/* Is S weak (RC4, or a key under 128 bits)?  WHY (N bytes) receives e.g.
+ * "RC4 40-bit", or "" when strong; 0 for NULL and AES-256. */
+int ps_sec_weak(const ps_sec *s, char *why, size_t n);
+/* Would a new version of an object, written under its old number and
+ * generation, be encrypted with the same key stream as the old one?  (RC4:
+ * Algorithm 1's per-object key has no IV, so old XOR new ciphertext gives
+ * old XOR new plaintext.)  Writers then give changed content a new number. */
+int ps_sec_same_keystream(const ps_sec *s);
+/* Can ps_sec_reencrypt_prepare turn FROM's stream data into TO's in place
+ * (same ciphertext length: AESV2 or AESV3 streams to AESV3)? */
+int ps_sec_reencrypt_in_place(const ps_sec *from, const ps_sec *to, const ps_obj *stm);
+/* A rewrite's output handler defines only its own crypt filter: removes
+ * STM's own /Crypt filter (7.4.10; first of /Filter, or wherever it is) with
+ * its /DecodeParms entry when it names one other than Identity, so that
+ * the stream follows the new handler's /StmF.  Always 0. */
+int ps_sec_drop_crypt_filter(ps_ctx *ctx, ps_obj *stm);
 /* The /Encrypt dictionary of S (owned by the caller): the one place that
  * writes one. */
 int ps_sec_write_dict(ps_ctx *ctx, const ps_sec *s, ps_obj **out);
@@ -97,6 +116,11 @@ int ps_sec_convert_strings(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, ui
  * OUT; FORMAT for data that is no ciphertext.  IN must not point into OUT. */
 int ps_sec_decrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in, size_t n,
                    ps_buf *out);
+/* ps_sec_decrypt for the data of stream STM, which may name its own crypt
+ * filter (/Filter /Crypt with /DecodeParms /Name, 7.4.10); ps_sec_decrypt
+ * and ps_sec_encrypt use /StmF's. */
+int ps_sec_decrypt_stream(ps_ctx *ctx, const ps_sec *s, const ps_obj *stm, uint32_t num, uint16_t gen,
+                          const uint8_t *in, size_t n, ps_buf *out);
 /* Encrypts IN, the data of object NUM GEN, appending the ciphertext to OUT. */
 int ps_sec_encrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in, size_t n,
                    ps_buf *out);

@@ -237,6 +237,33 @@ static uint32_t pdfdoc_to_unicode(uint8_t c)
 	return c;
 }
 
+/* PDFDocEncoding from UTF-8 (the legacy password encoding, ISO 32000-1
+ * 7.6.3.3 Algorithm 2 step a): the inverse of pdfdoc_to_unicode.  Writes at
+ * most MAX bytes (the rest is dropped: passwords are cut to 32 anyway).
+ * Returns 0, or -1 when S is not UTF-8 or holds a character PDFDocEncoding
+ * lacks. */
+int ps_pdfdoc_from_utf8(const char *s, size_t len, uint8_t *out, size_t max, size_t *outlen)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	size_t i = 0, o = 0, k;
+	uint32_t c;
+	int b;
+
+	while (i < len) {
+		if (!(k = utf8_decode(p + i, len - i, &c)))
+			return -1;
+		i += k;
+		for (b = 0; b < 256 && pdfdoc_to_unicode((uint8_t)b) != c; b++)
+			;
+		if (b == 256 || c == 0xFFFD)
+			return -1;
+		if (o < max)
+			out[o++] = (uint8_t)b;
+	}
+	*outlen = o;
+	return 0;
+}
+
 /* UTF-16 (BE or LE) after the BOM. */
 static void utf16_to_utf8(const uint8_t *p, size_t len, int le, ps_buf *out)
 {

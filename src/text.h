@@ -17,6 +17,10 @@ int ps_text_to_utf8(ps_ctx *ctx, const uint8_t *p, size_t len, ps_buf *out);
  * font; characters WinAnsi lacks become '?'.  Appended to OUT. */
 int ps_text_to_winansi(ps_ctx *ctx, const char *s, size_t len, ps_buf *out);
 
+/* PDFDocEncoding bytes for UTF-8 S (legacy passwords), at most MAX of them
+ * in OUT; -1 when S is not UTF-8 or has a character PDFDocEncoding lacks. */
+int ps_pdfdoc_from_utf8(const char *s, size_t len, uint8_t *out, size_t max, size_t *outlen);
+
 /* A moment: seconds since the epoch (UTC) and the local offset in minutes. */
 typedef struct ps_time {
 	int64_t t;

@@ -23,6 +23,7 @@
 #include <mbedtls/aes.h>
 
 #include "ps.h"
+#include "doc.h"
 #include "rng.h"
 #include "sec_aes.h"
 
@@ -1296,7 +1297,7 @@ static ps_sec *reparse(ps_ctx *ctx, const ps_sec *a, uint32_t enc_num, const cha
 	int as = 0;
 
 	ck_assert_int_eq(ps_sec_write_dict(ctx, a, &d), 0);
-	ck_assert_int_eq(ps_sec_new(ctx, d, enc_num, &b), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, enc_num, NULL, 0, &b), 0);
 	ps_obj_free(d);
 	ck_assert_int_eq(ps_sec_perms_ok(b), 0);    /* parsed: not authenticated */
 	ck_assert_int_eq(ps_sec_auth(ctx, b, pw, strlen(pw), 0, &perms, &as), 0);
@@ -1381,7 +1382,7 @@ START_TEST(test_sec_dict_roundtrip)
 	ck_assert_int_eq(ps_sec_encrypt_metadata(b), 0);
 	ck_assert_int_eq(ps_sec_identity(b), 0);
 	memset(&info, 0, sizeof info);
-	ps_sec_describe(b, &info);
+	ps_sec_describe(ctx, b, &info);
 	ck_assert_str_eq(info.filter, "Standard");
 	ck_assert_str_eq(info.strf, "StdCF");
 	ck_assert_str_eq(info.stmf, "StdCF");
@@ -1413,23 +1414,23 @@ START_TEST(test_sec_dict_roundtrip)
 	/* StmF Identity; refusals keep their codes */
 	ck_assert_int_eq(ps_sec_write_dict(ctx, a, &d), 0);
 	ck_assert_int_eq(ps_dict_put(d, "StmF", ps_new_name("Identity")), 0);
-	ck_assert_int_eq(ps_sec_new(ctx, d, 3, &c), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 3, NULL, 0, &c), 0);
 	ck_assert_uint_eq(ps_sec_identity(c), PS_SEC_STMF);
 	stm = ps_new_stream(ps_new_dict(), NULL, 0);
 	ck_assert_int_eq(ps_sec_stream_encrypted(c, stm), 0);
 	ps_obj_free(stm);
 	ps_sec_free(c);
 	ck_assert_int_eq(ps_dict_put(d, "V", ps_new_int(4)), 0);
-	ck_assert_int_eq(ps_sec_new(ctx, d, 3, &c), PDFSTAMP_E_UNSUPPORTED);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 3, NULL, 0, &c), PDFSTAMP_E_UNSUPPORTED);
 	ck_assert_ptr_null(c);
 	ck_assert_int_eq(ps_dict_put(d, "V", ps_new_int(5)), 0);
 	ck_assert_int_eq(ps_dict_put(d, "Filter", ps_new_name("Adobe.PubSec")), 0);
-	ck_assert_int_eq(ps_sec_new(ctx, d, 3, &c), PDFSTAMP_E_UNSUPPORTED);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 3, NULL, 0, &c), PDFSTAMP_E_UNSUPPORTED);
 	ck_assert_int_eq(ps_dict_put(d, "Filter", ps_new_name("Standard")), 0);
 	ck_assert_int_eq(ps_dict_put(d, "UE", ps_new_str("short", 5)), 0);
-	ck_assert_int_eq(ps_sec_new(ctx, d, 3, &c), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 3, NULL, 0, &c), PDFSTAMP_E_FORMAT);
 	ps_obj_free(d);
-	ck_assert_int_eq(ps_sec_new(ctx, NULL, 3, &c), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(ps_sec_new(ctx, NULL, 3, NULL, 0, &c), PDFSTAMP_E_FORMAT);
 
 	ps_sec_free(a);
 	ps_sec_free(b);
@@ -1464,7 +1465,7 @@ START_TEST(test_sec_share)
 	ck_assert_mem_eq(pt.data, "shared", 6);
 	/* nothing to borrow from a handler that is only parsed */
 	ck_assert_int_eq(ps_sec_write_dict(ctx, a, &d), 0);
-	ck_assert_int_eq(ps_sec_new(ctx, d, 0, &p), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 0, NULL, 0, &p), 0);
 	ck_assert_int_eq(ps_sec_share(ctx, p, &s), PDFSTAMP_E_USAGE);
 	ck_assert_ptr_null(s);
 	pt.len = 0;
@@ -1514,7 +1515,7 @@ START_TEST(test_sec_batch)
 	/* K: a handler with a known key (test_key), to check against mbedTLS */
 	ck_assert_int_eq(ps_sec_new_r6(ctx, "", 0, "o", 1, -4, 1, &a), 0);
 	ck_assert_int_eq(ps_sec_write_dict(ctx, a, &d), 0);
-	ck_assert_int_eq(ps_sec_new(ctx, d, 0, &k), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 0, NULL, 0, &k), 0);
 	ck_assert_int_eq(ps_sec_auth_key(ctx, k, test_key, 2, 1), 0);
 	ps_obj_free(d);
 
@@ -1560,7 +1561,7 @@ START_TEST(test_sec_batch)
 	ck_assert_int_eq(ps_sec_reencrypt_prepare(ctx, k, a, 1, 0, out[0].data, 17, &jobs[0]), PDFSTAMP_E_FORMAT);
 	ck_assert_int_eq(ps_sec_run_batch(ctx, NULL, jobs, 1), PDFSTAMP_E_USAGE);
 	ck_assert_int_eq(ps_sec_write_dict(ctx, a, &d), 0);
-	ck_assert_int_eq(ps_sec_new(ctx, d, 0, &p), 0);
+	ck_assert_int_eq(ps_sec_new(ctx, d, 0, NULL, 0, &p), 0);
 	ck_assert_int_eq(ps_sec_run_batch(ctx, p, jobs, 1), PDFSTAMP_E_USAGE);
 	ck_assert_int_eq(ps_sec_run_batch(ctx, a, jobs, 0), 0);
 	ps_obj_free(d);
@@ -1572,6 +1573,308 @@ START_TEST(test_sec_batch)
 	ps_sec_free(p);
 	ps_sec_free(k);
 	ps_sec_free(a);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- legacy handlers, R2-R4 (ISO 32000-1 7.6.3) ------------------------------ */
+
+static void hex2bin(const char *h, uint8_t *out, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned v = 0;
+		ck_assert_int_eq(sscanf(h + 2 * i, "%2x", &v), 1);
+		out[i] = (uint8_t)v;
+	}
+}
+
+/* RFC 6229 (key 0x0102030405, keystream offsets 0 and 16) and RFC 1321. */
+START_TEST(test_legacy_rc4_md5_kat)
+{
+	static const uint8_t key[5] = {1, 2, 3, 4, 5}, zero[32];
+	uint8_t want[32], out[32], h[16];
+
+	hex2bin("b2396305f03dc027ccc3524a0a1118a86982944f18fc82d589c403a47a0d0919", want, 32);
+	ps_rc4(key, 5, zero, out, 32);
+	ck_assert_mem_eq(out, want, 32);
+	ps_rc4(key, 5, out, out, 32);                 /* in place, and its own inverse */
+	ck_assert_mem_eq(out, zero, 32);
+	hex2bin("d41d8cd98f00b204e9800998ecf8427e", want, 16);
+	ps_md5((const uint8_t *)"", 0, h);
+	ck_assert_mem_eq(h, want, 16);
+	hex2bin("900150983cd24fb0d6963f7d28e17f72", want, 16);
+	ps_md5((const uint8_t *)"abc", 3, h);
+	ck_assert_mem_eq(h, want, 16);
+	hex2bin("57edf4a22be3c955ac49da2e2107b67a", want, 16);
+	ps_md5((const uint8_t *)"12345678901234567890123456789012345678901234567890123456789012345678901234567890",
+	       80, h);
+	ck_assert_mem_eq(h, want, 16);
+}
+END_TEST
+
+/* Algorithms 3/4/5 (make) against 6/7 (authenticate), every revision. */
+START_TEST(test_legacy_make_auth)
+{
+	static const int rs[4] = {2, 3, 3, 4}, lens[4] = {5, 16, 7, 16};
+	ps_ctx *ctx = NULL;
+	ps_secparams sp;
+	uint8_t ku[16], ko[16];
+	int owner = -1, i;
+
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	for (i = 0; i < 4; i++) {
+		memset(&sp, 0, sizeof sp);
+		sp.v = rs[i] == 2 ? 1 : rs[i] == 3 ? 2 : 4;
+		sp.r = rs[i];
+		sp.length = lens[i];
+		sp.p = -3904;
+		sp.encrypt_metadata = i != 3;
+		sp.id0len = 16;
+		memcpy(sp.id0, "0123456789abcdef", 16);
+		/* the owner password is "\xe9\xa0" in PDFDocEncoding: "é€" in UTF-8 */
+		ck_assert_int_eq(ps_kdf_legacy_make(ctx, &sp, "user", 4, "\xe9\xa0", 2), 0);
+		ck_assert_int_eq(ps_kdf_legacy_authenticate(ctx, &sp, "user", 4, ku, &owner), 0);
+		ck_assert_int_eq(owner, 0);
+		ck_assert_int_eq(ps_kdf_legacy_authenticate(ctx, &sp, "\xc3\xa9\xe2\x82\xac", 5, ko, &owner), 0);
+		ck_assert_int_eq(owner, 1);
+		ck_assert_mem_eq(ku, ko, (size_t)sp.length);
+		ck_assert_int_eq(ps_kdf_legacy_authenticate(ctx, &sp, "\xe9\xa0", 2, ko, &owner), 0); /* raw bytes */
+		ck_assert_int_eq(owner, 1);
+		ck_assert_int_eq(ps_kdf_legacy_authenticate(ctx, &sp, "User", 4, ko, &owner), PDFSTAMP_E_PASSWORD);
+		/* a 40-character password is cut to 32 bytes */
+		ck_assert_int_eq(ps_kdf_legacy_make(ctx, &sp, "0123456789012345678901234567890123456789", 40, "", 0), 0);
+		ck_assert_int_eq(ps_kdf_legacy_authenticate(ctx, &sp, "01234567890123456789012345678901", 32, ko, &owner), 0);
+		ck_assert_int_eq(owner, 1); /* empty owner password: the user password is both */
+	}
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* A legacy handler built from a hand-made /Encrypt: per-object round trips,
+ * the RC4 ciphertext checked against Algorithm 1 done here, and AESV2's
+ * layout (IV || blocks, PKCS#7). */
+START_TEST(test_legacy_sec_objects)
+{
+	static const char *const dicts[3] = {
+		"<< /Filter /Standard /V 2 /R 3 /Length 128 /P -3904",
+		"<< /Filter /Standard /V 4 /R 4 /P -3904 /StmF /StdCF /StrF /StdCF "
+		"/CF << /StdCF << /CFM /AESV2 /Length 16 >> >>",
+		"<< /Filter /Standard /V 4 /R 4 /P -3904 /StmF /A /StrF /R "
+		"/CF << /A << /CFM /AESV2 /Length 128 >> /R << /CFM /V2 /Length 16 >> >>",
+	};
+	ps_ctx *ctx = NULL;
+	int i;
+
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	for (i = 0; i < 3; i++) {
+		ps_secparams sp;
+		char ohex[65], uhex[65], text[600], why[64];
+		ps_obj *d = NULL, *str;
+		ps_sec *s = NULL, *sh = NULL;
+		ps_buf c = PS_BUF_INIT, p = PS_BUF_INIT;
+		int64_t perms = 0;
+		int as = 0, k;
+		size_t pos = 0;
+
+		memset(&sp, 0, sizeof sp);
+		sp.v = i ? 4 : 2;
+		sp.r = i ? 4 : 3;
+		sp.length = 16;
+		sp.p = -3904;
+		sp.encrypt_metadata = 1;
+		sp.id0len = 4;
+		memcpy(sp.id0, "ID01", 4);
+		ck_assert_int_eq(ps_kdf_legacy_make(ctx, &sp, "u", 1, "o", 1), 0);
+		for (k = 0; k < 32; k++) {
+			snprintf(ohex + 2 * k, 3, "%02x", sp.o[k]);
+			snprintf(uhex + 2 * k, 3, "%02x", sp.u[k]);
+		}
+		snprintf(text, sizeof text, "%s /O <%s> /U <%s> >>", dicts[i], ohex, uhex);
+		ck_assert_int_eq(ps_parse_obj(ctx, (const uint8_t *)text, strlen(text), &pos, &d), 0);
+		ck_assert_int_eq(ps_sec_new(ctx, d, 7, (const uint8_t *)"ID01", 4, &s), 0);
+		ck_assert_int_eq(ps_sec_auth(ctx, s, "o", 1, 0, &perms, &as), 0);
+		ck_assert_int_eq(as, 2);
+		ck_assert_int_eq(perms, -3904);
+		ck_assert_int_eq(ps_sec_weak(s, why, sizeof why), i != 1);
+		ck_assert_str_eq(why, i == 1 ? "" : "RC4 128-bit");
+		/* streams */
+		ck_assert_int_eq(ps_sec_encrypt(ctx, s, 12, 0, (const uint8_t *)"hello, world", 12, &c), 0);
+		ck_assert_uint_eq(c.len, i == 0 ? 12 : 32);
+		if (i == 0) {                /* RC4 with MD5(key || 12 0 0 || 0 0) */
+			uint8_t fk[16], b[21], ok[16], want[12];
+			int owner;
+			ck_assert_int_eq(ps_kdf_legacy_authenticate(ctx, &sp, "u", 1, fk, &owner), 0);
+			memcpy(b, fk, 16);
+			memcpy(b + 16, "\x0c\x00\x00\x00\x00", 5);
+			ps_md5(b, 21, ok);
+			ps_rc4(ok, 16, (const uint8_t *)"hello, world", want, 12);
+			ck_assert_mem_eq(c.data, want, 12);
+		}
+		ck_assert_int_eq(ps_sec_decrypt(ctx, s, 12, 0, c.data, c.len, &p), 0);
+		ck_assert_uint_eq(p.len, 12);
+		ck_assert_mem_eq(p.data, "hello, world", 12);
+		p.len = 0;                   /* another object's key does not fit */
+		if (i == 0) {
+			ck_assert_int_eq(ps_sec_decrypt(ctx, s, 13, 0, c.data, c.len, &p), 0);
+			ck_assert_int_ne(memcmp(p.data, "hello, world", 12), 0);
+		}
+		/* strings through the walker, and back through a shared handler */
+		str = ps_new_str("secret", 6);
+		ck_assert_ptr_nonnull(str);
+		ck_assert_int_eq(ps_sec_convert_strings(ctx, NULL, s, 5, 0, str, NULL), 0);
+		ck_assert_uint_eq(str->u.str.len, i == 1 ? 32 : 6);
+		ck_assert_int_eq(ps_sec_share(ctx, s, &sh), 0);
+		ck_assert_int_eq(ps_sec_convert_strings(ctx, sh, NULL, 5, 0, str, NULL), 0);
+		ck_assert_uint_eq(str->u.str.len, 6);
+		ck_assert_mem_eq(str->u.str.p, "secret", 6);
+		ps_sec_free(sh);
+		ps_obj_free(str);
+		ps_buf_free(&c);
+		ps_buf_free(&p);
+		ps_sec_free(s);
+		ps_obj_free(d);
+	}
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* Refusals: public-key handlers, unknown /V /R, AESV3 under /V 4, V 4
+ * without the named filter. */
+START_TEST(test_legacy_refusals)
+{
+	static const struct {
+		const char *dict;
+		int rc;
+	} t[] = {
+		{"<< /Filter /Adobe.PubSec /V 4 /R 4 >>", PDFSTAMP_E_UNSUPPORTED},
+		{"<< /Filter /Standard /V 3 /R 3 /P 0 /O <00> /U <00> >>", PDFSTAMP_E_UNSUPPORTED},
+		{"<< /Filter /Standard /V 2 /R 5 /P 0 /O <00> /U <00> >>", PDFSTAMP_E_UNSUPPORTED},
+		{"<< /Filter /Standard /V 2 /R 3 /Length 44 /P 0 /O <00> /U <00> >>", PDFSTAMP_E_UNSUPPORTED},
+		{"<< /Filter /Standard /V 4 /R 4 /P 0 /StmF /StdCF /CF << /StdCF << /CFM /AESV3 >> >> >>",
+		 PDFSTAMP_E_UNSUPPORTED},
+		{"<< /Filter /Standard /V 4 /R 4 /P 0 /StmF /StdCF >>", PDFSTAMP_E_FORMAT},
+	};
+	ps_ctx *ctx = NULL;
+	size_t i;
+
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+		ps_obj *d = NULL;
+		ps_sec *s = NULL;
+		size_t pos = 0;
+		ck_assert_int_eq(ps_parse_obj(ctx, (const uint8_t *)t[i].dict, strlen(t[i].dict), &pos, &d), 0);
+		ck_assert_int_eq(ps_sec_new(ctx, d, 3, NULL, 0, &s), t[i].rc);
+		ck_assert_ptr_null(s);
+		ps_obj_free(d);
+	}
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* A rewrite drops a stream's own /Crypt filter that names a filter of the
+ * old handler (the output defines only its /StmF), with its /DecodeParms
+ * entry, and keeps /Crypt /Identity and every other filter. */
+START_TEST(test_drop_crypt_filter)
+{
+	static const struct {
+		const char *in, *out;
+	} t[] = {
+		{"<< /Filter [/Crypt /FlateDecode] /DecodeParms [<< /Name /MyCF >> null] /Length 3 >>",
+		 "<< /Filter [/FlateDecode] /DecodeParms [null] /Length 3 >>"},
+		{"<< /Filter /Crypt /DecodeParms << /Name /MyCF >> /Length 3 >>", "<< /Length 3 >>"},
+		{"<< /Filter [/Crypt /FlateDecode] /DecodeParms << /Name /MyCF >> /Length 3 >>",
+		 "<< /Filter [/FlateDecode] /Length 3 >>"},
+		{"<< /Filter [/Crypt /FlateDecode] /DecodeParms [<< /Name /Identity >> null] /Length 3 >>",
+		 "<< /Filter [/Crypt /FlateDecode] /DecodeParms [<< /Name /Identity >> null] /Length 3 >>"},
+		{"<< /Filter /Crypt /Length 3 >>", "<< /Filter /Crypt /Length 3 >>"}, /* no /Name: Identity */
+		{"<< /Filter /FlateDecode /Length 3 >>", "<< /Filter /FlateDecode /Length 3 >>"},
+		/* /Crypt out of place (7.4.10 wants it first; readers honour it anywhere) */
+		{"<< /Filter [/FlateDecode /Crypt] /DecodeParms [null << /Name /MyCF >>] /Length 3 >>",
+		 "<< /Filter [/FlateDecode] /DecodeParms [null] /Length 3 >>"},
+	};
+	ps_ctx *ctx = NULL;
+	size_t i;
+
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+		ps_obj *d = NULL, *stm;
+		ps_buf b = PS_BUF_INIT;
+		size_t pos = 0;
+
+		ck_assert_int_eq(ps_parse_obj(ctx, (const uint8_t *)t[i].in, strlen(t[i].in), &pos, &d), 0);
+		stm = ps_new_stream(d, NULL, 0);
+		ck_assert_ptr_nonnull(stm);
+		ck_assert_int_eq(ps_sec_drop_crypt_filter(ctx, stm), 0);
+		ps_serialize(&b, stm);
+		ps_buf_putc(&b, 0);
+		ck_assert_str_eq((const char *)b.data, t[i].out);
+		ps_buf_free(&b);
+		ps_obj_free(stm);
+	}
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* Files made by qpdf (when installed): Algorithm 2's key as qpdf reports
+ * it, Algorithms 3-5 reproduce /O and /U, 6 and 7 open with both
+ * passwords, and every object decrypts (pdfstamp_verify). */
+START_TEST(test_legacy_qpdf)
+{
+	static const char *const modes[4] = {"40", "128 --use-aes=n", "128 --use-aes=y", "128 --force-V4 --use-aes=n"};
+	char dir[] = "/tmp/pscrypt.XXXXXX", cmd[1024], line[512], path[600];
+	ps_ctx *ctx = NULL;
+	int i;
+
+	if (system("qpdf --version >/dev/null 2>&1") != 0)
+		return;                      /* no qpdf: covered by the KATs above */
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	for (i = 0; i < 4; i++) {
+		pdfstamp_doc *doc = NULL;
+		struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
+		ps_secparams sp;
+		uint8_t want[16], key[16];
+		int owner = -1, found = 0;
+		FILE *f;
+
+		snprintf(path, sizeof path, "%s/l%d.pdf", dir, i);
+		snprintf(cmd, sizeof cmd, "qpdf --allow-weak-crypto --encrypt u o %s -- %s/../samples/plain-2page.pdf %s",
+		         modes[i], TEST_SRCDIR, path);
+		ck_assert_int_eq(system(cmd), 0);
+		snprintf(cmd, sizeof cmd, "qpdf --password=u --show-encryption-key --show-encryption %s", path);
+		ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+		while (fgets(line, sizeof line, f))
+			if (strncmp(line, "Encryption key = ", 17) == 0) {
+				hex2bin(line + 17, want, strlen(line + 17) / 2 > 16 ? 16 : strlen(line + 17) / 2);
+				found = (int)(strlen(line + 17) / 2);
+			}
+		pclose(f);
+		ck_assert_int_gt(found, 0);
+		ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, 0), 0);
+		sp = *ps_sec_params(doc->sec);
+		ck_assert_int_eq(sp.length, found);
+		ck_assert_int_eq(ps_kdf_legacy_authenticate(ctx, &sp, "u", 1, key, &owner), 0);
+		ck_assert_int_eq(owner, 0);
+		ck_assert_mem_eq(key, want, (size_t)found);
+		ck_assert_int_eq(ps_kdf_legacy_authenticate(ctx, &sp, "o", 1, key, &owner), 0);
+		ck_assert_int_eq(owner, 1);
+		ck_assert_mem_eq(key, want, (size_t)found);
+		{
+			ps_secparams mine = sp;
+			ck_assert_int_eq(ps_kdf_legacy_make(ctx, &mine, "u", 1, "o", 1), 0);
+			ck_assert_mem_eq(mine.o, sp.o, 32);
+			ck_assert_mem_eq(mine.u, sp.u, sp.r == 2 ? 32 : 16);
+		}
+		ck_assert_int_eq(pdfstamp_doc_auth(doc, "u", 1, 0), 0);
+		ck_assert_int_eq(pdfstamp_verify(doc, &rep, NULL, NULL), 0);
+		ck_assert_int_eq(rep.faults, 0);
+		ck_assert_int_gt(rep.streams, 0);
+		pdfstamp_doc_close(doc);
+		unlink(path);
+	}
+	rmdir(dir);
 	pdfstamp_ctx_free(ctx);
 }
 END_TEST
@@ -1631,8 +1934,14 @@ static Suite *crypt_suite(void)
 	tc = tcase_create("sec");
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_sec_walker);
+	tcase_add_test(tc, test_legacy_rc4_md5_kat);
+	tcase_add_test(tc, test_legacy_make_auth);
+	tcase_add_test(tc, test_legacy_sec_objects);
+	tcase_add_test(tc, test_legacy_refusals);
+	tcase_add_test(tc, test_legacy_qpdf);
 	tcase_add_test(tc, test_sec_dict_roundtrip);
 	tcase_add_test(tc, test_sec_share);
+	tcase_add_test(tc, test_drop_crypt_filter);
 	tcase_add_test(tc, test_sec_batch);
 	suite_add_tcase(s, tc);
 	return s;

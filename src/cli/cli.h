@@ -221,6 +221,9 @@ void cli_json_str(struct cli_json *j, const char *s);
 void cli_json_int(struct cli_json *j, int64_t v);
 void cli_json_bool(struct cli_json *j, int v);
 void cli_json_null(struct cli_json *j);
+/* "weak_encryption": the library's WEAK field (N bytes, e.g. "RC4 40-bit")
+ * as a string, or null when it is empty (issue 13; info, stamp, meta). */
+void cli_json_weak(struct cli_json *j, const char *weak, size_t n);
 /* A finite number with DECIMALS digits after the point (0..9); NaN and
  * infinities (which JSON cannot carry) are written as null. */
 void cli_json_double(struct cli_json *j, double v, int decimals);

@@ -21,6 +21,13 @@
  *     one exception, as "error" had to become the string all commands use.)
  *  4. Permission names come from the library (pdfstamp_perm_name), asked
  *     for bits 1 to 32 in turn (next_perm).
+ *  5. Legacy handlers (issue 13): "encryption" lists every /CF entry as
+ *     "crypt_filters":[{"name","method"}] (empty for /V 1 and 2, which
+ *     have none), and the top-level "weak_encryption" is the library's
+ *     reason the handler is weak ("RC4 40-bit") or null, as in the stamp
+ *     and meta lines.  The text report adds a "CF methods:" line for
+ *     /V 4 and a "Weak handler:" line, so an AES-256 file's text report is
+ *     as before.
  */
 #include "config.h"
 
@@ -144,6 +151,19 @@ static void print_json(const char *file, const struct pdfstamp_info *in, int jou
 		cli_json_key(&j, "method");
 		FIELD(s, in->cfm);
 		cli_json_str(&j, s);
+		cli_json_key(&j, "crypt_filters");
+		cli_json_arr_begin(&j);
+		for (i = 0; i < in->ncrypt_filters; i++) {
+			cli_json_obj_begin(&j);
+			cli_json_key(&j, "name");
+			FIELD(s, in->crypt_filters[i].name);
+			cli_json_str(&j, s);
+			cli_json_key(&j, "method");
+			FIELD(s, in->crypt_filters[i].method);
+			cli_json_str(&j, s);
+			cli_json_obj_end(&j);
+		}
+		cli_json_arr_end(&j);
 		cli_json_key(&j, "encrypt_metadata");
 		cli_json_bool(&j, in->encrypt_metadata);
 		cli_json_key(&j, "perms_valid");
@@ -161,6 +181,8 @@ static void print_json(const char *file, const struct pdfstamp_info *in, int jou
 	} else {
 		cli_json_null(&j);
 	}
+	cli_json_key(&j, "weak_encryption");
+	cli_json_weak(&j, in->weak, sizeof in->weak);
 	cli_json_key(&j, "authenticated_as");
 	cli_json_str(&j, auth_name(in->authenticated_as));
 	cli_json_key(&j, "revisions");
@@ -227,17 +249,43 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 		FIELD(s, in->stmf);
 		FIELD(t, in->strf);
 		FIELD(u, in->cfm);
-		printf("%-16s streams /", "Crypt filters:");
-		cli_put_safe(stdout, s);
-		fputs(", strings /", stdout);
-		cli_put_safe(stdout, t);
-		fputs(", method /", stdout);
-		cli_put_safe(stdout, u);
-		putchar('\n');
+		if (in->v < 4) {
+			/* /V 1 and 2 have no crypt filters: RC4 for everything */
+			printf("%-16s none (/V %d: RC4 for strings and streams)\n", "Crypt filters:", in->v);
+		} else {
+			printf("%-16s streams /", "Crypt filters:");
+			cli_put_safe(stdout, s);
+			fputs(", strings /", stdout);
+			cli_put_safe(stdout, t);
+			fputs(", method /", stdout);
+			cli_put_safe(stdout, u);
+			putchar('\n');
+		}
+		if (in->v == 4 && in->ncrypt_filters > 0) {
+			printf("%-16s", "CF methods:");
+			for (i = 0; i < in->ncrypt_filters; i++) {
+				FIELD(s, in->crypt_filters[i].name);
+				FIELD(t, in->crypt_filters[i].method);
+				fputs(i ? ", /" : " /", stdout);
+				cli_put_safe(stdout, s);
+				putchar(' ');
+				cli_put_safe(stdout, t);
+			}
+			putchar('\n');
+		}
+		if (in->weak[0]) {
+			FIELD(s, in->weak);
+			printf("%-16s ", "Weak handler:");
+			cli_put_safe(stdout, s);
+			fputs(" (pdfstamp rotate upgrades the file to AES-256)\n", stdout);
+		}
 		printf("%-16s %s\n", "Metadata:",
 		       in->encrypt_metadata ? "encrypted" : "not encrypted");
-		printf("%-16s %s\n", "Perms check:",
-		       in->perms_valid ? "valid" : "INVALID (/Perms does not match)");
+		if (in->r < 5)
+			printf("%-16s none (/R %d has no /Perms)\n", "Perms check:", in->r);
+		else
+			printf("%-16s %s\n", "Perms check:",
+			       in->perms_valid ? "valid" : "INVALID (/Perms does not match)");
 		printf("%-16s %s password\n", "Opened with:",
 		       auth_name(in->authenticated_as));
 		printf("%-16s %" PRId64 "\n", "P:", in->p);

@@ -88,8 +88,10 @@ static void help(const struct rewrite_cmd *c)
 		       "re-encrypted (stream data is not recompressed), written as one clean\n"
 		       "revision; old revisions, which the old passwords would still open, are\n"
 		       "dropped.  Needs the owner password (or the user password when the owner\n"
-		       "password is empty).  The output is always revision 6 (an R5 input is\n"
-		       "upgraded).\n"
+		       "password is empty).  The output is always AES-256 revision 6: an R5\n"
+		       "input is upgraded, and so is an RC4 or AES-128 one (R2 to R4), which\n"
+		       "is how a file leaves a weak handler.  The permissions are kept unless\n"
+		       "--permissions is given.\n"
 		       "\n");
 	printf("The output is written to a temporary file in the target's directory,\n"
 	       "synced, re-opened with the new owner password and checked (every object,\n"

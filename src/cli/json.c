@@ -27,6 +27,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -200,6 +201,22 @@ void cli_json_null(struct cli_json *j)
 {
 	sep(j);
 	fputs("null", j->f);
+}
+
+void cli_json_weak(struct cli_json *j, const char *weak, size_t n)
+{
+	char s[64];
+	size_t len = strnlen(weak, n);
+
+	if (len == 0) {
+		cli_json_null(j);
+		return;
+	}
+	if (len > sizeof s - 1)
+		len = sizeof s - 1;
+	memcpy(s, weak, len);
+	s[len] = '\0';
+	cli_json_str(j, s);
 }
 
 void cli_json_double(struct cli_json *j, double v, int decimals)

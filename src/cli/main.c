@@ -386,8 +386,11 @@ static void usage(FILE *f)
 
 	fputs("Usage: pdfstamp [--help | --version] COMMAND [OPTIONS] FILE...\n"
 	      "\n"
-	      "Reads AES-256 encrypted PDF files (standard security handler, R6 and R5)\n"
-	      "and appends encrypted incremental updates to them.\n"
+	      "Reads encrypted PDF files (standard security handler: AES-256 R6 and R5,\n"
+	      "AES-128 and RC4 R4, R3 and R2) and appends encrypted incremental updates\n"
+	      "to them under their own handler, with a warning for a weak one (RC4, or\n"
+	      "a key under 128 bits); 'rotate' rewrites any of them as AES-256 R6.\n"
+	      "Public-key and unknown handlers are refused (exit status 4).\n"
 	      "\n"
 	      "Commands:\n", f);
 	for (c = cli_cmds; c->name; c++)

@@ -10,8 +10,10 @@
  *     and encrypt the ones they share (-o, -i, -v, --json, --force).
  *  2. --json success line of an incremental update (stamp, meta):
  *       {"file","ok":true,"output","base_length","xref_offset",
- *        "bytes_appended","objects":[...]}
- *     with every object the update wrote; the failure line is the
+ *        "bytes_appended","objects":[...],"weak_encryption"}
+ *     with every object the update wrote, and the library's reason the
+ *     file's security handler is weak ("RC4 40-bit"; null when it is not,
+ *     issue 13: the same as the warning on stderr); the failure line is the
  *     driver's.  The keys are a stable interface (pdfstamp(1), JSON
  *     OUTPUT).
  *  3. Numbers on the command line are parsed with strtod/strtoll in the
@@ -235,4 +237,6 @@ void cli_json_update(struct cli_json *j, const struct pdfstamp_result *res)
 	for (i = 0; i < res->nobjects; i++)
 		cli_json_int(j, res->objects[i]);
 	cli_json_arr_end(j);
+	cli_json_key(j, "weak_encryption");
+	cli_json_weak(j, res->weak, sizeof res->weak);
 }

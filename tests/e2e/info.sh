@@ -140,6 +140,16 @@ if cmd == "check":      # check NAME ACTUAL.json FILE PWFILE|""
             v = actual.get("encryption", {}).get(k)
             print("%s\t%s: encryption.%s names a crypt filter\tgot %s"
                   % ("OK" if isinstance(v, str) and v else "FAIL", name, k, json.dumps(v)))
+    # issue 13: every /CF entry with its method; AES-256 is never weak
+    if exp["encrypted"]:
+        e_ = actual.get("encryption", {})
+        cf = e_.get("crypt_filters")
+        ok_ = isinstance(cf, list) and any(isinstance(x, dict) and x.get("name") == e_.get("stream_filter")
+                                           and x.get("method") == e_.get("method") for x in cf)
+        print("%s\t%s: encryption.crypt_filters lists the stream filter and its method\tgot %s"
+              % ("OK" if ok_ else "FAIL", name, json.dumps(cf)))
+    w = actual.get("weak_encryption", "<missing>")
+    print("%s\t%s: weak_encryption is null\tgot %s" % ("OK" if w is None else "FAIL", name, json.dumps(w)))
     br = actual.get("bytes_read")
     print("%s\t%s: bytes_read is a positive number\tgot %s"
           % ("OK" if isinstance(br, int) and br > 0 else "FAIL", name, json.dumps(br)))
@@ -314,7 +324,7 @@ for o in json force password-file password-fd password-env; do
 	check_grep "^\\.(It|Op) Fl \\\\-$o" "$MAN" "man page documents --$o"
 done
 for k in file file_size encrypted encryption filter key_bits stream_filter \
-	string_filter method encrypt_metadata perms_valid permissions \
+	string_filter method crypt_filters weak_encryption encrypt_metadata perms_valid permissions \
 	authenticated_as revisions xref_kinds last_xref objects size pages \
 	trailing_bytes signatures docmdp subfilter bytes_read aes_engine ok exit error; do
 	check_grep "^\\.It Li ($k|.* $k)( |,|\$)|^\\.Li $k\$" "$MAN" "man page documents JSON key '$k'"

@@ -312,11 +312,11 @@ def main():
          "/StmF /StdCF without a /CF dictionary")
     emit("enc-stmf-undefined.pdf", enc_edit(lambda b: b.replace(b"/StmF /StdCF", b"/StmF /Nope")), 4, 4,
          "/StmF names a crypt filter that /CF does not define")
-    emit("enc-v4.pdf", enc_edit(lambda b: b.replace(b"/V 5", b"/V 4").replace(b"/R 6", b"/R 4").replace(b"/CFM /AESV3", b"/CFM /AESV2")), 4, 4,
-         "/V 4 /R 4 /AESV2 (AES-128): unsupported")
+    emit("enc-v4.pdf", enc_edit(lambda b: b.replace(b"/V 5", b"/V 4").replace(b"/R 6", b"/R 4").replace(b"/CFM /AESV3", b"/CFM /AESV2")), 3, 3,
+         "/V 4 /R 4 /AESV2 (AES-128) with R6 /O and /U: no password matches")
     emit("enc-r7.pdf", enc_edit(lambda b: b.replace(b"/R 6", b"/R 7")), 4, 4, "/V 5 /R 7: unsupported")
     emit("enc-r99.pdf", enc_edit(lambda b: b.replace(b"/R 6", b"/R 99")), 4, 4, "/R 99")
-    emit("enc-v1-r2.pdf", enc_edit(lambda b: b.replace(b"/V 5", b"/V 1").replace(b"/R 6", b"/R 2")), 4, 4, "/V 1 /R 2 (RC4-40): unsupported")
+    emit("enc-v1-r2.pdf", enc_edit(lambda b: b.replace(b"/V 5", b"/V 1").replace(b"/R 6", b"/R 2")), 3, 3, "/V 1 /R 2 (RC4-40) with R6 /O and /U: no password matches")
     emit("enc-pubsec.pdf", enc_edit(lambda b: b.replace(b"/Filter /Standard", b"/Filter /Adobe.PubSec")), 4, 4,
          "public-key security handler: unsupported")
     emit("enc-p-missing.pdf", enc_edit(lambda b: re.sub(rb"/P -?\d+", b"", b)), 4, 4, "/Encrypt without /P")
