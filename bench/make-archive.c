@@ -4,13 +4,20 @@
  *
  * DESIGN NOTES
  *
- *  1. Shape.  The reference shape (--scale 1) is a real loan archive:
- *     2,000 pages, 400,000 small encrypted objects (~200 bytes: the pages'
- *     content streams, then private dicts with a short string and short
- *     streams, alternating) and 12,000 large image streams carrying
- *     1,710 MB (10^6) of payload.  Without --scale the shape is the
- *     reference's per-page proportions times --pages; explicit options
- *     override either.
+ *  1. Shapes.  The reference shape (--shape reference, --scale 1) is a
+ *     real loan archive: 2,000 pages, 400,000 small encrypted objects
+ *     (~200 bytes: the pages' content streams, then private dicts with a
+ *     short string and short streams, alternating) and 12,000 large image
+ *     streams carrying 1,710 MB (10^6) of payload.  The scan shape
+ *     (--shape scan) is a scanned loan file: 2,000 pages, each one full-page
+ *     grey scan of --image-kb KiB (default 776: 1.6 GB of images, a 1.75 GB
+ *     file at --scale 1) under /FlateDecode, and 407,500 small objects in a
+ *     cycle of eight that a scanned file carries: an annotation (/Text, four encrypted
+ *     strings, /P, /AP) and its appearance stream, a record dict with a
+ *     string and a record stream, a font, its descriptor and its
+ *     /ToUnicode CMap, a second record dict (note 8).  Without --scale the
+ *     shape is the chosen one's per-page proportions times --pages;
+ *     explicit options override either.
  *  2. Object numbers are fixed before anything is written (struct layout),
  *     so every reference is known up front and the file is produced in one
  *     forward pass: 1 catalog, 2 Info, 3 Encrypt, 4 the /PSGenIndex array,
@@ -40,6 +47,21 @@
  *     arrays stay outside (ISO 32000-2 7.5.7).
  *  7. Passwords come from files only (first line), never argv, and are
  *     wiped with the file key and the cipher state before exit.
+ *  8. Scan shape details.  Each page lists, of the small objects written
+ *     after it, up to 4 annotations in /Annots and up to 2 fonts in
+ *     /Resources /Font; its content stream paints the image over the page
+ *     and sets a few lines of invisible OCR text (3 Tr, ISO 32000-2 9.3.6)
+ *     in the first font.  An annotation's /AP and a font's /FontDescriptor
+ *     and /ToUnicode point at the next objects of the cycle (omitted when
+ *     the cycle is cut by the end of the extras).  All small objects stay
+ *     reachable from /PSGenIndex as in the reference shape.
+ *  9. Image filters (--image-filter; default none for the reference shape,
+ *     flate for scan).  flate is a valid zlib stream (RFC 1950) of stored
+ *     deflate blocks (RFC 1951 3.2.4: BFINAL/BTYPE 00, LEN, NLEN, at most
+ *     65,535 bytes each) with the Adler-32 of the pixels: every reader
+ *     decodes it (to noise), and it is as incompressible as a JPEG.  The
+ *     stream's plaintext is 2 + 5 x blocks + pixels + 4 bytes; that is what
+ *     is encrypted and counted as payload.
  */
 #include "config.h"
 
@@ -55,6 +77,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "ps.h"
 #include "sec_aes.h"
 
@@ -64,6 +88,13 @@
 #define REF_SMALL 400000
 #define REF_LARGE 12000
 #define REF_PAYLOAD 1710000000.0   /* 1,710 MB */
+#define SCAN_PAGES 2000              /* the scan shape (note 1): one image a page */
+#define SCAN_SMALL 407500
+#define SCAN_IMAGE_KB 776
+#define SCAN_CYCLE 8                 /* kinds of small extras (note 1) */
+#define SCAN_ANNOTS 4                /* at most, per page (note 8) */
+#define SCAN_FONTS 2
+#define STORED_MAX 65535             /* RFC 1951 3.2.4 */
 
 #define OUTBUF_SIZE (4u << 20)
 #define PAYLOAD_CHUNK (1u << 20)  /* multiple of 16 */
@@ -80,6 +111,10 @@ struct opts {
 	int have_pages, have_small, have_large, have_payload;
 	double scale;
 	int have_scale;
+	int scan;                       /* --shape scan */
+	int64_t image_kb;               /* --image-kb, 0 = from the payload */
+	int flate;                      /* --image-filter flate (note 9) */
+	int have_filter;
 	int xref_stream, objstm, quiet;
 	uint64_t seed;
 	int have_seed;
@@ -94,6 +129,8 @@ struct layout {
 	uint32_t page0, content0, image0, extra0, chunk0, objstm0, gap, xref;
 	uint32_t size;
 	int64_t img_w, img_h, per_image;
+	int64_t enc_image;              /* stream plaintext of one image (note 9) */
+	int scan, flate;
 };
 
 struct gen {
@@ -113,8 +150,10 @@ struct gen {
 	ps_buf ob;                      /* object text being built */
 	ps_buf enc;                     /* scratch ciphertext */
 	ps_buf pt;                      /* scratch plaintext */
+	ps_buf dt;                      /* dict text of a small extra */
 	ps_buf osm_hdr, osm_body;       /* the object stream being filled */
 	int64_t osm_count;
+	int64_t dicts_done;             /* small dicts emitted so far */
 	uint32_t osm_num;
 	uint8_t id[16];
 	int64_t payload_written;
@@ -355,6 +394,27 @@ static int put_small_stream(struct gen *g, uint32_t num, const char *extra, cons
 
 /* ---- layout ----------------------------------------------------------------- */
 
+/* Kinds of the scan shape's small extras, in cycle order (note 1). */
+enum { K_ANNOT, K_AP, K_RECDICT, K_RECSTREAM, K_FONT, K_FONTDESC, K_TOUNICODE, K_RECDICT2 };
+
+static int extra_is_dict(const struct layout *L, int64_t e)
+{
+	int k;
+
+	if (!L->scan)
+		return e % 2 == 0;
+	k = (int)(e % SCAN_CYCLE);
+	return k != K_AP && k != K_RECSTREAM && k != K_TOUNICODE;
+}
+
+/* Bytes of a flate image's stream for PIXELS bytes of pixels (note 9). */
+static int64_t stored_size(int64_t pixels)
+{
+	int64_t blocks = pixels ? (pixels + STORED_MAX - 1) / STORED_MAX : 1;
+
+	return 2 + 5 * blocks + pixels + 4;
+}
+
 static int make_layout(ps_ctx *ctx, const struct opts *o, struct layout *L)
 {
 	int64_t per, w, total;
@@ -374,17 +434,33 @@ static int make_layout(ps_ctx *ctx, const struct opts *o, struct layout *L)
 	if (L->pages > PS_MAX_OBJNUM || L->small > PS_MAX_OBJNUM || L->large > PS_MAX_OBJNUM)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "too many objects (at most %d)", PS_MAX_OBJNUM);
 	L->nextra = L->small - L->pages;
-	L->ndicts = (L->nextra + 1) / 2;           /* extras alternate dict, stream */
+	L->scan = o->scan;
+	L->flate = o->flate;
+	if (!L->scan) {
+		L->ndicts = (L->nextra + 1) / 2;    /* extras alternate dict, stream */
+	} else {
+		L->ndicts = L->nextra / SCAN_CYCLE * 5;
+		for (w = L->nextra - L->nextra % SCAN_CYCLE; w < L->nextra; w++)
+			L->ndicts += extra_is_dict(L, w);
+	}
 	L->nchunk = L->nextra > INDEX_CHUNK ? (L->nextra + INDEX_CHUNK - 1) / INDEX_CHUNK : 0;
 	L->nobjstm = o->objstm ? (L->ndicts + OBJSTM_N - 1) / OBJSTM_N : 0;
 
 	/* Image geometry: Width * Height == bytes of each image (DeviceGray, 8
-	 * bits), Width 1000 or a divisor near it, else rounded to 1000s. */
+	 * bits).  Scan: the aspect of a letter page (8.5 x 11), Width rounded.
+	 * Reference: Width 1000 or a divisor near it, else rounded to 1000s. */
 	if (L->large > 0) {
-		per = o->payload / L->large;
+		per = o->image_kb ? o->image_kb * 1024 : o->payload / L->large;
+		if (o->image_kb && o->flate)       /* the stream, not the pixels, is N KiB */
+			per -= stored_size(per) - per;
 		if (per < 1)
 			per = 1;
-		if (per <= 1000) {
+		if (L->scan) {
+			L->img_w = llround(sqrt((double)per * 8.5 / 11.0));
+			if (L->img_w < 1)
+				L->img_w = 1;
+			L->img_h = per / L->img_w > 0 ? per / L->img_w : 1;
+		} else if (per <= 1000) {
 			L->img_w = per;
 			L->img_h = 1;
 		} else {
@@ -402,6 +478,7 @@ static int make_layout(ps_ctx *ctx, const struct opts *o, struct layout *L)
 			L->img_h = per / L->img_w;
 		}
 		L->per_image = L->img_w * L->img_h;
+		L->enc_image = L->flate ? stored_size(L->per_image) : L->per_image;
 	}
 
 	/* Page tree levels, bottom-up: cnt[0] pages, each level groups 32. */
@@ -424,7 +501,7 @@ static int make_layout(ps_ctx *ctx, const struct opts *o, struct layout *L)
 		              total, PS_MAX_OBJNUM);
 
 	/* Classic entries have 10 digits: refuse early what cannot fit. */
-	if (!o->xref_stream && o->gap + L->per_image * L->large + (L->small + 64) * 512 > TABLE_MAX_OFFSET)
+	if (!o->xref_stream && o->gap + L->enc_image * L->large + (L->small + 64) * 512 > TABLE_MAX_OFFSET)
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "offsets would pass 9,999,999,999, which a classic xref table cannot "
 		              "hold; use --xref stream");
@@ -495,8 +572,8 @@ static int put_info(struct gen *g)
 
 	begin_obj(g, 2);
 	ps_buf_puts(&g->ob, "<< /Title ");
-	n = snprintf(t, sizeof t, "Scanned archive: %" PRId64 " pages, %" PRId64 " images", g->L.pages,
-	             g->L.large);
+	n = snprintf(t, sizeof t, "Scanned %s: %" PRId64 " pages, %" PRId64 " images",
+	             g->L.scan ? "loan file" : "archive", g->L.pages, g->L.large);
 	if ((rc = put_enc_str(g, t, (size_t)n)) < 0)
 		return rc;
 	ps_buf_puts(&g->ob, " /Producer ");
@@ -578,22 +655,95 @@ static void encrypt_chunk(struct gen *g, uint8_t iv[16], const uint8_t *in, uint
 	ps_wipe(job.iv, sizeof job.iv);
 }
 
+/* The plaintext of one image stream, produced piece by piece: raw pixels,
+ * or (note 9) a zlib stream of stored blocks around them. */
+struct imgsrc {
+	int flate;
+	int64_t pixels_left;            /* pixels not yet produced */
+	uint32_t blk_left;              /* pixels left in the current block */
+	uint8_t pend[8];                /* header/trailer bytes not yet produced */
+	int npend, ipend;
+	int done;                       /* Adler-32 trailer queued */
+	uLong adler;
+};
+
+static void img_produce(struct gen *g, struct imgsrc *s, uint8_t *p, size_t n)
+{
+	size_t k;
+	uint32_t len;
+
+	if (!s->flate) {
+		rng_fill(&g->rng, p, n);
+		s->pixels_left -= (int64_t)n;
+		return;
+	}
+	while (n) {
+		if (s->ipend < s->npend) {
+			k = (size_t)(s->npend - s->ipend) < n ? (size_t)(s->npend - s->ipend) : n;
+			memcpy(p, s->pend + s->ipend, k);
+			s->ipend += (int)k;
+		} else if (s->blk_left) {
+			k = s->blk_left < n ? s->blk_left : n;
+			rng_fill(&g->rng, p, k);
+			s->adler = adler32(s->adler, p, (uInt)k);
+			s->blk_left -= (uint32_t)k;
+			s->pixels_left -= (int64_t)k;
+		} else if (s->pixels_left > 0) {
+			/* RFC 1951 3.2.4: BFINAL, BTYPE 00, then LEN and NLEN (LE). */
+			len = s->pixels_left > STORED_MAX ? STORED_MAX : (uint32_t)s->pixels_left;
+			s->pend[0] = s->pixels_left == len;
+			s->pend[1] = (uint8_t)len;
+			s->pend[2] = (uint8_t)(len >> 8);
+			s->pend[3] = (uint8_t)~len;
+			s->pend[4] = (uint8_t)(~len >> 8);
+			s->npend = 5;
+			s->ipend = 0;
+			s->blk_left = len;
+			continue;
+		} else if (!s->done) {
+			s->pend[0] = (uint8_t)(s->adler >> 24);   /* RFC 1950: big-endian */
+			s->pend[1] = (uint8_t)(s->adler >> 16);
+			s->pend[2] = (uint8_t)(s->adler >> 8);
+			s->pend[3] = (uint8_t)s->adler;
+			s->npend = 4;
+			s->ipend = 0;
+			s->done = 1;
+			continue;
+		} else {
+			break;                  /* never: the caller asks for enc_image bytes */
+		}
+		p += k;
+		n -= k;
+	}
+}
+
 static int put_image(struct gen *g, int64_t j)
 {
 	const struct layout *L = &g->L;
-	int64_t left = L->per_image;
+	int64_t left = L->enc_image;
+	struct imgsrc src;
 	uint8_t iv[16], last[16], *p;
 	size_t c, r;
 	int rc;
 
+	memset(&src, 0, sizeof src);
+	src.flate = L->flate;
+	src.pixels_left = L->per_image;
+	if (src.flate) {
+		src.adler = adler32(0L, Z_NULL, 0);
+		src.pend[0] = 0x78;             /* CMF: deflate, 32K window */
+		src.pend[1] = 0x01;             /* FLG: fastest, FCHECK (0x7801 % 31 == 0) */
+		src.npend = 2;
+	}
 	begin_obj(g, L->image0 + (uint32_t)j);
 	ps_buf_printf(&g->ob,
 	              "<< /Type /XObject /Subtype /Image /Width %" PRId64 " /Height %" PRId64
-	              " /ColorSpace /DeviceGray /BitsPerComponent 8 /Length %" PRId64 " >>\nstream\n",
-	              L->img_w, L->img_h, 16 + (left / 16 + 1) * 16);
+	              " /ColorSpace /DeviceGray /BitsPerComponent 8%s /Length %" PRId64 " >>\nstream\n",
+	              L->img_w, L->img_h, src.flate ? " /Filter /FlateDecode" : "",
+	              16 + (left / 16 + 1) * 16);
 	if ((rc = out_ob(g)) < 0)
 		return rc;
-	/* AESV3: IV || CBC(payload || PKCS#7 pad), the chaining value carried
+	/* AESV3: IV || CBC(data || PKCS#7 pad), the chaining value carried
 	 * from chunk to chunk in iv. */
 	if ((rc = ps_random_iv(g->ctx, iv)) < 0 || (rc = out_write(g, iv, 16)) < 0)
 		goto out;
@@ -601,19 +751,19 @@ static int put_image(struct gen *g, int64_t j)
 		c = left > PAYLOAD_CHUNK ? PAYLOAD_CHUNK : (size_t)(left & ~(int64_t)15);
 		if ((rc = out_space(g, c, &p)) < 0)
 			goto out;
-		rng_fill(&g->rng, p, c);
+		img_produce(g, &src, p, c);
 		encrypt_chunk(g, iv, p, p, c);
 		g->len += c;
 		left -= (int64_t)c;
 	}
 	r = (size_t)left;
-	rng_fill(&g->rng, last, r);
+	img_produce(g, &src, last, r);
 	memset(last + r, (int)(16 - r), 16 - r);
 	if ((rc = out_space(g, 16, &p)) < 0)
 		goto out;
 	encrypt_chunk(g, iv, last, p, 16);
 	g->len += 16;
-	g->payload_written += L->per_image;
+	g->payload_written += L->enc_image;
 	rc = out_write(g, "\nendstream\nendobj\n", 18);
 out:
 	ps_wipe(iv, sizeof iv);
@@ -637,14 +787,42 @@ static int64_t page_images(const struct layout *L, int64_t i, int64_t *first, in
 	return (L->large - i + L->pages - 1) / L->pages;
 }
 
+/* The extras written after page I: [*lo, *hi). */
+static void page_extras(const struct layout *L, int64_t i, int64_t *lo, int64_t *hi)
+{
+	*lo = L->nextra * i / L->pages;
+	*hi = L->nextra * (i + 1) / L->pages;
+}
+
+/* Scan shape (note 8): up to MAX extras of kind KIND among page I's, as
+ * object numbers in OUT; returns how many. */
+static int scan_refs(const struct layout *L, int64_t i, int kind, int max, uint32_t *out)
+{
+	int64_t lo, hi, e;
+	int n = 0;
+
+	page_extras(L, i, &lo, &hi);
+	for (e = lo + ((kind - lo % SCAN_CYCLE) + SCAN_CYCLE) % SCAN_CYCLE; e < hi && n < max; e += SCAN_CYCLE)
+		out[n++] = L->extra0 + (uint32_t)e;
+	return n;
+}
+
+static void filler(struct gen *g, size_t n);
+
 static int put_page(struct gen *g, int64_t i)
 {
 	const struct layout *L = &g->L;
 	int64_t first = 0, step = 0, n, k;
+	uint32_t annots[SCAN_ANNOTS], fonts[SCAN_FONTS];
+	int na = 0, nf = 0, t;
 	double slot, w, h;
 	int rc;
 
 	n = page_images(L, i, &first, &step);
+	if (L->scan) {
+		na = scan_refs(L, i, K_ANNOT, SCAN_ANNOTS, annots);
+		nf = scan_refs(L, i, K_FONT, SCAN_FONTS, fonts);
+	}
 	begin_obj(g, L->page0 + (uint32_t)i);
 	ps_buf_printf(&g->ob, "<< /Type /Page /Parent %" PRIu32 " 0 R /MediaBox [0 0 612 792] /Resources <<",
 	              node_num(L, 1, i / TREE_FANOUT));
@@ -655,7 +833,20 @@ static int put_page(struct gen *g, int64_t i)
 			              L->image0 + (uint32_t)(first + k * step));
 		ps_buf_puts(&g->ob, " >>");
 	}
-	ps_buf_printf(&g->ob, " >> /Contents %" PRIu32 " 0 R >>\nendobj\n", L->content0 + (uint32_t)i);
+	if (nf > 0) {
+		ps_buf_puts(&g->ob, " /Font <<");
+		for (t = 0; t < nf; t++)
+			ps_buf_printf(&g->ob, " /F%d %" PRIu32 " 0 R", t, fonts[t]);
+		ps_buf_puts(&g->ob, " >>");
+	}
+	ps_buf_puts(&g->ob, " >>");
+	if (na > 0) {
+		ps_buf_puts(&g->ob, " /Annots [");
+		for (t = 0; t < na; t++)
+			ps_buf_printf(&g->ob, "%s%" PRIu32 " 0 R", t ? " " : "", annots[t]);
+		ps_buf_puts(&g->ob, "]");
+	}
+	ps_buf_printf(&g->ob, " /Contents %" PRIu32 " 0 R >>\nendobj\n", L->content0 + (uint32_t)i);
 	if ((rc = out_ob(g)) < 0)
 		return rc;
 
@@ -674,6 +865,15 @@ static int put_page(struct gen *g, int64_t i)
 		}
 		ps_buf_printf(&g->pt, "q %.3f 0 0 %.3f 18 %.3f cm /Im%" PRId64 " Do Q\n", w, h,
 		              756.0 - (double)k * slot - h, k);
+	}
+	if (nf > 0) {   /* invisible OCR text over the scan (note 8) */
+		ps_buf_puts(&g->pt, "BT 3 Tr /F0 9 Tf 11 TL 36 740 Td\n");
+		for (t = 3 + (int)(rng_next(&g->rng) % 3); t > 0; t--) {
+			ps_buf_putc(&g->pt, '(');
+			filler(g, 40 + (size_t)(rng_next(&g->rng) % 40));
+			ps_buf_puts(&g->pt, ") Tj T*\n");
+		}
+		ps_buf_puts(&g->pt, "ET\n");
 	}
 	if (g->pt.oom)
 		return ps_err(g->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -732,47 +932,49 @@ out:
 	return rc;
 }
 
-/* Small extra E: even E a dict with a short encrypted string, odd E a
- * short encrypted stream. */
-static int put_extra(struct gen *g, int64_t e)
+/* Appends string P to the dict text g->dt: AESV3-encrypted hex in a
+ * direct object, plaintext hex inside an object stream (which is
+ * encrypted as a whole, ISO 32000-2 7.6.3.1). */
+static int dict_str(struct gen *g, const void *p, size_t n)
 {
-	const struct layout *L = &g->L;
-	uint32_t num = L->extra0 + (uint32_t)e;
-	char extra[48];
-	size_t n;
-	int64_t d;
 	int rc;
 
-	ps_buf_reset(&g->pt);
-	ps_buf_printf(&g->pt, "record %" PRId64 ": ", e);
-	if (e % 2 == 1) {
-		filler(g, 150 + (size_t)(rng_next(&g->rng) % 50) - g->pt.len);
-		ps_buf_putc(&g->pt, '\n');
-		if (g->pt.oom)
-			return ps_err(g->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-		snprintf(extra, sizeof extra, " /PSGenN %" PRId64, e);
-		return put_small_stream(g, num, extra, g->pt.data, g->pt.len);
+	if (g->o->objstm) {
+		put_hex(&g->dt, p, n);
+		return 0;
 	}
-	n = 60 + (size_t)(rng_next(&g->rng) % 60);
-	filler(g, n > g->pt.len ? n - g->pt.len : 0);
-	if (g->pt.oom)
-		return ps_err(g->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	ps_buf_reset(&g->enc);
+	if ((rc = ps_aesv3_encrypt(g->ctx, &g->cipher, p, n, &g->enc)) < 0)
+		return rc;
+	put_hex(&g->dt, g->enc.data, g->enc.len);
+	return 0;
+}
+
+/* Emits the dict text g->dt as object NUM: directly, or into the object
+ * stream being filled (note 6), which is flushed when full or when this
+ * was the last small dict. */
+static int emit_dict(struct gen *g, uint32_t num)
+{
+	const struct layout *L = &g->L;
+	int64_t d = g->dicts_done++;
+	int rc;
+
+	if (g->dt.oom)
+		return ps_err(g->ctx, PDFSTAMP_E_NOMEM, "out of memory building object %" PRIu32, num);
 	if (!g->o->objstm) {
 		begin_obj(g, num);
-		ps_buf_puts(&g->ob, "<< /PSGen ");
-		if ((rc = put_enc_str(g, g->pt.data, g->pt.len)) < 0)
-			return rc;
-		ps_buf_printf(&g->ob, " /PSGenN %" PRId64 " >>\nendobj\n", e);
-		return out_ob(g);
+		ps_buf_append(&g->ob, g->dt.data, g->dt.len);
+		ps_buf_puts(&g->ob, "\nendobj\n");
+		rc = out_ob(g);
+		ps_buf_reset(&g->dt);
+		return rc;
 	}
-	/* In an object stream: plaintext strings, the container is encrypted. */
-	d = e / 2;
 	if (g->osm_count == 0)
 		g->osm_num = L->objstm0 + (uint32_t)(d / OBJSTM_N);
 	ps_buf_printf(&g->osm_hdr, "%" PRIu32 " %zu ", num, g->osm_body.len);
-	ps_buf_puts(&g->osm_body, "<< /PSGen ");
-	put_hex(&g->osm_body, g->pt.data, g->pt.len);
-	ps_buf_printf(&g->osm_body, " /PSGenN %" PRId64 " >>\n", e);
+	ps_buf_append(&g->osm_body, g->dt.data, g->dt.len);
+	ps_buf_putc(&g->osm_body, '\n');
+	ps_buf_reset(&g->dt);
 	g->xtype[num] = 2;
 	g->xoff[num] = g->osm_num;
 	g->xidx[num] = (uint16_t)g->osm_count;
@@ -780,6 +982,129 @@ static int put_extra(struct gen *g, int64_t e)
 	if (g->osm_count == OBJSTM_N || d == L->ndicts - 1)
 		return flush_objstm(g);
 	return 0;
+}
+
+/* A "record E: ..." text of about N bytes into g->pt. */
+static int record_text(struct gen *g, int64_t e, size_t n, int eol)
+{
+	ps_buf_reset(&g->pt);
+	ps_buf_printf(&g->pt, "record %" PRId64 ": ", e);
+	filler(g, n > g->pt.len ? n - g->pt.len : 0);
+	if (eol)
+		ps_buf_putc(&g->pt, '\n');
+	if (g->pt.oom)
+		return ps_err(g->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	return 0;
+}
+
+/* Scan-shape extra E of page I (notes 1 and 8). */
+static int put_scan_extra(struct gen *g, int64_t e, int64_t i)
+{
+	static const char tounicode[] =
+		"/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n"
+		"/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+		"/CMapName /PSGen-WinAnsi-UCS def /CMapType 2 def\n"
+		"1 begincodespacerange <00> <FF> endcodespacerange\n"
+		"1 beginbfrange <20> <7E> <0020> endbfrange\n"
+		"endcmap CMapName currentdict /CMap defineresource pop end end\n";
+	static const char ap[] = "q 1 0.85 0.3 rg 0 0 20 20 re f 0 G 0.5 w 2 2 16 16 re S Q\n";
+	const struct layout *L = &g->L;
+	uint32_t num = L->extra0 + (uint32_t)e;
+	char t[96], extra[96];
+	int64_t x, y;
+	int rc, k, n;
+
+	switch (e % SCAN_CYCLE) {
+	case K_ANNOT:
+		if ((rc = record_text(g, e, 40 + (size_t)(rng_next(&g->rng) % 80), 0)) < 0)
+			return rc;
+		x = 36 + (int64_t)(rng_next(&g->rng) % 520);
+		y = 36 + (int64_t)(rng_next(&g->rng) % 700);
+		ps_buf_printf(&g->dt, "<< /Type /Annot /Subtype /Text /Rect [%" PRId64 " %" PRId64 " %" PRId64
+		              " %" PRId64 "] /F 4 /P %" PRIu32 " 0 R /Contents ", x, y, x + 20, y + 20,
+		              L->page0 + (uint32_t)i);
+		if ((rc = dict_str(g, g->pt.data, g->pt.len)) < 0)
+			return rc;
+		n = snprintf(t, sizeof t, "reviewer %02u", (unsigned)(rng_next(&g->rng) % 40));
+		ps_buf_puts(&g->dt, " /T ");
+		if ((rc = dict_str(g, t, (size_t)n)) < 0)
+			return rc;
+		n = snprintf(t, sizeof t, "D:2024%02u%02u120000Z", (unsigned)(1 + e % 12), (unsigned)(1 + e % 28));
+		ps_buf_puts(&g->dt, " /M ");
+		if ((rc = dict_str(g, t, (size_t)n)) < 0)
+			return rc;
+		n = snprintf(t, sizeof t, "annot-%" PRId64, e);
+		ps_buf_puts(&g->dt, " /NM ");
+		if ((rc = dict_str(g, t, (size_t)n)) < 0)
+			return rc;
+		if (e + 1 < L->nextra)
+			ps_buf_printf(&g->dt, " /AP << /N %" PRIu32 " 0 R >>", num + 1);
+		ps_buf_printf(&g->dt, " /PSGenN %" PRId64 " >>", e);
+		return emit_dict(g, num);
+	case K_AP:
+		snprintf(extra, sizeof extra, " /Type /XObject /Subtype /Form /BBox [0 0 20 20] /PSGenN %" PRId64, e);
+		return put_small_stream(g, num, extra, ap, sizeof ap - 1);
+	case K_RECDICT:
+	case K_RECDICT2:
+		if ((rc = record_text(g, e, 60 + (size_t)(rng_next(&g->rng) % 60), 0)) < 0)
+			return rc;
+		ps_buf_puts(&g->dt, "<< /PSGen ");
+		if ((rc = dict_str(g, g->pt.data, g->pt.len)) < 0)
+			return rc;
+		ps_buf_printf(&g->dt, " /PSGenN %" PRId64 " >>", e);
+		return emit_dict(g, num);
+	case K_RECSTREAM:
+		if ((rc = record_text(g, e, 150 + (size_t)(rng_next(&g->rng) % 50), 1)) < 0)
+			return rc;
+		snprintf(extra, sizeof extra, " /PSGenN %" PRId64, e);
+		return put_small_stream(g, num, extra, g->pt.data, g->pt.len);
+	case K_FONT:
+		ps_buf_puts(&g->dt, "<< /Type /Font /Subtype /TrueType /BaseFont /GlyphLessFont "
+		            "/Encoding /WinAnsiEncoding /FirstChar 32 /LastChar 126 /Widths [");
+		for (k = 32; k <= 126; k++)
+			ps_buf_puts(&g->dt, k > 32 ? " 500" : "500");
+		ps_buf_putc(&g->dt, ']');
+		if (e + 1 < L->nextra)
+			ps_buf_printf(&g->dt, " /FontDescriptor %" PRIu32 " 0 R", num + 1);
+		if (e + 2 < L->nextra)
+			ps_buf_printf(&g->dt, " /ToUnicode %" PRIu32 " 0 R", num + 2);
+		ps_buf_printf(&g->dt, " /PSGenN %" PRId64 " >>", e);
+		return emit_dict(g, num);
+	case K_FONTDESC:
+		ps_buf_printf(&g->dt, "<< /Type /FontDescriptor /FontName /GlyphLessFont /Flags 32 "
+		              "/FontBBox [0 -200 500 800] /ItalicAngle 0 /Ascent 800 /Descent -200 "
+		              "/CapHeight 700 /StemV 80 /PSGenN %" PRId64 " >>", e);
+		return emit_dict(g, num);
+	default:  /* K_TOUNICODE */
+		snprintf(extra, sizeof extra, " /PSGenN %" PRId64, e);
+		return put_small_stream(g, num, extra, tounicode, sizeof tounicode - 1);
+	}
+}
+
+/* Small extra E (written after page I): reference shape, even E a dict
+ * with a short encrypted string, odd E a short encrypted stream; scan
+ * shape, the cycle of note 1. */
+static int put_extra(struct gen *g, int64_t e, int64_t i)
+{
+	uint32_t num = g->L.extra0 + (uint32_t)e;
+	char extra[48];
+	int rc;
+
+	if (g->L.scan)
+		return put_scan_extra(g, e, i);
+	if (e % 2 == 1) {
+		if ((rc = record_text(g, e, 150 + (size_t)(rng_next(&g->rng) % 50), 1)) < 0)
+			return rc;
+		snprintf(extra, sizeof extra, " /PSGenN %" PRId64, e);
+		return put_small_stream(g, num, extra, g->pt.data, g->pt.len);
+	}
+	if ((rc = record_text(g, e, 60 + (size_t)(rng_next(&g->rng) % 60), 0)) < 0)
+		return rc;
+	ps_buf_puts(&g->dt, "<< /PSGen ");
+	if ((rc = dict_str(g, g->pt.data, g->pt.len)) < 0)
+		return rc;
+	ps_buf_printf(&g->dt, " /PSGenN %" PRId64 " >>", e);
+	return emit_dict(g, num);
 }
 
 /* /PSGenIndex (object 4): the extras' references, in chunk arrays of 1000
@@ -918,10 +1243,9 @@ static int generate(struct gen *g, const ps_secparams *sp)
 	for (i = 0; i < L->pages; i++) {
 		if ((rc = put_page(g, i)) < 0)
 			return rc;
-		elo = L->nextra * i / L->pages;
-		ehi = L->nextra * (i + 1) / L->pages;
+		page_extras(L, i, &elo, &ehi);
 		for (e = elo; e < ehi; e++)
-			if ((rc = put_extra(g, e)) < 0)
+			if ((rc = put_extra(g, e, i)) < 0)
 				return rc;
 	}
 	if ((rc = flush_objstm(g)) < 0 || (rc = put_index(g)) < 0)
@@ -947,17 +1271,32 @@ static void usage(FILE *f)
 	fputs("Usage: " PROG " -o OUT [options]\n"
 	      "Writes an AES-256 (R6) encrypted \"scanned archive\" PDF of the requested shape.\n"
 	      "\n"
-	      "Shape (the reference, --scale 1: 2000 pages, 400000 small objects, 12000 large\n"
-	      "image streams carrying 1710 MB; without --scale the reference's per-page\n"
-	      "proportions times --pages; explicit options override):\n"
+	      "Shape (without --scale the chosen shape's per-page proportions times --pages;\n"
+	      "explicit options override):\n"
 	      "  -o, --output OUT          the file to write (required)\n"
+	      "      --shape reference|scan\n"
+	      "                            reference (default), at --scale 1: 2000 pages,\n"
+	      "                            400000 small objects, 12000 image streams carrying\n"
+	      "                            1710 MB (~412,000 objects, 1.8 GB; 0.1: 183 MB).\n"
+	      "                            scan, a scanned loan file, at --scale 1: 2000 pages,\n"
+	      "                            one full-page image each (/FlateDecode, --image-kb,\n"
+	      "                            default 776 KiB), 407500 small objects (annotations\n"
+	      "                            with strings and appearance streams, fonts,\n"
+	      "                            descriptors, ToUnicode CMaps, records) (~412,000\n"
+	      "                            objects, 1.75 GB; 0.1: ~41,000 objects, 175 MB)\n"
 	      "      --pages N             pages (default 10)\n"
 	      "      --small N             small encrypted objects (~200 bytes), the pages'\n"
 	      "                            content streams included, so N >= pages\n"
 	      "      --large N             large image streams (DeviceGray, 8 bits)\n"
 	      "      --payload BYTES       total payload of the large streams, split evenly;\n"
 	      "                            suffixes k, M, G, T are powers of 1024\n"
-	      "      --scale F             multiply the reference shape by F\n"
+	      "      --image-kb N          each image stream N KiB instead (the image size knob;\n"
+	      "                            not with --payload)\n"
+	      "      --image-filter none|flate\n"
+	      "                            none: raw pixels (reference default); flate: a valid\n"
+	      "                            zlib stream of stored blocks, incompressible like a\n"
+	      "                            JPEG, decodes to noise (scan default)\n"
+	      "      --scale F             multiply the chosen shape by F\n"
 	      "Structure:\n"
 	      "      --xref table|stream   cross-reference form (default table)\n"
 	      "      --objstm              put the small dicts in object streams of 100\n"
@@ -975,7 +1314,7 @@ static void usage(FILE *f)
 }
 
 enum { O_PAGES = 256, O_SMALL, O_LARGE, O_PAYLOAD, O_SCALE, O_XREF, O_OBJSTM, O_UPW, O_OPW,
-       O_PERMS, O_GAP, O_SEED, O_QUIET };
+       O_PERMS, O_GAP, O_SEED, O_QUIET, O_SHAPE, O_IMAGE_KB, O_FILTER };
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -994,6 +1333,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "sparse-gap", required_argument, NULL, O_GAP },
 		{ "seed", required_argument, NULL, O_SEED },
 		{ "quiet", no_argument, NULL, O_QUIET },
+		{ "shape", required_argument, NULL, O_SHAPE },
+		{ "image-kb", required_argument, NULL, O_IMAGE_KB },
+		{ "image-filter", required_argument, NULL, O_FILTER },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1044,6 +1386,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->have_seed = 1;
 			break;
 		case O_QUIET: o->quiet = 1; break;
+		case O_SHAPE:
+			if (!strcmp(optarg, "reference"))
+				o->scan = 0;
+			else if (!strcmp(optarg, "scan"))
+				o->scan = 1;
+			else
+				bad = 1;
+			break;
+		case O_IMAGE_KB:
+			bad = parse_count(optarg, &o->image_kb) || o->image_kb < 1 || o->image_kb > (1 << 22);
+			break;
+		case O_FILTER:
+			if (!strcmp(optarg, "none"))
+				o->flate = 0;
+			else if (!strcmp(optarg, "flate"))
+				o->flate = 1;
+			else
+				bad = 1;
+			o->have_filter = 1;
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}
@@ -1064,23 +1426,32 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, PROG ": --objstm needs --xref stream\n");
 		return -1;
 	}
+	if (o->image_kb && o->have_payload) {
+		fprintf(stderr, PROG ": --image-kb and --payload both size the images; give one\n");
+		return -1;
+	}
 	/* Note 1: the shape. */
 	if (!o->have_scale) {
 		if (!o->have_pages)
 			o->pages = 10;
-		scale = (double)o->pages / REF_PAGES;
+		scale = (double)o->pages / (o->scan ? SCAN_PAGES : REF_PAGES);
 	} else {
 		scale = o->scale;
+		v = llround((o->scan ? SCAN_PAGES : REF_PAGES) * scale);
 		if (!o->have_pages)
-			o->pages = llround(REF_PAGES * scale) > 0 ? llround(REF_PAGES * scale) : 1;
+			o->pages = v > 0 ? v : 1;
 	}
 	if (!o->have_small) {
-		o->small = llround(REF_SMALL * scale);
+		o->small = llround((o->scan ? SCAN_SMALL : REF_SMALL) * scale);
 		if (o->small < o->pages)
 			o->small = o->pages;
 	}
 	if (!o->have_large)
-		o->large = llround(REF_LARGE * scale);
+		o->large = o->scan ? o->pages : llround(REF_LARGE * scale);
+	if (!o->have_filter)
+		o->flate = o->scan;
+	if (o->scan && !o->have_payload && !o->image_kb)
+		o->image_kb = SCAN_IMAGE_KB;
 	if (!o->have_payload)
 		o->payload = llround(REF_PAYLOAD * scale);
 	if (!o->have_seed)
@@ -1154,10 +1525,12 @@ int main(int argc, char **argv)
 	g.fd = -1;
 	if (!o.quiet)
 		fprintf(stderr, PROG ": %s: %" PRIu32 " objects (%" PRId64 " pages, %" PRId64
-		        " small, %" PRId64 " large, %s xref%s), payload %.1f MB, file %.1f MB, %.2f s\n",
+		        " small, %" PRId64 " large, %s xref%s)%s, payload %.1f MB (%" PRId64 " bytes an image%s),"
+		        " file %.1f MB, %.2f s\n",
 		        o.out, g.L.size - 1, g.L.pages, g.L.small, g.L.large,
 		        o.xref_stream ? "stream" : "table", o.objstm ? " + object streams" : "",
-		        g.payload_written / 1e6, g.off / 1e6, now_sec() - t0);
+		        o.scan ? " scan shape" : "", g.payload_written / 1e6, g.L.enc_image,
+		        g.L.flate ? ", flate" : "", g.off / 1e6, now_sec() - t0);
 out:
 	if (rc < 0)
 		fprintf(stderr, PROG ": %s\n", pdfstamp_ctx_errmsg(g.ctx));
@@ -1173,6 +1546,7 @@ out:
 	ps_buf_free(&g.ob);
 	ps_buf_free(&g.enc);
 	ps_buf_free(&g.pt);
+	ps_buf_free(&g.dt);
 	ps_buf_free(&g.osm_hdr);
 	ps_buf_free(&g.osm_body);
 	free(g.buf);

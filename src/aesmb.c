@@ -20,12 +20,22 @@
  *     value).  Each step runs every active lane for as many blocks as the
  *     shortest one has left, with no per-block bookkeeping; then lanes whose
  *     job ended store the final chain value in job->iv and take the next job
- *     (jobs shorter than a block are skipped, their iv untouched).  When
- *     fewer jobs than lanes remain, a narrower kernel runs (16 -> 8 -> 4 ->
- *     2 -> 1); the few spare lanes of a kernel duplicate lane 0 (same input,
- *     output and chain value, so they write identical bytes) instead of
- *     branching.  Because every kernel of at most 16 lanes is latency bound,
- *     a spare lane costs loads and stores but no time.
+ *     (jobs shorter than a block are skipped, their iv untouched).  Jobs are
+ *     taken longest first (order_jobs: a stable bucket sort by the bit
+ *     length of the block count, exact within the longest bucket), the
+ *     classic LPT rule: the large objects of a batch start together and run
+ *     side by side, and the small ones fill the lanes that free up, so the
+ *     batch ends with its lanes nearly level instead of one large object
+ *     running alone at the end.  The one exception is a job longer than all
+ *     the others together (divided among the other lanes): CBC encryption of
+ *     one chain is serial, so nothing can shorten it.  When fewer jobs than
+ *     lanes remain, a narrower kernel runs (16 -> 8 -> 4 -> 2 -> 1); the few
+ *     spare lanes of a kernel duplicate lane 0 (same input, output and chain
+ *     value, so they write identical bytes) instead of branching.  Because
+ *     every kernel of at most 16 lanes is latency bound, a spare lane costs
+ *     loads and stores but no time; a step's cost is its block count (two
+ *     groups of 8: twice that), which ps_aes_batch_stats reports so that
+ *     tests can check the schedule without timing it.
  *  4. Aliasing.  Within a kernel step all loads of a step come before its
  *     stores in program order, so OUT == IN works for every job and for
  *     decrypt (the next chain value is read before the block is
@@ -460,13 +470,61 @@ struct lane {
 	size_t left;   /* whole blocks left */
 };
 
-/* Moves the batch cursor *NEXT to the next job with at least one block and
- * loads it into lane L; returns 0 when none is left. */
-static int lane_take(ps_aes_job *jobs, size_t n, size_t *next, struct lane *ln, uint8_t cv[16])
+/* Bit length of X (0 for 0). */
+static unsigned bitlen(size_t x)
+{
+	unsigned b = 0;
+
+	while (x) {
+		b++;
+		x >>= 1;
+	}
+	return b;
+}
+
+/* The order in which the scheduler takes the jobs (note 3): longest
+ * first, by the bit length of the block count (a stable bucket sort, O(n)),
+ * exactly by length within the longest bucket when it is small.  NULL when
+ * out of memory: the jobs are then taken in their own order (only slower). */
+static size_t *order_jobs(const ps_aes_job *jobs, size_t n)
+{
+	size_t cnt[66] = {0}, pos[66], i, k, p = 0, *ord;
+	unsigned b, top = 0;
+
+	if (n > SIZE_MAX / sizeof *ord || !(ord = malloc(n * sizeof *ord)))
+		return NULL;
+	for (i = 0; i < n; i++) {
+		b = bitlen(jobs[i].len / 16);
+		cnt[b]++;
+		if (b > top)
+			top = b;
+	}
+	for (b = 66; b-- > 0;) {
+		pos[b] = p;
+		p += cnt[b];
+	}
+	for (i = 0; i < n; i++)
+		ord[pos[bitlen(jobs[i].len / 16)]++] = i;
+	if (cnt[top] <= 256) {  /* insertion sort of the longest bucket, stable */
+		for (i = 1; i < cnt[top]; i++) {
+			size_t x = ord[i];
+			for (k = i; k > 0 && jobs[ord[k - 1]].len < jobs[x].len; k--)
+				ord[k] = ord[k - 1];
+			ord[k] = x;
+		}
+	}
+	return ord;
+}
+
+/* Moves the batch cursor *NEXT to the next job (in the order ORD, if any)
+ * with at least one block and loads it into lane L; returns 0 when none is
+ * left. */
+static int lane_take(ps_aes_job *jobs, const size_t *ord, size_t n, size_t *next, struct lane *ln, uint8_t cv[16])
 {
 	while (*next < n) {
-		size_t j = (*next)++;
+		size_t j = ord ? ord[*next] : *next;
 
+		(*next)++;
 		if (jobs[j].len >= 16) {
 			ln->job = j;
 			ln->off = 0;
@@ -529,16 +587,17 @@ static int lanes_crowded(const uint8_t *const *ip, uint8_t *const *op, int act)
 	return 0;
 }
 
-static void sched_encrypt(const ps_aes_engine *e, ps_aes_job *jobs, size_t n, int maxlanes)
+static void sched_encrypt(const ps_aes_engine *e, ps_aes_job *jobs, size_t n, int maxlanes,
+			  ps_aes_batch_stats *st)
 {
 	struct lane ln[16];
 	_Alignas(16) uint8_t cv[16][16];
 	const uint8_t *ip[16];
 	uint8_t *op[16];
-	size_t next = 0, m;
+	size_t next = 0, m, *ord = n > 1 ? order_jobs(jobs, n) : NULL;
 	int act = 0, l;
 
-	while (act < maxlanes && lane_take(jobs, n, &next, &ln[act], cv[act]))
+	while (act < maxlanes && lane_take(jobs, ord, n, &next, &ln[act], cv[act]))
 		act++;
 	while (act > 0) {
 		m = ln[0].left;
@@ -553,9 +612,12 @@ static void sched_encrypt(const ps_aes_engine *e, ps_aes_job *jobs, size_t n, in
 			 * (its spare lanes stay below index 16). */
 			run_lanes(e, cv, ip, op, 8, m);
 			run_lanes(e, cv + 8, ip + 8, op + 8, act - 8, m);
+			st->steps += 2 * (uint64_t)m;
 		} else {
 			run_lanes(e, cv, ip, op, act, m);
+			st->steps += m;
 		}
+		st->blocks += (uint64_t)m * (uint64_t)act;
 		for (l = 0; l < act; l++) {
 			ln[l].off += m * 16;
 			ln[l].left -= m;
@@ -566,7 +628,7 @@ static void sched_encrypt(const ps_aes_engine *e, ps_aes_job *jobs, size_t n, in
 				continue;
 			}
 			memcpy(jobs[ln[l].job].iv, cv[l], 16);
-			if (lane_take(jobs, n, &next, &ln[l], cv[l])) {
+			if (lane_take(jobs, ord, n, &next, &ln[l], cv[l])) {
 				l++;
 				continue;
 			}
@@ -578,6 +640,7 @@ static void sched_encrypt(const ps_aes_engine *e, ps_aes_job *jobs, size_t n, in
 			}
 		}
 	}
+	free(ord);
 }
 #endif /* PS_AES_X86 */
 
@@ -614,21 +677,33 @@ void ps_aes_engine_free(ps_aes_engine *e)
 	ps_wipe(e, sizeof *e);
 }
 
-void ps_aes_cbc_encrypt_batch(const ps_aes_engine *e, ps_aes_job *jobs, size_t n)
+void ps_aes_cbc_encrypt_batch_stats(const ps_aes_engine *e, ps_aes_job *jobs, size_t n, ps_aes_batch_stats *st)
 {
+	ps_aes_batch_stats dummy;
 	size_t i;
 
+	if (!st)
+		st = &dummy;
+	memset(st, 0, sizeof *st);
 #ifdef PS_AES_X86
 	if (e->kind == PS_AES_VAES16 || e->kind == PS_AES_AESNI8) {
-		sched_encrypt(e, jobs, n, e->kind == PS_AES_VAES16 ? 16 : 8);
+		sched_encrypt(e, jobs, n, e->kind == PS_AES_VAES16 ? 16 : 8, st);
 		return;
 	}
 #endif
 	/* mbedTLS only reads the context; the cast drops const for its API. */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		(void)mbedtls_aes_crypt_cbc((mbedtls_aes_context *)&e->mb_enc, MBEDTLS_AES_ENCRYPT,
 					    jobs[i].len & ~(size_t)15, jobs[i].iv, jobs[i].in,
 					    jobs[i].out);
+		st->blocks += jobs[i].len / 16;
+		st->steps += jobs[i].len / 16;
+	}
+}
+
+void ps_aes_cbc_encrypt_batch(const ps_aes_engine *e, ps_aes_job *jobs, size_t n)
+{
+	ps_aes_cbc_encrypt_batch_stats(e, jobs, n, NULL);
 }
 
 void ps_aes_cbc_decrypt(const ps_aes_engine *e, const uint8_t iv[16], const uint8_t *in,

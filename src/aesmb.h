@@ -58,10 +58,21 @@ const char *ps_aes_engine_name(int kind);    /* "mbedtls", "aesni-8", "vaes-16" 
 int ps_aes_engine_best(void);                /* what auto picks here (honours PDFSTAMP_AES) */
 int ps_aes_engine_supported(int kind);       /* 1 if this CPU can run KIND */
 
-/* CBC-encrypts N independent jobs (unequal lengths allowed), keeping all
- * lanes busy: a lane whose job ends takes the next one.  Each job's iv is
- * replaced by its last ciphertext block.  Jobs must not overlap each other. */
+/* CBC-encrypts N independent jobs (unequal lengths allowed, any order),
+ * keeping all lanes busy: jobs are taken longest first and a lane whose job
+ * ends takes the next one, so only a job longer than the rest of the batch
+ * together (per lane) runs with idle lanes beside it (aesmb.c note 3).
+ * Each job's iv is replaced by its last ciphertext block.  Jobs must not
+ * overlap each other. */
 void ps_aes_cbc_encrypt_batch(const ps_aes_engine *e, ps_aes_job *jobs, size_t n);
+/* What a batch cost, for tests and benchmarks (no timing involved). */
+typedef struct ps_aes_batch_stats {
+	uint64_t blocks;   /* 16-byte blocks encrypted */
+	uint64_t steps;    /* serial AES latencies the kernels took: the batch's
+	                    * time; blocks / (steps * lanes) is the lane occupancy */
+} ps_aes_batch_stats;
+/* The same, reporting into ST (may be NULL). */
+void ps_aes_cbc_encrypt_batch_stats(const ps_aes_engine *e, ps_aes_job *jobs, size_t n, ps_aes_batch_stats *st);
 /* CBC-decrypts one chain with many blocks in flight (8 with AES-NI, 16 with
  * VAES).  OUT may equal IN.  LEN is a multiple of 16 (a trailing partial
  * block is ignored).  The caller who continues a chain must keep the last

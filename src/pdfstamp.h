@@ -369,7 +369,7 @@ struct pdfstamp_rewrite_stats {
 	int64_t streams;             /* streams re-encrypted */
 	int64_t strings;             /* strings re-encrypted */
 	int64_t payload_bytes;       /* stream bytes pushed through AES (decrypt + encrypt counted once) */
-	double crypto_seconds;       /* summed time spent in AES by all workers (decrypt + encrypt) */
+	double crypto_seconds;       /* summed CPU time spent in AES by all workers (decrypt + encrypt) */
 	double decrypt_seconds;      /* of which decrypting the old ciphertext */
 	double encrypt_seconds;      /* of which encrypting (multi-lane batches) */
 	double seconds;              /* wall time of the whole rewrite */

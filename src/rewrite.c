@@ -13,12 +13,13 @@
  * Pipeline (one pass over the file, memory bounded by the window):
  *
  *   reader (this thread)      workers (-j N)            writer (this thread)
- *   parse object, read raw -> decrypt old / encrypt  -> write in object order,
- *   stream bytes, in batches  new, serialise           record offsets
+ *   read segments, parse   -> decrypt old / encrypt  -> write in file order,
+ *   objects, in batches       new, serialise           record offsets
  *
- *  1. Objects are parsed with ps_doc_parse_at (owned, never cached), so
- *     memory does not grow with the object count; at most WINDOW batches
- *     are in flight.
+ *  1. Objects are parsed from the segments of the sequential reader (note
+ *     7; ps_doc_parse_at for the few it cannot serve), owned and never
+ *     cached, so memory does not grow with the object count; at most
+ *     rw->wcap batches (and the one being filled) are in flight.
  *  2. Stream data is not inflated: its raw bytes are decrypted with the old
  *     key and encrypted with the new one.  Object streams are re-encrypted
  *     as a whole and their members keep their (stream, index) entries; the
@@ -33,7 +34,7 @@
  *     the old /Encrypt object, the chain's own xref streams (the sections'
  *     streams and hybrid /XRefStm streams: ps_doc_is_xref_stream) and the
  *     linearization dictionary (its offsets would be wrong; only the real
- *     one: find_linearization).  Never by content: an ordinary stream that
+ *     one: rwcheck.c ps_rewrite_dropped).  Never by content: an ordinary stream that
  *     says /Type /XRef, or a catalog with a /Linearized key, is content
  *     like any other and is kept (and encrypted) -- issue 11.
  *     The output's xref is a stream when members of object streams are
@@ -62,6 +63,39 @@
  *  6. New /U /UE /O /OE /Perms come from Algorithms 8, 9 and 10
  *     (ps_sec_new_r6, which also writes the /Encrypt dictionary:
  *     ps_sec_write_dict); R5 inputs come out as R6.
+ *  7. Sequential I/O.  The input is read in file order, in segments of
+ *     about 4 MB (rwcheck.c notes 4-5: ps_seq_*, shared with the
+ *     self-check): one pread per segment instead of about three per
+ *     object.  Each object is parsed from its own bytes in the segment and
+ *     its stream data stays there: decrypted, re-encrypted in place and
+ *     written from there (zero copies); a segment is freed when the last
+ *     job pointing into it has been written (reference counts, touched
+ *     only by this thread).  Objects the reader cannot serve from a
+ *     segment are read on their own (read_job), as before.  The output
+ *     follows the input's file order, so rw->offs is sorted by number
+ *     once at the end (sort_offs), which also catches an object written
+ *     twice.  Writes: the object headers gather in a 4 MB buffer, large
+ *     payloads go out directly from their segment; the main thread writes
+ *     batch K while the workers parse and encrypt the next ones (the
+ *     window is one batch per worker plus two, and the reader fills one
+ *     more); while the oldest batch is not done, the writer runs any batch
+ *     no worker has taken yet (drain_one) instead of waiting.  With two
+ *     vCPUs that are about one core, reading, writing and encrypting
+ *     overlap, and no thread is added.  The workers also parse
+ *     (ps_seq_parse touches no document); an object they cannot parse from
+ *     its segment is left to the writer (careful_job), which reads it with
+ *     the document's own calls in its turn, so the output order holds.
+ *  8. Batches for the lanes.  The engine takes a batch's jobs longest
+ *     first and refills a lane as soon as its job ends (aesmb.c note 3),
+ *     so a batch keeps all LANES lanes busy as long as its stream bytes
+ *     are at least LANES times its largest stream.  A batch is therefore
+ *     closed only once bytes >= LANES * largest (and >= BATCH_MIN, so
+ *     small objects come in thousands), or at BATCH_OBJECTS objects or
+ *     BATCH_MAX bytes.  Up to 16 large objects (images) thus run side by
+ *     side, with the small objects filling the lanes around them; only an
+ *     object larger than BATCH_MAX / LANES (4 MB) can be left running with
+ *     idle lanes beside it (its CBC chain is serial anyway: a single
+ *     object cannot be encrypted faster than one lane).
  */
 #include "config.h"
 
@@ -79,8 +113,10 @@
 #include "xrefw.h"
 #include "policy.h"
 
-#define BATCH_OBJECTS 256
-#define BATCH_BYTES ((size_t)8 << 20)
+#define BATCH_OBJECTS 8192             /* note 8: a batch's limits */
+#define BATCH_MIN ((size_t)4 << 20)
+#define BATCH_MAX ((size_t)64 << 20)
+#define LANES 16                       /* the widest kernel of the AES engine */
 #define WBUF_SIZE ((size_t)4 << 20)
 #define WBUF_DIRECT ((size_t)256 << 10)
 
@@ -92,6 +128,17 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* CPU time of the calling thread: the AES phases are timed with it, so
+ * that a worker waiting for the CPU (two threads on one core) does not
+ * count as time spent in AES. */
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* ---- jobs and batches ----------------------------------------------------------- */
 
 struct rw_job {
@@ -100,10 +147,17 @@ struct rw_job {
 	ps_obj *obj;           /* owned; strings as in the file unless plain_strings */
 	int plain_strings;     /* strings already decrypted (object came from an object stream) */
 	int extensions;        /* the catalog: add the ADBE extension level 8 */
-	ps_buf raw;            /* stream bytes as in the file */
-	ps_buf data;           /* stream bytes for the output when they cannot be transformed in raw */
-	ps_buf *payload;       /* &raw or &data: the stream bytes to write, NULL for non-streams */
-	int plaintext;         /* payload holds plaintext waiting for the batch encryption */
+	int root;              /* the catalog */
+	ps_seq_obj so;         /* where the reader found it; so.seg (one reference) holds
+	                        * its bytes until the worker parses it (note 7) */
+	int careful;           /* it could not be parsed from so.seg: the writer reads it */
+	uint8_t *src;          /* stream bytes as in the file: in so.seg, else raw.data */
+	size_t srclen;
+	ps_buf raw;            /* stream bytes read on their own (objects outside any segment) */
+	ps_buf data;           /* stream bytes for the output when they cannot be transformed in place */
+	uint8_t *pay;          /* the stream bytes to write (src or data.data), NULL for non-streams */
+	size_t paylen;
+	int plaintext;         /* pay holds plaintext waiting for the batch encryption */
 	int encrypt;           /* data waits for the batch's multi-lane encryption */
 	ps_sec_job job;
 	ps_buf out;            /* serialised result */
@@ -112,6 +166,8 @@ struct rw_job {
 struct rw_batch {
 	struct rw_job *jobs;
 	size_t n;
+	size_t cap;            /* jobs allocated (grows to BATCH_OBJECTS) */
+	size_t bytes, maxlen;  /* stream bytes, and the largest stream (note 8) */
 	int state;             /* 0 queued, 1 taken, 2 done */
 	int rc;
 	char err[256];
@@ -128,12 +184,15 @@ struct rw {
 	ps_doc *doc;
 	ps_ctx *ctx;
 	ps_sec *nsec;                  /* the new handler (its own key schedules) */
-	struct rw_off *offs;           /* objects written, ascending by number (the write order) */
+	struct rw_off *offs;           /* objects written (file order, then sorted by number: sort_offs) */
 	size_t noffs, capoffs;
 	uint32_t *dropped;             /* sorted: xref streams and the linearization dictionary */
 	size_t ndropped;
 	/* pool */
 	pthread_mutex_t mu;
+	pthread_mutex_t wmu;           /* serialises warnings (fwd_warn) */
+	pdfstamp_warn_fn warn;         /* the caller's warning callback, restored at the end */
+	void *warn_ud;
 	pthread_cond_t cv;
 	struct rw_batch **win;         /* ring of batches in flight, in file order */
 	size_t wcap, whead, wcount;
@@ -175,7 +234,8 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 {
 	ps_doc *doc = rw->doc;
 	ps_buf plain = PS_BUF_INIT;
-	const ps_buf *src = &j->raw;
+	const uint8_t *src = j->src;
+	size_t srclen = j->srclen;
 	double aes = 0;
 	int64_t payload = 0, nstrings = 0;
 	int rc = 0;
@@ -191,17 +251,18 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 		int was = ps_sec_stream_encrypted(doc->sec, j->obj);
 		/* in place needs IV + at least one block (an AESV2 IV alone reads
 		 * as empty data: the decrypt path takes it) */
-		int in_place = was && j->raw.len >= 32 && ps_sec_reencrypt_in_place(doc->sec, rw->nsec, j->obj);
-		payload = (int64_t)j->raw.len;
-		j->payload = &j->raw;
+		int in_place = was && srclen >= 32 && ps_sec_reencrypt_in_place(doc->sec, rw->nsec, j->obj);
+		payload = (int64_t)srclen;
+		j->pay = j->src;
+		j->paylen = srclen;
 		if (was && !in_place) {
-			double t0 = now_seconds();
-			rc = ps_sec_decrypt_stream(wctx, doc->sec, j->obj, j->num, j->gen, src->data, src->len,
-			                           &plain);
-			aes = now_seconds() - t0;
+			double t0 = cpu_seconds();
+			rc = ps_sec_decrypt_stream(wctx, doc->sec, j->obj, j->num, j->gen, src, srclen, &plain);
+			aes = cpu_seconds() - t0;
 			if (rc < 0)
 				goto out;
-			src = &plain;
+			src = plain.data;
+			srclen = plain.len;
 		}
 		/* decrypted with the input's own crypt filter, if it names one:
 		 * the output defines only its /StmF (7.4.10) */
@@ -214,31 +275,37 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 		}
 		if (in_place) {
 			/* the common case: old ciphertext to new, in place */
-			double t0 = now_seconds();
-			rc = ps_sec_reencrypt_prepare(wctx, doc->sec, rw->nsec, j->num, j->gen, j->raw.data, j->raw.len,
-			                              &j->job);
-			aes = now_seconds() - t0;
+			double t0 = cpu_seconds();
+			rc = ps_sec_reencrypt_prepare(wctx, doc->sec, rw->nsec, j->num, j->gen, j->src, j->srclen, &j->job);
+			aes = cpu_seconds() - t0;
 			if (rc < 0)
 				goto out;
 		} else {
-			j->payload = &j->data;
+			j->pay = NULL;
 			if (j->encrypt) {
-				size_t elen = ps_sec_encrypted_len(rw->nsec, src->len);
+				size_t elen = ps_sec_encrypted_len(rw->nsec, srclen);
 				if (ps_buf_reserve(&j->data, elen) < 0) {
 					rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 					goto out;
 				}
-				if ((rc = ps_sec_encrypt_prepare(wctx, rw->nsec, j->num, j->gen, src->data, src->len,
-				                                 j->data.data, &j->job)) < 0)
+				if ((rc = ps_sec_encrypt_prepare(wctx, rw->nsec, j->num, j->gen, src, srclen, j->data.data,
+				                                 &j->job)) < 0)
 					goto out;
 				j->data.len = elen;
 			} else {
-				ps_buf_append(&j->data, src->data, src->len);
+				ps_buf_append(&j->data, src, srclen);
 			}
+			if (j->data.oom) {
+				rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
+				goto out;
+			}
+			j->pay = j->data.data;
+			j->paylen = j->data.len;
 		}
+		/* from here on PAY holds plaintext until the batch encryption
+		 * (batch_free wipes it if that never comes) */
 		j->plaintext = j->encrypt;
-		if (j->payload->oom ||
-		    ps_dict_put(j->obj->u.stm.dict, "Length", ps_new_int((int64_t)j->payload->len)) < 0) {
+		if (ps_dict_put(j->obj->u.stm.dict, "Length", ps_new_int((int64_t)j->paylen)) < 0) {
 			rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 			goto out;
 		}
@@ -255,7 +322,7 @@ out:
 	if (rc < 0 && wctx->errcode == rc)
 		ps_err_wrap(wctx, rc, "object %u", j->num);
 	ps_buf_free(&plain);
-	if (j->payload != &j->raw)
+	if (j->pay != j->raw.data)
 		ps_buf_free(&j->raw);
 	return rc;
 }
@@ -282,29 +349,52 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
 	double t0;
 	int rc = 0;
 
-	for (i = 0; i < b->n && rc == 0; i++)
-		rc = prepare(rw, wctx, &b->jobs[i]);
+	for (i = 0; i < b->n && rc == 0; i++) {
+		struct rw_job *j = &b->jobs[i];
+		if (!j->obj) { /* from the reader's segment (note 7) */
+			ps_seq_parse(wctx, &j->so, &j->obj, &j->src, &j->srclen);
+			if (!j->obj) {
+				j->careful = 1;
+				continue;
+			}
+			j->extensions = j->root && j->obj->kind == PS_DICT;
+		}
+		rc = prepare(rw, wctx, j);
+	}
 	if (rc == 0 && !(jobs = malloc((b->n ? b->n : 1) * sizeof *jobs)))
 		rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if (rc == 0) {
 		for (i = 0; i < b->n; i++)
 			if (b->jobs[i].plaintext)
 				jobs[n++] = b->jobs[i].job;
-		t0 = now_seconds();
+		t0 = cpu_seconds();
 		rc = ps_sec_run_batch(wctx, rw->nsec, jobs, n);
 		for (i = 0; i < b->n && rc == 0; i++)
 			b->jobs[i].plaintext = 0;
 		pthread_mutex_lock(&rw->mu);
-		rw->enc_seconds += now_seconds() - t0;
+		rw->enc_seconds += cpu_seconds() - t0;
 		pthread_mutex_unlock(&rw->mu);
 		ps_wipe(jobs, n * sizeof *jobs);
 	}
 	for (i = 0; i < b->n && rc == 0; i++)
-		rc = finish(wctx, &b->jobs[i]);
+		if (!b->jobs[i].careful)
+			rc = finish(wctx, &b->jobs[i]);
 	free(jobs);
 	if (rc < 0)
 		snprintf(b->err, sizeof b->err, "%s", wctx->errmsg);
 	return rc;
+}
+
+/* Warnings of every thread of the rewrite (the workers parse and convert
+ * too) reach the caller's callback one at a time. */
+static void fwd_warn(void *ud, const char *msg)
+{
+	struct rw *rw = ud;
+
+	pthread_mutex_lock(&rw->wmu);
+	if (rw->warn)
+		rw->warn(rw->warn_ud, msg);
+	pthread_mutex_unlock(&rw->wmu);
 }
 
 static void *worker(void *arg)
@@ -314,6 +404,10 @@ static void *worker(void *arg)
 
 	if (pdfstamp_ctx_new(&wctx) < 0)
 		wctx = NULL;
+	if (wctx) {
+		wctx->warn = fwd_warn;
+		wctx->warn_ud = rw;
+	}
 	pthread_mutex_lock(&rw->mu);
 	for (;;) {
 		struct rw_batch *b = NULL;
@@ -355,8 +449,9 @@ static void batch_free(struct rw_batch *b)
 	if (!b)
 		return;
 	for (i = 0; i < b->n; i++) {
-		if (b->jobs[i].plaintext && b->jobs[i].payload) /* a failed batch: no plaintext left behind */
-			ps_wipe(b->jobs[i].payload->data, b->jobs[i].payload->len);
+		if (b->jobs[i].plaintext && b->jobs[i].pay) /* a failed batch: no plaintext left behind */
+			ps_wipe(b->jobs[i].pay, b->jobs[i].paylen);
+		ps_seg_release(b->jobs[i].so.seg);
 		ps_obj_free(b->jobs[i].obj);
 		ps_buf_free(&b->jobs[i].raw);
 		ps_buf_free(&b->jobs[i].data);
@@ -400,17 +495,55 @@ static int wput(struct rw *rw, const void *p, size_t n)
 }
 
 /* Notes that object NUM starts at the current output offset.  Objects are
- * written in ascending order, so rw->offs stays sorted and has one entry
- * per object written (sized for every object of the input, plus two). */
+ * written in file order (note 7): rw->offs is sorted by number once they
+ * are all written (sort_offs), before the new /Encrypt and the xref. */
 static int record_off(struct rw *rw, uint32_t num, uint16_t gen)
 {
-	if (rw->noffs == rw->capoffs || (rw->noffs > 0 && rw->offs[rw->noffs - 1].num >= num))
-		return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "object %u is written out of order", num);
+	if (rw->noffs == rw->capoffs)
+		return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "more objects written than the input has");
 	rw->offs[rw->noffs].num = num;
 	rw->offs[rw->noffs].gen = gen;
 	rw->offs[rw->noffs].off = rw->woff;
 	rw->noffs++;
 	return 0;
+}
+
+static int cmp_off(const void *a, const void *b)
+{
+	uint32_t x = ((const struct rw_off *)a)->num, y = ((const struct rw_off *)b)->num;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts rw->offs by number; an object written twice is a bug. */
+static int sort_offs(struct rw *rw)
+{
+	size_t i;
+
+	qsort(rw->offs, rw->noffs, sizeof *rw->offs, cmp_off);
+	for (i = 1; i < rw->noffs; i++)
+		if (rw->offs[i].num == rw->offs[i - 1].num)
+			return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "object %u is written twice", rw->offs[i].num);
+	return 0;
+}
+
+static void job_clear(struct rw_job *j);
+static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int *skip);
+
+/* A job the worker could not parse from its segment: read, transformed
+ * and serialised here, the careful way (note 7). */
+static int careful_job(struct rw *rw, struct rw_job *j)
+{
+	uint32_t num = j->num;
+	int root = j->root, skip, rc;
+
+	job_clear(j);
+	if ((rc = read_job(rw, num, root, j, &skip)) < 0 || (rc = prepare(rw, rw->ctx, j)) < 0)
+		return rc;
+	if (j->plaintext && (rc = ps_sec_run_batch(rw->ctx, rw->nsec, &j->job, 1)) < 0)
+		return rc;
+	j->plaintext = 0;
+	return finish(rw->ctx, j);
 }
 
 static int write_batch(struct rw *rw, struct rw_batch *b)
@@ -422,16 +555,20 @@ static int write_batch(struct rw *rw, struct rw_batch *b)
 		return ps_err(rw->ctx, b->rc, "%s", b->err);
 	for (i = 0; i < b->n; i++) {
 		struct rw_job *j = &b->jobs[i];
+		if (j->careful && (rc = careful_job(rw, j)) < 0)
+			return rc;
 		if ((rc = record_off(rw, j->num, j->gen)) < 0 || (rc = wput(rw, j->out.data, j->out.len)) < 0)
 			return rc;
-		if (j->payload && ((rc = wput(rw, j->payload->data, j->payload->len)) < 0 ||
+		if (j->pay && ((rc = wput(rw, j->pay, j->paylen)) < 0 ||
 		                   (rc = wput(rw, "\nendstream\nendobj\n", 18)) < 0))
 			return rc;
 	}
 	return 0;
 }
 
-/* Waits for the oldest batch in flight and writes it. */
+/* Waits for the oldest batch in flight and writes it; meanwhile runs any
+ * batch no worker has taken yet, rather than wait idle (a worker that
+ * lost its CPU must not stall the pipeline). */
 static int drain_one(struct rw *rw)
 {
 	struct rw_batch *b;
@@ -439,8 +576,23 @@ static int drain_one(struct rw *rw)
 
 	pthread_mutex_lock(&rw->mu);
 	b = rw->win[rw->whead];
-	while (b->state != 2)
-		pthread_cond_wait(&rw->cv, &rw->mu);
+	while (b->state != 2) {
+		struct rw_batch *q = NULL;
+		size_t i;
+		for (i = 0; i < rw->wcount && !q; i++)
+			if (rw->win[(rw->whead + i) % rw->wcap]->state == 0)
+				q = rw->win[(rw->whead + i) % rw->wcap];
+		if (!q) {
+			pthread_cond_wait(&rw->cv, &rw->mu);
+			continue;
+		}
+		q->state = 1; /* no worker has taken it yet: the writer runs it */
+		pthread_mutex_unlock(&rw->mu);
+		q->rc = run_batch(rw, rw->ctx, q);
+		pthread_mutex_lock(&rw->mu);
+		q->state = 2;
+		pthread_cond_broadcast(&rw->cv);
+	}
 	rw->whead = (rw->whead + 1) % rw->wcap;
 	rw->wcount--;
 	pthread_mutex_unlock(&rw->mu);
@@ -474,104 +626,10 @@ static int submit(struct rw *rw, struct rw_batch *b)
 
 /* ---- the reader ---------------------------------------------------------------- */
 
-/* Is NUM dropped (design note 3)?  rw->dropped is sorted. */
+/* Is NUM dropped (design note 3)? */
 static int is_dropped(const struct rw *rw, uint32_t num)
 {
-	size_t lo = 0, hi = rw->ndropped;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (rw->dropped[mid] == num)
-			return 1;
-		if (rw->dropped[mid] < num)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The linearization parameter dictionary (ISO 32000-2 Annex F.2), if the
- * file has one: the live object at the lowest offset, preceded only by the
- * header and comments, within the first 1024 bytes, a dictionary (not a
- * stream) whose /Linearized is a number, and not the catalog (not /Root,
- * no /Type /Catalog, no /Pages).  Anything else carrying a /Linearized key
- * is content and is kept.  *out is its number or 0. */
-static int find_linearization(ps_doc *doc, uint32_t root_num, uint32_t *out)
-{
-	uint32_t num, first = 0;
-	int64_t off = INT64_MAX;
-	ps_buf head = PS_BUF_INIT;
-	ps_obj *o = NULL, *lin;
-	double v;
-	int rc = 0;
-
-	*out = 0;
-	for (num = ps_xref_next(doc, 0); num != 0; num = ps_xref_next(doc, num)) {
-		const ps_xent *e = ps_xref_get(doc, num);
-		if (e->type == 1 && e->off < off) {
-			off = e->off;
-			first = num;
-		}
-	}
-	if (first == 0 || first == root_num || off > 1024)
-		return 0;
-	if ((rc = ps_doc_pread(doc, 0, (size_t)off, &head)) < 0)
-		goto out;
-	if ((int64_t)head.len != off || head.len < 5 || memcmp(head.data, "%PDF-", 5) != 0 ||
-	    ps_skip_ws(head.data, head.len, 0) != head.len)
-		goto out;
-	if ((rc = ps_doc_parse_at(doc, off, first, &o, NULL)) < 0) {
-		rc = 0; /* not a linearization dictionary; the rewrite reports it */
-		goto out;
-	}
-	lin = ps_dict_get(o, "Linearized");
-	if (o->kind == PS_DICT && lin && ps_obj_num(lin, &v) == 0 && !ps_obj_is_name(ps_dict_get(o, "Type"), "Catalog") &&
-	    !ps_dict_get(o, "Pages"))
-		*out = first;
-out:
-	ps_obj_free(o);
-	ps_buf_free(&head);
-	return rc;
-}
-
-/* What the rewrite leaves out (design note 3): the chain's own xref
- * streams (ps_doc_is_xref_stream: by section, never by /Type) and the
- * linearization dictionary.  Fills rw->dropped, sorted. */
-static int find_dropped(struct rw *rw, uint32_t root_num)
-{
-	ps_doc *doc = rw->doc;
-	uint32_t lin;
-	size_t n = 0;
-	int i, rc;
-
-	if ((rc = find_linearization(doc, root_num, &lin)) < 0)
-		return rc;
-	rw->dropped = malloc(((size_t)doc->nsections * 2 + 1) * sizeof *rw->dropped);
-	if (!rw->dropped)
-		return ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	for (i = 0; i < doc->nsections; i++) {
-		uint32_t c[2] = {doc->sections[i].stream_num, doc->sections[i].xrefstm_num};
-		int k;
-		for (k = 0; k < 2; k++)
-			if (c[k] != 0 && c[k] != root_num && ps_doc_is_xref_stream(doc, c[k]))
-				rw->dropped[n++] = c[k];
-	}
-	if (lin)
-		rw->dropped[n++] = lin;
-	qsort(rw->dropped, n, sizeof *rw->dropped, cmp_u32);
-	rw->ndropped = 0;
-	for (i = 0; (size_t)i < n; i++) /* unique */
-		if (rw->ndropped == 0 || rw->dropped[rw->ndropped - 1] != rw->dropped[i])
-			rw->dropped[rw->ndropped++] = rw->dropped[i];
-	return 0;
+	return ps_rewrite_is_dropped(rw->dropped, rw->ndropped, num);
 }
 
 static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int *skip)
@@ -601,6 +659,8 @@ static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int
 				return rc;
 			if ((int64_t)j->raw.len != len)
 				return ps_err(rw->ctx, PDFSTAMP_E_FORMAT, "stream of object %u is truncated", num);
+			j->src = j->raw.data;
+			j->srclen = j->raw.len;
 		}
 	} else {
 		/* Only the catalog is taken out of its object stream: an encrypted
@@ -614,6 +674,121 @@ static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int
 	}
 	j->extensions = root && j->obj->kind == PS_DICT;
 	return 0;
+}
+
+static void job_clear(struct rw_job *j)
+{
+	ps_seg_release(j->so.seg);
+	ps_obj_free(j->obj);
+	ps_buf_free(&j->raw);
+	memset(j, 0, sizeof *j);
+}
+
+/* ---- the sequential reader (note 7) ----------------------------------------------- */
+
+/* Skipped by the reader: the old /Encrypt, members of object streams
+ * (never listed) and what note 3 drops. */
+static int skip_num(void *ud, uint32_t num)
+{
+	const struct rw *rw = ud;
+
+	return num == rw->doc->encrypt_num || is_dropped(rw, num);
+}
+
+/* The job just filled in *BP joins its batch; a batch is complete (and
+ * handed to the workers) once it is big enough to keep every lane busy
+ * (note 8). */
+static int batch_add(struct rw *rw, struct rw_batch **bp, int64_t off, const struct pdfstamp_rewrite_opts *o)
+{
+	struct rw_batch *b = *bp;
+	struct rw_job *j = &b->jobs[b->n++];
+	size_t len = !j->obj || j->obj->kind == PS_STREAM ? j->srclen : 0; /* unparsed: its bytes */
+	int rc, body = ps_xref_type(rw->doc, j->num) == 1;
+
+	b->bytes += len;
+	if (len > b->maxlen)
+		b->maxlen = len;
+	if (b->n < BATCH_OBJECTS && b->bytes < BATCH_MAX && (b->bytes < BATCH_MIN || b->bytes / LANES < b->maxlen))
+		return 0;
+	*bp = NULL;
+	if ((rc = submit(rw, b)) < 0)
+		return rc;
+	if (o->progress && body)
+		o->progress(o->progress_ud, off, rw->doc->size);
+	return 0;
+}
+
+/* Makes *BP (if none) a batch with room for one more job.  The job array
+ * grows by doubling: a batch of a few large objects stays small. */
+static int batch_new(struct rw *rw, struct rw_batch **bp)
+{
+	struct rw_batch *b = *bp;
+
+	if (!b) {
+		if (!(b = calloc(1, sizeof *b)))
+			return ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		*bp = b;
+	}
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 64;
+		struct rw_job *nj = realloc(b->jobs, cap * sizeof *nj);
+		if (!nj)
+			return ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		b->jobs = nj;
+		b->cap = cap;
+	}
+	return 0;
+}
+
+/* Every object, in file order: the catalog first when it must come out
+ * of its object stream, then the body, segment by segment (note 7). */
+static int read_all(struct rw *rw, uint32_t root_num, const struct pdfstamp_rewrite_opts *o)
+{
+	ps_doc *doc = rw->doc;
+	struct rw_batch *b = NULL;
+	ps_seqread r;
+	ps_seq_obj so;
+	int rc, skip, root2 = root_num != doc->encrypt_num && ps_xref_type(doc, root_num) == 2;
+
+	if ((rc = ps_seq_open(&r, doc, skip_num, rw)) < 0)
+		goto out;
+	for (;;) {
+		struct rw_job *j;
+		if (root2) {
+			memset(&so, 0, sizeof so);
+			so.num = root_num;
+			root2 = 0;
+		} else if ((rc = ps_seq_next(&r, &so)) != 1) {
+			break;
+		}
+		if ((rc = batch_new(rw, &b)) < 0) {
+			ps_seg_release(so.seg);
+			goto out;
+		}
+		j = &b->jobs[b->n];
+		memset(j, 0, sizeof *j);
+		skip = 0;
+		if (so.seg) { /* parsed by the worker */
+			j->so = so;
+			j->num = so.num;
+			j->gen = (uint16_t)ps_xref_get(doc, so.num)->aux;
+			j->root = so.num == root_num;
+			j->srclen = (size_t)(so.end - so.off);
+		} else if ((rc = read_job(rw, so.num, so.num == root_num, j, &skip)) < 0) {
+			job_clear(j);
+			goto out;
+		}
+		if (!skip && (rc = batch_add(rw, &b, ps_xref_get(doc, so.num)->off, o)) < 0)
+			goto out;
+	}
+	if (rc == 0 && b) {
+		rc = submit(rw, b);
+		b = NULL;
+	}
+out:
+	ps_seq_close(&r);
+	batch_free(b);
+	return rc;
 }
 
 /* ---- the cross-reference section and trailer --------------------------------------- */
@@ -775,13 +950,11 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 {
 	ps_ctx *ctx = doc->ctx;
 	struct rw rw;
-	struct rw_batch *b = NULL;
 	uint8_t id[16];
 	char ver[16], hdr[64];
 	uint32_t num, enc_num, root_num = 0, maxnum = 0;
 	int stream_form = 0, rc, i, started = 0;
 	double t0 = now_seconds();
-	size_t batch_bytes = 0;
 	const char *target = o->output ? o->output : doc->path;
 	int to_fd = (o->flags & PDFSTAMP_WRITE_TO_FD) != 0; /* version >= 2: checked by the callers */
 
@@ -834,7 +1007,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = find_dropped(&rw, root_num)) < 0)
+	if ((rc = ps_rewrite_dropped(doc, root_num, &rw.dropped, &rw.ndropped)) < 0)
 		goto out;
 	/* the pool */
 	rw.nthreads = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -847,9 +1020,14 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	if (rw.nthreads == 1)
 		rw.nthreads = 0;
 	pthread_mutex_init(&rw.mu, NULL);
+	pthread_mutex_init(&rw.wmu, NULL);
+	rw.warn = ctx->warn;
+	rw.warn_ud = ctx->warn_ud;
+	ctx->warn = fwd_warn;
+	ctx->warn_ud = &rw;
 	pthread_cond_init(&rw.cv, NULL);
 	started = 1;
-	rw.wcap = (size_t)(rw.nthreads ? 2 * rw.nthreads + 2 : 1);
+	rw.wcap = (size_t)(rw.nthreads ? rw.nthreads + 2 : 1);
 	rw.win = calloc(rw.wcap, sizeof *rw.win);
 	rw.threads = calloc((size_t)(rw.nthreads ? rw.nthreads : 1), sizeof *rw.threads);
 	if (!rw.win || !rw.threads) {
@@ -874,55 +1052,13 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	snprintf(hdr, sizeof hdr, "%%PDF-%s\n%%\xe2\xe3\xcf\xd3\n", ver);
 	if ((rc = wput(&rw, hdr, strlen(hdr))) < 0)
 		goto out;
-	/* read, transform, write */
-	for (num = ps_xref_next(doc, 0); num != 0 && num <= maxnum; num = ps_xref_next(doc, num)) {
-		struct rw_job *j;
-		int skip;
-		const ps_xent *e = ps_xref_get(doc, num);
-
-		if (num == doc->encrypt_num || (e->type == 2 && num != root_num))
-			continue;
-		if (!b) {
-			b = calloc(1, sizeof *b);
-			if (!b || !(b->jobs = calloc(BATCH_OBJECTS, sizeof *b->jobs))) {
-				free(b);
-				b = NULL;
-				rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-				goto out;
-			}
-			batch_bytes = 0;
-		}
-		j = &b->jobs[b->n];
-		rc = read_job(&rw, num, num == root_num, j, &skip);
-		if (rc < 0 || skip) {
-			ps_obj_free(j->obj);
-			ps_buf_free(&j->raw);
-			memset(j, 0, sizeof *j);
-			if (rc < 0)
-				goto out;
-			continue;
-		}
-		b->n++;
-		batch_bytes += j->raw.len;
-		if (b->n == BATCH_OBJECTS || batch_bytes >= BATCH_BYTES) {
-			rc = submit(&rw, b);
-			b = NULL;
-			if (rc < 0)
-				goto out;
-			if (o->progress && e->type == 1)
-				o->progress(o->progress_ud, e->off, doc->size);
-		}
-	}
-	if (b) {
-		rc = submit(&rw, b);
-		b = NULL;
-		if (rc < 0)
-			goto out;
-	}
+	/* read, transform, write (notes 7 and 8) */
+	if ((rc = read_all(&rw, root_num, o)) < 0)
+		goto out;
 	while (rw.wcount > 0)
 		if ((rc = drain_one(&rw)) < 0)
 			goto out;
-	if ((rc = encrypt_dict(&rw, enc_num)) < 0)
+	if ((rc = sort_offs(&rw)) < 0 || (rc = encrypt_dict(&rw, enc_num)) < 0)
 		goto out;
 	/* The xref form: a stream when members of object streams are carried
 	 * over, or when an offset would not fit a classic table's ten digits
@@ -963,10 +1099,12 @@ out:
 			rw.whead = (rw.whead + 1) % rw.wcap;
 			rw.wcount--;
 		}
+		ctx->warn = rw.warn;
+		ctx->warn_ud = rw.warn_ud;
 		pthread_mutex_destroy(&rw.mu);
+		pthread_mutex_destroy(&rw.wmu);
 		pthread_cond_destroy(&rw.cv);
 	}
-	batch_free(b);
 	free(rw.win);
 	free(rw.threads);
 	free(rw.offs);

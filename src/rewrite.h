@@ -9,6 +9,14 @@
 /* Its entry points are public (pdfstamp.h); the choice of the output's
  * xref form is xrefw.h's ps_xrefw_form. */
 
+/* ---- rwcheck.c: what the rewrite drops (rewrite.c design note 3) --------------- */
+
+/* The chain's own xref streams and the linearization dictionary, sorted
+ * and unique, in *OUT (malloc'ed, *N numbers). */
+int ps_rewrite_dropped(ps_doc *doc, uint32_t root_num, uint32_t **out, size_t *n);
+/* Is NUM in DROPPED (sorted, N numbers)? */
+int ps_rewrite_is_dropped(const uint32_t *dropped, size_t n, uint32_t num);
+
 /* ---- rwcheck.c: the self-check (rewrite.c design note 5) ------------------------ */
 
 /* Checks the rewritten file at PATH against its input DOC before it
@@ -20,5 +28,53 @@
  * (rwcheck.c note 2). */
 int ps_rewrite_check(ps_doc *doc, const char *path, const char *owner, size_t owner_len,
                      const uint32_t *dropped, size_t ndropped, uint32_t enc_num);
+
+/* ---- rwcheck.c: the sequential reader (rwcheck.c note 4) ------------------------ */
+
+/* A run of a document's file read with one pread.  Reference counted by
+ * its users, all on one thread. */
+typedef struct ps_seg {
+	uint8_t *data;
+	int refs;
+} ps_seg;
+void ps_seg_release(ps_seg *s);   /* drops one reference; NULL is fine */
+
+typedef struct ps_seq_item {
+	int64_t off;
+	uint32_t num;
+} ps_seq_item;
+
+/* The objects of a document's body (type 1 entries), in file order. */
+typedef struct ps_seqread {
+	ps_doc *doc;
+	ps_seq_item *it;
+	size_t n, i, k;        /* items; the next one; the end of the segment's */
+	ps_seg *seg;           /* the current segment (NULL: its items go the careful way) */
+	int64_t start, got;    /* the file offset of seg->data[0], the bytes it holds */
+} ps_seqread;
+
+/* An object as the reader hands it out. */
+typedef struct ps_seq_obj {
+	uint32_t num;
+	int64_t off, end;      /* its bytes in the file (end: where the next object starts) */
+	ps_seg *seg;           /* the segment holding them (one reference for the holder), or NULL */
+	int64_t start;         /* the file offset of seg->data[0] */
+} ps_seq_obj;
+
+/* Lists DOC's type-1 objects but those SKIP (may be NULL) says 1 for, by
+ * offset.  0 or PDFSTAMP_E_NOMEM; ps_seq_close in either case. */
+int ps_seq_open(ps_seqread *r, ps_doc *doc, int (*skip)(void *ud, uint32_t num), void *ud);
+/* The next object, in file order: 1 (0 at the end, or an error).  O->seg
+ * is NULL when the object has no segment (rwcheck.c note 5): the caller
+ * reads it the careful way (ps_doc_parse_at, ps_doc_load). */
+int ps_seq_next(ps_seqread *r, ps_seq_obj *o);
+/* Parses O from its segment (touches no document: any thread may call
+ * it).  *OBJ is the object (owned, strings as in the file); for a stream,
+ * *DATA and *LEN are its data in the segment.  *OBJ is NULL when the
+ * object cannot be taken from there (it does not parse within its own
+ * bytes, another number is there, its /Length is indirect or its data lies
+ * beyond its bytes): the careful way then, which also words the errors. */
+void ps_seq_parse(ps_ctx *ctx, const ps_seq_obj *o, ps_obj **obj, uint8_t **data, size_t *len);
+void ps_seq_close(ps_seqread *r);
 
 #endif

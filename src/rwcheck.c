@@ -1,7 +1,9 @@
 /*
  * rwcheck.c - the full rewrite's self-check: the temporary output is
  * re-read and compared with the input before it replaces anything
- * (rewrite.c design note 5).
+ * (rewrite.c design note 5); also the two things the rewrite and its check
+ * share: the sequential reader (notes 4-5) and the list of objects the
+ * rewrite drops (rewrite.c note 3: ps_rewrite_dropped).
  *
  * DESIGN NOTES
  *
@@ -26,6 +28,32 @@
  *  3. The page tree walk loads its nodes uncached and frees them at once,
  *     and visits each node once (a set of numbers catches cycles), so it
  *     is bounded by the file whatever the tree claims.
+ *  4. One pass over the bytes.  Check b is what pdfstamp_verify does (every
+ *     object in use parsed, its strings decrypted, every stream's data
+ *     decrypted and its padding checked, /Perms), but done in file order
+ *     over large reads: the sequential reader (ps_seq_*, also the
+ *     rewrite's reader) lists the output's type-1 objects by offset from
+ *     its own, freshly read xref, reads the file in segments of about 4 MB
+ *     and parses each object from its bytes there (from its offset to the
+ *     next object's), so the output is read once, in a few dozen preads,
+ *     instead of three small preads and a window parse per object.  The
+ *     decryption is real: the output's own handler, opened with the new
+ *     password, decrypts every string and stream (ps_sec_convert_strings,
+ *     ps_sec_decrypt_stream, as doc.c does).  An object the reader cannot
+ *     take from its segment, and the members of object streams, are
+ *     loaded exactly as pdfstamp_verify loads them.  Only when this pass
+ *     finds a fault does pdfstamp_verify run, for the report that note 2
+ *     compares.
+ *  5. The reader's segments: items sorted by offset; a segment runs from
+ *     an object's offset over the following objects while it stays within
+ *     SEG_TARGET (at least one object; an object whose bytes exceed
+ *     SEG_MAX, or that starts outside the file, has no segment and goes
+ *     the careful way).  An object's bytes end where the next object in
+ *     file order starts (the file's end for the last), so stream data is
+ *     only borrowed when it lies inside its own object's bytes: bytes of
+ *     one object are never handed out as another's.  The segments are read
+ *     with ps_doc_pread (input.c: bounded by the size at open, bytes_read
+ *     counted).
  *  State: none is kept; the output document is opened and closed here.
  */
 #include "config.h"
@@ -37,12 +65,249 @@
 
 #include "ps.h"
 
+#define SEG_TARGET ((size_t)4 << 20)
+#define SEG_MAX ((size_t)64 << 20)
+
+/* ---- the sequential reader (notes 4, 5) --------------------------------------------- */
+
+void ps_seg_release(ps_seg *s)
+{
+	if (s && --s->refs == 0) {
+		free(s->data);
+		free(s);
+	}
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+	const ps_seq_item *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return x->num < y->num ? -1 : x->num > y->num;
+}
+
+int ps_seq_open(ps_seqread *r, ps_doc *doc, int (*skip)(void *ud, uint32_t num), void *ud)
+{
+	size_t cap = (size_t)doc->xref_used + 1;
+	uint32_t num;
+
+	memset(r, 0, sizeof *r);
+	r->doc = doc;
+	if (!(r->it = malloc(cap * sizeof *r->it)))
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (num = ps_xref_next(doc, 0); num != 0 && r->n < cap; num = ps_xref_next(doc, num)) {
+		const ps_xent *e = ps_xref_get(doc, num);
+		if (e->type != 1 || (skip && skip(ud, num)))
+			continue;
+		r->it[r->n].off = e->off;
+		r->it[r->n++].num = num;
+	}
+	qsort(r->it, r->n, sizeof *r->it, cmp_item);
+	return 0;
+}
+
+/* Where item I's bytes end (note 5). */
+static int64_t item_end(const ps_seqread *r, size_t i)
+{
+	int64_t e = i + 1 < r->n ? r->it[i + 1].off : r->doc->size;
+
+	if (e > r->doc->size)
+		e = r->doc->size;
+	return e < r->it[i].off ? r->it[i].off : e;
+}
+
+/* The segment that starts with item I (note 5). */
+static int seg_next(ps_seqread *r)
+{
+	ps_doc *doc = r->doc;
+	size_t i = r->i, k = i + 1, len;
+	ps_buf b = PS_BUF_INIT;
+	int64_t start = r->it[i].off;
+	int rc;
+
+	ps_seg_release(r->seg);
+	r->seg = NULL;
+	r->k = k;
+	if (start < 0 || start >= doc->size || item_end(r, i) - start > (int64_t)SEG_MAX)
+		return 0;
+	while (k < r->n && r->it[k].off < doc->size && item_end(r, k) - start <= (int64_t)SEG_TARGET)
+		k++;
+	if ((rc = ps_doc_pread(doc, start, (size_t)(item_end(r, k - 1) - start), &b)) < 0) {
+		ps_buf_free(&b);
+		return rc;
+	}
+	if (!(r->seg = malloc(sizeof *r->seg)) || !(r->seg->data = ps_buf_detach(&b, &len))) {
+		free(r->seg);
+		r->seg = NULL;
+		ps_buf_free(&b);
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	r->seg->refs = 1;
+	r->start = start;
+	r->got = (int64_t)len;
+	r->k = k;
+	return 0;
+}
+
+int ps_seq_next(ps_seqread *r, ps_seq_obj *o)
+{
+	size_t m;
+	int rc;
+
+	memset(o, 0, sizeof *o);
+	if (r->i >= r->n)
+		return 0;
+	if (r->i == r->k && (rc = seg_next(r)) < 0)
+		return rc;
+	m = r->i++;
+	o->num = r->it[m].num;
+	o->off = r->it[m].off;
+	o->end = item_end(r, m);
+	if (r->seg) {
+		if (o->end > r->start + r->got)
+			o->end = r->start + r->got;
+		o->seg = r->seg;
+		o->start = r->start;
+		r->seg->refs++;
+	}
+	return 1;
+}
+
+void ps_seq_parse(ps_ctx *ctx, const ps_seq_obj *so, ps_obj **obj, uint8_t **data, size_t *len)
+{
+	int64_t dlen;
+	uint32_t got = 0;
+	uint16_t gen;
+	ps_obj *o = NULL;
+
+	*obj = NULL;
+	*data = NULL;
+	*len = 0;
+	if (!so->seg || so->end <= so->off ||
+	    ps_parse_indirect(ctx, so->seg->data + (so->off - so->start), (size_t)(so->end - so->off), 0, so->off,
+	                      &got, &gen, &o) < 0)
+		return;
+	if (got == so->num && o->kind != PS_STREAM) {
+		*obj = o;
+		return;
+	}
+	if (got == so->num && ps_obj_int(ps_dict_get(o, "Length"), &dlen) == 0 && dlen >= 0 &&
+	    o->u.stm.off <= so->end && dlen <= so->end - o->u.stm.off) {
+		*obj = o;
+		*data = so->seg->data + (o->u.stm.off - so->start);
+		*len = (size_t)dlen;
+		return;
+	}
+	ps_obj_free(o);
+}
+
+void ps_seq_close(ps_seqread *r)
+{
+	ps_seg_release(r->seg);
+	free(r->it);
+	memset(r, 0, sizeof *r);
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
 }
+
+/* ---- what the rewrite drops (rewrite.c note 3) -------------------------------------- */
+
+int ps_rewrite_is_dropped(const uint32_t *dropped, size_t ndropped, uint32_t num)
+{
+	size_t lo = 0, hi = ndropped;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (dropped[mid] == num)
+			return 1;
+		if (dropped[mid] < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* The linearization parameter dictionary (ISO 32000-2 Annex F.2), if the
+ * file has one: the live object at the lowest offset, preceded only by the
+ * header and comments, within the first 1024 bytes, a dictionary (not a
+ * stream) whose /Linearized is a number, and not the catalog (not /Root,
+ * no /Type /Catalog, no /Pages).  Anything else carrying a /Linearized key
+ * is content and is kept.  *out is its number or 0. */
+static int find_linearization(ps_doc *doc, uint32_t root_num, uint32_t *out)
+{
+	uint32_t num, first = 0;
+	int64_t off = INT64_MAX;
+	ps_buf head = PS_BUF_INIT;
+	ps_obj *o = NULL, *lin;
+	double v;
+	int rc = 0;
+
+	*out = 0;
+	for (num = ps_xref_next(doc, 0); num != 0; num = ps_xref_next(doc, num)) {
+		const ps_xent *e = ps_xref_get(doc, num);
+		if (e->type == 1 && e->off < off) {
+			off = e->off;
+			first = num;
+		}
+	}
+	if (first == 0 || first == root_num || off > 1024)
+		return 0;
+	if ((rc = ps_doc_pread(doc, 0, (size_t)off, &head)) < 0)
+		goto out;
+	if ((int64_t)head.len != off || head.len < 5 || memcmp(head.data, "%PDF-", 5) != 0 ||
+	    ps_skip_ws(head.data, head.len, 0) != head.len)
+		goto out;
+	if ((rc = ps_doc_parse_at(doc, off, first, &o, NULL)) < 0) {
+		rc = 0; /* not a linearization dictionary; the rewrite reports it */
+		goto out;
+	}
+	lin = ps_dict_get(o, "Linearized");
+	if (o->kind == PS_DICT && lin && ps_obj_num(lin, &v) == 0 && !ps_obj_is_name(ps_dict_get(o, "Type"), "Catalog") &&
+	    !ps_dict_get(o, "Pages"))
+		*out = first;
+out:
+	ps_obj_free(o);
+	ps_buf_free(&head);
+	return rc;
+}
+
+int ps_rewrite_dropped(ps_doc *doc, uint32_t root_num, uint32_t **out, size_t *nout)
+{
+	uint32_t lin, *d;
+	size_t n = 0;
+	int i, rc;
+
+	*out = NULL;
+	*nout = 0;
+	if ((rc = find_linearization(doc, root_num, &lin)) < 0)
+		return rc;
+	if (!(d = malloc(((size_t)doc->nsections * 2 + 1) * sizeof *d)))
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; i < doc->nsections; i++) {
+		uint32_t c[2] = {doc->sections[i].stream_num, doc->sections[i].xrefstm_num};
+		int k;
+		for (k = 0; k < 2; k++)
+			if (c[k] != 0 && c[k] != root_num && ps_doc_is_xref_stream(doc, c[k]))
+				d[n++] = c[k];
+	}
+	if (lin)
+		d[n++] = lin;
+	qsort(d, n, sizeof *d, cmp_u32);
+	for (i = 0; (size_t)i < n; i++) /* unique */
+		if (*nout == 0 || d[*nout - 1] != d[i])
+			d[(*nout)++] = d[i];
+	*out = d;
+	return 0;
+}
+
+/* ---- the checks ----------------------------------------------------------------------- */
 
 /* Note 1c: the output's live objects are exactly the input's, less the old
  * /Encrypt and what the rewrite dropped (DROPPED, sorted), plus the new
@@ -211,6 +476,65 @@ static int check_page_trees(ps_doc *in, ps_doc *out)
 	return 0;
 }
 
+/* Note 4: one pass over the output V: 0 when every object in use parses
+ * and decrypts, else the first failure (a fault; NOMEM is not one). */
+static int check_objects(ps_doc *v)
+{
+	ps_ctx *ctx = v->ctx;
+	ps_seqread r;
+	ps_buf plain = PS_BUF_INIT;
+	ps_seq_obj so;
+	uint8_t *data;
+	size_t len;
+	uint32_t num;
+	ps_obj *o;
+	int rc;
+
+	plain.secret = 1;
+	if (v->encrypted && !ps_sec_perms_ok(v->sec))
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Perms does not match /P and /EncryptMetadata");
+	if ((rc = ps_seq_open(&r, v, NULL, NULL)) < 0)
+		goto out;
+	while ((rc = ps_seq_next(&r, &so)) == 1) {
+		uint16_t gen = ps_doc_gen(v, so.num);
+		int xs = ps_doc_is_xref_stream(v, so.num);
+		num = so.num;
+		rc = 0;
+		ps_seq_parse(ctx, &so, &o, &data, &len);
+		if (!o) { /* the careful way, as pdfstamp_verify */
+			if ((rc = ps_doc_load(v, num, &o)) == 0 && o && o->kind == PS_STREAM)
+				rc = ps_doc_stream_data(v, num, o, 0, &plain);
+		} else {
+			if (v->encrypted && !(o->kind == PS_STREAM && xs))
+				rc = ps_sec_convert_strings(ctx, v->sec, NULL, num, gen, o, NULL);
+			plain.len = 0;
+			if (rc == 0 && o->kind == PS_STREAM && v->encrypted && !xs && ps_sec_stream_encrypted(v->sec, o) &&
+			    (rc = ps_sec_decrypt_stream(ctx, v->sec, o, num, gen, data, len, &plain)) < 0)
+				rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u", num);
+		}
+		ps_obj_free(o);
+		ps_seg_release(so.seg);
+		if (rc < 0)
+			goto out;
+	}
+	if (rc < 0)
+		goto out;
+	/* the members of object streams, as pdfstamp_verify loads them */
+	for (num = ps_xref_next(v, 0); num != 0; num = ps_xref_next(v, num)) {
+		if (ps_xref_type(v, num) != 2)
+			continue;
+		o = NULL;
+		rc = ps_doc_load(v, num, &o);
+		ps_obj_free(o);
+		if (rc < 0)
+			goto out;
+	}
+out:
+	ps_seq_close(&r);
+	ps_buf_free(&plain);
+	return rc;
+}
+
 int ps_rewrite_check(ps_doc *doc, const char *path, const char *owner, size_t owner_len,
                      const uint32_t *dropped, size_t ndropped, uint32_t enc_num)
 {
@@ -220,9 +544,15 @@ int ps_rewrite_check(ps_doc *doc, const char *path, const char *owner, size_t ow
 	ps_doc *v = NULL;
 	int rc;
 
-	if ((rc = ps_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER)) < 0 ||
-	    (rc = pdfstamp_doc_auth(v, owner, owner_len, 0)) < 0 ||
-	    (rc = pdfstamp_verify(v, &rep, NULL, NULL)) < 0) {
+	if ((rc = ps_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER)) == 0 &&
+	    (rc = pdfstamp_doc_auth(v, owner, owner_len, 0)) == 0 &&
+	    (rc = check_objects(v)) < 0 && rc != PDFSTAMP_E_NOMEM) {
+		/* note 4: a fault; pdfstamp_verify makes the report note 2 needs */
+		snprintf(why, sizeof why, "%s", ctx->errmsg);
+		if ((rc = pdfstamp_verify(v, &rep, NULL, NULL)) == 0)
+			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "%s", why);
+	}
+	if (rc < 0) {
 		/* note 2 */
 		snprintf(why, sizeof why, "%s", ctx->errmsg);
 		if (rc == PDFSTAMP_E_FORMAT && rep.faults > 0 &&

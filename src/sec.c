@@ -57,7 +57,8 @@
  *  7. Batches: a rewrite prepares many objects (ps_sec_encrypt_prepare,
  *     ps_sec_reencrypt_prepare: plaintext laid out in place, fresh IVs)
  *     and runs them through the multi-lane engine at once
- *     (ps_sec_run_batch): 8 or 16 independent CBC chains in parallel.
+ *     (ps_sec_run_batch): 8 or 16 independent CBC chains in parallel,
+ *     longest first, a lane refilled as its object ends (aesmb.c note 3).
  *     Only an AES-256 handler is written, so only AESV3 batches exist.
  *  8. Legacy handlers (ISO 32000-1 7.6.2-7.6.3; ISO 32000-2 7.6.3.2 and
  *     7.6.4.3.1-2 keep them as deprecated): /V 1 /R 2 and /V 2 /R 3 (RC4

@@ -121,7 +121,10 @@ static void ref_cbc(const uint8_t key[32], int mode, uint8_t iv[16], const uint8
  * crowded-lanes layout of aesmb.c design note 7). */
 #define BATCH_INPLACE 1
 #define BATCH_ALIGN4K 2
-static void check_batch(int kind, uint64_t seed, const size_t *lens, size_t n, int flags)
+/* ST (may be NULL) receives the batch's schedule and *KIND_USED (may be
+ * NULL) the engine kind that ran it. */
+static void check_batch_st(int kind, uint64_t seed, const size_t *lens, size_t n, int flags,
+			   ps_aes_batch_stats *st, int *kind_used)
 {
 	ps_aes_engine e;
 	uint8_t key[32];
@@ -157,7 +160,9 @@ static void check_batch(int kind, uint64_t seed, const size_t *lens, size_t n, i
 		rnd_fill(&seed, jobs[i].iv, 16);
 		memcpy(ivs[i], jobs[i].iv, 16);
 	}
-	ps_aes_cbc_encrypt_batch(&e, jobs, n);
+	ps_aes_cbc_encrypt_batch_stats(&e, jobs, n, st);
+	if (kind_used)
+		*kind_used = e.kind;
 	for (i = 0; i < n; i++) {
 		uint8_t *ref = xmalloc(lens[i]), *back = xmalloc(lens[i]);
 		uint8_t iv[16];
@@ -187,6 +192,11 @@ static void check_batch(int kind, uint64_t seed, const size_t *lens, size_t n, i
 	free(plain);
 	free(bufs);
 	free(ivs);
+}
+
+static void check_batch(int kind, uint64_t seed, const size_t *lens, size_t n, int flags)
+{
+	check_batch_st(kind, seed, lens, n, flags, NULL, NULL);
 }
 
 /* ---- known answers -------------------------------------------------------- */
@@ -370,6 +380,87 @@ START_TEST(test_large)
 	check_batch(_i, 901, one, 1, 0);
 	check_batch(_i, 902, mix, 10, 0);
 	check_batch(_i, 903, two, 2, BATCH_INPLACE);
+}
+END_TEST
+
+/* ---- lane refill (aesmb.c note 3) ------------------------------------------ */
+
+static size_t lanes_of(int kind)
+{
+	return kind == PS_AES_VAES16 ? 16 : kind == PS_AES_AESNI8 ? 8 : 1;
+}
+
+/* Fisher-Yates, so that the long jobs sit anywhere in the batch. */
+static void shuffle(uint64_t *s, size_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = n; i > 1; i--) {
+		size_t k = (size_t)(rnd_next(s) % i), t = v[i - 1];
+
+		v[i - 1] = v[k];
+		v[k] = t;
+	}
+}
+
+/* Lengths 0, 16 and odd multiples of 16 (partial blocks: test_partial_block_ignored). */
+static size_t tiny_len(uint64_t *s)
+{
+	static const size_t pick[] = { 0, 16, 48, 80, 208, 336, 1008, 4080, 1616, 0 };
+
+	return pick[rnd_next(s) % (sizeof pick / sizeof pick[0])];
+}
+
+START_TEST(test_refill_huge_and_tiny)
+{
+	/* One 4 MB job somewhere among 3000 tiny ones: the tiny ones run in
+	 * the other lanes beside it, so the batch takes no more steps than the
+	 * huge job's own chain (it is longer than all the rest per lane). */
+	size_t n = 3001, *lens = xmalloc(n * sizeof *lens), i, huge = (size_t)4 << 20;
+	uint64_t s = 0x4eed + (uint64_t)_i;
+	ps_aes_batch_stats st;
+	int used, flags;
+
+	for (flags = 0; flags <= BATCH_INPLACE; flags++) {
+		lens[0] = huge;
+		for (i = 1; i < n; i++)
+			lens[i] = tiny_len(&s);
+		shuffle(&s, lens, n);
+		check_batch_st(_i, s, lens, n, flags, &st, &used);
+		if (lanes_of(used) > 1 && flags == BATCH_INPLACE)
+			ck_assert_msg(st.steps == huge / 16, "kind %d: %llu steps for a chain of %zu blocks", used,
+				      (unsigned long long)st.steps, huge / 16);
+		ck_assert_uint_gt(st.blocks, huge / 16);
+	}
+	free(lens);
+}
+END_TEST
+
+START_TEST(test_refill_many_large)
+{
+	/* 40 large jobs of nearly equal size (the scanned-archive shape: about
+	 * 1 MB images, here 64 KB) interleaved with 3000 tiny ones: every lane
+	 * stays busy to the end (occupancy >= 90%), whatever the order. */
+	size_t n = 3040, *lens = xmalloc(n * sizeof *lens), i;
+	uint64_t s = 0x1a4e + (uint64_t)_i;
+	ps_aes_batch_stats st;
+	int used;
+
+	for (i = 0; i < n; i++)
+		lens[i] = i < 40 ? (size_t)(4096 - rnd_next(&s) % 64) * 16 : tiny_len(&s);
+	shuffle(&s, lens, n);
+	check_batch_st(_i, s, lens, n, BATCH_INPLACE, &st, &used);
+	ck_assert(st.steps > 0);
+	ck_assert_msg(st.blocks * 10 >= st.steps * lanes_of(used) * 9, "kind %d: occupancy %.2f", used,
+		      (double)st.blocks / (double)(st.steps * lanes_of(used)));
+	/* all equal: exactly the ideal number of steps */
+	for (i = 0; i < 32; i++)
+		lens[i] = 4096 * 16;
+	check_batch_st(_i, s + 1, lens, 32, 0, &st, &used);
+	ck_assert_uint_eq(st.blocks, 32 * 4096);
+	if (lanes_of(used) > 1)
+		ck_assert_uint_le(st.steps, 2 * 4096 * (16 / lanes_of(used)));
+	free(lens);
 }
 END_TEST
 
@@ -598,6 +689,8 @@ static Suite *aesmb_suite(void)
 	tcase_add_loop_test(tc, test_batch_sizes, 0, NKINDS);
 	tcase_add_loop_test(tc, test_large, 0, NKINDS);
 	tcase_add_loop_test(tc, test_crowded_lanes, 0, NKINDS);
+	tcase_add_loop_test(tc, test_refill_huge_and_tiny, 0, NKINDS);
+	tcase_add_loop_test(tc, test_refill_many_large, 0, NKINDS);
 	tcase_add_loop_test(tc, test_decrypt_vs_mbedtls, 0, NKINDS);
 	tcase_add_loop_test(tc, test_partial_block_ignored, 0, NKINDS);
 	tcase_add_test(tc, test_kinds_agree);

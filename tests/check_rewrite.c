@@ -436,6 +436,63 @@ START_TEST(fault_leaves_no_output)
 END_TEST
 #endif
 
+/* The sequential reader (rewrite.c note 7, rwcheck.c notes 4-5): objects
+ * in the file in descending number order, an old version of object 20 and
+ * junk left between objects, a stream with an indirect /Length (the
+ * careful way, by the writer), a stream larger than a segment.  Encrypted
+ * with two workers, then rotated with one: every object as in the input. */
+START_TEST(rewrite_file_order)
+{
+	static uint8_t big[(5u << 20) + 7];
+	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+	struct pdfstamp_rewrite_stats st = PDFSTAMP_REWRITE_STATS_INIT;
+	char order[160];
+	uint8_t small[300];
+	pdfstamp_doc *in, *out, *out2;
+	uint32_t n;
+	size_t i;
+	pg p;
+
+	for (i = 0; i < sizeof big; i++)
+		big[i] = (uint8_t)(i * 131 + (i >> 12));
+	for (i = 0; i < sizeof small; i++)
+		small[i] = (uint8_t)(i * 7);
+	pg_start(&p);
+	pg_stream(&p, 30, "/Note(STRING-MARKER big)", big, sizeof big);
+	for (n = 29; n >= 21; n--)
+		pg_stream(&p, n, "/Note(small)", small, 1 + n * 7);
+	pg_obj(&p, 20, 0, "(an old version of object 20)");
+	ps_buf_puts(&p.b, "% junk between objects 20 and 20\n");
+	pg_obj(&p, 20, 0, "[(STRING-MARKER new version) 20]");
+	pg_obj(&p, 12, 0, "17");
+	p.off[11] = (int64_t)p.b.len;
+	ps_buf_puts(&p.b, "11 0 obj\n<</Length 12 0 R>>\nstream\nCONTENT-MARKER ab\nendstream\nendobj\n");
+	pg_obj(&p, 4, 0, "<</Type/Page/Parent 2 0 R/Contents 11 0 R>>");
+	pg_obj(&p, 2, 0, "<</Type/Pages/Kids[4 0 R]/Count 1>>");
+	pg_obj(&p, 1, 0, "<</Type/Catalog/Pages 2 0 R>>");
+	pg_save_table(&p, "", dir, "order.pdf");
+	snprintf(order, sizeof order, "%s/order.pdf", dir);
+	in = open_doc(order, NULL);
+	rw_opts(&o, enc1, U1, O1);
+	ck_assert_int_eq(pdfstamp_encrypt(in, &o, &st), 0);
+	ck_assert_int_eq(st.objects, 17); /* 16 objects and the new /Encrypt */
+	ck_assert_int_eq(st.streams, 11);
+	ck_assert(!file_contains(enc1, "CONTENT-MARKER"));
+	ck_assert(!file_contains(enc1, "STRING-MARKER"));
+	out = open_doc(enc1, O1);
+	ck_assert_int_eq(same_content(in, out), 16);
+	rw_opts(&o, enc2, U2, O2);
+	o.jobs = 1;
+	ck_assert_int_eq(pdfstamp_rotate(out, &o, NULL), 0);
+	out2 = open_doc(enc2, O2);
+	ck_assert_int_eq(same_content(in, out2), 16);
+	ck_assert_int_eq(same_content(out, out2), 16);
+	pdfstamp_doc_close(out2);
+	pdfstamp_doc_close(out);
+	pdfstamp_doc_close(in);
+}
+END_TEST
+
 static Suite *rewrite_suite(void)
 {
 	Suite *s = suite_create("rewrite");
@@ -448,6 +505,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, rotate_permissions);
 	tcase_add_test(tc, rotate_needs_owner);
 	tcase_add_test(tc, rotate_object_streams);
+	tcase_add_test(tc, rewrite_file_order);
 #ifdef PDFSTAMP_FAULT_INJECTION
 	tcase_add_test(tc, fault_leaves_no_output);
 #else

@@ -212,6 +212,76 @@ check_grep '/Name /Identity' <(qpdf --password=user --show-object="$GAPOBJ" "$C"
 pdfstamp_counts "$C" "$T/default-upw" 3 "$NC" "C"
 rm -f "$C"
 
+# ---- D: the scan shape: one /FlateDecode scan a page, annotations, fonts -------
+D=$T/d.pdf
+run "$GEN" -o "$D" --shape scan --pages 9 --image-kb 64 --seed 5
+check_status 0 "D: generate (scan shape, table)"
+check_grep '^make-archive: .*: [0-9]+ objects \(9 pages, 1834 small, 9 large, table xref\) scan shape, .*flate\)' \
+	"$T/err" "D: summary: 2,000-page proportions times 9 pages, one image a page"
+ND=$(summary_objects "$T/err")
+run qpdf --check --password=user "$D"
+check_status 0 "D: qpdf --check (it decodes every /FlateDecode image)"
+check_grep 'No syntax or stream encoding errors' "$T/out" "D: no stream encoding errors"
+check_eq "$(xref_inuse "$D" user)" "$ND" "D: qpdf in-use objects = summary count"
+python3 "$T/census.py" "$D" user >"$T/cd.json" 2>"$T/census.err"
+check_eq "$(jget "$T/cd.json" 'd["images"]')" "9" "D: one image a page"
+check_eq "$(jget "$T/cd.json" 'd["small"]')" "1834" "D: 1834 small objects (contents + indexed extras)"
+check_eq "$(jget "$T/cd.json" 'd["tree_errors"]')" "[]" "D: page tree /Count and /Parent"
+check_eq "$(jget "$T/cd.json" 'd["strings_decrypt"]')" "true" "D: record strings decrypt to their text"
+IMG=$(jget "$T/cd.json" 'd["image_num"]' | tr -d '"')
+WH=$(jget "$T/cd.json" 'd["image_wh"][0] * d["image_wh"][1]')
+check_grep '/Filter /FlateDecode' <(qpdf --password=user --show-object="$IMG" "$D") "D: images are /FlateDecode"
+check_eq "$(qpdf --password=user --show-object="$IMG" --filtered-stream-data "$D" | wc -c)" "$WH" \
+	"D: image Width*Height = its decoded length"
+# --image-kb sizes the stream: a zlib header, 5 bytes a stored block of at
+# most 65,535 bytes, the pixels, the Adler-32 (RFC 1950, RFC 1951 3.2.4).
+RAW=$(qpdf --password=user --show-object="$IMG" --raw-stream-data "$D" | wc -c)
+check_eq "$RAW" "$((2 + 5 * ((WH + 65534) / 65535) + WH + 4))" "D: stream = zlib framing of stored blocks"
+check_true test "$RAW" -le 65536 "D: the stream is at most --image-kb 64 KiB ($RAW)"
+check_eq "$(( $(qpdf --password=user --show-object="$IMG" --raw-stream-data "$D" | gzip -c | wc -c) > RAW ))" "1" \
+	"D: the image stream does not compress"
+PG=$(qpdf --password=user --show-pages "$D" | sed -n 's/^page 1: \([0-9]*\) 0 R.*/\1/p')
+qpdf --password=user --show-object="$PG" "$D" >"$T/dpage"
+check_eq "$(grep -o '/Annots \[[^]]*\]' "$T/dpage" | grep -o ' 0 R' | wc -l)" "4" "D: page 1 lists 4 annotations"
+check_grep '/Font << /F0 [0-9]+ 0 R /F1 [0-9]+ 0 R >>' "$T/dpage" "D: page 1 has 2 fonts"
+ANN=$(sed -n 's/.*\/Annots \[ \([0-9]*\) 0 R.*/\1/p' "$T/dpage")
+qpdf --password=user --show-object="$ANN" "$D" >"$T/dann"
+check_grep '/Subtype /Text' "$T/dann" "D: an annotation is /Text"
+check_grep '/Contents \(record [0-9]+: ' "$T/dann" "D: its /Contents decrypts"
+check_grep "/P $PG 0 R" "$T/dann" "D: its /P is the page"
+AP=$(sed -n 's/.*\/AP << \/N \([0-9]*\) 0 R.*/\1/p' "$T/dann")
+check_grep '/Subtype /Form' <(qpdf --password=user --show-object="$AP" "$D") "D: its /AP /N is a form XObject"
+if command -v pdffonts >/dev/null 2>&1; then
+	check_eq "$(pdffonts -upw user -f 1 -l 1 "$D" | grep -c 'GlyphLessFont *TrueType *WinAnsi *no *no *yes')" "2" \
+		"D: pdffonts: 2 fonts on page 1, with /ToUnicode"
+fi
+if command -v pdftotext >/dev/null 2>&1; then
+	check_grep '(loan|ledger|scan|folio|deed|lien|escrow|title|page|copy)' \
+		<(pdftotext -upw user -f 1 -l 1 "$D" - 2>/dev/null) "D: pdftotext reads the invisible OCR text"
+fi
+check_no_grep 'record [0-9]+:|make-archive page|begincmap' <(tr -c '[:print:]' '\n' <"$D") \
+	"D: no plaintext of strings or streams in the raw file"
+if command -v mutool >/dev/null 2>&1; then
+	run mutool draw -p user -r 20 -o "$T/d.png" "$D" 1
+	check_status 0 "D: mutool draw renders page 1"
+fi
+pdfstamp_counts "$D" "$T/default-upw" 9 "$ND" "D"
+if [ -x "$PDFSTAMP" ]; then
+	run "$PDFSTAMP" stamp -i --password-file "$T/default-upw" "$D"
+	check_status 0 "D: pdfstamp stamps page 1 in place"
+	check_eq "$(qpdf --password=user --show-object="$PG" "$D" | grep -o '/Annots \[[^]]*\]' | grep -o ' 0 R' | wc -l)" \
+		"5" "D: the stamp joins the 4 annotations of page 1"
+fi
+D2=$T/d2.pdf
+run "$GEN" -o "$D2" --shape scan --pages 9 --image-kb 64 --xref stream --objstm
+check_status 0 "D2: generate (scan shape, xref stream + object streams)"
+run qpdf --check --password=user "$D2"
+check_status 0 "D2: qpdf --check"
+# 1825 extras, 5 of every 8 are dicts (annotation, 2 records, font, descriptor)
+check_eq "$(qpdf --password=user --show-xref "$D2" | grep -c ': compressed;')" "$((1825 / 8 * 5 + 1))" \
+	"D2: every small dict (and nothing else) is in an object stream"
+rm -f "$D" "$D2"
+
 # ---- usage errors ------------------------------------------------------------
 run "$GEN" --pages 3
 check_status 2 "usage: -o is required"
@@ -225,8 +295,16 @@ check_status 2 "usage: bad size suffix"
 run "$GEN" -o "$T/x.pdf" --pages 2 --small 2 --large 1 --payload 1k --sparse-gap 9.5G
 check_status 2 "usage: offsets past 10^10 need --xref stream"
 check_true test ! -e "$T/x.pdf" "usage: the partial file is removed"
+run "$GEN" -o "$T/x.pdf" --shape scan --image-kb 100 --payload 1M
+check_status 2 "usage: --image-kb with --payload"
+run "$GEN" -o "$T/x.pdf" --shape scanned
+check_status 2 "usage: unknown --shape"
+run "$GEN" -o "$T/x.pdf" --image-filter dct
+check_status 2 "usage: unknown --image-filter"
 run "$GEN" --help
 check_status 0 "--help"
 check_grep '--sparse-gap' "$T/out" "--help lists the options"
+check_grep '--shape reference[|]scan' "$T/out" "--help documents the shapes"
+check_grep '--image-kb N' "$T/out" "--help documents the image size knob"
 
 finish
