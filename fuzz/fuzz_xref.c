@@ -5,7 +5,8 @@
  * pdfstamp_doc_open (startxref, xref tables and streams, /Prev chains,
  * hybrid files, /Encrypt), then authentication with the fuzzing passwords
  * (see fuzz.h), pdfstamp_doc_info, and a lookup of every object in use (up
- * to a bound), with the data of every stream read, decrypted and decoded.
+ * to a bound), with the data of every stream read, decrypted and decoded;
+ * then pdfstamp_audit (every revision's objects as of that revision).
  * Oracles: the sanitizers; no PDFSTAMP_E_INTERNAL; no PDFSTAMP_E_USAGE once
  * the document is open (except from doc_info before authentication, which
  * is the caller's mistake); every error carries a message; a looked-up
@@ -87,6 +88,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = pdfstamp_doc_info(doc, &info);
 	fzx_check_rc_valid(ctx, rc, "pdfstamp_doc_info");
 	fzx_walk(doc);
+	{
+		/* the signature audit: every revision read as of itself */
+		struct pdfstamp_audit_report rep = PDFSTAMP_AUDIT_REPORT_INIT;
+		rc = pdfstamp_audit(doc, &rep);
+		fzx_check_rc_valid(ctx, rc, "pdfstamp_audit");
+		pdfstamp_audit_clear(&rep);
+	}
 out:
 	pdfstamp_info_clear(&info);
 	pdfstamp_doc_close(doc);

@@ -40,6 +40,15 @@
  *     (doc->authenticated, doc->perms).  The file key never leaves it.  The
  *     writer's self-check gives the re-opened output a handler sharing the
  *     original's key schedules (ps_sec_share).
+ *  5. Older revisions (audit.c): ps_doc_load_as_of reads an object as a
+ *     reader saw it when section SEC was the newest (xref.c's hidden
+ *     entries), with that version's generation for its key and the object
+ *     stream as of SEC for a compressed one (a two-slot cache of its own,
+ *     doc->asof_stm, so that comparing a member as of two revisions does
+ *     not decode either stream again per member, and the current-state
+ *     cache is never touched); the exemptions of invariant 3 apply by
+ *     number and offset.  Such objects are owned and uncached.  Both
+ *     states decode object streams with the one decoder, objstm_decode.
  */
 #include "config.h"
 
@@ -135,6 +144,13 @@ int ps_doc_stream_length(ps_doc *doc, ps_obj *stm, int64_t *len)
 
 int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_buf *out)
 {
+	return ps_doc_stream_data_as(doc, num, ps_doc_gen(doc, num), ps_doc_is_xref_stream(doc, num), stm, decode,
+	                             out);
+}
+
+int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm, int decode,
+                          ps_buf *out)
+{
 	ps_ctx *ctx = doc->ctx;
 	ps_buf raw = PS_BUF_INIT, plain = PS_BUF_INIT;
 	ps_buf *cur = &raw;
@@ -156,10 +172,9 @@ int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_bu
 			goto out;
 		}
 	}
-	encrypted = stm->u.stm.off >= 0 && num != 0 && !ps_doc_is_xref_stream(doc, num) &&
-	            ps_sec_stream_encrypted(doc->sec, stm);
+	encrypted = stm->u.stm.off >= 0 && num != 0 && !exempt && ps_sec_stream_encrypted(doc->sec, stm);
 	if (encrypted) {
-		if ((rc = ps_sec_decrypt_stream(ctx, doc->sec, stm, num, ps_doc_gen(doc, num), raw.data, raw.len,
+		if ((rc = ps_sec_decrypt_stream(ctx, doc->sec, stm, num, gen, raw.data, raw.len,
 		                                &plain)) < 0) {
 			rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u", num);
 			goto out;
@@ -200,42 +215,36 @@ out:
 	return rc;
 }
 
-/* Decodes object stream NUM into doc->objstm_* (one is kept at a time).
- * Re-entrant: looking up the stream or its /Length may load another object
- * stream (a /Length inside one), so the data is decoded into local state
- * and installed only when complete (issue 11: a nested load used to
- * overwrite the buffer being filled). */
-static int load_objstm(ps_doc *doc, uint32_t num)
+/* The one object-stream decoder (ISO 32000-2 7.5.7), for the current
+ * state and for older revisions alike: STM (object NUM, generation GEN,
+ * EXEMPT if it is one of the chain's xref streams) checked and decoded
+ * into *DATA (sentinel appended) and its header into *OFFS (2*N:
+ * object number, offset from /First).  Owned by the caller on success. */
+static int objstm_decode(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm, ps_buf *data,
+                         int64_t **offsp, int64_t *np, int64_t *firstp)
 {
 	ps_ctx *ctx = doc->ctx;
-	ps_obj *stm = NULL;
-	ps_buf data = PS_BUF_INIT;
 	int64_t n, first, i, *offs = NULL;
 	size_t pos;
 	int rc;
 
-	if (doc->objstm_num == num && doc->objstm_offs)
-		return 0;
-	data.secret = 1; /* decrypted object streams are plaintext */
-	if (ps_xref_type(doc, num) != 1)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u is not a plain indirect object", num);
-	if ((rc = ps_doc_lookup(doc, num, &stm)) < 0)
-		return rc;
+	*data = (ps_buf)PS_BUF_INIT;
+	data->secret = 1; /* decrypted object streams are plaintext */
 	if (!stm || stm->kind != PS_STREAM || !ps_obj_is_name(ps_dict_get(stm, "Type"), "ObjStm"))
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "object %u is not an object stream", num);
 	if (ps_obj_int(ps_dict_get(stm, "N"), &n) < 0 || ps_obj_int(ps_dict_get(stm, "First"), &first) < 0 ||
 	    n < 0 || n > PS_MAX_OBJNUM || first < 0)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u has a bad /N or /First", num);
-	if ((rc = ps_doc_stream_data(doc, num, stm, 1, &data)) < 0)
+	if ((rc = ps_doc_stream_data_as(doc, num, gen, exempt, stm, 1, data)) < 0)
 		goto out;
 	/* A sentinel keyword ends the last member, so that a bare number at the
 	 * very end ("... 42") is not taken for the start of "42 0 R". */
-	ps_buf_puts(&data, "\nendobj\n");
-	if (data.oom) {
+	ps_buf_puts(data, "\nendobj\n");
+	if (data->oom) {
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		goto out;
 	}
-	if ((uint64_t)first > data.len || (uint64_t)n > data.len / 2) {
+	if ((uint64_t)first > data->len || (uint64_t)n > data->len / 2) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u: /First or /N does not fit its data", num);
 		goto out;
 	}
@@ -247,17 +256,68 @@ static int load_objstm(ps_doc *doc, uint32_t num)
 	pos = 0;
 	for (i = 0; i < n; i++) {
 		int64_t onum, ooff;
-		pos = ps_skip_ws(data.data, (size_t)first, pos);
-		if (ps_parse_uint(data.data, (size_t)first, &pos, &onum) < 0 ||
-		    (pos = ps_skip_ws(data.data, (size_t)first, pos),
-		     ps_parse_uint(data.data, (size_t)first, &pos, &ooff) < 0) ||
-		    ooff > (int64_t)data.len - first) {
+		pos = ps_skip_ws(data->data, (size_t)first, pos);
+		if (ps_parse_uint(data->data, (size_t)first, &pos, &onum) < 0 ||
+		    (pos = ps_skip_ws(data->data, (size_t)first, pos),
+		     ps_parse_uint(data->data, (size_t)first, &pos, &ooff) < 0) ||
+		    ooff > (int64_t)data->len - first) {
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u has a bad header", num);
 			goto out;
 		}
 		offs[2 * i] = onum;
 		offs[2 * i + 1] = ooff;
 	}
+	*offsp = offs;
+	*np = n;
+	*firstp = first;
+	return 0;
+out:
+	ps_buf_free(data);
+	free(offs);
+	return rc;
+}
+
+/* Member NUM at index IDX of a decoded object stream (number STMNUM). */
+static int objstm_member(ps_doc *doc, const ps_buf *data, const int64_t *offs, int64_t n, int64_t first,
+                         uint32_t num, int64_t idx, int64_t stmnum, ps_obj **out)
+{
+	size_t pos;
+	int rc;
+
+	if (idx >= n || offs[2 * idx] != num)
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %u is not at index %lld of object stream %lld",
+		              num, (long long)idx, (long long)stmnum);
+	pos = (size_t)(first + offs[2 * idx + 1]);
+	rc = ps_parse_obj(doc->ctx, data->data, data->len, &pos, out);
+	if (rc == PS_E_NEEDMORE)
+		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %u is truncated in its object stream", num);
+	else if (rc < 0) /* offsets in the message are inside the decoded stream */
+		rc = ps_err_wrap(doc->ctx, rc, "object %u in object stream %lld (offsets are in its decoded data)",
+		                 num, (long long)stmnum);
+	return rc;
+}
+
+/* Decodes object stream NUM into doc->objstm_* (one is kept at a time).
+ * Re-entrant: looking up the stream or its /Length may load another object
+ * stream (a /Length inside one), so the data is decoded into local state
+ * and installed only when complete (issue 11: a nested load used to
+ * overwrite the buffer being filled). */
+static int load_objstm(ps_doc *doc, uint32_t num)
+{
+	ps_obj *stm = NULL;
+	ps_buf data;
+	int64_t n, first, *offs = NULL;
+	int rc;
+
+	if (doc->objstm_num == num && doc->objstm_offs)
+		return 0;
+	if (ps_xref_type(doc, num) != 1)
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object stream %u is not a plain indirect object", num);
+	if ((rc = ps_doc_lookup(doc, num, &stm)) < 0)
+		return rc;
+	if ((rc = objstm_decode(doc, num, ps_doc_gen(doc, num), ps_doc_is_xref_stream(doc, num), stm, &data, &offs,
+	                        &n, &first)) < 0)
+		return rc;
 	/* Install: whatever a nested load left behind is replaced. */
 	ps_buf_free(&doc->objstm_data);
 	free(doc->objstm_offs);
@@ -267,32 +327,16 @@ static int load_objstm(ps_doc *doc, uint32_t num)
 	doc->objstm_first = first;
 	doc->objstm_num = num;
 	return 0;
-out:
-	ps_buf_free(&data);
-	free(offs);
-	return rc;
 }
 
 static int load_compressed(ps_doc *doc, uint32_t num, const ps_xent *e, ps_obj **out)
 {
-	size_t pos, end;
-	int64_t idx = e->aux;
 	int rc;
 
 	if ((rc = load_objstm(doc, (uint32_t)e->off)) < 0)
 		return rc;
-	if (idx >= doc->objstm_n || doc->objstm_offs[2 * idx] != num)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %u is not at index %lld of object stream %lld",
-		              num, (long long)idx, (long long)e->off);
-	pos = (size_t)(doc->objstm_first + doc->objstm_offs[2 * idx + 1]);
-	end = doc->objstm_data.len;
-	rc = ps_parse_obj(doc->ctx, doc->objstm_data.data, end, &pos, out);
-	if (rc == PS_E_NEEDMORE)
-		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %u is truncated in its object stream", num);
-	else if (rc < 0) /* offsets in the message are inside the decoded stream */
-		rc = ps_err_wrap(doc->ctx, rc, "object %u in object stream %lld (offsets are in its decoded data)",
-		                 num, (long long)e->off);
-	return rc;
+	return objstm_member(doc, &doc->objstm_data, doc->objstm_offs, doc->objstm_n, doc->objstm_first, num,
+	                     e->aux, e->off, out);
 }
 
 int ps_doc_load(ps_doc *doc, uint32_t num, ps_obj **out)
@@ -325,6 +369,147 @@ int ps_doc_load(ps_doc *doc, uint32_t num, ps_obj **out)
 		return rc;
 	}
 	*out = o;
+	return 0;
+}
+
+/* ---- objects as of an older revision (audit.c) ------------------------------ */
+
+/* Is the version of NUM at OFF one of the chain's own xref streams? */
+static int is_xref_stream_at(const ps_doc *doc, uint32_t num, int64_t off)
+{
+	size_t i;
+
+	for (i = 0; i < doc->nxstm; i++)
+		if (doc->xstm[i].num == num && doc->xstm[i].off == off)
+			return 1;
+	return 0;
+}
+
+/* Object NUM at entry E (type 1) as of SEC: parsed, decrypted, an indirect
+ * /Length resolved as of SEC and made direct. */
+static int load_plain_as_of(ps_doc *doc, uint32_t num, const ps_xent *e, int sec, ps_obj **out)
+{
+	ps_obj *o = NULL, *len;
+	int rc;
+
+	*out = NULL;
+	if ((rc = ps_doc_parse_at(doc, e->off, num, &o, NULL)) < 0)
+		return rc;
+	if (doc->encrypted && num != doc->encrypt_num && !(o->kind == PS_STREAM && is_xref_stream_at(doc, num, e->off)) &&
+	    (rc = ps_sec_convert_strings(doc->ctx, doc->sec, NULL, num, (uint16_t)e->aux, o, NULL)) < 0) {
+		ps_obj_free(o);
+		return rc;
+	}
+	if (o->kind == PS_STREAM && (len = ps_dict_get(o, "Length")) != NULL && len->kind == PS_REF) {
+		ps_obj *l = NULL;
+		int64_t v = -1;
+		if ((rc = ps_doc_load_as_of(doc, len->u.ref.num, sec, &l, NULL)) < 0) {
+			ps_obj_free(o);
+			return rc;
+		}
+		ps_obj_int(l, &v);
+		ps_obj_free(l);
+		if (v < 0 || (rc = ps_dict_put_int(o, "Length", v)) < 0) {
+			ps_obj_free(o);
+			return v < 0 ? ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %u: bad indirect /Length", num)
+			             : ps_err(doc->ctx, rc, "out of memory");
+		}
+	}
+	*out = o;
+	return 0;
+}
+
+/* Object stream NUM as of SEC, decoded into one of doc->asof_stm (the
+ * least recently used is replaced); *SLOT receives it. */
+static int load_objstm_as_of(ps_doc *doc, uint32_t num, int sec, struct ps_asof_stm **slot)
+{
+	struct ps_asof_stm *c;
+	ps_obj *stm = NULL;
+	ps_buf data;
+	int64_t n, first, *offs = NULL;
+	ps_xent e;
+	int rc, k;
+
+	if (!ps_xref_as_of(doc, num, sec, &e) || e.type != 1)
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object stream %u is not a plain indirect object in "
+		              "revision %d", num, doc->nsections - sec + 1);
+	for (k = 0; k < 2; k++) {
+		c = &doc->asof_stm[k];
+		if (c->offs && c->num == num && c->off == e.off) {
+			c->used = ++doc->asof_clock;
+			*slot = c;
+			return 0;
+		}
+	}
+	if ((rc = load_plain_as_of(doc, num, &e, sec, &stm)) < 0)
+		return rc;
+	rc = objstm_decode(doc, num, (uint16_t)e.aux, 0, stm, &data, &offs, &n, &first);
+	ps_obj_free(stm);
+	if (rc < 0)
+		return rc;
+	/* install (a nested load may have filled a slot meanwhile) */
+	c = doc->asof_stm[0].used <= doc->asof_stm[1].used ? &doc->asof_stm[0] : &doc->asof_stm[1];
+	ps_buf_free(&c->data);
+	free(c->offs);
+	c->data = data;
+	c->offs = offs;
+	c->n = n;
+	c->first = first;
+	c->num = num;
+	c->off = e.off;
+	c->used = ++doc->asof_clock;
+	*slot = c;
+	return 0;
+}
+
+int ps_doc_load_as_of(ps_doc *doc, uint32_t num, int sec, ps_obj **out, uint16_t *gen)
+{
+	ps_ctx *ctx = doc->ctx;
+	ps_xent e;
+	int rc;
+
+	*out = NULL;
+	if (gen)
+		*gen = 0;
+	if (num == 0 || sec < 1 || sec > doc->nsections || !ps_xref_as_of(doc, num, sec, &e) || e.type == 0)
+		return 0;
+	if (doc->encrypted && !doc->authenticated)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
+	if (doc->depth >= MAX_LOOKUP_DEPTH)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "objects refer to each other too deeply (at object %u)", num);
+	doc->depth++;
+	if (e.type == 1) {
+		if (gen)
+			*gen = (uint16_t)e.aux;
+		rc = load_plain_as_of(doc, num, &e, sec, out);
+	} else {
+		struct ps_asof_stm *c;
+		if ((rc = load_objstm_as_of(doc, (uint32_t)e.off, sec, &c)) == 0)
+			rc = objstm_member(doc, &c->data, c->offs, c->n, c->first, num, e.aux, e.off, out);
+	}
+	doc->depth--;
+	if (rc < 0) {
+		ps_obj_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int ps_doc_objstm_members(ps_doc *doc, uint32_t num, int sec, uint32_t **nums, size_t *n)
+{
+	struct ps_asof_stm *c;
+	int64_t i;
+	int rc;
+
+	*nums = NULL;
+	*n = 0;
+	if ((rc = load_objstm_as_of(doc, num, sec, &c)) < 0)
+		return rc;
+	if (!(*nums = malloc((size_t)(c->n ? c->n : 1) * sizeof **nums)))
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; i < c->n; i++)
+		if (c->offs[2 * i] > 0 && c->offs[2 * i] <= PS_MAX_OBJNUM)
+			(*nums)[(*n)++] = (uint32_t)c->offs[2 * i];
 	return 0;
 }
 
@@ -612,12 +797,18 @@ void pdfstamp_doc_close(pdfstamp_doc *doc)
 	ps_sec_free(doc->sec);
 	ps_buf_free(&doc->objstm_data);
 	free(doc->objstm_offs);
+	for (int k = 0; k < 2; k++) {
+		ps_buf_free(&doc->asof_stm[k].data);
+		free(doc->asof_stm[k].offs);
+	}
 	ps_xref_free(doc);
 	free(doc->enc_versions);
 	free(doc->xstm);
 	for (int i = 0; doc->sections && i < doc->nsections; i++) {
 		ps_obj_free(doc->sections[i].enc);
 		ps_obj_free(doc->sections[i].id0);
+		ps_obj_free(doc->sections[i].root);
+		ps_obj_free(doc->sections[i].info);
 	}
 	free(doc->sections);
 	free(doc->read_ranges);

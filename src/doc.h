@@ -38,6 +38,8 @@ typedef struct ps_section {
 	 * been appended by someone without the password. */
 	ps_obj *enc;                  /* its /Encrypt value (owned copy), NULL if absent */
 	ps_obj *id0;                  /* its ID[0] (owned copy), NULL if absent */
+	ps_obj *root, *info;          /* its /Root and /Info (owned copies), NULL if absent (audit) */
+	int64_t size;                 /* its /Size, -1 if absent or not a count (audit) */
 } ps_section;
 
 /* An xref stream of the chain: its object number and offset. */
@@ -51,6 +53,14 @@ typedef struct ps_enc_version {
 	int64_t off;
 	int sec;                      /* index into sections (0 = newest) */
 } ps_enc_version;
+
+/* An entry of an older section that a newer one hides (xref.c note
+ * "Older entries"): what `audit` needs to read an object as of a revision. */
+typedef struct ps_xshadow {
+	uint32_t num;
+	uint32_t seq;                 /* order of recording (hybrid precedence) */
+	ps_xent e;                    /* e.sec: its section (1-based, newest first) */
+} ps_xshadow;
 
 typedef struct ps_cache_ent {
 	uint32_t num;
@@ -89,6 +99,9 @@ struct pdfstamp_doc {
 	int nenc_versions, capenc_versions;
 	int enc_versions_oom;         /* a definition could not be recorded: refuse */
 	int64_t size_key;             /* trailer /Size */
+	ps_xshadow *shadows;          /* hidden older entries, sorted by number, then section */
+	size_t nshadows, capshadows;
+	int shadows_lost;             /* too many (or no memory) to keep them all: no audit */
 
 	/* security */
 	int encrypted;
@@ -107,6 +120,19 @@ struct pdfstamp_doc {
 	int locked;                   /* holds an exclusive flock (opened for writing) */
 	unsigned open_flags;
 	mode_t mode;                  /* permission bits of the file */
+
+	/* the last two object streams decoded as of an older revision (audit
+	 * compares a member as of two revisions: two slots, least recently
+	 * used replaced, so that neither is decoded again per member) */
+	struct ps_asof_stm {
+		uint32_t num;
+		int64_t off;                  /* offset of the version decoded */
+		ps_buf data;
+		int64_t *offs;                /* 2*N: object number, offset from /First */
+		int64_t n, first;
+		unsigned used;                /* recency stamp */
+	} asof_stm[2];
+	unsigned asof_clock;
 
 	/* the last decoded object stream */
 	uint32_t objstm_num;
@@ -141,6 +167,18 @@ static inline int ps_xref_type(const ps_doc *doc, uint32_t num)
 uint32_t ps_xref_next(const ps_doc *doc, uint32_t after);
 /* Frees the index. */
 void ps_xref_free(ps_doc *doc);
+/* Revisions (audit.c).  SEC numbers a section 1.. from the newest, as
+ * ps_xent.sec does; "as of SEC" is the state a reader saw when that
+ * section was the newest (sections SEC..nsections merged).
+ * The merged slot of NUM whatever its type (a free entry included), NULL
+ * if no section mentions NUM. */
+const ps_xent *ps_xref_slot(const ps_doc *doc, uint32_t num);
+/* The lowest number above AFTER that some section mentions (free entries
+ * included), 0 if none. */
+uint32_t ps_xref_next_slot(const ps_doc *doc, uint32_t after);
+/* The entry of NUM as of section SEC into *OUT (its type may be 0: freed
+ * by that revision): 1, or 0 if no section SEC.. mentions NUM. */
+int ps_xref_as_of(const ps_doc *doc, uint32_t num, int sec, ps_xent *out);
 /* Borrowed pointer to object NUM (parsed, strings decrypted), NULL with
  * *err = 0 if the object is free or absent (the PDF null object), or an
  * error.  The object lives as long as the document. */
@@ -152,6 +190,19 @@ int ps_doc_resolve(ps_doc *doc, ps_obj *o, ps_obj **out);
 /* Raw, decrypted or decoded stream data of a PS_STREAM that belongs to
  * object NUM (for the exemptions).  DECODE also undoes FlateDecode. */
 int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_buf *out);
+/* Object NUM as of section SEC (see ps_xref_as_of): parsed and decrypted
+ * with that version's own generation, an object-stream member read from
+ * the object stream as of SEC too; an indirect /Length of a stream is
+ * resolved as of SEC and made direct.  *out (owned, uncached) is NULL
+ * for a free or absent object; *gen (may be NULL) its generation. */
+int ps_doc_load_as_of(ps_doc *doc, uint32_t num, int sec, ps_obj **out, uint16_t *gen);
+/* The object numbers object stream NUM holds as of section SEC (its
+ * header), into *NUMS (owned, *N of them). */
+int ps_doc_objstm_members(ps_doc *doc, uint32_t num, int sec, uint32_t **nums, size_t *n);
+/* ps_doc_stream_data for a stream loaded by ps_doc_load_as_of: GEN and
+ * whether it is one of the chain's xref streams (EXEMPT) given. */
+int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm, int decode,
+                          ps_buf *out);
 /* Length of a stream's raw data (resolves an indirect /Length). */
 int ps_doc_stream_length(ps_doc *doc, ps_obj *stm, int64_t *len);
 /* xref.c: is the live object NUM one of the chain's own xref streams (a

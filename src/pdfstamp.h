@@ -337,6 +337,53 @@ struct pdfstamp_meta_opts {
 int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *opts,
                   const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result);
 
+/* ---- Long-term validation data: the Document Security Store ------------------ */
+
+enum pdfstamp_dss_kind {
+	PDFSTAMP_DSS_CERT = 1,   /* X.509 certificate: one DER certificate, or PEM with one or more
+	                            CERTIFICATE blocks */
+	PDFSTAMP_DSS_OCSP = 2,   /* one DER OCSPResponse (RFC 6960 4.2.1): successful, basic */
+	PDFSTAMP_DSS_CRL = 3     /* X.509 CRL: one DER CRL, or PEM with one or more X509 CRL blocks */
+};
+
+/* One input: the bytes of a file, which the call reads but does not keep. */
+struct pdfstamp_dss_input {
+	enum pdfstamp_dss_kind kind;
+	const char *name;        /* names the input in messages (a file name); NULL: "input N" */
+	const uint8_t *data;
+	size_t len;              /* at most PDFSTAMP_DSS_MAX_INPUT */
+};
+#define PDFSTAMP_DSS_MAX_INPUT (64u << 20)   /* bytes of one input */
+#define PDFSTAMP_DSS_MAX_INPUTS 10000        /* inputs, and DER items after PEM splitting */
+
+struct pdfstamp_dss_opts {
+	unsigned version;
+	const struct pdfstamp_dss_input *inputs;
+	size_t ninputs;          /* at least one */
+	int vri;                 /* also a /VRI entry per signature (pdfstamp(1), dss) */
+};
+#define PDFSTAMP_DSS_OPTS_VERSION 1
+#define PDFSTAMP_DSS_OPTS_INIT {PDFSTAMP_DSS_OPTS_VERSION, NULL, 0, 0}
+
+/* Checks every input of OPTS without a document: PEM split into DER,
+ * certificates and CRLs parsed with mbedTLS, OCSP responses checked to be
+ * successful basic OCSPResponse structures.  PDFSTAMP_E_FORMAT names the
+ * first bad input; PDFSTAMP_E_USAGE for bad options.  pdfstamp_dss does
+ * the same checks itself first. */
+int pdfstamp_dss_check(pdfstamp_ctx *ctx, const struct pdfstamp_dss_opts *opts);
+
+/* Adds the inputs to the catalog's /DSS (ISO 32000-2 12.8.4.3): /Certs,
+ * /OCSPs and /CRLs arrays of new, unfiltered streams holding the DER bytes
+ * (encrypted like any new stream), existing entries kept, an item whose
+ * bytes an entry of its array already holds (or an earlier input) not
+ * added again; with opts->vri, /VRI entries keyed by the SHA-1 of each
+ * signature's /Contents.  One incremental update, after the same
+ * pre-flight as the other writers.  If there is nothing new to add,
+ * nothing is written (not even an -o output file): RESULT then has
+ * nobjects 0 and bytes_appended 0. */
+int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *opts,
+                 const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result);
+
 /* ---- Full rewrite: key rotation and encryption ------------------------------ */
 
 /* Called now and then during long work with bytes done and the total. */
@@ -409,6 +456,108 @@ struct pdfstamp_verify_report {
  * Returns PDFSTAMP_E_FORMAT if anything failed (details in REPORT). */
 int pdfstamp_verify(pdfstamp_doc *doc, struct pdfstamp_verify_report *report,
                     pdfstamp_progress_fn progress, void *progress_ud);
+
+/* ---- Auditing a signed document (pdfstamp audit) ---------------------- */
+
+/* What a change after a signature touches (pdfstamp_audit). */
+enum pdfstamp_change_kind {
+	PDFSTAMP_CHANGE_OTHER = 0,       /* anything else (a new object nothing classifies) */
+	PDFSTAMP_CHANGE_ANNOTATION,      /* an annotation, or a page whose only change is /Annots */
+	PDFSTAMP_CHANGE_FORM_FIELD,      /* a form field's value (/V) or a widget's appearance */
+	PDFSTAMP_CHANGE_SIGNATURE,       /* a new signature field or signature value */
+	PDFSTAMP_CHANGE_DSS,             /* the catalog's /DSS, its /VRI and streams */
+	PDFSTAMP_CHANGE_DOC_TIMESTAMP,   /* a /Type /DocTimeStamp signature */
+	PDFSTAMP_CHANGE_METADATA,        /* /Info, the XMP /Metadata stream */
+	PDFSTAMP_CHANGE_PAGE_CONTENT,    /* a page's /Contents or /Resources, content streams */
+	PDFSTAMP_CHANGE_PAGE_TREE,       /* /Pages nodes, /Kids, /Count, other keys of a page */
+	PDFSTAMP_CHANGE_CATALOG,         /* other keys of the catalog, or another /Root */
+	PDFSTAMP_CHANGE_ENCRYPTION       /* the encryption dictionary */
+};
+#define PDFSTAMP_CHANGE_KINDS 11
+/* "other", "annotation", "form-field", "signature", "dss", "doc-timestamp",
+ * "metadata", "page-content", "page-tree", "catalog", "encryption"; NULL
+ * for any other value. */
+const char *pdfstamp_change_kind_name(int kind);
+
+/* Is a change of KIND after a signature with DocMDP level DOCMDP (0 for
+ * an approval signature, 1..3 for a certification) permitted?  EXISTED:
+ * the object existed when the signature was made (a new object of kind
+ * OTHER is reachable only through a changed object, judged on its own).
+ * The one rule table of pdfstamp_audit and of the writers' pre-flight;
+ * FieldMDP locks are judged by field name on top of it (pdfstamp(1),
+ * AUDIT). */
+int pdfstamp_policy_allows(int docmdp, int kind, int existed);
+
+/* Action of a change. */
+#define PDFSTAMP_CHANGE_ADDED 1
+#define PDFSTAMP_CHANGE_MODIFIED 2
+#define PDFSTAMP_CHANGE_FREED 3
+
+struct pdfstamp_audit_change {
+	int64_t object;              /* object number */
+	int generation;
+	int kind;                    /* enum pdfstamp_change_kind */
+	int action;                  /* PDFSTAMP_CHANGE_ADDED, _MODIFIED or _FREED */
+	int forbidden;               /* some signature's policy forbids it */
+	int signature;               /* index into sigs of the first signature it breaks, -1 */
+	char field[128];             /* form-field changes: the field's full name, else "" */
+};
+
+struct pdfstamp_audit_revision {
+	int64_t offset;              /* of its cross-reference section */
+	enum pdfstamp_xref_kind xref;
+	int64_t added, modified, freed; /* object counts of its own section */
+	int audited;                 /* newer than the first signature: changes classified */
+	int nchanges;
+	struct pdfstamp_audit_change *changes; /* audited revisions only (owned) */
+};
+
+/* FieldMDP /Action of a lock. */
+#define PDFSTAMP_FIELDMDP_NONE 0
+#define PDFSTAMP_FIELDMDP_ALL 1
+#define PDFSTAMP_FIELDMDP_INCLUDE 2
+#define PDFSTAMP_FIELDMDP_EXCLUDE 3
+
+struct pdfstamp_audit_sig {
+	char field[128];             /* full field name (truncated) */
+	int64_t objnum;              /* the signature dictionary, 0 if direct */
+	int revision;                /* 1-based from the oldest revision its /ByteRange ends in; 0 unknown */
+	int covers_revision;         /* the /ByteRange ends exactly at that revision's end */
+	int docmdp;                  /* 0 approval, else the certification's DocMDP /P */
+	int doc_timestamp;           /* /Type /DocTimeStamp */
+	int fieldmdp;                /* PDFSTAMP_FIELDMDP_* (the /Reference FieldMDP or the field's /Lock) */
+	int nfields;                 /* the locked field names (Include/Exclude) */
+	char **fields;               /* (owned) */
+	char subfilter[64];
+	int violated;                /* a change after it breaks its policy */
+};
+
+#define PDFSTAMP_AUDIT_OK 0
+#define PDFSTAMP_AUDIT_VIOLATION 1
+#define PDFSTAMP_AUDIT_UNSIGNED 2
+
+struct pdfstamp_audit_report {
+	unsigned version;            /* PDFSTAMP_AUDIT_REPORT_VERSION, set by the caller */
+	int verdict;                 /* PDFSTAMP_AUDIT_OK, _VIOLATION or _UNSIGNED */
+	int nsigs;
+	struct pdfstamp_audit_sig *sigs; /* in field tree order (owned) */
+	int nrevisions;
+	struct pdfstamp_audit_revision *revisions; /* oldest first (owned) */
+	int64_t forbidden;           /* forbidden changes in all */
+	int64_t bytes_read;          /* distinct bytes of the file read so far (as pdfstamp_info's) */
+};
+#define PDFSTAMP_AUDIT_REPORT_VERSION 1
+#define PDFSTAMP_AUDIT_REPORT_INIT {PDFSTAMP_AUDIT_REPORT_VERSION, 0, 0, NULL, 0, NULL, 0, 0}
+/* Walks the revision chain and every signature of an authenticated (or
+ * plaintext) DOC and classifies each change made after each signature by
+ * comparing the decrypted objects of the revisions (pdfstamp(1), AUDIT).
+ * A violation is a verdict in REPORT, not an error: the call returns 0;
+ * PDFSTAMP_E_FORMAT / _UNSUPPORTED for a damaged or unauditable file.
+ * Release REPORT with pdfstamp_audit_clear on success and failure alike. */
+int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *report);
+/* Frees what REPORT owns and zeroes everything but `version`; NULL is
+ * accepted. */
+void pdfstamp_audit_clear(struct pdfstamp_audit_report *report);
 
 #ifdef __cplusplus
 }

@@ -45,20 +45,62 @@
  *     to walk, or a /DocMDP that is not a dictionary, sets sigs_incomplete:
  *     the policy is then unknown and every writer refuses rather than
  *     guess.
- *  3. Before an incremental update (ps_policy_check), in this order: the P
- *     bit of note 1 (unless owner); the certification: P=1 refuses every
- *     update, P=2 refuses annotations; an unknown policy refuses; then
- *     each signature listed: P=1 refuses, P=2 refuses annotations, P=2/P=3
- *     warn that strict validators may report the update as a modification,
- *     and an approval signature stays valid (its bytes are untouched) but
- *     is warned about too.  Refusals are PDFSTAMP_E_PERM (exit 5), the
- *     unknown policy PDFSTAMP_E_UNSUPPORTED.
+ *  3. The rule table (pdfstamp_policy_allows): which kind of change after
+ *     a signature its policy permits.  Columns: an approval signature (no
+ *     DocMDP), certification P=1, P=2, P=3 (12.8.2.2, Table 257):
+ *        kind            approval  P=1  P=2  P=3
+ *        annotation         yes     no   no  yes   P=3: "annotation creation,
+ *                                                   deletion, and modification"
+ *        form-field         yes     no  yes  yes   P=2: "filling in forms"
+ *        signature          yes     no  yes  yes   P=2: "and signing"
+ *        dss                yes    yes  yes  yes   (a)
+ *        doc-timestamp      yes    yes  yes  yes   (a)
+ *        metadata           yes     no   no   no   not among Table 257's changes
+ *        page-content        no     no   no   no   visible content (b)
+ *        page-tree           no     no   no   no   visible content (b)
+ *        catalog             no     no   no   no   /OpenAction, /Names, /Root...
+ *        encryption          no     no   no   no   (doc.c refuses it at open)
+ *        other, existing     no     no   no   no   fonts, images, XObjects (b)
+ *        other, new         yes    yes  yes  yes   reachable only through a
+ *                                                   changed object judged itself;
+ *                                                   audit.c forbids one that no
+ *                                                   change refers to (an orphan:
+ *                                                   a signed reference that led
+ *                                                   nowhere now draws it)
+ *     (a) ISO 32000-2:2020 Table 257, the /P entry: "Changes to a PDF that
+ *     are incremental updates which include only the data necessary to add
+ *     DSS's (12.8.4.3) and/or document timestamps (12.8.5) to the document
+ *     shall not be considered as changes to the document as defined in the
+ *     choices below"; 12.8.5.3: the presence of a document timestamp and/or
+ *     DSS information shall be ignored when evaluating DocMDP restrictions.
+ *     ETSI EN 319 142-1 (PAdES) 5.4.2.3: DocMDP restrictions do not apply to
+ *     incremental updates that add a DSS dictionary with its VRI, Certs,
+ *     CRLs and OCSPs; 5.4.3 the same for document time-stamps, whose note
+ *     says that P=1 forbids any change but allows document time-stamps.
+ *     (b) An approval signature (12.8.1) has no transform, but a change
+ *     to what was signed and is shown (page content, the page tree, the
+ *     objects they use) is what the "incremental saving" and "shadow"
+ *     attacks (NDSS 2019, 2021) hide in a later revision; no signature
+ *     permits it.  FieldMDP locks (12.8.2.4; the field's /Lock, 12.7.5.5)
+ *     forbid /V changes of the locked fields on top of the table (audit.c).
+ *     The table is the one rule of both pdfstamp_audit and the pre-flight.
+ *  3b. Before an incremental update (ps_policy_check), in this order: the
+ *     P bit of note 1 (unless owner): annotations bit 6, metadata and DSS
+ *     bit 4 (a DSS is none of the operations of bits 6, 9 and 11); an
+ *     unknown policy refuses; then the kind of change the update makes
+ *     (annotation, metadata, dss) against every signature's level and the
+ *     certification of /Root /Perms /DocMDP, through the table: a change it
+ *     forbids is refused before anything is written, exactly where `audit`
+ *     would report a violation.  Allowed annotations and metadata under a
+ *     signature are warned about (strict validators report them); DSS is
+ *     not.  Refusals are PDFSTAMP_E_PERM (exit 5), the unknown policy
+ *     PDFSTAMP_E_UNSUPPORTED.
  *  4. Before a full rewrite (ps_policy_rewrite): any signature, or
  *     /AcroForm /SigFlags with bit 2 AppendOnly set (Table 224, Table 225),
  *     refuses (a rewrite changes every byte, so no signature survives it);
  *     with PDFSTAMP_REWRITE_FORCE it proceeds, warning about signatures.
- *  The coming signature audit grows from notes 2-4: it reads the same list
- *  and the same levels, and must not open a second way to them.
+ *  The signature audit (audit.c) reads the same list and levels (through
+ *  ps_doc_signatures) and the same table; there is no second way to them.
  */
 #include "config.h"
 
@@ -180,16 +222,31 @@ static int sig_docmdp(ps_doc *doc, ps_obj *sig, int *level)
 	return 0;
 }
 
-/* The walk of note 2: a hostile tree is bounded (sigs_incomplete, or an
+/* Appends the UTF-8 of field name T (a text string) to PATH, after a
+ * '.' unless PATH is empty (12.7.4.2: the fully qualified name). */
+static void name_push(ps_ctx *ctx, ps_buf *path, const ps_obj *t)
+{
+	if (!t || t->kind != PS_STR)
+		return;
+	if (path->len)
+		ps_buf_putc(path, '.');
+	if (ps_text_to_utf8(ctx, t->u.str.p, t->u.str.len, path) < 0)
+		ps_buf_append(path, "?", 1);
+}
+
+/* The walk of note 2: a hostile tree is bounded (*incomplete, or an
  * error past 100,000 fields), never followed without limit. */
-int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info)
+int ps_doc_sig_fields(ps_doc *doc, int *docmdp_out, int *incomplete, ps_sig_field_fn fn, void *ud)
 {
 	ps_obj *root = NULL, *acro = NULL, *fields = NULL, *perms = NULL, *docmdp, *cert = NULL;
 	uint32_t docmdp_num = 0;
-	/* An explicit stack of field arrays; bounded to stop hostile trees. */
-	struct { ps_obj *arr; size_t i; } stack[16];
-	int sp = 0, visited = 0, rc;
+	/* An explicit stack of field arrays; bounded to stop hostile trees.
+	 * NAMELEN: the length of the name path of the parent of its fields. */
+	struct { ps_obj *arr; size_t i, namelen; } stack[16];
+	ps_buf path = PS_BUF_INIT;
+	int sp = 0, visited = 0, rc, level0 = 0;
 
+	*docmdp_out = 0;
 	if ((rc = ps_doc_catalog(doc, PS_CATALOG_ANY, &root, NULL)) < 0)
 		return rc;
 	if ((rc = ps_doc_resolve(doc, ps_dict_get(root, "Perms"), &perms)) < 0)
@@ -201,12 +258,13 @@ int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info)
 		if ((rc = ps_doc_resolve(doc, docmdp, &cert)) < 0)
 			return rc;
 		if (cert && cert->kind == PS_DICT) {
-			if ((rc = sig_docmdp(doc, cert, &info->docmdp)) < 0)
+			if ((rc = sig_docmdp(doc, cert, &level0)) < 0)
 				return rc;
-			if (!info->docmdp)
-				info->docmdp = 2; /* certification without a readable /P */
+			if (!level0)
+				level0 = 2; /* certification without a readable /P */
+			*docmdp_out = level0;
 		} else if (cert) {
-			info->sigs_incomplete = 1; /* /DocMDP that is not a signature dictionary */
+			*incomplete = 1; /* /DocMDP that is not a signature dictionary */
 		}
 	}
 	if ((rc = ps_doc_resolve(doc, ps_dict_get(root, "AcroForm"), &acro)) < 0)
@@ -217,6 +275,7 @@ int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info)
 		return 0;
 	stack[sp].arr = fields;
 	stack[sp].i = 0;
+	stack[sp].namelen = 0;
 	sp++;
 	while (sp > 0) {
 		ps_obj *ref, *field = NULL, *v = NULL, *kids = NULL, *ft;
@@ -225,64 +284,144 @@ int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info)
 			continue;
 		}
 		ref = ps_array_get(stack[sp - 1].arr, stack[sp - 1].i++);
-		if (++visited > 100000)
-			return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "the form field tree is too large or has a cycle");
+		if (++visited > 100000) {
+			rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "the form field tree is too large or has a cycle");
+			goto out;
+		}
 		if ((rc = ps_doc_resolve(doc, ref, &field)) < 0)
-			return rc;
+			goto out;
 		if (!field || field->kind != PS_DICT)
 			continue;
+		path.len = stack[sp - 1].namelen;
+		name_push(doc->ctx, &path, ps_dict_get(field, "T"));
+		ps_buf_putc(&path, 0);
+		if (path.oom) {
+			rc = ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+			goto out;
+		}
+		path.len--;
 		ft = ps_dict_get(field, "FT");
 		if (ps_obj_is_name(ft, "Sig") && (v = ps_dict_get(field, "V")) != NULL) {
 			ps_obj *sig = NULL;
 			uint32_t snum = v->kind == PS_REF ? v->u.ref.num : 0;
 			if ((rc = ps_doc_resolve(doc, v, &sig)) < 0)
-				return rc;
+				goto out;
 			if (sig && sig->kind == PS_DICT) {
 				int level;
 				if ((rc = sig_docmdp(doc, sig, &level)) < 0)
-					return rc;
+					goto out;
 				if (!level && snum && snum == docmdp_num)
-					level = info->docmdp;
-				struct pdfstamp_sig_info *si;
-				if (ps_array_grow((void **)&info->sigs, (size_t)info->nsigs, sizeof *si) < 0)
-					return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-				si = &info->sigs[info->nsigs++];
-				memset(si, 0, sizeof *si);
-				si->objnum = snum;
-				copy_name(si->subfilter, sizeof si->subfilter, ps_dict_get(sig, "SubFilter"));
-				si->docmdp = level;
+					level = level0;
+				if ((rc = fn(ud, field, sig, snum, level, (const char *)path.data)) < 0)
+					goto out;
 			}
 		}
 		if ((rc = ps_doc_resolve(doc, ps_dict_get(field, "Kids"), &kids)) < 0)
-			return rc;
+			goto out;
 		if (kids && kids->kind == PS_ARRAY) {
 			if (sp == 16) {
-				info->sigs_incomplete = 1;
+				*incomplete = 1;
 				continue;
 			}
 			stack[sp].arr = kids;
 			stack[sp].i = 0;
+			stack[sp].namelen = path.len;
 			sp++;
 		}
 	}
+	rc = 0;
+out:
+	ps_buf_free(&path);
+	return rc;
+}
+
+static int add_sig_info(void *ud, ps_obj *field, ps_obj *sig, uint32_t snum, int level, const char *name)
+{
+	struct { ps_doc *doc; struct pdfstamp_info *info; } *w = ud;
+	struct pdfstamp_info *info = w->info;
+	struct pdfstamp_sig_info *si;
+
+	(void)field;
+	(void)name;
+	if (ps_array_grow((void **)&info->sigs, (size_t)info->nsigs, sizeof *si) < 0)
+		return ps_err(w->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	si = &info->sigs[info->nsigs++];
+	memset(si, 0, sizeof *si);
+	si->objnum = snum;
+	copy_name(si->subfilter, sizeof si->subfilter, ps_dict_get(sig, "SubFilter"));
+	si->docmdp = level;
 	return 0;
 }
 
-/* ---- the writers' pre-flight (notes 3 and 4) ----------------------------- */
+int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info)
+{
+	struct { ps_doc *doc; struct pdfstamp_info *info; } w = {doc, info};
+
+	return ps_doc_sig_fields(doc, &info->docmdp, &info->sigs_incomplete, add_sig_info, &w);
+}
+
+/* ---- the rule table (note 3) --------------------------------------------- */
+
+/* Columns: approval, P=1, P=2, P=3; rows: enum pdfstamp_change_kind. */
+static const unsigned char rule_table[PDFSTAMP_CHANGE_KINDS][4] = {
+	[PDFSTAMP_CHANGE_OTHER] = {0, 0, 0, 0},          /* existing objects; new ones: see below */
+	[PDFSTAMP_CHANGE_ANNOTATION] = {1, 0, 0, 1},
+	[PDFSTAMP_CHANGE_FORM_FIELD] = {1, 0, 1, 1},
+	[PDFSTAMP_CHANGE_SIGNATURE] = {1, 0, 1, 1},
+	[PDFSTAMP_CHANGE_DSS] = {1, 1, 1, 1},
+	[PDFSTAMP_CHANGE_DOC_TIMESTAMP] = {1, 1, 1, 1},
+	[PDFSTAMP_CHANGE_METADATA] = {1, 0, 0, 0},
+	[PDFSTAMP_CHANGE_PAGE_CONTENT] = {0, 0, 0, 0},
+	[PDFSTAMP_CHANGE_PAGE_TREE] = {0, 0, 0, 0},
+	[PDFSTAMP_CHANGE_CATALOG] = {0, 0, 0, 0},
+	[PDFSTAMP_CHANGE_ENCRYPTION] = {0, 0, 0, 0},
+};
+
+static const char *const kind_names[PDFSTAMP_CHANGE_KINDS] = {
+	"other", "annotation", "form-field", "signature", "dss", "doc-timestamp",
+	"metadata", "page-content", "page-tree", "catalog", "encryption",
+};
+
+const char *pdfstamp_change_kind_name(int kind)
+{
+	return kind >= 0 && kind < PDFSTAMP_CHANGE_KINDS ? kind_names[kind] : NULL;
+}
+
+int pdfstamp_policy_allows(int docmdp, int kind, int existed)
+{
+	if (kind < 0 || kind >= PDFSTAMP_CHANGE_KINDS || docmdp < 0 || docmdp > 3)
+		return 0;
+	if (kind == PDFSTAMP_CHANGE_OTHER && !existed)
+		return 1;
+	return rule_table[kind][docmdp];
+}
+
+/* ---- the writers' pre-flight (notes 3b and 4) ---------------------------- */
+
+static const char *level_name(int docmdp)
+{
+	static const char *const n[] = {"an approval signature", "DocMDP P=1 (no changes allowed)",
+	                                "DocMDP P=2 (form filling and signing only)",
+	                                "DocMDP P=3 (form filling, signing and annotations only)"};
+	return n[docmdp >= 0 && docmdp <= 3 ? docmdp : 0];
+}
 
 int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 {
 	ps_ctx *ctx = doc->ctx;
 	struct pdfstamp_info *info;
-	int for_annotation = kind == PS_UPDATE_ANNOTATION;
+	int change = kind == PS_UPDATE_ANNOTATION ? PDFSTAMP_CHANGE_ANNOTATION
+	             : kind == PS_UPDATE_DSS ? PDFSTAMP_CHANGE_DSS : PDFSTAMP_CHANGE_METADATA;
+	const char *what = kind == PS_UPDATE_ANNOTATION ? "adding annotations"
+	                   : kind == PS_UPDATE_DSS ? "adding validation data (/DSS)" : "changing metadata";
 	int i, rc;
 
 	{
-		int bit = for_annotation ? PS_PERM_ANNOTATE : PS_PERM_MODIFY;
+		int bit = kind == PS_UPDATE_ANNOTATION ? PS_PERM_ANNOTATE : PS_PERM_MODIFY;
 		if (!ps_doc_permits(doc, bit))
 			return ps_err(ctx, PDFSTAMP_E_PERM,
 			              "the document does not permit %s (permission bit %d is clear); the owner password "
-			              "is needed", for_annotation ? "adding annotations" : "modifying it", bit);
+			              "is needed", kind == PS_UPDATE_ANNOTATION ? "adding annotations" : "modifying it", bit);
 	}
 	info = calloc(1, sizeof *info);
 	if (!info)
@@ -291,11 +430,9 @@ int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 		goto out;
 	/* The certification, from /Root /Perms /DocMDP (12.8.4.1), wherever its
 	 * field is in the tree. */
-	if (info->docmdp == 1 || (info->docmdp == 2 && for_annotation)) {
-		rc = ps_err(ctx, PDFSTAMP_E_PERM,
-		            info->docmdp == 1 ? "the document is certified with DocMDP P=1 (no changes allowed)"
-		                              : "the document is certified with DocMDP P=2 (form filling and signing "
-		                                "only; adding annotations breaks the certification)");
+	if (info->docmdp && !pdfstamp_policy_allows(info->docmdp, change, 1)) {
+		rc = ps_err(ctx, PDFSTAMP_E_PERM, "the document is certified with %s; %s breaks the certification",
+		            level_name(info->docmdp), what);
 		goto out;
 	}
 	if (info->sigs_incomplete) {
@@ -306,26 +443,20 @@ int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 	}
 	for (i = 0; i < info->nsigs; i++) {
 		int p = info->sigs[i].docmdp;
-		if (p == 1) {
-			rc = ps_err(ctx, PDFSTAMP_E_PERM,
-			            "the document is certified with DocMDP P=1 (no changes allowed) by signature object %lld",
-			            (long long)info->sigs[i].objnum);
+		if (!pdfstamp_policy_allows(p, change, 1)) {
+			rc = ps_err(ctx, PDFSTAMP_E_PERM, "signature object %lld is %s; %s breaks it",
+			            (long long)info->sigs[i].objnum, p ? level_name(p) : "an approval signature", what);
 			goto out;
 		}
-		if (p == 2 && for_annotation) {
-			rc = ps_err(ctx, PDFSTAMP_E_PERM,
-			            "the document is certified with DocMDP P=2 (form filling and signing only; adding "
-			            "annotations breaks the certification), signature object %lld",
-			            (long long)info->sigs[i].objnum);
-			goto out;
-		}
+		if (change == PDFSTAMP_CHANGE_DSS)
+			continue; /* not a change to the document (note 3, a) */
 		if (p == 3 || p == 2)
 			ps_warn(ctx, "the document is certified with DocMDP P=%d; strict validators may report the "
 			        "update as a modification", p);
 		else
 			ps_warn(ctx, "signature object %lld stays valid (its bytes are untouched), but strict validators "
 			        "report added %s as a modification", (long long)info->sigs[i].objnum,
-			        for_annotation ? "annotations" : "metadata");
+			        change == PDFSTAMP_CHANGE_ANNOTATION ? "annotations" : "metadata");
 	}
 out:
 	free(info->sigs); /* ps_doc_signatures' list (info.c, above, owns pdfstamp_info_clear) */

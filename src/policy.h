@@ -32,15 +32,30 @@ int64_t ps_doc_kept_p(const ps_doc *doc);
  * info->docmdp and info->sigs_incomplete (design note 2). */
 int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info);
 
+/* The walk behind ps_doc_signatures (and pdfstamp_audit): calls FN for
+ * every signature field with a signature dictionary as /V, in field tree
+ * order, with the field, the signature (both borrowed), the signature's
+ * object number (0 if direct), its DocMDP level (0 approval) and the
+ * field's fully qualified name (UTF-8, 12.7.4.2).  *DOCMDP receives the
+ * level of /Root /Perms /DocMDP; *INCOMPLETE is set where the tree cannot
+ * be walked whole (design note 2).  FN returns 0 or an error, which stops
+ * the walk. */
+typedef int (*ps_sig_field_fn)(void *ud, ps_obj *field, ps_obj *sig, uint32_t snum, int level,
+                               const char *name);
+int ps_doc_sig_fields(ps_doc *doc, int *docmdp, int *incomplete, ps_sig_field_fn fn, void *ud);
+
 /* What an incremental update is about to add (ps_policy_check). */
 enum ps_update_kind {
 	PS_UPDATE_METADATA = 0,       /* meta: /Info and the XMP packet: P bit 4 */
-	PS_UPDATE_ANNOTATION = 1      /* stamp: an annotation: P bit 6 */
+	PS_UPDATE_ANNOTATION = 1,     /* stamp: an annotation: P bit 6 */
+	PS_UPDATE_DSS = 2             /* dss: the catalog's /DSS (policy.c note 3) */
 };
-/* The pre-flight of stamp and meta: refuses an update that the
- * permissions (P bit 6 for annotations, bit 4 otherwise, unless owner) or a
- * DocMDP certification forbid, or whose signature policy cannot be known;
- * warns where signatures will be reported as modified (design note 3). */
+/* The pre-flight of stamp, meta and dss: refuses an update that the
+ * permissions (P bit 6 for annotations, bit 4 otherwise, unless owner) or
+ * a signature's policy (the rule table, pdfstamp_policy_allows: what
+ * `audit` would call a violation) forbid, or whose signature policy cannot
+ * be known; warns where signatures will be reported as modified (design
+ * notes 3 and 3b).  PS_UPDATE_DSS is allowed under every DocMDP level. */
 int ps_policy_check(ps_doc *doc, enum ps_update_kind kind);
 /* The pre-flight of a full rewrite (rotate, encrypt): refuses a signed or
  * AppendOnly document unless FLAGS has PDFSTAMP_REWRITE_FORCE, and then

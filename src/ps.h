@@ -42,7 +42,11 @@
  *   info.c    pdfstamp_doc_info.
  *   incr.c    the incremental writer (incr.h).
  *   stamp.c, meta.c  the stamp annotation; /Info and XMP.
+ *   dss.c     the Document Security Store (/DSS, /VRI) and the checks of
+ *             its inputs with mbedTLS (dss.h).
  *   verify.c  pdfstamp_verify.
+ *   audit.c   pdfstamp_audit: the changes after each signature, judged by
+ *             policy.c's rule table (objects as of a revision: doc.c).
  *   rwcheck.c, rewrite.c  the full rewrite's self-check; the full rewrite
  *             (rewrite.h).
  *

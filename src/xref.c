@@ -23,6 +23,14 @@
  * present, not the highest object number: one object numbered 8,388,000
  * costs one 4 KiB page and a 256 KiB directory at most, not 134 MB.
  *
+ * Older entries: an entry that a newer section hides is kept in
+ * doc->shadows (not for hybrid precedence inside one section), sorted by
+ * number and section once the chain is read, so that an object can be
+ * found as of any revision (ps_xref_as_of: the merged slot if its section
+ * is old enough, else the newest hidden entry that is).  They cost memory
+ * only for objects that later revisions redefine; past PS_MAX_SHADOWS
+ * they are dropped and shadows_lost set (the audit then refuses).
+ *
  * Guards: at most PS_MAX_SECTIONS sections; a /Prev or /XRefStm that points
  * at an offset already visited is a loop (FORMAT); object numbers above
  * PS_MAX_OBJNUM are refused; every count and offset is range-checked
@@ -42,6 +50,7 @@
 #define TAIL_FIRST 1024
 #define TAIL_MAX (1024 * 1024)
 #define XREFSTM_MAX_DECODED ((size_t)PS_MAX_OBJNUM * 20)
+#define PS_MAX_SHADOWS ((size_t)1 << 21)
 
 /* The slot for NUM, allocating its page (and growing the directory) on
  * first use. */
@@ -74,7 +83,9 @@ static int xref_slot(ps_doc *doc, uint32_t num, ps_xent **out)
 	return 0;
 }
 
-uint32_t ps_xref_next(const ps_doc *doc, uint32_t after)
+/* The lowest number above AFTER whose slot is in use (SLOTS 0) or
+ * mentioned by some section at all (SLOTS 1), 0 if none. */
+static uint32_t next_num(const ps_doc *doc, uint32_t after, int slots)
 {
 	uint32_t num = after + 1, p;
 
@@ -86,10 +97,94 @@ uint32_t ps_xref_next(const ps_doc *doc, uint32_t after)
 		if (!pg)
 			continue;
 		for (i = num & (PS_XREF_PAGE - 1); i < PS_XREF_PAGE; i++)
-			if (pg[i].type != 0)
+			if (slots ? pg[i].sec != 0 : pg[i].type != 0)
 				return (p << PS_XREF_PAGE_BITS) | i;
 	}
 	return 0;
+}
+
+uint32_t ps_xref_next(const ps_doc *doc, uint32_t after)
+{
+	return next_num(doc, after, 0);
+}
+
+const ps_xent *ps_xref_slot(const ps_doc *doc, uint32_t num)
+{
+	uint32_t p = num >> PS_XREF_PAGE_BITS;
+	const ps_xent *e;
+
+	if (p >= doc->nxpages || !doc->xpages[p])
+		return NULL;
+	e = &doc->xpages[p][num & (PS_XREF_PAGE - 1)];
+	return e->sec != 0 ? e : NULL;
+}
+
+uint32_t ps_xref_next_slot(const ps_doc *doc, uint32_t after)
+{
+	return next_num(doc, after, 1);
+}
+
+int ps_xref_as_of(const ps_doc *doc, uint32_t num, int sec, ps_xent *out)
+{
+	const ps_xent *e = ps_xref_slot(doc, num);
+	size_t lo = 0, hi = doc->nshadows;
+
+	if (!e)
+		return 0;
+	if (e->sec >= sec) {
+		*out = *e;
+		return 1;
+	}
+	/* the hidden entries of NUM, oldest section last: the first whose
+	 * section is SEC or older */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (doc->shadows[mid].num < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < doc->nshadows && doc->shadows[lo].num == num; lo++) {
+		if (doc->shadows[lo].e.sec >= sec) {
+			*out = doc->shadows[lo].e;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int cmp_shadow(const void *a, const void *b)
+{
+	const ps_xshadow *x = a, *y = b;
+
+	if (x->num != y->num)
+		return x->num < y->num ? -1 : 1;
+	if (x->e.sec != y->e.sec)
+		return x->e.sec < y->e.sec ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sorts the hidden entries and keeps one per number and section, by the
+ * merge rule's hybrid precedence (a table's free entry yields to the same
+ * section's /XRefStm entry). */
+static void sort_shadows(ps_doc *doc)
+{
+	size_t i, n = 0;
+
+	if (!doc->nshadows)
+		return;
+	qsort(doc->shadows, doc->nshadows, sizeof *doc->shadows, cmp_shadow);
+	for (i = 0; i < doc->nshadows; i++) {
+		ps_xshadow *x = &doc->shadows[i];
+		if (n > 0 && doc->shadows[n - 1].num == x->num && doc->shadows[n - 1].e.sec == x->e.sec) {
+			ps_xshadow *k = &doc->shadows[n - 1];
+			if (k->e.from_table && k->e.type == 0 && !x->e.from_table)
+				*k = *x;
+			continue;
+		}
+		doc->shadows[n++] = *x;
+	}
+	doc->nshadows = n;
 }
 
 void ps_xref_free(ps_doc *doc)
@@ -103,6 +198,9 @@ void ps_xref_free(ps_doc *doc)
 	doc->nxpages = 0;
 	doc->xref_used = doc->xref_max = 0;
 	doc->xref_bytes = 0;
+	free(doc->shadows);
+	doc->shadows = NULL;
+	doc->nshadows = doc->capshadows = 0;
 }
 
 /* Notes one in-file definition of the /Encrypt object, whether or not a
@@ -130,6 +228,35 @@ static void note_enc_version(ps_doc *doc, int64_t off, uint16_t sec)
 	doc->nenc_versions++;
 }
 
+/* Keeps an entry that a newer section hides (note "Older entries"). */
+static void note_shadow(ps_doc *doc, uint32_t num, int type, int64_t off, uint32_t aux, uint16_t sec,
+                        int from_table)
+{
+	ps_xshadow *x;
+
+	if (doc->shadows_lost)
+		return;
+	if (doc->nshadows == doc->capshadows) {
+		size_t ncap = doc->capshadows ? 2 * doc->capshadows : 64;
+		ps_xshadow *n;
+		if (ncap > PS_MAX_SHADOWS || !(n = realloc(doc->shadows, ncap * sizeof *n))) {
+			doc->shadows_lost = 1;
+			return;
+		}
+		doc->shadows = n;
+		doc->capshadows = ncap;
+	}
+	x = &doc->shadows[doc->nshadows];
+	memset(x, 0, sizeof *x);
+	x->num = num;
+	x->seq = (uint32_t)doc->nshadows++;
+	x->e.type = (uint8_t)type;
+	x->e.off = off;
+	x->e.aux = aux;
+	x->e.sec = sec;
+	x->e.from_table = (uint8_t)from_table;
+}
+
 /* Records an entry unless a newer section already decided this object. */
 static int set_entry(ps_doc *doc, uint32_t num, int type, int64_t off, uint32_t aux,
                      uint16_t sec, int from_table)
@@ -145,8 +272,11 @@ static int set_entry(ps_doc *doc, uint32_t num, int type, int64_t off, uint32_t 
 		return rc;
 	if (e->sec != 0) {
 		/* hybrid: this section's XRefStm overrides its own table's free entry */
-		if (!(e->sec == sec && e->from_table && e->type == 0 && !from_table))
+		if (!(e->sec == sec && e->from_table && e->type == 0 && !from_table)) {
+			if (e->sec != sec)
+				note_shadow(doc, num, type, off, aux, sec, from_table);
 			return 0;
+		}
 	}
 	/* An entry in use is never overwritten (only a free one yields), so
 	 * the counts only grow. */
@@ -546,7 +676,7 @@ static int get_offset_key(ps_doc *doc, const ps_obj *d, const char *key, int64_t
 	return 0;
 }
 
-/* Keeps what section S's trailer says about encryption (/Encrypt, ID[0])
+/* Keeps what section S's trailer says about encryption (/Encrypt, ID[0]; and /Root, /Info for the audit)
  * for the chain check, and from the newest trailer on, watches the /Encrypt
  * object's definitions in the older sections. */
 static int keep_security_facts(ps_doc *doc, ps_section *s, const ps_obj *trailer)
@@ -558,6 +688,12 @@ static int keep_security_facts(ps_doc *doc, ps_section *s, const ps_obj *trailer
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if (id0 && !(s->id0 = ps_obj_copy(id0)))
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (ps_dict_get(trailer, "Root") && !(s->root = ps_obj_copy(ps_dict_get(trailer, "Root"))))
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (ps_dict_get(trailer, "Info") && !(s->info = ps_obj_copy(ps_dict_get(trailer, "Info"))))
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (ps_obj_int(ps_dict_get(trailer, "Size"), &s->size) < 0 || s->size < 0)
+		s->size = -1;
 	if (doc->nsections == 1 && enc && enc->kind == PS_REF) {
 		uint32_t num = enc->u.ref.num;
 		doc->enc_watch = num;
@@ -691,6 +827,7 @@ int ps_xref_load(ps_doc *doc)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer has no valid /Size");
 	if (!ps_dict_get(doc->trailer, "Root"))
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer has no /Root");
+	sort_shadows(doc);
 	return index_xref_streams(doc);
 }
 

@@ -39,6 +39,9 @@
 #define LLVMFuzzerTestOneInput fuzz_xmp_one
 #include "../fuzz/fuzz_xmp.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_dss_one
+#include "../fuzz/fuzz_dss.c"
+#undef LLVMFuzzerTestOneInput
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "tests"
@@ -56,6 +59,7 @@ static const struct {
 	{"fuzz_objstm", fuzz_objstm_one},
 	{"fuzz_incr", fuzz_incr_one},
 	{"fuzz_xmp", fuzz_xmp_one},
+	{"fuzz_dss", fuzz_dss_one},
 };
 
 static long nrun;

@@ -332,9 +332,13 @@ START_TEST(docmdp_p1)
 {
 	certified(1);
 	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
-	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "the document is certified with DocMDP P=1 (no changes allowed)");
+	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "the document is certified with DocMDP P=1 (no changes allowed); "
+	                 "adding annotations breaks the certification");
 	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
-	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "the document is certified with DocMDP P=1 (no changes allowed)");
+	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "the document is certified with DocMDP P=1 (no changes allowed); "
+	                 "changing metadata breaks the certification");
+	/* a DSS is not a change under any level (ISO 32000-2 Table 257, /P) */
+	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_DSS), 0);
 	ck_assert_int_eq(nwarn, 0);
 }
 END_TEST
@@ -343,12 +347,14 @@ START_TEST(docmdp_p2)
 {
 	certified(2);
 	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
-	ck_assert(has_msg("DocMDP P=2 (form filling and signing only; adding annotations breaks the certification)"));
+	ck_assert(has_msg("DocMDP P=2 (form filling and signing only); adding annotations breaks the certification"));
 	ck_assert_int_eq(nwarn, 0);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), 0);
-	ck_assert_int_eq(nwarn, 1);
-	ck_assert_str_eq(lastwarn, "the document is certified with DocMDP P=2; strict validators may report the "
-	                 "update as a modification");
+	/* metadata is not among Table 257's permitted changes (issue 15: the
+	 * pre-flight refuses what `audit` calls a violation) */
+	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
+	ck_assert(has_msg("changing metadata breaks the certification"));
+	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_DSS), 0);
+	ck_assert_int_eq(nwarn, 0);
 }
 END_TEST
 
@@ -358,8 +364,10 @@ START_TEST(docmdp_p3)
 	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), 0);
 	ck_assert_int_eq(nwarn, 1);
 	ck_assert(strstr(lastwarn, "DocMDP P=3") != NULL);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), 0);
-	ck_assert_int_eq(nwarn, 2);
+	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
+	ck_assert(has_msg("DocMDP P=3"));
+	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_DSS), 0);
+	ck_assert_int_eq(nwarn, 1);
 }
 END_TEST
 
@@ -381,12 +389,18 @@ START_TEST(docmdp_default_and_range)
 	make_signed("", 1, 0);
 	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
 	ck_assert(has_msg("DocMDP P=2"));
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), 0);
+	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
 	/* and its field's signature is that certification, not an approval */
 	make_signed("", 1, 1);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), 0);
-	ck_assert_str_eq(lastwarn, "the document is certified with DocMDP P=2; strict validators may report the "
-	                 "update as a modification");
+	{
+		struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
+		ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
+		ck_assert_int_eq(info.nsigs, 1);
+		ck_assert_int_eq(info.sigs[0].docmdp, 2);
+		pdfstamp_info_clear(&info);
+	}
+	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_DSS), 0);
+	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
 }
 END_TEST
 
@@ -403,8 +417,8 @@ START_TEST(docmdp_perms_only)
 	/* and a DocMDP signature in the field tree counts without /Perms */
 	make_signed(ref, 0, 1);
 	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
-	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "the document is certified with DocMDP P=1 (no changes allowed) "
-	                 "by signature object 8");
+	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "signature object 8 is DocMDP P=1 (no changes allowed); "
+	                 "changing metadata breaks it");
 }
 END_TEST
 

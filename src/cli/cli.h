@@ -51,7 +51,8 @@ enum {
 	CLI_EXIT_USAGE = 2,     /* bad command line */
 	CLI_EXIT_PASSWORD = 3,  /* wrong password */
 	CLI_EXIT_FORMAT = 4,    /* malformed or unsupported input */
-	CLI_EXIT_PERM = 5       /* operation not permitted */
+	CLI_EXIT_PERM = 5,      /* operation not permitted */
+	CLI_EXIT_VIOLATION = 6  /* audit: a signature's policy is violated (a finding, no library code) */
 };
 
 /* Maps a PDFSTAMP_E_* code (or 0) to an exit status. */
@@ -425,6 +426,8 @@ int cmd_meta(int argc, char **argv);
 int cmd_rotate(int argc, char **argv);
 int cmd_encrypt(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
+int cmd_dss(int argc, char **argv);
 
 #endif

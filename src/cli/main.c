@@ -42,6 +42,10 @@ const struct cli_cmd cli_cmds[] = {
 	  "change document metadata (Info dictionary, XMP) incrementally",
 	  "[--set KEY=VALUE]... [--unset KEY]... [--xmp] [password options]\n"
 	  "\t(-o OUT FILE | --in-place FILE...)" },
+	{ "dss", cmd_dss,
+	  "add certificates, OCSP responses and CRLs to /DSS (long-term validation)",
+	  "[--cert FILE]... [--ocsp FILE]... [--crl FILE]... [--vri] [password options]\n"
+	  "\t(-o OUT FILE | --in-place FILE...)" },
 	{ "rotate", cmd_rotate,
 	  "rotate passwords and the file key with a full rewrite",
 	  "[--permissions LIST] [-j N] [--force] [password options]\n"
@@ -53,6 +57,9 @@ const struct cli_cmd cli_cmds[] = {
 	{ "verify", cmd_verify,
 	  "check that every object parses and every string and stream decrypts",
 	  "[--json] [-q] [password options] FILE..." },
+	{ "audit", cmd_audit,
+	  "what changed after each signature, and does its policy permit it",
+	  "[--json] [password options] FILE..." },
 	{ "recover", cmd_recover,
 	  "roll back an in-place update interrupted by a crash (checks its journal)",
 	  "[--json] FILE..." },
@@ -81,6 +88,9 @@ int cli_exit_status(int err)
 	}
 }
 
+/* The order is the statuses' own: 6 (a signature's policy violated: audit)
+ * > 5 (not permitted) > 4 (damaged) > 3 (password) > 2 (usage) > 1 (I/O)
+ * > 0, so a run over many files reports a violation whatever else failed. */
 int cli_worst(int a, int b)
 {
 	return a > b ? a : b;
@@ -405,7 +415,8 @@ static void usage(FILE *f)
 	      "are never taken from the command line: see PASSWORDS in pdfstamp(1).\n"
 	      "\n"
 	      "Exit status: 0 success, 1 I/O or internal error, 2 usage error,\n"
-	      "3 wrong password, 4 malformed or unsupported input, 5 not permitted.\n",
+	      "3 wrong password, 4 malformed or unsupported input, 5 not permitted,\n"
+	      "6 a signature's policy is violated (audit); with several files the highest.\n",
 	      f);
 }
 

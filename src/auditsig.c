@@ -1,0 +1,367 @@
+/*
+ * auditsig.c - the signatures of pdfstamp_audit: where each one's
+ * /ByteRange ends (the revision it covers), its DocMDP and FieldMDP
+ * policy, and the signatures that later revisions took out of the field
+ * tree; and reading objects as of a revision for audit.c.
+ *
+ * DESIGN NOTES: audit.c note 2 (signatures) and note 6 (bounds).  This
+ * file only reads; it is below audit.c (which calls it) and above doc.c
+ * and policy.c.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps.h"
+#include "policy.h"
+#include "audit.h"
+
+#define MAX_OLD_FIELD_VISITS 1000000
+
+/* ---- objects as of a revision ------------------------------------------------ */
+
+/* Object NUM as of SEC, owned. */
+int ps_audit_load(struct audit *a, uint32_t num, int sec, ps_obj **out)
+{
+	return ps_doc_load_as_of(a->doc, num, sec, out, NULL);
+}
+
+/* O resolved as of SEC into *OWNED (NULL if O is direct: then *out = O). */
+int ps_audit_resolve(struct audit *a, ps_obj *o, int sec, ps_obj **out, ps_obj **owned)
+{
+	int rc;
+
+	*owned = NULL;
+	*out = o;
+	if (!o || o->kind != PS_REF)
+		return 0;
+	if ((rc = ps_audit_load(a, o->u.ref.num, sec, owned)) < 0)
+		return rc;
+	*out = *owned;
+	return 0;
+}
+
+/* The trailer key KEY as of SEC (newest section SEC.. that has it). */
+const ps_obj *ps_audit_trailer_key(const struct audit *a, int sec, int info)
+{
+	int i;
+
+	for (i = sec - 1; i < a->ns; i++) {
+		const ps_obj *v = info ? a->doc->sections[i].info : a->doc->sections[i].root;
+		if (v)
+			return v;
+	}
+	return NULL;
+}
+
+int ps_audit_is_timestamp_sig(const ps_obj *sig)
+{
+	return ps_obj_is_name(ps_dict_get(sig, "Type"), "DocTimeStamp") ||
+	       ps_obj_is_name(ps_dict_get(sig, "SubFilter"), "ETSI.RFC3161");
+}
+
+/* ---- signatures (note 2) --------------------------------------------------- */
+
+/* Which revision the signed bytes ending at END close: the section whose
+ * "startxref" value precedes the %%EOF there; 0 if none. */
+static int revision_at(struct audit *a, int64_t end, int *exact)
+{
+	ps_buf w = PS_BUF_INIT;
+	int64_t start = end > 256 ? end - 256 : 0, v = 0, mul = 1;
+	size_t p;
+	int i, sec = 0;
+
+	*exact = 0;
+	if (end <= 0 || end > a->doc->size || ps_doc_pread(a->doc, start, (size_t)(end - start) + 2, &w) < 0) {
+		ps_buf_free(&w);
+		return 0;
+	}
+	p = (size_t)(end - start);
+	if (p > w.len)
+		goto out;
+	/* not exact if the EOL of the %%EOF line goes on past END */
+	{
+		int next = p < w.len ? w.data[p] : -1, prev = p > 0 ? w.data[p - 1] : -1;
+		int cut = (prev == 'F' && (next == '\r' || next == '\n')) || (prev == '\r' && next == '\n');
+		size_t q = p;
+		if (q > 0 && w.data[q - 1] == '\n')
+			q--;
+		if (q > 0 && w.data[q - 1] == '\r')
+			q--;
+		if (q < 5 || memcmp(w.data + q - 5, "%%EOF", 5) != 0)
+			goto out;
+		q -= 5;
+		while (q > 0 && ps_is_space(w.data[q - 1]))
+			q--;
+		if (q == 0 || w.data[q - 1] < '0' || w.data[q - 1] > '9')
+			goto out;
+		while (q > 0 && w.data[q - 1] >= '0' && w.data[q - 1] <= '9' && mul <= 1000000000000LL) {
+			v += (w.data[q - 1] - '0') * mul;
+			mul *= 10;
+			q--;
+		}
+		while (q > 0 && ps_is_space(w.data[q - 1]))
+			q--;
+		if (q < 9 || memcmp(w.data + q - 9, "startxref", 9) != 0)
+			goto out;
+		for (i = 0; i < a->ns; i++) {
+			if (a->doc->sections[i].off == v) {
+				sec = i + 1;
+				*exact = !cut;
+				break;
+			}
+		}
+	}
+out:
+	ps_buf_free(&w);
+	return sec;
+}
+
+/* The newest section that starts before END (the revision a ByteRange that
+ * ends elsewhere is taken to sign); the oldest if none does. */
+static int revision_before(const struct audit *a, int64_t end)
+{
+	int i;
+
+	for (i = 0; i < a->ns; i++)
+		if (a->doc->sections[i].off < end && a->doc->sections[i].xrefstm < end)
+			return i + 1;
+	return a->ns;
+}
+
+static int read_lock(struct audit *a, struct sigrec *g, const ps_obj *lock)
+{
+	ps_obj *l = NULL, *lo = NULL, *fields = NULL, *fo = NULL;
+	size_t i;
+	int rc;
+
+	if ((rc = ps_audit_resolve(a, (ps_obj *)lock, 1, &l, &lo)) < 0)
+		return rc;
+	if (l && l->kind == PS_DICT) {
+		const ps_obj *act = ps_dict_get(l, "Action");
+		g->fieldmdp = ps_obj_is_name(act, "All") ? PDFSTAMP_FIELDMDP_ALL
+		              : ps_obj_is_name(act, "Include") ? PDFSTAMP_FIELDMDP_INCLUDE
+		              : ps_obj_is_name(act, "Exclude") ? PDFSTAMP_FIELDMDP_EXCLUDE
+		                                               : PDFSTAMP_FIELDMDP_ALL; /* unknown: strictest */
+		if ((rc = ps_audit_resolve(a, ps_dict_get(l, "Fields"), 1, &fields, &fo)) == 0) {
+			for (i = 0; fields && fields->kind == PS_ARRAY && i < ps_array_len(fields) && i < 10000; i++) {
+				const ps_obj *t = ps_array_get(fields, i);
+				ps_buf b = PS_BUF_INIT;
+				char **nf;
+				if (t->kind != PS_STR)
+					continue;
+				if (ps_text_to_utf8(a->ctx, t->u.str.p, t->u.str.len, &b) < 0 || (ps_buf_putc(&b, 0), b.oom) ||
+				    !(nf = realloc(g->fields, ((size_t)g->nfields + 1) * sizeof *nf))) {
+					ps_buf_free(&b);
+					rc = ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+					break;
+				}
+				g->fields = nf;
+				g->fields[g->nfields++] = (char *)ps_buf_detach(&b, NULL);
+			}
+		}
+	}
+	ps_obj_free(lo);
+	ps_obj_free(fo);
+	return rc;
+}
+
+int ps_audit_add_sig(void *ud, ps_obj *field, ps_obj *sig, uint32_t snum, int level, const char *name)
+{
+	struct audit *a = ud;
+	struct pdfstamp_audit_sig *s;
+	struct sigrec *g;
+	ps_obj *br = ps_dict_get(sig, "ByteRange"), *refs = NULL, *ro = NULL;
+	int64_t v[4] = {-1, -1, -1, -1}, end = -1;
+	int exact = 0, rc = 0;
+	size_t k;
+
+	if (ps_array_grow((void **)&a->r->sigs, (size_t)a->r->nsigs, sizeof *s) < 0 ||
+	    ps_array_grow((void **)&a->sigs, (size_t)a->r->nsigs, sizeof *g) < 0)
+		return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	s = &a->r->sigs[a->r->nsigs];
+	g = &a->sigs[a->r->nsigs];
+	a->r->nsigs++;
+	memset(s, 0, sizeof *s);
+	memset(g, 0, sizeof *g);
+	snprintf(s->field, sizeof s->field, "%s", name);
+	s->objnum = snum;
+	s->docmdp = g->docmdp = level;
+	s->doc_timestamp = ps_audit_is_timestamp_sig(sig);
+	if (ps_dict_get(sig, "SubFilter") && ps_dict_get(sig, "SubFilter")->kind == PS_NAME)
+		snprintf(s->subfilter, sizeof s->subfilter, "%s", ps_dict_get(sig, "SubFilter")->u.name.p);
+	if (ps_array_len(br) == 4) {
+		for (k = 0; k < 4; k++)
+			if (ps_obj_int(ps_array_get(br, k), &v[k]) < 0 || v[k] < 0 || v[k] > a->doc->size)
+				v[k] = -1;
+		if (v[0] == 0 && v[1] >= 0 && v[2] >= v[1] && v[3] >= 0 && v[2] <= a->doc->size - v[3])
+			end = v[2] + v[3];
+	}
+	g->sec = end > 0 ? revision_at(a, end, &exact) : 0;
+	if (!g->sec)
+		g->sec = end > 0 ? revision_before(a, end) : a->ns;
+	s->covers_revision = exact;
+	s->revision = rev_no(a, g->sec);
+	if (!exact)
+		s->violated = 1; /* note 2: bytes of its revision are unsigned */
+	if (snum) {
+		const ps_xent *e = ps_xref_slot(a->doc, snum);
+		ps_xent old;
+		if (e && e->sec < g->sec)
+			s->violated = 1; /* note 2: redefined after the revision it covers */
+		/* a signature dictionary is new in its own revision: one that
+		 * replaces an older version of itself was redefined */
+		if (e && e->sec < a->ns && ps_xref_as_of(a->doc, snum, e->sec + 1, &old) && old.type != 0) {
+			ps_obj *prev = NULL;
+			if ((rc = ps_audit_load(a, snum, e->sec + 1, &prev)) < 0)
+				return rc;
+			if (!ps_obj_equal(prev, sig, 0))
+				s->violated = 1;
+			ps_obj_free(prev);
+		}
+	}
+	/* FieldMDP: the signature's /Reference, else the field's /Lock */
+	if ((rc = ps_audit_resolve(a, ps_dict_get(sig, "Reference"), 1, &refs, &ro)) < 0)
+		return rc;
+	for (k = 0; refs && refs->kind == PS_ARRAY && k < ps_array_len(refs) && !g->fieldmdp; k++) {
+		ps_obj *r = NULL, *rown = NULL;
+		if ((rc = ps_audit_resolve(a, ps_array_get(refs, k), 1, &r, &rown)) < 0)
+			break;
+		if (ps_obj_is_name(ps_dict_get(r, "TransformMethod"), "FieldMDP"))
+			rc = read_lock(a, g, ps_dict_get(r, "TransformParams"));
+		ps_obj_free(rown);
+		if (rc < 0)
+			break;
+	}
+	ps_obj_free(ro);
+	if (rc < 0)
+		return rc;
+	if (!g->fieldmdp && ps_dict_get(field, "Lock") && (rc = read_lock(a, g, ps_dict_get(field, "Lock"))) < 0)
+		return rc;
+	s->fieldmdp = g->fieldmdp;
+	if (g->nfields) {
+		if (!(s->fields = calloc((size_t)g->nfields, sizeof *s->fields)))
+			return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		for (k = 0; k < (size_t)g->nfields; k++) {
+			if (!(s->fields[k] = strdup(g->fields[k])))
+				return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+			s->nfields++;
+		}
+	}
+	return 0;
+}
+
+/* ---- signatures no longer in the field tree (note 2) ---------------------------- */
+
+
+/* The DocMDP level of a signature read as of an older revision: direct
+ * /Reference entries only (2, the default, for an unreadable /P). */
+static int old_sig_level(const ps_obj *sig)
+{
+	const ps_obj *refs = ps_dict_get(sig, "Reference");
+	size_t k;
+
+	for (k = 0; refs && refs->kind == PS_ARRAY && k < ps_array_len(refs); k++) {
+		const ps_obj *r = ps_array_get(refs, k);
+		int64_t p = 2;
+		if (!ps_obj_is_name(ps_dict_get(r, "TransformMethod"), "DocMDP"))
+			continue;
+		ps_obj_int(ps_dict_get(ps_dict_get(r, "TransformParams"), "P"), &p);
+		return p >= 1 && p <= 3 ? (int)p : 2;
+	}
+	return 0;
+}
+
+static int known_sig(const struct audit *a, uint32_t snum)
+{
+	int i;
+
+	for (i = 0; i < a->r->nsigs; i++)
+		if (a->r->sigs[i].objnum == snum)
+			return 1;
+	return 0;
+}
+
+/* The field tree as of SEC: a signature (an indirect /V) that the newest
+ * revision's tree no longer holds was removed by a later revision.  It is
+ * listed, judges the changes after it, and is violated: no reader of the
+ * file sees it any more.  *VISITS bounds the work over all revisions. */
+int ps_audit_old_sigs(struct audit *a, int sec, int64_t *visits)
+{
+	struct { ps_obj *arr; size_t i; } st[16];
+	ps_obj *root = NULL, *acro = NULL, *ao = NULL, *fields = NULL, *fo = NULL;
+	const ps_obj *rref = ps_audit_trailer_key(a, sec, 0);
+	int sp = 0, rc = 0;
+
+	if (!rref || rref->kind != PS_REF)
+		return 0;
+	if ((rc = ps_audit_load(a, rref->u.ref.num, sec, &root)) < 0 ||
+	    (rc = ps_audit_resolve(a, ps_dict_get(root, "AcroForm"), sec, &acro, &ao)) < 0 ||
+	    (rc = ps_audit_resolve(a, ps_dict_get(acro, "Fields"), sec, &fields, &fo)) < 0)
+		goto out;
+	if (fields && fields->kind == PS_ARRAY) {
+		if (!(st[0].arr = ps_obj_copy(fields))) {
+			rc = ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+			goto out;
+		}
+		st[0].i = 0;
+		sp = 1;
+	}
+	while (sp > 0 && rc == 0) {
+		const ps_obj *ref, *v;
+		ps_obj *field = NULL, *kids = NULL, *ko = NULL;
+		if (st[sp - 1].i >= ps_array_len(st[sp - 1].arr)) {
+			ps_obj_free(st[--sp].arr);
+			continue;
+		}
+		ref = ps_array_get(st[sp - 1].arr, st[sp - 1].i++);
+		if (ref->kind != PS_REF)
+			continue;
+		if (++*visits > MAX_OLD_FIELD_VISITS) {
+			rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "the form field trees of the revisions are too large "
+			            "to audit");
+			break;
+		}
+		if ((rc = ps_audit_load(a, ref->u.ref.num, sec, &field)) < 0)
+			break;
+		if (!field || field->kind != PS_DICT) {
+			ps_obj_free(field);
+			continue;
+		}
+		v = ps_dict_get(field, "V");
+		if (ps_obj_is_name(ps_dict_get(field, "FT"), "Sig") && v && v->kind == PS_REF &&
+		    !known_sig(a, v->u.ref.num)) {
+			ps_obj *sig = NULL;
+			char name[128] = "?";
+			const ps_obj *t = ps_dict_get(field, "T");
+			if (t && t->kind == PS_STR)
+				snprintf(name, sizeof name, "%.*s", (int)(t->u.str.len < 100 ? t->u.str.len : 100),
+				         (const char *)t->u.str.p);
+			if ((rc = ps_audit_load(a, v->u.ref.num, sec, &sig)) == 0 && sig && sig->kind == PS_DICT &&
+			    (rc = ps_audit_add_sig(a, field, sig, v->u.ref.num, old_sig_level(sig), name)) == 0)
+				a->r->sigs[a->r->nsigs - 1].violated = 1;
+			ps_obj_free(sig);
+		}
+		if (rc == 0 && (rc = ps_audit_resolve(a, ps_dict_get(field, "Kids"), sec, &kids, &ko)) == 0 && kids &&
+		    kids->kind == PS_ARRAY) {
+			if (sp == 16)
+				rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "the form field tree of revision %d is nested "
+				            "too deeply to know every signature", rev_no(a, sec));
+			else if (!(st[sp].arr = ps_obj_copy(kids)))
+				rc = ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+			else
+				st[sp++].i = 0;
+		}
+		ps_obj_free(ko);
+		ps_obj_free(field);
+	}
+out:
+	while (sp > 0)
+		ps_obj_free(st[--sp].arr);
+	ps_obj_free(fo);
+	ps_obj_free(ao);
+	ps_obj_free(root);
+	return rc;
+}

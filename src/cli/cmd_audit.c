@@ -1,0 +1,311 @@
+/*
+ * cmd_audit.c - `pdfstamp audit [--json] [password options] FILE...`: what
+ * changed after each signature of each FILE, and is it permitted.
+ *
+ * DESIGN NOTES
+ *
+ *  1. Per file: opened and authenticated by the driver (CLI_OPEN_READ;
+ *     the user password suffices), then pdfstamp_audit (audit.c), which
+ *     only reads.  The report is owned by this command's state and cleared
+ *     before each file.
+ *  2. Exit status: 0 when every change after every signature is permitted
+ *     and for an unsigned file; 6 (CLI_EXIT_VIOLATION) when a signature's
+ *     policy is violated: a finding in the report, not a failed call; 4
+ *     for a damaged file (the library's FORMAT/UNSUPPORTED).  With several
+ *     files the worst (highest) status wins, so one violation shows in
+ *     the status of a whole run (pdfstamp(1) EXIT STATUS).
+ *  3. Text output: one line per file with the verdict, a line per
+ *     signature, and a line per forbidden change naming the object, its
+ *     kind and the signature it breaks.
+ *  4. --json: one line per file: {"file","ok","verdict","signatures":
+ *     [{"field","object","revision","covers_revision","docmdp",
+ *     "fieldmdp","locked_fields","doc_timestamp","subfilter","violated"}],
+ *     "revisions":[{"revision","offset","xref","added","modified","freed",
+ *     "audited","changes":[{"object","generation","kind","action",
+ *     "verdict","signature","field"}]}],"forbidden","bytes_read"}; a violation has
+ *     "ok":false with "exit":6 and "error", as every failure line.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct audit_cmd {
+	struct pdfstamp_audit_report rep;
+};
+
+static void help(void)
+{
+	printf("Usage: pdfstamp audit [--json] [password options] FILE...\n"
+	       "\n"
+	       "Lists the revisions and signatures of each FILE and classifies every\n"
+	       "change made after each signature (annotation, form field, signature,\n"
+	       "DSS, document timestamp, metadata, page content, page tree, catalog,\n"
+	       "encryption, other) by comparing the decrypted objects of the revisions.\n"
+	       "A change is forbidden by a certification's DocMDP level (P=1 nothing,\n"
+	       "P=2 form filling and signing, P=3 also annotations; DSS and document\n"
+	       "timestamps are always allowed), by a FieldMDP lock, or, for any\n"
+	       "signature, when it changes page content, the page tree or other\n"
+	       "visible content that existed when the signature was made.\n"
+	       "Exit status: 0 every change permitted (or no signature), 6 a\n"
+	       "signature's policy is violated, 4 a damaged file.  The user password\n"
+	       "suffices; nothing is written.\n"
+	       "\n"
+	       "Options:\n"
+	       "      --json     print one JSON object per FILE on one line each\n"
+	       "                 (keys: see JSON OUTPUT in pdfstamp(1))\n"
+	       "  -h, --help     show this help and exit\n"
+	       "\n"
+	       "%s", cli_pw_help);
+}
+
+static const char *verdict_name(int v)
+{
+	return v == PDFSTAMP_AUDIT_VIOLATION ? "violation" : v == PDFSTAMP_AUDIT_UNSIGNED ? "unsigned" : "ok";
+}
+
+static const char *action_name(int a)
+{
+	return a == PDFSTAMP_CHANGE_ADDED ? "added" : a == PDFSTAMP_CHANGE_FREED ? "freed" : "modified";
+}
+
+static const char *fieldmdp_name(int f)
+{
+	return f == PDFSTAMP_FIELDMDP_ALL ? "All" : f == PDFSTAMP_FIELDMDP_INCLUDE ? "Include"
+	       : f == PDFSTAMP_FIELDMDP_EXCLUDE ? "Exclude" : NULL;
+}
+
+static const char *xref_name(enum pdfstamp_xref_kind k)
+{
+	return k == PDFSTAMP_XREF_STREAM ? "stream" : k == PDFSTAMP_XREF_HYBRID ? "hybrid" : "table";
+}
+
+static const char *kind_name(int k)
+{
+	const char *n = pdfstamp_change_kind_name(k);
+
+	return n ? n : "other";
+}
+
+static void json_report(const char *file, const struct pdfstamp_audit_report *r)
+{
+	struct cli_json j;
+	int i, k;
+
+	if (r->verdict == PDFSTAMP_AUDIT_VIOLATION)
+		cli_json_fail_begin(&j, file, CLI_EXIT_VIOLATION, "a signature's policy is violated");
+	else
+		cli_json_ok_begin(&j, file);
+	cli_json_key(&j, "verdict");
+	cli_json_str(&j, verdict_name(r->verdict));
+	cli_json_key(&j, "signatures");
+	cli_json_arr_begin(&j);
+	for (i = 0; i < r->nsigs; i++) {
+		const struct pdfstamp_audit_sig *s = &r->sigs[i];
+		cli_json_obj_begin(&j);
+		cli_json_key(&j, "field");
+		cli_json_str(&j, s->field);
+		cli_json_key(&j, "object");
+		if (s->objnum)
+			cli_json_int(&j, s->objnum);
+		else
+			cli_json_null(&j);
+		cli_json_key(&j, "revision");
+		cli_json_int(&j, s->revision);
+		cli_json_key(&j, "covers_revision");
+		cli_json_bool(&j, s->covers_revision);
+		cli_json_key(&j, "docmdp");
+		if (s->docmdp)
+			cli_json_int(&j, s->docmdp);
+		else
+			cli_json_null(&j);
+		cli_json_key(&j, "fieldmdp");
+		if (fieldmdp_name(s->fieldmdp))
+			cli_json_str(&j, fieldmdp_name(s->fieldmdp));
+		else
+			cli_json_null(&j);
+		cli_json_key(&j, "locked_fields");
+		cli_json_arr_begin(&j);
+		for (k = 0; k < s->nfields; k++)
+			cli_json_str(&j, s->fields[k]);
+		cli_json_arr_end(&j);
+		cli_json_key(&j, "doc_timestamp");
+		cli_json_bool(&j, s->doc_timestamp);
+		cli_json_key(&j, "subfilter");
+		cli_json_str(&j, s->subfilter);
+		cli_json_key(&j, "violated");
+		cli_json_bool(&j, s->violated);
+		cli_json_obj_end(&j);
+	}
+	cli_json_arr_end(&j);
+	cli_json_key(&j, "revisions");
+	cli_json_arr_begin(&j);
+	for (i = 0; i < r->nrevisions; i++) {
+		const struct pdfstamp_audit_revision *v = &r->revisions[i];
+		cli_json_obj_begin(&j);
+		cli_json_key(&j, "revision");
+		cli_json_int(&j, i + 1);
+		cli_json_key(&j, "offset");
+		cli_json_int(&j, v->offset);
+		cli_json_key(&j, "xref");
+		cli_json_str(&j, xref_name(v->xref));
+		cli_json_key(&j, "added");
+		cli_json_int(&j, v->added);
+		cli_json_key(&j, "modified");
+		cli_json_int(&j, v->modified);
+		cli_json_key(&j, "freed");
+		cli_json_int(&j, v->freed);
+		cli_json_key(&j, "audited");
+		cli_json_bool(&j, v->audited);
+		cli_json_key(&j, "changes");
+		cli_json_arr_begin(&j);
+		for (k = 0; k < v->nchanges; k++) {
+			const struct pdfstamp_audit_change *c = &v->changes[k];
+			cli_json_obj_begin(&j);
+			cli_json_key(&j, "object");
+			cli_json_int(&j, c->object);
+			cli_json_key(&j, "generation");
+			cli_json_int(&j, c->generation);
+			cli_json_key(&j, "kind");
+			cli_json_str(&j, kind_name(c->kind));
+			cli_json_key(&j, "action");
+			cli_json_str(&j, action_name(c->action));
+			cli_json_key(&j, "verdict");
+			cli_json_str(&j, c->forbidden ? "forbidden" : "permitted");
+			cli_json_key(&j, "signature");
+			if (c->signature >= 0 && c->signature < r->nsigs)
+				cli_json_str(&j, r->sigs[c->signature].field);
+			else
+				cli_json_null(&j);
+			cli_json_key(&j, "field");
+			if (c->field[0])
+				cli_json_str(&j, c->field);
+			else
+				cli_json_null(&j);
+			cli_json_obj_end(&j);
+		}
+		cli_json_arr_end(&j);
+		cli_json_obj_end(&j);
+	}
+	cli_json_arr_end(&j);
+	cli_json_key(&j, "forbidden");
+	cli_json_int(&j, r->forbidden);
+	cli_json_key(&j, "bytes_read");
+	cli_json_int(&j, r->bytes_read);
+	cli_json_line_end(&j, file);
+}
+
+static void text_report(const char *file, const struct pdfstamp_audit_report *r)
+{
+	int i, k;
+
+	cli_put_safe(stdout, file);
+	printf(": %s (%d revision%s, %d signature%s", verdict_name(r->verdict), r->nrevisions,
+	       r->nrevisions == 1 ? "" : "s", r->nsigs, r->nsigs == 1 ? "" : "s");
+	if (r->forbidden)
+		printf(", %" PRId64 " forbidden change%s", r->forbidden, r->forbidden == 1 ? "" : "s");
+	puts(")");
+	for (i = 0; i < r->nsigs; i++) {
+		const struct pdfstamp_audit_sig *s = &r->sigs[i];
+		printf("  signature '");
+		cli_put_safe(stdout, s->field);
+		printf("' (object %" PRId64 "): revision %d%s, %s", s->objnum, s->revision,
+		       s->covers_revision ? "" : " (does not end at that revision's end)",
+		       s->doc_timestamp ? "document timestamp" : s->docmdp ? "certification" : "approval");
+		if (s->docmdp)
+			printf(" DocMDP P=%d", s->docmdp);
+		if (fieldmdp_name(s->fieldmdp))
+			printf(", FieldMDP %s", fieldmdp_name(s->fieldmdp));
+		puts(s->violated ? ": VIOLATED" : "");
+	}
+	for (i = 0; i < r->nrevisions; i++) {
+		const struct pdfstamp_audit_revision *v = &r->revisions[i];
+		for (k = 0; k < v->nchanges; k++) {
+			const struct pdfstamp_audit_change *c = &v->changes[k];
+			if (!c->forbidden)
+				continue;
+			printf("  forbidden: revision %d %s object %" PRId64 " (%s", i + 1, action_name(c->action),
+			       c->object, kind_name(c->kind));
+			if (c->field[0]) {
+				printf(" '");
+				cli_put_safe(stdout, c->field);
+				putchar('\'');
+			}
+			printf(") breaks signature '");
+			if (c->signature >= 0 && c->signature < r->nsigs)
+				cli_put_safe(stdout, r->sigs[c->signature].field);
+			puts("'");
+		}
+	}
+}
+
+static int call_audit(struct cli_file *f, void *arg)
+{
+	struct audit_cmd *c = arg;
+
+	pdfstamp_audit_clear(&c->rep);
+	return pdfstamp_audit(f->doc, &c->rep);
+}
+
+static int output_audit(const struct cli_file *f, void *arg)
+{
+	const struct audit_cmd *c = arg;
+
+	if (f->run->json)
+		json_report(f->name, &c->rep);
+	else
+		text_report(f->name, &c->rep);
+	return c->rep.verdict == PDFSTAMP_AUDIT_VIOLATION ? CLI_EXIT_VIOLATION : CLI_EXIT_OK;
+}
+
+static const struct cli_ops audit_ops = {
+	.name = "audit",
+	.open = CLI_OPEN_READ,
+	.flags = CLI_FLUSH_ALWAYS,
+	.call = call_audit,
+	.output = output_audit
+};
+
+int cmd_audit(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, CLI_OPT_W_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		CLI_PW_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct audit_cmd c;
+	struct cli_run o;
+	int opt, rc;
+
+	memset(&c, 0, sizeof c);
+	c.rep.version = PDFSTAMP_AUDIT_REPORT_VERSION;
+	memset(&o, 0, sizeof o);
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			help();
+			return cli_finish_stdout(CLI_EXIT_OK);
+		case ':':
+		case '?':
+			return cli_bad_option("audit", opt, argv[optind - 1], optopt, opts);
+		default:
+			rc = cli_run_option(&o, opt, optarg);
+			if (rc < 0) {
+				cli_error(NULL, "internal error: option %d", opt);
+				return CLI_EXIT_IO;
+			}
+			if (rc != 0)
+				return rc;
+			break;
+		}
+	}
+	rc = cli_each_file(&audit_ops, &o, argc - optind, argv + optind, &c);
+	pdfstamp_audit_clear(&c.rep);
+	return rc;
+}

@@ -1,0 +1,291 @@
+/*
+ * cmd_dss.c - `pdfstamp dss [--cert F]... [--ocsp F]... [--crl F]... [--vri]
+ * FILE...`: add certificates, OCSP responses and CRLs to the Document
+ * Security Store of each FILE as one encrypted incremental update.
+ *
+ * DESIGN NOTES
+ *
+ *  1. The files given with --cert, --ocsp and --crl are read whole here
+ *     (regular files only, opened without blocking, at most
+ *     PDFSTAMP_DSS_MAX_INPUT bytes), in the order given, before any PDF is
+ *     opened (the driver's prepare step); the library then checks them
+ *     once (pdfstamp_dss_check), so a bad input refuses the whole run and
+ *     nothing is written.  A file that cannot be read is a usage error
+ *     (exit 2); one that is too large or not what its option says is bad
+ *     content (exit 4, the library's PDFSTAMP_E_FORMAT).
+ *  2. What is valid, what "already there" means and what a /VRI entry
+ *     holds are the library's decisions (dss.c design notes).
+ *  3. When there is nothing new to add, the library writes nothing (not
+ *     even OUT): the command says so on stderr, or in the JSON line with
+ *     "written":false and an empty "objects" list; the exit status is 0.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum {
+	OPT_CERT = CLI_OPT_CMD_BASE,
+	OPT_OCSP,
+	OPT_CRL,
+	OPT_VRI
+};
+
+static void help(void)
+{
+	printf("Usage: pdfstamp dss [--cert FILE]... [--ocsp FILE]... [--crl FILE]... [--vri]\n"
+	       "                    [options] (-o OUT FILE | --in-place FILE...)\n"
+	       "\n"
+	       "Adds long-term validation data to the Document Security Store (/DSS) of\n"
+	       "each FILE as one encrypted incremental update: each certificate, OCSP\n"
+	       "response and CRL becomes a new unfiltered stream holding its DER bytes,\n"
+	       "encrypted under the file's own handler, listed in /Certs, /OCSPs or\n"
+	       "/CRLs.  Existing entries are kept; data already there (the same DER\n"
+	       "bytes) is not added again.  If nothing is new, nothing is written (not\n"
+	       "even OUT).  Every existing byte stays as it is, so signatures stay\n"
+	       "valid.  Nothing is fetched from the network.\n"
+	       "\n"
+	       "DSS options (at least one --cert, --ocsp or --crl):\n"
+	       "      --cert FILE       X.509 certificate(s): DER, or PEM with one or more\n"
+	       "                        CERTIFICATE blocks; repeatable\n"
+	       "      --ocsp FILE       a DER OCSP response (RFC 6960; successful, basic);\n"
+	       "                        repeatable\n"
+	       "      --crl FILE        X.509 CRL(s): DER, or PEM with X509 CRL blocks;\n"
+	       "                        repeatable\n"
+	       "      --vri             also add a /VRI entry per signature, keyed by the\n"
+	       "                        SHA-1 of its /Contents, listing the given data\n"
+	       "                        that belongs to it (see pdfstamp(1))\n"
+	       "\n"
+	       "A file that cannot be read exits with 2; one that is not what its option\n"
+	       "says (checked with mbedTLS) exits with 4; nothing is written then.\n"
+	       "\n"
+	       "%s%s", cli_write_help, cli_pw_help);
+}
+
+struct dss_args {
+	struct pdfstamp_dss_opts opts;
+	struct pdfstamp_dss_input *inputs;
+	uint8_t **bufs;               /* the files' bytes, opts.ninputs of them */
+	struct pdfstamp_result res;   /* of the last file */
+};
+
+/* Reads NAME whole into *BUF (note 1).  0 or an exit status (message
+ * printed). */
+static int read_input(const char *name, uint8_t **buf, size_t *len)
+{
+	struct stat st;
+	size_t got = 0;
+	ssize_t r;
+	int fd;
+
+	*buf = NULL;
+	*len = 0;
+	fd = open(name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		cli_error(name, "cannot open: %s", strerror(errno));
+		return CLI_EXIT_USAGE;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		cli_error(name, "not a regular file");
+		close(fd);
+		return CLI_EXIT_USAGE;
+	}
+	if (st.st_size > (off_t)PDFSTAMP_DSS_MAX_INPUT) {
+		cli_error(name, "larger than %u bytes: not a certificate, OCSP response or CRL",
+		          PDFSTAMP_DSS_MAX_INPUT);
+		close(fd);
+		return CLI_EXIT_FORMAT;
+	}
+	*buf = malloc((size_t)st.st_size + 1);
+	if (!*buf) {
+		cli_error(NULL, "out of memory");
+		close(fd);
+		return CLI_EXIT_IO;
+	}
+	/* the size may change while we read: never more than the bound */
+	while (got <= (size_t)st.st_size &&
+	       (r = read(fd, *buf + got, (size_t)st.st_size + 1 - got)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			cli_error(name, "cannot read: %s", strerror(errno));
+			close(fd);
+			return CLI_EXIT_USAGE;
+		}
+		got += (size_t)r;
+	}
+	close(fd);
+	if (got > (size_t)st.st_size) {
+		cli_error(name, "the file grew while it was read");
+		return CLI_EXIT_USAGE;
+	}
+	*len = got;
+	return 0;
+}
+
+static int check_dss(void *arg)
+{
+	struct dss_args *a = arg;
+
+	if (a->opts.ninputs == 0) {
+		cli_error(NULL, "nothing to add: give --cert, --ocsp or --crl");
+		return cli_usage_hint("dss");
+	}
+	return 0;
+}
+
+/* Note 1: every input read and checked before the first PDF. */
+static int prepare_dss(void *arg)
+{
+	struct dss_args *a = arg;
+	pdfstamp_ctx *ctx = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < a->opts.ninputs; i++) {
+		if ((rc = read_input(a->inputs[i].name, &a->bufs[i], &a->inputs[i].len)) != 0)
+			return rc;
+		a->inputs[i].data = a->bufs[i];
+	}
+	if ((rc = pdfstamp_ctx_new(&ctx)) != 0)
+		return cli_lib_error(NULL, rc, NULL);
+	rc = pdfstamp_dss_check(ctx, &a->opts);
+	if (rc != 0)
+		rc = cli_lib_error(ctx, rc, NULL);
+	pdfstamp_ctx_free(ctx);
+	return rc;
+}
+
+static int call_dss(struct cli_file *f, void *arg)
+{
+	struct dss_args *a = arg;
+
+	return pdfstamp_dss(f->doc, &a->opts, &f->wopts, &a->res);
+}
+
+static int output_dss(const struct cli_file *f, void *arg)
+{
+	const struct pdfstamp_result *res = &((const struct dss_args *)arg)->res;
+	int written = res->nobjects > 0;
+	struct cli_json j;
+
+	if (f->run->json) {
+		cli_file_json_begin(&j, f);
+		cli_json_key(&j, "written");
+		cli_json_bool(&j, written);
+		cli_json_update(&j, res);
+		cli_json_line_end(&j, f->name);
+	} else if (!written) {
+		cli_warning(f->name, "nothing new to add: every item is in /DSS already; nothing written");
+	} else if (f->run->verbose) {
+		fputs("added long-term validation data to ", stdout);
+		cli_put_safe(stdout, f->name);
+		printf(": %d objects, %" PRId64 " bytes appended\n", res->nobjects, res->bytes_appended);
+	}
+	return CLI_EXIT_OK;
+}
+
+static const struct cli_ops dss_ops = {
+	.name = "dss",
+	.open = CLI_OPEN_UPDATE,
+	.flags = CLI_FLUSH_LINES,
+	.check = check_dss,
+	.prepare = prepare_dss,
+	.call = call_dss,
+	.output = output_dss
+};
+
+int cmd_dss(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cert", required_argument, NULL, OPT_CERT },
+		{ "ocsp", required_argument, NULL, OPT_OCSP },
+		{ "crl", required_argument, NULL, OPT_CRL },
+		{ "vri", no_argument, NULL, OPT_VRI },
+		CLI_WRITE_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct pdfstamp_dss_opts init = PDFSTAMP_DSS_OPTS_INIT;
+	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;
+	struct dss_args a;
+	struct cli_run w;
+	size_t cap = argc > 0 ? (size_t)argc : 1, i;
+	int opt, rc = 0;
+
+	memset(&w, 0, sizeof w);
+	a.opts = init;
+	a.res = res_init;
+	a.inputs = calloc(cap, sizeof *a.inputs);
+	a.bufs = calloc(cap, sizeof *a.bufs);
+	if (!a.inputs || !a.bufs) {
+		free(a.inputs);
+		free(a.bufs);
+		cli_error(NULL, "out of memory");
+		return CLI_EXIT_IO;
+	}
+	a.opts.inputs = a.inputs;
+	opterr = 0;
+	while (rc == 0 && (opt = getopt_long(argc, argv, CLI_WRITE_SHORTOPTS, opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_CERT:
+		case OPT_OCSP:
+		case OPT_CRL:
+			if (!*optarg) {
+				cli_error(NULL, "--%s needs a file name", opt == OPT_CERT ? "cert" : opt == OPT_OCSP ? "ocsp" : "crl");
+				rc = cli_usage_hint("dss");
+				break;
+			}
+			if (a.opts.ninputs >= cap || a.opts.ninputs >= PDFSTAMP_DSS_MAX_INPUTS) {
+				cli_error(NULL, "too many inputs");
+				rc = cli_usage_hint("dss");
+				break;
+			}
+			a.inputs[a.opts.ninputs].kind = opt == OPT_CERT ? PDFSTAMP_DSS_CERT
+			                                : opt == OPT_OCSP ? PDFSTAMP_DSS_OCSP : PDFSTAMP_DSS_CRL;
+			a.inputs[a.opts.ninputs].name = optarg;
+			a.opts.ninputs++;
+			break;
+		case OPT_VRI:
+			a.opts.vri = 1;
+			break;
+		case 'h':
+			help();
+			rc = cli_finish_stdout(CLI_EXIT_OK);
+			free(a.inputs);
+			free(a.bufs);
+			return rc;
+		case ':':
+		case '?':
+			rc = cli_bad_option("dss", opt, argv[optind - 1], optopt, opts);
+			break;
+		default:
+			rc = cli_run_option(&w, opt, optarg);
+			if (rc < 0) {
+				cli_error(NULL, "internal error: option %d", opt);
+				rc = CLI_EXIT_IO;
+			}
+			break;
+		}
+	}
+	if (rc == 0 && w.date) {
+		cli_error(NULL, "--date does not apply to dss (it adds no date)");
+		rc = cli_usage_hint("dss");
+	}
+	if (rc == 0)
+		rc = cli_each_file(&dss_ops, &w, argc - optind, argv + optind, &a);
+	pdfstamp_result_clear(&a.res);
+	for (i = 0; i < a.opts.ninputs; i++)
+		free(a.bufs[i]);
+	free(a.bufs);
+	free(a.inputs);
+	return rc;
+}
