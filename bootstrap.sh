@@ -19,6 +19,8 @@ DEPS=(
 	libnss3-tools nodejs libjs-pdf clang time
 	git debhelper lintian
 	python3-pikepdf default-jdk-headless libpdfbox2-java libitext5-java libbcprov-java
+	libharfbuzz-dev libfribidi-dev libfontconfig-dev libspng-dev
+	fonts-noto-core fonts-noto-cjk fonts-dejavu-core openssl libjpeg-turbo-progs
 )
 
 mode=all

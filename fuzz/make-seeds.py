@@ -13,6 +13,10 @@ that reach the deeper branches quickly:
   fuzz_objstm           object-stream contents in fuzz_objstm.c's layout
   fuzz_xmp              XMP packets in the styles of Adobe, Acrobat 5 and
                         others (and refused ones), in fuzz_xmp.c's layout
+  fuzz_image            the test images of tests/e2e/fixtures/images.py
+                        and the hostile ones of tests/malformed/images/
+  fuzz_font             the font files of tests/malformed/fonts/ (small
+                        subsets of real fonts and damaged ones)
 Deterministic; needs only python3.
 """
 import hashlib
@@ -25,7 +29,8 @@ import zlib
 
 def main():
     src, out = sys.argv[1], sys.argv[2]
-    seeds = {t: {} for t in ("fuzz_parse", "fuzz_xref", "fuzz_security", "fuzz_objstm", "fuzz_incr", "fuzz_xmp")}
+    seeds = {t: {} for t in ("fuzz_parse", "fuzz_xref", "fuzz_security", "fuzz_objstm", "fuzz_incr", "fuzz_xmp",
+                                "fuzz_image", "fuzz_font")}
 
     def add(target, data, name=None):
         name = name or hashlib.sha1(data).hexdigest()[:16]
@@ -131,6 +136,25 @@ def main():
     for name, pkt in packets.items():
         add("fuzz_xmp", b"\xff\x00" + "caf\u00e9 & <b>".encode() + b"\0Department\0" + pkt, "set-" + name)
         add("fuzz_xmp", b"\x7f\x2a" + b"v\0Custom\0" + pkt, "remove-" + name)
+
+    # fuzz_image: the valid test images of tests/e2e/fixtures/images.py and
+    # the hostile ones of tests/malformed/images/
+    sys.path.insert(0, os.path.join(src, "tests", "e2e", "fixtures"))
+    import images
+    for name, data in images.valid().items():
+        add("fuzz_image", data, "valid-" + name)
+    p = os.path.join(src, "tests", "malformed", "images")
+    if os.path.isdir(p):
+        for f in sorted(os.listdir(p)):
+            if f != "README":
+                add("fuzz_image", open(os.path.join(p, f), "rb").read(), "hostile-" + f)
+
+    # fuzz_font: the font corpus, as files (fuzz_font.c reads the text
+    # choice from the input's length)
+    p = os.path.join(src, "tests", "malformed", "fonts")
+    for f in sorted(os.listdir(p)) if os.path.isdir(p) else []:
+        if f.endswith((".ttf", ".otf", ".ttc")):
+            add("fuzz_font", open(os.path.join(p, f), "rb").read(), f)
 
     for t, items in seeds.items():
         d = os.path.join(out, t)

@@ -156,6 +156,47 @@ const char *ps_file_kind(mode_t mode)
 	       "a socket or other special file";
 }
 
+int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, uint8_t **out, size_t *len)
+{
+	struct stat st;
+	uint8_t *d;
+	size_t got;
+	int fd, rc;
+
+	*out = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "cannot open %s %s: %s", what, path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read %s %s: %s", what, path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "%s %s is %s, not a regular file", what, path,
+		              ps_file_kind(st.st_mode));
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "%s %s is larger than %zu MiB", what, path, max >> 20);
+	}
+	if (!(d = malloc(st.st_size ? (size_t)st.st_size : 1))) {
+		close(fd);
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory reading %s %s", what, path);
+	}
+	rc = ps_pread_full(ctx, fd, d, (size_t)st.st_size, 0, &got, "cannot read %s %s", what, path);
+	close(fd);
+	if (rc < 0) {
+		free(d);
+		return rc;
+	}
+	*out = d;
+	*len = got;
+	return 0;
+}
+
 /* ---- writing ----------------------------------------------------------------- */
 
 /* Copies the first LEN bytes of SRC to DST (both at offset 0). */

@@ -302,10 +302,16 @@ struct pdfstamp_stamp_opts {
 	double color[3];         /* RGB 0..1 (default dark red) */
 	double opacity;          /* 0..1 (default 1) */
 	int freetext;            /* write a /FreeText annotation instead of /Stamp */
+	/* version 2 */
+	const char *font;        /* font file (contains '/') or fontconfig family; NULL: Helvetica-Bold
+	                          * for WinAnsi text, else a font fontconfig finds for the text */
+	const char *image;       /* PNG or JPEG file drawn in the stamp (optional) */
+	const uint8_t *image_data; /* or the image's bytes when image is NULL (not kept) */
+	size_t image_len;
 };
-#define PDFSTAMP_STAMP_OPTS_VERSION 1
+#define PDFSTAMP_STAMP_OPTS_VERSION 2
 #define PDFSTAMP_STAMP_OPTS_INIT {PDFSTAMP_STAMP_OPTS_VERSION, 1, NULL, NULL, 0, {0, 0, 0, 0}, \
-	PDFSTAMP_POS_TOP_RIGHT, 36.0, NULL, NULL, NULL, {0.75, 0.05, 0.05}, 1.0, 0}
+	PDFSTAMP_POS_TOP_RIGHT, 36.0, NULL, NULL, NULL, {0.75, 0.05, 0.05}, 1.0, 0, NULL, NULL, NULL, 0}
 
 /* Adds a stamp annotation with an appearance stream to the chosen page(s)
  * as one incremental update.  Requires the annotation permission (P bit 6)

@@ -41,6 +41,11 @@
  *             DocMDP, the writers' pre-flight (policy.h).
  *   info.c    pdfstamp_doc_info.
  *   incr.c    the incremental writer (incr.h).
+ *   image.c   the stamp's images: PNG decoded with libspng, JPEG checked
+ *             and passed through (image.h; only stamp.c uses it).
+ *   font.c, fontpdf.c  the stamp's fonts: choice (fontconfig), shaping
+ *             (FriBidi, HarfBuzz); the subset (hb-subset) and its PDF
+ *             objects (font.h, fontint.h; only stamp.c uses them).
  *   stamp.c, meta.c  the stamp annotation; /Info and XMP.
  *   dss.c     the Document Security Store (/DSS, /VRI) and the checks of
  *             its inputs with mbedTLS (dss.h).
@@ -145,6 +150,18 @@ uint8_t *ps_buf_detach(ps_buf *b, size_t *len);
  * capacity is implied by N: the owner stores only the count).  0 or -1
  * (*P unchanged) when out of memory or on overflow. */
 int ps_array_grow(void **p, size_t n, size_t elem);
+
+/* Big-endian fields of binary formats (font tables, PNG and JPEG headers);
+ * the caller has checked that the bytes are there. */
+static inline uint32_t ps_be16(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
+static inline uint32_t ps_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
 
 /* The modules' own headers, for files that include only ps.h. */
 #include "obj.h"

@@ -1,24 +1,72 @@
 /*
- * stamp.c - the approval stamp: page lookup, the annotation and its
- * appearance stream.
+ * stamp.c - the approval stamp: the pages, the annotations and their
+ * shared appearance.
  *
  * DESIGN NOTES
  *
- *  1. Only the objects on the path to the target page are read: the page
- *     tree is descended by /Count (ISO 32000-2 7.7.3.2), so finding page N
- *     costs O(depth) lookups whatever the page count.
- *  2. What is written (ISO 32000-2 12.5, 7.5.6): the annotation, its
- *     appearance form XObject, and a new version of the page (same number and
- *     generation, every other key copied) or, when /Annots is an indirect
- *     array, a new version of that array only.  Nothing else changes.
- *  3. The appearance is a real form XObject (/AP /N) with its own
- *     /Resources (Helvetica-Bold, WinAnsiEncoding) so that every viewer
- *     draws the same thing; its /BBox is the stamp's size as the reader
- *     sees it and /Matrix turns it with the page's /Rotate, so the stamp
- *     reads upright on rotated pages.
- *  4. Policy first: ps_policy_check (policy.c, its notes 1 and 3) refuses
- *     what the annotation permission (P bit 6) or a DocMDP certification
- *     forbids before anything is built.
+ *  1. Only the objects on the path to the target pages are read: the page
+ *     tree is walked depth first and a subtree that lies wholly before the
+ *     first target page is skipped by its /Count (ISO 32000-2 7.7.3.2), so
+ *     one page costs O(depth) lookups and every page O(pages).  Inherited
+ *     attributes (7.7.3.4) come down the walk.  Kid visits are bounded by
+ *     the number of objects in the file (each node of a sound tree is one
+ *     object in one /Kids array), depth by MAX_TREE_DEPTH, so a cyclic tree
+ *     or a DAG of shared nodes under a lying /Count costs no more than a
+ *     sound tree of that file's size.
+ *  2. What is written (ISO 32000-2 12.5, 7.5.6): per page, the annotation
+ *     and a new version of the page (same number and generation, every
+ *     other key copied) or, when /Annots is an indirect array, a new
+ *     version of that array only.  Per update, once: the font (font.c:
+ *     a standard-14 dictionary, or the Type 0 font with its subset,
+ *     descriptor, widths and ToUnicode CMap), the image XObject (image.c,
+ *     with its /SMask), and one appearance form XObject per distinct
+ *     (box size, /Rotate): `--page all` on same-size pages references one
+ *     appearance.  Nothing else changes.
+ *  3. Everything that can be refused is refused before the update begins:
+ *     the options, the font (ps_font_open: coverage, a file that is not a
+ *     font) and the image (ps_image_load), then the policy (policy.c notes
+ *     1 and 3).  Nothing is written for a bad font, image or text.
+ *  4. The appearance is a real form XObject (/AP /N, 12.5.5) with its own
+ *     /Resources (/Font /F1, /XObject /Im1, /ExtGState /GS0) so that every
+ *     viewer draws the same thing; its /BBox is the stamp's size as the
+ *     reader sees it and /Matrix turns it with the page's /Rotate, so the
+ *     stamp reads upright on rotated pages.
+ *  5. Layout, in the form's own (visual) coordinates: a double frame whose
+ *     line width is lw = min(w, h) / 24 (outer line 0..lw, inner line
+ *     2 lw..3 lw from the edge) and, inset 6 lw from the sides and 4.5 lw
+ *     from the top and bottom, the content: the text's lines (UTF-8 split
+ *     at '\n', each shaped by font.c and centred) over a small line with
+ *     the author and date.  The
+ *     content is laid out at its natural size (main lines 22 pt, small
+ *     line 8 pt) from the inked extents font.c measures (ps_line ascent
+ *     and descent: accents, ascenders and descenders included): lines are
+ *     stacked at a uniform pitch of (max ascent - min descent) + 0.25 em,
+ *     so no two lines' ink overlaps.  It is then scaled uniformly to fit
+ *     the area inside the inset, never clipped: every glyph's ink stays
+ *     1.5 lw (3 lw at the sides) clear of the inner frame line.  Without --rect the box is the
+ *     natural content plus the inset (solved for lw, which depends on the
+ *     box), shrunk as a whole on pages too small for it.
+ *  6. An image fills the area inside the inner frame (3 lw from the edge)
+ *     with its aspect ratio kept, centred, under the frame and the text.
+ *     An image without text is the stamp alone: no frame, no text, the
+ *     image filling the whole box; without --rect that box has the
+ *     image's aspect ratio and its longer side is IMG_SIDE (150 pt).
+ *  7. Every number the stamp writes, in its dictionaries and in the
+ *     content stream, is rounded to 1/1000 of a unit and then formatted by
+ *     the serializer's ps_buf_put_real, so both always show the same
+ *     digits; the appearance cache compares those rounded sizes.
+ *  8. Size per page (the goal: about 500 bytes for each page of a
+ *     `--page all`, the page's own copy included).  Every encrypted
+ *     string costs its IV and padding, written in hex: /NM is 15 random
+ *     characters (90 bits) so that it fits one AES block, and when one
+ *     update stamps several pages the strings every annotation repeats
+ *     (/Contents, /T, the date of /M and /CreationDate, and /NM, which
+ *     ISO 32000-2 Table 166 wants unique among the annotations of a page
+ *     only, and each page gets one annotation of the update) are written
+ *     once, as indirect string objects (7.3.10) that each annotation
+ *     references, and so is the /C array.  A single-page stamp keeps them
+ *     direct.  The optional /Type /Annot (Table 166) is left out: readers
+ *     know an annotation by its place in /Annots and its /Subtype.
  */
 #include "config.h"
 
@@ -29,30 +77,25 @@
 
 #include "ps.h"
 #include "policy.h"
+#include "font.h"
+#include "image.h"
 
 #define MAX_TREE_DEPTH 64
 
-/* Advance widths of Helvetica-Bold for codes 32..126 (from the metrics of
- * its metric-compatible clone URW Nimbus Sans Bold, fonts-urw-base35). */
-static const short helvb_widths[95] = {
-	278, 333, 474, 556, 556, 889, 722, 278, 333, 333, 389, 584, 278, 333, 278, 278,
-	556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 333, 333, 584, 584, 584, 611,
-	975, 722, 722, 722, 722, 667, 611, 778, 722, 278, 556, 722, 611, 833, 722, 778,
-	667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 333, 278, 333, 584, 556,
-	278, 556, 611, 556, 611, 556, 333, 611, 611, 278, 278, 556, 278, 889, 611, 611,
-	611, 611, 389, 556, 333, 611, 556, 778, 556, 556, 500, 389, 280, 389, 584
-};
+#define FS_MAIN 22.0    /* natural size of the main lines */
+#define FS_SMALL 8.0    /* of the author and date line */
+#define LINE_GAP 0.25   /* between main lines, in em of FS_MAIN */
+#define GAP 6.0         /* between the main lines and the small line */
+#define FRAME_DIV 24.0  /* lw = min(w, h) / FRAME_DIV */
+#define INSET_X 6.0     /* content inset from the box's sides, in lw (note 5) */
+#define INSET_Y 4.5     /* from its top and bottom */
+#define INNER 3.0       /* the inner edge of the inner frame line, in lw */
+#define IMG_SIDE 150.0  /* longer side of an image-only stamp without --rect */
 
-/* Width in text-space units (1/1000 em) of WinAnsi bytes; codes outside
- * ASCII are approximated by an average capital width. */
-static double text_width(const uint8_t *s, size_t n)
+/* Every number the stamp writes is rounded to 1/1000 (note 7). */
+static double milli(double v)
 {
-	double w = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		w += (s[i] >= 32 && s[i] <= 126) ? helvb_widths[s[i] - 32] : 667;
-	return w;
+	return llround(v * 1000.0) / 1000.0;
 }
 
 /* ---- the page tree --------------------------------------------------------- */
@@ -64,6 +107,13 @@ typedef struct ps_page {
 	double box[4];         /* visible box: CropBox or MediaBox, normalised */
 	int rotate;            /* 0, 90, 180, 270 */
 } ps_page;
+
+/* Inherited attributes (7.7.3.4) as the walk brings them down. */
+typedef struct inherit {
+	double media[4], crop[4];
+	int64_t rot;
+	unsigned char have_media, have_crop, have_rot;
+} inherit;
 
 static int get_rect(ps_doc *doc, ps_obj *o, double r[4])
 {
@@ -91,95 +141,59 @@ static int get_rect(ps_doc *doc, ps_obj *o, double r[4])
 	return 0;
 }
 
-/* Finds page INDEX (1-based) by descending the tree by /Count. */
-static int find_page(ps_doc *doc, int64_t index, ps_page *pg)
+/* Overrides what NODE itself sets (the nearest node wins). */
+static int inherit_from(ps_doc *doc, ps_obj *node, inherit *in)
 {
-	ps_ctx *ctx = doc->ctx;
-	ps_obj *node = NULL, *chain[MAX_TREE_DEPTH];
-	ps_obj *ref;
-	int depth = 0, rc, i, have_media = 0, have_crop = 0, have_rot = 0;
-	double media[4], crop[4];
-	int64_t rot = 0;
+	double r[4];
+	int rc;
 
-	if ((rc = ps_doc_pages(doc, &node, &ref, NULL)) < 0)
+	if ((rc = get_rect(doc, ps_dict_get(node, "MediaBox"), r)) < 0)
 		return rc;
-	for (;;) {
-		ps_obj *kids;
-		size_t k, n;
-		int found = 0;
-
-		if (!node || node->kind != PS_DICT)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "a page tree node is not a dictionary");
-		if (depth >= MAX_TREE_DEPTH)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree is too deep or has a cycle");
-		chain[depth++] = node;
-		kids = NULL;
-		if ((rc = ps_doc_resolve(doc, ps_dict_get(node, "Kids"), &kids)) < 0)
+	if (rc == 0) {
+		memcpy(in->media, r, sizeof r);
+		in->have_media = 1;
+	}
+	if ((rc = get_rect(doc, ps_dict_get(node, "CropBox"), r)) < 0)
+		return rc;
+	if (rc == 0) {
+		memcpy(in->crop, r, sizeof r);
+		in->have_crop = 1;
+	}
+	if (ps_dict_get(node, "Rotate")) {
+		ps_obj *ro = NULL;
+		if ((rc = ps_doc_resolve(doc, ps_dict_get(node, "Rotate"), &ro)) < 0)
 			return rc;
-		if (!kids || !ps_dict_get(node, "Kids")) {
-			/* a leaf */
-			if (index != 1 || !ref || ref->kind != PS_REF)
-				return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree's /Count does not match its pages");
-			pg->num = ref->u.ref.num;
-			pg->gen = ref->u.ref.gen;
-			pg->dict = node;
-			break;
-		}
-		if (kids->kind != PS_ARRAY)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Kids is not an array");
-		n = ps_array_len(kids);
-		for (k = 0; k < n; k++) {
-			ps_obj *kid = NULL, *kref = ps_array_get(kids, k);
-			int64_t count = 1;
-			if ((rc = ps_doc_resolve(doc, kref, &kid)) < 0)
-				return rc;
-			if (!kid || kid->kind != PS_DICT)
-				continue;
-			if (ps_dict_get(kid, "Kids")) {
-				if (ps_obj_int(ps_dict_get(kid, "Count"), &count) < 0 || count < 0)
-					return ps_err(ctx, PDFSTAMP_E_FORMAT, "a page tree node has no valid /Count");
-			}
-			if (index <= count) {
-				node = kid;
-				ref = kref;
-				found = 1;
-				break;
-			}
-			index -= count;
-		}
-		if (!found)
-			return ps_err(ctx, PDFSTAMP_E_USAGE, "the document has fewer pages than asked for");
+		if (ps_obj_int(ro, &in->rot) == 0)
+			in->have_rot = 1;
 	}
-	/* Inherited attributes (7.7.3.4): the nearest node that has them. */
-	for (i = depth - 1; i >= 0; i--) {
-		if (!have_media && get_rect(doc, ps_dict_get(chain[i], "MediaBox"), media) == 0)
-			have_media = 1;
-		if (!have_crop && get_rect(doc, ps_dict_get(chain[i], "CropBox"), crop) == 0)
-			have_crop = 1;
-		if (!have_rot && ps_dict_get(chain[i], "Rotate")) {
-			ps_obj *r = NULL;
-			if ((rc = ps_doc_resolve(doc, ps_dict_get(chain[i], "Rotate"), &r)) < 0)
-				return rc;
-			if (ps_obj_int(r, &rot) == 0)
-				have_rot = 1;
-		}
-	}
-	if (!have_media) {
-		media[0] = media[1] = 0;
-		media[2] = 612;
-		media[3] = 792; /* US Letter, as most readers assume */
+	return 0;
+}
+
+static int make_page(ps_ctx *ctx, ps_obj *ref, ps_obj *dict, const inherit *in, ps_page *pg)
+{
+	int64_t rot = in->have_rot ? in->rot : 0;
+
+	if (!ref || ref->kind != PS_REF)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree's /Count does not match its pages");
+	pg->num = ref->u.ref.num;
+	pg->gen = ref->u.ref.gen;
+	pg->dict = dict;
+	if (!in->have_media) {
+		static const double letter[4] = {0, 0, 612, 792}; /* US Letter, as most readers assume */
+		memcpy(pg->box, letter, sizeof pg->box);
 		ps_warn(ctx, "page has no /MediaBox; assuming US Letter");
-	}
-	if (have_crop) {
-		/* the visible area is the intersection */
-		pg->box[0] = fmax(crop[0], media[0]);
-		pg->box[1] = fmax(crop[1], media[1]);
-		pg->box[2] = fmin(crop[2], media[2]);
-		pg->box[3] = fmin(crop[3], media[3]);
-		if (pg->box[0] >= pg->box[2] || pg->box[1] >= pg->box[3])
-			memcpy(pg->box, media, sizeof pg->box);
 	} else {
-		memcpy(pg->box, media, sizeof pg->box);
+		memcpy(pg->box, in->media, sizeof pg->box);
+	}
+	if (in->have_crop) {
+		/* the visible area is the intersection */
+		double b[4];
+		b[0] = fmax(in->crop[0], pg->box[0]);
+		b[1] = fmax(in->crop[1], pg->box[1]);
+		b[2] = fmin(in->crop[2], pg->box[2]);
+		b[3] = fmin(in->crop[3], pg->box[3]);
+		if (b[0] < b[2] && b[1] < b[3])
+			memcpy(pg->box, b, sizeof b);
 	}
 	rot %= 360;
 	if (rot < 0)
@@ -190,14 +204,257 @@ static int find_page(ps_doc *doc, int64_t index, ps_page *pg)
 	return 0;
 }
 
-/* ---- building the annotation ------------------------------------------------ */
+typedef struct stamp_job stamp_job;
+static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page *pg);
 
-/* Every number the stamp writes, in its dictionaries and in the content
- * stream, is rounded to 1/1000 of a unit and then formatted by the
- * serializer's ps_buf_put_real, so both always show the same digits. */
-static double milli(double v)
+/* Calls stamp_page for pages FIRST..LAST (1-based) in order (note 1). */
+static int walk_pages(ps_update *up, stamp_job *j, int64_t first, int64_t last)
 {
-	return llround(v * 1000.0) / 1000.0;
+	struct frame {
+		ps_obj *kids;      /* borrowed */
+		size_t k;
+		inherit in;
+	} st[MAX_TREE_DEPTH];
+	ps_doc *doc = up->doc;
+	ps_ctx *ctx = doc->ctx;
+	ps_obj *root = NULL, *rref = NULL, *kids = NULL;
+	int64_t idx = 1, budget;
+	int depth = 0, rc;
+	inherit in;
+	ps_page pg;
+
+	memset(&in, 0, sizeof in);
+	if ((rc = ps_doc_pages(doc, &root, &rref, NULL)) < 0)
+		return rc;
+	if (!root || root->kind != PS_DICT)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "a page tree node is not a dictionary");
+	if ((rc = inherit_from(doc, root, &in)) < 0 ||
+	    (rc = ps_doc_resolve(doc, ps_dict_get(root, "Kids"), &kids)) < 0)
+		return rc;
+	if (!kids || !ps_dict_get(root, "Kids")) { /* the root is the page */
+		if (first != 1 || last != 1)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree's /Count does not match its pages");
+		memset(&pg, 0, sizeof pg);
+		if ((rc = make_page(ctx, rref, root, &in, &pg)) < 0)
+			return rc;
+		return stamp_page(up, j, 1, &pg);
+	}
+	if (kids->kind != PS_ARRAY)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Kids is not an array");
+	/* each node of a sound tree is an object of the file that stands in
+	 * one /Kids array: no more kids than objects are ever visited, whatever
+	 * the /Count entries claim (a DAG of shared nodes is a tree of 2^depth) */
+	budget = (int64_t)doc->xref_used + MAX_TREE_DEPTH;
+	st[0].kids = kids;
+	st[0].k = 0;
+	st[0].in = in;
+	depth = 1;
+	while (depth > 0) {
+		struct frame *f = &st[depth - 1];
+		ps_obj *kid = NULL, *kref, *sub = NULL;
+		int64_t count;
+
+		if (f->k >= ps_array_len(f->kids)) {
+			depth--;
+			continue;
+		}
+		kref = ps_array_get(f->kids, f->k++);
+		if (--budget < 0)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree has more nodes than the file has objects "
+			              "(shared nodes or a cycle)");
+		if ((rc = ps_doc_resolve(doc, kref, &kid)) < 0)
+			return rc;
+		if (!kid || kid->kind != PS_DICT)
+			continue;
+		if (ps_dict_get(kid, "Kids")) {
+			if (ps_obj_int(ps_dict_get(kid, "Count"), &count) < 0 || count < 0)
+				return ps_err(ctx, PDFSTAMP_E_FORMAT, "a page tree node has no valid /Count");
+			if (count < first - idx + 1 && idx <= first) { /* wholly before FIRST */
+				idx += count;
+				continue;
+			}
+		} else if (idx < first) { /* a page before FIRST */
+			idx++;
+			continue;
+		}
+		in = f->in;
+		if ((rc = inherit_from(doc, kid, &in)) < 0)
+			return rc;
+		if (ps_dict_get(kid, "Kids")) {
+			if ((rc = ps_doc_resolve(doc, ps_dict_get(kid, "Kids"), &sub)) < 0)
+				return rc;
+			if (sub) {
+				if (sub->kind != PS_ARRAY)
+					return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Kids is not an array");
+				if (depth >= MAX_TREE_DEPTH)
+					return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree is too deep or has a cycle");
+				st[depth].kids = sub;
+				st[depth].k = 0;
+				st[depth].in = in;
+				depth++;
+				continue;
+			}
+		}
+		/* a leaf */
+		if (idx >= first) {
+			memset(&pg, 0, sizeof pg);
+			if ((rc = make_page(ctx, kref, kid, &in, &pg)) < 0 || (rc = stamp_page(up, j, idx, &pg)) < 0)
+				return rc;
+		}
+		if (++idx > last)
+			return 0;
+	}
+	return ps_err(ctx, PDFSTAMP_E_USAGE, "the document has fewer pages than asked for");
+}
+
+/* ---- the job: what every page of one call shares ------------------------------ */
+
+typedef struct ap_entry {
+	double w, h;          /* the box, rounded (note 7) */
+	int rotate;
+	uint32_t num;
+} ap_entry;
+
+struct stamp_job {
+	const struct pdfstamp_stamp_opts *o;
+	const char *text;     /* NULL: an image alone (note 6) */
+	const char *contents; /* /Contents: the note, else the text (none if empty) */
+	char date[32];        /* /M and /CreationDate */
+	ps_font *font;
+	ps_line *lines;       /* the main lines, top first */
+	size_t nlines;
+	ps_line small;        /* author and date */
+	double cw, ch;        /* natural content size (note 5) */
+	double pitch, asc, desc, small_base;
+	ps_image *img;
+	uint32_t iw, ih;
+	uint32_t font_num, img_num;
+	uint32_t contents_num, author_num, date_num, nm_num; /* shared strings (note 8), 0: direct */
+	uint32_t color_num;   /* the shared /C array (note 8), 0: direct */
+	ap_entry *aps;
+	size_t naps;
+	struct pdfstamp_result *res;
+};
+
+static void job_free(stamp_job *j)
+{
+	size_t i;
+
+	for (i = 0; i < j->nlines; i++)
+		ps_line_free(&j->lines[i]);
+	free(j->lines);
+	ps_line_free(&j->small);
+	ps_font_free(j->font);
+	ps_image_free(j->img);
+	free(j->aps);
+}
+
+/* Opens the font for every line and shapes them (note 3): before anything
+ * is written. */
+static int job_text(ps_ctx *ctx, stamp_job *j, const char *small_txt)
+{
+	const char *p, *nl;
+	ps_buf all = PS_BUF_INIT;
+	double a = 0, d = 0, wmax = 0;
+	size_t i, n = 1;
+	int rc;
+
+	ps_buf_puts(&all, j->text);
+	ps_buf_putc(&all, '\n');
+	ps_buf_puts(&all, small_txt);
+	ps_buf_putc(&all, '\0');
+	if (all.oom) {
+		ps_buf_free(&all);
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	/* refuses text that is too long or not UTF-8 before anything else */
+	rc = ps_font_open(ctx, j->o->font, (const char *)all.data, &j->font);
+	ps_buf_free(&all);
+	if (rc < 0)
+		return rc;
+	for (p = j->text; (p = strchr(p, '\n')) != NULL; p++)
+		n++;
+	if (!(j->lines = calloc(n, sizeof *j->lines)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (p = j->text, i = 0; i < n; i++, p = nl + 1) {
+		size_t len;
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		len = (size_t)(nl - p);
+		if (len && p[len - 1] == '\r') /* CR LF from a file */
+			len--;
+		if ((rc = ps_font_shape(j->font, p, len, &j->lines[i])) < 0)
+			return rc;
+		j->nlines = i + 1;
+		a = fmax(a, j->lines[i].ascent);
+		d = fmin(d, j->lines[i].descent);
+		wmax = fmax(wmax, j->lines[i].width * FS_MAIN / 1000);
+	}
+	if ((rc = ps_font_shape(j->font, small_txt, strlen(small_txt), &j->small)) < 0)
+		return rc;
+	/* note 5: uniform pitch from the inked extents of all lines */
+	j->asc = a * FS_MAIN / 1000;
+	j->desc = d * FS_MAIN / 1000;
+	j->pitch = j->asc - j->desc + LINE_GAP * FS_MAIN;
+	j->small_base = -fmin(j->small.descent, 0) * FS_SMALL / 1000;
+	j->ch = (fmax(j->small.ascent, 0) - fmin(j->small.descent, 0)) * FS_SMALL / 1000 + GAP +
+	        (double)(n - 1) * j->pitch + j->asc - j->desc;
+	j->cw = fmax(wmax, j->small.width * FS_SMALL / 1000);
+	if (!(j->cw >= 1))
+		j->cw = 1;
+	if (!(j->ch >= 1))
+		j->ch = 1;
+	return 0;
+}
+
+/* ---- geometry and the appearance ------------------------------------------------ */
+
+struct stamp_geom {
+	double w, h;          /* the box (visual size) */
+	double lw;            /* frame line width */
+	double s;             /* scale of the content (1 = natural) */
+};
+
+/* The box for the content at its natural size (note 5) or image (note 6). */
+static void natural_box(const stamp_job *j, struct stamp_geom *g)
+{
+	/* the insets of both sides, per unit of min(w, h) */
+	double kx = 2 * INSET_X / FRAME_DIV, ky = 2 * INSET_Y / FRAME_DIV;
+
+	if (!j->text) {
+		double iw = j->iw, ih = j->ih;
+		g->w = iw >= ih ? IMG_SIDE : fmax(IMG_SIDE * iw / ih, 1);
+		g->h = iw >= ih ? fmax(IMG_SIDE * ih / iw, 1) : IMG_SIDE;
+		return;
+	}
+	/* w = cw + kx min(w, h), h = ch + ky min(w, h) */
+	g->h = j->ch / (1 - ky);
+	g->w = j->cw + kx * g->h;
+	if (g->w < g->h) {
+		g->w = j->cw / (1 - kx);
+		g->h = j->ch + ky * g->w;
+	}
+}
+
+/* Frame width and content scale for a box of W x H. */
+static void fit_box(const stamp_job *j, double w, double h, struct stamp_geom *g)
+{
+	g->w = milli(w);
+	g->h = milli(h);
+	g->lw = fmin(g->w, g->h) / FRAME_DIV;
+	g->s = j->text ? fmin((g->w - 2 * INSET_X * g->lw) / j->cw, (g->h - 2 * INSET_Y * g->lw) / j->ch) : 1;
+}
+
+static void put_nums(ps_buf *b, const double *v, size_t n, const char *op)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		ps_buf_put_real(b, milli(v[i]));
+		ps_buf_putc(b, ' ');
+	}
+	ps_buf_puts(b, op);
 }
 
 static ps_obj *real_array(const double *v, size_t n)
@@ -214,142 +471,115 @@ static ps_obj *real_array(const double *v, size_t n)
 	return a;
 }
 
-/* Escapes WinAnsi bytes for a literal string in a content stream. */
-static void put_pdf_string(ps_buf *b, const uint8_t *s, size_t n)
+/* << /NAME << /KEY N 0 R >> >> entries of the resources. */
+static int put_res_ref(ps_obj *res, const char *cat, const char *key, uint32_t num)
 {
+	ps_obj *d = ps_new_dict();
+
+	if (!d || ps_dict_put_ref(d, key, num, 0) < 0) {
+		ps_obj_free(d);
+		return PDFSTAMP_E_NOMEM;
+	}
+	return ps_dict_put(res, cat, d);
+}
+
+/* The content stream of the appearance (notes 5 and 6). */
+static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *c)
+{
+	const struct pdfstamp_stamp_opts *o = j->o;
+	double lw = g->lw, v[6];
 	size_t i;
-
-	ps_buf_putc(b, '(');
-	for (i = 0; i < n; i++) {
-		if (s[i] == '(' || s[i] == ')' || s[i] == '\\')
-			ps_buf_putc(b, '\\');
-		if (s[i] < 32 || s[i] >= 127)
-			ps_buf_printf(b, "\\%03o", s[i]);
-		else
-			ps_buf_putc(b, s[i]);
-	}
-	ps_buf_putc(b, ')');
-}
-
-/* Layout of the appearance, in the form's own (visual) coordinates: a
- * double frame around the main text (Helvetica-Bold 22 pt) over a small
- * line with the author and date (8 pt).  The natural size follows the
- * text; a requested size scales the content uniformly and centres it. */
-#define FS_MAIN 22.0
-#define FS_SMALL 8.0
-#define PAD_X 14.0
-#define PAD_Y 9.0
-#define GAP 6.0
-
-struct stamp_geom {
-	double w, h;            /* the box (visual size) */
-	double nat_w, nat_h;    /* natural size of the content */
-	double s;               /* scale of the content inside the box */
-};
-
-static void stamp_geometry(const ps_buf *main_txt, const ps_buf *small_txt, const double *fit,
-                           struct stamp_geom *g)
-{
-	double w1 = text_width(main_txt->data, main_txt->len) / 1000.0 * FS_MAIN;
-	double w2 = text_width(small_txt->data, small_txt->len) / 1000.0 * FS_SMALL;
-
-	g->nat_w = fmax(w1, w2) + 2 * PAD_X;
-	g->nat_h = PAD_Y + FS_SMALL + GAP + FS_MAIN * 0.72 + PAD_Y;
-	if (fit) {
-		g->w = fit[0];
-		g->h = fit[1];
-		g->s = fmin(g->w / g->nat_w, g->h / g->nat_h);
-	} else {
-		g->w = g->nat_w;
-		g->h = g->nat_h;
-		g->s = 1;
-	}
-}
-
-static void put_nums(ps_buf *b, const double *v, size_t n, const char *op)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		ps_buf_put_real(b, milli(v[i]));
-		ps_buf_putc(b, ' ');
-	}
-	ps_buf_puts(b, op);
-}
-
-static void put_line(ps_buf *c, const ps_buf *t, double fs, double x, double y)
-{
-	double v[2] = {x, y};
-
-	ps_buf_puts(c, "BT /F1 ");
-	ps_buf_put_real(c, milli(fs));
-	ps_buf_puts(c, " Tf ");
-	put_nums(c, v, 2, "Td ");
-	put_pdf_string(c, t->data, t->len);
-	ps_buf_puts(c, " Tj ET\n");
-}
-
-static int build_appearance(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o, const ps_buf *main_txt,
-                            const ps_buf *small_txt, const struct stamp_geom *g, int rotate, ps_obj **out)
-{
-	static const double rot[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, -1, 0, 0, 0},
-	                                 {-1, 0, 0, -1, 0, 0}, {0, -1, 1, 0, 0, 0}};
-	ps_buf c = PS_BUF_INIT;
-	ps_obj *d = NULL, *res = NULL, *stm;
-	double bbox[4] = {0, 0, g->w, g->h};
-	double lw = fmin(g->w, g->h) / 24, v[6];
-	uint8_t *data;
-	size_t dlen;
 	int rc;
 
-	ps_buf_puts(&c, "q\n");
+	ps_buf_puts(c, "q\n");
 	if (o->opacity < 1)
-		ps_buf_puts(&c, "/GS0 gs\n");
-	put_nums(&c, o->color, 3, "RG ");
-	put_nums(&c, o->color, 3, "rg\n");
-	put_nums(&c, &lw, 1, "w\n");
+		ps_buf_puts(c, "/GS0 gs\n");
+	if (j->img) {
+		/* the image keeps its aspect, centred in the inner area */
+		double in = j->text ? INNER * lw : 0, aw = g->w - 2 * in, ah = g->h - 2 * in;
+		double sc = fmin(aw / j->iw, ah / j->ih);
+		v[0] = j->iw * sc;
+		v[1] = v[2] = 0;
+		v[3] = j->ih * sc;
+		v[4] = in + (aw - v[0]) / 2;
+		v[5] = in + (ah - v[3]) / 2;
+		ps_buf_puts(c, "q ");
+		put_nums(c, v, 6, "cm /Im1 Do Q\n");
+	}
+	if (!j->text)
+		goto done;
+	put_nums(c, o->color, 3, "RG ");
+	put_nums(c, o->color, 3, "rg\n");
+	put_nums(c, &lw, 1, "w\n");
 	v[0] = v[1] = lw / 2;
 	v[2] = g->w - lw;
 	v[3] = g->h - lw;
-	put_nums(&c, v, 4, "re S\n");
+	put_nums(c, v, 4, "re S\n");
 	v[0] = v[1] = lw * 2.5;
 	v[2] = g->w - 5 * lw;
 	v[3] = g->h - 5 * lw;
-	put_nums(&c, v, 4, "re S\n");
-	/* the content at its natural size, scaled and centred in the box */
-	v[0] = v[3] = g->s;
-	v[1] = v[2] = 0;
-	v[4] = (g->w - g->nat_w * g->s) / 2;
-	v[5] = (g->h - g->nat_h * g->s) / 2;
-	put_nums(&c, v, 6, "cm\n");
-	put_line(&c, main_txt, FS_MAIN,
-	         (g->nat_w - text_width(main_txt->data, main_txt->len) / 1000.0 * FS_MAIN) / 2,
-	         PAD_Y + FS_SMALL + GAP);
-	put_line(&c, small_txt, FS_SMALL,
-	         (g->nat_w - text_width(small_txt->data, small_txt->len) / 1000.0 * FS_SMALL) / 2, PAD_Y);
-	ps_buf_puts(&c, "Q\n");
+	put_nums(c, v, 4, "re S\n");
+	{
+		/* the content at its natural size, scaled by s and centred */
+		double s = g->s, ox = (g->w - j->cw * s) / 2, oy = (g->h - j->ch * s) / 2;
+		double top = j->small_base + (fmax(j->small.ascent, 0)) * FS_SMALL / 1000 + GAP - j->desc +
+		             (double)(j->nlines - 1) * j->pitch;
+		for (i = 0; i < j->nlines; i++) {
+			const ps_line *l = &j->lines[i];
+			double x = (j->cw - l->width * FS_MAIN / 1000) / 2, y = top - (double)i * j->pitch;
+			if (l->n && (rc = ps_font_show(j->font, l, "F1", milli(FS_MAIN * s), milli(ox + x * s),
+			                               milli(oy + y * s), c)) < 0)
+				return rc;
+		}
+		if (j->small.n &&
+		    (rc = ps_font_show(j->font, &j->small, "F1", milli(FS_SMALL * s),
+		                       milli(ox + (j->cw - j->small.width * FS_SMALL / 1000) / 2 * s),
+		                       milli(oy + j->small_base * s), c)) < 0)
+			return rc;
+	}
+done:
+	ps_buf_puts(c, "Q\n");
+	return 0;
+}
+
+/* The appearance for a box of G's size on a page turned by ROTATE: the
+ * one already written for that size and rotation, or a new one (note 2). */
+static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, int rotate, uint32_t *num)
+{
+	static const double rot[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, -1, 0, 0, 0},
+	                                 {-1, 0, 0, -1, 0, 0}, {0, -1, 1, 0, 0, 0}};
+	ps_ctx *ctx = up->doc->ctx;
+	const struct pdfstamp_stamp_opts *o = j->o;
+	ps_buf c = PS_BUF_INIT;
+	ps_obj *d = NULL, *res = NULL, *stm;
+	double bbox[4] = {0, 0, g->w, g->h};
+	uint8_t *data;
+	size_t i, dlen;
+	int rc;
+
+	for (i = 0; i < j->naps; i++) {
+		if (j->aps[i].w == g->w && j->aps[i].h == g->h && j->aps[i].rotate == rotate) {
+			*num = j->aps[i].num;
+			return 0;
+		}
+	}
+	if (ps_array_grow((void **)&j->aps, j->naps, sizeof *j->aps) < 0)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	/* the shared objects, once per update */
+	if (j->text && !j->font_num && (rc = ps_font_embed(j->font, up, &j->font_num)) < 0)
+		return rc;
+	if (j->img && !j->img_num && (rc = ps_image_embed(j->img, up, &j->img_num)) < 0)
+		return rc;
+	if ((rc = appearance_content(j, g, &c)) < 0) {
+		ps_buf_free(&c);
+		return rc;
+	}
 	if (c.oom)
 		goto oom;
-
-	/* << /Font << /F1 Helvetica-Bold >> [/ExtGState << /GS0 >>] >> */
-	{
-		ps_obj *fonts = ps_new_dict(), *f = ps_new_dict();
-		res = ps_new_dict();
-		if (!res || !fonts || !f ||
-		    ps_dict_put_name(f, "Type", "Font") < 0 || ps_dict_put_name(f, "Subtype", "Type1") < 0 ||
-		    ps_dict_put_name(f, "BaseFont", "Helvetica-Bold") < 0 ||
-		    ps_dict_put_name(f, "Encoding", "WinAnsiEncoding") < 0) {
-			ps_obj_free(fonts);
-			ps_obj_free(f);
-			goto oom;
-		}
-		if (ps_dict_put(fonts, "F1", f) < 0) {
-			ps_obj_free(fonts);
-			goto oom;
-		}
-		if (ps_dict_put(res, "Font", fonts) < 0)
-			goto oom;
-	}
+	res = ps_new_dict();
+	if (!res || (j->text && put_res_ref(res, "Font", "F1", j->font_num) < 0) ||
+	    (j->img && put_res_ref(res, "XObject", "Im1", j->img_num) < 0))
+		goto oom;
 	if (o->opacity < 1) {
 		ps_obj *gs = ps_new_dict(), *gs0 = ps_new_dict();
 		if (!gs || !gs0 || ps_dict_put_name(gs0, "Type", "ExtGState") < 0 ||
@@ -383,7 +613,17 @@ static int build_appearance(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o, co
 	d = NULL;
 	if (!stm)
 		goto oom;
-	*out = stm;
+	if (!(*num = ps_update_alloc(up))) {
+		ps_obj_free(stm);
+		return ctx->errcode;
+	}
+	if ((rc = ps_update_put(up, *num, 0, stm)) < 0)
+		return rc;
+	j->aps[j->naps].w = g->w;
+	j->aps[j->naps].h = g->h;
+	j->aps[j->naps].rotate = rotate;
+	j->aps[j->naps].num = *num;
+	j->naps++;
 	return 0;
 oom:
 	ps_obj_free(d);
@@ -418,16 +658,65 @@ static void visual_to_user(const ps_page *pg, double x, double y, double w, doub
 	}
 }
 
-static int put_text(ps_ctx *ctx, ps_obj *d, const char *key, const char *utf8)
+/* D's KEY: the text string UTF8, or a reference to the shared string
+ * object NUM that holds it (note 8). */
+static int put_text(ps_ctx *ctx, ps_obj *d, const char *key, const char *utf8, uint32_t num)
 {
 	ps_obj *s = NULL;
 	int rc;
 
+	if (num)
+		return ps_dict_put_ref(d, key, num, 0) < 0 ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 	if ((rc = ps_text_from_utf8(ctx, utf8, strlen(utf8), &s)) < 0)
 		return rc;
 	if ((rc = ps_dict_put(d, key, s)) < 0)
 		return ps_err(ctx, rc, "out of memory");
 	return 0;
+}
+
+/* The annotation's /NM: 15 random characters, 90 bits in one AES block
+ * (note 8). */
+static int random_nm(ps_ctx *ctx, char nm[16])
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	uint8_t rnd[15];
+	int rc, k;
+
+	if ((rc = ps_random(ctx, rnd, sizeof rnd)) < 0)
+		return rc;
+	for (k = 0; k < 15; k++)
+		nm[k] = b64[rnd[k] & 63];
+	nm[15] = '\0';
+	return 0;
+}
+
+/* A string shared by the annotations of a many-page stamp (note 8). */
+static int shared_text(ps_update *up, const char *utf8, uint32_t *num)
+{
+	ps_obj *s = NULL;
+	int rc;
+
+	if ((rc = ps_text_from_utf8(up->doc->ctx, utf8, strlen(utf8), &s)) < 0)
+		return rc;
+	if (!(*num = ps_update_alloc(up))) {
+		ps_obj_free(s);
+		return up->doc->ctx->errcode;
+	}
+	return ps_update_put(up, *num, 0, s);
+}
+
+/* The /C array shared by the annotations of a many-page stamp (note 8). */
+static int shared_color(ps_update *up, const double color[3], uint32_t *num)
+{
+	ps_obj *c = real_array(color, 3);
+
+	if (!c)
+		return ps_err(up->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (!(*num = ps_update_alloc(up))) {
+		ps_obj_free(c);
+		return up->doc->ctx->errcode;
+	}
+	return ps_update_put(up, *num, 0, c);
 }
 
 /* Adds REF to the page's annotations (design note 2). */
@@ -480,65 +769,42 @@ have_page:
 	return 0;
 }
 
-static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_t index, const ps_time *when,
-                      struct pdfstamp_result *res)
+static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page *pg)
 {
+	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
-	ps_page pg;
-	ps_buf txt = PS_BUF_INIT, small = PS_BUF_INIT;
 	struct stamp_geom g;
-	const char *text = o->text ? o->text : "APPROVED";
-	char date[32], nm[64];
-	double rect[4], fit[2];
-	ps_obj *ap = NULL, *annot = NULL, *apd = NULL;
+	char nm[16];
+	double rect[4];
+	ps_obj *annot = NULL, *apd = NULL;
 	uint32_t annot_num, ap_num;
-	uint8_t rnd[16];
-	int rc, k, swap;
+	int rc, swap;
 
-	memset(&pg, 0, sizeof pg);
-	if ((rc = find_page(doc, index, &pg)) < 0)
-		return rc;
-	if ((rc = ps_text_to_winansi(ctx, text, strlen(text), &txt)) < 0)
-		goto out;
-	swap = pg.rotate == 90 || pg.rotate == 270;
-	ps_time_pdf(when, date);
-	{
-		char iso[32], line2[160];
-		ps_time_iso(when, iso);
-		snprintf(line2, sizeof line2, "%.100s%s%.10s %.5s", o->author ? o->author : "",
-		         o->author ? "  " : "", iso, iso + 11);
-		if ((rc = ps_text_to_winansi(ctx, line2, strlen(line2), &small)) < 0)
-			goto out;
-	}
+	swap = pg->rotate == 90 || pg->rotate == 270;
 	if (o->has_rect) {
+		double fw, fh;
 		memcpy(rect, o->rect, sizeof rect);
-		fit[0] = swap ? rect[3] - rect[1] : rect[2] - rect[0];
-		fit[1] = swap ? rect[2] - rect[0] : rect[3] - rect[1];
-		if (!(fit[0] > 0 && fit[1] > 0) || !isfinite(fit[0] + fit[1])) {
-			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "--rect must be x1,y1,x2,y2 with x1 < x2 and y1 < y2");
-			goto out;
-		}
-		stamp_geometry(&txt, &small, fit, &g);
-		if (rect[0] < pg.box[0] || rect[1] < pg.box[1] || rect[2] > pg.box[2] || rect[3] > pg.box[3])
+		fw = swap ? rect[3] - rect[1] : rect[2] - rect[0];
+		fh = swap ? rect[2] - rect[0] : rect[3] - rect[1];
+		if (!(fw > 0 && fh > 0) || !isfinite(fw + fh))
+			return ps_err(ctx, PDFSTAMP_E_USAGE, "--rect must be x1,y1,x2,y2 with x1 < x2 and y1 < y2");
+		fit_box(j, fw, fh, &g);
+		if (rect[0] < pg->box[0] || rect[1] < pg->box[1] || rect[2] > pg->box[2] || rect[3] > pg->box[3])
 			ps_warn(ctx, "the stamp rectangle on page %lld reaches outside the visible page "
 			        "[%g %g %g %g]; part of it will not show", (long long)index,
-			        pg.box[0], pg.box[1], pg.box[2], pg.box[3]);
+			        pg->box[0], pg->box[1], pg->box[2], pg->box[3]);
 	} else {
-		double pw = swap ? pg.box[3] - pg.box[1] : pg.box[2] - pg.box[0];
-		double ph = swap ? pg.box[2] - pg.box[0] : pg.box[3] - pg.box[1];
-		double m = o->margin, x, y;
-		stamp_geometry(&txt, &small, NULL, &g);
+		double pw = swap ? pg->box[3] - pg->box[1] : pg->box[2] - pg->box[0];
+		double ph = swap ? pg->box[2] - pg->box[0] : pg->box[3] - pg->box[1];
+		double m = o->margin, x, y, s = 1;
+		natural_box(j, &g);
 		if (g.w > pw - 2 * m || g.h > ph - 2 * m) { /* shrink to fit small pages */
-			double s = fmin((pw - 2 * m) / g.w, (ph - 2 * m) / g.h);
-			if (!(s > 0.05)) {
-				rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the page is too small for the stamp with this margin");
-				goto out;
-			}
-			fit[0] = g.w * s;
-			fit[1] = g.h * s;
-			stamp_geometry(&txt, &small, fit, &g);
+			s = fmin((pw - 2 * m) / g.w, (ph - 2 * m) / g.h);
+			if (!(s > 0.05))
+				return ps_err(ctx, PDFSTAMP_E_USAGE, "the page is too small for the stamp with this margin");
 		}
+		fit_box(j, g.w * s, g.h * s, &g);
 		switch (o->position) {
 		case PDFSTAMP_POS_TOP_LEFT: x = m; y = ph - m - g.h; break;
 		case PDFSTAMP_POS_BOTTOM_RIGHT: x = pw - m - g.w; y = m; break;
@@ -546,40 +812,34 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 		case PDFSTAMP_POS_CENTER: x = (pw - g.w) / 2; y = (ph - g.h) / 2; break;
 		default: x = pw - m - g.w; y = ph - m - g.h; break;
 		}
-		visual_to_user(&pg, x, y, g.w, g.h, rect);
+		visual_to_user(pg, x, y, g.w, g.h, rect);
 	}
-	if ((rc = build_appearance(ctx, o, &txt, &small, &g, pg.rotate, &ap)) < 0)
-		goto out;
-	if (!(ap_num = ps_update_alloc(up)) || !(annot_num = ps_update_alloc(up))) {
-		rc = ctx->errcode;
-		goto out;
-	}
-	rc = ps_update_put(up, ap_num, 0, ap);
-	ap = NULL;
-	if (rc < 0)
-		goto out;
-	if ((rc = ps_random(ctx, rnd, sizeof rnd)) < 0)
-		goto out;
-	snprintf(nm, sizeof nm, "pdfstamp-");
-	for (k = 0; k < 16; k++)
-		snprintf(nm + 9 + 2 * k, 3, "%02x", rnd[k]);
+	if ((rc = appearance(up, j, &g, pg->rotate, &ap_num)) < 0)
+		return rc;
+	if (!(annot_num = ps_update_alloc(up)))
+		return ctx->errcode;
+	if (!j->nm_num && (rc = random_nm(ctx, nm)) < 0)
+		return rc;
 	annot = ps_new_dict();
 	apd = ps_new_dict();
 	if (!annot || !apd)
 		goto oom;
-	if (ps_dict_put_name(annot, "Type", "Annot") < 0 ||
-	    ps_dict_put_name(annot, "Subtype", o->freetext ? "FreeText" : "Stamp") < 0 ||
+	if (ps_dict_put_name(annot, "Subtype", o->freetext ? "FreeText" : "Stamp") < 0 ||
 	    ps_dict_put(annot, "Rect", real_array(rect, 4)) < 0 ||
 	    ps_dict_put_int(annot, "F", 4 | 128) < 0 || /* Print | Locked (Table 167) */
-	    ps_dict_put_ref(annot, "P", pg.num, pg.gen) < 0 ||
-	    ps_dict_put_str(annot, "NM", nm, strlen(nm)) < 0 ||
-	    ps_dict_put_str(annot, "M", date, strlen(date)) < 0 ||
-	    ps_dict_put_str(annot, "CreationDate", date, strlen(date)) < 0 ||
-	    ps_dict_put(annot, "C", real_array(o->color, 3)) < 0)
+	    ps_dict_put_ref(annot, "P", pg->num, pg->gen) < 0)
 		goto oom;
-	if ((rc = put_text(ctx, annot, "Contents", o->note ? o->note : text)) < 0)
+	if ((rc = put_text(ctx, annot, "NM", nm, j->nm_num)) < 0)
 		goto out;
-	if (o->author && (rc = put_text(ctx, annot, "T", o->author)) < 0)
+	if ((rc = put_text(ctx, annot, "M", j->date, j->date_num)) < 0 ||
+	    (rc = put_text(ctx, annot, "CreationDate", j->date, j->date_num)) < 0)
+		goto out;
+	if (j->color_num ? ps_dict_put_ref(annot, "C", j->color_num, 0) < 0 :
+	                   ps_dict_put(annot, "C", real_array(o->color, 3)) < 0)
+		goto oom;
+	if (*j->contents && (rc = put_text(ctx, annot, "Contents", j->contents, j->contents_num)) < 0)
+		goto out;
+	if (o->author && (rc = put_text(ctx, annot, "T", o->author, j->author_num)) < 0)
 		goto out;
 	if (!o->freetext) {
 		if (ps_dict_put_name(annot, "Name", o->icon ? o->icon : "Approved") < 0)
@@ -609,18 +869,15 @@ static int stamp_page(ps_update *up, const struct pdfstamp_stamp_opts *o, int64_
 	annot = NULL;
 	if (rc < 0)
 		goto out;
-	if ((rc = link_annotation(up, &pg, annot_num)) < 0)
+	if ((rc = link_annotation(up, pg, annot_num)) < 0)
 		goto out;
-	rc = ps_result_add_object(ctx, res, annot_num);
+	rc = ps_result_add_object(ctx, j->res, annot_num);
 	goto out;
 oom:
 	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 out:
-	ps_obj_free(ap);
 	ps_obj_free(annot);
 	ps_obj_free(apd);
-	ps_buf_free(&txt);
-	ps_buf_free(&small);
 	return rc;
 }
 
@@ -630,20 +887,64 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	ps_ctx *ctx = doc->ctx;
 	ps_update up;
 	ps_time when;
-	int64_t npages, first, last, i;
+	stamp_job j;
+	char nm[16];
+	int64_t npages, first, last;
 	int rc, k;
 
 	if ((rc = ps_result_begin(ctx, res)) < 0)
 		return rc;
-	if (!o || o->version != PDFSTAMP_STAMP_OPTS_VERSION)
+	if (!o || o->version < 1 || o->version > PDFSTAMP_STAMP_OPTS_VERSION)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of an unknown version");
+	if (o->version < 2) { /* version 1 ends before font and image */
+		struct pdfstamp_stamp_opts v2 = PDFSTAMP_STAMP_OPTS_INIT;
+		memcpy(&v2, o, offsetof(struct pdfstamp_stamp_opts, font));
+		v2.version = PDFSTAMP_STAMP_OPTS_VERSION;
+		return pdfstamp_stamp(doc, &v2, w, res);
+	}
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "opacity must be in (0, 1] and the margin non-negative");
 	for (k = 0; k < 3; k++)
 		if (!(o->color[k] >= 0 && o->color[k] <= 1))
 			return ps_err(ctx, PDFSTAMP_E_USAGE, "colour components must be in [0, 1]");
+	if (o->image_data && !o->image_len)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the image is empty");
 	if ((rc = ps_time_parse(ctx, o->date ? o->date : "now", &when)) < 0)
 		return rc;
+	memset(&up, 0, sizeof up);
+	memset(&j, 0, sizeof j);
+	j.o = o;
+	j.res = res;
+	j.text = o->text ? o->text : (o->image || o->image_data) ? NULL : "APPROVED";
+	j.contents = o->note ? o->note : j.text ? j.text : "";
+	ps_time_pdf(&when, j.date);
+	/* note 3: the image and the font before anything is written */
+	if ((o->image || o->image_data) &&
+	    (rc = ps_image_load(ctx, o->image, o->image ? NULL : o->image_data, o->image_len, &j.img)) < 0)
+		goto out;
+	if (j.img) {
+		ps_image_size(j.img, &j.iw, &j.ih);
+		if (!j.iw || !j.ih) {
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the image has no pixels");
+			goto out;
+		}
+	}
+	if (j.text) {
+		char iso[32], line2[160];
+		int alen = 0;
+		/* at most 100 bytes of the author, cut between characters */
+		if (o->author) {
+			alen = (int)strnlen(o->author, 100);
+			if (o->author[alen])
+				while (alen > 0 && ((unsigned char)o->author[alen] & 0xC0) == 0x80)
+					alen--;
+		}
+		ps_time_iso(&when, iso);
+		snprintf(line2, sizeof line2, "%.*s%s%.10s %.5s", alen, o->author ? o->author : "",
+		         o->author ? "  " : "", iso, iso + 11);
+		if ((rc = job_text(ctx, &j, line2)) < 0)
+			goto out;
+	}
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
 	if ((rc = ps_policy_check(doc, PS_UPDATE_ANNOTATION)) < 0 || (rc = ps_doc_pages(doc, NULL, NULL, &npages)) < 0)
@@ -664,11 +965,17 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		            (long long)o->page, (long long)npages);
 		goto out;
 	}
-	for (i = first; i <= last; i++)
-		if ((rc = stamp_page(&up, o, i, &when, res)) < 0)
-			goto out;
+	if (first != last && ((rc = random_nm(ctx, nm)) < 0 || (rc = shared_text(&up, nm, &j.nm_num)) < 0 ||
+	                      (rc = shared_color(&up, o->color, &j.color_num)) < 0 ||
+	                      (rc = shared_text(&up, j.date, &j.date_num)) < 0 ||
+	                      (*j.contents && (rc = shared_text(&up, j.contents, &j.contents_num)) < 0) ||
+	                      (o->author && (rc = shared_text(&up, o->author, &j.author_num)) < 0)))
+		goto out;
+	if ((rc = walk_pages(&up, &j, first, last)) < 0)
+		goto out;
 	rc = ps_update_commit(&up, w, res);
 out:
 	ps_update_free(&up);
+	job_free(&j);
 	return rc;
 }

@@ -82,6 +82,11 @@ static size_t utf8_decode(const uint8_t *p, size_t n, uint32_t *cp)
 	return need + 1;
 }
 
+size_t ps_utf8_decode(const uint8_t *p, size_t n, uint32_t *cp)
+{
+	return utf8_decode(p, n, cp);
+}
+
 static void utf8_put(ps_buf *b, uint32_t c)
 {
 	uint8_t t[4];
@@ -340,6 +345,13 @@ static int winansi_byte(uint32_t c)
 		if (winansi_80_9f[i] && winansi_80_9f[i] == c)
 			return 0x80 + i;
 	return '?';
+}
+
+int ps_winansi_code(uint32_t c)
+{
+	int b = winansi_byte(c);
+
+	return b == '?' && c != '?' ? -1 : b;
 }
 
 int ps_text_to_winansi(ps_ctx *ctx, const char *s, size_t len, ps_buf *out)

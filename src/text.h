@@ -16,6 +16,12 @@ int ps_text_to_utf8(ps_ctx *ctx, const uint8_t *p, size_t len, ps_buf *out);
 /* Latin-1/WinAnsiEncoding bytes for UTF-8 text drawn with a standard-14
  * font; characters WinAnsi lacks become '?'.  Appended to OUT. */
 int ps_text_to_winansi(ps_ctx *ctx, const char *s, size_t len, ps_buf *out);
+/* The WinAnsiEncoding code of character C (LF passes as 10), -1 if
+ * WinAnsi lacks it (font.c decides with it whether Helvetica will do). */
+int ps_winansi_code(uint32_t c);
+/* Decodes one scalar value of strict UTF-8 (note atop text.c) from P
+ * (N > 0 bytes): the bytes used, 0 for an invalid sequence. */
+size_t ps_utf8_decode(const uint8_t *p, size_t n, uint32_t *cp);
 
 /* PDFDocEncoding bytes for UTF-8 S (legacy passwords), at most MAX of them
  * in OUT; -1 when S is not UTF-8 or has a character PDFDocEncoding lacks. */

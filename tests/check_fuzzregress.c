@@ -7,7 +7,8 @@
  * with or without sanitizers.  Without arguments it replays:
  *   every file of fuzz/regress/<target>/ (the kept crashers), and
  *   the .pdf files of tests/malformed/ and samples/ through fuzz_xref and
- *   fuzz_incr.
+ *   fuzz_incr, the images of tests/malformed/images/ through
+ *   fuzz_image, and the fonts of tests/malformed/fonts/ through fuzz_font.
  * With arguments: check_fuzzregress TARGET FILE... (to reproduce by hand).
  * A crash, sanitizer report or fz_bug() abort kills the process, which the
  * test driver reports as a failure; otherwise it prints one "ok" line per
@@ -39,6 +40,12 @@
 #define LLVMFuzzerTestOneInput fuzz_xmp_one
 #include "../fuzz/fuzz_xmp.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_image_one
+#include "../fuzz/fuzz_image.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_font_one
+#include "../fuzz/fuzz_font.c"
+#undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_dss_one
 #include "../fuzz/fuzz_dss.c"
 #undef LLVMFuzzerTestOneInput
@@ -59,6 +66,8 @@ static const struct {
 	{"fuzz_objstm", fuzz_objstm_one},
 	{"fuzz_incr", fuzz_incr_one},
 	{"fuzz_xmp", fuzz_xmp_one},
+	{"fuzz_image", fuzz_image_one},
+	{"fuzz_font", fuzz_font_one},
 	{"fuzz_dss", fuzz_dss_one},
 };
 
@@ -174,6 +183,16 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof dir, "%s/malformed", TEST_SRCDIR);
 	if (replay_dir("fuzz_xref", fuzz_xref_one, dir, ".pdf") < 0 ||
 	    replay_dir("fuzz_incr", fuzz_incr_one, dir, ".pdf") < 0)
+		rc = 1;
+	/* the hostile images (tests/e2e/fixtures/images.py hostile) */
+	snprintf(dir, sizeof dir, "%s/malformed/images", TEST_SRCDIR);
+	if (replay_dir("fuzz_image", fuzz_image_one, dir, "") < 0)
+		rc = 1;
+	/* the font corpus (tests/malformed/fonts/INDEX) */
+	snprintf(dir, sizeof dir, "%s/malformed/fonts", TEST_SRCDIR);
+	if (replay_dir("fuzz_font", fuzz_font_one, dir, ".ttf") < 0 ||
+	    replay_dir("fuzz_font", fuzz_font_one, dir, ".otf") < 0 ||
+	    replay_dir("fuzz_font", fuzz_font_one, dir, ".ttc") < 0)
 		rc = 1;
 	snprintf(dir, sizeof dir, "%s/../samples", TEST_SRCDIR);
 	if (replay_dir("fuzz_xref", fuzz_xref_one, dir, ".pdf") < 0 ||

@@ -12,9 +12,13 @@
  *     typo is a usage error (exit 2) for all files alike.  The library
  *     checks the same limits again (and the date, which only it parses);
  *     its PDFSTAMP_E_USAGE also maps to exit 2.
- *  3. Strings (--text, --author, --note) must be valid UTF-8; the library
- *     draws the text in WinAnsi and writes /Contents as UTF-16BE when it
- *     is not ASCII.
+ *  3. Strings (--text, --author, --note) must be valid UTF-8; the text may
+ *     hold newlines (one line each).  The library shapes it in a font that
+ *     covers it (--font, else fontconfig's choice, else Helvetica-Bold for
+ *     WinAnsi text) and writes /Contents as UTF-16BE when it is not ASCII.
+ *     --font and --image are passed on as they are: the library opens them
+ *     (and refuses a file that is not a font or an image) before anything
+ *     is written.
  *  4. Coordinates and the margin are bounded (|v| <= CLI_MAX_COORD) so
  *     the library never has to write absurd reals.
  */
@@ -42,7 +46,9 @@ enum {
 	OPT_NOTE,
 	OPT_COLOR,
 	OPT_OPACITY,
-	OPT_FREETEXT
+	OPT_FREETEXT,
+	OPT_FONT,
+	OPT_IMAGE
 };
 
 /* The standard stamp names (ISO 32000-2 12.5.6.12). */
@@ -80,7 +86,18 @@ static void help(void)
 	       "\n"
 	       "Stamp options:\n"
 	       "      --page N|first|last|all  the page to stamp (default 1)\n"
-	       "      --text STR        visible text, UTF-8 (default APPROVED)\n"
+	       "      --text STR        visible text, UTF-8, any script (default APPROVED,\n"
+	       "                        none with --image); a newline starts a new line,\n"
+	       "                        e.g. --text $'Approved\\nQA' in bash\n"
+	       "      --font FILE|FAMILY\n"
+	       "                        draw the text in this font (a path, or a fontconfig\n"
+	       "                        family such as 'Noto Sans'); default: Helvetica-Bold\n"
+	       "                        for WinAnsi text, else an installed font that covers\n"
+	       "                        every character (its subset is embedded)\n"
+	       "      --image FILE      a PNG or JPEG image filling the stamp (aspect kept),\n"
+	       "                        under the text with --text; without it the image\n"
+	       "                        alone, no frame, 150 pt on its longer side unless\n"
+	       "                        --rect is given\n"
 	       "      --icon NAME       the stamp's /Name (default Approved), one of:\n"
 	       "                        ");
 	col = 24;
@@ -296,6 +313,8 @@ int cmd_stamp(int argc, char **argv)
 		{ "color", required_argument, NULL, OPT_COLOR },
 		{ "opacity", required_argument, NULL, OPT_OPACITY },
 		{ "freetext", no_argument, NULL, OPT_FREETEXT },
+		{ "font", required_argument, NULL, OPT_FONT },
+		{ "image", required_argument, NULL, OPT_IMAGE },
 		CLI_WRITE_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -352,6 +371,16 @@ int cmd_stamp(int argc, char **argv)
 			break;
 		case OPT_FREETEXT:
 			so->freetext = 1;
+			break;
+		case OPT_FONT:
+			so->font = optarg;
+			if (!*optarg)
+				rc = bad_value("--font", "expected a font file or a font family");
+			break;
+		case OPT_IMAGE:
+			so->image = optarg;
+			if (!*optarg)
+				rc = bad_value("--image", "expected a PNG or JPEG file");
 			break;
 		case 'h':
 			help();

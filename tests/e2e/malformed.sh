@@ -10,6 +10,11 @@
 #     pdfstamp rotate -o OUT ... FILE   (encrypt -o OUT for a plaintext FILE)
 # (no --password-file where INDEX says "none": the plaintext files, since
 # writers refuse a password for a file that is not encrypted)
+# and, for every image of tests/malformed/images/,
+#     pdfstamp stamp --image IMAGE -o OUT --password-file user.pw r6-base.pdf
+# (exit 4, nothing written), and for every font of tests/malformed/fonts/INDEX,
+#     pdfstamp stamp --font FONT --text TEXT -o OUT --password-file user.pw r6-base.pdf
+# (the exit its outcome there implies);
 # under a memory limit (ulimit -v 1 GB; with an ASan build, whose shadow
 # memory needs a huge address space, ASan's hard_rss_limit_mb instead) and
 # `timeout 20`, and asserts for each command:
@@ -193,6 +198,61 @@ while IFS=$'\t' read -r name info_exit stamp_exit pw desc; do
 		fail "$name: the input was modified"
 	fi
 done <"$INDEX"
+
+# The hostile images (tests/malformed/images/, made by
+# tests/e2e/fixtures/images.py): `stamp --image` on the valid R6 base must
+# refuse each with exit 4 and a message naming it, under the same limits,
+# and write nothing.
+nimg=0
+for img in "$M"/images/*; do
+	name=images/$(basename "$img")
+	[ "$name" = images/README ] && continue
+	nimg=$((nimg + 1))
+	cp "$M/r6-base.pdf" "$T/in.pdf" || { fail "$name: cannot copy the base"; continue; }
+	before=$(sha256sum <"$T/in.pdf")
+	rm -f "$T/out.pdf"
+	limited "$PDFSTAMP" stamp --image "$img" -o "$T/out.pdf" --password-file "$M/user.pw" "$T/in.pdf"
+	verdict "$name" "stamp --image" 4
+	if [ "$RC" != 0 ] && ! grep -qF -- "$(basename "$img")" "$T/err"; then
+		fail "$name: the message does not name the image" "stderr: $(head -c 300 "$T/err")"
+	fi
+	[ -e "$T/out.pdf" ] && fail "$name: a refused image left an output file behind"
+	[ "$(sha256sum <"$T/in.pdf")" = "$before" ] || fail "$name: the input was modified"
+done
+check_true test "$nimg" -ge 20 "the image corpus has $nimg files (at least 20 expected)"
+
+# The font corpus (tests/malformed/fonts/INDEX): `stamp --font` with the
+# listed text: ok -> 0, a damaged font (open:FORMAT, embed:FORMAT) -> 4, a
+# font without the text's characters (open:USAGE) -> 2; a refusal writes
+# nothing and names the font file when opening it failed.
+nfont=0
+while IFS=$'\t' read -r fname ftext outcome desc; do
+	case $fname in '#'* | '') continue ;; esac
+	nfont=$((nfont + 1))
+	name="fonts/$fname ($outcome)"
+	case $outcome in
+	ok) want=0 ;; open:USAGE) want=2 ;; *) want=4 ;;
+	esac
+	cp "$M/r6-base.pdf" "$T/in.pdf" || { fail "$name: cannot copy the base"; continue; }
+	before=$(sha256sum <"$T/in.pdf")
+	rm -f "$T/out.pdf"
+	limited "$PDFSTAMP" stamp --font "$M/fonts/$fname" --text "$ftext" -o "$T/out.pdf" \
+		--password-file "$M/user.pw" "$T/in.pdf"
+	verdict "$name" "stamp --font" "$want"
+	if [ "$RC" = 0 ]; then
+		cmp -s -n "$(stat -c %s "$T/in.pdf")" "$T/in.pdf" "$T/out.pdf" ||
+			fail "$name: the stamped output does not start with the input"
+	else
+		[ -e "$T/out.pdf" ] && fail "$name: a refused font left an output file behind"
+		case $outcome in
+		open:*) grep -qF -- "$fname" "$T/err" ||
+			fail "$name: the message does not name the font" "stderr: $(head -c 300 "$T/err")" ;;
+		esac
+	fi
+	[ "$(sha256sum <"$T/in.pdf")" = "$before" ] || fail "$name: the input was modified"
+	rm -f "$T/out.pdf"
+done <"$M/fonts/INDEX"
+check_true test "$nfont" -ge 14 "the font corpus has $nfont entries (at least 14 expected)"
 
 if [ "$count" -lt 60 ]; then
 	fail "the corpus has only $count files (at least 60 expected)"

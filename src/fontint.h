@@ -1,0 +1,45 @@
+/* fontint.h - internal to font.c and fontpdf.c: the font object (see the
+ * notes atop font.c and fontpdf.c; conventions: ps.h). */
+#ifndef PS_FONTINT_H
+#define PS_FONTINT_H
+
+#include <hb.h>
+
+#include "font.h"
+
+#define PS_FONT_MAX_FILE (64 << 20)     /* bytes of a font file */
+#define PS_FONT_MAX_CHARS 10000         /* characters of text per call */
+#define PS_FONT_MAX_GLYPH_TEXT 64       /* code points a glyph stands for in the CMap */
+
+/* A glyph shaped so far (font.c) and what the subset made of it (fontpdf.c). */
+typedef struct ps_font_glyph {
+	uint32_t gid;           /* in the font */
+	double w;               /* advance, 1/1000 em, rounded as written in /W */
+	uint32_t *text;         /* the text it stands for (ToUnicode), owned; may be NULL */
+	size_t ntext;
+	int in_subset;          /* set by ps_font_embed */
+	uint32_t cid;           /* its code (= CID) in the content, after ps_font_embed */
+} ps_font_glyph;
+
+struct ps_font {
+	ps_ctx *ctx;
+	int std14;              /* Helvetica-Bold, WinAnsi; no face */
+	hb_face_t *face;
+	hb_font_t *font;        /* scaled to font units */
+	unsigned upem;
+	int cff;                /* CFF outlines (else glyf) */
+	ps_font_glyph *glyphs;  /* sorted by gid; capacity implied (ps_array_grow) */
+	size_t nglyphs;
+	char *psname;
+	uint32_t embedded_num;  /* the object of ps_font_embed, 0 before */
+};
+
+/* Appends code point C as UTF-16BE hex digits (a surrogate pair above
+ * U+FFFF): /ActualText and the ToUnicode CMap. */
+void ps_font_put_utf16(ps_buf *b, uint32_t c);
+
+/* v rounded to 1/1000: what the content and /W say. */
+double ps_font_milli(double v);
+ps_font_glyph *ps_font_find_glyph(ps_font *f, uint32_t gid);
+
+#endif
