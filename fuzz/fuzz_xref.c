@@ -34,12 +34,51 @@ static void fzx_check_rc_valid(ps_ctx *ctx, int rc, const char *what)
 		fz_bug(ctx, "a usage error caused by the file's contents");
 }
 
+/* The lazy index and the full load must agree (xref.c design notes):
+ * every entry read one by one on the freshly opened document is the one
+ * the full load records, and a lazy read that fails means the full load
+ * fails too (it reads the same entry by the same rules). */
+#define FZX_DIFF_MAX 2048
+static void fzx_lazy_vs_full(ps_doc *doc)
+{
+	static ps_xent lazy[FZX_DIFF_MAX];
+	static signed char state[FZX_DIFF_MAX]; /* 0 absent, 1 in use, -1 error */
+	uint32_t num, top = doc->xref_bound < FZX_DIFF_MAX ? doc->xref_bound : FZX_DIFF_MAX;
+	int failed = 0;
+
+	for (num = 1; num < top; num++) {
+		const ps_xent *e = NULL;
+		if (ps_xref_find(doc, num, &e) < 0) {
+			state[num] = -1;
+			failed = 1;
+			continue;
+		}
+		state[num] = e != NULL;
+		if (e)
+			lazy[num] = *e;
+	}
+	if (ps_xref_load_all(doc) < 0)
+		return;
+	if (failed)
+		fz_bug(doc->ctx, "a lazy entry read failed where the full load did not");
+	for (num = 1; num < top; num++) {
+		const ps_xent *f = ps_xref_get(doc, num);
+		if ((f != NULL) != (state[num] == 1))
+			fz_bug(doc->ctx, "the lazy index and the full load disagree on an entry's use");
+		if (f && (f->type != lazy[num].type || f->off != lazy[num].off || f->aux != lazy[num].aux ||
+		          f->sec != lazy[num].sec))
+			fz_bug(doc->ctx, "the lazy index and the full load disagree on an entry");
+	}
+}
+
 static void fzx_walk(ps_doc *doc)
 {
 	ps_buf data = PS_BUF_INIT;
 	uint32_t num, n = 0;
 	int rc;
 
+	if (ps_xref_load_all(doc) < 0)
+		return;
 	/* the objects in use, in order, however sparse their numbers */
 	for (num = ps_xref_next(doc, 0); num != 0 && n++ < FZ_XREF_MAX_LOOKUPS; num = ps_xref_next(doc, num)) {
 		ps_obj *o = NULL, *again = NULL;
@@ -78,6 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fzx_check_rc_valid(ctx, rc, "pdfstamp_doc_open");
 	if (rc < 0)
 		goto out;
+	fzx_lazy_vs_full(doc);
 	/* Before authentication: only unencrypted things are reachable. */
 	rc = pdfstamp_doc_info(doc, &info);
 	fzx_check_rc(ctx, rc, "pdfstamp_doc_info (not authenticated)");

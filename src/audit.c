@@ -987,6 +987,8 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 	pdfstamp_audit_clear(r);
 	if (doc->encrypted && !doc->authenticated)
 		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
+	if ((rc = ps_xref_load_all(doc)) < 0)
+		return rc;
 	if (doc->shadows_lost)
 		return ps_err(doc->ctx, PDFSTAMP_E_UNSUPPORTED, "the revisions redefine too many objects to audit");
 	memset(&a, 0, sizeof a);

@@ -309,9 +309,13 @@ static int load_objstm(ps_doc *doc, uint32_t num)
 	int64_t n, first, *offs = NULL;
 	int rc;
 
+	const ps_xent *e;
+
 	if (doc->objstm_num == num && doc->objstm_offs)
 		return 0;
-	if (ps_xref_type(doc, num) != 1)
+	if ((rc = ps_xref_find(doc, num, &e)) < 0)
+		return rc;
+	if (!e || e->type != 1)
 		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object stream %u is not a plain indirect object", num);
 	if ((rc = ps_doc_lookup(doc, num, &stm)) < 0)
 		return rc;
@@ -348,7 +352,9 @@ int ps_doc_load(ps_doc *doc, uint32_t num, ps_obj **out)
 	int rc;
 
 	*out = NULL;
-	if (num == 0 || !(ep = ps_xref_get(doc, num)))
+	if ((rc = ps_xref_find(doc, num, &ep)) < 0)
+		return rc;
+	if (num == 0 || !ep)
 		return 0; /* a reference to a free or missing object is the null object */
 	if (doc->encrypted && !doc->authenticated && num != doc->encrypt_num)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
@@ -618,9 +624,11 @@ static int check_chain(ps_doc *doc)
 static int check_enc_versions(ps_doc *doc, const ps_obj *enc)
 {
 	ps_ctx *ctx = doc->ctx;
-	const ps_xent *cur = ps_xref_get(doc, doc->encrypt_num);
+	const ps_xent *cur;
 	int i, rc;
 
+	if ((rc = ps_xref_find(doc, doc->encrypt_num, &cur)) < 0)
+		return rc;
 	if (doc->enc_versions_oom)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory checking the revisions of the /Encrypt dictionary");
 	for (i = 0; cur && i < doc->nenc_versions; i++) {
@@ -658,7 +666,10 @@ static int read_encrypt(ps_doc *doc)
 		doc->encrypt_num = encref->u.ref.num;
 		/* ISO 32000-2 7.5.7: never in an object stream (whose own data
 		 * would need the key to read). */
-		if (ps_xref_type(doc, doc->encrypt_num) == 2)
+		const ps_xent *e;
+		if ((rc = ps_xref_find(doc, doc->encrypt_num, &e)) < 0)
+			return rc;
+		if (e && e->type == 2)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Encrypt dictionary (object %u) is inside an object "
 			              "stream, which is not allowed", doc->encrypt_num);
 		if ((rc = ps_doc_lookup(doc, encref->u.ref.num, &enc)) < 0)
@@ -850,10 +861,13 @@ int pdfstamp_doc_auth(pdfstamp_doc *doc, const char *password, size_t len, unsig
 	return 0;
 }
 
-uint16_t ps_doc_gen(const ps_doc *doc, uint32_t num)
+uint16_t ps_doc_gen(ps_doc *doc, uint32_t num)
 {
-	const ps_xent *e = ps_xref_get(doc, num);
+	const ps_xent *e;
 
+	/* asked only of objects already looked up, whose entry was read */
+	if (ps_xref_find(doc, num, &e) < 0)
+		return 0;
 	return e && e->type == 1 ? (uint16_t)e->aux : 0;
 }
 

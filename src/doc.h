@@ -18,8 +18,10 @@ typedef struct ps_xent {
 	uint32_t aux;     /* type 0/1: generation; type 2: index inside the object stream */
 	uint16_t sec;     /* 1-based section that set this entry (newest first); 0 = unset */
 	uint8_t type;     /* 0 free (or absent), 1 in use, 2 compressed */
-	uint8_t from_table; /* set by a classic table (hybrid precedence) */
+	uint8_t flags;    /* PS_XENT_* */
 } ps_xent;
+#define PS_XENT_TABLE 1   /* set by a classic table (hybrid precedence) */
+#define PS_XENT_KNOWN 2   /* decided (a lazy slot without it was never asked for) */
 
 /* Entries per page of the cross-reference index (4 KiB pages of 16-byte
  * entries; the directory has at most 32768 slots). */
@@ -40,6 +42,7 @@ typedef struct ps_section {
 	ps_obj *id0;                  /* its ID[0] (owned copy), NULL if absent */
 	ps_obj *root, *info;          /* its /Root and /Info (owned copies), NULL if absent (audit) */
 	int64_t size;                 /* its /Size, -1 if absent or not a count (audit) */
+	struct ps_xpart *tab, *stm;   /* its table and xref stream parts (xrefsec.c), owned, NULL if none */
 } ps_section;
 
 /* An xref stream of the chain: its object number and offset. */
@@ -83,18 +86,21 @@ struct pdfstamp_doc {
 	/* The cross-reference index (xref.c), paged so that its memory follows
 	 * the entries present, not the highest object number: page P holds
 	 * numbers P*PS_XREF_PAGE .. +PS_XREF_PAGE-1 and is allocated on its
-	 * first entry.  Read it only through ps_xref_get / ps_xref_next. */
+	 * first entry.  Lazy until ps_xref_load_all: it holds only the entries
+	 * asked for (ps_xref_find).  Read it only through the ps_xref_* calls. */
 	ps_xent **xpages;             /* directory, NULL slots for empty pages */
 	uint32_t nxpages;             /* directory length (highest page + 1) */
-	uint32_t xref_used;           /* entries in use (type 1 or 2) */
-	uint32_t xref_max;            /* highest object number in use, 0 if none */
+	int xref_full;                /* every entry loaded (ps_xref_load_all) */
+	uint32_t xref_used;           /* full: entries in use (type 1 or 2) */
+	uint32_t xref_max;            /* full: highest object number in use, 0 if none */
+	uint32_t xref_bound;          /* highest number any section mentions + 1 (>= xref_max + 1) */
+	uint64_t xref_mentioned;      /* entries the sections list (>= xref_used) */
 	size_t xref_bytes;            /* memory held by the index */
 	ps_section *sections;         /* newest first */
 	int nsections;
 	ps_obj *trailer;              /* newest trailer (or xref stream dict), owned */
 	ps_xstm *xstm;                /* the chain's xref streams, sorted by number (xref.c) */
 	size_t nxstm;
-	uint32_t enc_watch;           /* newest trailer's /Encrypt object number, 0 if none */
 	ps_enc_version *enc_versions; /* every in-file definition of it (at most one per section) */
 	int nenc_versions, capenc_versions;
 	int enc_versions_oom;         /* a definition could not be recorded: refuse */
@@ -141,10 +147,20 @@ struct pdfstamp_doc {
 	int64_t objstm_n, objstm_first;
 };
 
-/* xref.c: locates startxref and reads every section into the index. */
+/* xref.c: locates startxref and reads the /Prev chain: every trailer, the
+ * layout of every section (xrefsec.c), no entry yet (lazy). */
 int ps_xref_load(ps_doc *doc);
-/* The merged entry of object NUM if it is in use (type 1 or 2), else NULL
- * (free, absent or out of range).  Two array indexings: lookups are hot. */
+/* The merged entry of object NUM into *out if it is in use (type 1 or 2),
+ * else NULL (free, absent or out of range); reads the entry on first use.
+ * The pointer stays valid as long as the document. */
+int ps_xref_find(ps_doc *doc, uint32_t num, const ps_xent **out);
+/* Loads every entry of every section (whole-file passes: rewrite, verify,
+ * info, audit) and the older entries newer sections hide; after it,
+ * ps_xref_get, ps_xref_next and the revision calls below may be used. */
+int ps_xref_load_all(ps_doc *doc);
+/* After ps_xref_load_all (or for an entry ps_xref_find returned): the
+ * merged entry of NUM if it is in use, else NULL.  Two array indexings:
+ * whole-file walks are hot. */
 static inline const ps_xent *ps_xref_get(const ps_doc *doc, uint32_t num)
 {
 	uint32_t p = num >> PS_XREF_PAGE_BITS;
@@ -155,7 +171,8 @@ static inline const ps_xent *ps_xref_get(const ps_doc *doc, uint32_t num)
 	e = &doc->xpages[p][num & (PS_XREF_PAGE - 1)];
 	return e->type != 0 ? e : NULL;
 }
-/* Its type: 1 in use, 2 compressed, 0 free or absent. */
+/* Its type: 1 in use, 2 compressed, 0 free or absent (after
+ * ps_xref_load_all; doc.c's lookups use ps_xref_find). */
 static inline int ps_xref_type(const ps_doc *doc, uint32_t num)
 {
 	const ps_xent *e = ps_xref_get(doc, num);
@@ -209,7 +226,7 @@ int ps_doc_stream_length(ps_doc *doc, ps_obj *stm, int64_t *len);
  * stream section, or a hybrid section's /XRefStm, whose entry points at
  * it)?  Only these are exempt from encryption and dropped by a rewrite;
  * any other stream typed /XRef is ordinary content. */
-int ps_doc_is_xref_stream(const ps_doc *doc, uint32_t num);
+int ps_doc_is_xref_stream(ps_doc *doc, uint32_t num);
 
 /* pdfstamp_doc_open with the internal PS_OPEN_* flags too (the public
  * entry refuses them with PDFSTAMP_E_USAGE). */
@@ -223,7 +240,7 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags);
  * that checks an update we just appended. */
 #define PS_OPEN_NEWEST_ONLY 0x200
 /* Generation of object NUM in the newest revision (0 if compressed/free). */
-uint16_t ps_doc_gen(const ps_doc *doc, uint32_t num);
+uint16_t ps_doc_gen(ps_doc *doc, uint32_t num);
 
 /* The one place that resolves the catalog and the root of the page tree
  * (ISO 32000-2 7.7.2, 7.7.3.2).  What the caller needs of the catalog: */

@@ -112,7 +112,9 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 		ps_warn(ctx, "the file uses a weak security handler (%s); `pdfstamp rotate` upgrades it to AES-256",
 		        why);
 	up->base_len = doc->size;
-	hi = doc->xref_max; /* the highest number in use */
+	/* above every number a section mentions (read without loading the
+	 * entries: xref_bound >= the highest number in use + 1) */
+	hi = doc->xref_bound ? doc->xref_bound - 1 : 0;
 	if (doc->size_key > PS_MAX_OBJNUM || hi >= PS_MAX_OBJNUM)
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no object numbers left for new objects");
 	up->next_num = (uint32_t)doc->size_key > hi + 1 ? (uint32_t)doc->size_key : hi + 1;

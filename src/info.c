@@ -67,6 +67,8 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 	for (i = 0; i < (uint32_t)doc->nsections; i++)
 		info->xref_kinds[i] = doc->sections[i].kind;
 	info->last_is_stream = doc->sections[0].kind == PDFSTAMP_XREF_STREAM;
+	if ((rc = ps_xref_load_all(doc)) < 0)
+		return rc;
 	info->objects = doc->xref_used;
 	info->size = doc->size_key;
 	info->has_trailing_bytes = doc->trailing > 0;

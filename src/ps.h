@@ -32,7 +32,8 @@
  *   journal.c the journal of in-place appends and its recovery (journal.h).
  *   input.c   reading a document's file: ps_doc_pread (distinct bytes
  *             read), ps_doc_parse_at (input.h).
- *   xref.c    startxref, xref tables/streams/hybrid, /Prev chain (doc.h).
+ *   xref.c    startxref, /Prev chain, merge rule, the lazy index (doc.h).
+ *   xrefsec.c one section's entries: tables by arithmetic, xref streams.
  *   xrefw.c   the one cross-reference writer, table or stream (xrefw.h).
  *   doc.c     pdfstamp_doc: open, the revision chain check, authenticate,
  *             lazy lookup, object streams, stream data, the catalog and

@@ -967,7 +967,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		              "in-place mode");
 	if (to_fd && (rc = ps_check_out_fd(ctx, o->output_fd, doc->fd)) < 0)
 		return rc;
-	if ((rc = ps_policy_rewrite(doc, o->flags)) < 0)
+	if ((rc = ps_policy_rewrite(doc, o->flags)) < 0 || (rc = ps_xref_load_all(doc)) < 0)
 		return rc;
 	{
 		/* A file without a catalog is refused, not rewritten: the

@@ -544,7 +544,7 @@ int ps_rewrite_check(ps_doc *doc, const char *path, const char *owner, size_t ow
 	ps_doc *v = NULL;
 	int rc;
 
-	if ((rc = ps_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER)) == 0 &&
+	if ((rc = ps_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER)) == 0 && (rc = ps_xref_load_all(v)) == 0 &&
 	    (rc = pdfstamp_doc_auth(v, owner, owner_len, 0)) == 0 &&
 	    (rc = check_objects(v)) < 0 && rc != PDFSTAMP_E_NOMEM) {
 		/* note 4: a fault; pdfstamp_verify makes the report note 2 needs */

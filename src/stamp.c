@@ -244,7 +244,7 @@ static int walk_pages(ps_update *up, stamp_job *j, int64_t first, int64_t last)
 	/* each node of a sound tree is an object of the file that stands in
 	 * one /Kids array: no more kids than objects are ever visited, whatever
 	 * the /Count entries claim (a DAG of shared nodes is a tree of 2^depth) */
-	budget = (int64_t)doc->xref_used + MAX_TREE_DEPTH;
+	budget = (int64_t)(doc->xref_mentioned < PS_MAX_OBJNUM ? doc->xref_mentioned : PS_MAX_OBJNUM) + MAX_TREE_DEPTH;
 	st[0].kids = kids;
 	st[0].k = 0;
 	st[0].in = in;

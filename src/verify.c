@@ -46,6 +46,8 @@ int pdfstamp_verify(pdfstamp_doc *doc, struct pdfstamp_verify_report *r, pdfstam
 	data.secret = 1;
 	if (doc->encrypted && !doc->authenticated)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
+	if ((rc = ps_xref_load_all(doc)) < 0)
+		return rc;
 	if (doc->encrypted && !ps_sec_perms_ok(doc->sec) && doc->authenticated) {
 		r->faults++;
 		snprintf(r->first_fault, sizeof r->first_fault, "/Perms does not match /P and /EncryptMetadata");

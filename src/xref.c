@@ -1,13 +1,30 @@
 /*
- * xref.c - the cross-reference reader.
+ * xref.c - the cross-reference reader: the /Prev chain, the merge rule and
+ * the index of entries.
  *
  * DESIGN NOTES
  *
- * What is read: the tail of the file (to find the last startxref and the
- * last %%EOF), then each cross-reference section of the /Prev chain: a
- * classic table with its trailer, an xref stream, or both (a hybrid table
- * whose trailer names an /XRefStm).  No object other than xref streams is
- * parsed here; object streams are opened lazily by doc.c.
+ * What is read at open (ps_xref_load): the tail of the file (to find the
+ * last startxref and the last %%EOF), then each cross-reference section of
+ * the /Prev chain: its trailer, and the layout of its parts (a classic
+ * table, an xref stream, or both: a hybrid table whose trailer names an
+ * /XRefStm), which xrefsec.c reads only as far as needed: a well-formed
+ * table costs its subsection headers, not its entries.  No object other
+ * than xref streams is parsed here; object streams are opened lazily by
+ * doc.c.
+ *
+ * Two states of the index:
+ *   lazy  (after open)  an entry is read from the parts when first asked
+ *                       for (ps_xref_find) and kept in its slot, marked
+ *                       PS_XENT_KNOWN; a stamp reads the entries on the
+ *                       path to its page, a few KB of a 10 MB table.
+ *   full  (ps_xref_load_all, for whole-file passes: rewrite, verify, info,
+ *                       audit) every entry of every part, the counts
+ *                       (xref_used, xref_max) and the hidden older entries.
+ *                       The walks (ps_xref_next, ps_xref_slot, ps_xref_as_of)
+ *                       exist only here.
+ * Both states apply the same merge rule to the same parts, so an entry
+ * read lazily is the entry the full load records.
  *
  * Merge rule (ISO 32000-2 7.5.6, 7.5.8.4): sections are numbered 1, 2, ...
  * from the newest.  An entry is taken from the first section that mentions
@@ -20,36 +37,42 @@
  * allocated when the first entry in its range is recorded.  A lookup is two
  * array indexings (ps_xref_get, inline in doc.h); ps_xref_next walks the
  * numbers in use, skipping empty pages.  Memory follows the entries
- * present, not the highest object number: one object numbered 8,388,000
- * costs one 4 KiB page and a 256 KiB directory at most, not 134 MB.
+ * present (or asked for), not the highest object number: one object
+ * numbered 8,388,000 costs one 4 KiB page and a 256 KiB directory at most,
+ * not 134 MB.
  *
- * Older entries: an entry that a newer section hides is kept in
- * doc->shadows (not for hybrid precedence inside one section), sorted by
- * number and section once the chain is read, so that an object can be
+ * Older entries (full state): an entry that a newer section hides is kept
+ * in doc->shadows (not for hybrid precedence inside one section), sorted
+ * by number and section once the chain is read, so that an object can be
  * found as of any revision (ps_xref_as_of: the merged slot if its section
  * is old enough, else the newest hidden entry that is).  They cost memory
  * only for objects that later revisions redefine; past PS_MAX_SHADOWS
  * they are dropped and shadows_lost set (the audit then refuses).
  *
+ * The /Encrypt object is looked up in every part of every section at open
+ * (watch_encrypt): doc.c compares every definition with the one in use.
+ *
  * Guards: at most PS_MAX_SECTIONS sections; a /Prev or /XRefStm that points
  * at an offset already visited is a loop (FORMAT); object numbers above
  * PS_MAX_OBJNUM are refused; every count and offset is range-checked
- * against the file size before anything is allocated for it, and each
- * entry read allocates at most one page, so memory is bounded by the size
- * of the cross-reference data actually present (at worst one page per
- * subsection or /Index range, whatever the object numbers).
+ * against the file size before anything is allocated for it (xrefsec.c),
+ * and each entry recorded allocates at most one page, so memory is bounded
+ * by the size of the cross-reference data actually present.  New object
+ * numbers are chosen above xref_bound, the highest number any section
+ * mentions, which needs no entry read.
  */
 #include "config.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ps.h"
 #include "input.h"
+#include "xrefsec.h"
 
 #define TAIL_FIRST 1024
 #define TAIL_MAX (1024 * 1024)
-#define XREFSTM_MAX_DECODED ((size_t)PS_MAX_OBJNUM * 20)
 #define PS_MAX_SHADOWS ((size_t)1 << 21)
 
 /* The slot for NUM, allocating its page (and growing the directory) on
@@ -89,6 +112,9 @@ static uint32_t next_num(const ps_doc *doc, uint32_t after, int slots)
 {
 	uint32_t num = after + 1, p;
 
+	assert(doc->xref_full); /* ps_xref_load_all first: a lazy index has only what was asked */
+	if (!doc->xref_full)
+		return 0;
 	if (num == 0) /* after was UINT32_MAX */
 		return 0;
 	for (p = num >> PS_XREF_PAGE_BITS; p < doc->nxpages; p++, num = p << PS_XREF_PAGE_BITS) {
@@ -112,6 +138,8 @@ const ps_xent *ps_xref_slot(const ps_doc *doc, uint32_t num)
 {
 	uint32_t p = num >> PS_XREF_PAGE_BITS;
 	const ps_xent *e;
+
+	assert(doc->xref_full);
 
 	if (p >= doc->nxpages || !doc->xpages[p])
 		return NULL;
@@ -178,7 +206,7 @@ static void sort_shadows(ps_doc *doc)
 		ps_xshadow *x = &doc->shadows[i];
 		if (n > 0 && doc->shadows[n - 1].num == x->num && doc->shadows[n - 1].e.sec == x->e.sec) {
 			ps_xshadow *k = &doc->shadows[n - 1];
-			if (k->e.from_table && k->e.type == 0 && !x->e.from_table)
+			if ((k->e.flags & PS_XENT_TABLE) && k->e.type == 0 && !(x->e.flags & PS_XENT_TABLE))
 				*k = *x;
 			continue;
 		}
@@ -201,6 +229,14 @@ void ps_xref_free(ps_doc *doc)
 	free(doc->shadows);
 	doc->shadows = NULL;
 	doc->nshadows = doc->capshadows = 0;
+	for (int i = 0; doc->sections && i < doc->nsections; i++) {
+		ps_xpart_free(doc->sections[i].tab);
+		ps_xpart_free(doc->sections[i].stm);
+		free(doc->sections[i].tab);
+		free(doc->sections[i].stm);
+		doc->sections[i].tab = doc->sections[i].stm = NULL;
+	}
+	doc->xref_full = 0;
 }
 
 /* Notes one in-file definition of the /Encrypt object, whether or not a
@@ -254,25 +290,24 @@ static void note_shadow(ps_doc *doc, uint32_t num, int type, int64_t off, uint32
 	x->e.off = off;
 	x->e.aux = aux;
 	x->e.sec = sec;
-	x->e.from_table = (uint8_t)from_table;
+	x->e.flags = (uint8_t)((from_table ? PS_XENT_TABLE : 0) | PS_XENT_KNOWN);
 }
 
-/* Records an entry unless a newer section already decided this object. */
+/* Records an entry unless a newer section already decided this object
+ * (the full load). */
 static int set_entry(ps_doc *doc, uint32_t num, int type, int64_t off, uint32_t aux,
                      uint16_t sec, int from_table)
 {
 	ps_xent *e = NULL;
 	int rc;
 
-	if (num == doc->enc_watch && num != 0 && type == 1)
-		note_enc_version(doc, off, sec);
 	if (num == 0)
 		return 0; /* the head of the free list, never an object */
 	if ((rc = xref_slot(doc, num, &e)) < 0)
 		return rc;
 	if (e->sec != 0) {
 		/* hybrid: this section's XRefStm overrides its own table's free entry */
-		if (!(e->sec == sec && e->from_table && e->type == 0 && !from_table)) {
+		if (!(e->sec == sec && (e->flags & PS_XENT_TABLE) && e->type == 0 && !from_table)) {
 			if (e->sec != sec)
 				note_shadow(doc, num, type, off, aux, sec, from_table);
 			return 0;
@@ -289,7 +324,7 @@ static int set_entry(ps_doc *doc, uint32_t num, int type, int64_t off, uint32_t 
 	e->off = off;
 	e->aux = aux;
 	e->sec = sec;
-	e->from_table = (uint8_t)from_table;
+	e->flags = (uint8_t)((from_table ? PS_XENT_TABLE : 0) | PS_XENT_KNOWN);
 	return 0;
 }
 
@@ -363,100 +398,19 @@ out:
 	return rc;
 }
 
-/* Reads a classic table at OFF (pointing at "xref"); sets *trailer. */
-static int read_table(ps_doc *doc, int64_t off, uint16_t sec, ps_obj **trailer)
+/* The trailer dictionary that starts at OFF (just past "trailer"). */
+static int read_trailer(ps_doc *doc, int64_t off, ps_obj **trailer)
 {
 	ps_ctx *ctx = doc->ctx;
 	ps_buf w = PS_BUF_INIT;
-	size_t pos, want;
-	int64_t cur = off;
+	size_t want = 4096;
 	int rc;
 
 	*trailer = NULL;
-	if ((rc = ps_doc_pread(doc, cur, 4096, &w)) < 0)
-		goto out;
-	pos = ps_skip_ws(w.data, w.len, 0);
-	if (w.len - pos < 4 || memcmp(w.data + pos, "xref", 4) != 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "no cross-reference table at offset %lld", (long long)off);
-		goto out;
-	}
-	pos += 4;
-	for (;;) {
-		int64_t first, count, i;
-
-		pos = ps_skip_ws(w.data, w.len, pos);
-		if (w.len - pos >= 7 && memcmp(w.data + pos, "trailer", 7) == 0) {
-			pos += 7;
-			break;
-		}
-		/* Re-anchor the window on the subsection header so that its
-		 * entries fit. */
-		cur += (int64_t)pos;
-		if ((rc = ps_doc_pread(doc, cur, 64, &w)) < 0)
-			goto out;
-		pos = 0;
-		if (ps_parse_uint(w.data, w.len, &pos, &first) < 0 ||
-		    (pos = ps_skip_ws(w.data, w.len, pos),
-		     ps_parse_uint(w.data, w.len, &pos, &count) < 0)) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad cross-reference subsection header at offset %lld",
-			            (long long)cur);
-			goto out;
-		}
-		if (first > PS_MAX_OBJNUM || count > PS_MAX_OBJNUM + 1 - first ||
-		    count * 18 > doc->size - cur) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
-			            "cross-reference subsection %lld+%lld at offset %lld does not fit the file",
-			            (long long)first, (long long)count, (long long)cur);
-			goto out;
-		}
-		want = pos + (size_t)count * 21 + 4096;
-		if ((rc = ps_doc_pread(doc, cur, want, &w)) < 0)
-			goto out;
-		for (i = 0; i < count; i++) {
-			int64_t eoff, egen;
-			int c;
-
-			pos = ps_skip_ws(w.data, w.len, pos);
-			if (ps_parse_uint(w.data, w.len, &pos, &eoff) < 0 ||
-			    (pos = ps_skip_ws(w.data, w.len, pos),
-			     ps_parse_uint(w.data, w.len, &pos, &egen) < 0)) {
-				rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad entry %lld in the table at offset %lld",
-				            (long long)(first + i), (long long)off);
-				goto out;
-			}
-			pos = ps_skip_ws(w.data, w.len, pos);
-			c = pos < w.len ? w.data[pos++] : 0;
-			if (c == 'f' && egen > 65535)
-				egen = 65535; /* MuPDF writes "65536 f" for object 0 */
-			if ((c != 'n' && c != 'f') || egen > 65535) {
-				rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad entry %lld in the table at offset %lld",
-				            (long long)(first + i), (long long)off);
-				goto out;
-			}
-			if (c == 'n' && (eoff <= 0 || eoff >= doc->size)) {
-				if (eoff == 0) { /* some writers mark unused entries "0 0 n" */
-					c = 'f';
-				} else {
-					rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
-					            "object %lld is listed at offset %lld, past the end of the file",
-					            (long long)(first + i), (long long)eoff);
-					goto out;
-				}
-			}
-			if (first + i == 0)
-				continue; /* object 0 is the head of the free list */
-			if ((rc = set_entry(doc, (uint32_t)(first + i), c == 'n' ? 1 : 0,
-			                    c == 'n' ? eoff : 0, (uint32_t)egen, sec, 1)) < 0)
-				goto out;
-		}
-	}
-	/* The trailer dictionary. */
-	cur += (int64_t)pos;
-	want = 4096;
 	for (;;) {
 		size_t p = 0;
 
-		if ((rc = ps_doc_pread(doc, cur, want, &w)) < 0)
+		if ((rc = ps_doc_pread(doc, off, want, &w)) < 0)
 			goto out;
 		rc = ps_parse_obj(ctx, w.data, w.len, &p, trailer);
 		if (rc == PS_E_NEEDMORE && w.len == want && want < (64u << 20)) {
@@ -464,7 +418,7 @@ static int read_table(ps_doc *doc, int64_t off, uint16_t sec, ps_obj **trailer)
 			continue;
 		}
 		if (rc == PS_E_NEEDMORE)
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer at offset %lld is truncated", (long long)cur);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer at offset %lld is truncated", (long long)off);
 		if (rc < 0)
 			goto out;
 		break;
@@ -472,34 +426,24 @@ static int read_table(ps_doc *doc, int64_t off, uint16_t sec, ps_obj **trailer)
 	if ((*trailer)->kind != PS_DICT) {
 		ps_obj_free(*trailer);
 		*trailer = NULL;
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer at offset %lld is not a dictionary", (long long)cur);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer at offset %lld is not a dictionary", (long long)off);
 	}
 out:
 	ps_buf_free(&w);
 	return rc;
 }
 
-static int get_uint_key(ps_ctx *ctx, const ps_obj *d, const char *key, int64_t max, int64_t *out,
-                        int64_t off)
-{
-	if (ps_obj_int(ps_dict_get(d, key), out) < 0 || *out < 0 || *out > max)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "bad or missing /%s in the xref stream at offset %lld",
-		              key, (long long)off);
-	return 0;
-}
-
-/* Reads an xref stream whose object starts at OFF; *dict receives a copy
- * of its dictionary (which doubles as the trailer). */
-static int read_xref_stream(ps_doc *doc, int64_t off, uint16_t sec, ps_obj **dict, uint32_t *stream_num)
+/* Reads the xref stream whose object starts at OFF into *PART; *dict
+ * (may be NULL) receives a copy of its dictionary (which doubles as the
+ * trailer). */
+static int read_xref_stream(ps_doc *doc, int64_t off, ps_xpart *part, ps_obj **dict, uint32_t *stream_num)
 {
 	ps_ctx *ctx = doc->ctx;
-	ps_obj *stm = NULL, *w, *index, *filter, *parms;
-	ps_buf raw = PS_BUF_INIT, dec = PS_BUF_INIT;
-	int64_t width[3], size, len, n, i, ranges;
-	size_t entlen, p, decoded_len;
+	ps_obj *stm = NULL;
 	int rc;
 
-	*dict = NULL;
+	if (dict)
+		*dict = NULL;
 	if ((rc = ps_doc_parse_at(doc, off, 0, &stm, stream_num)) < 0)
 		goto out;
 	if (stm->kind != PS_STREAM || !ps_obj_is_name(ps_dict_get(stm, "Type"), "XRef")) {
@@ -507,134 +451,12 @@ static int read_xref_stream(ps_doc *doc, int64_t off, uint16_t sec, ps_obj **dic
 		            (long long)off);
 		goto out;
 	}
-	if ((rc = get_uint_key(ctx, stm, "Size", PS_MAX_OBJNUM + 1, &size, off)) < 0)
+	if ((rc = ps_xpart_read_stream(doc, stm, off, part)) < 0)
 		goto out;
-	/* /Length of an xref stream must be direct: the index it would need
-	 * to resolve an indirect one is what we are reading. */
-	if (ps_obj_int(ps_dict_get(stm, "Length"), &len) < 0 || len < 0 ||
-	    len > doc->size - stm->u.stm.off) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /Length in the xref stream at offset %lld", (long long)off);
-		goto out;
-	}
-	w = ps_dict_get(stm, "W");
-	if (ps_array_len(w) != 3) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /W in the xref stream at offset %lld", (long long)off);
-		goto out;
-	}
-	for (i = 0; i < 3; i++) {
-		if (ps_obj_int(ps_array_get(w, (size_t)i), &width[i]) < 0 || width[i] < 0 || width[i] > 8) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /W in the xref stream at offset %lld", (long long)off);
-			goto out;
-		}
-	}
-	entlen = (size_t)(width[0] + width[1] + width[2]);
-	if (width[1] == 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld has no offset field", (long long)off);
-		goto out;
-	}
-	if ((rc = ps_doc_pread(doc, stm->u.stm.off, (size_t)len, &raw)) < 0)
-		goto out;
-	if ((int64_t)raw.len != len) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld is truncated", (long long)off);
-		goto out;
-	}
-	filter = ps_dict_get(stm, "Filter");
-	parms = ps_dict_get(stm, "DecodeParms");
-	if (filter && filter->kind == PS_ARRAY) {
-		if (ps_array_len(filter) > 1) {
-			rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "xref stream with several filters");
-			goto out;
-		}
-		filter = ps_array_get(filter, 0);
-		if (parms && parms->kind == PS_ARRAY)
-			parms = ps_array_get(parms, 0);
-	}
-	if (filter && !ps_obj_is_name(filter, "FlateDecode")) {
-		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "xref stream filter is not FlateDecode");
-		goto out;
-	}
-	rc = 0;
-	if (filter)
-		rc = ps_flate_decode(ctx, parms, raw.data, raw.len, XREFSTM_MAX_DECODED, &dec);
-	else
-		ps_buf_append(&dec, raw.data, raw.len);
-	if (rc < 0) {
-		ps_err_wrap(ctx, rc, "xref stream at offset %lld", (long long)off);
-		goto out;
-	}
-	if (dec.oom) {
-		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory reading an xref stream");
-		goto out;
-	}
-	decoded_len = dec.len;
-	index = ps_dict_get(stm, "Index");
-	if (index && (index->kind != PS_ARRAY || ps_array_len(index) % 2 != 0)) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /Index in the xref stream at offset %lld", (long long)off);
-		goto out;
-	}
-	ranges = index ? (int64_t)ps_array_len(index) / 2 : 1;
-	p = 0;
-	for (n = 0; n < ranges; n++) {
-		int64_t first = 0, count = size;
-		if (index && (ps_obj_int(ps_array_get(index, (size_t)(2 * n)), &first) < 0 ||
-		              ps_obj_int(ps_array_get(index, (size_t)(2 * n + 1)), &count) < 0 ||
-		              first < 0 || count < 0 || first > PS_MAX_OBJNUM ||
-		              count > PS_MAX_OBJNUM + 1 - first)) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /Index in the xref stream at offset %lld", (long long)off);
-			goto out;
-		}
-		if ((uint64_t)count > (decoded_len - p) / entlen) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld has fewer entries than /Index says",
-			            (long long)off);
-			goto out;
-		}
-		for (i = 0; i < count; i++) {
-			uint64_t f[3];
-			int k, b;
-			for (k = 0; k < 3; k++) {
-				f[k] = 0;
-				for (b = 0; b < width[k]; b++)
-					f[k] = (f[k] << 8) | dec.data[p++];
-			}
-			if (width[0] == 0)
-				f[0] = 1;
-			if (first + i == 0 && f[0] != 1)
-				continue;
-			switch (f[0]) {
-			case 0:
-				rc = set_entry(doc, (uint32_t)(first + i), 0, 0, f[2] > 65535 ? 65535 : (uint32_t)f[2], sec, 0);
-				break;
-			case 1:
-				if (f[1] == 0 || f[1] >= (uint64_t)doc->size || f[2] > 65535) {
-					rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
-					            "xref stream entry for object %lld points outside the file",
-					            (long long)(first + i));
-					goto out;
-				}
-				rc = set_entry(doc, (uint32_t)(first + i), 1, (int64_t)f[1], (uint32_t)f[2], sec, 0);
-				break;
-			case 2:
-				if (f[1] == 0 || f[1] > PS_MAX_OBJNUM || f[2] > PS_MAX_OBJNUM) {
-					rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad compressed entry for object %lld",
-					            (long long)(first + i));
-					goto out;
-				}
-				rc = set_entry(doc, (uint32_t)(first + i), 2, (int64_t)f[1], (uint32_t)f[2], sec, 0);
-				break;
-			default:
-				break; /* unknown types are treated as null objects (7.5.8.3) */
-			}
-			if (rc < 0)
-				goto out;
-		}
-	}
-	*dict = ps_obj_copy(stm->u.stm.dict);
-	if (!*dict)
+	if (dict && !(*dict = ps_obj_copy(stm->u.stm.dict)))
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 out:
 	ps_obj_free(stm);
-	ps_buf_free(&raw);
-	ps_buf_free(&dec);
 	return rc;
 }
 
@@ -676,9 +498,8 @@ static int get_offset_key(ps_doc *doc, const ps_obj *d, const char *key, int64_t
 	return 0;
 }
 
-/* Keeps what section S's trailer says about encryption (/Encrypt, ID[0]; and /Root, /Info for the audit)
- * for the chain check, and from the newest trailer on, watches the /Encrypt
- * object's definitions in the older sections. */
+/* Keeps what section S's trailer says about encryption (/Encrypt, ID[0];
+ * and /Root, /Info, /Size for the audit) for the chain check. */
 static int keep_security_facts(ps_doc *doc, ps_section *s, const ps_obj *trailer)
 {
 	ps_obj *enc = ps_dict_get(trailer, "Encrypt");
@@ -694,14 +515,6 @@ static int keep_security_facts(ps_doc *doc, ps_section *s, const ps_obj *trailer
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if (ps_obj_int(ps_dict_get(trailer, "Size"), &s->size) < 0 || s->size < 0)
 		s->size = -1;
-	if (doc->nsections == 1 && enc && enc->kind == PS_REF) {
-		uint32_t num = enc->u.ref.num;
-		doc->enc_watch = num;
-		/* The newest section's own entry was recorded before the watch. */
-		const ps_xent *e = ps_xref_get(doc, num);
-		if (e && e->type == 1 && e->sec == 1)
-			note_enc_version(doc, e->off, 1);
-	}
 	return 0;
 }
 
@@ -737,11 +550,42 @@ static int index_xref_streams(ps_doc *doc)
 	return 0;
 }
 
+/* Every in-file definition of the newest trailer's /Encrypt object, in
+ * every part of every section, hidden or not (doc.c compares them all). */
+static int watch_encrypt(ps_doc *doc)
+{
+	ps_obj *enc = ps_dict_get(doc->trailer, "Encrypt");
+	int i, k, rc;
+
+	if (!enc || enc->kind != PS_REF || enc->u.ref.num == 0)
+		return 0;
+	for (i = 0; i < doc->nsections; i++) {
+		ps_xpart *parts[2] = {doc->sections[i].tab, doc->sections[i].stm};
+		for (k = 0; k < 2; k++) {
+			ps_xrec r;
+			if (!parts[k])
+				continue;
+			if ((rc = ps_xpart_get(doc, parts[k], enc->u.ref.num, &r)) < 0)
+				return rc;
+			if (rc == 1 && r.type == 1)
+				note_enc_version(doc, r.off, (uint16_t)(i + 1));
+		}
+	}
+	return 0;
+}
+
+static int new_part(ps_doc *doc, ps_xpart **p)
+{
+	if (!(*p = calloc(1, sizeof **p)))
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	return 0;
+}
+
 int ps_xref_load(ps_doc *doc)
 {
 	ps_ctx *ctx = doc->ctx;
 	int64_t off;
-	int rc;
+	int i, rc;
 
 	if ((rc = find_startxref(doc)) < 0)
 		return rc;
@@ -750,7 +594,6 @@ int ps_xref_load(ps_doc *doc)
 		ps_section *s;
 		ps_obj *trailer = NULL;
 		int is_table;
-		uint16_t sec;
 
 		if (doc->nsections >= PS_MAX_SECTIONS)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "more than %d cross-reference sections", PS_MAX_SECTIONS);
@@ -765,12 +608,13 @@ int ps_xref_load(ps_doc *doc)
 		s->off = off;
 		s->xrefstm = -1;
 		s->prev = -1;
-		sec = (uint16_t)doc->nsections;
 		if ((rc = starts_with_xref(doc, off, &is_table)) < 0)
 			return rc;
 		if (is_table) {
+			int64_t toff;
 			s->kind = PDFSTAMP_XREF_TABLE;
-			if ((rc = read_table(doc, off, sec, &trailer)) < 0)
+			if ((rc = new_part(doc, &s->tab)) < 0 || (rc = ps_xpart_read_table(doc, off, s->tab, &toff)) < 0 ||
+			    (rc = read_trailer(doc, toff, &trailer)) < 0)
 				return rc;
 			if ((rc = get_offset_key(doc, trailer, "XRefStm", &s->xrefstm)) < 0 ||
 			    (rc = get_offset_key(doc, trailer, "Prev", &s->prev)) < 0) {
@@ -778,22 +622,21 @@ int ps_xref_load(ps_doc *doc)
 				return rc;
 			}
 			if (s->xrefstm >= 0) {
-				ps_obj *sd = NULL;
 				if (s->xrefstm == off || visited(doc, s->xrefstm, doc->nsections - 1)) {
 					ps_obj_free(trailer);
 					return ps_err(ctx, PDFSTAMP_E_FORMAT, "/XRefStm at offset %lld points at a section already read", (long long)s->xrefstm);
 				}
 				s->kind = PDFSTAMP_XREF_HYBRID;
-				rc = read_xref_stream(doc, s->xrefstm, sec, &sd, &s->xrefstm_num);
-				ps_obj_free(sd);
-				if (rc < 0) {
+				if ((rc = new_part(doc, &s->stm)) < 0 ||
+				    (rc = read_xref_stream(doc, s->xrefstm, s->stm, NULL, &s->xrefstm_num)) < 0) {
 					ps_obj_free(trailer);
 					return rc;
 				}
 			}
 		} else {
 			s->kind = PDFSTAMP_XREF_STREAM;
-			if ((rc = read_xref_stream(doc, off, sec, &trailer, &s->stream_num)) < 0)
+			if ((rc = new_part(doc, &s->stm)) < 0 ||
+			    (rc = read_xref_stream(doc, off, s->stm, &trailer, &s->stream_num)) < 0)
 				return rc;
 			if ((rc = get_offset_key(doc, trailer, "Prev", &s->prev)) < 0) {
 				ps_obj_free(trailer);
@@ -827,22 +670,154 @@ int ps_xref_load(ps_doc *doc)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer has no valid /Size");
 	if (!ps_dict_get(doc->trailer, "Root"))
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer has no /Root");
-	sort_shadows(doc);
+	for (i = 0; i < doc->nsections; i++) {
+		ps_xpart *parts[2] = {doc->sections[i].tab, doc->sections[i].stm};
+		for (int k = 0; k < 2; k++) {
+			if (!parts[k])
+				continue;
+			if (parts[k]->bound > doc->xref_bound)
+				doc->xref_bound = parts[k]->bound;
+			doc->xref_mentioned += parts[k]->nents;
+		}
+	}
+	if ((rc = watch_encrypt(doc)) < 0)
+		return rc;
 	return index_xref_streams(doc);
 }
 
-int ps_doc_is_xref_stream(const ps_doc *doc, uint32_t num)
+/* The merged entry of NUM from the parts (the merge rule, design notes):
+ * 1 with *OUT, 0 if no section mentions NUM. */
+static int merged_entry(ps_doc *doc, uint32_t num, ps_xent *out)
+{
+	int i, rc;
+
+	for (i = 0; i < doc->nsections; i++) {
+		const ps_section *s = &doc->sections[i];
+		ps_xrec t, x;
+		int has_t = 0, from_tab = 1;
+		if (s->tab) {
+			if ((rc = ps_xpart_get(doc, s->tab, num, &t)) < 0)
+				return rc;
+			has_t = rc;
+			if (has_t && t.type != 0) {
+				x = t;
+				goto found;
+			}
+		}
+		if (s->stm) {
+			if ((rc = ps_xpart_get(doc, s->stm, num, &x)) < 0)
+				return rc;
+			if (rc == 1) {
+				from_tab = 0;
+				goto found;
+			}
+		}
+		if (has_t) {
+			x = t;
+			goto found;
+		}
+		continue;
+found:
+		out->type = x.type;
+		out->off = x.off;
+		out->aux = x.aux;
+		out->sec = (uint16_t)(i + 1);
+		out->flags = (uint8_t)(PS_XENT_KNOWN | (from_tab ? PS_XENT_TABLE : 0));
+		return 1;
+	}
+	return 0;
+}
+
+int ps_xref_find(ps_doc *doc, uint32_t num, const ps_xent **out)
+{
+	ps_xent *e, m;
+	int rc;
+
+	*out = NULL;
+	if (num == 0 || num > PS_MAX_OBJNUM)
+		return 0;
+	if (doc->xref_full) {
+		*out = ps_xref_get(doc, num);
+		return 0;
+	}
+	{
+		uint32_t p = num >> PS_XREF_PAGE_BITS;
+		if (p < doc->nxpages && doc->xpages[p]) {
+			e = &doc->xpages[p][num & (PS_XREF_PAGE - 1)];
+			if (e->flags & PS_XENT_KNOWN) {
+				*out = e->type != 0 ? e : NULL;
+				return 0;
+			}
+		}
+	}
+	memset(&m, 0, sizeof m);
+	if ((rc = merged_entry(doc, num, &m)) <= 0)
+		return rc; /* not mentioned: nothing is kept (no page for a number nobody lists) */
+	if ((rc = xref_slot(doc, num, &e)) < 0)
+		return rc;
+	*e = m;
+	*out = e->type != 0 ? e : NULL;
+	return 0;
+}
+
+struct full_load {
+	uint16_t sec;
+	int from_table;
+};
+
+static int full_entry(ps_doc *doc, void *ud, const ps_xrec *r)
+{
+	const struct full_load *f = ud;
+
+	return set_entry(doc, r->num, r->type, r->off, r->aux, f->sec, f->from_table);
+}
+
+int ps_xref_load_all(ps_doc *doc)
+{
+	uint32_t p;
+	int i, rc;
+
+	if (doc->xref_full)
+		return 0;
+	/* Entries resolved lazily so far are recomputed in place: pointers
+	 * handed out stay valid and see the same values. */
+	for (p = 0; p < doc->nxpages; p++)
+		if (doc->xpages[p])
+			memset(doc->xpages[p], 0, PS_XREF_PAGE * sizeof(ps_xent));
+	doc->xref_used = doc->xref_max = 0;
+	for (i = 0, rc = 0; i < doc->nsections && rc >= 0; i++) {
+		struct full_load f = {(uint16_t)(i + 1), 1};
+		if (doc->sections[i].tab && (rc = ps_xpart_each(doc, doc->sections[i].tab, full_entry, &f)) < 0)
+			break;
+		f.from_table = 0;
+		if (doc->sections[i].stm)
+			rc = ps_xpart_each(doc, doc->sections[i].stm, full_entry, &f);
+	}
+	if (rc < 0) { /* back to an empty lazy index */
+		for (p = 0; p < doc->nxpages; p++)
+			if (doc->xpages[p])
+				memset(doc->xpages[p], 0, PS_XREF_PAGE * sizeof(ps_xent));
+		doc->xref_used = doc->xref_max = 0;
+		doc->nshadows = 0;
+		return rc;
+	}
+	sort_shadows(doc);
+	doc->xref_full = 1;
+	return 0;
+}
+
+int ps_doc_is_xref_stream(ps_doc *doc, uint32_t num)
 {
 	/* The live object NUM is a section of the chain when its entry points
 	 * at that section's xref stream; a number an xref stream once had but a
 	 * newer revision gave to another object is not (issue 11).  Binary
 	 * search: every stream of a rewrite asks, and a chain may have
 	 * PS_MAX_SECTIONS sections. */
-	const ps_xent *e = ps_xref_get(doc, num);
+	const ps_xent *e;
 	size_t lo = 0, hi = doc->nxstm;
 
-	if (!e || e->type != 1)
-		return 0;
+	if (ps_xref_find(doc, num, &e) < 0 || !e || e->type != 1)
+		return 0; /* an entry that cannot be read is not one of the chain's (their entries were read at open) */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (doc->xstm[mid].num < num)

@@ -75,6 +75,8 @@ START_TEST(classic_lookup_resolve_generations)
 	ck_assert_int_eq(doc->nsections, 1);
 	ck_assert_int_eq(doc->sections[0].kind, PDFSTAMP_XREF_TABLE);
 	ck_assert_int_eq(doc->size_key, 5);
+	ck_assert_uint_eq(doc->xref_bound, 5); /* known from the subsection header alone */
+	ck_assert_int_eq(ps_xref_load_all(doc), 0);
 	ck_assert_uint_eq(doc->xref_max, 4);
 	ck_assert_int_eq(ps_xref_type(doc, 0), 0);
 	ck_assert_int_eq(ps_xref_type(doc, 3), 1);
@@ -148,7 +150,7 @@ START_TEST(xref_stream_and_object_stream)
 	ck_assert_uint_eq(doc->sections[0].stream_num, 5);
 	ck_assert(ps_doc_is_xref_stream(doc, 5));
 	ck_assert(!ps_doc_is_xref_stream(doc, 4));
-	x = ps_xref_get(doc, 2);
+	ck_assert_int_eq(ps_xref_find(doc, 2, &x), 0);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_int_eq(x->type, 2);
 	ck_assert_int_eq(x->off, 4);
@@ -179,6 +181,7 @@ START_TEST(two_revisions)
 	pg_ent e[4];
 	int64_t x1, x2;
 	ps_obj *o;
+	const ps_xent *x;
 	char tr[128];
 
 	x1 = classic(&p, 0);
@@ -200,13 +203,16 @@ START_TEST(two_revisions)
 	ck_assert_int_eq(ps_array_len(ps_dict_get(o, "Kids")), 2); /* the newer object 2 */
 	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);          /* older ones stay visible */
 	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
-	ck_assert_int_eq(ps_xref_type(doc, 4), 0);               /* the newer free entry hides it */
+	ck_assert_int_eq(ps_xref_find(doc, 4, &x), 0);
+	ck_assert_ptr_null(x);                                    /* the newer free entry hides it */
 	ck_assert_int_eq(ps_doc_lookup(doc, 4, &o), 0);
 	ck_assert_ptr_null(o);
 	ck_assert_int_eq(ps_doc_lookup(doc, 5, &o), 0);
 	ck_assert_ptr_nonnull(o);
-	ck_assert_uint_eq(ps_xref_get(doc, 5)->sec, 1);
-	ck_assert_uint_eq(ps_xref_get(doc, 3)->sec, 2);
+	ck_assert_int_eq(ps_xref_find(doc, 5, &x), 0);
+	ck_assert_uint_eq(x->sec, 1);
+	ck_assert_int_eq(ps_xref_find(doc, 3, &x), 0);
+	ck_assert_uint_eq(x->sec, 2);
 }
 END_TEST
 
@@ -264,6 +270,7 @@ START_TEST(parse_at_checks_the_number)
 
 	classic(&p, 0);
 	ck_assert_int_eq(open_file(pg_save(&p, dir, "classic.pdf")), 0);
+	ck_assert_int_eq(ps_xref_load_all(doc), 0);
 	ck_assert_int_eq(ps_doc_parse_at(doc, ps_xref_get(doc, 4)->off, 0, &o, &num), 0);
 	ck_assert_uint_eq(num, 4);
 	ck_assert_int_eq(o->kind, PS_STR);
@@ -328,10 +335,18 @@ START_TEST(damaged_offset_past_end)
 {
 	pg p;
 
-	/* the reader refuses an entry past the end when it loads the table */
+	ps_obj *o = NULL;
+
+	/* the reader refuses an entry past the end when it reads it: at the
+	 * lookup of that object, or when a whole-file pass loads every entry */
 	classic(&p, 3);
-	ck_assert_int_eq(open_file(pg_save(&p, dir, "past.pdf")), PDFSTAMP_E_FORMAT);
-	ck_assert_ptr_null(doc);
+	ck_assert_int_eq(open_file(pg_save(&p, dir, "past.pdf")), 0);
+	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "past the end of the file"));
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0); /* the others stay readable */
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(ps_xref_load_all(doc), PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "past the end of the file"));
 }
 END_TEST
 

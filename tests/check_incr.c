@@ -165,6 +165,7 @@ START_TEST(commit_new_file_table)
 	ck_assert_int_eq(out->sections[0].kind, PDFSTAMP_XREF_TABLE);
 	ck_assert_int_eq(out->sections[0].prev, prev);
 	ck_assert_int_eq(out->size_key, 8);
+	ck_assert_int_eq(ps_xref_load_all(out), 0);
 	ck_assert_int_eq(ps_xref_type(out, 6), 0);
 	ck_assert_int_eq(ps_doc_lookup(out, anum, &x), 0);
 	ck_assert(ps_obj_is_name(ps_dict_get(x, "Subtype"), "Stamp"));
@@ -223,7 +224,7 @@ START_TEST(commit_new_file_stream)
 	ck_assert_int_eq(out->sections[0].kind, PDFSTAMP_XREF_STREAM);
 	ck_assert_uint_eq(out->sections[0].stream_num, xnum);
 	ck_assert_int_eq(out->sections[0].prev, prev);
-	e = ps_xref_get(out, xnum); /* it lists itself */
+	ck_assert_int_eq(ps_xref_find(out, xnum, &e), 0); /* it lists itself */
 	ck_assert_ptr_nonnull(e);
 	ck_assert_int_eq(e->off, res.xref_offset);
 	ck_assert_int_eq(out->size_key, xnum + 1);
@@ -640,6 +641,7 @@ static void round_trip(int stream)
 	ck_assert_int_eq(ps_doc_open(ctx, &doc, pg_save(&p, dir, "rt.pdf"), 0), 0);
 	ck_assert_int_eq(doc->sections[0].kind, stream ? PDFSTAMP_XREF_STREAM : PDFSTAMP_XREF_TABLE);
 	ck_assert_int_eq(doc->startxref, xoff);
+	ck_assert_int_eq(ps_xref_load_all(doc), 0);
 	for (i = 1; i < n; i++) {
 		const ps_xent *xe = ps_xref_get(doc, e[i].num);
 		ck_assert_ptr_nonnull(xe);

@@ -172,6 +172,8 @@ static int same_content(ps_doc *in, ps_doc *out)
 	int n = 0;
 
 	ck_assert_int_eq(ps_doc_catalog(in, PS_CATALOG_INDIRECT, &root, &ref), 0);
+	ck_assert_int_eq(ps_xref_load_all(in), 0);
+	ck_assert_int_eq(ps_xref_load_all(out), 0);
 	for (num = ps_xref_next(in, 0); num; num = ps_xref_next(in, num)) {
 		if (num == ein || ps_doc_is_xref_stream(in, num))
 			continue;

@@ -19,6 +19,7 @@
 
 #include "ps.h"
 #include "xrefw.h"
+#include "xrefsec.h"
 
 static char tmpl[64];
 
@@ -297,12 +298,14 @@ END_TEST
 START_TEST(entry_past_eof_is_refused)
 {
 	struct pdf p;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
 
 	pdf_start(&p);
 	basic_objects(&p);
 	p.off[3] = 1000000;
 	pdf_table(&p, 4, "");
-	ck_assert_int_eq(open_buf(&p), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(open_buf(&p), 0); /* entries are read when asked for */
+	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), PDFSTAMP_E_FORMAT); /* a whole-file pass reads them all */
 }
 END_TEST
 
@@ -761,6 +764,7 @@ START_TEST(sparse_scattered_revisions)
 	ck_assert_int_eq(ps_doc_lookup(doc, PS_MAX_OBJNUM, &o), 0);
 	ck_assert_ptr_nonnull(o);
 	/* the walk: 1 2 3 4 300 70000 1000000 5000000 6000000 8000000 max */
+	ck_assert_int_eq(ps_xref_load_all(doc), 0);
 	{
 		static const uint32_t want[] = {1, 2, 3, 4, 300, 70000, 1000000, 5000000, 6000000, 8000000, PS_MAX_OBJNUM};
 		i = 0;
@@ -987,6 +991,206 @@ START_TEST(objstm_length_in_another_objstm)
 }
 END_TEST
 
+/* ---- the lazy index (xref.c, xrefsec.c) ---------------------------------- */
+
+/* Every number below the bound, read lazily on a fresh open, against the
+ * full load of another open of the same file: the two must agree. */
+static void lazy_equals_full(const char *path)
+{
+	ps_doc *lazy = NULL, *full = NULL;
+	uint32_t num;
+
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &lazy, path, 0), 0);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &full, path, 0), 0);
+	ck_assert_int_eq(ps_xref_load_all(full), 0);
+	ck_assert_uint_ge(lazy->xref_bound, full->xref_max + 1);
+	ck_assert_uint_ge(lazy->xref_mentioned, full->xref_used);
+	for (num = 0; num < lazy->xref_bound + 2; num++) {
+		const ps_xent *a = NULL, *b = ps_xref_get(full, num);
+		ck_assert_int_eq(ps_xref_find(lazy, num, &a), 0);
+		ck_assert_msg((a != NULL) == (b != NULL), "object %u: lazy %p, full %p", num, (void *)a, (void *)b);
+		if (a) {
+			ck_assert_int_eq(a->type, b->type);
+			ck_assert_int_eq(a->off, b->off);
+			ck_assert_uint_eq(a->aux, b->aux);
+			ck_assert_uint_eq(a->sec, b->sec);
+		}
+	}
+	pdfstamp_doc_close(lazy);
+	pdfstamp_doc_close(full);
+}
+
+/* A stamp reads the entries it needs: opening a file with a 20,000-entry
+ * table and looking up one object reads a few KB, not the 400 KB table. */
+START_TEST(lazy_table_reads_little)
+{
+	struct pdf p;
+	ps_obj *o;
+	int64_t x;
+	int i, n = 20000;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	x = (int64_t)p.b.len;
+	ps_buf_printf(&p.b, "xref\n0 4\n0000000000 65535 f\r\n");
+	for (i = 1; i < 4; i++)
+		ps_buf_printf(&p.b, "%010lld 00000 n\r\n", (long long)p.off[i]);
+	ps_buf_printf(&p.b, "4 %d\n", n - 4); /* a second subsection of free entries */
+	for (i = 4; i < n; i++)
+		ps_buf_printf(&p.b, "%010d 00001 f\r\n", 0);
+	ps_buf_printf(&p.b, "trailer\n<</Size %d /Root 1 0 R>>\nstartxref\n%lld\n%%%%EOF\n", n, (long long)x);
+	ck_assert_int_gt(p.b.len, 400000);
+	write_file(p.b.data, p.b.len);
+	ps_buf_free(&p.b);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, tmpl, 0), 0);
+	ck_assert_ptr_nonnull(doc->sections[0].tab);
+	ck_assert_int_eq(doc->sections[0].tab->form, PS_XPART_SUBS);
+	ck_assert_uint_eq(doc->sections[0].tab->nsubs, 2);
+	ck_assert_uint_eq(doc->xref_bound, (uint32_t)n);
+	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
+	ck_assert_int_eq(ps_doc_lookup(doc, 19999, &o), 0);
+	ck_assert_ptr_null(o);
+	ck_assert_int_lt(doc->bytes_read, 16384);
+	/* numbers nobody lists cost nothing however many are asked for (a
+	 * hostile /Kids array of far-apart references must not make pages) */
+	for (i = 0; i < 1000; i++) {
+		ck_assert_int_eq(ps_doc_lookup(doc, (uint32_t)(n + i * 8000), &o), 0);
+		ck_assert_ptr_null(o);
+	}
+	ck_assert_int_lt(doc->xref_bytes, 64 * 1024);
+	lazy_equals_full(tmpl);
+}
+END_TEST
+
+/* Tables the arithmetic does not fit are read whole, as tolerantly as
+ * before, and answer the same: 19-byte entries, a stride that changes
+ * inside a subsection, overlapping and unsorted subsections, white space
+ * between the fields, an empty subsection. */
+START_TEST(lazy_irregular_tables)
+{
+	static const char *const shapes[] = {"lf19", "mixed", "overlap", "unsorted", "spaces", "empty"};
+	size_t k;
+
+	for (k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+		struct pdf p;
+		ps_obj *o;
+		int64_t x;
+		const char *sh = shapes[k];
+		enum ps_xpart_form want = PS_XPART_RECS;
+
+		pdf_start(&p);
+		basic_objects(&p);
+		x = (int64_t)p.b.len;
+		if (!strcmp(sh, "lf19")) {
+			want = PS_XPART_SUBS; /* 19-byte entries fit the arithmetic with their own stride */
+			ps_buf_printf(&p.b, "xref\n0 4\n0000000000 65535 f\n%010lld 00000 n\n%010lld 00000 n\n%010lld 00000 n\n",
+			              (long long)p.off[1], (long long)p.off[2], (long long)p.off[3]);
+		} else if (!strcmp(sh, "mixed")) {
+			ps_buf_printf(&p.b, "xref\n0 4\n0000000000 65535 f\r\n%010lld 00000 n\n%010lld 00000 n \r\n%010lld 00000 n\r\n",
+			              (long long)p.off[1], (long long)p.off[2], (long long)p.off[3]);
+		} else if (!strcmp(sh, "overlap")) {
+			/* object 2 twice in one section: the first mention wins */
+			ps_buf_printf(&p.b, "xref\n0 3\n0000000000 65535 f\r\n%010lld 00000 n\r\n%010lld 00000 n\r\n"
+			              "2 2\n%010lld 00000 n\r\n%010lld 00000 n\r\n",
+			              (long long)p.off[1], (long long)p.off[2], (long long)p.off[3], (long long)p.off[3]);
+		} else if (!strcmp(sh, "unsorted")) {
+			ps_buf_printf(&p.b, "xref\n3 1\n%010lld 00000 n\r\n0 3\n0000000000 65535 f\r\n%010lld 00000 n\r\n"
+			              "%010lld 00000 n\r\n",
+			              (long long)p.off[3], (long long)p.off[1], (long long)p.off[2]);
+			want = PS_XPART_RECS;
+		} else if (!strcmp(sh, "spaces")) {
+			ps_buf_printf(&p.b, "xref\n0  4\n0 65535 f\r\n%lld 0 n\r\n%lld 0 n\r\n%lld 0 n\r\n",
+			              (long long)p.off[1], (long long)p.off[2], (long long)p.off[3]);
+		} else {
+			want = PS_XPART_SUBS; /* an empty subsection mentions nothing */
+			ps_buf_printf(&p.b, "xref\n0 0\n0 4\n0000000000 65535 f\r\n%010lld 00000 n\r\n%010lld 00000 n\r\n"
+			              "%010lld 00000 n\r\n9 0\n",
+			              (long long)p.off[1], (long long)p.off[2], (long long)p.off[3]);
+		}
+		ps_buf_printf(&p.b, "trailer\n<</Size 4 /Root 1 0 R>>\nstartxref\n%lld\n%%%%EOF\n", (long long)x);
+		write_file(p.b.data, p.b.len);
+		ps_buf_free(&p.b);
+		ck_assert_msg(pdfstamp_doc_open(ctx, &doc, tmpl, 0) == 0, "%s: %s", sh, ctx->errmsg);
+		ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
+		ck_assert_msg(o && ps_obj_is_name(ps_dict_get(o, "Type"), "Page"), "%s", sh);
+		ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), 0);
+		ck_assert_msg(o && ps_obj_is_name(ps_dict_get(o, "Type"), "Pages"), "%s", sh);
+		/* "mixed" adds up to 4 x 20 bytes: SUBS until an entry does not fit */
+		ck_assert_msg(doc->sections[0].tab->form == want, "%s: form %d", sh, doc->sections[0].tab->form);
+		lazy_equals_full(tmpl);
+		pdfstamp_doc_close(doc);
+		doc = NULL;
+		unlink(tmpl);
+	}
+}
+END_TEST
+
+/* An entry damaged inside a well-formed table is refused when it is read,
+ * with its number; the others stay readable. */
+START_TEST(lazy_damaged_entry)
+{
+	struct pdf p;
+	ps_obj *o;
+	int64_t x;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	x = (int64_t)p.b.len;
+	ps_buf_printf(&p.b, "xref\n0 4\n0000000000 65535 f\r\n%010lld 00000 n\r\n00000x0000 00000 n\r\n%010lld 00000 n\r\n",
+	              (long long)p.off[1], (long long)p.off[3]);
+	ps_buf_printf(&p.b, "trailer\n<</Size 4 /Root 1 0 R>>\nstartxref\n%lld\n%%%%EOF\n", (long long)x);
+	ck_assert_int_eq(open_buf(&p), 0);
+	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "bad entry 2"));
+	ck_assert_int_eq(ps_xref_load_all(doc), PDFSTAMP_E_FORMAT);
+}
+END_TEST
+
+/* An xref stream whose /Index ranges overlap or come unsorted: one sorted
+ * array, the first mention winning, equal to the full load. */
+START_TEST(lazy_xref_stream_unsorted_index)
+{
+	struct pdf p;
+	ps_obj *o;
+	uint8_t d[5 * 6];
+	int64_t x;
+	char extra[128];
+	int i;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	x = (int64_t)p.b.len;
+	/* /Index [3 1 0 4 1 1]: 3, then 0..3, then 1 again (ignored: 3 and 1 came first) */
+	{
+		const int nums[6] = {3, 0, 1, 2, 3, 1};
+		for (i = 0; i < 6; i++) {
+			int64_t off = nums[i] == 0 ? 0 : (i == 4 ? 1 : (nums[i] == 4 ? x : p.off[nums[i]]));
+			d[5 * i] = nums[i] == 0 ? 0 : 1;
+			d[5 * i + 1] = (uint8_t)(off >> 16);
+			d[5 * i + 2] = (uint8_t)(off >> 8);
+			d[5 * i + 3] = (uint8_t)off;
+			d[5 * i + 4] = 0;
+		}
+	}
+	snprintf(extra, sizeof extra, "/Type/XRef/Size 5/W[1 3 1]/Index[3 1 0 4 1 1]/Root 1 0 R");
+	pdf_stream_obj(&p, 4, extra, d, sizeof d);
+	ps_buf_printf(&p.b, "startxref\n%lld\n%%%%EOF\n", (long long)p.off[4]);
+	write_file(p.b.data, p.b.len);
+	ps_buf_free(&p.b);
+	(void)x;
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, tmpl, 0), 0);
+	ck_assert_int_eq(doc->sections[0].stm->form, PS_XPART_RECS);
+	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0);
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Catalog"));
+	lazy_equals_full(tmpl);
+}
+END_TEST
+
 static Suite *xref_suite(void)
 {
 	Suite *s = suite_create("xref");
@@ -1025,6 +1229,10 @@ static Suite *xref_suite(void)
 	tcase_add_test(tc, chain_linearized_main_trailer);
 	tcase_add_test(tc, xref_type_is_not_an_exemption);
 	tcase_add_test(tc, objstm_length_in_another_objstm);
+	tcase_add_test(tc, lazy_table_reads_little);
+	tcase_add_test(tc, lazy_irregular_tables);
+	tcase_add_test(tc, lazy_damaged_entry);
+	tcase_add_test(tc, lazy_xref_stream_unsorted_index);
 	suite_add_tcase(s, tc);
 	return s;
 }
