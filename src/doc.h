@@ -95,6 +95,11 @@ struct pdfstamp_doc {
 	uint32_t xref_max;            /* full: highest object number in use, 0 if none */
 	uint32_t xref_bound;          /* highest number any section mentions + 1 (>= xref_max + 1) */
 	uint64_t xref_mentioned;      /* entries the sections list (>= xref_used) */
+	uint64_t xref_lazy_work;      /* sections walked by lazy lookups (xref.c) */
+	int xref_full_failed;         /* a full load was tried and failed: stay lazy */
+	int xref_merged;              /* sections merged into the index at open */
+	size_t xref_kept;             /* decoded xref stream bytes kept for lazy lookups */
+	uint32_t enc_watch;           /* newest trailer's /Encrypt object number, 0 if none */
 	size_t xref_bytes;            /* memory held by the index */
 	ps_section *sections;         /* newest first */
 	int nsections;

@@ -115,6 +115,8 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 	/* above every number a section mentions (read without loading the
 	 * entries: xref_bound >= the highest number in use + 1) */
 	hi = doc->xref_bound ? doc->xref_bound - 1 : 0;
+	if (hi >= PS_MAX_OBJNUM && ps_xref_load_all(doc) == 0)
+		hi = doc->xref_max; /* free entries listed up to the limit: the numbers in use decide */
 	if (doc->size_key > PS_MAX_OBJNUM || hi >= PS_MAX_OBJNUM)
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no object numbers left for new objects");
 	up->next_num = (uint32_t)doc->size_key > hi + 1 ? (uint32_t)doc->size_key : hi + 1;

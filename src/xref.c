@@ -301,6 +301,8 @@ static int set_entry(ps_doc *doc, uint32_t num, int type, int64_t off, uint32_t 
 	ps_xent *e = NULL;
 	int rc;
 
+	if (num == doc->enc_watch && num != 0 && type == 1)
+		note_enc_version(doc, off, sec); /* every definition, hidden or not */
 	if (num == 0)
 		return 0; /* the head of the free list, never an object */
 	if ((rc = xref_slot(doc, num, &e)) < 0)
@@ -552,27 +554,43 @@ static int index_xref_streams(ps_doc *doc)
 
 /* Every in-file definition of the newest trailer's /Encrypt object, in
  * every part of every section, hidden or not (doc.c compares them all). */
+struct watch {
+	uint16_t sec;
+};
+
+static int watch_def(ps_doc *doc, void *ud, const ps_xrec *r)
+{
+	if (r->type == 1)
+		note_enc_version(doc, r->off, ((struct watch *)ud)->sec);
+	return 0;
+}
+
 static int watch_encrypt(ps_doc *doc)
 {
-	ps_obj *enc = ps_dict_get(doc->trailer, "Encrypt");
 	int i, k, rc;
 
-	if (!enc || enc->kind != PS_REF || enc->u.ref.num == 0)
+	if (!doc->enc_watch)
 		return 0;
 	for (i = 0; i < doc->nsections; i++) {
 		ps_xpart *parts[2] = {doc->sections[i].tab, doc->sections[i].stm};
-		for (k = 0; k < 2; k++) {
-			ps_xrec r;
-			if (!parts[k])
-				continue;
-			if ((rc = ps_xpart_get(doc, parts[k], enc->u.ref.num, &r)) < 0)
+		struct watch w = {(uint16_t)(i + 1)};
+		for (k = 0; k < 2; k++)
+			if (parts[k] && (rc = ps_xpart_defs(doc, parts[k], doc->enc_watch, watch_def, &w)) < 0)
 				return rc;
-			if (rc == 1 && r.type == 1)
-				note_enc_version(doc, r.off, (uint16_t)(i + 1));
-		}
 	}
 	return 0;
 }
+
+static int merge_section(ps_doc *doc, int i);
+static void free_parts(ps_section *s);
+
+/* Past this many bytes of decoded xref streams kept for lazy lookups (or
+ * with a stream whose /Index ranges are unsorted or overlap), the chain
+ * is loaded whole at open, section by section as it is read, each
+ * section's parts freed once merged: memory as for the full load. */
+#define XREF_KEPT_MAX ((size_t)32 << 20)
+/* Sections walked by lazy lookups before the full load takes over. */
+#define XREF_LAZY_WORK_MAX ((uint64_t)1 << 16)
 
 static int new_part(ps_doc *doc, ps_xpart **p)
 {
@@ -585,7 +603,7 @@ int ps_xref_load(ps_doc *doc)
 {
 	ps_ctx *ctx = doc->ctx;
 	int64_t off;
-	int i, rc;
+	int rc;
 
 	if ((rc = find_startxref(doc)) < 0)
 		return rc;
@@ -647,6 +665,37 @@ int ps_xref_load(ps_doc *doc)
 			ps_obj_free(trailer);
 			return rc;
 		}
+		{
+			ps_xpart *parts[2] = {s->tab, s->stm};
+			for (int k = 0; k < 2; k++) {
+				if (!parts[k])
+					continue;
+				if (parts[k]->bound > doc->xref_bound)
+					doc->xref_bound = parts[k]->bound;
+				doc->xref_mentioned += parts[k]->nents;
+			}
+		}
+		if (doc->nsections == 1) {
+			ps_obj *enc = ps_dict_get(trailer, "Encrypt");
+			if (enc && enc->kind == PS_REF)
+				doc->enc_watch = enc->u.ref.num; /* every definition of it is noted (doc.c compares them) */
+		}
+		if (s->stm) {
+			doc->xref_kept += s->stm->data.cap;
+			if (doc->xref_kept > XREF_KEPT_MAX || !s->stm->sorted)
+				doc->xref_full = 1; /* from now on: the full load, merged as read */
+		}
+		if (doc->xref_full) {
+			int i0;
+			for (i0 = doc->xref_merged; i0 < doc->nsections; i0++) {
+				if ((rc = merge_section(doc, i0)) < 0) {
+					ps_obj_free(trailer);
+					return rc;
+				}
+				free_parts(&doc->sections[i0]);
+			}
+			doc->xref_merged = doc->nsections;
+		}
 		if (!doc->trailer) {
 			doc->trailer = trailer;
 		} else {
@@ -670,18 +719,12 @@ int ps_xref_load(ps_doc *doc)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer has no valid /Size");
 	if (!ps_dict_get(doc->trailer, "Root"))
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer has no /Root");
-	for (i = 0; i < doc->nsections; i++) {
-		ps_xpart *parts[2] = {doc->sections[i].tab, doc->sections[i].stm};
-		for (int k = 0; k < 2; k++) {
-			if (!parts[k])
-				continue;
-			if (parts[k]->bound > doc->xref_bound)
-				doc->xref_bound = parts[k]->bound;
-			doc->xref_mentioned += parts[k]->nents;
-		}
-	}
-	if ((rc = watch_encrypt(doc)) < 0)
+	if (doc->xref_full) {
+		sort_shadows(doc);
+		doc->xref_kept = 0;
+	} else if ((rc = watch_encrypt(doc)) < 0) {
 		return rc;
+	}
 	return index_xref_streams(doc);
 }
 
@@ -750,6 +793,20 @@ int ps_xref_find(ps_doc *doc, uint32_t num, const ps_xent **out)
 			}
 		}
 	}
+	if (num >= doc->xref_bound)
+		return 0; /* no section lists it */
+	/* Many lookups on a long chain: the full load is cheaper from here on
+	 * (each lazy lookup walks the sections; hostile files can have 4096).
+	 * If it fails (a damaged entry nobody asked for), stay lazy. */
+	doc->xref_lazy_work += (uint64_t)doc->nsections;
+	if (doc->xref_lazy_work > XREF_LAZY_WORK_MAX && !doc->xref_full_failed) {
+		if (ps_xref_load_all(doc) == 0) {
+			*out = ps_xref_get(doc, num);
+			return 0;
+		}
+		doc->xref_full_failed = 1;
+		doc->ctx->errmsg[0] = '\0';
+	}
 	memset(&m, 0, sizeof m);
 	if ((rc = merged_entry(doc, num, &m)) <= 0)
 		return rc; /* not mentioned: nothing is kept (no page for a number nobody lists) */
@@ -772,27 +829,47 @@ static int full_entry(ps_doc *doc, void *ud, const ps_xrec *r)
 	return set_entry(doc, r->num, r->type, r->off, r->aux, f->sec, f->from_table);
 }
 
+/* Records every entry of section I (the full load; sections in order,
+ * newest first) and frees its parts, which the full index replaces. */
+static int merge_section(ps_doc *doc, int i)
+{
+	ps_section *s = &doc->sections[i];
+	struct full_load f = {(uint16_t)(i + 1), 1};
+	int rc;
+
+	if (s->tab && (rc = ps_xpart_each(doc, s->tab, full_entry, &f)) < 0)
+		return rc;
+	f.from_table = 0;
+	if (s->stm && (rc = ps_xpart_each(doc, s->stm, full_entry, &f)) < 0)
+		return rc;
+	return 0;
+}
+
+static void free_parts(ps_section *s)
+{
+	ps_xpart_free(s->tab);
+	ps_xpart_free(s->stm);
+	free(s->tab);
+	free(s->stm);
+	s->tab = s->stm = NULL;
+}
+
 int ps_xref_load_all(ps_doc *doc)
 {
 	uint32_t p;
-	int i, rc;
+	int i, rc = 0;
 
 	if (doc->xref_full)
 		return 0;
 	/* Entries resolved lazily so far are recomputed in place: pointers
-	 * handed out stay valid and see the same values. */
+	 * handed out stay valid and see the same values (the parts answer
+	 * alike lazily and in full: xrefsec.c). */
 	for (p = 0; p < doc->nxpages; p++)
 		if (doc->xpages[p])
 			memset(doc->xpages[p], 0, PS_XREF_PAGE * sizeof(ps_xent));
 	doc->xref_used = doc->xref_max = 0;
-	for (i = 0, rc = 0; i < doc->nsections && rc >= 0; i++) {
-		struct full_load f = {(uint16_t)(i + 1), 1};
-		if (doc->sections[i].tab && (rc = ps_xpart_each(doc, doc->sections[i].tab, full_entry, &f)) < 0)
-			break;
-		f.from_table = 0;
-		if (doc->sections[i].stm)
-			rc = ps_xpart_each(doc, doc->sections[i].stm, full_entry, &f);
-	}
+	for (i = 0; i < doc->nsections && rc >= 0; i++)
+		rc = merge_section(doc, i);
 	if (rc < 0) { /* back to an empty lazy index */
 		for (p = 0; p < doc->nxpages; p++)
 			if (doc->xpages[p])
@@ -802,6 +879,9 @@ int ps_xref_load_all(ps_doc *doc)
 		return rc;
 	}
 	sort_shadows(doc);
+	for (i = 0; i < doc->nsections; i++)
+		free_parts(&doc->sections[i]);
+	doc->xref_kept = 0;
 	doc->xref_full = 1;
 	return 0;
 }

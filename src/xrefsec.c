@@ -23,27 +23,34 @@
  *     accepted, as writers produce them), and the last entry and what
  *     follows it must parse where the arithmetic puts them.  An entry is
  *     then read (20 bytes, one pread) when it is asked for: a file of
- *     500,000 objects costs a few KB to open, not 10 MB.
+ *     500,000 objects costs a few KB to open, not 10 MB.  An entry that is
+ *     not one strict entry where the arithmetic puts it is a FORMAT error,
+ *     for the lazy lookup and the full load alike: re-reading such a table
+ *     tolerantly could give the entries between two misfits other offsets
+ *     than the ones already handed out (entries of several lengths that
+ *     happen to add up), and 7.5.4 is what fixes their place.
  *  STREAM (an xref stream, or a hybrid's /XRefStm).  The stream is
- *     inflated once and kept as decoded; an entry is found by arithmetic in
- *     its /Index ranges (sorted and disjoint ones, binary search).
- *  RECS (anything else: a table whose layout the arithmetic does not fit,
- *     overlapping or unsorted ranges).  Every entry is parsed at open as
- *     tolerantly as readers do, into an array sorted by number; the first
- *     mention of a number in file order is kept (7.5.4: a section lists a
- *     number once; where a hostile one lists it twice, the first wins, as
- *     it always did here).
+ *     inflated once and kept as decoded; an entry is found by arithmetic in its /Index ranges: binary
+ *     search when they are sorted and disjoint, else the first range in
+ *     /Index order that holds the number (xref.c loads such a file whole at
+ *     open, so that is never a per-lookup cost).
+ *  RECS (a table the scan does not fit: white space between the fields,
+ *     overlapping or unsorted subsections).  Every entry is parsed at open
+ *     as tolerantly as readers do, into an array sorted by number and then
+ *     file order: the first mention of a number in a section wins (7.5.4: a
+ *     section lists a number once; where a hostile one lists it twice the
+ *     first wins, as it always did here), and the later ones stay listed
+ *     (ps_xpart_defs) so that every definition of the /Encrypt object is
+ *     seen.
  *
- * The forms answer identically: RECS exists only so that sloppy files stay
- * readable.  A SUBS part that meets an entry the arithmetic does not fit
- * (entries of several lengths that happen to add up) becomes RECS then.  Lazily read entries are checked when read, with the same
- * rules as at a full load; an entry nobody reads is never judged, which is
- * the point (a stamp reads what it needs, 7.5.6).
+ * Lazily read entries are checked when read, with the same rules as at a
+ * full load; an entry nobody reads is never judged, which is the point (a
+ * stamp reads what it needs, 7.5.6).
  *
  * Memory follows the entries present: SUBS costs one record per
- * subsection, STREAM its decoded data (bounded by 20 bytes per possible
- * object number), RECS one record per entry.  Every count and offset is
- * checked against the file size before anything is allocated for it.
+ * subsection, STREAM its decoded entries (xref.c caps their total), RECS
+ * one record per entry of the table.  Every count and offset is checked
+ * against the file size before anything is allocated for it.
  */
 #include "config.h"
 
@@ -180,20 +187,13 @@ static int cmp_rec(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Sorts the records and keeps the first mention of each number. */
+/* Sorts the records by number, then file order (the first mention of a
+ * number comes first; the later ones are kept for ps_xpart_defs). */
 static void finish_recs(ps_xpart *p)
 {
-	size_t i, n = 0;
-
 	p->form = PS_XPART_RECS;
-	if (!p->nrecs)
-		return;
-	qsort(p->recs, p->nrecs, sizeof *p->recs, cmp_rec);
-	for (i = 0; i < p->nrecs; i++)
-		if (n == 0 || p->recs[n - 1].num != p->recs[i].num)
-			p->recs[n++] = p->recs[i];
-	p->nrecs = n;
-	p->form = PS_XPART_RECS;
+	if (p->nrecs)
+		qsort(p->recs, p->nrecs, sizeof *p->recs, cmp_rec);
 }
 
 static void note_range(ps_xpart *p, uint64_t first, uint64_t count)
@@ -436,10 +436,8 @@ int ps_xpart_read_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 	return rc;
 }
 
-/* Reads entry I of subsection S, located by arithmetic: 1 or 0 as
- * table_entry, an error, or NOFIT if the bytes there are not one strict
- * entry of the subsection's stride (the caller reads the table whole). */
-#define NOFIT 2
+/* Reads entry I of subsection S, located by arithmetic: it must be one
+ * strict entry of the subsection's stride there (design notes, SUBS). */
 static int sub_entry(ps_doc *doc, const ps_xsub *s, uint32_t i, const uint8_t *q, size_t avail, ps_xrec *out)
 {
 	int64_t o, g;
@@ -447,32 +445,15 @@ static int sub_entry(ps_doc *doc, const ps_xsub *s, uint32_t i, const uint8_t *q
 	uint32_t k;
 
 	if (strict_entry(q, avail, &o, &g, &c) < 0 || avail < s->stride)
-		return NOFIT;
+		goto misfit;
 	for (k = 18; k < s->stride; k++)
 		if (!ps_is_space(q[k]))
-			return NOFIT;
+			goto misfit;
 	return table_entry(doc, (int64_t)s->first + i, c, o, g, s->off, out);
-}
-
-/* A SUBS part whose arithmetic met an entry it does not fit (entries of
- * several lengths that happen to add up): the table is read whole into
- * RECS, which then answers.  If that fails too, the part stays as it was
- * (its other entries remain readable) and the error stands. */
-static int subs_to_recs(ps_doc *doc, ps_xpart *p)
-{
-	ps_xpart r;
-	int64_t trailer;
-	int rc;
-
-	memset(&r, 0, sizeof r);
-	if ((rc = read_table_recs(doc, p->table_off, &r, &trailer)) < 0) {
-		ps_xpart_free(&r);
-		return rc;
-	}
-	r.table_off = p->table_off;
-	ps_xpart_free(p);
-	*p = r;
-	return 0;
+misfit:
+	return ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+	              "bad entry %lld in the table at offset %lld: not a %u-byte entry where ISO 32000-2 7.5.4 puts it",
+	              (long long)s->first + i, (long long)s->off, s->stride);
 }
 
 /* ---- xref streams ----------------------------------------------------------- */
@@ -595,33 +576,12 @@ int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *
 		note_range(p, (uint64_t)first, (uint64_t)count);
 	}
 	p->entlen = entlen;
-	p->data = dec; /* kept: the entries are read from it */
+	p->sorted = sorted;
+	/* kept (xref.c counts its whole allocation against the budget for
+	 * lazy lookups): the entries are read from it */
+	dec.len = at;
+	p->data = dec;
 	dec = (ps_buf)PS_BUF_INIT;
-	if (!sorted) {
-		/* overlapping or unsorted /Index ranges: one sorted array */
-		ps_xpart tmp = *p;
-		size_t r;
-		memset(p, 0, sizeof *p);
-		p->form = PS_XPART_RECS;
-		p->bound = tmp.bound;
-		p->nents = tmp.nents;
-		for (r = 0; r < tmp.nranges && rc >= 0; r++) {
-			for (uint32_t k = 0; k < tmp.ranges[r].count; k++) {
-				ps_xrec rec;
-				rc = stream_entry(doc, &tmp, tmp.data.data + tmp.ranges[r].at + (size_t)k * tmp.entlen,
-				                  tmp.ranges[r].first + k, &rec);
-				if (rc == 1)
-					rc = push_rec(doc, p, &rec);
-				if (rc < 0)
-					break;
-			}
-		}
-		ps_xpart_free(&tmp);
-		if (rc < 0)
-			goto out;
-		finish_recs(p);
-		rc = 0;
-	}
 out:
 	ps_buf_free(&raw);
 	ps_buf_free(&dec);
@@ -655,26 +615,29 @@ int ps_xpart_get(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xrec *out)
 		if ((rc = ps_doc_pread(doc, s->off + (int64_t)(num - s->first) * s->stride, s->stride, &b)) == 0)
 			rc = sub_entry(doc, s, num - s->first, b.data, b.len, out);
 		ps_buf_free(&b);
-		if (rc == NOFIT) {
-			if ((rc = subs_to_recs(doc, p)) < 0)
-				return rc;
-			return ps_xpart_get(doc, p, num, out);
-		}
 		return rc;
 	}
 	case PS_XPART_STREAM:
-		hi = p->nranges;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (p->ranges[mid].first <= num)
-				lo = mid + 1;
-			else
-				hi = mid;
+		if (p->sorted) {
+			hi = p->nranges;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (p->ranges[mid].first <= num)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo == 0 || num - p->ranges[lo - 1].first >= p->ranges[lo - 1].count)
+				return 0;
+			lo--;
+		} else { /* the first range in /Index order that holds NUM */
+			for (lo = 0; lo < p->nranges; lo++)
+				if (num >= p->ranges[lo].first && num - p->ranges[lo].first < p->ranges[lo].count)
+					break;
+			if (lo == p->nranges)
+				return 0;
 		}
-		if (lo == 0 || num - p->ranges[lo - 1].first >= p->ranges[lo - 1].count)
-			return 0;
-		return stream_entry(doc, p,
-		                    p->data.data + p->ranges[lo - 1].at + (size_t)(num - p->ranges[lo - 1].first) * p->entlen,
+		return stream_entry(doc, p, p->data.data + p->ranges[lo].at + (size_t)(num - p->ranges[lo].first) * p->entlen,
 		                    num, out);
 	case PS_XPART_RECS:
 		hi = p->nrecs;
@@ -693,6 +656,41 @@ int ps_xpart_get(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xrec *out)
 	default:
 		return 0;
 	}
+}
+
+int ps_xpart_defs(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xpart_fn fn, void *ud)
+{
+	ps_xrec r;
+	size_t lo = 0, hi;
+	int rc;
+
+	if (p->form == PS_XPART_RECS) {
+		hi = p->nrecs;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (p->recs[mid].num < num)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (rc = 0; lo < p->nrecs && p->recs[lo].num == num && rc >= 0; lo++)
+			rc = fn(doc, ud, &p->recs[lo]);
+		return rc < 0 ? rc : 0;
+	}
+	if (p->form == PS_XPART_STREAM && !p->sorted) {
+		for (lo = 0, rc = 0; lo < p->nranges && rc >= 0; lo++) {
+			if (num < p->ranges[lo].first || num - p->ranges[lo].first >= p->ranges[lo].count)
+				continue;
+			rc = stream_entry(doc, p, p->data.data + p->ranges[lo].at + (size_t)(num - p->ranges[lo].first) * p->entlen,
+			                  num, &r);
+			if (rc == 1)
+				rc = fn(doc, ud, &r);
+		}
+		return rc < 0 ? rc : 0;
+	}
+	if ((rc = ps_xpart_get(doc, p, num, &r)) == 1)
+		rc = fn(doc, ud, &r);
+	return rc < 0 ? rc : 0;
 }
 
 int ps_xpart_each(ps_doc *doc, ps_xpart *p, ps_xpart_fn fn, void *ud)
@@ -714,28 +712,15 @@ int ps_xpart_each(ps_doc *doc, ps_xpart *p, ps_xpart_fn fn, void *ud)
 				for (j = 0; j < n; j++) {
 					size_t at = (size_t)j * s->stride;
 					rc = sub_entry(doc, s, k + j, b.data + at, b.len > at ? b.len - at : 0, &r);
-					if (rc == NOFIT)
-						break;
 					if (rc == 1)
 						rc = fn(doc, ud, &r);
 					if (rc < 0)
 						break;
 				}
-				if (rc == NOFIT)
-					break;
 				k += n;
 			}
-			if (rc == NOFIT)
-				break;
 		}
 		ps_buf_free(&b);
-		if (rc == NOFIT) {
-			/* entries already given are given again: the full load keeps
-			 * the first record of a number per section */
-			if ((rc = subs_to_recs(doc, p)) < 0)
-				return rc;
-			return ps_xpart_each(doc, p, fn, ud);
-		}
 		break;
 	}
 	case PS_XPART_STREAM:

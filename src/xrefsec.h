@@ -36,10 +36,11 @@ typedef struct ps_xpart {
 	ps_xsub *subs;               /* SUBS, sorted and disjoint */
 	size_t nsubs, capsubs;
 	ps_buf data;                 /* STREAM: the decoded stream */
-	ps_xrange *ranges;           /* STREAM, sorted and disjoint */
+	ps_xrange *ranges;           /* STREAM, in /Index order */
 	size_t nranges, entlen;
+	int sorted;                  /* STREAM: the ranges are sorted and disjoint */
 	int w[3];
-	ps_xrec *recs;               /* RECS, sorted by number, one per number */
+	ps_xrec *recs;               /* RECS, sorted by number, then file order (every mention) */
 	size_t nrecs, caprecs;
 	int64_t table_off;           /* SUBS, RECS of a table: its offset (at "xref") */
 	uint32_t bound;              /* highest number mentioned + 1 (0: none) */
@@ -51,13 +52,16 @@ typedef struct ps_xpart {
 int ps_xpart_read_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer);
 /* Reads the xref stream STM (parsed at OFF) into *P. */
 int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *p);
-/* What *P says of NUM: 1 with *OUT, 0 if it says nothing, or an error
- * (an entry read now that breaks the rules).  May turn a SUBS part into
- * RECS (xrefsec.c design notes). */
+/* What *P says of NUM (its first mention): 1 with *OUT, 0 if it says
+ * nothing, or an error (an entry read now that breaks the rules). */
 int ps_xpart_get(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xrec *out);
-/* Calls FN for every entry of *P in file order (RECS: number order, one
- * per number); stops at the first error. */
+/* Calls FN for every mention of NUM in *P, the one that counts first
+ * (several only in RECS and unsorted STREAM parts: a hostile section that
+ * lists a number twice); stops at the first error. */
 typedef int (*ps_xpart_fn)(ps_doc *doc, void *ud, const ps_xrec *r);
+int ps_xpart_defs(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xpart_fn fn, void *ud);
+/* Calls FN for every entry of *P (RECS: in number order, every mention,
+ * the first of a number first); stops at the first error. */
 int ps_xpart_each(ps_doc *doc, ps_xpart *p, ps_xpart_fn fn, void *ud);
 void ps_xpart_free(ps_xpart *p);
 

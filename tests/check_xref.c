@@ -1069,7 +1069,7 @@ END_TEST
  * between the fields, an empty subsection. */
 START_TEST(lazy_irregular_tables)
 {
-	static const char *const shapes[] = {"lf19", "mixed", "overlap", "unsorted", "spaces", "empty"};
+	static const char *const shapes[] = {"lf19", "overlap", "unsorted", "spaces", "empty"};
 	size_t k;
 
 	for (k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
@@ -1085,9 +1085,6 @@ START_TEST(lazy_irregular_tables)
 		if (!strcmp(sh, "lf19")) {
 			want = PS_XPART_SUBS; /* 19-byte entries fit the arithmetic with their own stride */
 			ps_buf_printf(&p.b, "xref\n0 4\n0000000000 65535 f\n%010lld 00000 n\n%010lld 00000 n\n%010lld 00000 n\n",
-			              (long long)p.off[1], (long long)p.off[2], (long long)p.off[3]);
-		} else if (!strcmp(sh, "mixed")) {
-			ps_buf_printf(&p.b, "xref\n0 4\n0000000000 65535 f\r\n%010lld 00000 n\n%010lld 00000 n \r\n%010lld 00000 n\r\n",
 			              (long long)p.off[1], (long long)p.off[2], (long long)p.off[3]);
 		} else if (!strcmp(sh, "overlap")) {
 			/* object 2 twice in one section: the first mention wins */
@@ -1116,7 +1113,6 @@ START_TEST(lazy_irregular_tables)
 		ck_assert_msg(o && ps_obj_is_name(ps_dict_get(o, "Type"), "Page"), "%s", sh);
 		ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), 0);
 		ck_assert_msg(o && ps_obj_is_name(ps_dict_get(o, "Type"), "Pages"), "%s", sh);
-		/* "mixed" adds up to 4 x 20 bytes: SUBS until an entry does not fit */
 		ck_assert_msg(doc->sections[0].tab->form == want, "%s: form %d", sh, doc->sections[0].tab->form);
 		lazy_equals_full(tmpl);
 		pdfstamp_doc_close(doc);
@@ -1182,12 +1178,172 @@ START_TEST(lazy_xref_stream_unsorted_index)
 	ps_buf_free(&p.b);
 	(void)x;
 	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, tmpl, 0), 0);
-	ck_assert_int_eq(doc->sections[0].stm->form, PS_XPART_RECS);
+	ck_assert_int_eq(doc->xref_full, 1); /* loaded whole at open, the parts freed */
+	ck_assert_ptr_null(doc->sections[0].stm);
 	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
 	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
 	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0);
 	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Catalog"));
 	lazy_equals_full(tmpl);
+}
+END_TEST
+
+/* Entries of several lengths that add up to the arithmetic (a blank slot
+ * and, further on, a slot holding two short entries): the slots that do
+ * not hold one strict entry are refused when read, lazily and at the full
+ * load alike, and the table is never re-read tolerantly (that would give
+ * the slots between them other offsets than those already handed out). */
+START_TEST(lazy_entries_that_add_up)
+{
+	struct pdf p;
+	ps_obj *o;
+	int64_t x, off3;
+	char mixed[64];
+
+	pdf_start(&p);
+	basic_objects(&p);
+	x = (int64_t)p.b.len;
+	snprintf(mixed, sizeof mixed, "%lld 0 n %lld 0 n", (long long)p.off[2], (long long)p.off[3]);
+	off3 = p.off[3];
+	ps_buf_printf(&p.b, "xref\n0 6\n0000000000 65535 f\r\n%010lld 00000 n\r\n%-18s\r\n%-18s\r\n", (long long)p.off[1],
+	              "", mixed);
+	ps_buf_printf(&p.b, "%010lld 00000 n\r\n%010lld 00000 n\r\n", (long long)p.off[3], (long long)p.off[2]);
+	ps_buf_printf(&p.b, "trailer\n<</Size 6 /Root 1 0 R>>\nstartxref\n%lld\n%%%%EOF\n", (long long)x);
+	ck_assert_int_eq(open_buf(&p), 0);
+	ck_assert_int_eq(doc->sections[0].tab->form, PS_XPART_SUBS);
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0);
+	ck_assert_ptr_nonnull(o);
+	/* 7.5.4 puts entry 4 at 4 x 20 bytes: that is what is read */
+	{
+		const ps_xent *e = NULL;
+		ck_assert_int_eq(ps_xref_find(doc, 4, &e), 0);
+		ck_assert_ptr_nonnull(e);
+		ck_assert_int_eq(e->off, off3);
+	}
+	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "7.5.4"));
+	ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(doc->sections[0].tab->form, PS_XPART_SUBS);
+	ck_assert_int_eq(ps_xref_load_all(doc), PDFSTAMP_E_FORMAT);
+}
+END_TEST
+
+/* A section that lists the /Encrypt object twice, the second time with
+ * other content: every definition is compared, the file refused. */
+START_TEST(lazy_encrypt_listed_twice)
+{
+	struct pdf p;
+	char enc[512], enc2[512];
+	int64_t prev = encrypted_base(&p), off1, off2, x;
+
+	enc_body(enc, sizeof enc, "/StmF/StdCF/StrF/StdCF");
+	enc_body(enc2, sizeof enc2, "/StmF/Identity/StrF/Identity");
+	off1 = (int64_t)p.b.len;
+	ps_buf_printf(&p.b, "4 0 obj\n%s\nendobj\n", enc);
+	off2 = (int64_t)p.b.len;
+	ps_buf_printf(&p.b, "4 0 obj\n%s\nendobj\n", enc2);
+	x = (int64_t)p.b.len;
+	/* "4 1" twice: overlapping subsections, the tolerant form */
+	ps_buf_printf(&p.b, "xref\n4 1\n%010lld 00000 n\r\n4 1\n%010lld 00000 n\r\ntrailer\n<</Size 5 /Root 1 0 R /Prev %lld"
+	              "/Encrypt 4 0 R" ID_A ">>\nstartxref\n%lld\n%%%%EOF\n", (long long)off1, (long long)off2,
+	              (long long)prev, (long long)x);
+	ck_assert_int_eq(open_buf(&p), PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "other content"));
+}
+END_TEST
+
+/* Decoded xref streams past the budget kept for lazy lookups: the chain
+ * is loaded whole as it is read, each section's data freed once merged. */
+START_TEST(lazy_big_streams_load_whole)
+{
+	struct pdf p;
+	ps_buf raw = PS_BUF_INIT;
+	int64_t prev = -1;
+	int s, n = 1200000; /* 17 bytes an entry: 20 MB a section, 2 sections pass 32 MB */
+	ps_obj *o;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	for (s = 0; s < 2; s++) {
+		uLongf zl;
+		uint8_t *z;
+		int i;
+		ps_buf_reset(&raw);
+		for (i = 0; i < 4; i++) { /* objects 0-3 of the first range */
+			uint8_t e[17] = {0};
+			int64_t off = i ? p.off[i] : 0;
+			e[0] = i ? 1 : 0;
+			for (int b = 0; b < 8; b++)
+				e[1 + b] = (uint8_t)(off >> (56 - 8 * b));
+			ps_buf_append(&raw, e, 17);
+		}
+		{
+			uint8_t zero[17] = {0};
+			for (i = 0; i < n; i++)
+				ps_buf_append(&raw, zero, 17);
+		}
+		zl = compressBound(raw.len);
+		z = malloc(zl);
+		ck_assert_int_eq(compress(z, &zl, raw.data, raw.len), Z_OK);
+		{
+			char extra[160];
+			int64_t at = (int64_t)p.b.len;
+			if (prev >= 0)
+				snprintf(extra, sizeof extra, "/Type/XRef/Size %d/W[1 8 8]/Index[0 4 100 %d]/Root 1 0 R/Prev %lld/Filter/FlateDecode",
+				         100 + n, n, (long long)prev);
+			else
+				snprintf(extra, sizeof extra, "/Type/XRef/Size %d/W[1 8 8]/Index[0 4 100 %d]/Root 1 0 R/Filter/FlateDecode",
+				         100 + n, n);
+			pdf_stream_obj(&p, 5 + s, extra, z, zl);
+			prev = at;
+		}
+		free(z);
+	}
+	ps_buf_printf(&p.b, "startxref\n%lld\n%%%%EOF\n", (long long)prev);
+	ps_buf_free(&raw);
+	ck_assert_int_eq(open_buf(&p), 0);
+	ck_assert_int_eq(doc->xref_full, 1);
+	ck_assert_ptr_null(doc->sections[0].stm);
+	ck_assert_ptr_null(doc->sections[1].stm);
+	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
+}
+END_TEST
+
+/* A long chain and many lookups: past a budget of sections walked, the
+ * full load takes over (a lookup then costs two array indexings). */
+START_TEST(lazy_long_chain_goes_full)
+{
+	struct pdf p;
+	int64_t prev;
+	int s, i;
+	ps_obj *o;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	prev = (int64_t)p.b.len;
+	ps_buf_printf(&p.b, "xref\n0 1000\n0000000000 65535 f\r\n");
+	for (i = 1; i < 1000; i++)
+		ps_buf_printf(&p.b, "%010lld %05d %c\r\n", i < 4 ? (long long)p.off[i] : 0LL, i < 4 ? 0 : 1, i < 4 ? 'n' : 'f');
+	ps_buf_printf(&p.b, "trailer\n<</Size 1000 /Root 1 0 R>>\nstartxref\n%lld\n%%%%EOF\n", (long long)prev);
+	for (s = 0; s < 300; s++) {
+		int64_t x = (int64_t)p.b.len;
+		ps_buf_printf(&p.b, "xref\n0 0\ntrailer\n<</Size 4 /Root 1 0 R /Prev %lld>>\nstartxref\n%lld\n%%%%EOF\n",
+		              (long long)prev, (long long)x);
+		prev = x;
+	}
+	ck_assert_int_eq(open_buf(&p), 0);
+	ck_assert_int_eq(doc->nsections, 301);
+	ck_assert_int_eq(doc->xref_full, 0);
+	/* distinct numbers, each a walk over the 301 sections */
+	for (i = 4; i < 1000 && !doc->xref_full; i++) {
+		ck_assert_int_eq(ps_doc_lookup(doc, (uint32_t)i, &o), 0);
+		ck_assert_ptr_null(o);
+	}
+	ck_assert_int_eq(doc->xref_full, 1);
+	ck_assert_int_lt(i, 400);
+	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
 }
 END_TEST
 
@@ -1233,6 +1389,10 @@ static Suite *xref_suite(void)
 	tcase_add_test(tc, lazy_irregular_tables);
 	tcase_add_test(tc, lazy_damaged_entry);
 	tcase_add_test(tc, lazy_xref_stream_unsorted_index);
+	tcase_add_test(tc, lazy_entries_that_add_up);
+	tcase_add_test(tc, lazy_encrypt_listed_twice);
+	tcase_add_test(tc, lazy_big_streams_load_whole);
+	tcase_add_test(tc, lazy_long_chain_goes_full);
 	suite_add_tcase(s, tc);
 	return s;
 }
