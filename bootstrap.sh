@@ -16,7 +16,7 @@ DEPS=(
 	build-essential autoconf automake libtool pkg-config
 	libmbedtls-dev zlib1g-dev libidn-dev check
 	qpdf mupdf-tools poppler-utils python3 mandoc
-	libnss3-tools nodejs libjs-pdf clang time
+	libnss3-tools nodejs libjs-pdf clang time strace
 	git debhelper lintian
 	python3-pikepdf default-jdk-headless libpdfbox2-java libitext5-java libbcprov-java
 	libharfbuzz-dev libfribidi-dev libfontconfig-dev libspng-dev

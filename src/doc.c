@@ -761,13 +761,14 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 		}
 		doc->locked = 1;
 		/* Under that lock (recovery takes none of its own here): a journal
-		 * of ours is rolled back, any other one fails the open. */
+		 * of ours is recovered (journal.c), any other one fails the open. */
 		if (!(flags & PS_OPEN_NO_RECOVER)) {
 			int recovered = PDFSTAMP_RECOVER_NONE;
 			if ((rc = ps_journal_recover(ctx, doc->fd, path, &recovered)) < 0)
 				goto fail;
-			if (recovered == PDFSTAMP_RECOVER_ROLLED_BACK)
-				ps_warn(ctx, "rolled back an interrupted in-place update; the file is as it was before it");
+			if (recovered == PDFSTAMP_RECOVER_COMPLETED)
+				ps_warn(ctx, "found the journal of an interrupted in-place update that is whole in the file: "
+				        "the update is kept, the journal removed");
 			else if (recovered == PDFSTAMP_RECOVER_UNWRITTEN)
 				ps_warn(ctx, "removed the journal of an interrupted in-place update that had not changed the file");
 			if (recovered && fstat(doc->fd, &st) < 0) {
@@ -783,7 +784,7 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 		if (rc == 0 && pending)
 			ps_warn(ctx, "%s.pdfstamp-journal exists: an in-place update of this file may have been interrupted; "
 			        "the file was read as it is and nothing was changed ('pdfstamp recover %s' checks the "
-			        "journal and rolls the update back)", path, path);
+			        "journal and keeps the update if it is whole)", path, path);
 	}
 	doc->size = (int64_t)st.st_size;
 	doc->mode = st.st_mode;

@@ -28,20 +28,23 @@
  *     (io.c) <- copy of L bytes + section, verify, fsync, chmod, rename,
  *     fsync dir.  To a descriptor (PDFSTAMP_WRITE_TO_FD, `-o -`): the same
  *     file in $TMPDIR, never named, verified, then copied to it.
- *     In place (under the exclusive lock taken at open): the section is
- *     built in memory; then the journal "FILE.pdfstamp-journal" (version
- *     2: FILE's device and inode, L, and the length and SHA-256 of the
- *     section; journal.c) is written, fsynced, linked into
- *     place and the directory fsynced; then one pwrite at L, fsync,
- *     verify, and only then the journal is removed (the commit point).
- *     Any failure truncates back to L (ps_journal_rollback, through
- *     io.c's ps_truncate_fd).  A crash leaves the journal; the
- *     next writing open (PDFSTAMP_OPEN_WRITE, under its lock) or
- *     pdfstamp_recover truncates the file back to L only if the journal
- *     is ours and the bytes after L are exactly the section it records.
- *     Read-only opens never act on a journal (they warn that one exists):
- *     a journal is input that anyone with write access to the directory
- *     could have planted.
+ *     In place (under the exclusive lock taken at open), 3 fsyncs: the
+ *     section is built in memory; then the journal "FILE.pdfstamp-journal"
+ *     (version 3: FILE's device and inode, L, and the length and SHA-256
+ *     of the section; journal.c) is written, fsynced, linked into place
+ *     and the directory fsynced; then one pwrite at L and the file's
+ *     fsync (from then on a crash keeps the update), verify, and the
+ *     journal is unlinked without a directory fsync: the update is done,
+ *     and only then reported.  Any failure up to the end of verify
+ *     truncates back to L (ps_journal_rollback, through io.c's
+ *     ps_truncate_fd).  A crash leaves the journal; the next writing
+ *     open (PDFSTAMP_OPEN_WRITE, under its lock) or pdfstamp_recover
+ *     rolls forward: if the journal is ours and the bytes after L are
+ *     exactly the section it records, the update is kept and only the
+ *     journal removed; at L, only the journal goes; a torn append is
+ *     reported and left alone.  Read-only opens never act on a journal
+ *     (they warn that one exists): a journal is input that anyone with
+ *     write access to the directory could have planted.
  *  5. Before the commit reports success the output is re-opened, the new
  *     startxref must point at the new section, and every new object is
  *     looked up, decrypted and compared with what we meant to write.
@@ -494,7 +497,8 @@ static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
 	if ((rc = ps_journal_begin(ctx, &j, doc->path)) < 0)
 		return rc;
 	/* The journal records the section (length and hash) before a byte of
-	 * it reaches the file: recovery undoes exactly this update or nothing. */
+	 * it reaches the file: recovery keeps exactly this update, whole, or
+	 * finds the file untouched, or leaves a torn one alone. */
 	if ((rc = ps_journal_write(ctx, &j, doc->fd, &st, up->base_len, sec)) < 0)
 		goto out;
 	ps_fault("after-journal");
@@ -503,13 +507,17 @@ static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
 	ps_fault("after-write");
 	if ((rc = ps_sync_fd(ctx, doc->fd, "the file")) < 0)
 		goto rollback;
+	/* Durable: from here a crash keeps the update (journal.c); only a
+	 * failed check below still undoes it, in this process. */
 	ps_fault("after-fsync");
 	if ((rc = verify_output(up, doc->path, xref_off)) < 0)
 		goto rollback;
-	/* The commit point is the journal's removal.  If it cannot be removed
-	 * the update is undone now (and otherwise by the next open). */
-	if ((rc = ps_journal_remove(ctx, &j)) < 0)
-		goto rollback;
+	/* A journal that cannot be removed is removed by the next recovery,
+	 * which keeps the same whole update: the update stands. */
+	if (ps_journal_remove(ctx, &j) < 0)
+		ps_warn(ctx, "%s; the update is complete and synced, and the next in-place update or 'pdfstamp "
+		        "recover' removes the journal", ctx->errmsg);
+	rc = 0;
 	goto out;
 rollback:
 	rc = ps_journal_rollback(ctx, &j, doc->fd, up->base_len);

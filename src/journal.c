@@ -3,48 +3,98 @@
  *
  * DESIGN NOTES
  *
- * What it owns: the file "FILE.pdfstamp-journal" that makes an in-place
+ * What it owns: the file "FILE.pdfstamp-journal" that guards an in-place
  * incremental update (ISO 32000-2 7.5.6: a revision appended after the
- * file's last byte) undoable, its format, and the decision to roll an
- * interrupted update back.  incr.c calls it around the append
- * (ps_journal_begin, _write before a byte reaches the file, _remove as the
- * commit point, _rollback on failure); doc.c calls ps_journal_recover from
- * a writing open, and the public pdfstamp_recover / pdfstamp_journal_pending
- * live here.  It sits beside io.c (whose writes, fsyncs and truncation it
- * uses, so the fault sweep reaches every step) and below doc.c and incr.c:
- * it knows files, never documents.
+ * file's last byte), its format, and the decision about an interrupted
+ * update.  incr.c calls it around the append (ps_journal_begin, _write
+ * before a byte reaches the file, _remove once the update is synced
+ * and checked, _rollback on failure); doc.c calls ps_journal_recover from a writing
+ * open, and the public pdfstamp_recover / pdfstamp_journal_pending live
+ * here.  It sits beside io.c (whose writes, fsyncs and truncation it uses,
+ * so the fault sweep reaches every step) and below doc.c and incr.c: it
+ * knows files, never documents.
  *
- * The append, in place, under the writers' exclusive flock:
+ * The append, in place, under the writers' exclusive flock (3 fsyncs):
  *
- *   ps_journal_write  (journal unnamed -> written -> fsynced -> linked ->
- *                      directory fsynced; fault point after-journal follows)
- *   pwrite at L, fsync the file, verify          (incr.c)
- *   ps_journal_remove (the commit point)
- *   any failure: ps_journal_rollback (truncate to L, fsync, remove)
+ *   ps_journal_write  (journal unnamed -> written -> fsync 1 -> linked ->
+ *                      directory fsync 2; fault point after-journal follows)
+ *   pwrite at L, fsync 3 of the file (DURABLE: a crash from here on
+ *                      keeps the update), verify                (incr.c)
+ *   ps_journal_remove (unlink, not synced: see "roll forward" below)
+ *   any failure before the end of verify: ps_journal_rollback (truncate
+ *   to L, fsync, unlink)
  *
- * Format (version 2, one record, exactly as jrec_format writes it):
+ * The journal's name is durable (fsync 2) before a byte reaches the file,
+ * so a file whose append may be torn always has its journal.  Its removal
+ * is not made durable: once the file's fsync has returned, the update is
+ * whole on disk, and a journal that a crash brings back finds exactly that
+ * whole update, which recovery keeps (roll forward).  The caller reports
+ * success only after the file's fsync and the check.
  *
- *   pdfstamp-journal 2
+ * Format (version 3, one record, exactly as jrec_format writes it):
+ *
+ *   pdfstamp-journal 3
  *   file DEV INO              st_dev and st_ino of the file it guards
  *   length L                  the file's size before the update
  *   appended N SHA256         length and hash of exactly the bytes written at L
  *   before SHA256             hash of the JOURNAL_HASHSPAN bytes before L
  *
+ * Version 3 has the text of version 2; only its meaning changed.  Version
+ * 2 (pdfstamp before roll forward) made the journal's durable removal the
+ * point where the update was done, so an older pdfstamp finding a journal next to a whole
+ * update would truncate it, even though this version already reported
+ * that update as done: the new number makes older versions refuse these
+ * journals ("not a complete pdfstamp journal; left alone") instead.  A
+ * version-2 journal is read as version 3: a whole update it guards is
+ * exactly the bytes its writer built and synced (it had not yet reported
+ * success), and keeping it removes nothing.  Version 1 journals (no
+ * record of what was appended) are refused.
+ *
  * Recovery (ps_journal_recover) believes a journal only if it is a regular
  * file of this effective user with mode 0600 and one link, if it parses to
- * exactly this text, is bound to the file's device and inode, and the file
- * is either L bytes long (the update was never written: only the journal
- * goes) or L+N bytes whose last N hash to SHA256 (the update pdfstamp
- * wrote, whole: the file is truncated to L).  Anything else is reported
- * and left alone.  Writers create the journal unnamed (O_TMPFILE), write
- * and fsync it and only then link it into place, so a crash never leaves a
- * torn journal under the journal's name.
+ * exactly this text, is bound to the file's device and inode, and the
+ * JOURNAL_HASHSPAN bytes before L hash to `before`.  Then, by the file's
+ * size S:
+ *
+ *   S == L            the update was never written: only the journal goes
+ *                     (PDFSTAMP_RECOVER_UNWRITTEN);
+ *   S == L+N, the last N bytes hash to SHA256
+ *                     the update pdfstamp wrote, whole: KEPT, the journal
+ *                     goes (PDFSTAMP_RECOVER_COMPLETED);
+ *   anything else     (S < L; L < S < L+N, a torn append, as a power
+ *                     failure before the file's fsync can leave; S == L+N
+ *                     with other bytes; S > L+N, bytes appended after
+ *                     it) reported (PDFSTAMP_E_FORMAT) and left alone,
+ *                     journal included, for a human: no hash of a prefix
+ *                     is recorded, so bytes after L that are not the whole
+ *                     update cannot be told from another writer's.
+ *
+ * Recovery therefore never writes, truncates or extends the file (it
+ * fsyncs a kept update before removing its journal: its writer may have
+ * died before its own fsync): a planted or stale journal can at most make
+ * pdfstamp remove that journal (a file of this user, 0600) next to a file
+ * that already holds exactly the bytes it names.  If the in-process
+ * rollback cannot truncate, it sets the journal's mode to 0400, so that
+ * recovery refuses it instead of keeping an update that failed.  Writers create the journal unnamed (O_TMPFILE),
+ * write and fsync it and only then link it into place, so a crash never
+ * leaves a torn journal under the journal's name.
+ *
+ * What a crash leaves, by the step it interrupts: before the link, no
+ * journal and the file untouched; between the link and the file's fsync,
+ * the file at L (journal removed by recovery), whole (kept), or, after a
+ * power failure, torn (left alone, reported); after the file's fsync, the
+ * whole update, kept.  An update killed between its write and the end of
+ * its self-check (verify_output, incr.c) is kept although that check did
+ * not finish: its bytes are exactly the ones pdfstamp built, and `pdfstamp
+ * verify` checks them.
  *
  * Invariants:
  *  1. Nothing after the journal is linked allocates (the names are made by
  *     ps_journal_begin first), so a failure there cannot strand the file.
  *  2. Only bytes after L that are exactly the recorded section are ever
- *     removed; the first L bytes are never written, here or in incr.c.
+ *     removed, and only by the process that wrote them (ps_journal_rollback
+ *     after a failed write, fsync or verify); recovery removes none.  The
+ *     first L bytes are never written, here or in incr.c.
  *  3. Read-only opens never act on a journal (doc.c only warns): a journal
  *     is input that anyone with write access to the directory could have
  *     planted.  Recovery takes the writers' lock before the journal.
@@ -68,13 +118,15 @@
 #include "sha2.h"
 
 #define JOURNAL_SUFFIX ".pdfstamp-journal"
-#define JOURNAL_MAGIC "pdfstamp-journal 2"
+#define JOURNAL_MAGIC "pdfstamp-journal 3"
+#define JOURNAL_MAGIC_V2 "pdfstamp-journal 2" /* the same text; read as version 3 */
 #define JOURNAL_MAGIC_V1 "pdfstamp-journal 1"
 #define JOURNAL_HASHSPAN 4096
 #define JOURNAL_MAX 512
 
 /* One record (the format: design notes). */
 struct jrec {
+	int v2;                 /* read from a version-2 journal (same text) */
 	uintmax_t dev, ino;
 	int64_t len, appended;
 	char sum[65], before[65];
@@ -147,19 +199,26 @@ static int before_hash(ps_ctx *ctx, int fd, int64_t l, char hex[65])
 
 static int jrec_format(const struct jrec *r, char *text, size_t cap)
 {
-	return snprintf(text, cap, JOURNAL_MAGIC "\nfile %ju %ju\nlength %" PRId64 "\nappended %" PRId64 " %s\nbefore %s\n",
-	                r->dev, r->ino, r->len, r->appended, r->sum, r->before);
+	return snprintf(text, cap, "%s\nfile %ju %ju\nlength %" PRId64 "\nappended %" PRId64 " %s\nbefore %s\n",
+	                r->v2 ? JOURNAL_MAGIC_V2 : JOURNAL_MAGIC, r->dev, r->ino, r->len, r->appended, r->sum,
+	                r->before);
 }
 
-/* Parses TEXT (N bytes); 0 only if it is exactly what jrec_format writes. */
+/* Parses TEXT (N bytes); 0 only if it is exactly what jrec_format writes
+ * (version 3, or version 2 with the same text). */
 static int jrec_parse(const char *text, size_t n, struct jrec *r)
 {
 	char again[JOURNAL_MAX + 1];
 	intmax_t len, app;
+	size_t m = sizeof JOURNAL_MAGIC - 1;
 	int k;
 
 	memset(r, 0, sizeof *r);
-	if (sscanf(text, JOURNAL_MAGIC "\nfile %ju %ju\nlength %jd\nappended %jd %64s\nbefore %64s\n",
+	if (n > m && memcmp(text, JOURNAL_MAGIC_V2, m) == 0)
+		r->v2 = 1;
+	else if (n <= m || memcmp(text, JOURNAL_MAGIC, m) != 0)
+		return -1;
+	if (sscanf(text + m, "\nfile %ju %ju\nlength %jd\nappended %jd %64s\nbefore %64s\n",
 	           &r->dev, &r->ino, &len, &app, r->sum, r->before) != 6 || len < 0 || app <= 0)
 		return -1;
 	r->len = (int64_t)len;
@@ -270,11 +329,13 @@ int ps_journal_write(ps_ctx *ctx, const ps_journal *j, int fd, const struct stat
 	return rc;
 }
 
+/* Not synced (design notes): a journal a crash brings back finds the file
+ * as the caller left it, synced, and recovery draws the same conclusion. */
 int ps_journal_remove(ps_ctx *ctx, const ps_journal *j)
 {
 	if (unlink(j->path) < 0 && errno != ENOENT)
 		return ps_err(ctx, PDFSTAMP_E_IO, "cannot remove the journal %s: %s", j->path, strerror(errno));
-	return ps_sync_dir(ctx, j->dir);
+	return 0;
 }
 
 int ps_journal_rollback(ps_ctx *ctx, const ps_journal *j, int fd, int64_t l)
@@ -283,10 +344,16 @@ int ps_journal_rollback(ps_ctx *ctx, const ps_journal *j, int fd, int64_t l)
 	int code = ctx->errcode;
 
 	memcpy(msg, ctx->errmsg, sizeof msg);
-	if (ps_truncate_fd(ctx, fd, l, "the file") < 0) /* errno kept */
-		return ps_err(ctx, PDFSTAMP_E_IO, "%s; and the rollback failed (%s): the journal %s"
-		              " is kept: 'pdfstamp recover' (or the next in-place update) restores the file",
-		              msg, strerror(errno), j->path);
+	if (ps_truncate_fd(ctx, fd, l, "the file") < 0) { /* errno kept */
+		int e = errno;
+		/* The bytes after L may be a whole update that failed its check:
+		 * mode 0400 makes recovery refuse the journal, not keep them. */
+		int marked = chmod(j->path, 0400) == 0;
+		return ps_err(ctx, PDFSTAMP_E_IO, "%s; and the rollback failed (%s): the file may hold the failed "
+		              "update after byte %" PRId64 "; the journal %s is kept%s: truncate the file to %" PRId64
+		              " bytes, then remove the journal", msg, strerror(e), l, j->path,
+		              marked ? " (mode 0400, so that no recovery acts on it)" : "", l);
+	}
 	ps_journal_remove(ctx, j);
 	return ps_err(ctx, code, "%s", msg);
 }
@@ -396,18 +463,28 @@ int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 		            " bytes; left alone", j.path, r.len);
 		goto out;
 	}
+	/* Only S == L and S == L+N with our hash are acted on (design notes). */
+	if (size > r.len && size - r.len < r.appended) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s: the interrupted update was to append %" PRId64
+		            " bytes to %" PRId64 ", but the file has %" PRId64 ": the update is torn (a crash before "
+		            "it was synced); left alone: compare the file with a backup, or truncate it to %" PRId64
+		            " bytes, then remove the journal", j.path, r.appended, r.len, size, r.len);
+		goto out;
+	}
 	if (size > r.len) {
-		if (size - r.len != r.appended) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s: the interrupted update appended %" PRId64
-			            " bytes to %" PRId64 ", but the file has %" PRId64 " (bytes were appended since, or the "
-			            "update is incomplete); left alone", j.path, r.appended, r.len, size);
-			goto out;
-		}
 		if ((rc = range_hash(ctx, fd, r.len, r.appended, hex)) < 0)
 			goto out;
 		if (strcmp(hex, r.sum) != 0) {
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s: the %" PRId64 " bytes after offset %" PRId64
-			            " are not the ones the interrupted update wrote; left alone", j.path, r.appended, r.len);
+			            " are not the ones the interrupted update wrote; left alone", j.path, r.appended,
+			            r.len);
+			goto out;
+		}
+		if (size - r.len > r.appended) {
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s: the interrupted update (%" PRId64 " bytes at %"
+			            PRId64 ") is whole, but %" PRId64 " more bytes were appended after it by something "
+			            "else; left alone: check the file, then remove the journal", j.path, r.appended,
+			            r.len, size - r.len - r.appended);
 			goto out;
 		}
 	}
@@ -417,22 +494,19 @@ int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 		goto out;
 	}
 	/* flock is advisory: a program that is not pdfstamp may have appended
-	 * while the bytes were hashed.  Truncate only what was checked. */
+	 * while the bytes were hashed.  Conclude only about what was checked. */
 	if (fstat(fd, &now) < 0 || (int64_t)now.st_size != size) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s changed size while its journal was being checked; left alone",
 		            path);
 		goto out;
 	}
-	if (size > r.len) {
-		if (ps_truncate_fd(ctx, fd, r.len, "the file") < 0) { /* errno kept */
-			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot roll back the interrupted update: %s", strerror(errno));
-			goto out;
-		}
-		*recovered = PDFSTAMP_RECOVER_ROLLED_BACK;
-	} else {
-		*recovered = PDFSTAMP_RECOVER_UNWRITTEN;
-	}
-	rc = ps_journal_remove(ctx, &j);
+	/* The file is not changed: a whole update is kept (roll forward).  It
+	 * is synced first: a writer killed before its own fsync left it in
+	 * the page cache only, and the journal must outlive that. */
+	if (size > r.len && (rc = ps_sync_fd(ctx, fd, "the file")) < 0)
+		goto out;
+	if ((rc = ps_journal_remove(ctx, &j)) == 0)
+		*recovered = size > r.len ? PDFSTAMP_RECOVER_COMPLETED : PDFSTAMP_RECOVER_UNWRITTEN;
 out:
 	ps_journal_end(&j);
 	return rc;

@@ -20,15 +20,18 @@ typedef struct ps_journal {
 int ps_journal_begin(ps_ctx *ctx, ps_journal *j, const char *file);
 /* Writes the journal of appending SEC at L to FD, the file (stat ST) the
  * caller holds the writers' lock on: created unnamed, written, fsynced,
- * linked into place, directory fsynced.  Fails if a journal exists. */
+ * linked into place, directory fsynced (2 fsyncs).  Fails if a journal
+ * exists. */
 int ps_journal_write(ps_ctx *ctx, const ps_journal *j, int fd, const struct stat *st, int64_t l,
                      const ps_buf *sec);
-/* Removes the journal (the commit point of an append); allocates nothing. */
+/* Removes the journal once the append is synced and checked (the file's
+ * fsync made the update durable; the removal is not synced); allocates
+ * nothing. */
 int ps_journal_remove(ps_ctx *ctx, const ps_journal *j);
 /* Undoes a failed append: truncates FD back to L and removes the journal.
  * Returns the failed step's code with its message (saved from the
- * context), or PDFSTAMP_E_IO saying that the rollback failed too and the
- * journal is kept for recovery. */
+ * context), or PDFSTAMP_E_IO saying that the rollback failed too, and the
+ * journal is kept with mode 0400 (recovery refuses it). */
 int ps_journal_rollback(ps_ctx *ctx, const ps_journal *j, int fd, int64_t l);
 /* Frees the names (J may be NULL). */
 void ps_journal_end(ps_journal *j);

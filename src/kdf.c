@@ -19,7 +19,25 @@
  *     covers writers that skip SASLprep (qpdf, MuPDF) and R5 files, which
  *     predate it.
  *  2. Owner before user (Alg. 2.A order): every candidate password is tried
- *     as owner first, so a password that is both opens as owner.
+ *     as owner first, so a password that is both opens as owner.  One
+ *     Alg. 2.B hash per role, not two: Alg. 2.A checks a password with a
+ *     hash over the validation salt (step c for the owner, Alg. 12; step e
+ *     for the user, Alg. 11) and then derives the intermediate key with a
+ *     second hash over the key salt (steps d, f).  ps_kdf_authenticate
+ *     computes the key hash first, unwraps /OE (or /UE) and accepts the
+ *     key when /Perms decrypts under it to a block that agrees with /P and
+ *     /EncryptMetadata (Alg. 13, 7.6.4.4.12): "adb", the 32 bits of P and
+ *     T/F, 2^-64 odds for a wrong key, where a wrong password gives
+ *     a pseudo-random one.  Only when /Perms confirms neither role (a
+ *     wrong password, or a /Perms that is missing, tampered or written
+ *     wrong) are the validation hashes computed, owner then user, as in
+ *     Alg. 2.A, and the key already derived for the role that matches is
+ *     used.  Hashes per call: owner 1, user 2 (owner's key hash, then
+ *     user's), a wrong password 4, and with a /Perms that does not match,
+ *     owner 3 and user 4 (per candidate password, note 1).  Alg. 2.A's
+ *     order spends 2 on the owner, 3 on the user (a failed owner check,
+ *     then 2) and 2 on a wrong password.  Every hash is counted in
+ *     ctx->kdf_hashes.
  *  3. Nothing is written to the caller's KEY unless authentication
  *     succeeded; every intermediate (prepared passwords, hash state, the
  *     Alg. 2.B scratch, intermediate keys, AES schedules) is in a local
@@ -335,6 +353,8 @@ static int hash_r6(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, siz
 
 	if (pwlen > PW_MAX || (!pw && pwlen) || !salt || !out || (r != 5 && r != 6))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_hash_r6: bad arguments");
+	if (ctx)
+		ctx->kdf_hashes++;
 	mbedtls_aes_init(aes);
 
 	/* Alg. 2.B step a (and all of R5): K = SHA-256(P || S || U48). */
@@ -506,32 +526,33 @@ static int perms_check(ps_ctx *ctx, const ps_secparams *sp, const uint8_t key[32
 
 /* ---- Algorithm 2.A: authenticate and unwrap the file key ------------------ */
 
-/* Tries one prepared password against O (owner, with the 48-byte U) or U.
- * Returns 1 and fills KEY on a match, 0 on no match, or an error.  W and
- * H (32 bytes) are locked scratch; H is wiped here. */
-static int try_password(ps_ctx *ctx, struct r6_work *w, uint8_t *h, const ps_secparams *sp,
-                        int owner, const uint8_t *pw, size_t pwlen, uint8_t key[32])
+/* Alg. 2.A steps d (owner: 2.B over P, O[40..47], U48) or f (user: 2.B
+ * over P, U[40..47]): the intermediate key, then /OE or /UE unwrapped with
+ * it into KEY, whatever the password.  W and H (32 bytes) are locked
+ * scratch; H is wiped here. */
+static int unwrap_key(ps_ctx *ctx, struct r6_work *w, uint8_t *h, const ps_secparams *sp, int owner,
+                      const uint8_t *pw, size_t pwlen, uint8_t key[32])
 {
 	const uint8_t *hs = owner ? sp->o : sp->u;   /* hash || vsalt || ksalt */
-	const uint8_t *wrapped = owner ? sp->oe : sp->ue;
-	const uint8_t *u48 = owner ? sp->u : NULL;
-	int rc;
+	int rc = hash_r6(ctx, w, sp->r, pw, pwlen, hs + 40, owner ? sp->u : NULL, h);
 
-	/* Owner: Alg. 12 (2.B over P, O[32..39], U48) vs O[0..31];
-	 * user: Alg. 11 (2.B over P, U[32..39]) vs U[0..31]. */
-	if ((rc = hash_r6(ctx, w, sp->r, pw, pwlen, hs + 32, u48, h)) < 0)
-		goto out;
-	if (ct_diff(h, hs, 32)) {
-		rc = 0;
-		goto out;
-	}
-	/* Alg. 2.A e/f: intermediate key from the key salt, then unwrap. */
-	if ((rc = hash_r6(ctx, w, sp->r, pw, pwlen, hs + 40, u48, h)) < 0)
-		goto out;
-	if ((rc = aes256(ctx, MBEDTLS_AES_DECRYPT, h, wrapped, key, 32)) < 0)
-		goto out;
-	rc = 1;
-out:
+	if (rc == 0)
+		rc = aes256(ctx, MBEDTLS_AES_DECRYPT, h, owner ? sp->oe : sp->ue, key, 32);
+	ps_wipe(h, 32);
+	return rc;
+}
+
+/* Alg. 12 (owner: 2.B over P, O[32..39], U48 vs O[0..31]) or Alg. 11
+ * (user: 2.B over P, U[32..39] vs U[0..31]), compared in constant time.
+ * 1 on a match, 0 on none, or an error.  H is wiped here. */
+static int validate(ps_ctx *ctx, struct r6_work *w, uint8_t *h, const ps_secparams *sp, int owner,
+                    const uint8_t *pw, size_t pwlen)
+{
+	const uint8_t *hs = owner ? sp->o : sp->u;
+	int rc = hash_r6(ctx, w, sp->r, pw, pwlen, hs + 32, owner ? sp->u : NULL, h);
+
+	if (rc == 0)
+		rc = !ct_diff(h, hs, 32);
 	ps_wipe(h, 32);
 	return rc;
 }
@@ -542,12 +563,14 @@ int ps_kdf_authenticate(ps_ctx *ctx, const ps_secparams *sp,
 {
 	struct {
 		struct r6_work w;
-		uint8_t prep[128], raw[128], k[32], h[32];
+		uint8_t prep[128], raw[128], h[32];
+		uint8_t k[2][2][32];    /* [owner][candidate]: the unwrapped keys */
 	} *sc;                          /* locked scratch (design note 5) */
 	size_t plen, rlen, i, maplen = 0;
 	const uint8_t *cand[2];
 	size_t clen[2];
-	int ncand = 0, owner, rc, found = 0, ok = 0;
+	int ncand = 0, owner, rc, ok = 0, role = -1;
+	size_t which = 0;
 
 	if (!sp || !key || !is_owner || !perms_ok || (!password && len))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_kdf_authenticate: bad arguments");
@@ -570,26 +593,40 @@ int ps_kdf_authenticate(ps_ctx *ctx, const ps_secparams *sp,
 		clen[ncand++] = rlen;
 	}
 
-	for (owner = 1; owner >= 0 && !found; owner--) {
+	/* Owner then user, each by its key hash alone, confirmed by /Perms
+	 * (design note 2). */
+	for (owner = 1; owner >= 0 && role < 0; owner--) {
 		for (i = 0; i < (size_t)ncand; i++) {
-			rc = try_password(ctx, &sc->w, sc->h, sp, owner, cand[i], clen[i], sc->k);
-			if (rc < 0)
+			if ((rc = unwrap_key(ctx, &sc->w, sc->h, sp, owner, cand[i], clen[i], sc->k[owner][i])) < 0 ||
+			    (rc = perms_check(ctx, sp, sc->k[owner][i], &ok)) < 0)
 				goto out;
-			if (rc == 1) {
-				found = 1;
-				*is_owner = owner;
+			if (ok) {
+				role = owner;
+				which = i;
 				break;
 			}
 		}
 	}
-	if (!found) {
+	/* /Perms confirmed neither: Alg. 2.A's own checks, owner then user,
+	 * with the keys derived above. */
+	for (owner = 1; owner >= 0 && role < 0; owner--) {
+		for (i = 0; i < (size_t)ncand; i++) {
+			if ((rc = validate(ctx, &sc->w, sc->h, sp, owner, cand[i], clen[i])) < 0)
+				goto out;
+			if (rc == 1) {
+				role = owner;
+				which = i;
+				break;
+			}
+		}
+	}
+	if (role < 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_PASSWORD,
 		            "the password matches neither the owner nor the user password");
 		goto out;
 	}
-	if ((rc = perms_check(ctx, sp, sc->k, &ok)) < 0)
-		goto out;
-	memcpy(key, sc->k, 32);
+	memcpy(key, sc->k[role][which], 32);
+	*is_owner = role;
 	*perms_ok = ok;
 	rc = 0;
 out:

@@ -30,10 +30,14 @@ int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
 
 /* Algorithm 2.A: tries PASSWORD as owner then as user.  The password is
  * UTF-8; it is SASLprep'd ("query" profile) and truncated to 127 bytes,
- * and if that fails to match the raw bytes are tried.  On success KEY holds
- * the 32-byte file key, *is_owner is set, and *perms_ok tells whether
- * /Perms decrypted and matched P and EncryptMetadata (Algorithm 13).
- * Returns PDFSTAMP_E_PASSWORD if nothing matches. */
+ * and if that fails to match the raw bytes are tried.  Each role is first
+ * tried by its key hash alone, confirmed by /Perms (Algorithm 13), and
+ * only then by Algorithm 2.A's validation hashes (kdf.c design note 2:
+ * one Algorithm 2.B hash for the owner password, two for the user's; every
+ * hash counted in ctx->kdf_hashes).  On success KEY holds the 32-byte file
+ * key, *is_owner is set, and *perms_ok tells whether /Perms decrypted and
+ * matched P and EncryptMetadata (Algorithm 13).  Returns
+ * PDFSTAMP_E_PASSWORD if nothing matches. */
 int ps_kdf_authenticate(ps_ctx *ctx, const ps_secparams *sp,
                         const char *password, size_t len,
                         uint8_t key[32], int *is_owner, int *perms_ok);

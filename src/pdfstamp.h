@@ -247,22 +247,26 @@ void pdfstamp_result_clear(struct pdfstamp_result *res);
 
 /* Values of *recovered. */
 #define PDFSTAMP_RECOVER_NONE 0        /* no journal: nothing to do */
-#define PDFSTAMP_RECOVER_ROLLED_BACK 1 /* the torn update was cut off, journal removed */
+#define PDFSTAMP_RECOVER_ROLLED_BACK 1 /* no longer returned: recovery keeps a whole update (COMPLETED) */
 #define PDFSTAMP_RECOVER_UNWRITTEN 2   /* the update never reached the file: journal removed */
+#define PDFSTAMP_RECOVER_COMPLETED 3   /* the update is whole in the file: kept (synced), journal removed */
 
-/* Rolls back an in-place update interrupted by a crash, if PATH has its
+/* Finishes an in-place update interrupted by a crash, if PATH has its
  * journal "PATH.pdfstamp-journal" (next to the file itself, where symbolic
  * links lead, so that every name of it finds the same journal).  Takes the writers' lock on PATH first
  * (non-blocking: PDFSTAMP_E_IO if another process holds it), then reads
  * the journal.  The journal is believed only if it is a regular file (not
  * a symbolic link, FIFO, ...) owned by the effective user, with mode 0600
- * and one link, recording PATH's device and inode, a length L smaller than
- * PATH's size, and the length N and SHA-256 of the bytes pdfstamp appended
- * after L; only if PATH then has exactly L+N bytes and the last N hash to
- * that value is it truncated back to L (and fsynced), and the journal
- * removed.  If PATH still has exactly L bytes (the update never started),
- * only the journal is removed.  Anything else: PDFSTAMP_E_FORMAT naming
- * the reason, and nothing is changed.  A PATH that cannot be opened or is
+ * and one link, recording PATH's device and inode, a length L not larger
+ * than PATH's size with the hash of the 4 KiB before L, and the length N
+ * and SHA-256 of the bytes pdfstamp appended after L.  If PATH then has
+ * exactly L+N bytes and the last N hash to that value, the update is
+ * whole: it is kept (the file is fsynced, never changed) and the journal
+ * removed (PDFSTAMP_RECOVER_COMPLETED).  If PATH still has exactly L bytes
+ * (the update never reached it), only the journal is removed.  Anything
+ * else (a torn update, other bytes, bytes appended after it):
+ * PDFSTAMP_E_FORMAT naming the reason, and nothing is changed.  The file
+ * itself is never written or truncated.  A PATH that cannot be opened or is
  * not a regular file: PDFSTAMP_E_IO, without blocking.  pdfstamp_doc_open with
  * PDFSTAMP_OPEN_WRITE does the same under its own lock (and fails if the
  * journal is refused); read-only opens never modify anything and only

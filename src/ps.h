@@ -100,6 +100,7 @@ struct pdfstamp_ctx {
 	pdfstamp_warn_fn warn;
 	void *warn_ud;
 	struct ps_rng *rng;          /* DRBG and IV pool (rng.h), made on first use */
+	unsigned long kdf_hashes;    /* Alg. 2.B / R5 hashes run (kdf.c): read by tests and benches */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	/* Fuzz builds only (configure --enable-fuzzing): Algorithm 2.B with
 	 * scaled-down constants (see ps_hash_r6), so that fuzz_security reaches

@@ -322,6 +322,120 @@ START_TEST(test_kat_perms_mismatch)
 }
 END_TEST
 
+/* ---- Algorithm 2.B hashes per authentication (kdf.c design note 2) ---------- */
+
+/* Authenticates PW and returns how many Alg. 2.B (R5: SHA-256) hashes it
+ * took, checking the role and /Perms outcome (WANT_OWNER -1: must fail). */
+static unsigned long hashes_for(ps_ctx *ctx, const ps_secparams *sp, const void *pw, size_t len,
+                                const uint8_t *want_key, int want_owner, int want_perms)
+{
+	unsigned long before = ctx->kdf_hashes;
+
+	if (want_owner < 0)
+		expect_bad_password(ctx, sp, pw, len);
+	else
+		expect_auth(ctx, sp, pw, len, want_key, want_owner, want_perms);
+	return ctx->kdf_hashes - before;
+}
+
+static const char *const count_kats[] = { "r6-basic", "r5-basic", "r6-empty-user" };
+
+START_TEST(test_hash_count)
+{
+	struct kat k;
+	ps_secparams sp;
+	ps_ctx *ctx = new_ctx();
+	uint8_t h[32];
+	unsigned long n0;
+
+	load_kat(count_kats[_i], &k);
+	kat_params(&k, &sp);
+	/* the counter counts: one ps_hash_r6, one hash */
+	n0 = ctx->kdf_hashes;
+	ck_assert_int_eq(ps_hash_r6(ctx, k.r, k.upw, k.upwlen, k.u + 32, NULL, h), 0);
+	ck_assert_uint_eq(ctx->kdf_hashes - n0, 1);
+	/* /Perms intact: owner 1 (its key hash), user 2 (the owner's key hash,
+	 * then its own), a wrong password 4 (both key hashes, then both
+	 * validation hashes of Alg. 2.A) */
+	ck_assert_uint_eq(hashes_for(ctx, &sp, k.opw, k.opwlen, k.key, 1, 1), 1);
+	ck_assert_uint_eq(hashes_for(ctx, &sp, k.upw, k.upwlen, k.key, 0, 1), 2);
+	ck_assert_uint_eq(hashes_for(ctx, &sp, "definitely not it", 17, NULL, -1, 0), 4);
+	/* /Perms that matches no key (changed by a byte): Alg. 2.A's
+	 * validation hashes decide, with the keys already derived: owner 3,
+	 * user 4; both still authenticate, with perms_ok 0 */
+	sp.perms[5] ^= 0x40;
+	ck_assert_uint_eq(hashes_for(ctx, &sp, k.opw, k.opwlen, k.key, 1, 0), 3);
+	ck_assert_uint_eq(hashes_for(ctx, &sp, k.upw, k.upwlen, k.key, 0, 0), 4);
+	ck_assert_uint_eq(hashes_for(ctx, &sp, "definitely not it", 17, NULL, -1, 0), 4);
+	/* /P that /Perms does not record: the same, by Alg. 13's P check */
+	kat_params(&k, &sp);
+	sp.p ^= 0x4;
+	ck_assert_uint_eq(hashes_for(ctx, &sp, k.opw, k.opwlen, k.key, 1, 0), 3);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_hash_count_made)
+{
+	/* Files pdfstamp writes (Alg. 8-10), R6: the same counts, and a
+	 * password that is both opens as owner with one hash (Alg. 2.A order). */
+	ps_ctx *ctx = new_ctx();
+	ps_secparams sp;
+	uint8_t key[32];
+
+	ck_assert_int_eq(ps_random(ctx, key, 32), 0);
+	memset(&sp, 0, sizeof sp);
+	sp.p = -3904;
+	sp.encrypt_metadata = 1;
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, "user pw", 7, "owner pw", 8, key), 0);
+	ck_assert_uint_eq(hashes_for(ctx, &sp, "owner pw", 8, key, 1, 1), 1);
+	ck_assert_uint_eq(hashes_for(ctx, &sp, "user pw", 7, key, 0, 1), 2);
+	ck_assert_uint_eq(hashes_for(ctx, &sp, "", 0, NULL, -1, 0), 4);
+	memset(&sp, 0, sizeof sp);
+	sp.p = -3904;
+	sp.encrypt_metadata = 1;
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, "same", 4, "same", 4, key), 0);
+	ck_assert_uint_eq(hashes_for(ctx, &sp, "same", 4, key, 1, 1), 1);
+	/* a /UE that unwraps to another key (damaged): /Perms confirms neither;
+	 * the user password still validates (Alg. 11) and gets that key, with
+	 * perms_ok 0, as Alg. 2.A alone would give it */
+	ck_assert_int_eq(ps_kdf_make(ctx, &sp, "user pw", 7, "owner pw", 8, key), 0);
+	sp.ue[3] ^= 0x10;
+	ck_assert_uint_eq(hashes_for(ctx, &sp, "user pw", 7, NULL, 0, 0), 4);
+	ck_assert_uint_eq(hashes_for(ctx, &sp, "owner pw", 8, key, 1, 1), 1);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+START_TEST(test_hash_count_files)
+{
+	/* pdfstamp_doc_auth on the R6 and R5 samples (qpdf-made): the owner
+	 * password costs one hash, the user password two. */
+	static const char *const files[] = { "r6-table.pdf", "r5-table.pdf", "r6-objstm.pdf" };
+	static const char *const pws[] = { "sample-owner", "sample-user" };
+	char path[512];
+	size_t f;
+	int w;
+
+	for (f = 0; f < sizeof files / sizeof files[0]; f++) {
+		for (w = 0; w < 2; w++) {
+			ps_ctx *ctx = new_ctx();
+			pdfstamp_doc *doc = NULL;
+
+			snprintf(path, sizeof path, "%s/../samples/%s", TEST_SRCDIR, files[f]);
+			ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, 0), 0);
+			ck_assert_uint_eq(ctx->kdf_hashes, 0);
+			ck_assert_int_eq(pdfstamp_doc_auth(doc, pws[w], strlen(pws[w]), 0), 0);
+			ck_assert_int_eq(doc->authenticated, w == 0 ? 2 : 1);
+			ck_assert_msg(ctx->kdf_hashes == (w == 0 ? 1u : 2u), "%s, %s password: %lu hashes", files[f],
+			              w == 0 ? "owner" : "user", ctx->kdf_hashes);
+			pdfstamp_doc_close(doc);
+			pdfstamp_ctx_free(ctx);
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_kat_long_truncation)
 {
 	struct kat k;
@@ -1889,6 +2003,9 @@ static Suite *crypt_suite(void)
 	tcase_add_loop_test(tc, test_kat_hash, 0, NKAT);
 	tcase_add_loop_test(tc, test_kat_auth, 0, NKAT);
 	tcase_add_loop_test(tc, test_kat_perms_mismatch, 0, NKAT);
+	tcase_add_loop_test(tc, test_hash_count, 0, (int)(sizeof count_kats / sizeof count_kats[0]));
+	tcase_add_test(tc, test_hash_count_made);
+	tcase_add_test(tc, test_hash_count_files);
 	tcase_add_test(tc, test_kat_long_truncation);
 	tcase_add_test(tc, test_kat_unicode_forms);
 	tcase_add_test(tc, test_kat_unprepared);

@@ -4,14 +4,19 @@
  *
  * A genuine crash journal is made by a child process that runs an
  * in-place pdfstamp_meta on a copy of samples/r6-table.pdf with
- * PDFSTAMP_FAULT=kill:after-write.  Each test then changes one thing
- * (mode, owner, a symlink or FIFO at the journal's name, bytes appended
- * after the torn update, a replaced inode) and checks that recovery
- * refuses with PDFSTAMP_E_FORMAT and leaves the file and the journal
- * alone, that read-only opens never modify anything, that FIFOs are
- * refused without blocking, and that the unchanged journal is rolled back
- * by pdfstamp_recover and by a PDFSTAMP_OPEN_WRITE open (which recovers
- * under its own lock instead of taking a second one).
+ * PDFSTAMP_FAULT=kill:after-write: the update is whole in the file (the
+ * page cache outlives the process), the journal next to it.  Each test
+ * then changes one thing (mode, owner, a symlink or FIFO at the journal's
+ * name, bytes appended after the update, the update torn or changed, a
+ * replaced inode) and checks that recovery refuses with
+ * PDFSTAMP_E_FORMAT and leaves the file and the journal alone, that
+ * read-only opens never modify anything, that FIFOs are refused without
+ * blocking, and that the unchanged journal is recovered forward by
+ * pdfstamp_recover and by a PDFSTAMP_OPEN_WRITE open (which recovers
+ * under its own lock instead of taking a second one): the whole update is
+ * kept, byte for byte, and readable; the journal removed.  A file cut
+ * back to L has only its journal removed; a version-2 journal (same text)
+ * is read as version 3.
  */
 #include "config.h"
 
@@ -30,7 +35,8 @@
 #include "pdfstamp.h"
 
 static char dir[64], file[128], jpath[160], pw[256];
-static long orig_size;
+static long orig_size, crashed_size;
+static pdfstamp_ctx *ctx;
 static unsigned warnings;
 
 static void on_warn(void *ud, const char *msg)
@@ -106,9 +112,47 @@ static void crash_update(void)
 	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the update was not killed (status %d)", st);
 	ck_assert_int_eq(access(jpath, F_OK), 0);
 	ck_assert_int_gt(size_of(file), orig_size);
+	crashed_size = size_of(file);
 }
 
-static pdfstamp_ctx *ctx;
+/* The first N bytes of FILE (N <= 65536) into BUF. */
+static void read_prefix(uint8_t *buf, size_t n)
+{
+	FILE *f = fopen(file, "rb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fread(buf, 1, n, f), n);
+	fclose(f);
+}
+
+/* FILE opens, authenticates and passes pdfstamp_verify, with one revision
+ * more than the sample and the sample's bytes first. */
+static void whole_update_kept(void)
+{
+	static uint8_t a[65536], b[65536];
+	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
+	char src[512];
+	pdfstamp_doc *d = NULL;
+	FILE *f;
+
+	ck_assert_int_eq(size_of(file), crashed_size);
+	ck_assert_int_le(orig_size, (long)sizeof a);
+	snprintf(src, sizeof src, "%s/../samples/r6-table.pdf", TEST_SRCDIR);
+	f = fopen(src, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fread(a, 1, (size_t)orig_size, f), (size_t)orig_size);
+	fclose(f);
+	read_prefix(b, (size_t)orig_size);
+	ck_assert_msg(memcmp(a, b, (size_t)orig_size) == 0, "the original bytes changed");
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &d, file, 0), 0);
+	ck_assert_int_eq(pdfstamp_doc_auth(d, pw, strlen(pw), 0), 0);
+	ck_assert_int_eq(pdfstamp_doc_info(d, &info), 0);
+	ck_assert_int_eq(info.revisions, 2);
+	ck_assert_int_eq(pdfstamp_verify(d, &rep, NULL, NULL), 0);
+	pdfstamp_info_clear(&info);
+	pdfstamp_doc_close(d);
+}
 
 static void setup(void)
 {
@@ -146,20 +190,123 @@ static void refused(const char *why)
 	ck_assert_int_eq(size_of(file), before);
 }
 
-START_TEST(test_genuine_rolled_back)
+START_TEST(test_genuine_completed)
 {
 	int rec = -1, pending = -1;
 
 	ck_assert_int_eq(pdfstamp_journal_pending(ctx, file, &pending), 0);
 	ck_assert_int_eq(pending, 1);
 	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), 0);
-	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_ROLLED_BACK);
-	ck_assert_int_eq(size_of(file), orig_size);
+	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_COMPLETED);
 	ck_assert_int_ne(access(jpath, F_OK), 0);
+	whole_update_kept();
 	ck_assert_int_eq(pdfstamp_journal_pending(ctx, file, &pending), 0);
 	ck_assert_int_eq(pending, 0);
 	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), 0);
 	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_NONE);
+	ck_assert_int_eq(size_of(file), crashed_size);
+}
+END_TEST
+
+START_TEST(test_journal_format)
+{
+	/* Version 3: the text of version 2 under a new number (journal.c). */
+	char text[600];
+	struct stat st;
+	FILE *f = fopen(jpath, "r");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	ck_assert_msg(strncmp(text, "pdfstamp-journal 3\nfile ", 24) == 0, "journal: %s", text);
+	ck_assert_int_eq(stat(jpath, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(st.st_nlink, 1);
+}
+END_TEST
+
+START_TEST(test_version2_read_as_3)
+{
+	/* Same inode, mode and owner; only the version digit changes. */
+	int fd = open(jpath, O_WRONLY), rec = -1;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "2", 1, 17), 1);
+	close(fd);
+	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), 0);
+	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_COMPLETED);
+	ck_assert_int_ne(access(jpath, F_OK), 0);
+	whole_update_kept();
+}
+END_TEST
+
+START_TEST(test_refuses_other_versions)
+{
+	int fd = open(jpath, O_WRONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "4", 1, 17), 1);
+	close(fd);
+	refused("version 4");
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+	fd = open(jpath, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "1", 1, 17), 1);
+	close(fd);
+	refused("version 1");
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_unwritten)
+{
+	/* The file at L: the update never reached it (or was undone). */
+	int rec = -1;
+
+	ck_assert_int_eq(truncate(file, orig_size), 0);
+	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), 0);
+	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_UNWRITTEN);
+	ck_assert_int_eq(size_of(file), orig_size);
+	ck_assert_int_ne(access(jpath, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_refuses_torn)
+{
+	/* A power failure before the file's fsync: fewer bytes than recorded.
+	 * Nothing proves they are a prefix of ours: left alone, journal kept. */
+	long half = orig_size + (crashed_size - orig_size) / 2;
+	pdfstamp_doc *doc = NULL;
+
+	ck_assert_int_eq(truncate(file, half), 0);
+	refused("a torn update");
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "torn"));
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+	ck_assert_int_eq(truncate(file, orig_size + 1), 0);
+	refused("a torn update of 1 byte");
+	/* a writing open refuses too, and changes nothing */
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, file, PDFSTAMP_OPEN_WRITE), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(size_of(file), orig_size + 1);
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_refuses_changed_update)
+{
+	/* L+N bytes, but not the ones recorded (one byte flipped). */
+	int fd = open(file, O_RDWR);
+	uint8_t c;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &c, 1, orig_size + 30), 1);
+	c ^= 1;
+	ck_assert_int_eq(pwrite(fd, &c, 1, orig_size + 30), 1);
+	close(fd);
+	refused("the update's bytes changed");
+	ck_assert_int_eq(size_of(file), crashed_size);
+	ck_assert_int_eq(access(jpath, F_OK), 0);
 }
 END_TEST
 
@@ -182,10 +329,11 @@ START_TEST(test_write_open_recovers_under_its_lock)
 	int rc = pdfstamp_doc_open(ctx, &doc, file, PDFSTAMP_OPEN_WRITE);
 
 	ck_assert_msg(rc == 0, "open: %s", pdfstamp_ctx_errmsg(ctx));
-	ck_assert_int_eq(size_of(file), orig_size);
+	ck_assert_int_eq(size_of(file), crashed_size);
 	ck_assert_int_ne(access(jpath, F_OK), 0);
 	ck_assert_uint_ge(warnings, 1);
 	pdfstamp_doc_close(doc);
+	whole_update_kept();
 }
 END_TEST
 
@@ -196,7 +344,7 @@ START_TEST(test_locked_file)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
 	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), PDFSTAMP_E_IO);
-	ck_assert_int_gt(size_of(file), orig_size);
+	ck_assert_int_eq(size_of(file), crashed_size);
 	ck_assert_int_eq(access(jpath, F_OK), 0);
 	close(fd);
 }
@@ -246,7 +394,9 @@ START_TEST(test_refuses_stale)
 	ck_assert_ptr_nonnull(f);
 	fputs("% appended by another tool\n", f);
 	ck_assert_int_eq(fclose(f), 0);
-	refused("bytes appended after the torn update");
+	refused("bytes appended after the update");
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "is whole, but"));
+	ck_assert_int_eq(access(jpath, F_OK), 0);
 }
 END_TEST
 
@@ -356,7 +506,13 @@ static Suite *journal_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_genuine_rolled_back);
+	tcase_add_test(tc, test_genuine_completed);
+	tcase_add_test(tc, test_journal_format);
+	tcase_add_test(tc, test_version2_read_as_3);
+	tcase_add_test(tc, test_refuses_other_versions);
+	tcase_add_test(tc, test_unwritten);
+	tcase_add_test(tc, test_refuses_torn);
+	tcase_add_test(tc, test_refuses_changed_update);
 	tcase_add_test(tc, test_read_only_open_never_recovers);
 	tcase_add_test(tc, test_write_open_recovers_under_its_lock);
 	tcase_add_test(tc, test_locked_file);

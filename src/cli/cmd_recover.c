@@ -9,13 +9,15 @@
  *     inode, and the length and hash of the bytes the interrupted update
  *     appended; see pdfstamp.h).  The CLI adds no I/O of its own.
  *  2. Exit status per file: 0 when there was nothing to do or the update
- *     was rolled back (or only its journal removed), 4 for a journal the
+ *     was completed (kept, whole) or only its journal removed, 4 for a journal the
  *     library refuses (it is left alone, the message says why), 1 for I/O
  *     errors, a file locked by another process and a FILE that cannot be
  *     opened or is not a regular file.  The worst one is returned
  *     (cli_worst).
  *  3. --json prints exactly one line per FILE:
- *       {"file","ok":true,"action":"none"|"rolled_back"|"removed_journal"}
+ *       {"file","ok":true,"action":"none"|"completed"|"removed_journal"}
+ *     ("rolled_back" was the action of versions that undid a whole
+ *     update; it is no longer printed.)
  *       {"file","ok":false,"exit":N,"error":"message"}
  *     (stable keys, pdfstamp(1) JSON OUTPUT).
  */
@@ -35,15 +37,17 @@ static void help(void)
 {
 	printf("Usage: pdfstamp recover [--json] FILE...\n"
 	       "\n"
-	       "Rolls back an in-place update of each FILE that was interrupted by a\n"
+	       "Finishes an in-place update of each FILE that was interrupted by a\n"
 	       "crash, using its journal FILE.pdfstamp-journal.  The file is locked\n"
 	       "first.  The journal is trusted only if it is a regular file of this\n"
-	       "user with mode 0600, written for this very file (device and inode),\n"
-	       "and the bytes after the length it records are exactly the ones the\n"
-	       "interrupted update appended (length and SHA-256); only then is FILE\n"
-	       "truncated back and the journal removed.  Any other journal is left\n"
-	       "alone and reported (exit 4).  Read-only commands (info, verify, the\n"
-	       "input of -o) never do this: they only warn that a journal exists.\n"
+	       "user with mode 0600, written for this very file (device and inode).\n"
+	       "If the bytes after the length it records are exactly the ones the\n"
+	       "interrupted update appended (length and SHA-256), the update is whole:\n"
+	       "it is kept (synced) and the journal removed; if the file still has\n"
+	       "that length, only the journal is removed.  FILE is never truncated or\n"
+	       "written.  Any other journal (a torn update, other or more bytes) is\n"
+	       "left alone and reported (exit 4).  Read-only commands (info, verify,\n"
+	       "the input of -o) never do this: they only warn that a journal exists.\n"
 	       "No password is needed.\n"
 	       "\n"
 	       "Options:\n"
@@ -51,7 +55,7 @@ static void help(void)
 	       "                 (keys: see JSON OUTPUT in pdfstamp(1))\n"
 	       "  -h, --help     show this help and exit\n"
 	       "\n"
-	       "Exit status: 0 nothing to do or rolled back, 1 I/O error, the file is\n"
+	       "Exit status: 0 nothing to do or recovered, 1 I/O error, the file is\n"
 	       "locked, cannot be opened or is not a regular file, 2 usage error, 4 a\n"
 	       "journal that cannot be trusted (left alone).\n");
 }
@@ -59,7 +63,7 @@ static void help(void)
 static const char *action_name(int recovered)
 {
 	switch (recovered) {
-	case PDFSTAMP_RECOVER_ROLLED_BACK: return "rolled_back";
+	case PDFSTAMP_RECOVER_COMPLETED: return "completed";
 	case PDFSTAMP_RECOVER_UNWRITTEN: return "removed_journal";
 	default: return "none";
 	}
@@ -68,8 +72,8 @@ static const char *action_name(int recovered)
 static const char *action_text(int recovered)
 {
 	switch (recovered) {
-	case PDFSTAMP_RECOVER_ROLLED_BACK:
-		return "rolled back an interrupted update; the file is as it was before it";
+	case PDFSTAMP_RECOVER_COMPLETED:
+		return "completed an interrupted update: it is whole in the file and kept; journal removed";
 	case PDFSTAMP_RECOVER_UNWRITTEN:
 		return "removed the journal of an interrupted update that had not changed the file";
 	default:

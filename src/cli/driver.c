@@ -415,7 +415,7 @@ static int each(struct driver *d, const char *file)
 	}
 	rc = d->ops->call(&f, d->arg);
 	/* Closing releases the lock only after the library has finished
-	 * (journal removed, or rolled back). */
+	 * (update synced and journal removed, or rolled back). */
 	pdfstamp_doc_close(f.doc);
 	f.doc = NULL;
 	if (rc != 0)

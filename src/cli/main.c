@@ -61,7 +61,7 @@ const struct cli_cmd cli_cmds[] = {
 	  "what changed after each signature, and does its policy permit it",
 	  "[--json] [password options] FILE..." },
 	{ "recover", cmd_recover,
-	  "roll back an in-place update interrupted by a crash (checks its journal)",
+	  "finish an in-place update interrupted by a crash (checks its journal)",
 	  "[--json] FILE..." },
 	{ NULL, NULL, NULL, NULL }
 };

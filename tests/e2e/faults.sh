@@ -7,10 +7,13 @@
 # fail:rename) or SIGKILLs the process at a point (kill:after-journal,
 # kill:after-write, kill:after-fsync for --in-place; kill:before-rename
 # for -o).  In every case the input must be byte-identical to a saved
-# copy afterwards - for a kill, after `pdfstamp recover` (read-only
-# commands only report the journal and change nothing), which must roll
-# the torn append back and say so - with no journal or temporary file
-# left, and the documented exit status.  Also a real ENOSPC on a tiny
+# copy afterwards, with no journal or temporary file left and the
+# documented exit status - except for an in-place append killed after its
+# write: the update is whole in the file (the page cache outlives the
+# process), and `pdfstamp recover` (read-only commands only report the
+# journal and change nothing) must keep it and say so (roll forward,
+# src/journal.c): then the input's bytes come first, followed by exactly
+# one new revision that qpdf and `pdfstamp verify` read.  Also a real ENOSPC on a tiny
 # tmpfs (when this user may mount one), a wrong password (3), no
 # annotation permission (5), and a journal that does not belong to the
 # file (never touched).
@@ -84,25 +87,45 @@ for src in qpdf-r6-table qpdf-r6-xrefstream; do
 						"$name: the killed run left appended bytes"
 				fi
 				# Read-only commands report the journal and change nothing.
-				cp "$f" "$T/torn.pdf"
+				cp "$f" "$T/killed.pdf"
 				run "$PDFSTAMP" info --json --password-file "$UPW" "$f"
 				check_status 0 "$name: the next 'pdfstamp info' opens the file"
 				check_grep '^pdfstamp: warning: .*pdfstamp recover' "$T/err" \
 					"$name: info warns about the journal"
 				check_eq "$(jget "$T/out" 'd["journal_pending"]')" true "$name: info --json: journal_pending"
-				same "$f" "$T/torn.pdf" "$name: info changes nothing"
-				# `pdfstamp recover` rolls back.
-				run "$PDFSTAMP" recover "$f"
-				check_status 0 "$name: 'pdfstamp recover' rolls back"
-				check_grep '(rolled back|removed the journal)' "$T/out" \
-					"$name: the rollback is reported"
+				same "$f" "$T/killed.pdf" "$name: info changes nothing"
+				# `pdfstamp recover` keeps a whole update, or removes only
+				# the journal of one that never reached the file.
+				run "$PDFSTAMP" recover --json "$f"
+				check_status 0 "$name: 'pdfstamp recover' succeeds"
+				if [ "$fault" = kill:after-journal ]; then
+					check_eq "$(jget "$T/out" 'd["action"]')" '"removed_journal"' \
+						"$name: recover removes only the journal"
+					same "$f" "$T/orig.pdf" "$name"
+				else
+					check_eq "$(jget "$T/out" 'd["action"]')" '"completed"' \
+						"$name: recover keeps the whole update"
+					same "$f" "$T/killed.pdf" "$name: recover changes no byte"
+					if cmp -s -n "$(size_of "$T/orig.pdf")" "$T/orig.pdf" "$f"; then
+						ok "$name: the original bytes come first"
+					else
+						fail "$name: the original bytes come first"
+					fi
+					qcheck "$f" "$name: the kept update"
+					run "$PDFSTAMP" info --json --password-file "$UPW" "$T/orig.pdf"
+					r0=$(jget "$T/out" 'd["revisions"]')
+					run "$PDFSTAMP" info --json --password-file "$UPW" "$f"
+					check_eq "$(jget "$T/out" 'd["revisions"]')" "$((r0 + 1))" "$name: exactly one new revision"
+					run "$PDFSTAMP" verify -q --password-file "$UPW" "$f"
+					check_status 0 "$name: pdfstamp verify passes on the kept update"
+				fi
 				;;
 			fail:*)
 				check_status 1 "$name: an I/O error"
 				check_grep '^pdfstamp: .*doc\.pdf' "$T/err" "$name: the error names the file"
+				same "$f" "$T/orig.pdf" "$name"
 				;;
 			esac
-			same "$f" "$T/orig.pdf" "$name"
 			clean "$W" "$name"
 			# and the file can still be updated
 			run "$PDFSTAMP" "${args[@]}" "$f"
@@ -113,17 +136,23 @@ for src in qpdf-r6-table qpdf-r6-xrefstream; do
 	done
 done
 
-# A killed in-place append is also rolled back by the next `stamp` itself.
+# A killed in-place append is also completed by the next `stamp` itself.
 f=$W/doc.pdf
 cp "$D/qpdf-r6-table.pdf" "$f"
 cp "$f" "$T/orig.pdf"
 fault_run kill:after-write stamp --password-file "$UPW" --text FIRST -i "$f"
 check_eq "$RC" 137 "kill:after-write, then stamp: killed"
+cp "$f" "$T/killed.pdf"
 run "$PDFSTAMP" stamp --json --password-file "$UPW" --text SECOND -i "$f"
 check_status 0 "kill:after-write, then stamp: the next stamp succeeds"
-check_grep '^pdfstamp: warning: ' "$T/err" "kill:after-write, then stamp: the rollback is reported"
-check_eq "$(jget "$T/out" 'd["base_length"]')" "$(size_of "$T/orig.pdf")" \
-	"kill:after-write, then stamp: the new revision starts at the original length"
+check_grep '^pdfstamp: warning: .*update is kept' "$T/err" "kill:after-write, then stamp: the kept update is reported"
+check_eq "$(jget "$T/out" 'd["base_length"]')" "$(size_of "$T/killed.pdf")" \
+	"kill:after-write, then stamp: the new revision starts after the kept one"
+if cmp -s -n "$(size_of "$T/killed.pdf")" "$T/killed.pdf" "$f"; then
+	ok "kill:after-write, then stamp: the kept update's bytes are intact"
+else
+	fail "kill:after-write, then stamp: the kept update's bytes are intact"
+fi
 if cmp -s -n "$(size_of "$T/orig.pdf")" "$T/orig.pdf" "$f"; then
 	ok "kill:after-write, then stamp: the original bytes are intact"
 else
@@ -131,7 +160,7 @@ else
 fi
 qcheck "$f" "kill:after-write, then stamp"
 run "$PDFSTAMP" info --json --password-file "$UPW" "$f"
-check_eq "$(jget "$T/out" 'd["revisions"]')" 2 "kill:after-write, then stamp: exactly one new revision"
+check_eq "$(jget "$T/out" 'd["revisions"]')" 3 "kill:after-write, then stamp: the kept revision and the new one"
 clean "$W" "kill:after-write, then stamp"
 rm -f "$W"/*
 

@@ -10,8 +10,13 @@
 # only: the phases are not I/O calls) and with kill:P:k.  Every run must
 #   - end with the documented status: 1 (I/O error, with a message naming
 #     the file) for a failure, SIGKILL (137) for a kill;
-#   - leave the input byte-identical to a saved copy (for a killed in-place
-#     append: once `pdfstamp recover` has rolled it back and said so);
+#   - leave the input byte-identical to a saved copy; except that an
+#     in-place append killed after its write has reached the file (the
+#     page cache outlives the process) is kept by `pdfstamp recover` (roll
+#     forward, src/journal.c), which must say "completed": then the file
+#     is the input followed by one whole revision (qpdf --check and
+#     `pdfstamp verify` pass), and a kill before the write leaves the
+#     input byte-identical once recover has removed the journal;
 #   - leave no output file for -o, and no journal or temporary file, except
 #     the one documented case: a kill at the rename of a new file may leave
 #     a complete hidden ".pdfstamp-XXXXXX" file, never readable by more
@@ -69,7 +74,7 @@ leftovers() { (cd "$1" && ls -A | grep -E '\.pdfstamp-' | tr '\n' ' '); }
 # changes it in place) or "o" (the command gets -o OUT FILE).
 sweep() {
 	local name=$1 mode=$2 input=$3 f=$W/doc.pdf out=$W/out.pdf
-	local pts p k n fault bad runs=0 left
+	local pts p k n fault bad runs=0 left kept=0
 	shift 3
 	local -a cmd=("$@")
 	if [ "$mode" = o ]; then cmd+=(-o "$out"); fi
@@ -111,10 +116,21 @@ sweep() {
 					if [ -e "$f.pdfstamp-journal" ]; then
 						RC=0
 						"$PDFSTAMP" recover "$f" >"$T/out" 2>"$T/err" </dev/null || RC=$?
-						if [ "$RC" != 0 ] || ! grep -Eq '(rolled back|removed the journal)' "$T/out"; then
-							fail "$name $fault: the next run rolls the torn append back" \
+						if [ "$RC" != 0 ] || ! grep -Eq '(completed|removed the journal)' "$T/out"; then
+							fail "$name $fault: recover completes the append or removes its journal" \
 								"exit $RC: $(head -c 300 "$T/err")"
 							bad=$((bad + 1))
+						elif grep -q 'completed' "$T/out"; then
+							# the whole update is kept: the input, then one revision
+							kept=$((kept + 1))
+							if ! cmp -s -n "$(stat -c %s "$input")" "$f" "$input" ||
+								[ "$(stat -c %s "$f")" -le "$(stat -c %s "$input")" ] ||
+								! qpdf --password-file="$UPW" --check "$f" >/dev/null 2>&1 ||
+								! "$PDFSTAMP" verify -q --password-file "$UPW" "$f" >/dev/null 2>&1; then
+								fail "$name $fault: the kept update follows the input's bytes and reads"
+								bad=$((bad + 1))
+							fi
+							cp "$input" "$f" # for the checks below
 						fi
 					fi
 					;;
@@ -150,7 +166,12 @@ sweep() {
 			done
 		done
 	done <<<"$pts"
-	check_eq "$bad" 0 "$name: $runs injected failures and kills, every one safe"
+	check_eq "$bad" 0 "$name: $runs injected failures and kills, every one safe ($kept kept whole by recover)"
+	case $name in
+	"stamp -i" | "meta -i")
+		# fsync:2 (the file's), after-write and after-fsync
+		check_true test "$kept" -ge 3 "$name: kills after the write leave a whole update, kept ($kept)" ;;
+	esac
 	check_true test "$runs" -ge 4 "$name: at least four points swept ($runs)"
 }
 

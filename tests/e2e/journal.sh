@@ -10,21 +10,29 @@
 #      --json says journal_pending;
 #   B. a version-1 journal "length = the size before someone's stamp, hash
 #      of that prefix": info keeps the stamp; recover and stamp -i refuse;
-#   C. a version-2 journal that matches FILE exactly (device, inode, length,
+#   C. a version-3 journal that matches FILE exactly (device, inode, length,
 #      hash of the appended stamp) but is not 0600, belongs to another uid,
 #      or was written for another inode (FILE replaced by a copy): refused
 #      (exit 4), FILE unchanged; the same journal with the right owner and
-#      mode is the control case and is rolled back;
+#      mode is the control case: the whole stamp is kept (completed), only
+#      the journal goes, and so for a version-2 journal (read as version 3);
+#      recovery never removes a byte of FILE;
 #   D. a genuine crash journal that went stale because more bytes were
-#      appended afterwards: refused, FILE unchanged;
+#      appended afterwards, whose update was torn (a power failure before
+#      the file's fsync, made here by cutting the file), or whose bytes
+#      were changed: refused, FILE and the journal unchanged;
 #   E. a symbolic link at the journal's name: refused;
 #   F. a FIFO at the journal's name, and a FIFO as FILE (also inside a
 #      --files-from batch): every command returns within `timeout 10`;
 #   G. an empty or torn journal: refused, stamp -i says so;
-#   H. genuine crash journals (PDFSTAMP_FAULT) are still rolled back by
-#      `pdfstamp recover` and by `stamp -i`, and read-only commands report
-#      them without touching the file;
-#   I. recover takes the writers' lock first: a locked file is exit 1.
+#   H. genuine crash journals (PDFSTAMP_FAULT): a kill after the write
+#      leaves the whole update, which `pdfstamp recover` and `stamp -i`
+#      keep (completed; qpdf reads it), a kill before it only the journal;
+#      read-only commands report them without touching the file;
+#   I. recover takes the writers' lock first: a locked file is exit 1;
+#   K. a stamp -i costs exactly 3 fsync/fdatasync calls per file (journal,
+#      directory, file), and each --json line comes after its file's
+#      fsync, with no journal left (strace; skipped without it).
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -60,17 +68,18 @@ v1() {
 		"$(head -c "$2" "$1" | tail -c "$(($2 - start))" | sha_of)" >"$1.pdfstamp-journal"
 	chmod 600 "$1.pdfstamp-journal"
 }
-# v2 FILE L [JOURNAL]: a version-2 journal that matches FILE exactly: its
-# device and inode, L, and the length and hash of the bytes after L
-v2() {
-	python3 - "$1" "$2" "${3:-$1.pdfstamp-journal}" <<'PY'
+# v3 FILE L [JOURNAL [VERSION]]: a version-3 (or VERSION) journal that
+# matches FILE exactly: its device and inode, L, and the length and hash of
+# the bytes after L
+v3() {
+	python3 - "$1" "$2" "${3:-$1.pdfstamp-journal}" "${4:-3}" <<'PY'
 import hashlib, os, sys
-f, l, j = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+f, l, j, v = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 b = open(f, "rb").read()
 st = os.stat(f)
 h = lambda x: hashlib.sha256(x).hexdigest()
-t = ("pdfstamp-journal 2\nfile %d %d\nlength %d\nappended %d %s\nbefore %s\n"
-     % (st.st_dev, st.st_ino, l, len(b) - l, h(b[l:]), h(b[max(0, l - 4096):l])))
+t = ("pdfstamp-journal %s\nfile %d %d\nlength %d\nappended %d %s\nbefore %s\n"
+     % (v, st.st_dev, st.st_ino, l, len(b) - l, h(b[l:]), h(b[max(0, l - 4096):l])))
 fd = os.open(j, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
 os.write(fd, t.encode())
 os.close(fd)
@@ -118,13 +127,13 @@ same "$F" "$ORIG" "A: recover"
 pr stamp --password-file "$UPW" -i "$F"
 check_status 4 "A: stamp -i refuses to start next to it"
 same "$F" "$ORIG" "A: stamp -i"
-# the same attack with a file of 0 bytes length in version 2 form, but 0644
+# the same attack with a file of 0 bytes length in version 3 form, but 0644
 rm -f "$J"
-v2 "$F" 0
+v3 "$F" 0
 chmod 644 "$J"
 pr info --password-file "$UPW" "$F"
-check_status 0 "A: info with a version-2 journal of length 0"
-same "$F" "$ORIG" "A: info, version-2 journal of length 0"
+check_status 0 "A: info with a version-3 journal of length 0"
+same "$F" "$ORIG" "A: info, version-3 journal of length 0"
 pr recover "$F"
 check_status 4 "A: recover refuses a journal with mode 0644"
 check_grep 'mode 0644' "$T/err" "A: recover names the mode"
@@ -150,11 +159,11 @@ check_status 4 "B: stamp -i refuses it"
 same "$F" "$T/stamped.pdf" "B: stamp -i"
 
 # ===========================================================================
-# C. a version-2 journal matching the stamp exactly: only owner, mode and
-#    inode protect the stamp
+# C. a version-3 journal matching the stamp exactly: owner, mode and inode
+#    are checked, and even a journal that passes them removes nothing
 # ===========================================================================
 rm -f "$J"
-v2 "$F" "$L0"
+v3 "$F" "$L0"
 chmod 640 "$J"
 pr recover "$F"
 check_status 4 "C: recover refuses a journal with mode 0640"
@@ -184,14 +193,33 @@ pr recover "$F"
 check_status 4 "C: recover refuses a journal written for another inode"
 check_grep 'another file' "$T/err" "C: the message says so"
 same "$F" "$T/stamped.pdf" "C: another inode"
-# control: the same journal for this inode is believed (it could be ours)
+# control: the same journal for this inode is believed (it could be ours):
+# the update it names is whole, so it is kept and only the journal goes
 rm -f "$J"
-v2 "$F" "$L0"
+v3 "$F" "$L0"
 pr recover --json "$F"
-check_status 0 "C: a journal that matches in every respect is rolled back"
-check_eq "$(jget "$T/out" 'd["action"]')" '"rolled_back"' "C: recover --json: action rolled_back"
-same "$F" "$ORIG" "C: control"
+check_status 0 "C: a journal that matches in every respect completes the update"
+check_eq "$(jget "$T/out" 'd["action"]')" '"completed"' "C: recover --json: action completed"
+same "$F" "$T/stamped.pdf" "C: control: the stamp is kept"
 check_true test ! -e "$J" "C: control: the journal is removed"
+# a version-2 journal (the same text) is read as version 3: kept too
+v3 "$F" "$L0" "$J" 2
+pr recover --json "$F"
+check_status 0 "C: a version-2 journal that matches completes the update"
+check_eq "$(jget "$T/out" 'd["action"]')" '"completed"' "C: version 2: action completed"
+same "$F" "$T/stamped.pdf" "C: version 2: the stamp is kept"
+check_true test ! -e "$J" "C: version 2: the journal is removed"
+# a version-3 journal whose L is the size before the stamp and whose
+# length is the size after it (the stamp of a pdfstamp that synced the
+# file, then crashed): the file at L+N is kept whatever a planted journal
+# claims, and the file at L (the stamp cut off by someone) is not touched
+v3 "$F" "$L0"
+truncate -s "$L0" "$F"
+pr recover --json "$F"
+check_status 0 "C: the file at the journal's length: only the journal goes"
+check_eq "$(jget "$T/out" 'd["action"]')" '"removed_journal"' "C: action removed_journal"
+same "$F" "$ORIG" "C: the file at L is unchanged"
+check_true test ! -e "$J" "C: removed_journal: the journal is removed"
 
 # ===========================================================================
 # D. a stale crash journal, and bytes another tool appended since
@@ -208,7 +236,9 @@ check_ne "$RC" 124 "D: info returns"
 same "$F" "$T/d.pdf" "D: info"
 pr recover "$F"
 check_status 4 "D: recover refuses a journal that no longer matches the file's size"
+check_grep 'is whole, but [0-9]+ more bytes were appended' "$T/err" "D: the message says what is there"
 same "$F" "$T/d.pdf" "D: recover"
+check_true test -e "$J" "D: the journal is left for a human"
 pr stamp --password-file "$UPW" -i "$F"
 check_status 4 "D: stamp -i refuses"
 same "$F" "$T/d.pdf" "D: stamp -i"
@@ -220,6 +250,24 @@ cp "$F" "$T/d2.pdf"
 pr recover "$F"
 check_status 4 "D: recover refuses when the appended bytes differ from the recorded hash"
 same "$F" "$T/d2.pdf" "D: changed bytes"
+check_true test -e "$J" "D: changed bytes: the journal is left"
+# a torn update (the file between L and L+N): nothing proves that the bytes
+# after L are ours, so they are neither kept silently nor removed
+fresh
+PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+LN=$(size_of "$F")
+for cut in $((L0 + 1)) $(((L0 + LN) / 2)) $((LN - 1)); do
+	truncate -s "$cut" "$F"
+	cp "$F" "$T/d3.pdf"
+	pr recover "$F"
+	check_status 4 "D: recover refuses a torn update ($((cut - L0)) of $((LN - L0)) bytes)"
+	check_grep 'torn' "$T/err" "D: torn ($((cut - L0))): the message says so"
+	same "$F" "$T/d3.pdf" "D: torn ($((cut - L0)))"
+	check_true test -e "$J" "D: torn ($((cut - L0))): the journal is left"
+done
+pr stamp --password-file "$UPW" -i "$F"
+check_status 4 "D: stamp -i refuses next to a torn update"
+same "$F" "$T/d3.pdf" "D: stamp -i, torn"
 else
 	skip "D: stale crash journals (needs --enable-fault-injection)"
 fi
@@ -230,7 +278,7 @@ fi
 fresh
 run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
 cp "$F" "$T/stamped.pdf"
-v2 "$F" "$L0" "$W/real-journal"
+v3 "$F" "$L0" "$W/real-journal"
 ln -s real-journal "$J"
 pr recover "$F"
 check_status 4 "E: recover refuses a symbolic link"
@@ -294,7 +342,7 @@ pr stamp --password-file "$UPW" -i "$F"
 check_status 4 "G: stamp -i refuses next to an empty journal"
 check_grep 'journal' "$T/err" "G: stamp -i names the journal"
 rm -f "$J"
-v2 "$F" 0
+v3 "$F" 0
 head -c 40 "$J" >"$T/torn" && cat "$T/torn" >"$J"
 pr recover "$F"
 check_status 4 "G: recover refuses a torn journal"
@@ -308,23 +356,33 @@ fresh
 PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
 check_eq "$RC" 137 "H: stamp -i killed after its write"
 check_eq "$(stat -c %a "$J")" 600 "H: the journal has mode 0600"
-cp "$F" "$T/torn.pdf"
+cp "$F" "$T/killed.pdf"
+check_true test "$(size_of "$F")" -gt "$L0" "H: the killed run's update is in the file"
 pr info --json --password-file "$UPW" "$F"
-check_status 0 "H: info on the torn file"
+check_status 0 "H: info on the file with its journal"
 check_eq "$(jget "$T/out" 'd["journal_pending"]')" true "H: info reports the pending journal"
-same "$F" "$T/torn.pdf" "H: info leaves the torn update alone"
+same "$F" "$T/killed.pdf" "H: info leaves the file alone"
 pr recover --json "$F"
-check_status 0 "H: recover rolls the crash back"
-check_eq "$(jget "$T/out" 'd["action"]')" '"rolled_back"' "H: action rolled_back"
-same "$F" "$ORIG" "H: recover"
+check_status 0 "H: recover completes the crashed update"
+check_eq "$(jget "$T/out" 'd["action"]')" '"completed"' "H: action completed"
+same "$F" "$T/killed.pdf" "H: recover keeps the whole update"
 check_true test ! -e "$J" "H: the journal is removed"
+if cmp -s -n "$L0" "$ORIG" "$F"; then ok "H: the original bytes come first"; else fail "H: the original bytes come first"; fi
+run qpdf --password-file="$UPW" --check "$F"
+check_status 0 "H: qpdf --check reads the kept update"
+pr info --json --password-file "$UPW" "$F"
+check_eq "$(jget "$T/out" 'd["revisions"]')" 2 "H: the kept update is one more revision"
+run "$PDFSTAMP" verify -q --password-file "$UPW" "$F"
+check_status 0 "H: pdfstamp verify passes on the kept update"
 pr recover "$F"
 check_status 0 "H: a second recover has nothing to do"
 check_grep 'nothing to do' "$T/out" "H: and says so"
+same "$F" "$T/killed.pdf" "H: a second recover changes nothing"
 else
 	skip "H: genuine crash journals recovered (needs --enable-fault-injection)"
 fi
 if have_faults; then
+fresh
 PDFSTAMP_FAULT=kill:after-journal run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
 check_eq "$RC" 137 "H: stamp -i killed after its journal"
 pr recover --json "$F"
@@ -333,11 +391,16 @@ check_eq "$(jget "$T/out" 'd["action"]')" '"removed_journal"' "H: action removed
 same "$F" "$ORIG" "H: kill before the write"
 PDFSTAMP_FAULT=kill:after-fsync run "$PDFSTAMP" meta --password-file "$UPW" --set Title=x -i "$F"
 check_eq "$RC" 137 "H: meta -i killed after its fsync"
+LM=$(size_of "$F")
 pr stamp --json --password-file "$UPW" -i "$F"
-check_status 0 "H: the next stamp -i rolls back, then stamps"
-check_grep '^pdfstamp: warning: .*rolled back' "$T/err" "H: stamp -i reports the rollback"
-check_eq "$(jget "$T/out" 'd["base_length"]')" "$L0" "H: the new revision starts at the original length"
+check_status 0 "H: the next stamp -i completes the killed update, then stamps"
+check_grep '^pdfstamp: warning: .*update is kept' "$T/err" "H: stamp -i reports the kept update"
+check_eq "$(jget "$T/out" 'd["base_length"]')" "$LM" "H: the new revision starts after the kept one"
 check_true test ! -e "$J" "H: no journal left"
+pr info --json --password-file "$UPW" "$F"
+check_eq "$(jget "$T/out" 'd["revisions"]')" 3 "H: the original, the kept meta update and the stamp"
+run qpdf --password-file="$UPW" --check "$F"
+check_status 0 "H: qpdf --check reads all three revisions"
 else
 	skip "H: kills after the journal and after the fsync (needs --enable-fault-injection)"
 fi
@@ -384,18 +447,75 @@ if have_faults; then
 fresh
 mkdir -p "$W/links"
 ln -s "$F" "$W/links/doc.pdf"
-cp "$F" "$T/j-orig.pdf"
 PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$W/links/doc.pdf"
 check_eq "$RC" 137 "J: stamp -i through a link, killed after its write"
 check_true test -e "$J" "J: the journal is next to the real file"
 check_true test ! -e "$W/links/doc.pdf.pdfstamp-journal" "J: no journal next to the link"
 pr info --password-file "$UPW" "$W/links/doc.pdf"
 check_grep 'recover' "$T/err" "J: info through the link reports the journal"
-pr recover "$F"
-check_status 0 "J: recover by the real name rolls the update back"
-same "$F" "$T/j-orig.pdf" "J: recover"
+cp "$F" "$T/j-killed.pdf"
+pr recover --json "$F"
+check_status 0 "J: recover by the real name completes the update"
+check_eq "$(jget "$T/out" 'd["action"]')" '"completed"' "J: action completed"
+same "$F" "$T/j-killed.pdf" "J: recover keeps it"
+check_true test ! -e "$J" "J: the journal is removed"
 else
 	skip "J: journal next to the real file (needs --enable-fault-injection)"
+fi
+
+# ===========================================================================
+# K. the syncs of stamp -i: exactly 3 fsync/fdatasync calls per file (the
+#    journal, its directory, the file), no other sync call, and each --json
+#    line printed only after its file's fsync, the journal unlinked after it
+# ===========================================================================
+if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true >/dev/null 2>&1; then
+	rm -rf "$W" && mkdir -p "$W"
+	for i in 1 2 3; do cp "$D/qpdf-r6-table.pdf" "$W/k$i.pdf"; done
+	printf '%s\n' "$W/k1.pdf" "$W/k2.pdf" "$W/k3.pdf" >"$T/klist"
+	RC=0
+	strace -f -qq -s 80 -o "$T/strace" \
+		-e trace=fsync,fdatasync,sync,syncfs,sync_file_range,msync,write,linkat,unlink,unlinkat \
+		"$PDFSTAMP" stamp --json --password-file "$UPW" -i --files-from "$T/klist" >"$T/out" 2>"$T/err" || RC=$?
+	check_status 0 "K: stamp -i --json of three files under strace"
+	checker_feed /dev/stdin "$T/strace" 3 <<'PY'
+import re, sys
+path, nfiles = sys.argv[1], int(sys.argv[2])
+def res(ok, desc, detail=""):
+    print(("OK\t%s" if ok else "FAIL\t%s\t" + detail.replace("\t", " ")) % desc)
+ev = []  # (kind, text) in order
+for line in open(path, encoding="utf-8", errors="replace"):
+    m = re.match(r"\d+\s+(\w+)\((.*)", line)
+    if not m or "<unfinished" in line:
+        continue
+    call, rest = m.group(1), m.group(2)
+    if call in ("fsync", "fdatasync"):
+        ev.append(("sync", line.strip()))
+    elif call in ("sync", "syncfs", "sync_file_range", "msync"):
+        ev.append(("othersync", line.strip()))
+    elif call == "write" and rest.startswith('1, "{\\"file\\"'):
+        ev.append(("json", line.strip()))
+    elif call == "linkat" and "pdfstamp-journal" in rest:
+        ev.append(("link", line.strip()))
+    elif call in ("unlink", "unlinkat") and "pdfstamp-journal\"" in rest:
+        ev.append(("unlink", line.strip()))
+kinds = [k for k, _ in ev]
+res(kinds.count("othersync") == 0, "K: no sync, syncfs, sync_file_range or msync",
+    "; ".join(t for k, t in ev if k == "othersync"))
+res(kinds.count("sync") == 3 * nfiles, "K: %d fsync/fdatasync calls for %d files" % (3 * nfiles, nfiles),
+    "got %d" % kinds.count("sync"))
+res(kinds.count("json") == nfiles, "K: %d JSON lines, one write each" % nfiles, "got %d" % kinds.count("json"))
+# per file: the journal's fsync, its link, the directory's fsync, the file's
+# fsync, the journal's unlink, then the file's JSON line
+want = ["sync", "link", "sync", "sync", "unlink", "json"] * nfiles
+res(kinds == want, "K: per file: journal fsync, link, directory fsync, file fsync, unlink, then its JSON line",
+    " ".join(kinds))
+PY
+	check_true test -z "$(ls -A "$W" | grep -E 'pdfstamp-' || true)" "K: no journal or temporary file left"
+	for i in 1 2 3; do
+		check_eq "$(jget "$T/out" 'd["ok"]' "$i")" true "K: file $i stamped"
+	done
+else
+	skip "K: the fsyncs of stamp -i counted (strace is absent or cannot trace here)"
 fi
 
 MAN=$TOP_SRCDIR/man/pdfstamp.1

@@ -502,7 +502,7 @@ PDFSTAMP_FAULT=kill:before-rename prun "$PDFSTAMP" meta --password-file "$PWD_DI
 check_eq "$RC" 137 "meta -o killed before the rename"
 PDFSTAMP_FAULT=kill:after-write prun "$PDFSTAMP" stamp --password-file "$PWD_DIR/u" \
 	--text "$CANARY-killedstamp" -i "$K/inplace.pdf"
-check_eq "$RC" 137 "stamp --in-place killed after the write (torn append and journal left)"
+check_eq "$RC" 137 "stamp --in-place killed after the write (the update and its journal left)"
 else
 	skip "kill -9 in the middle of rotate, meta and stamp (needs --enable-fault-injection)"
 fi
