@@ -29,6 +29,23 @@
  * instead of being committed.  Like every output, it holds what the
  * output holds: ciphertext, and plaintext only where the input had it.
  *
+ * Early writeback (ps_writeback_start, done by the buffered writer
+ * ps_wstream every 4 MB): a writer of a large file (the full rewrite)
+ * starts the writeback of each region it has written, so
+ * that the disk writes overlap the rest of the work and the final fsync
+ * finds little left to do.  On Linux this is sync_file_range(2) with
+ * SYNC_FILE_RANGE_WRITE alone: it queues the dirty pages of the range for
+ * writeback and returns without waiting for them; it syncs no metadata and
+ * guarantees nothing, so it is never a durability point.  It does block
+ * while the device's queue is full, which on a slow disk would tie the
+ * writer to the disk's pace; so ps_wstream makes these calls from a thread
+ * of its own (one per writer, asleep in the kernel or waiting for the next
+ * range; inline if it cannot be started), and the writer only posts the
+ * end of what it has written.  Durability stays with ps_sync_fd (fsync)
+ * before the rename, exactly as without it; a writeback error is kept by
+ * the kernel for the file (errseq) and reported by that fsync, so the hint
+ * has no result to check.  Elsewhere it does nothing.
+ *
  * Messages name the path that failed: the output (or its directory),
  * not the input, which the caller names.
  *
@@ -43,7 +60,8 @@
  * and ps_outfile_copy_out, "fsync" in ps_sync_fd, "before-rename" and
  * "rename" in ps_outfile_commit; the writers add their phases
  * (after-journal, after-write, after-fsync); ps_truncate_fd has none (it
- * is the rollback after a failed step).  Reads: ps_pread_full is
+ * is the rollback after a failed step), nor has ps_writeback_start (a
+ * hint, not a step: the fsync that follows is the point).  Reads: ps_pread_full is
  * the library's one pread loop (EINTR retried, stops only at end of file).
  */
 #include "config.h"
@@ -52,6 +70,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -265,6 +284,157 @@ int ps_sync_fd(ps_ctx *ctx, int fd, const char *what)
 	if (ps_fault("fsync") || fsync(fd) < 0)
 		return ps_err(ctx, PDFSTAMP_E_IO, "cannot fsync %s: %s", what, errno ? strerror(errno) : "injected fault");
 	return 0;
+}
+
+void ps_writeback_start(int fd, int64_t off, int64_t len)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+	if (off >= 0 && len > 0)
+		(void)sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+#else
+	(void)fd;
+	(void)off;
+	(void)len;
+#endif
+}
+
+/* ---- the buffered writer (io.h ps_wstream) ---------------------------------------- */
+
+#define WS_BUF ((size_t)1 << 20)       /* pieces gather up to 1 MB */
+#define WS_DIRECT ((size_t)256 << 10)  /* larger pieces skip the copy */
+#define WS_WB_CHUNK ((int64_t)4 << 20) /* writeback started every 4 MB written */
+
+/* The writeback thread (note "Early writeback"): it starts the writeback
+ * of [done, want) whenever the writer has moved WANT on. */
+struct ps_wback {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int fd, stop;
+	int64_t want;
+};
+
+static void *wback_main(void *arg)
+{
+	struct ps_wback *k = arg;
+	int64_t done = 0, want;
+
+	pthread_mutex_lock(&k->mu);
+	for (;;) {
+		if (k->stop)
+			break; /* what is left, the fsync that follows writes */
+		if (k->want == done) {
+			pthread_cond_wait(&k->cv, &k->mu);
+			continue;
+		}
+		want = k->want;
+		pthread_mutex_unlock(&k->mu);
+		ps_writeback_start(k->fd, done, want - done);
+		done = want;
+		pthread_mutex_lock(&k->mu);
+	}
+	pthread_mutex_unlock(&k->mu);
+	return NULL;
+}
+
+void ps_wstream_init(ps_wstream *w, ps_ctx *ctx, int fd, int writeback, const char *what)
+{
+	struct ps_wback *k;
+
+	memset(w, 0, sizeof *w);
+	w->ctx = ctx;
+	w->fd = fd;
+	w->writeback = writeback;
+	w->what = what;
+	if (!writeback || !(k = calloc(1, sizeof *k)))
+		return;
+	k->fd = fd;
+	pthread_mutex_init(&k->mu, NULL);
+	pthread_cond_init(&k->cv, NULL);
+	if (pthread_create(&k->th, NULL, wback_main, k) == 0) {
+		w->bk = k;
+		return;
+	}
+	pthread_mutex_destroy(&k->mu);
+	pthread_cond_destroy(&k->cv);
+	free(k);
+}
+
+/* Has the writeback of what was written since the last time started, once
+ * that is WS_WB_CHUNK bytes or more (ALL: whatever it is). */
+static void ws_kick(ps_wstream *w, int all)
+{
+	int64_t end = w->off - (int64_t)w->buf.len; /* written, not buffered */
+
+	if (!w->writeback || end <= w->wb || (!all && end - w->wb < WS_WB_CHUNK))
+		return;
+	if (w->bk) {
+		pthread_mutex_lock(&w->bk->mu);
+		w->bk->want = end;
+		pthread_cond_signal(&w->bk->cv);
+		pthread_mutex_unlock(&w->bk->mu);
+	} else {
+		ps_writeback_start(w->fd, w->wb, end - w->wb);
+	}
+	w->wb = end;
+}
+
+static int ws_drain(ps_wstream *w)
+{
+	int rc = 0;
+
+	if (w->buf.len) {
+		rc = ps_write_all(w->ctx, w->fd, w->buf.data, w->buf.len, w->off - (int64_t)w->buf.len, w->what);
+		w->buf.len = 0;
+		if (rc == 0)
+			ws_kick(w, 0);
+	}
+	return rc;
+}
+
+int ps_wstream_put(ps_wstream *w, const void *p, size_t n)
+{
+	int rc;
+
+	if ((n >= WS_DIRECT || w->buf.len + n > WS_BUF) && (rc = ws_drain(w)) < 0)
+		return rc;
+	if (n >= WS_DIRECT) {
+		rc = ps_write_all(w->ctx, w->fd, p, n, w->off, w->what);
+		w->off += (int64_t)n;
+		if (rc == 0)
+			ws_kick(w, 0);
+		return rc;
+	}
+	ps_buf_append(&w->buf, p, n);
+	w->off += (int64_t)n;
+	return w->buf.oom ? ps_err(w->ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+}
+
+int ps_wstream_flush(ps_wstream *w)
+{
+	int rc = ws_drain(w);
+
+	if (rc == 0)
+		ws_kick(w, 1);
+	return rc;
+}
+
+void ps_wstream_free(ps_wstream *w)
+{
+	struct ps_wback *k = w->bk;
+
+	if (k) {
+		pthread_mutex_lock(&k->mu);
+		k->stop = 1;
+		pthread_cond_signal(&k->cv);
+		pthread_mutex_unlock(&k->mu);
+		pthread_join(k->th, NULL);
+		pthread_mutex_destroy(&k->mu);
+		pthread_cond_destroy(&k->cv);
+		free(k);
+		w->bk = NULL;
+	}
+	ps_buf_free(&w->buf);
 }
 
 /* No fault point here: truncation is how a failed (or injected) step is

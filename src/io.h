@@ -8,6 +8,35 @@
 
 int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what);
 int ps_sync_fd(ps_ctx *ctx, int fd, const char *what);
+/* Starts the writeback of bytes [OFF, OFF + LEN) of FD, already written,
+ * without waiting for it (io.c note "Early writeback"): a hint that makes
+ * nothing durable, so it has no result; ps_sync_fd stays the one durability
+ * point and reports any error the writeback meets.  Nothing where the
+ * platform lacks sync_file_range. */
+void ps_writeback_start(int fd, int64_t off, int64_t len);
+
+/* A new file written front to back from offset 0 (the full rewrite's
+ * output): small pieces gather in a buffer, large ones are written
+ * directly, and with WRITEBACK the writeback of every 4 MB written is
+ * started at once (ps_writeback_start, from a thread of its own: io.c).
+ * OFF counts the bytes put so far (the offset of the next byte).  Errors
+ * are ps_write_all's.  ps_wstream_free before FD is closed. */
+struct ps_wback;
+typedef struct ps_wstream {
+	ps_ctx *ctx;
+	int fd;
+	int writeback;
+	int64_t off;          /* bytes put */
+	int64_t wb;           /* bytes whose writeback has been asked for */
+	ps_buf buf;
+	const char *what;     /* for messages: "the output" */
+	struct ps_wback *bk;  /* the writeback thread, or NULL: started inline */
+} ps_wstream;
+void ps_wstream_init(ps_wstream *w, ps_ctx *ctx, int fd, int writeback, const char *what);
+int ps_wstream_put(ps_wstream *w, const void *p, size_t n);
+/* Writes what is buffered, and starts the writeback of all of it. */
+int ps_wstream_flush(ps_wstream *w);
+void ps_wstream_free(ps_wstream *w);
 /* Copies the first LEN bytes of SRC to DST (both at offset 0):
  * copy_file_range, else pread/ps_write_all. */
 int ps_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len);

@@ -64,38 +64,47 @@
  *     (ps_sec_new_r6, which also writes the /Encrypt dictionary:
  *     ps_sec_write_dict); R5 inputs come out as R6.
  *  7. Sequential I/O.  The input is read in file order, in segments of
- *     about 4 MB (rwcheck.c notes 4-5: ps_seq_*, shared with the
- *     self-check): one pread per segment instead of about three per
- *     object.  Each object is parsed from its own bytes in the segment and
- *     its stream data stays there: decrypted, re-encrypted in place and
- *     written from there (zero copies); a segment is freed when the last
- *     job pointing into it has been written (reference counts, touched
- *     only by this thread).  Objects the reader cannot serve from a
- *     segment are read on their own (read_job), as before.  The output
- *     follows the input's file order, so rw->offs is sorted by number
- *     once at the end (sort_offs), which also catches an object written
- *     twice.  Writes: the object headers gather in a 4 MB buffer, large
- *     payloads go out directly from their segment; the main thread writes
- *     batch K while the workers parse and encrypt the next ones (the
- *     window is one batch per worker plus two, and the reader fills one
- *     more); while the oldest batch is not done, the writer runs any batch
- *     no worker has taken yet (drain_one) instead of waiting.  With two
- *     vCPUs that are about one core, reading, writing and encrypting
- *     overlap, and no thread is added.  The workers also parse
- *     (ps_seq_parse touches no document); an object they cannot parse from
- *     its segment is left to the writer (careful_job), which reads it with
- *     the document's own calls in its turn, so the output order holds.
+ *     about 4 MB (rwcheck.c ps_seq_*, shared with the self-check), one
+ *     pread each.  Each object is parsed from its bytes there, and its
+ *     stream data is decrypted, re-encrypted and written in place (zero
+ *     copies); a segment goes when the last job in it has been written
+ *     (reference counts, this thread only).  What a segment cannot serve
+ *     is read on its own (read_job; careful_job, in its turn so that the
+ *     output order holds, when a worker cannot parse it).  rw->offs, in
+ *     file order, is sorted by number at the end (sort_offs, which catches
+ *     an object written twice).  Writes (io.c ps_wstream): headers gather
+ *     in a buffer, payloads go out from their segment.  The main thread
+ *     writes batch K while the workers parse and encrypt the next ones
+ *     (the window: note 10) and runs a batch no worker has taken rather
+ *     than wait (drain_one): reading, writing and encrypting overlap on two
+ *     vCPUs without another thread.
  *  8. Batches for the lanes.  The engine takes a batch's jobs longest
  *     first and refills a lane as soon as its job ends (aesmb.c note 3),
- *     so a batch keeps all LANES lanes busy as long as its stream bytes
- *     are at least LANES times its largest stream.  A batch is therefore
- *     closed only once bytes >= LANES * largest (and >= BATCH_MIN, so
- *     small objects come in thousands), or at BATCH_OBJECTS objects or
- *     BATCH_MAX bytes.  Up to 16 large objects (images) thus run side by
- *     side, with the small objects filling the lanes around them; only an
- *     object larger than BATCH_MAX / LANES (4 MB) can be left running with
- *     idle lanes beside it (its CBC chain is serial anyway: a single
- *     object cannot be encrypted faster than one lane).
+ *     so a batch keeps all LANES lanes busy while its stream bytes are at
+ *     least LANES times its largest stream.  A batch is closed only once
+ *     bytes >= LANES * largest (and >= BATCH_MIN), or at BATCH_OBJECTS
+ *     objects or BATCH_MAX bytes: up to 16 images run side by side, small
+ *     objects filling the lanes around them; only an object over BATCH_MAX
+ *     / LANES (4 MB) can run with idle lanes beside it (one CBC chain is
+ *     serial anyway).
+ *  9. The final fsync overlaps the work: the output's writer (io.c
+ *     ps_wstream) starts the writeback of every 4 MB written, and of the
+ *     rest once the xref is out (sync_file_range, from a thread of io.c's
+ *     own: a full disk queue never stalls the writer), so the disk writes
+ *     run during the encryption and the self-check, and the fsync before
+ *     the rename (note 5), the only durability point, finds little left.  A
+ *     temporary file only copied to a descriptor (`-o -`) is never synced,
+ *     so it gets no writeback either.
+ * 10. Memory is mostly the stream bytes of the batches in flight and of
+ *     the one being filled, and a batch holds LANES times its largest
+ *     stream (note 8: 12 MB for 776 KB scans).  So the window (at most a
+ *     batch per worker plus two) also keeps its stream bytes under
+ *     INFLIGHT_MAX: once a batch is submitted (in memory already, the
+ *     workers' to take), the reader writes out the oldest batches until
+ *     the window is under it again or holds that batch alone, and only
+ *     then reads on.  Large batches thus come two at
+ *     a time (one encrypted or written, one filled), small ones up to the
+ *     count.  Segment buffers are reused (rwcheck.c note 6).
  */
 #include "config.h"
 
@@ -117,8 +126,7 @@
 #define BATCH_MIN ((size_t)4 << 20)
 #define BATCH_MAX ((size_t)64 << 20)
 #define LANES 16                       /* the widest kernel of the AES engine */
-#define WBUF_SIZE ((size_t)4 << 20)
-#define WBUF_DIRECT ((size_t)256 << 10)
+#define INFLIGHT_MAX ((size_t)16 << 20) /* note 10: stream bytes in the window */
 
 static double now_seconds(void)
 {
@@ -158,6 +166,7 @@ struct rw_job {
 	uint8_t *pay;          /* the stream bytes to write (src or data.data), NULL for non-streams */
 	size_t paylen;
 	int plaintext;         /* pay holds plaintext waiting for the batch encryption */
+	int reenc;             /* in place: old ciphertext to plaintext, batched (reenc_all) */
 	int encrypt;           /* data waits for the batch's multi-lane encryption */
 	ps_sec_job job;
 	ps_buf out;            /* serialised result */
@@ -196,6 +205,7 @@ struct rw {
 	pthread_cond_t cv;
 	struct rw_batch **win;         /* ring of batches in flight, in file order */
 	size_t wcap, whead, wcount;
+	size_t inflight;               /* their stream bytes (note 10; this thread only) */
 	int stop;
 	int nthreads;
 	pthread_t *threads;
@@ -204,8 +214,7 @@ struct rw {
 	double dec_seconds, enc_seconds;
 	/* writer */
 	ps_outfile of;
-	int64_t woff;
-	ps_buf wbuf;
+	ps_wstream w;                  /* the output's writer (io.c; note 9) */
 };
 
 static int add_extensions(ps_ctx *wctx, ps_obj *cat)
@@ -227,10 +236,27 @@ static int add_extensions(ps_ctx *wctx, ps_obj *cat)
 	return ps_dict_put(ext, "ADBE", adbe) < 0 ? ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 }
 
+/* What a batch adds to the statistics, added once per batch (under rw->mu). */
+struct rw_tally {
+	int64_t streams, strings, payload;
+	double dec;
+};
+
+static void tally_add(struct rw *rw, const struct rw_tally *t)
+{
+	pthread_mutex_lock(&rw->mu);
+	rw->streams += t->streams;
+	rw->strings += t->strings;
+	rw->payload += t->payload;
+	rw->dec_seconds += t->dec;
+	pthread_mutex_unlock(&rw->mu);
+}
+
 /* The worker's part, phase 1: strings from the old key to the new one;
  * stream bytes decrypted (pipelined) and laid out as AESV3 plaintext for
- * the batch's multi-lane encryption. */
-static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
+ * the batch's multi-lane encryption; in place (the common case) the
+ * decryption is left to reenc_all, timed once per batch. */
+static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j, struct rw_tally *t)
 {
 	ps_doc *doc = rw->doc;
 	ps_buf plain = PS_BUF_INIT;
@@ -274,12 +300,7 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 			goto out;
 		}
 		if (in_place) {
-			/* the common case: old ciphertext to new, in place */
-			double t0 = cpu_seconds();
-			rc = ps_sec_reencrypt_prepare(wctx, doc->sec, rw->nsec, j->num, j->gen, j->src, j->srclen, &j->job);
-			aes = cpu_seconds() - t0;
-			if (rc < 0)
-				goto out;
+			j->reenc = 1; /* the common case: old ciphertext to new, in place */
 		} else {
 			j->pay = NULL;
 			if (j->encrypt) {
@@ -309,21 +330,39 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j)
 			rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 			goto out;
 		}
-		pthread_mutex_lock(&rw->mu);
-		rw->payload += payload;
-		rw->streams++;
-		rw->dec_seconds += aes;
-		pthread_mutex_unlock(&rw->mu);
+		t->payload += payload;
+		t->streams++;
+		t->dec += aes;
 	}
-	pthread_mutex_lock(&rw->mu);
-	rw->strings += nstrings;
-	pthread_mutex_unlock(&rw->mu);
+	t->strings += nstrings;
 out:
 	if (rc < 0 && wctx->errcode == rc)
 		ps_err_wrap(wctx, rc, "object %u", j->num);
 	ps_buf_free(&plain);
 	if (j->pay != j->raw.data)
 		ps_buf_free(&j->raw);
+	return rc;
+}
+
+/* Phase 2 of the in-place jobs among JOBS[0..N): the old ciphertext
+ * decrypted in place, ready for the multi-lane encryption (one CPU-time
+ * reading for them all). */
+static int reenc_all(struct rw *rw, ps_ctx *wctx, struct rw_job *jobs, size_t n, struct rw_tally *t)
+{
+	double t0 = cpu_seconds();
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < n && rc == 0; i++) {
+		struct rw_job *j = &jobs[i];
+		if (!j->reenc)
+			continue;
+		j->reenc = 0;
+		if ((rc = ps_sec_reencrypt_prepare(wctx, rw->doc->sec, rw->nsec, j->num, j->gen, j->src, j->srclen,
+		                                   &j->job)) < 0 && wctx->errcode == rc)
+			ps_err_wrap(wctx, rc, "object %u", j->num);
+	}
+	t->dec += cpu_seconds() - t0;
 	return rc;
 }
 
@@ -345,6 +384,7 @@ static int finish(ps_ctx *wctx, struct rw_job *j)
 static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
 {
 	ps_sec_job *jobs = NULL;
+	struct rw_tally t = {0, 0, 0, 0};
 	size_t i, n = 0;
 	double t0;
 	int rc = 0;
@@ -359,8 +399,11 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
 			}
 			j->extensions = j->root && j->obj->kind == PS_DICT;
 		}
-		rc = prepare(rw, wctx, j);
+		rc = prepare(rw, wctx, j, &t);
 	}
+	if (rc == 0)
+		rc = reenc_all(rw, wctx, b->jobs, b->n, &t);
+	tally_add(rw, &t);
 	if (rc == 0 && !(jobs = malloc((b->n ? b->n : 1) * sizeof *jobs)))
 		rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if (rc == 0) {
@@ -463,37 +506,6 @@ static void batch_free(struct rw_batch *b)
 
 /* ---- the writer ---------------------------------------------------------------- */
 
-static int wflush(struct rw *rw)
-{
-	int rc = 0;
-
-	if (rw->wbuf.len) {
-		rc = ps_write_all(rw->ctx, rw->of.fd, rw->wbuf.data, rw->wbuf.len, rw->woff - (int64_t)rw->wbuf.len,
-		                  "the output");
-		rw->wbuf.len = 0;
-	}
-	return rc;
-}
-
-static int wput(struct rw *rw, const void *p, size_t n)
-{
-	if (n < WBUF_DIRECT && rw->wbuf.len + n > WBUF_SIZE) {
-		int rc = wflush(rw);
-		if (rc < 0)
-			return rc;
-	}
-	if (n >= WBUF_DIRECT) { /* large payloads skip the buffer copy */
-		int rc = wflush(rw);
-		if (rc == 0)
-			rc = ps_write_all(rw->ctx, rw->of.fd, p, n, rw->woff, "the output");
-		rw->woff += (int64_t)n;
-		return rc;
-	}
-	ps_buf_append(&rw->wbuf, p, n);
-	rw->woff += (int64_t)n;
-	return rw->wbuf.oom ? ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
-}
-
 /* Notes that object NUM starts at the current output offset.  Objects are
  * written in file order (note 7): rw->offs is sorted by number once they
  * are all written (sort_offs), before the new /Encrypt and the xref. */
@@ -503,7 +515,7 @@ static int record_off(struct rw *rw, uint32_t num, uint16_t gen)
 		return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "more objects written than the input has");
 	rw->offs[rw->noffs].num = num;
 	rw->offs[rw->noffs].gen = gen;
-	rw->offs[rw->noffs].off = rw->woff;
+	rw->offs[rw->noffs].off = rw->w.off;
 	rw->noffs++;
 	return 0;
 }
@@ -534,12 +546,15 @@ static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int
  * and serialised here, the careful way (note 7). */
 static int careful_job(struct rw *rw, struct rw_job *j)
 {
+	struct rw_tally t = {0, 0, 0, 0};
 	uint32_t num = j->num;
 	int root = j->root, skip, rc;
 
 	job_clear(j);
-	if ((rc = read_job(rw, num, root, j, &skip)) < 0 || (rc = prepare(rw, rw->ctx, j)) < 0)
+	if ((rc = read_job(rw, num, root, j, &skip)) < 0 || (rc = prepare(rw, rw->ctx, j, &t)) < 0 ||
+	    (rc = reenc_all(rw, rw->ctx, j, 1, &t)) < 0)
 		return rc;
+	tally_add(rw, &t);
 	if (j->plaintext && (rc = ps_sec_run_batch(rw->ctx, rw->nsec, &j->job, 1)) < 0)
 		return rc;
 	j->plaintext = 0;
@@ -557,10 +572,11 @@ static int write_batch(struct rw *rw, struct rw_batch *b)
 		struct rw_job *j = &b->jobs[i];
 		if (j->careful && (rc = careful_job(rw, j)) < 0)
 			return rc;
-		if ((rc = record_off(rw, j->num, j->gen)) < 0 || (rc = wput(rw, j->out.data, j->out.len)) < 0)
+		if ((rc = record_off(rw, j->num, j->gen)) < 0 ||
+		    (rc = ps_wstream_put(&rw->w, j->out.data, j->out.len)) < 0)
 			return rc;
-		if (j->pay && ((rc = wput(rw, j->pay, j->paylen)) < 0 ||
-		                   (rc = wput(rw, "\nendstream\nendobj\n", 18)) < 0))
+		if (j->pay && ((rc = ps_wstream_put(&rw->w, j->pay, j->paylen)) < 0 ||
+		               (rc = ps_wstream_put(&rw->w, "\nendstream\nendobj\n", 18)) < 0))
 			return rc;
 	}
 	return 0;
@@ -596,6 +612,7 @@ static int drain_one(struct rw *rw)
 	rw->whead = (rw->whead + 1) % rw->wcap;
 	rw->wcount--;
 	pthread_mutex_unlock(&rw->mu);
+	rw->inflight -= b->bytes;
 	rc = write_batch(rw, b);
 	batch_free(b);
 	return rc;
@@ -616,11 +633,18 @@ static int submit(struct rw *rw, struct rw_batch *b)
 			batch_free(b);
 			return rc;
 		}
+	rw->inflight += b->bytes;
 	pthread_mutex_lock(&rw->mu);
 	rw->win[(rw->whead + rw->wcount) % rw->wcap] = b;
 	rw->wcount++;
 	pthread_cond_broadcast(&rw->cv);
 	pthread_mutex_unlock(&rw->mu);
+	/* note 10: B is already in memory and now the workers' to take; the
+	 * reader reads no more until the window is back under INFLIGHT_MAX
+	 * (or holds B alone) */
+	while (rw->wcount > 1 && rw->inflight > INFLIGHT_MAX)
+		if ((rc = drain_one(rw)) < 0)
+			return rc;
 	return 0;
 }
 
@@ -868,7 +892,7 @@ static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int
 	ps_doc *doc = rw->doc;
 	ps_ctx *ctx = rw->ctx;
 	uint32_t size = enc_num + 1;
-	int64_t xoff = rw->woff;
+	int64_t xoff = rw->w.off;
 	ps_obj *t = ps_new_dict(), *ida = ps_new_array(), *v;
 	ps_buf b = PS_BUF_INIT;
 	struct xout x = {rw, stream_form, 1, 0, 0};
@@ -895,7 +919,7 @@ static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int
 	if (stream_form && (rc = record_off(rw, size - 1, 0)) < 0)
 		goto out;
 	if ((rc = ps_xrefw_write(ctx, &src, t, stream_form, size - 1, xoff, &b)) == 0)
-		rc = wput(rw, b.data, b.len);
+		rc = ps_wstream_put(&rw->w, b.data, b.len);
 	goto out;
 oom:
 	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -921,7 +945,7 @@ static int encrypt_dict(struct rw *rw, uint32_t num)
 	ps_buf_puts(&b, "\nendobj\n");
 	if (b.oom)
 		goto oom;
-	rc = wput(rw, b.data, b.len);
+	rc = ps_wstream_put(&rw->w, b.data, b.len);
 	goto out;
 oom:
 	rc = ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -1049,8 +1073,10 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	                                          : ps_outfile_open(ctx, &rw.of, target);
 	if (rc < 0)
 		goto out;
+	/* note 9: a temporary file only copied out is never synced: no writeback */
+	ps_wstream_init(&rw.w, ctx, rw.of.fd, !to_fd, "the output");
 	snprintf(hdr, sizeof hdr, "%%PDF-%s\n%%\xe2\xe3\xcf\xd3\n", ver);
-	if ((rc = wput(&rw, hdr, strlen(hdr))) < 0)
+	if ((rc = ps_wstream_put(&rw.w, hdr, strlen(hdr))) < 0)
 		goto out;
 	/* read, transform, write (notes 7 and 8) */
 	if ((rc = read_all(&rw, root_num, o)) < 0)
@@ -1063,15 +1089,16 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	/* The xref form: a stream when members of object streams are carried
 	 * over, or when an offset would not fit a classic table's ten digits
 	 * (every object lies below the xref, so its offset is the largest). */
-	stream_form = ps_xrefw_form(stream_form, rw.woff);
-	if ((rc = write_xref(&rw, enc_num, id, stream_form)) < 0 || (rc = wflush(&rw)) < 0)
+	stream_form = ps_xrefw_form(stream_form, rw.w.off);
+	if ((rc = write_xref(&rw, enc_num, id, stream_form)) < 0 || (rc = ps_wstream_flush(&rw.w)) < 0)
 		goto out;
 	if (o->progress)
 		o->progress(o->progress_ud, doc->size, doc->size);
 	ps_fault("after-write");
 	/* verify with the new password before anything is renamed (note 5) */
 	if ((rc = ps_rewrite_check(doc, ps_outfile_path(&rw.of), o->owner_password ? o->owner_password : "",
-	                           o->owner_len, rw.dropped, rw.ndropped, enc_num)) < 0)
+	                           o->owner_len, rw.dropped, rw.ndropped, enc_num,
+	                           rw.nthreads ? rw.nthreads : 1)) < 0)
 		goto out;
 	if ((rc = to_fd ? ps_outfile_copy_out(ctx, &rw.of, o->output_fd) : ps_outfile_commit(ctx, &rw.of, doc->mode)) < 0)
 		goto out;
@@ -1083,7 +1110,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		st->decrypt_seconds = rw.dec_seconds;
 		st->encrypt_seconds = rw.enc_seconds;
 		st->crypto_seconds = rw.dec_seconds + rw.enc_seconds;
-		st->bytes_written = rw.woff;
+		st->bytes_written = rw.w.off;
 		st->seconds = now_seconds() - t0;
 	}
 out:
@@ -1109,7 +1136,7 @@ out:
 	free(rw.threads);
 	free(rw.offs);
 	free(rw.dropped);
-	ps_buf_free(&rw.wbuf);
+	ps_wstream_free(&rw.w);
 	ps_outfile_free(&rw.of);
 	ps_sec_free(rw.nsec);
 	return rc;

@@ -20,22 +20,26 @@ int ps_rewrite_is_dropped(const uint32_t *dropped, size_t n, uint32_t num);
 /* ---- rwcheck.c: the self-check (rewrite.c design note 5) ------------------------ */
 
 /* Checks the rewritten file at PATH against its input DOC before it
- * replaces anything (rwcheck.c note 1): opened with the new OWNER password
+ * replaces anything (rwcheck.c note 1), on JOBS threads (note 7): opened with the new OWNER password
  * (OWNER_LEN bytes), verified, its live objects those of DOC less its
  * /Encrypt and DROPPED (NDROPPED numbers, sorted) plus ENC_NUM (the new
  * /Encrypt) and its own xref stream, its page tree the input's.  0, or
  * PDFSTAMP_E_FORMAT if the input is damaged, else PDFSTAMP_E_INTERNAL
  * (rwcheck.c note 2). */
 int ps_rewrite_check(ps_doc *doc, const char *path, const char *owner, size_t owner_len,
-                     const uint32_t *dropped, size_t ndropped, uint32_t enc_num);
+                     const uint32_t *dropped, size_t ndropped, uint32_t enc_num, int jobs);
 
 /* ---- rwcheck.c: the sequential reader (rwcheck.c note 4) ------------------------ */
 
 /* A run of a document's file read with one pread.  Reference counted by
- * its users, all on one thread. */
+ * its users, all on one thread.  Its buffer comes from the reader's pool
+ * (rwcheck.c note 6), which lives as long as the reader or any segment. */
+struct ps_segpool;
 typedef struct ps_seg {
 	uint8_t *data;
+	size_t cap;               /* bytes allocated at data */
 	int refs;
+	struct ps_segpool *pool;
 } ps_seg;
 void ps_seg_release(ps_seg *s);   /* drops one reference; NULL is fine */
 
@@ -51,6 +55,7 @@ typedef struct ps_seqread {
 	size_t n, i, k;        /* items; the next one; the end of the segment's */
 	ps_seg *seg;           /* the current segment (NULL: its items go the careful way) */
 	int64_t start, got;    /* the file offset of seg->data[0], the bytes it holds */
+	struct ps_segpool *pool;
 } ps_seqread;
 
 /* An object as the reader hands it out. */

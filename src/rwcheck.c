@@ -54,11 +54,35 @@
  *     one object are never handed out as another's.  The segments are read
  *     with ps_doc_pread (input.c: bounded by the size at open, bytes_read
  *     counted).
+ *  6. Segment buffers are reused: a segment of at most SEG_TARGET bytes
+ *     gets a buffer of SEG_BUF bytes from the reader's pool, and gives it
+ *     back when its last reference goes (ps_seg_release), so a long file is
+ *     read into the same few buffers (no page faults, no mmap/munmap per
+ *     segment).  A buffer is taken from the pool only when none is free, so
+ *     the pool never holds more buffers than were live at once: it raises
+ *     no peak.  The pool is a list threaded through the free buffers
+ *     (giving one back cannot fail), referenced by the reader and by each
+ *     live segment, since the rewrite's segments outlive its reader; it is
+ *     touched, like the references, by one thread only.  The buffers hold
+ *     what the file holds (the rewrite's are re-encrypted in place, and
+ *     wiped by it where that stops half-way: rewrite.c batch_free).
+ *  7. Check b runs on the rewrite's thread count: this thread lists the
+ *     objects in batches of about one segment (with what needs the
+ *     document: generation, xref stream or not), any thread parses and
+ *     decrypts a batch from its segments (ps_seq_parse and the output's
+ *     handler, read-only, touch no document), and this thread takes the
+ *     results in file order, loads the objects a segment could not serve
+ *     the careful way (the document and its cache are this thread's
+ *     alone), and releases the segments.  So the first fault in file order
+ *     is the one reported, as a serial pass would; at most one batch per
+ *     thread plus one is in flight.  Warnings of every thread reach the
+ *     caller's callback one at a time.
  *  State: none is kept; the output document is opened and closed here.
  */
 #include "config.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,14 +91,42 @@
 
 #define SEG_TARGET ((size_t)4 << 20)
 #define SEG_MAX ((size_t)64 << 20)
+#define SEG_BUF (SEG_TARGET + 1)        /* note 6: a pooled buffer (the reader adds a terminator) */
 
 /* ---- the sequential reader (notes 4, 5) --------------------------------------------- */
+
+/* Note 6: the free buffers of SEG_BUF bytes, each holding the address of
+ * the next in its first bytes. */
+struct ps_segpool {
+	uint8_t *free;
+	int refs;             /* the reader and each live segment */
+};
+
+static void pool_unref(struct ps_segpool *p)
+{
+	if (p && --p->refs == 0) {
+		while (p->free) {
+			uint8_t *next;
+			memcpy(&next, p->free, sizeof next);
+			free(p->free);
+			p->free = next;
+		}
+		free(p);
+	}
+}
 
 void ps_seg_release(ps_seg *s)
 {
 	if (s && --s->refs == 0) {
-		free(s->data);
+		struct ps_segpool *p = s->pool;
+		if (p && s->cap == SEG_BUF) {
+			memcpy(s->data, &p->free, sizeof p->free);
+			p->free = s->data;
+		} else {
+			free(s->data);
+		}
 		free(s);
+		pool_unref(p);
 	}
 }
 
@@ -94,8 +146,12 @@ int ps_seq_open(ps_seqread *r, ps_doc *doc, int (*skip)(void *ud, uint32_t num),
 
 	memset(r, 0, sizeof *r);
 	r->doc = doc;
-	if (!(r->it = malloc(cap * sizeof *r->it)))
+	if (!(r->pool = calloc(1, sizeof *r->pool)) || !(r->it = malloc(cap * sizeof *r->it))) {
+		free(r->pool); /* the callers close only a reader that opened */
+		r->pool = NULL;
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	r->pool->refs = 1;
 	for (num = ps_xref_next(doc, 0); num != 0 && r->n < cap; num = ps_xref_next(doc, num)) {
 		const ps_xent *e = ps_xref_get(doc, num);
 		if (e->type != 1 || (skip && skip(ud, num)))
@@ -121,7 +177,8 @@ static int64_t item_end(const ps_seqread *r, size_t i)
 static int seg_next(ps_seqread *r)
 {
 	ps_doc *doc = r->doc;
-	size_t i = r->i, k = i + 1, len;
+	struct ps_segpool *p = r->pool;
+	size_t i = r->i, k = i + 1, need;
 	ps_buf b = PS_BUF_INIT;
 	int64_t start = r->it[i].off;
 	int rc;
@@ -133,19 +190,34 @@ static int seg_next(ps_seqread *r)
 		return 0;
 	while (k < r->n && r->it[k].off < doc->size && item_end(r, k) - start <= (int64_t)SEG_TARGET)
 		k++;
-	if ((rc = ps_doc_pread(doc, start, (size_t)(item_end(r, k - 1) - start), &b)) < 0) {
-		ps_buf_free(&b);
-		return rc;
+	need = (size_t)(item_end(r, k - 1) - start);
+	/* note 6: a pooled buffer when it fits, else one of its own size */
+	if (need + 1 <= SEG_BUF && p->free) {
+		b.data = p->free;
+		memcpy(&p->free, b.data, sizeof p->free);
+	} else {
+		b.data = malloc(need + 1 <= SEG_BUF ? SEG_BUF : need + 1);
 	}
-	if (!(r->seg = malloc(sizeof *r->seg)) || !(r->seg->data = ps_buf_detach(&b, &len))) {
-		free(r->seg);
-		r->seg = NULL;
-		ps_buf_free(&b);
+	b.cap = need + 1 <= SEG_BUF ? SEG_BUF : need + 1;
+	if (!b.data || !(r->seg = malloc(sizeof *r->seg))) {
+		free(b.data);
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	}
+	r->seg->data = b.data;
+	r->seg->cap = b.cap;
 	r->seg->refs = 1;
+	r->seg->pool = p;
+	p->refs++;
+	rc = ps_doc_pread(doc, start, need, &b);
+	r->seg->data = b.data; /* the same buffer (it has room for NEED + 1 bytes) */
+	r->seg->cap = b.cap;
+	if (rc < 0) {
+		ps_seg_release(r->seg);
+		r->seg = NULL;
+		return rc;
+	}
 	r->start = start;
-	r->got = (int64_t)len;
+	r->got = (int64_t)b.len;
 	r->k = k;
 	return 0;
 }
@@ -205,6 +277,7 @@ void ps_seq_parse(ps_ctx *ctx, const ps_seq_obj *so, ps_obj **obj, uint8_t **dat
 void ps_seq_close(ps_seqread *r)
 {
 	ps_seg_release(r->seg);
+	pool_unref(r->pool);
 	free(r->it);
 	memset(r, 0, sizeof *r);
 }
@@ -476,47 +549,277 @@ static int check_page_trees(ps_doc *in, ps_doc *out)
 	return 0;
 }
 
-/* Note 4: one pass over the output V: 0 when every object in use parses
- * and decrypts, else the first failure (a fault; NOMEM is not one). */
-static int check_objects(ps_doc *v)
+/* Note 7: the check of note 4 in batches of about one segment, shared out
+ * to JOBS threads (this one included).  A batch's objects are listed here,
+ * in file order, with what needs the document (generation, whether it is
+ * an xref stream); any thread parses and decrypts them from their segment
+ * (touching no document: ps_seq_parse, the output's handler read-only);
+ * this thread takes the results in file order, loads the objects that
+ * could not be taken from a segment the careful way, and releases the
+ * segments.  The first fault in file order is the one reported, as in a
+ * serial pass. */
+#define CHK_BYTES ((int64_t)4 << 20)
+#define CHK_ITEMS 4096
+
+struct chk_item {
+	ps_seq_obj so;
+	uint16_t gen;
+	int xs;               /* an xref stream of the output: not encrypted */
+	int careful;          /* not from its segment: this thread loads it */
+};
+
+struct chk_batch {
+	struct chk_item *it;
+	size_t n;
+	int state;            /* 0 queued, 1 taken, 2 done */
+	int rc;               /* the first fault's code, at item FAIL */
+	size_t fail;
+	char err[256];
+};
+
+struct chk {
+	ps_doc *v;
+	pthread_mutex_t mu, wmu;
+	pthread_cond_t cv;
+	struct chk_batch **win;       /* ring, in file order */
+	size_t wcap, whead, wcount;
+	int stop;
+	pdfstamp_warn_fn warn;        /* the caller's, restored at the end */
+	void *warn_ud;
+};
+
+static void chk_warn(void *ud, const char *msg)
+{
+	struct chk *c = ud;
+
+	pthread_mutex_lock(&c->wmu);
+	if (c->warn)
+		c->warn(c->warn_ud, msg);
+	pthread_mutex_unlock(&c->wmu);
+}
+
+/* Parses and decrypts B's objects (any thread, its own CTX). */
+static void chk_run(ps_ctx *ctx, ps_doc *v, struct chk_batch *b)
+{
+	ps_buf plain = PS_BUF_INIT;
+	size_t i;
+	int rc = 0;
+
+	plain.secret = 1;
+	for (i = 0; i < b->n && rc == 0; i++) {
+		struct chk_item *e = &b->it[i];
+		uint8_t *data;
+		size_t len;
+		ps_obj *o;
+
+		ps_seq_parse(ctx, &e->so, &o, &data, &len);
+		if (!o) {
+			e->careful = 1;
+			continue;
+		}
+		if (v->encrypted && !(o->kind == PS_STREAM && e->xs))
+			rc = ps_sec_convert_strings(ctx, v->sec, NULL, e->so.num, e->gen, o, NULL);
+		plain.len = 0;
+		if (rc == 0 && o->kind == PS_STREAM && v->encrypted && !e->xs && ps_sec_stream_encrypted(v->sec, o) &&
+		    (rc = ps_sec_decrypt_stream(ctx, v->sec, o, e->so.num, e->gen, data, len, &plain)) < 0)
+			rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u", e->so.num);
+		ps_obj_free(o);
+		if (rc < 0) {
+			b->rc = rc;
+			b->fail = i;
+			snprintf(b->err, sizeof b->err, "%s", ctx->errmsg);
+		}
+	}
+	ps_buf_free(&plain);
+}
+
+static void *chk_worker(void *arg)
+{
+	struct chk *c = arg;
+	ps_ctx *wctx = NULL;
+
+	if (pdfstamp_ctx_new(&wctx) < 0)
+		wctx = NULL;
+	if (wctx) {
+		wctx->warn = chk_warn;
+		wctx->warn_ud = c;
+	}
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		struct chk_batch *b = NULL;
+		size_t i;
+		for (i = 0; i < c->wcount && !b; i++)
+			if (c->win[(c->whead + i) % c->wcap]->state == 0)
+				b = c->win[(c->whead + i) % c->wcap];
+		if (!wctx || c->stop)
+			break; /* no context (the other threads do the work), or done */
+		if (!b) {
+			pthread_cond_wait(&c->cv, &c->mu);
+			continue;
+		}
+		b->state = 1;
+		pthread_mutex_unlock(&c->mu);
+		chk_run(wctx, c->v, b);
+		pthread_mutex_lock(&c->mu);
+		b->state = 2;
+		pthread_cond_broadcast(&c->cv);
+	}
+	pthread_mutex_unlock(&c->mu);
+	pdfstamp_ctx_free(wctx);
+	return NULL;
+}
+
+static void chk_free(struct chk_batch *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->n; i++)
+		ps_seg_release(b->it[i].so.seg);
+	free(b->it);
+	free(b);
+}
+
+/* Takes the oldest batch's results (running queued batches meanwhile):
+ * its careful objects loaded here, its first fault reported, in order. */
+static int chk_take(struct chk *c, ps_buf *plain)
+{
+	ps_doc *v = c->v;
+	struct chk_batch *b;
+	size_t i;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->mu);
+	b = c->win[c->whead];
+	while (b->state != 2) {
+		struct chk_batch *q = NULL;
+		for (i = 0; i < c->wcount && !q; i++)
+			if (c->win[(c->whead + i) % c->wcap]->state == 0)
+				q = c->win[(c->whead + i) % c->wcap];
+		if (!q) {
+			pthread_cond_wait(&c->cv, &c->mu);
+			continue;
+		}
+		q->state = 1;
+		pthread_mutex_unlock(&c->mu);
+		chk_run(v->ctx, v, q);
+		pthread_mutex_lock(&c->mu);
+		q->state = 2;
+		pthread_cond_broadcast(&c->cv);
+	}
+	c->whead = (c->whead + 1) % c->wcap;
+	c->wcount--;
+	pthread_mutex_unlock(&c->mu);
+	for (i = 0; i < b->n && rc == 0; i++) {
+		if (b->rc < 0 && i == b->fail) {
+			rc = ps_err(v->ctx, b->rc, "%s", b->err);
+		} else if (b->it[i].careful) { /* the careful way, as pdfstamp_verify */
+			ps_obj *o = NULL;
+			if ((rc = ps_doc_load(v, b->it[i].so.num, &o)) == 0 && o && o->kind == PS_STREAM)
+				rc = ps_doc_stream_data(v, b->it[i].so.num, o, 0, plain);
+			ps_obj_free(o);
+		}
+	}
+	chk_free(b);
+	return rc;
+}
+
+/* Note 4: one pass over the output V (note 7: on JOBS threads): 0 when
+ * every object in use parses and decrypts, else the first failure (a
+ * fault; NOMEM is not one). */
+static int check_objects(ps_doc *v, int jobs)
 {
 	ps_ctx *ctx = v->ctx;
+	struct chk c;
+	struct chk_batch *b = NULL;
 	ps_seqread r;
 	ps_buf plain = PS_BUF_INIT;
 	ps_seq_obj so;
-	uint8_t *data;
-	size_t len;
+	pthread_t th[8];
 	uint32_t num;
 	ps_obj *o;
-	int rc;
+	int rc, i, nth = 0, more = 1;
 
 	plain.secret = 1;
 	if (v->encrypted && !ps_sec_perms_ok(v->sec))
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Perms does not match /P and /EncryptMetadata");
-	if ((rc = ps_seq_open(&r, v, NULL, NULL)) < 0)
-		goto out;
-	while ((rc = ps_seq_next(&r, &so)) == 1) {
-		uint16_t gen = ps_doc_gen(v, so.num);
-		int xs = ps_doc_is_xref_stream(v, so.num);
-		num = so.num;
-		rc = 0;
-		ps_seq_parse(ctx, &so, &o, &data, &len);
-		if (!o) { /* the careful way, as pdfstamp_verify */
-			if ((rc = ps_doc_load(v, num, &o)) == 0 && o && o->kind == PS_STREAM)
-				rc = ps_doc_stream_data(v, num, o, 0, &plain);
-		} else {
-			if (v->encrypted && !(o->kind == PS_STREAM && xs))
-				rc = ps_sec_convert_strings(ctx, v->sec, NULL, num, gen, o, NULL);
-			plain.len = 0;
-			if (rc == 0 && o->kind == PS_STREAM && v->encrypted && !xs && ps_sec_stream_encrypted(v->sec, o) &&
-			    (rc = ps_sec_decrypt_stream(ctx, v->sec, o, num, gen, data, len, &plain)) < 0)
-				rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u", num);
-		}
-		ps_obj_free(o);
-		ps_seg_release(so.seg);
-		if (rc < 0)
-			goto out;
+	memset(&c, 0, sizeof c);
+	c.v = v;
+	if ((rc = ps_seq_open(&r, v, NULL, NULL)) < 0) {
+		ps_seq_close(&r);
+		return rc;
 	}
+	jobs = jobs < 1 ? 1 : jobs > 9 ? 9 : jobs;
+	c.wcap = (size_t)jobs + 1;
+	if (!(c.win = calloc(c.wcap, sizeof *c.win))) {
+		ps_seq_close(&r);
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	pthread_mutex_init(&c.mu, NULL);
+	pthread_mutex_init(&c.wmu, NULL);
+	pthread_cond_init(&c.cv, NULL);
+	c.warn = ctx->warn;
+	c.warn_ud = ctx->warn_ud;
+	ctx->warn = chk_warn;
+	ctx->warn_ud = &c;
+	for (i = 0; i + 1 < jobs && pthread_create(&th[i], NULL, chk_worker, &c) == 0; i++)
+		nth++;
+	rc = 0;
+	while (more) {
+		int64_t bytes = 0;
+		if (!(b = calloc(1, sizeof *b)) || !(b->it = malloc(CHK_ITEMS * sizeof *b->it))) {
+			rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+			break;
+		}
+		while (b->n < CHK_ITEMS && bytes < CHK_BYTES) {
+			struct chk_item *e;
+			if ((rc = ps_seq_next(&r, &so)) != 1) {
+				more = 0;
+				break;
+			}
+			rc = 0;
+			e = &b->it[b->n++];
+			memset(e, 0, sizeof *e);
+			e->so = so;
+			e->gen = ps_doc_gen(v, so.num);
+			e->xs = ps_doc_is_xref_stream(v, so.num);
+			e->careful = !so.seg;
+			bytes += so.end - so.off;
+		}
+		if (rc < 0 || b->n == 0)
+			break;
+		while (rc >= 0 && c.wcount == c.wcap)
+			rc = chk_take(&c, &plain);
+		if (rc < 0)
+			break;
+		pthread_mutex_lock(&c.mu);
+		c.win[(c.whead + c.wcount) % c.wcap] = b;
+		c.wcount++;
+		pthread_cond_broadcast(&c.cv);
+		pthread_mutex_unlock(&c.mu);
+		b = NULL;
+	}
+	chk_free(b);
+	while (rc >= 0 && c.wcount > 0)
+		rc = chk_take(&c, &plain);
+	pthread_mutex_lock(&c.mu);
+	c.stop = 1;
+	pthread_cond_broadcast(&c.cv);
+	pthread_mutex_unlock(&c.mu);
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	while (c.wcount > 0) { /* after a fault: what is left, unread */
+		chk_free(c.win[c.whead]);
+		c.whead = (c.whead + 1) % c.wcap;
+		c.wcount--;
+	}
+	ctx->warn = c.warn;
+	ctx->warn_ud = c.warn_ud;
+	pthread_mutex_destroy(&c.mu);
+	pthread_mutex_destroy(&c.wmu);
+	pthread_cond_destroy(&c.cv);
+	free(c.win);
 	if (rc < 0)
 		goto out;
 	/* the members of object streams, as pdfstamp_verify loads them */
@@ -536,7 +839,7 @@ out:
 }
 
 int ps_rewrite_check(ps_doc *doc, const char *path, const char *owner, size_t owner_len,
-                     const uint32_t *dropped, size_t ndropped, uint32_t enc_num)
+                     const uint32_t *dropped, size_t ndropped, uint32_t enc_num, int jobs)
 {
 	ps_ctx *ctx = doc->ctx;
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT, in = PDFSTAMP_VERIFY_REPORT_INIT;
@@ -546,7 +849,7 @@ int ps_rewrite_check(ps_doc *doc, const char *path, const char *owner, size_t ow
 
 	if ((rc = ps_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER)) == 0 && (rc = ps_xref_load_all(v)) == 0 &&
 	    (rc = pdfstamp_doc_auth(v, owner, owner_len, 0)) == 0 &&
-	    (rc = check_objects(v)) < 0 && rc != PDFSTAMP_E_NOMEM) {
+	    (rc = check_objects(v, jobs)) < 0 && rc != PDFSTAMP_E_NOMEM) {
 		/* note 4: a fault; pdfstamp_verify makes the report note 2 needs */
 		snprintf(why, sizeof why, "%s", ctx->errmsg);
 		if ((rc = pdfstamp_verify(v, &rep, NULL, NULL)) == 0)

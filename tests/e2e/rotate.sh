@@ -677,6 +677,59 @@ for j in 1 2; do
 done
 pyfeed same archive-j1 "$A" "$T/ao.pw" "$T/arch-j1.pdf" "$NO" keep
 pyfeed same archive-j2 "$A" "$T/ao.pw" "$T/arch-j2.pdf" "$NO" keep
+# The writeback starts while the output is written (rewrite.c note 9):
+# under strace, sync_file_range(SYNC_FILE_RANGE_WRITE) calls on the output
+# (made by io.c's writeback thread) cover it in order from byte 0, the
+# first 4 MB at least before the rest is written, and normally all of it
+# (the last range may come after the fsync on a loaded machine: the fsync
+# writes it anyway); the output then has one fsync, then the rename.  A
+# temporary file only copied to standard output (-o -) gets none.
+if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true >/dev/null 2>&1; then
+	RC=0
+	strace -f -qq -o "$T/wb.strace" -e trace=sync_file_range,fsync,fdatasync,rename,renameat,renameat2 \
+		"$PDFSTAMP" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -o "$T/arch-wb.pdf" "$A" >"$T/out" 2>"$T/err" ||
+		RC=$?
+	check_status 0 "rotate of the 8 MB archive under strace"
+	checker_feed /dev/stdin "$T/wb.strace" "$(stat -c %s "$T/arch-wb.pdf")" <<'PY'
+import re, sys
+path, size = sys.argv[1], int(sys.argv[2])
+def res(ok, desc, detail=""):
+    print(("OK\t%s" if ok else "FAIL\t%s\t" + detail.replace("\t", " ")) % desc)
+ev = []
+for line in open(path, encoding="utf-8", errors="replace"):
+    m = re.match(r"\d+\s+(\w+)\((.*)\)\s+=\s+(-?\d+)", line)
+    if m:
+        ev.append((m.group(1), [a.strip() for a in m.group(2).split(",")], int(m.group(3))))
+sfr = [e for e in ev if e[0] == "sync_file_range"]
+res(len(sfr) >= 2, "writeback: sync_file_range called during the rotate", "%d calls" % len(sfr))
+res(all(e[1][3] == "SYNC_FILE_RANGE_WRITE" and e[2] == 0 for e in sfr),
+    "writeback: SYNC_FILE_RANGE_WRITE alone (it waits for nothing)", str(sfr[:3]))
+fd = sfr[0][1][0] if sfr else None
+pos = 0
+for e in sfr:
+    if e[1][0] != fd or int(e[1][1]) != pos:
+        break
+    pos += int(e[1][2])
+ranges = sum(int(e[1][2]) for e in sfr)
+res(pos == ranges and 4 << 20 <= pos <= size,
+    "writeback: the ranges cover the output (%d bytes) in order from byte 0" % size, "covered %d of %d" % (pos, ranges))
+res(len(sfr) >= 2 and int(sfr[-1][1][1]) > 0, "writeback: started before the output was complete")
+if pos != size:
+    print("# writeback: the last %d bytes were left to the fsync" % (size - pos))
+syncs = [i for i, e in enumerate(ev) if e[0] in ("fsync", "fdatasync") and e[1][0] == fd]
+ren = [i for i, e in enumerate(ev) if e[0].startswith("rename")]
+res(len(syncs) == 1 and len(ren) == 1 and syncs[0] < ren[0],
+    "writeback: then one fsync of the output, then the rename", str(ev[-4:]))
+PY
+	RC=0
+	strace -f -qq -o "$T/wb2.strace" -e trace=sync_file_range \
+		"$PDFSTAMP" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -o - "$A" >"$T/arch-stdout.pdf" 2>"$T/err" ||
+		RC=$?
+	check_status 0 "rotate -o - of the 8 MB archive under strace"
+	check_no_grep 'sync_file_range\(' "$T/wb2.strace" "writeback: none for a temporary file copied to standard output"
+else
+	skip "the writeback of rotate (strace is absent or cannot trace here)"
+fi
 # Every AES engine (issue 6): the portable mbedTLS path and the multi-lane
 # kernels give outputs that decrypt to the same content (their ciphertexts
 # differ only by the IVs).  A kernel the CPU lacks falls back, which the
