@@ -590,6 +590,21 @@ out:
 
 /* ---- lookup and iteration --------------------------------------------------- */
 
+/* The index of the first record of NUM or above in a RECS part. */
+static size_t recs_first(const ps_xpart *p, uint32_t num)
+{
+	size_t lo = 0, hi = p->nrecs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->recs[mid].num < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int ps_xpart_get(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xrec *out)
 {
 	size_t lo = 0, hi;
@@ -640,14 +655,7 @@ int ps_xpart_get(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xrec *out)
 		return stream_entry(doc, p, p->data.data + p->ranges[lo].at + (size_t)(num - p->ranges[lo].first) * p->entlen,
 		                    num, out);
 	case PS_XPART_RECS:
-		hi = p->nrecs;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (p->recs[mid].num < num)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = recs_first(p, num);
 		if (lo < p->nrecs && p->recs[lo].num == num) {
 			*out = p->recs[lo];
 			return 1;
@@ -661,19 +669,11 @@ int ps_xpart_get(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xrec *out)
 int ps_xpart_defs(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xpart_fn fn, void *ud)
 {
 	ps_xrec r;
-	size_t lo = 0, hi;
+	size_t lo;
 	int rc;
 
 	if (p->form == PS_XPART_RECS) {
-		hi = p->nrecs;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (p->recs[mid].num < num)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (rc = 0; lo < p->nrecs && p->recs[lo].num == num && rc >= 0; lo++)
+		for (rc = 0, lo = recs_first(p, num); lo < p->nrecs && p->recs[lo].num == num && rc >= 0; lo++)
 			rc = fn(doc, ud, &p->recs[lo]);
 		return rc < 0 ? rc : 0;
 	}
