@@ -306,6 +306,7 @@ START_TEST(entry_past_eof_is_refused)
 	pdf_table(&p, 4, "");
 	ck_assert_int_eq(open_buf(&p), 0); /* entries are read when asked for */
 	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), PDFSTAMP_E_FORMAT); /* a whole-file pass reads them all */
+	pdfstamp_info_clear(&info); /* on failure too (pdfstamp.h) */
 }
 END_TEST
 
