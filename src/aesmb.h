@@ -81,4 +81,18 @@ void ps_aes_cbc_decrypt(const ps_aes_engine *e, const uint8_t iv[16], const uint
 			uint8_t *out, size_t len);
 void ps_aes_ecb_encrypt_block(const ps_aes_engine *e, const uint8_t in[16], uint8_t out[16]);
 
+/* The other AES of the project: Algorithm 2.B step c (ISO 32000-2
+ * 7.6.4.3.4) encrypts K1 with AES-128-CBC, key K[0..15], IV K[16..31], no
+ * padding: one serial chain, about 6 KB, some 64 times per password.  W is
+ * the caller's scratch for the key schedule (locked memory in kdf.c); it
+ * is wiped before returning.  NI: use AES-NI (PS_CPU_AESNI, cpu.h), else
+ * mbedTLS.  BUF is encrypted in place, LEN a multiple of 16 (a trailing
+ * partial block is ignored).  0, or PDFSTAMP_E_INTERNAL if mbedTLS fails. */
+typedef struct ps_aes128_work {
+	_Alignas(16) uint8_t rk[11][16];      /* FIPS-197 5.2 for Nk = 4 */
+	mbedtls_aes_context mb;
+} ps_aes128_work;
+int ps_aes128_cbc_encrypt(ps_aes128_work *w, int ni, const uint8_t key[16], const uint8_t iv[16],
+			  uint8_t *buf, size_t len);
+
 #endif /* PS_AESMB_H */

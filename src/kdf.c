@@ -41,15 +41,22 @@
  *  3. Nothing is written to the caller's KEY unless authentication
  *     succeeded; every intermediate (prepared passwords, hash state, the
  *     Alg. 2.B scratch, intermediate keys, AES schedules) is in a local
- *     that is wiped on every path.  libidn's own temporary UCS-4 copies,
+ *     that is wiped on every path, and after each Alg. 2.B hash the
+ *     vector registers K1 went through are zeroed (cpu.c note 4).  libidn's own temporary UCS-4 copies,
  *     which it frees without wiping, stay in a short-lived child process
  *     (saslprep_isolated); the work is done in process only when no child
  *     can be made (with a warning) and in fuzzing builds.
- *  4. The AES here (Alg. 2.B step c, the /UE /OE key wrap, the /Perms
- *     block) is mbedTLS used directly, on a few blocks at a time; bulk
- *     object data goes through the multi-lane engine (aesmb.c), which only
- *     sec.c may use.  The file key leaves this module only in the caller's
- *     buffer; the caller (sec.c) turns it into key schedules and wipes it.
+ *  4. The AES here: the /UE /OE key wrap and the /Perms block are mbedTLS
+ *     used directly, a few blocks at a time; Alg. 2.B step c, one serial
+ *     AES-128-CBC chain of ~6 KB per round, is aesmb.c's one-chain kernel
+ *     (AES-NI, else mbedTLS), and the round's SHA-256 sha2.c's kernel (SHA
+ *     extensions, else mbedTLS): the hash is what a batch of stamps costs
+ *     (issue 16), and those two were 40% of it.  SHA-384/512 stay mbedTLS.
+ *     cpu.c's probe is made once per context (ctx->cpu); PDFSTAMP_AES=
+ *     mbedtls selects the portable paths, and the tests run both.  Bulk
+ *     object data goes through the multi-lane engine, which only sec.c
+ *     uses.  The file key leaves this module only in the caller's buffer;
+ *     the caller (sec.c) turns it into key schedules and wipes it.
  *  5. Password scratch: the Alg. 2.B buffers (K1 holds 64 copies of the
  *     password), prepared passwords, intermediate keys and the unwrapped
  *     file key live in pages of their own (secret_alloc): locked in RAM so
@@ -98,6 +105,8 @@
 #include <stringprep.h>
 
 #include "ps.h"
+#include "aesmb.h"
+#include "cpu.h"
 #include "sha2.h"
 #include "text.h"
 
@@ -334,17 +343,29 @@ raw:
 /* The Alg. 2.B working set, in locked scratch (design note 5). */
 struct r6_work {
 	uint8_t k1[R6_K1_MAX];
-	uint8_t k[64], iv[16];
-	mbedtls_aes_context aes;     /* its schedule is K[0..15] */
+	uint8_t k[64];
+	ps_aes128_work aes;          /* step c's schedule of K[0..15] */
 };
+
+/* cpu.c's probe, made once per context (CPUID traps in a VM). */
+static unsigned cpu_bits(ps_ctx *ctx)
+{
+	if (!ctx)
+		return ps_cpu_probe();
+	if (!(ctx->cpu & 1u << 31))
+		ctx->cpu = ps_cpu_probe() | 1u << 31;
+	return ctx->cpu & ~(1u << 31);
+}
 
 static int hash_r6(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, size_t pwlen,
                    const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
 {
-	uint8_t *k1 = w->k1, *k = w->k, *iv = w->iv;
+	uint8_t *k1 = w->k1, *k = w->k;
 	size_t klen, ulen = u48 ? 48 : 0, blk, len, i;
-	mbedtls_aes_context *aes = &w->aes;
 	unsigned n, sum, last;
+	unsigned hw;
+	const char *env;
+	int portable, sha_ni, aes_ni;
 	/* The constants of steps b and e: 64 copies, at least 64 rounds, then
 	 * stop once last(E) <= n - 32. */
 	unsigned reps = 64, min_rounds = 64;
@@ -355,7 +376,14 @@ static int hash_r6(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, siz
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_hash_r6: bad arguments");
 	if (ctx)
 		ctx->kdf_hashes++;
-	mbedtls_aes_init(aes);
+	/* the CPU's kernels (sha2.c, aesmb.c's AES-128 chain), unless
+	 * PDFSTAMP_AES=mbedtls asks for the portable paths (as it does for
+	 * the AES engine) */
+	hw = cpu_bits(ctx);
+	env = getenv("PDFSTAMP_AES");
+	portable = env && strcmp(env, "mbedtls") == 0;
+	sha_ni = !portable && (hw & PS_CPU_SHA);
+	aes_ni = !portable && (hw & PS_CPU_AESNI);
 
 	/* Alg. 2.B step a (and all of R5): K = SHA-256(P || S || U48). */
 	len = 0;
@@ -367,7 +395,7 @@ static int hash_r6(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, siz
 	if (u48)
 		memcpy(k1 + len, u48, 48);
 	len += ulen;
-	if (ps_sha256(k1, len, k) != 0)
+	if (ps_sha256_hw(sha_ni, k1, len, k) != 0)
 		goto fail;
 	klen = 32;
 
@@ -395,15 +423,15 @@ static int hash_r6(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, siz
 		memcpy(k1 + pwlen, k, klen);
 		if (u48)
 			memcpy(k1 + pwlen + klen, u48, 48);
-		for (i = 1; i < reps; i++)
-			memcpy(k1 + i * blk, k1, blk);
-		len = reps * blk;
+		/* the copies by doubling: six copies instead of 63 */
+		for (len = blk; len < reps * blk; len += i) {
+			i = len < reps * blk - len ? len : reps * blk - len;
+			memcpy(k1 + len, k1, i);
+		}
 
 		/* c: E = AES-128-CBC(key K[0..15], IV K[16..31]) of K1, one chain,
 		 * computed in place. */
-		memcpy(iv, k + 16, 16);
-		if (mbedtls_aes_setkey_enc(aes, k, 128) != 0 ||
-		    mbedtls_aes_crypt_cbc(aes, MBEDTLS_AES_ENCRYPT, len, iv, k1, k1) != 0)
+		if (ps_aes128_cbc_encrypt(&w->aes, aes_ni, k, k + 16, k1, len) != 0)
 			goto fail;
 
 		/* d: first 16 bytes of E as a big-endian number mod 3, which is
@@ -412,7 +440,7 @@ static int hash_r6(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, siz
 			sum += k1[i];
 		switch (sum % 3) {
 		case 0:
-			ret = ps_sha256(k1, len, k);
+			ret = ps_sha256_hw(sha_ni, k1, len, k);
 			klen = 32;
 			break;
 		case 1:
@@ -438,8 +466,9 @@ done:
 fail:
 	ret = ps_err(ctx, PDFSTAMP_E_INTERNAL, "password hash failed inside mbedTLS");
 out:
-	mbedtls_aes_free(aes);       /* zeroizes the schedule */
 	ps_wipe(w, sizeof *w);
+	/* K1 passed through the vector registers (memcpy, the kernels) */
+	ps_cpu_wipe_vectors(hw);
 	return ret;
 }
 

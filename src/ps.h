@@ -5,7 +5,8 @@
  *
  * Modules, lowest first: a module calls only the modules listed before it
  * (tests/e2e/layout.sh checks the graph from the objects: no cycle, sec.c
- * alone references the AES engine, xrefw.c alone writes xref sections).
+ * alone references the AES engine for object data and kdf.c for Alg. 2.B's
+ * chain, xrefw.c alone writes xref sections).
  * Each declares its internals in a header of its own, which a user
  * includes; ps.h includes the common ones (at its end) but never rng.h,
  * sec_aes.h, aesmb.h or any mbedTLS header.
@@ -21,12 +22,17 @@
  *   text.c    text strings and dates (text.h).
  *   xml.c     the small, strict XML tokenizer (xml.h; only xmp.c uses it).
  *   xmp.c     the XMP packet editor (xmp.h).
- *   aesmb.c   the multi-lane AES engine (aesmb.h; needs only wipe.h and
- *             pdfstamp.h's error codes).
+ *   cpu.c     the one CPUID probe (cpu.h).
+ *   sha2.c    SHA-256 with the SHA extensions, for Alg. 2.B (sha2.h, which
+ *             also names mbedTLS's SHA-2 calls).
+ *   aesmb.c   the multi-lane AES engine and Alg. 2.B's AES-128 chain
+ *             (aesmb.h; needs only wipe.h, cpu.h and pdfstamp.h's error
+ *             codes).
  *   kdf.c     password preparation, key derivation and checks (7.6.4; kdf.h).
  *   sec.c     the security handler: /Encrypt read and written, which bytes
  *             are encrypted, the one string walker, stream data and
- *             batches; the only user of the AES engine (sec.h, sec_aes.h).
+ *             batches; the only user of the AES engine for object data
+ *             (sec.h, sec_aes.h).
  *   io.c      file I/O: durable writes, fsync/ftruncate, the one pread
  *             loop, temporary and output files, the fault hook (io.h).
  *   journal.c the journal of in-place appends and its recovery (journal.h).
@@ -101,6 +107,7 @@ struct pdfstamp_ctx {
 	void *warn_ud;
 	struct ps_rng *rng;          /* DRBG and IV pool (rng.h), made on first use */
 	unsigned long kdf_hashes;    /* Alg. 2.B / R5 hashes run (kdf.c): read by tests and benches */
+	unsigned cpu;                /* cpu.c's probe | 1u << 31 once made (kdf.c: CPUID is slow in a VM) */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	/* Fuzz builds only (configure --enable-fuzzing): Algorithm 2.B with
 	 * scaled-down constants (see ps_hash_r6), so that fuzz_security reaches

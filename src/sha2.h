@@ -2,6 +2,7 @@
  * sha2.h - SHA-256/384/512 through mbedTLS 2.28 or 3.x: the one place that
  * knows which names the installed mbedTLS gives them (the _ret suffix was
  * dropped in 3.0).  Included by the files that hash (kdf.c, journal.c).
+ * Also the SHA-256 kernel of the password hash (sha2.c).
  */
 #ifndef PS_SHA2_H
 #define PS_SHA2_H
@@ -23,5 +24,12 @@
 #define ps_sha256_update(c, p, n) mbedtls_sha256_update_ret((c), (p), (n))
 #define ps_sha256_finish(c, h) mbedtls_sha256_finish_ret((c), (h))
 #endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* SHA-256 (FIPS 180-4 6.2) of IN[0..N): with the SHA extensions when NI
+ * (PS_CPU_SHA, cpu.h), else mbedTLS.  0 or mbedTLS's error. */
+int ps_sha256_hw(int ni, const void *in, size_t n, uint8_t out[32]);
 
 #endif

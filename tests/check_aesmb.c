@@ -23,6 +23,7 @@
 
 #include "ps.h"
 #include "aesmb.h"
+#include "cpu.h"
 
 #define NKINDS 3
 
@@ -593,6 +594,55 @@ START_TEST(test_kinds_agree)
 }
 END_TEST
 
+/* ---- the password hash's AES-128 chain (Algorithm 2.B step c) ----------- */
+
+START_TEST(test_aes128_chain)
+{
+	/* NIST SP 800-38A F.2.1 (CBC-AES128.Encrypt), then random keys, IVs
+	 * and lengths against mbedTLS called directly, with and without
+	 * AES-NI; W is wiped after every call. */
+	uint8_t key[16], iv[16], pt[64], ct[64], buf[15296], ref[15296], ivc[16];
+	ps_aes128_work w, zero;
+	mbedtls_aes_context m;
+	uint64_t st = 0xae5128;
+	int ni = (ps_cpu_probe() & PS_CPU_AESNI) != 0, mode, t;
+	size_t n;
+
+	memset(&zero, 0, sizeof zero);
+	memset(&w, 0, sizeof w);
+	unhex("6bc1bee22e409f96e93d7e117393172a ae2d8a571e03ac9c9eb76fac45af8e51"
+	      "30c81c46a35ce411e5fbc1191a0a52ef f69f2445df4f9b17ad2b417be66c3710", pt, 64);
+	unhex("7649abac8119b246cee98e9b12e9197d 5086cb9b507219ee95db113a917678b2"
+	      "73bed6b8e3c1743b7116e69e22229516 3ff1caa1681fac09120eca307586e1a7", ct, 64);
+	for (mode = 0; mode < 2; mode++) {
+		int use = mode ? ni : 0;
+
+		unhex("2b7e151628aed2a6abf7158809cf4f3c", key, 16);
+		unhex("000102030405060708090a0b0c0d0e0f", iv, 16);
+		memcpy(buf, pt, 64);
+		ck_assert_int_eq(ps_aes128_cbc_encrypt(&w, use, key, iv, buf, 64), 0);
+		ck_assert_mem_eq(buf, ct, 64);
+		ck_assert_mem_eq(w.rk, zero.rk, sizeof w.rk);
+		for (t = 0; t < 40; t++) {
+			n = 16 * (size_t)(rnd_next(&st) % (sizeof buf / 16 + 1));
+			rnd_fill(&st, key, 16);
+			rnd_fill(&st, iv, 16);
+			rnd_fill(&st, buf, n);
+			memcpy(ref, buf, n);
+			memcpy(ivc, iv, 16);
+			mbedtls_aes_init(&m);
+			ck_assert_int_eq(mbedtls_aes_setkey_enc(&m, key, 128), 0);
+			ck_assert_int_eq(mbedtls_aes_crypt_cbc(&m, MBEDTLS_AES_ENCRYPT, n, ivc, ref, ref), 0);
+			mbedtls_aes_free(&m);
+			ck_assert_int_eq(ps_aes128_cbc_encrypt(&w, use, key, iv, buf, n), 0);
+			ck_assert_msg(memcmp(buf, ref, n) == 0, "mode %d, %zu bytes", mode, n);
+			ck_assert_mem_eq(w.rk, zero.rk, sizeof w.rk);
+		}
+	}
+	ck_assert_int_eq(ni, ps_aes_engine_supported(PS_AES_AESNI8));
+}
+END_TEST
+
 /* ---- selection, names, wiping -------------------------------------------- */
 
 START_TEST(test_env_override)
@@ -697,6 +747,7 @@ static Suite *aesmb_suite(void)
 	tcase_add_loop_test(tc, test_decrypt_vs_mbedtls, 0, NKINDS);
 	tcase_add_loop_test(tc, test_partial_block_ignored, 0, NKINDS);
 	tcase_add_test(tc, test_kinds_agree);
+	tcase_add_test(tc, test_aes128_chain);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("select");

@@ -26,6 +26,8 @@
 #include "doc.h"
 #include "rng.h"
 #include "sec_aes.h"
+#include "sha2.h"
+#include "cpu.h"
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "."
@@ -519,13 +521,20 @@ START_TEST(test_kat_unprepared)
 }
 END_TEST
 
-/* 48 qpdf-made R6 files: 192 independent Algorithm 2.B outputs. */
+/* 48 qpdf-made R6 files: 192 independent Algorithm 2.B outputs; once with
+ * the CPU's kernels (sha2.c, aesmb.c's AES-128 chain) where it has them,
+ * once with mbedTLS alone (PDFSTAMP_AES=mbedtls). */
 START_TEST(test_kat_bulk)
 {
 	char path[512], line[2048];
 	FILE *f;
 	int count = 0;
 	ps_ctx *ctx = new_ctx();
+
+	if (_i == 1)
+		ck_assert_int_eq(setenv("PDFSTAMP_AES", "mbedtls", 1), 0);
+	else
+		ck_assert_int_eq(unsetenv("PDFSTAMP_AES"), 0);
 
 	snprintf(path, sizeof path, "%s/kat/r6-bulk.txt", TEST_SRCDIR);
 	f = fopen(path, "r");
@@ -568,7 +577,72 @@ START_TEST(test_kat_bulk)
 	}
 	fclose(f);
 	ck_assert_int_eq(count, 48);
+	/* the probe was made once and kept (also for the register wipe) */
+	ck_assert_uint_eq(ctx->cpu, ps_cpu_probe() | 1u << 31);
 	pdfstamp_ctx_free(ctx);
+	ck_assert_int_eq(unsetenv("PDFSTAMP_AES"), 0);
+}
+END_TEST
+
+/* sha2.c's kernel: the FIPS 180-4 examples (one block, two blocks after
+ * padding, a million 'a'), then every length 0..300 and a few long ones
+ * against mbedTLS called directly, at every alignment of the input. */
+static void sha256_ref(const uint8_t *p, size_t n, uint8_t out[32])
+{
+	ck_assert_int_eq(ps_sha256(p, n, out), 0);
+}
+
+START_TEST(test_sha256_kernel)
+{
+	static const char *const msg[] = {
+		"abc", "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", NULL,
+	};
+	static const char *const want[] = {
+		"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+		"248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+		"cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+	};
+	int ni = (ps_cpu_probe() & PS_CPU_SHA) != 0;
+	size_t n, len[] = { 1000, 4096, 6400, 15296, 1000000 };
+	uint8_t *buf = malloc(1000000 + 64), h[32], r[32], w[32];
+	uint64_t st = 0x5ea256;
+	unsigned i, off;
+
+	ck_assert_ptr_nonnull(buf);
+	for (i = 0; i < 3; i++) {
+		const uint8_t *p = (const uint8_t *)msg[i];
+
+		n = msg[i] ? strlen(msg[i]) : 1000000;
+		if (!msg[i]) {
+			memset(buf, 'a', n);
+			p = buf;
+		}
+		ck_assert_int_eq(unhex(want[i], w, 32), 32);
+		ck_assert_int_eq(ps_sha256_hw(ni, p, n, h), 0);
+		ck_assert_mem_eq(h, w, 32);
+		ck_assert_int_eq(ps_sha256_hw(0, p, n, h), 0);
+		ck_assert_mem_eq(h, w, 32);
+	}
+	for (i = 0; i < 1000000 + 64; i += 8) {
+		uint64_t v = (st += 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
+
+		memcpy(buf + i, &v, 8);
+	}
+	for (n = 0; n <= 300; n++) {
+		off = (unsigned)(n % 16);
+		sha256_ref(buf + off, n, r);
+		ck_assert_int_eq(ps_sha256_hw(ni, buf + off, n, h), 0);
+		ck_assert_msg(memcmp(h, r, 32) == 0, "length %zu", n);
+	}
+	for (i = 0; i < sizeof len / sizeof len[0]; i++) {
+		sha256_ref(buf + i, len[i], r);
+		ck_assert_int_eq(ps_sha256_hw(ni, buf + i, len[i], h), 0);
+		ck_assert_msg(memcmp(h, r, 32) == 0, "length %zu", len[i]);
+	}
+	ck_assert_int_eq(ps_sha256_hw(ni, NULL, 0, h), 0);
+	sha256_ref(buf, 0, r);
+	ck_assert_mem_eq(h, r, 32);
+	free(buf);
 }
 END_TEST
 
@@ -2009,7 +2083,8 @@ static Suite *crypt_suite(void)
 	tcase_add_test(tc, test_kat_long_truncation);
 	tcase_add_test(tc, test_kat_unicode_forms);
 	tcase_add_test(tc, test_kat_unprepared);
-	tcase_add_test(tc, test_kat_bulk);
+	tcase_add_loop_test(tc, test_kat_bulk, 0, 2);
+	tcase_add_test(tc, test_sha256_kernel);
 	tcase_add_test(tc, test_auth_args);
 	suite_add_tcase(s, tc);
 

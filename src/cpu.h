@@ -1,0 +1,30 @@
+/*
+ * cpu.h - what the CPU can run: the one CPUID probe of the library
+ * (cpu.c), for the AES engine (aesmb.c) and the password hash's kernels
+ * (kdf.c: sha2.c's SHA-256, aesmb.c's AES-128 chain).
+ */
+#ifndef PS_CPU_H
+#define PS_CPU_H
+
+enum {
+	PS_CPU_AESNI = 1u << 0,   /* AES-NI and SSE2 */
+	PS_CPU_VAES = 1u << 1,    /* VAES and AVX2, with the OS saving YMM state */
+	PS_CPU_SHA = 1u << 2,     /* SHA extensions, SSSE3 and SSE4.1 */
+	PS_CPU_AVX = 1u << 3,     /* AVX, with the OS saving YMM state */
+	PS_CPU_AVX512 = 1u << 4,  /* AVX-512F, with the OS saving ZMM state */
+};
+
+/* The PS_CPU_* bits of this CPU (0 on other architectures or compilers).
+ * Asks CPUID, which traps to the hypervisor in a VM (tens of
+ * microseconds): callers that hash often keep the answer (kdf.c keeps it
+ * in the context). */
+unsigned ps_cpu_probe(void);
+
+/* Zeroes the vector registers this CPU has (BITS from ps_cpu_probe: all
+ * 32 ZMM with AVX-512, else the 16 YMM, else the 16 XMM): after a
+ * password hash, so that what they held (glibc's memcpy moves K1 through
+ * them) cannot be saved later to some stack by the lazy binder or a signal
+ * frame (cpu.c note 4).  Nothing on other architectures. */
+void ps_cpu_wipe_vectors(unsigned bits);
+
+#endif
