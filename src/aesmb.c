@@ -212,6 +212,7 @@ static TGT_NI void ni_ecb_encrypt(const ps_aes_engine *e, const uint8_t in[16], 
 	_mm_storeu_si128((__m128i *)(void *)out, x);
 }
 
+#ifdef PS_X86_KERNELS
 /* FIPS-197 5.2 for Nk = 4: every round key is temp = SubWord(RotWord(w[i-1]))
  * ^ Rcon (dword 3 of AESKEYGENASSIST) mixed into the previous one. */
 #define KS128(i, rcon) \
@@ -248,6 +249,7 @@ static TGT_NI void ni_cbc128(ps_aes128_work *w, const uint8_t key[16], const uin
 		_mm_storeu_si128((__m128i *)(void *)buf, x);
 	}
 }
+#endif
 
 /* N lanes (N constant after inlining) of CBC encryption for NBLK blocks.
  * CV[l] is lane l's chain value in and out. */
@@ -767,7 +769,7 @@ int ps_aes128_cbc_encrypt(ps_aes128_work *w, int ni, const uint8_t key[16], cons
 	int rc = 0;
 
 	len &= ~(size_t)15;
-#ifdef PS_AES_X86
+#ifdef PS_X86_KERNELS
 	if (ni) {
 		ni_cbc128(w, key, iv, buf, len / 16);
 		ps_wipe(w->rk, sizeof w->rk);

@@ -3,9 +3,10 @@
  *
  * DESIGN NOTES
  *
- *  1. Only x86 with GCC >= 8 or clang >= 6 has the kernels that need these
- *     bits (aesmb.c, sha2.c use the same condition); everywhere else the
- *     answer is 0 and the portable mbedTLS paths run.
+ *  1. The probe runs on x86 (the AES engine's kernels also build for
+ *     i386); the password hash's kernels and the register wipe exist only
+ *     for x86-64 (PS_X86_KERNELS, cpu.h).  Elsewhere the answer is 0 and
+ *     the portable mbedTLS paths run.
  *  2. AES-NI needs CPUID.1:ECX.AES and EDX.SSE2.  VAES needs, beyond it,
  *     AVX with the OS saving the XMM and YMM state (OSXSAVE, XGETBV XCR0
  *     bits 1 and 2) and CPUID.7.0:EBX.AVX2 and ECX.VAES.  The SHA kernel
@@ -21,10 +22,15 @@
  *     _dl_runtime_resolve_xsavec), as does a signal frame, so password
  *     bytes held there reach unlocked stacks; tests/e2e/secrets.sh found
  *     them on the writeback thread's stack.  ps_cpu_wipe_vectors zeroes
- *     them at the end of each password hash (kdf.c).  The instructions
- *     are written in inline assembly, which the assembler takes whatever
- *     the compiler's target, and run only when CPUID and XGETBV say the
- *     registers exist.
+ *     them at the end of each password hash and of each authentication
+ *     or new /Encrypt (kdf.c), and the library and the tool are linked
+ *     with -z now where the linker takes it (configure.ac), so the lazy
+ *     binder never runs in the middle of a hash.  A signal frame during a
+ *     hash remains a residual risk.  The instructions are written in
+ *     inline assembly, which the assembler takes whatever the compiler's
+ *     target, and run only when CPUID and XGETBV say the registers exist;
+ *     the function is never inlined, so no caller keeps a vector value
+ *     live across it (all are call-clobbered in the SysV ABI).
  */
 #include "config.h"
 
@@ -83,9 +89,9 @@ unsigned ps_cpu_probe(void)
 	return bits;
 }
 
-void ps_cpu_wipe_vectors(unsigned bits)
+__attribute__((noinline)) void ps_cpu_wipe_vectors(unsigned bits)
 {
-#if defined(PS_CPU_X86) && defined(__x86_64__)
+#ifdef PS_X86_KERNELS
 	/* Every vector register is call-clobbered in the SysV ABI, so the
 	 * caller keeps nothing there across this call. */
 	if (bits & PS_CPU_AVX512) {
@@ -105,8 +111,8 @@ void ps_cpu_wipe_vectors(unsigned bits)
 			"vpxord %%zmm24, %%zmm24, %%zmm24\n\tvpxord %%zmm25, %%zmm25, %%zmm25\n\t"
 			"vpxord %%zmm26, %%zmm26, %%zmm26\n\tvpxord %%zmm27, %%zmm27, %%zmm27\n\t"
 			"vpxord %%zmm28, %%zmm28, %%zmm28\n\tvpxord %%zmm29, %%zmm29, %%zmm29\n\t"
-			"vpxord %%zmm30, %%zmm30, %%zmm30\n\tvpxord %%zmm31, %%zmm31, %%zmm31\n\t"
-			"vzeroupper" ::: "memory");
+			"vpxord %%zmm30, %%zmm30, %%zmm30\n\tvpxord %%zmm31, %%zmm31, %%zmm31"
+			::: "memory");
 	} else if (bits & PS_CPU_AVX) {
 		__asm__ __volatile__("vzeroall" ::: "memory");
 	} else {

@@ -6,6 +6,16 @@
 #ifndef PS_CPU_H
 #define PS_CPU_H
 
+/* The CPU kernels of the password hash (sha2.c, aesmb.c's AES-128 chain)
+ * and the register wipe are built for x86-64 with GCC >= 8 or clang >= 6
+ * only: on i386 the compiler spills their XMM registers (password bytes,
+ * round keys) to the stack, where nothing wipes them. */
+#if defined(__x86_64__) && \
+	((defined(__clang__) && __clang_major__ >= 6) || \
+	 (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 8))
+#define PS_X86_KERNELS 1
+#endif
+
 enum {
 	PS_CPU_AESNI = 1u << 0,   /* AES-NI and SSE2 */
 	PS_CPU_VAES = 1u << 1,    /* VAES and AVX2, with the OS saving YMM state */
@@ -24,7 +34,7 @@ unsigned ps_cpu_probe(void);
  * 32 ZMM with AVX-512, else the 16 YMM, else the 16 XMM): after a
  * password hash, so that what they held (glibc's memcpy moves K1 through
  * them) cannot be saved later to some stack by the lazy binder or a signal
- * frame (cpu.c note 4).  Nothing on other architectures. */
+ * frame (cpu.c note 4).  Nothing where PS_X86_KERNELS is not defined. */
 void ps_cpu_wipe_vectors(unsigned bits);
 
 #endif

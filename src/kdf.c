@@ -41,8 +41,9 @@
  *  3. Nothing is written to the caller's KEY unless authentication
  *     succeeded; every intermediate (prepared passwords, hash state, the
  *     Alg. 2.B scratch, intermediate keys, AES schedules) is in a local
- *     that is wiped on every path, and after each Alg. 2.B hash the
- *     vector registers K1 went through are zeroed (cpu.c note 4).  libidn's own temporary UCS-4 copies,
+ *     that is wiped on every path, and after each Alg. 2.B hash,
+ *     authentication and new /Encrypt the vector registers are zeroed
+ *     (cpu.c note 4).  libidn's own temporary UCS-4 copies,
  *     which it frees without wiping, stay in a short-lived child process
  *     (saslprep_isolated); the work is done in process only when no child
  *     can be made (with a warning) and in fuzzing builds.
@@ -662,6 +663,7 @@ out:
 	if (rc < 0)
 		*is_owner = 0;
 	secret_free(sc, maplen);        /* wipes */
+	ps_cpu_wipe_vectors(cpu_bits(ctx));   /* passwords, keys, schedules */
 	return rc;
 }
 
@@ -756,6 +758,7 @@ int ps_kdf_make(ps_ctx *ctx, ps_secparams *sp,
 	rc = 0;
 out:
 	secret_free(sc, maplen);        /* wipes */
+	ps_cpu_wipe_vectors(cpu_bits(ctx));   /* passwords, keys, schedules */
 	return rc;
 }
 
@@ -999,6 +1002,7 @@ int ps_kdf_legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *
 			}
 		}
 	secret_free(sc, maplen);        /* wipes */
+	ps_cpu_wipe_vectors(cpu_bits(ctx));
 	if (rc)
 		return ps_err(ctx, PDFSTAMP_E_PASSWORD, "the password matches neither the owner nor the user password");
 	return rc;

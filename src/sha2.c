@@ -26,8 +26,10 @@
  *     examples and mbedTLS (every length 0..300, a few long ones), and
  *     Algorithm 2.B against qpdf's files both ways.
  *  4. Secrets.  The input is key material: the kernel keeps it in
- *     registers and in the caller's buffer; the padded tail block it
- *     copies is wiped before returning.
+ *     registers and in the caller's buffer (x86-64 only: on i386 the
+ *     registers would spill, cpu.h); the digest is stored from the
+ *     registers to the caller's OUT; the padded tail block and the state
+ *     are wiped before returning, the registers by the caller (kdf.c).
  */
 #include "config.h"
 
@@ -36,9 +38,8 @@
 #include "sha2.h"
 #include "wipe.h"
 
-#if (defined(__x86_64__) || defined(__i386__)) && \
-	((defined(__clang__) && __clang_major__ >= 6) || \
-	 (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 8))
+#include "cpu.h"
+#ifdef PS_X86_KERNELS
 #define PS_SHA_X86 1
 #include <immintrin.h>
 #define TGT_SHA __attribute__((target("sha,sse4.1,ssse3")))
@@ -77,12 +78,14 @@ static const uint32_t sha256_k[64] __attribute__((aligned(16))) = {
 		SCHED(w3, w0, w1, w2); RND4(w3, (g) + 3); \
 	} while (0)
 
-/* Note 2: NBLK 64-byte blocks of P into the state S (a..h). */
-static TGT_SHA void ni_blocks(uint32_t s[8], const uint8_t *p, size_t nblk)
+/* Note 2: NBLK 64-byte blocks of P into the state S (a..h); with OUT, the
+ * last call, the digest goes straight from the registers to OUT (big-endian
+ * words, 6.2.2 step 4) and S is left as it was. */
+static TGT_SHA void ni_blocks(uint32_t s[8], const uint8_t *p, size_t nblk, uint8_t *out)
 {
 	/* big-endian words: reverse the bytes within each 32-bit lane */
 	const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
-	__m128i abef, cdgh, t, w0, w1, w2, w3, m, save0, save1;
+	__m128i abef, cdgh, t, w0, w1, w2, w3, m, save0, save1, abcd, efgh;
 
 	/* (a,b,c,d), (e,f,g,h) -> ABEF = (f,e,b,a) and CDGH = (h,g,d,c),
 	 * listed from the low lane up */
@@ -111,8 +114,15 @@ static TGT_SHA void ni_blocks(uint32_t s[8], const uint8_t *p, size_t nblk)
 
 	t = _mm_shuffle_epi32(abef, 0x1b);      /* a,b,e,f */
 	cdgh = _mm_shuffle_epi32(cdgh, 0xb1);   /* g,h,c,d */
-	_mm_storeu_si128((__m128i *)(void *)&s[0], _mm_blend_epi16(t, cdgh, 0xf0));  /* a,b,c,d */
-	_mm_storeu_si128((__m128i *)(void *)&s[4], _mm_alignr_epi8(cdgh, t, 8));     /* e,f,g,h */
+	abcd = _mm_blend_epi16(t, cdgh, 0xf0);  /* a,b,c,d */
+	efgh = _mm_alignr_epi8(cdgh, t, 8);     /* e,f,g,h */
+	if (out) {
+		_mm_storeu_si128((__m128i *)(void *)out, _mm_shuffle_epi8(abcd, bswap));
+		_mm_storeu_si128((__m128i *)(void *)(out + 16), _mm_shuffle_epi8(efgh, bswap));
+	} else {
+		_mm_storeu_si128((__m128i *)(void *)&s[0], abcd);
+		_mm_storeu_si128((__m128i *)(void *)&s[4], efgh);
+	}
 }
 
 static void ni_sha256(const uint8_t *in, size_t n, uint8_t out[32])
@@ -125,7 +135,7 @@ static void ni_sha256(const uint8_t *in, size_t n, uint8_t out[32])
 	uint64_t bits = (uint64_t)n * 8;
 	int i;
 
-	ni_blocks(s, in, full);
+	ni_blocks(s, in, full, NULL);
 	/* 5.1.1: the message, a 1 bit, zeros, then its length in bits as a
 	 * 64-bit big-endian number, to a multiple of 512 bits */
 	if (rest)
@@ -135,13 +145,7 @@ static void ni_sha256(const uint8_t *in, size_t n, uint8_t out[32])
 	memset(tail + rest + 1, 0, tl - rest - 1);
 	for (i = 0; i < 8; i++)
 		tail[tl - 1 - i] = (uint8_t)(bits >> (8 * i));
-	ni_blocks(s, tail, tl / 64);
-	for (i = 0; i < 8; i++) {
-		out[4 * i] = (uint8_t)(s[i] >> 24);
-		out[4 * i + 1] = (uint8_t)(s[i] >> 16);
-		out[4 * i + 2] = (uint8_t)(s[i] >> 8);
-		out[4 * i + 3] = (uint8_t)s[i];
-	}
+	ni_blocks(s, tail, tl / 64, out);
 	ps_wipe(tail, sizeof tail);
 	ps_wipe(s, sizeof s);
 }
