@@ -32,6 +32,25 @@ int ps_array_grow(void **p, size_t n, size_t elem)
 	return 0;
 }
 
+int ps_array_adopt(void **p, const void *src, size_t n, size_t elem)
+{
+	size_t cap = 4;
+
+	*p = NULL;
+	if (n == 0)
+		return 0;
+	/* the capacity ps_array_grow would have reached for N elements */
+	while (cap < n) {
+		if (cap > SIZE_MAX / 2)
+			return -1;
+		cap *= 2;
+	}
+	if (elem == 0 || cap > SIZE_MAX / elem || !(*p = malloc(cap * elem)))
+		return -1;
+	memcpy(*p, src, n * elem);
+	return 0;
+}
+
 int ps_buf_reserve(ps_buf *b, size_t extra)
 {
 	size_t need, ncap;
@@ -75,18 +94,14 @@ fail:
 	return -1;
 }
 
-void ps_buf_append(ps_buf *b, const void *p, size_t n)
+/* ps_buf_append and ps_buf_putc are inline in ps.h; they come here only
+ * when the capacity does not suffice (or N is 0, or the buffer is oom). */
+void ps_buf_append_slow(ps_buf *b, const void *p, size_t n)
 {
 	if (n == 0 || ps_buf_reserve(b, n) < 0)
 		return;
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
-}
-
-void ps_buf_putc(ps_buf *b, int c)
-{
-	uint8_t ch = (uint8_t)c;
-	ps_buf_append(b, &ch, 1);
 }
 
 void ps_buf_puts(ps_buf *b, const char *s)

@@ -33,6 +33,11 @@
  *  6. ps_obj_equal compares values, not spellings: an integer equals the
  *     real of the same value, reals compare to within 1e-4, dictionaries
  *     ignore key order and a stream compares by its dictionary.
+ *  7. A name's bytes and a real's text may share the object's allocation
+ *     (inl set; ps_new_name_room, ps_new_real_text, ps_new_name): one
+ *     malloc per parsed name instead of two.  Only obj.c frees these
+ *     fields or replaces them, and it looks at inl; other code only reads
+ *     them, so for every caller nothing changed.
  */
 #include "config.h"
 
@@ -47,10 +52,12 @@
 
 static ps_obj *obj_alloc(ps_kind kind)
 {
-	ps_obj *o = calloc(1, sizeof *o);
+	ps_obj *o = malloc(sizeof *o);
 
-	if (o)
+	if (o) {
+		memset(o, 0, sizeof *o);    /* a fixed size: inlined stores, unlike calloc */
 		o->kind = kind;
+	}
 	return o;
 }
 
@@ -111,24 +118,65 @@ ps_obj *ps_new_str(const void *p, size_t len)
 	return ps_new_str_take(dup_bytes(p, len), len, 0);
 }
 
+/* An object of KIND with N + 1 more bytes after it (note 7), which *EXTRA
+ * receives; NULL on OOM. */
+static ps_obj *obj_alloc_extra(ps_kind kind, size_t n, char **extra)
+{
+	ps_obj *o;
+
+	if (n > SIZE_MAX - sizeof *o - 1)
+		return NULL;
+	o = malloc(sizeof *o + n + 1);
+	if (!o)
+		return NULL;
+	memset(o, 0, sizeof *o);
+	o->kind = kind;
+	o->inl = 1;
+	*extra = (char *)(o + 1);
+	return o;
+}
+
+ps_obj *ps_new_name_room(size_t n)
+{
+	char *p;
+	ps_obj *o = obj_alloc_extra(PS_NAME, n, &p);
+
+	if (o) {
+		p[0] = 0;
+		o->u.name.p = p;
+		o->u.name.len = 0;
+	}
+	return o;
+}
+
 ps_obj *ps_new_name(const char *name)
 {
+	size_t n;
+	ps_obj *o;
+
 	if (!name)
 		return NULL;
-	return ps_new_name_take((char *)dup_bytes(name, strlen(name)), strlen(name));
+	n = strlen(name);
+	o = ps_new_name_room(n);
+	if (o) {
+		memcpy(o->u.name.p, name, n + 1);
+		o->u.name.len = n;
+	}
+	return o;
 }
 
 ps_obj *ps_new_real_text(double v, const char *text, size_t n)
 {
-	ps_obj *o = ps_new_real(v);
+	char *p;
+	ps_obj *o = obj_alloc_extra(PS_REAL, n, &p);
 
 	if (!o)
 		return NULL;
-	o->u.real.text = (char *)dup_bytes(text, n);
-	if (!o->u.real.text) {
-		ps_obj_free(o);
-		return NULL;
-	}
+	if (n)
+		memcpy(p, text, n);
+	p[n] = 0;
+	o->u.real.v = v;
+	o->u.real.text = p;
 	return o;
 }
 
@@ -207,7 +255,8 @@ fail:
 	return NULL;
 }
 
-void ps_obj_free(ps_obj *o)
+/* The recursion stays inside this file (no call through the PLT). */
+static void obj_free(ps_obj *o)
 {
 	size_t i;
 
@@ -215,34 +264,41 @@ void ps_obj_free(ps_obj *o)
 		return;
 	switch (o->kind) {
 	case PS_REAL:
-		free(o->u.real.text);
+		if (!o->inl)
+			free(o->u.real.text);
 		break;
 	case PS_STR:
 		free(o->u.str.p);
 		break;
 	case PS_NAME:
-		free(o->u.name.p);
+		if (!o->inl)
+			free(o->u.name.p);
 		break;
 	case PS_ARRAY:
 		for (i = 0; i < o->u.arr.len; i++)
-			ps_obj_free(o->u.arr.items[i]);
+			obj_free(o->u.arr.items[i]);
 		free(o->u.arr.items);
 		break;
 	case PS_DICT:
 		for (i = 0; i < o->u.dict.len; i++) {
 			free(o->u.dict.ents[i].key);
-			ps_obj_free(o->u.dict.ents[i].val);
+			obj_free(o->u.dict.ents[i].val);
 		}
 		free(o->u.dict.ents);
 		break;
 	case PS_STREAM:
-		ps_obj_free(o->u.stm.dict);
+		obj_free(o->u.stm.dict);
 		free(o->u.stm.data);
 		break;
 	default:
 		break;
 	}
 	free(o);
+}
+
+void ps_obj_free(ps_obj *o)
+{
+	obj_free(o);
 }
 
 int ps_array_push(ps_obj *arr, ps_obj *item)
@@ -385,8 +441,9 @@ ps_obj *ps_dict_get(const ps_obj *dict, const char *key)
 
 	if (!d || !key)
 		return NULL;
+	/* the first byte decides most comparisons without a call */
 	for (i = 0; i < d->u.dict.len; i++)
-		if (strcmp(d->u.dict.ents[i].key, key) == 0)
+		if (d->u.dict.ents[i].key[0] == key[0] && strcmp(d->u.dict.ents[i].key, key) == 0)
 			return d->u.dict.ents[i].val;
 	return NULL;
 }

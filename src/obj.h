@@ -29,6 +29,7 @@ typedef struct ps_dict_ent {
 
 struct ps_obj {
 	ps_kind kind;
+	int inl;            /* u.name.p or u.real.text lies in this object's own allocation (obj.c note 7) */
 	union {
 		int b;
 		int64_t i;
@@ -85,6 +86,10 @@ ps_obj *ps_new_stream(ps_obj *dict, uint8_t *data, size_t len);
  * is N bytes plus a NUL at P[N] (obj.c note 3). */
 ps_obj *ps_new_real_text(double v, const char *text, size_t n);
 ps_obj *ps_new_name_take(char *p, size_t n);
+/* A PS_NAME with room for N bytes and a NUL in its own allocation
+ * (obj.c note 7): the caller writes the bytes to u.name.p, the NUL at
+ * u.name.p[len] and sets u.name.len (<= N).  NULL on OOM. */
+ps_obj *ps_new_name_room(size_t n);
 ps_obj *ps_new_str_take(uint8_t *p, size_t n, int hex);
 void ps_obj_free(ps_obj *o);
 ps_obj *ps_obj_copy(const ps_obj *o);   /* deep copy, NULL on OOM */
@@ -155,9 +160,24 @@ int ps_parse_obj(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t *pos, ps_ob
 int ps_parse_indirect(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t pos,
                       int64_t base, uint32_t *num, uint16_t *gen, ps_obj **out);
 
-/* Lexer helpers used by the xref reader. */
-int ps_is_space(int c);
-int ps_is_delim(int c);
+/* Lexer helpers used by the xref reader.  The character classes of ISO
+ * 32000-2 7.2.3 are a table (parse.c) read by inline accessors: bit
+ * PS_CH_SPACE marks the six white-space bytes (NUL, HT, LF, FF, CR, SP),
+ * PS_CH_DELIM the ten delimiters ( ) < > [ ] { } / %; a byte with neither
+ * is a regular character.  Arguments outside 0..255 are in no class. */
+#define PS_CH_SPACE 0x01
+#define PS_CH_DELIM 0x02
+#define PS_CH_LIT   0x04    /* ( ) \ CR: ends a run inside a literal string */
+#define PS_CH_NAME  0x08    /* 0x21..0x7E but not '#' nor a delimiter: written bare in a name */
+extern const uint8_t ps_chclass[256];
+static inline int ps_is_space(int c)
+{
+	return (unsigned)c < 256 && (ps_chclass[c] & PS_CH_SPACE) != 0;
+}
+static inline int ps_is_delim(int c)
+{
+	return (unsigned)c < 256 && (ps_chclass[c] & PS_CH_DELIM) != 0;
+}
 /* Skips white space and comments; returns the new position. */
 size_t ps_skip_ws(const uint8_t *buf, size_t len, size_t pos);
 /* Parses an unsigned decimal integer at *pos (no sign) with overflow check
@@ -171,6 +191,9 @@ int ps_parse_uint(const uint8_t *buf, size_t len, size_t *pos, int64_t *out);
  * have one, else the shortest form with up to 6 decimals.  A PS_STREAM
  * writes its dictionary only (the caller writes "stream" and the data). */
 void ps_serialize(ps_buf *b, const ps_obj *o);
+/* "NUM GEN obj" and a LF: the header of an indirect object (7.3.10),
+ * without printf. */
+void ps_serialize_obj_header(ps_buf *b, uint32_t num, uint16_t gen);
 /* The one number formatter (serialize.c note 3): V with at most 6
  * decimals, trailing zeros removed, integral values as integers, "0" for
  * values that round to zero and for NaN and infinities. */

@@ -35,7 +35,18 @@
  *     (they may be decrypted object-stream content).
  *  6. Decoded names and strings are built here and handed to the model
  *     with the ps_*_take constructors (obj.h), which keep obj.c's
- *     invariants (a NUL after every string, no NUL inside a name).
+ *     invariants (a NUL after every string, no NUL inside a name); a name
+ *     object's bytes are decoded straight into its own allocation
+ *     (ps_new_name_room, obj.c note 7).
+ *  7. Speed, with the same results, messages and limits (issue 16): the
+ *     byte classes of 7.2.3 are one table (ps_chclass, read through
+ *     obj.h's inline accessors by the serializer and the xref reader
+ *     too); runs of ordinary bytes and hex digit pairs are taken a run at
+ *     a time; the items of an array or dictionary are collected on the
+ *     stack (STACK_ITEMS, so at most PS_MAX_DEPTH such frames) and handed
+ *     over in one allocation of the capacity ps_array_grow implies; the
+ *     overflow checks of integers begin after 18 digits, which always
+ *     fit.
  */
 #include "config.h"
 
@@ -52,49 +63,59 @@
  * Lexer helpers
  * ====================================================================== */
 
-int ps_is_space(int c)
+/* The class of every byte (obj.h: PS_CH_*), generated from the rules of
+ * ISO 32000-2 7.2.3 and checked against them by tests/check_obj.c. */
+const uint8_t ps_chclass[256] = {
+	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00, 0x01, 0x05, 0x00, 0x00,  /* 00 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 10 */
+	0x01, 0x08, 0x08, 0x00, 0x08, 0x02, 0x08, 0x08, 0x06, 0x06, 0x08, 0x08, 0x08, 0x08, 0x08, 0x02,  /* 20 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x02, 0x08, 0x02, 0x08,  /* 30 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08,  /* 40 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x02, 0x0c, 0x02, 0x08, 0x08,  /* 50 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08,  /* 60 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x02, 0x08, 0x02, 0x08, 0x00,  /* 70 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 80 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 90 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* a0 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* b0 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* c0 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* d0 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* e0 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* f0 */
+};
+
+/* The value of a hex digit + 1, 0 for any other byte (7.3.4.3, 7.3.5). */
+static const uint8_t hexv1[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+static inline int is_regular(int c)
 {
-	return c == 0 || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == ' ';
+	return (ps_chclass[(uint8_t)c] & (PS_CH_SPACE | PS_CH_DELIM)) == 0;
 }
 
-int ps_is_delim(int c)
-{
-	switch (c) {
-	case '(': case ')': case '<': case '>': case '[': case ']':
-	case '{': case '}': case '/': case '%':
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static int is_regular(int c)
-{
-	return !ps_is_space(c) && !ps_is_delim(c);
-}
-
-static int is_digit(int c)
+static inline int is_digit(int c)
 {
 	return c >= '0' && c <= '9';
 }
 
-static int hex_val(int c)
+static inline int hex_val(int c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return (int)hexv1[(uint8_t)c] - 1;
 }
 
-size_t ps_skip_ws(const uint8_t *buf, size_t len, size_t pos)
+/* ps_skip_ws, inlined into the parser's loops. */
+static inline size_t skip_ws(const uint8_t *buf, size_t len, size_t pos)
 {
 	while (pos < len) {
-		if (ps_is_space(buf[pos])) {
+		uint8_t c = buf[pos];
+
+		if (ps_chclass[c] & PS_CH_SPACE) {
 			pos++;
-		} else if (buf[pos] == '%') {
+		} else if (c == '%') {
 			while (pos < len && buf[pos] != '\r' && buf[pos] != '\n')
 				pos++;
 		} else {
@@ -104,9 +125,14 @@ size_t ps_skip_ws(const uint8_t *buf, size_t len, size_t pos)
 	return pos;
 }
 
-int ps_parse_uint(const uint8_t *buf, size_t len, size_t *pos, int64_t *out)
+size_t ps_skip_ws(const uint8_t *buf, size_t len, size_t pos)
 {
-	size_t p = *pos;
+	return skip_ws(buf, len, pos);
+}
+
+static inline int parse_uint(const uint8_t *buf, size_t len, size_t *pos, int64_t *out)
+{
+	size_t p = *pos, p0 = p;
 	int64_t v = 0;
 
 	if (p >= len || !is_digit(buf[p]))
@@ -114,7 +140,8 @@ int ps_parse_uint(const uint8_t *buf, size_t len, size_t *pos, int64_t *out)
 	while (p < len && is_digit(buf[p])) {
 		int d = buf[p] - '0';
 
-		if (v > (INT64_MAX - d) / 10)
+		/* 18 digits always fit; check only beyond them */
+		if (p - p0 >= 18 && v > (INT64_MAX - d) / 10)
 			return -1;
 		v = v * 10 + d;
 		p++;
@@ -122,6 +149,11 @@ int ps_parse_uint(const uint8_t *buf, size_t len, size_t *pos, int64_t *out)
 	*pos = p;
 	*out = v;
 	return 0;
+}
+
+int ps_parse_uint(const uint8_t *buf, size_t len, size_t *pos, int64_t *out)
+{
+	return parse_uint(buf, len, pos, out);
 }
 
 /* ======================================================================
@@ -175,9 +207,12 @@ static int p_format(const pstate *st, size_t at, const char *fmt, ...)
 }
 
 /* End of the run of regular characters starting at P. */
-static size_t tok_end(const pstate *st, size_t p)
+static inline size_t tok_end(const pstate *st, size_t p)
 {
-	while (p < st->len && is_regular(st->buf[p]))
+	const uint8_t *buf = st->buf;
+	size_t len = st->len;
+
+	while (p < len && (ps_chclass[buf[p]] & (PS_CH_SPACE | PS_CH_DELIM)) == 0)
 		p++;
 	return p;
 }
@@ -312,7 +347,8 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 		for (q = i; q < e; q++) {
 			uint64_t d = (uint64_t)(buf[q] - '0');
 
-			if (mag > (lim - d) / 10)
+			/* 18 digits always fit; check only beyond them */
+			if (q - i >= 18 && mag > (lim - d) / 10)
 				return p_format(st, p, "integer (%s) out of range", show(tmp, buf + p, e - p));
 			mag = mag * 10 + d;
 		}
@@ -323,7 +359,7 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 
 		/* "N G R": only for an integer written without a sign */
 		if (i == p) {
-			size_t g = ps_skip_ws(buf, st->len, e), ge, r;
+			size_t g = skip_ws(buf, st->len, e), ge, r;
 			int64_t gen;
 
 			if (g >= st->len)
@@ -333,8 +369,8 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 				if (ge >= st->len)
 					return p_needmore(st, p, "integer or reference");
 				q = g;
-				if (ps_parse_uint(buf, ge, &q, &gen) == 0 && q == ge) {
-					r = ps_skip_ws(buf, st->len, ge);
+				if (parse_uint(buf, ge, &q, &gen) == 0 && q == ge) {
+					r = skip_ws(buf, st->len, ge);
 					if (r >= st->len)
 						return p_needmore(st, p, "integer or reference");
 					if (buf[r] == 'R' && (r + 1 >= st->len || !is_regular(buf[r + 1]))) {
@@ -361,56 +397,78 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 	}
 }
 
+/* Decodes the name token [p, e) (p at its '/') into S, which has room
+ * for e - p bytes: the bytes with #xx resolved and a NUL.  0, or
+ * PDFSTAMP_E_FORMAT for a bad escape. */
+static int name_decode(const pstate *st, size_t p, size_t e, char *s, size_t *outlen)
+{
+	const uint8_t *buf = st->buf;
+	size_t q, n = 0;
+
+	for (q = p + 1; q < e; ) {
+		size_t r = q;
+		int hi, lo;
+
+		/* the run up to the next '#' as it is */
+		while (r < e && buf[r] != '#')
+			r++;
+		memcpy(s + n, buf + q, r - q);
+		n += r - q;
+		q = r;
+		if (q >= e)
+			break;
+		if (e - q < 3 || (hi = hex_val(buf[q + 1])) < 0 || (lo = hex_val(buf[q + 2])) < 0)
+			return p_format(st, q, "invalid #xx escape in name");
+		if (hi == 0 && lo == 0)
+			return p_format(st, q, "#00 in name");
+		s[n++] = (char)(hi << 4 | lo);
+		q += 3;
+	}
+	s[n] = 0;
+	*outlen = n;
+	return 0;
+}
+
 /* A name at P ('/').  *out receives the decoded bytes, NUL-terminated. */
 static int parse_name_raw(const pstate *st, size_t *pos, char **out, size_t *outlen)
 {
-	const uint8_t *buf = st->buf;
-	size_t p = *pos, e = tok_end(st, p + 1), q, n = 0;
+	size_t p = *pos, e = tok_end(st, p + 1);
 	char *s;
+	int rc;
 
 	if (e >= st->len)
 		return p_needmore(st, p, "name");
 	s = malloc(e - p);      /* decoded length <= e - p - 1, plus NUL */
 	if (!s)
 		return p_nomem(st);
-	for (q = p + 1; q < e; ) {
-		if (buf[q] == '#') {
-			int hi, lo;
-
-			if (e - q < 3 || (hi = hex_val(buf[q + 1])) < 0 || (lo = hex_val(buf[q + 2])) < 0) {
-				free(s);
-				return p_format(st, q, "invalid #xx escape in name");
-			}
-			if (hi == 0 && lo == 0) {
-				free(s);
-				return p_format(st, q, "#00 in name");
-			}
-			s[n++] = (char)(hi << 4 | lo);
-			q += 3;
-		} else {
-			s[n++] = (char)buf[q++];
-		}
+	if ((rc = name_decode(st, p, e, s, outlen)) < 0) {
+		free(s);
+		return rc;
 	}
-	s[n] = 0;
 	*out = s;
-	*outlen = n;
 	*pos = e;
 	return 0;
 }
 
+/* A name object: its bytes are decoded straight into the object's own
+ * allocation (obj.c note 7). */
 static int parse_name(const pstate *st, size_t *pos, ps_obj **out)
 {
-	char *s;
-	size_t n;
-	int rc;
+	size_t p = *pos, e = tok_end(st, p + 1);
 	ps_obj *o;
+	int rc;
 
-	if ((rc = parse_name_raw(st, pos, &s, &n)) < 0)
-		return rc;
-	o = ps_new_name_take(s, n);
+	if (e >= st->len)
+		return p_needmore(st, p, "name");
+	o = ps_new_name_room(e - p - 1);
 	if (!o)
 		return p_nomem(st);
+	if ((rc = name_decode(st, p, e, o->u.name.p, &o->u.name.len)) < 0) {
+		ps_obj_free(o);
+		return rc;
+	}
 	*out = o;
+	*pos = e;
 	return 0;
 }
 
@@ -445,7 +503,7 @@ static int parse_literal(const pstate *st, size_t *pos, ps_obj **out)
 		int c;
 
 		/* copy a run of ordinary bytes at once */
-		while (r < st->len && buf[r] != '(' && buf[r] != ')' && buf[r] != '\\' && buf[r] != '\r')
+		while (r < st->len && (ps_chclass[buf[r]] & PS_CH_LIT) == 0)
 			r++;
 		if (r > q) {
 			ps_buf_append(&b, buf + q, r - q);
@@ -516,6 +574,13 @@ static int parse_hex(const pstate *st, size_t *pos, ps_obj **out)
 	for (;;) {
 		int c, h;
 
+		/* a run of digit pairs at once (what the steps below would do) */
+		if (nib < 0) {
+			while (q + 1 < st->len && hexv1[buf[q]] && hexv1[buf[q + 1]]) {
+				ps_buf_putc(&b, (hexv1[buf[q]] - 1) << 4 | (hexv1[buf[q + 1]] - 1));
+				q += 2;
+			}
+		}
 		if (q >= st->len) {
 			ps_buf_free(&b);
 			return p_needmore(st, p, "hex string");
@@ -523,7 +588,7 @@ static int parse_hex(const pstate *st, size_t *pos, ps_obj **out)
 		c = buf[q++];
 		if (c == '>')
 			break;
-		if (ps_is_space(c))
+		if (ps_chclass[c] & PS_CH_SPACE)
 			continue;
 		if ((h = hex_val(c)) < 0) {
 			ps_buf_free(&b);
@@ -544,11 +609,18 @@ static int parse_hex(const pstate *st, size_t *pos, ps_obj **out)
 	return 0;
 }
 
+/* Items of an array (entries of a dictionary) are collected on the stack
+ * first and given to the object in one allocation of the size
+ * ps_array_grow implies (ps_array_adopt), instead of a malloc and
+ * reallocs per object; a longer one continues with ps_array_push.  The
+ * recursion is bounded by PS_MAX_DEPTH, and so is the stack used. */
+#define STACK_ITEMS 16
+
 static int parse_array(const pstate *st, size_t *pos, ps_obj **out, int depth)
 {
-	size_t p = *pos, q = p + 1;
-	ps_obj *arr, *item;
-	int rc;
+	size_t p = *pos, q = p + 1, ns = 0, i;
+	ps_obj *arr, *item, *stk[STACK_ITEMS];
+	int rc, spilled = 0;
 
 	if (depth >= PS_MAX_DEPTH)
 		return p_format(st, p, "objects nested deeper than %d levels", PS_MAX_DEPTH);
@@ -556,7 +628,7 @@ static int parse_array(const pstate *st, size_t *pos, ps_obj **out, int depth)
 	if (!arr)
 		return p_nomem(st);
 	for (;;) {
-		q = ps_skip_ws(st->buf, st->len, q);
+		q = skip_ws(st->buf, st->len, q);
 		if (q >= st->len) {
 			rc = p_needmore(st, p, "array");
 			goto fail;
@@ -567,15 +639,38 @@ static int parse_array(const pstate *st, size_t *pos, ps_obj **out, int depth)
 		}
 		if ((rc = parse_value(st, &q, &item, depth + 1)) < 0)
 			goto fail;
+		if (!spilled && ns < STACK_ITEMS) {
+			stk[ns++] = item;
+			continue;
+		}
+		if (!spilled) {
+			if (ps_array_adopt((void **)&arr->u.arr.items, stk, ns, sizeof *stk) < 0) {
+				ps_obj_free(item);
+				rc = p_nomem(st);
+				goto fail;
+			}
+			arr->u.arr.len = ns;
+			ns = 0;
+			spilled = 1;
+		}
 		if (ps_array_push(arr, item) < 0) {
 			rc = p_nomem(st);
 			goto fail;
 		}
 	}
+	if (!spilled) {
+		if (ps_array_adopt((void **)&arr->u.arr.items, stk, ns, sizeof *stk) < 0) {
+			rc = p_nomem(st);
+			goto fail;
+		}
+		arr->u.arr.len = ns;
+	}
 	*out = arr;
 	*pos = q;
 	return 0;
 fail:
+	for (i = 0; i < ns; i++)
+		ps_obj_free(stk[i]);
 	ps_obj_free(arr);
 	return rc;
 }
@@ -611,7 +706,7 @@ static int dict_dedup(const pstate *st, ps_obj *d, size_t at)
 	if (n <= 16) {
 		for (i = 0; i < n && !found; i++)
 			for (j = i + 1; j < n && !found; j++)
-				found = strcmp(ents[i].key, ents[j].key) == 0;
+				found = ents[i].key[0] == ents[j].key[0] && strcmp(ents[i].key, ents[j].key) == 0;
 		if (!found)
 			return 0;
 	}
@@ -663,10 +758,11 @@ static int dict_dedup(const pstate *st, ps_obj *d, size_t at)
 static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 {
 	const uint8_t *buf = st->buf;
-	size_t p = *pos, q = p + 2, klen;
+	size_t p = *pos, q = p + 2, klen, ns = 0, i;
 	ps_obj *d, *val;
-	char *key;
-	int rc;
+	ps_dict_ent stk[STACK_ITEMS];
+	char *key = NULL;
+	int rc, spilled = 0;
 
 	if (depth >= PS_MAX_DEPTH)
 		return p_format(st, p, "objects nested deeper than %d levels", PS_MAX_DEPTH);
@@ -674,7 +770,7 @@ static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 	if (!d)
 		return p_nomem(st);
 	for (;;) {
-		q = ps_skip_ws(buf, st->len, q);
+		q = skip_ws(buf, st->len, q);
 		if (q >= st->len) {
 			rc = p_needmore(st, p, "dictionary");
 			goto fail;
@@ -697,7 +793,7 @@ static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 		}
 		if ((rc = parse_name_raw(st, &q, &key, &klen)) < 0)
 			goto fail;
-		q = ps_skip_ws(buf, st->len, q);
+		q = skip_ws(buf, st->len, q);
 		if (q < st->len && buf[q] == '>') {
 			char m[40];
 
@@ -710,10 +806,34 @@ static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 			free(key);
 			goto fail;
 		}
+		if (!spilled && ns < STACK_ITEMS) {
+			stk[ns].key = key;
+			stk[ns++].val = val;
+			continue;
+		}
+		if (!spilled) {
+			if (ps_array_adopt((void **)&d->u.dict.ents, stk, ns, sizeof *stk) < 0) {
+				free(key);
+				ps_obj_free(val);
+				rc = p_nomem(st);
+				goto fail;
+			}
+			d->u.dict.len = ns;
+			ns = 0;
+			spilled = 1;
+		}
 		if (ps_dict_append_take(d, key, val) < 0) {
 			rc = p_nomem(st);
 			goto fail;
 		}
+	}
+	if (!spilled) {
+		if (ps_array_adopt((void **)&d->u.dict.ents, stk, ns, sizeof *stk) < 0) {
+			rc = p_nomem(st);
+			goto fail;
+		}
+		d->u.dict.len = ns;
+		ns = 0;
 	}
 	if ((rc = dict_dedup(st, d, p)) < 0)
 		goto fail;
@@ -721,6 +841,10 @@ static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 	*pos = q;
 	return 0;
 fail:
+	for (i = 0; i < ns; i++) {
+		free(stk[i].key);
+		ps_obj_free(stk[i].val);
+	}
 	ps_obj_free(d);
 	return rc;
 }
@@ -757,7 +881,7 @@ static int parse_keyword(const pstate *st, size_t *pos, ps_obj **out)
 
 static int parse_value(const pstate *st, size_t *pos, ps_obj **out, int depth)
 {
-	size_t p = ps_skip_ws(st->buf, st->len, *pos);
+	size_t p = skip_ws(st->buf, st->len, *pos);
 	int c, rc;
 
 	*out = NULL;
@@ -814,7 +938,7 @@ int ps_parse_obj(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t *pos, ps_ob
 /* An unsigned header number ("N" or "G" of "N G obj") at *pos. */
 static int header_uint(const pstate *st, size_t *pos, int64_t max, const char *what, int64_t *out)
 {
-	size_t p = ps_skip_ws(st->buf, st->len, *pos), e;
+	size_t p = skip_ws(st->buf, st->len, *pos), e;
 	char tmp[40];
 
 	if (p >= st->len)
@@ -823,7 +947,7 @@ static int header_uint(const pstate *st, size_t *pos, int64_t max, const char *w
 	if (e >= st->len)
 		return p_needmore(st, p, "object header");
 	*pos = p;
-	if (ps_parse_uint(st->buf, e, pos, out) < 0 || *pos != e)
+	if (parse_uint(st->buf, e, pos, out) < 0 || *pos != e)
 		return p_format(st, p, "expected %s, found a %s", what, show(tmp, st->buf + p, e - p));
 	if (*out > max)
 		return p_format(st, p, "%s %" PRId64 " out of range", what, *out);
@@ -848,12 +972,12 @@ int ps_parse_indirect(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t pos,
 	if (pos > len)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "parse position %zu beyond window of %zu bytes", pos, len);
 
-	hdr = ps_skip_ws(buf, len, p);
+	hdr = skip_ws(buf, len, p);
 	if ((rc = header_uint(&st, &p, INT32_MAX, "object number", &n)) < 0)
 		return rc;
 	if ((rc = header_uint(&st, &p, 65535, "generation number", &g)) < 0)
 		return rc;
-	p = ps_skip_ws(buf, len, p);
+	p = skip_ws(buf, len, p);
 	if (p >= len)
 		return p_needmore(&st, hdr, "object header");
 	e = tok_end(&st, p);
@@ -867,7 +991,7 @@ int ps_parse_indirect(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t pos,
 	if ((rc = parse_value(&st, &p, &o, 0)) < 0)
 		return rc;
 
-	p = ps_skip_ws(buf, len, p);
+	p = skip_ws(buf, len, p);
 	e = tok_end(&st, p);
 	if (o->kind == PS_DICT) {
 		/* the dictionary may still be followed by "stream" */

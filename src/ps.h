@@ -80,6 +80,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include "pdfstamp.h"
 #include "wipe.h"
@@ -146,8 +147,30 @@ typedef struct ps_buf {
 #define PS_BUF_INIT {NULL, 0, 0, 0, 0}
 
 int ps_buf_reserve(ps_buf *b, size_t extra);   /* 0 or -1 (and sets oom) */
-void ps_buf_append(ps_buf *b, const void *p, size_t n);
-void ps_buf_putc(ps_buf *b, int c);
+/* The grow-and-append path of ps_buf_append (buf.c); the inline functions
+ * below are its fast path when the capacity suffices (the serializer and
+ * the lexer append a token at a time). */
+void ps_buf_append_slow(ps_buf *b, const void *p, size_t n);
+static inline void ps_buf_append(ps_buf *b, const void *p, size_t n)
+{
+	if (n != 0 && !b->oom && n <= b->cap - b->len) {
+		memcpy(b->data + b->len, p, n);
+		b->len += n;
+		return;
+	}
+	ps_buf_append_slow(b, p, n);
+}
+static inline void ps_buf_putc(ps_buf *b, int c)
+{
+	if (!b->oom && b->len < b->cap) {
+		b->data[b->len++] = (uint8_t)c;
+		return;
+	}
+	{
+		uint8_t ch = (uint8_t)c;
+		ps_buf_append_slow(b, &ch, 1);
+	}
+}
 void ps_buf_puts(ps_buf *b, const char *s);
 void ps_buf_printf(ps_buf *b, const char *fmt, ...) PS_PRINTF(2, 3);
 void ps_buf_reset(ps_buf *b);                  /* len = 0, keeps memory */
@@ -159,6 +182,11 @@ uint8_t *ps_buf_detach(ps_buf *b, size_t *len);
  * capacity is implied by N: the owner stores only the count).  0 or -1
  * (*P unchanged) when out of memory or on overflow. */
 int ps_array_grow(void **p, size_t n, size_t elem);
+/* Sets *P to a new array with the capacity ps_array_grow implies for N
+ * elements and copies the N ELEM-byte elements of SRC into it (*P = NULL
+ * for N == 0): an array built elsewhere (the parser's stack) in one
+ * malloc, that ps_array_grow can grow later.  0 or -1 (OOM, overflow). */
+int ps_array_adopt(void **p, const void *src, size_t n, size_t elem);
 
 /* Big-endian fields of binary formats (font tables, PNG and JPEG headers);
  * the caller has checked that the bytes are there. */

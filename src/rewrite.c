@@ -370,7 +370,7 @@ static int reenc_all(struct rw *rw, ps_ctx *wctx, struct rw_job *jobs, size_t n,
  * appends the payload, once it is ciphertext, without copying it again. */
 static int finish(ps_ctx *wctx, struct rw_job *j)
 {
-	ps_buf_printf(&j->out, "%u %u obj\n", j->num, j->gen);
+	ps_serialize_obj_header(&j->out, j->num, j->gen);
 	ps_serialize(&j->out, j->obj);
 	ps_buf_puts(&j->out, j->obj->kind == PS_STREAM ? "\nstream\r\n" : "\nendobj\n");
 	ps_obj_free(j->obj);

@@ -8,8 +8,8 @@
  * rewrite.c, the xref writer) and of every real number in a content stream
  * (ps_buf_put_real, used by stamp.c).  Output goes to a ps_buf, whose
  * sticky out-of-memory flag the caller checks once; nothing here fails.
- * It reads the model's fields directly and takes the delimiter class from
- * the lexer (ps_is_delim, parse.c), so that what it writes lexes back.
+ * It reads the model's fields directly and takes the character classes
+ * from the lexer (ps_chclass, parse.c), so that what it writes lexes back.
  *
  *  1. Output is locale-independent and uses single spaces:
  *     "<< /Key value /Key2 value2 >>" (empty: "<< >>"), "[a b]", "N G R".
@@ -45,19 +45,23 @@ static const char hexdig[] = "0123456789ABCDEF";
 
 static void put_name(ps_buf *b, const char *s, size_t n)
 {
-	size_t i;
+	size_t i = 0, r;
 
 	ps_buf_putc(b, '/');
-	for (i = 0; i < n; i++) {
-		int c = (uint8_t)s[i];
+	while (i < n) {
+		int c;
 
-		if (c < 0x21 || c > 0x7e || c == '#' || ps_is_delim(c)) {
-			ps_buf_putc(b, '#');
-			ps_buf_putc(b, hexdig[c >> 4]);
-			ps_buf_putc(b, hexdig[c & 15]);
-		} else {
-			ps_buf_putc(b, c);
-		}
+		/* a run of bytes written as they are, then one #XX escape */
+		for (r = i; r < n && (ps_chclass[(uint8_t)s[r]] & PS_CH_NAME); r++)
+			;
+		ps_buf_append(b, s + i, r - i);
+		if (r >= n)
+			break;
+		c = (uint8_t)s[r];
+		ps_buf_putc(b, '#');
+		ps_buf_putc(b, hexdig[c >> 4]);
+		ps_buf_putc(b, hexdig[c & 15]);
+		i = r + 1;
 	}
 }
 
@@ -110,8 +114,9 @@ static void put_hex(ps_buf *b, const uint8_t *p, size_t n)
 		ps_buf_reserve(b, 2 * n + 2);
 	ps_buf_putc(b, '<');
 	for (i = 0; i < n; i++) {
-		ps_buf_putc(b, hexdig[p[i] >> 4]);
-		ps_buf_putc(b, hexdig[p[i] & 15]);
+		uint8_t pair[2] = {(uint8_t)hexdig[p[i] >> 4], (uint8_t)hexdig[p[i] & 15]};
+
+		ps_buf_append(b, pair, 2);
 	}
 	ps_buf_putc(b, '>');
 }
@@ -126,6 +131,14 @@ static void put_u64(ps_buf *b, uint64_t v)
 		v /= 10;
 	} while (v);
 	ps_buf_append(b, tmp + k, sizeof tmp - k);
+}
+
+void ps_serialize_obj_header(ps_buf *b, uint32_t num, uint16_t gen)
+{
+	put_u64(b, num);
+	ps_buf_putc(b, ' ');
+	put_u64(b, gen);
+	ps_buf_puts(b, " obj\n");
 }
 
 /* Note 3; locale-independent: integer arithmetic on the value scaled by
@@ -175,7 +188,8 @@ void ps_buf_put_real(ps_buf *b, double v)
 	}
 }
 
-void ps_serialize(ps_buf *b, const ps_obj *o)
+/* The recursion stays inside this file (no call through the PLT). */
+static void ser_obj(ps_buf *b, const ps_obj *o)
 {
 	size_t i;
 
@@ -218,7 +232,7 @@ void ps_serialize(ps_buf *b, const ps_obj *o)
 		for (i = 0; i < o->u.arr.len; i++) {
 			if (i)
 				ps_buf_putc(b, ' ');
-			ps_serialize(b, o->u.arr.items[i]);
+			ser_obj(b, o->u.arr.items[i]);
 		}
 		ps_buf_putc(b, ']');
 		break;
@@ -228,7 +242,7 @@ void ps_serialize(ps_buf *b, const ps_obj *o)
 			ps_buf_putc(b, ' ');
 			put_name(b, o->u.dict.ents[i].key, strlen(o->u.dict.ents[i].key));
 			ps_buf_putc(b, ' ');
-			ps_serialize(b, o->u.dict.ents[i].val);
+			ser_obj(b, o->u.dict.ents[i].val);
 		}
 		ps_buf_puts(b, " >>");
 		break;
@@ -239,8 +253,13 @@ void ps_serialize(ps_buf *b, const ps_obj *o)
 		ps_buf_puts(b, " R");
 		break;
 	case PS_STREAM:
-		ps_serialize(b, o->u.stm.dict);
+		ser_obj(b, o->u.stm.dict);
 		break;
 	}
 }
 
+
+void ps_serialize(ps_buf *b, const ps_obj *o)
+{
+	ser_obj(b, o);
+}

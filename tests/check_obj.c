@@ -943,6 +943,96 @@ static void check_ser(ps_obj *o, const char *want)
 	ps_obj_free(o);
 }
 
+/* The parser's fast paths (parse.c): items and entries collected on the
+ * stack and handed over in one allocation up to 16, pushed beyond; names
+ * and real texts in their object's allocation (obj.c note 7); the inline
+ * ps_buf appends (ps.h). */
+START_TEST(test_fast_paths)
+{
+	static const size_t counts[] = {0, 1, 4, 5, 15, 16, 17, 33};
+	ps_buf b = PS_BUF_INIT;
+	size_t i, k;
+	ps_obj *o, *c;
+	char *s;
+
+	for (k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+		char in[600], want[600];
+		size_t n = counts[k], wn = 0, inn = 0;
+
+		/* an array of N items; a dictionary of N keys whose key 0 comes
+		 * again last (the last value wins, in the first one's place) */
+		inn += (size_t)snprintf(in + inn, sizeof in - inn, "[");
+		wn += (size_t)snprintf(want + wn, sizeof want - wn, "[");
+		for (i = 0; i < n; i++) {
+			inn += (size_t)snprintf(in + inn, sizeof in - inn, " %zu", i);
+			wn += (size_t)snprintf(want + wn, sizeof want - wn, "%s%zu", i ? " " : "", i);
+		}
+		snprintf(in + inn, sizeof in - inn, "]");
+		snprintf(want + wn, sizeof want - wn, "]");
+		o = P(in);
+		ck_assert_uint_eq(ps_array_len(o), n);
+		/* the capacity given is the one ps_array_grow assumes: push, del */
+		ck_assert_int_eq(ps_array_push(o, ps_new_int(99)), 0);
+		ck_assert_int_eq(ps_array_del(o, n), 0);
+		s = ser(o);
+		ck_assert_str_eq(s, want);
+		free(s);
+		ps_obj_free(o);
+
+		inn = 0;
+		wn = 0;
+		inn += (size_t)snprintf(in + inn, sizeof in - inn, "<<");
+		wn += (size_t)snprintf(want + wn, sizeof want - wn, "<<");
+		for (i = 0; i < n; i++) {
+			inn += (size_t)snprintf(in + inn, sizeof in - inn, "/K%zu %zu", i, i);
+			wn += (size_t)snprintf(want + wn, sizeof want - wn, " /K%zu %zu", i, i ? i : (size_t)777);
+		}
+		if (n)
+			inn += (size_t)snprintf(in + inn, sizeof in - inn, "/K0 777");
+		snprintf(in + inn, sizeof in - inn, ">>");
+		snprintf(want + wn, sizeof want - wn, " >>");
+		o = P(in);
+		ck_assert_int_eq(ps_dict_put_int(o, "New", 1), 0);
+		ck_assert_int_eq(ps_dict_del(o, "New"), 0);
+		s = ser(o);
+		ck_assert_str_eq(s, want);
+		free(s);
+		ps_obj_free(o);
+	}
+	/* a failure after the stack items: freed (the sanitizers and
+	 * check_alloc watch the leaks) */
+	expect_rc("[1 2 3 /A#0 ]", PDFSTAMP_E_FORMAT);
+	expect_rc("<</A 1 /B (x) /C /D#00 >>", PDFSTAMP_E_FORMAT);
+
+	/* names and reals in their object's allocation, copied and freed */
+	o = P("[/A#20B#2f 1.50 -.0 /Type /Sig]");
+	c = ps_obj_copy(o);
+	ck_assert(ps_obj_equal(o, c, 0));
+	ck_assert_str_eq(ps_array_get(o, 0)->u.name.p, "A B/");
+	ck_assert_uint_eq(ps_array_get(o, 0)->u.name.len, 4);
+	ck_assert_str_eq(ps_array_get(c, 1)->u.real.text, "1.50");
+	check_ser(c, "[/A#20B#2F 1.50 -.0 /Type /Sig]");
+	ps_obj_free(o);
+	check_ser(ps_new_name("Odd#Name"), "/Odd#23Name");
+
+	/* inline appends: exact fit, growth, and the sticky oom flag */
+	ps_serialize_obj_header(&b, 4294967295u, 65535);
+	ck_assert_uint_eq(b.len, 21);
+	ck_assert(memcmp(b.data, "4294967295 65535 obj\n", 21) == 0);
+	while (b.len < b.cap)
+		ps_buf_putc(&b, 'x');
+	ps_buf_append(&b, "yz", 2);
+	ck_assert_uint_eq(b.data[b.len - 1], 'z');
+	ck_assert_uint_eq(b.data[b.len - 2], 'y');
+	b.oom = 1;
+	i = b.len;
+	ps_buf_putc(&b, 'q');
+	ps_buf_append(&b, "q", 1);
+	ck_assert_uint_eq(b.len, i);
+	ps_buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_serialize_scalars)
 {
 	static const uint8_t bin[] = {'a', '(', ')', '\\', '\r', '\n', '\t', '\b', '\f', 0, 1,
@@ -1607,6 +1697,7 @@ static Suite *obj_suite(void)
 	tcase_add_test(tc, test_indirect_prefixes);
 	tcase_add_test(tc, test_serialize_scalars);
 	tcase_add_test(tc, test_serialize_containers);
+	tcase_add_test(tc, test_fast_paths);
 	tcase_add_test(tc, test_serialize_locale);
 	tcase_add_test(tc, test_roundtrip_text);
 	tcase_add_test(tc, test_roundtrip_random);
