@@ -754,7 +754,9 @@ static int itemize(ps_ctx *ctx, const uint32_t *cp, size_t n, const FriBidiLevel
  * level, reverse every maximal sequence of runs at that level or higher. */
 static void reorder_runs(run *r, size_t nr)
 {
-	FriBidiLevel hi = 0, lo = 255, k;
+	/* lo above every level (FriBidiLevel is a signed char: 255 was -1,
+	 * harmless only because reversals below the lowest odd level cancel) */
+	int hi = 0, lo = 256, k;
 	size_t i, j, a, b;
 
 	for (i = 0; i < nr; i++) {
