@@ -41,6 +41,7 @@
 
 #include "ps.h"
 #include "aesmb.h"
+#include "cpu.h"
 
 #define MAXRUNS 101
 #define NCOLS 4   /* mbedtls, then the three engine kinds */
@@ -335,7 +336,7 @@ int main(int argc, char **argv)
 		return 1;
 	memset(eng, 0, sizeof eng);
 	for (col = 1; col < NCOLS; col++)
-		if (ps_aes_engine_init(&eng[col], key, col - 1) < 0)
+		if (ps_aes_engine_init(&eng[col], key, col - 1, ps_cpu_probe()) < 0)
 			return 1;
 
 	for (wi = 0; wi < NWORKS; wi++) {
@@ -374,7 +375,7 @@ int main(int argc, char **argv)
 
 	printf("AES-256-CBC, one thread, GB/s (10^9 B/s) by %s time, median [min-max] of %d runs; "
 	       "auto engine here: %s; CPU share of wall time %.0f%%%s\n\n", use_cpu ? "thread CPU" : "wall",
-	       runs, ps_aes_engine_name(ps_aes_engine_best()), 100.0 * cpu_s / wall_s,
+	       runs, ps_aes_engine_name(ps_aes_engine_best(ps_cpu_probe())), 100.0 * cpu_s / wall_s,
 	       cpu_s < 0.9 * wall_s && !use_cpu ? " (contended: try -c)" : "");
 	for (dec = 0; dec < 2; dec++) {
 		printf("| %s | objects |", dec ? "decrypt (one object per call)" : "encrypt (all objects, one batch)");
@@ -395,7 +396,7 @@ int main(int argc, char **argv)
 		printf("\n");
 	}
 	printf("{\"bench\":\"aes-256-cbc\",\"unit\":\"GB/s\",\"runs\":%d,\"auto\":\"%s\","
-	       "\"cpu_share\":%.3f,\"results\":[", runs, ps_aes_engine_name(ps_aes_engine_best()),
+	       "\"cpu_share\":%.3f,\"results\":[", runs, ps_aes_engine_name(ps_aes_engine_best(ps_cpu_probe())),
 	       cpu_s / wall_s);
 	for (dec = 0; dec < 2; dec++)
 		for (wi = 0; wi < NWORKS; wi++)

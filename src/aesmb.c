@@ -41,10 +41,12 @@
  *     decrypt (the next chain value is read before the block is
  *     overwritten).  Partial overlaps are not supported.
  *  5. Dispatch.  Kernels carry per-function target attributes, so the rest
- *     of the build needs no -m flags; CPUID (with XGETBV for the AVX state
- *     before VAES/AVX2) decides at init which kind may run.  Non-x86 builds
- *     compile only the mbedTLS path.  No global state: detection runs at
- *     each init (once per document key).
+ *     of the build needs no -m flags; the caller's PS_CPU_* bits (cpu.c's
+ *     CPUID and XGETBV probe, made once per context: ps_cpu_bits) decide
+ *     at init which kind may run; the engine never probes.  Non-x86 builds
+ *     compile only the mbedTLS path.  PDFSTAMP_AES is read here alone
+ *     (ps_aes_env_kind), by the engine's choice and by kdf.c, whose
+ *     password-hash kernels it turns off when it says mbedtls.
  *  6. Secrets.  The round keys live only in the engine, which free() wipes.
  *  7. Placement.  Sixteen lanes whose buffers are equal modulo 4 KiB (for
  *     example separately malloc'd large objects, page aligned) crowd one L1
@@ -84,22 +86,23 @@
 
 /* ---- kind selection ----------------------------------------------------- */
 
-/* Bit K set when kind K can run on this CPU and OS (cpu.c). */
-static unsigned cpu_kinds(void)
+/* Bit K set when kind K can run on a CPU and OS with the PS_CPU_* bits
+ * CPU (cpu.h). */
+static unsigned cpu_kinds(unsigned cpu)
 {
 	unsigned mask = 1u << PS_AES_MBEDTLS;
 #ifdef PS_AES_X86
-	unsigned f = ps_cpu_probe();
-
-	if (f & PS_CPU_AESNI)
+	if (cpu & PS_CPU_AESNI)
 		mask |= 1u << PS_AES_AESNI8;
-	if (f & PS_CPU_VAES)
+	if (cpu & PS_CPU_VAES)
 		mask |= 1u << PS_AES_VAES16;
+#else
+	(void)cpu;
 #endif
 	return mask;
 }
 
-static int env_kind(void)
+int ps_aes_env_kind(void)
 {
 	const char *s = getenv("PDFSTAMP_AES");
 
@@ -114,12 +117,12 @@ static int env_kind(void)
 	return -1;   /* "auto", empty or unknown: automatic choice */
 }
 
-static int pick_kind(int prefer)
+static int pick_kind(int prefer, unsigned cpu)
 {
-	unsigned m = cpu_kinds();
+	unsigned m = cpu_kinds(cpu);
 
 	if (prefer < 0)
-		prefer = env_kind();
+		prefer = ps_aes_env_kind();
 	if (prefer >= PS_AES_MBEDTLS && prefer <= PS_AES_VAES16 && (m & (1u << prefer)))
 		return prefer;
 	if (m & (1u << PS_AES_VAES16))
@@ -129,16 +132,16 @@ static int pick_kind(int prefer)
 	return PS_AES_MBEDTLS;
 }
 
-int ps_aes_engine_best(void)
+int ps_aes_engine_best(unsigned cpu)
 {
-	return pick_kind(-1);
+	return pick_kind(-1, cpu);
 }
 
-int ps_aes_engine_supported(int kind)
+int ps_aes_engine_supported(int kind, unsigned cpu)
 {
 	if (kind < PS_AES_MBEDTLS || kind > PS_AES_VAES16)
 		return 0;
-	return (cpu_kinds() >> kind) & 1u;
+	return (cpu_kinds(cpu) >> kind) & 1u;
 }
 
 const char *ps_aes_engine_name(int kind)
@@ -668,7 +671,7 @@ static void sched_encrypt(const ps_aes_engine *e, ps_aes_job *jobs, size_t n, in
 
 /* ---- public calls --------------------------------------------------------- */
 
-int ps_aes_engine_init(ps_aes_engine *e, const uint8_t key[32], int prefer)
+int ps_aes_engine_init(ps_aes_engine *e, const uint8_t key[32], int prefer, unsigned cpu)
 {
 	if (!e)
 		return PDFSTAMP_E_USAGE;
@@ -682,7 +685,7 @@ int ps_aes_engine_init(ps_aes_engine *e, const uint8_t key[32], int prefer)
 		ps_aes_engine_free(e);
 		return PDFSTAMP_E_INTERNAL;
 	}
-	e->kind = pick_kind(prefer);
+	e->kind = pick_kind(prefer, cpu);
 #ifdef PS_AES_X86
 	if (e->kind != PS_AES_MBEDTLS)
 		ni_expand(e, key);

@@ -47,16 +47,24 @@ typedef struct ps_aes_engine {
 	mbedtls_aes_context mb_dec;
 } ps_aes_engine;
 
-/* Picks the fastest kernel the CPU supports unless PREFER (a ps_aes_kind) is
- * given (>= 0) or, when PREFER is -1, the environment variable
- * PDFSTAMP_AES=mbedtls|aesni|vaes asks otherwise.  A request the CPU cannot
- * honour falls back to the best available kernel.  Returns 0, or
- * PDFSTAMP_E_USAGE / PDFSTAMP_E_INTERNAL (the engine is then wiped). */
-int ps_aes_engine_init(ps_aes_engine *e, const uint8_t key[32], int prefer);
+/* Picks the fastest kernel that CPU (the PS_CPU_* bits of cpu.h: from
+ * ps_cpu_bits, which probes once per context, or ps_cpu_probe) allows
+ * unless PREFER (a ps_aes_kind) is given (>= 0) or, when PREFER is -1, the
+ * environment variable PDFSTAMP_AES=mbedtls|aesni|vaes asks otherwise.  A
+ * request the CPU cannot honour falls back to the best available kernel.
+ * Returns 0, or PDFSTAMP_E_USAGE / PDFSTAMP_E_INTERNAL (the engine is then
+ * wiped). */
+int ps_aes_engine_init(ps_aes_engine *e, const uint8_t key[32], int prefer, unsigned cpu);
 void ps_aes_engine_free(ps_aes_engine *e);   /* wipes round keys; NULL is fine */
 const char *ps_aes_engine_name(int kind);    /* "mbedtls", "aesni-8", "vaes-16" */
-int ps_aes_engine_best(void);                /* what auto picks here (honours PDFSTAMP_AES) */
-int ps_aes_engine_supported(int kind);       /* 1 if this CPU can run KIND */
+int ps_aes_engine_best(unsigned cpu);        /* what auto picks for CPU (honours PDFSTAMP_AES) */
+int ps_aes_engine_supported(int kind, unsigned cpu);   /* 1 if CPU can run KIND */
+/* The kind PDFSTAMP_AES asks for: "mbedtls" PS_AES_MBEDTLS, "aesni" or
+ * "aesni-8" PS_AES_AESNI8, "vaes" or "vaes-16" PS_AES_VAES16; -1 when it
+ * is unset, empty, "auto" or unknown (the automatic choice).  The one
+ * reader of the variable: the engine's choice, and kdf.c, whose
+ * password-hash kernels PS_AES_MBEDTLS turns off. */
+int ps_aes_env_kind(void);
 
 /* CBC-encrypts N independent jobs (unequal lengths allowed, any order),
  * keeping all lanes busy: jobs are taken longest first and a lane whose job

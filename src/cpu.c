@@ -11,8 +11,12 @@
  *     AVX with the OS saving the XMM and YMM state (OSXSAVE, XGETBV XCR0
  *     bits 1 and 2) and CPUID.7.0:EBX.AVX2 and ECX.VAES.  The SHA kernel
  *     needs CPUID.7.0:EBX.SHA (bit 29), SSSE3 and SSE4.1 (XMM only).
- *  3. No state is kept here (no globals): the caller decides how long an
- *     answer is kept.
+ *  3. No globals: the answer is kept in the context (ctx->cpu, bit 31 set
+ *     once made), one probe per context whatever asks (the AES engine's
+ *     kernel choice at each document key, the password hash, the register
+ *     wipe).  The engine (aesmb.c) takes the bits as an argument and never
+ *     probes, so it needs no context; ps_cpu_probe itself is for the
+ *     calls that have no context (pdfstamp_aes_engine, tests, benches).
  *  4. Register residue.  Vector registers are not wiped by anyone: glibc's
  *     memcpy leaves the last bytes it moved in them (ZMM16-31 with its
  *     AVX-512 variant), legacy SSE code (AES-NI, SHA-NI) leaves the upper
@@ -34,6 +38,7 @@
  */
 #include "config.h"
 
+#include "ps.h"
 #include "cpu.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && \
@@ -87,6 +92,15 @@ unsigned ps_cpu_probe(void)
 		bits |= PS_CPU_SHA;
 #endif
 	return bits;
+}
+
+unsigned ps_cpu_bits(ps_ctx *ctx)
+{
+	if (!ctx)
+		return ps_cpu_probe();
+	if (!(ctx->cpu & 1u << 31))
+		ctx->cpu = ps_cpu_probe() | 1u << 31;
+	return ctx->cpu & ~(1u << 31);
 }
 
 __attribute__((noinline)) void ps_cpu_wipe_vectors(unsigned bits)

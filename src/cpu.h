@@ -1,6 +1,7 @@
 /*
  * cpu.h - what the CPU can run: the one CPUID probe of the library
- * (cpu.c), for the AES engine (aesmb.c) and the password hash's kernels
+ * (cpu.c), kept once per context (ps_cpu_bits), for the AES engine
+ * (aesmb.c, given the bits by sec.c) and the password hash's kernels
  * (kdf.c: sha2.c's SHA-256, aesmb.c's AES-128 chain).
  */
 #ifndef PS_CPU_H
@@ -26,9 +27,13 @@ enum {
 
 /* The PS_CPU_* bits of this CPU (0 on other architectures or compilers).
  * Asks CPUID, which traps to the hypervisor in a VM (tens of
- * microseconds): callers that hash often keep the answer (kdf.c keeps it
- * in the context). */
+ * microseconds): the library asks ps_cpu_bits instead. */
 unsigned ps_cpu_probe(void);
+
+/* ps_cpu_probe's answer, made once per context and kept in it (ctx->cpu,
+ * bit 31 = made; cpu.c note 3); a fresh probe when CTX is NULL. */
+struct pdfstamp_ctx;
+unsigned ps_cpu_bits(struct pdfstamp_ctx *ctx);
 
 /* Zeroes the vector registers this CPU has (BITS from ps_cpu_probe: all
  * 32 ZMM with AVX-512, else the 16 YMM, else the 16 XMM): after a

@@ -43,18 +43,21 @@
  *     Alg. 2.B scratch, intermediate keys, AES schedules) is in a local
  *     that is wiped on every path, and after each Alg. 2.B hash,
  *     authentication and new /Encrypt the vector registers are zeroed
- *     (cpu.c note 4).  libidn's own temporary UCS-4 copies,
- *     which it frees without wiping, stay in a short-lived child process
- *     (saslprep_isolated); the work is done in process only when no child
- *     can be made (with a warning) and in fuzzing builds.
+ *     (cpu.c note 4), by one function, wiped(): each public entry point
+ *     that handles a password, and each hash, is `return wiped(ctx,
+ *     worker(...))` around a static worker.  libidn's own temporary UCS-4
+ *     copies, which it frees without wiping, stay in a short-lived child
+ *     process (saslprep_isolated); the work is done in process only when
+ *     no child can be made (with a warning) and in fuzzing builds.
  *  4. The AES here: the /UE /OE key wrap and the /Perms block are mbedTLS
  *     used directly, a few blocks at a time; Alg. 2.B step c, one serial
  *     AES-128-CBC chain of ~6 KB per round, is aesmb.c's one-chain kernel
  *     (AES-NI, else mbedTLS), and the round's SHA-256 sha2.c's kernel (SHA
  *     extensions, else mbedTLS): the hash is what a batch of stamps costs
  *     (issue 16), and those two were 40% of it.  SHA-384/512 stay mbedTLS.
- *     cpu.c's probe is made once per context (ctx->cpu); PDFSTAMP_AES=
- *     mbedtls selects the portable paths, and the tests run both.  Bulk
+ *     cpu.c's probe is made once per context (ps_cpu_bits); PDFSTAMP_AES=
+ *     mbedtls (read by aesmb.c alone: ps_aes_env_kind) selects the
+ *     portable paths here as in the engine, and the tests run both.  Bulk
  *     object data goes through the multi-lane engine, which only sec.c
  *     uses.  The file key leaves this module only in the caller's buffer;
  *     the caller (sec.c) turns it into key schedules and wipes it.
@@ -348,24 +351,28 @@ struct r6_work {
 	ps_aes128_work aes;          /* step c's schedule of K[0..15] */
 };
 
-/* cpu.c's probe, made once per context (CPUID traps in a VM). */
-static unsigned cpu_bits(ps_ctx *ctx)
+/* Design note 3's register wipe, written once: every function that
+ * leaves a password, a key or a schedule behind in the vector registers
+ * (each Alg. 2.B hash, each public entry point that handles a password)
+ * is a thin wrapper, `return wiped(ctx, worker(...))`, around a static
+ * worker that has the body, so that no return path of the worker, and no
+ * new entry point written the same way, can skip the wipe.  The wipe is
+ * cheap (32 instructions) beside what it follows. */
+static int wiped(ps_ctx *ctx, int rc)
 {
-	if (!ctx)
-		return ps_cpu_probe();
-	if (!(ctx->cpu & 1u << 31))
-		ctx->cpu = ps_cpu_probe() | 1u << 31;
-	return ctx->cpu & ~(1u << 31);
+	ps_cpu_wipe_vectors(ps_cpu_bits(ctx));
+	return rc;
 }
 
-static int hash_r6(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, size_t pwlen,
-                   const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
+/* Alg. 2.B (or R5's one SHA-256) in W, which is wiped before returning;
+ * the vector registers are not (hash_r6 and ps_hash_r6 do it). */
+static int hash_rounds(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, size_t pwlen,
+                       const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
 {
 	uint8_t *k1 = w->k1, *k = w->k;
 	size_t klen, ulen = u48 ? 48 : 0, blk, len, i;
 	unsigned n, sum, last;
 	unsigned hw;
-	const char *env;
 	int portable, sha_ni, aes_ni;
 	/* The constants of steps b and e: 64 copies, at least 64 rounds, then
 	 * stop once last(E) <= n - 32. */
@@ -380,9 +387,8 @@ static int hash_r6(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, siz
 	/* the CPU's kernels (sha2.c, aesmb.c's AES-128 chain), unless
 	 * PDFSTAMP_AES=mbedtls asks for the portable paths (as it does for
 	 * the AES engine) */
-	hw = cpu_bits(ctx);
-	env = getenv("PDFSTAMP_AES");
-	portable = env && strcmp(env, "mbedtls") == 0;
+	hw = ps_cpu_bits(ctx);
+	portable = ps_aes_env_kind() == PS_AES_MBEDTLS;
 	sha_ni = !portable && (hw & PS_CPU_SHA);
 	aes_ni = !portable && (hw & PS_CPU_AESNI);
 
@@ -468,13 +474,19 @@ fail:
 	ret = ps_err(ctx, PDFSTAMP_E_INTERNAL, "password hash failed inside mbedTLS");
 out:
 	ps_wipe(w, sizeof *w);
-	/* K1 passed through the vector registers (memcpy, the kernels) */
-	ps_cpu_wipe_vectors(hw);
 	return ret;
 }
 
-int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
-               const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
+/* One hash, then the registers wiped: K1 passed through them (memcpy,
+ * the kernels).  The internal callers' hash. */
+static int hash_r6(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, size_t pwlen,
+                   const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
+{
+	return wiped(ctx, hash_rounds(ctx, w, r, pw, pwlen, salt, u48, out));
+}
+
+static int hash_alone(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
+                      const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
 {
 	struct r6_work *w;
 	size_t maplen = 0;
@@ -482,9 +494,15 @@ int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
 
 	if (!(w = secret_alloc(sizeof *w, &maplen)))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory for the password hash");
-	rc = hash_r6(ctx, w, r, pw, pwlen, salt, u48, out);
+	rc = hash_rounds(ctx, w, r, pw, pwlen, salt, u48, out);
 	secret_free(w, maplen);
 	return rc;
+}
+
+int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
+               const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
+{
+	return wiped(ctx, hash_alone(ctx, r, pw, pwlen, salt, u48, out));
 }
 
 /* AES-256 under KEY, MODE encrypt or decrypt: one ECB block (N 16: the
@@ -587,8 +605,7 @@ static int validate(ps_ctx *ctx, struct r6_work *w, uint8_t *h, const ps_secpara
 	return rc;
 }
 
-int ps_kdf_authenticate(ps_ctx *ctx, const ps_secparams *sp,
-                        const char *password, size_t len,
+static int authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password, size_t len,
                         uint8_t key[32], int *is_owner, int *perms_ok)
 {
 	struct {
@@ -663,8 +680,15 @@ out:
 	if (rc < 0)
 		*is_owner = 0;
 	secret_free(sc, maplen);        /* wipes */
-	ps_cpu_wipe_vectors(cpu_bits(ctx));   /* passwords, keys, schedules */
 	return rc;
+}
+
+int ps_kdf_authenticate(ps_ctx *ctx, const ps_secparams *sp,
+                        const char *password, size_t len,
+                        uint8_t key[32], int *is_owner, int *perms_ok)
+{
+	/* passwords, keys, schedules */
+	return wiped(ctx, authenticate(ctx, sp, password, len, key, is_owner, perms_ok));
 }
 
 /* ---- Algorithms 8, 9, 10: new /U /UE /O /OE /Perms ------------------------ */
@@ -690,8 +714,7 @@ static int prepare_new(ps_ctx *ctx, const char *which, const char *pw, size_t le
 	return 0;
 }
 
-int ps_kdf_make(ps_ctx *ctx, ps_secparams *sp,
-                const char *user_pw, size_t ulen,
+static int make(ps_ctx *ctx, ps_secparams *sp, const char *user_pw, size_t ulen,
                 const char *owner_pw, size_t olen, const uint8_t key[32])
 {
 	struct {
@@ -758,8 +781,15 @@ int ps_kdf_make(ps_ctx *ctx, ps_secparams *sp,
 	rc = 0;
 out:
 	secret_free(sc, maplen);        /* wipes */
-	ps_cpu_wipe_vectors(cpu_bits(ctx));   /* passwords, keys, schedules */
 	return rc;
+}
+
+int ps_kdf_make(ps_ctx *ctx, ps_secparams *sp,
+                const char *user_pw, size_t ulen,
+                const char *owner_pw, size_t olen, const uint8_t key[32])
+{
+	/* passwords, keys, schedules */
+	return wiped(ctx, make(ctx, sp, user_pw, ulen, owner_pw, olen, key));
 }
 
 
@@ -962,7 +992,7 @@ static int legacy_params_ok(ps_ctx *ctx, const ps_secparams *sp)
 	return 0;
 }
 
-int ps_kdf_legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password, size_t len,
+static int legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password, size_t len,
                                uint8_t key[16], int *is_owner)
 {
 	struct {
@@ -1002,10 +1032,16 @@ int ps_kdf_legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *
 			}
 		}
 	secret_free(sc, maplen);        /* wipes */
-	ps_cpu_wipe_vectors(cpu_bits(ctx));
 	if (rc)
 		return ps_err(ctx, PDFSTAMP_E_PASSWORD, "the password matches neither the owner nor the user password");
 	return rc;
+}
+
+int ps_kdf_legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password, size_t len,
+                               uint8_t key[16], int *is_owner)
+{
+	/* passwords, keys (the MD5 and RC4 state passed through them) */
+	return wiped(ctx, legacy_authenticate(ctx, sp, password, len, key, is_owner));
 }
 
 int ps_kdf_legacy_make(ps_ctx *ctx, ps_secparams *sp, const char *user_pw, size_t ulen,

@@ -22,7 +22,7 @@
  *   text.c    text strings and dates (text.h).
  *   xml.c     the small, strict XML tokenizer (xml.h; only xmp.c uses it).
  *   xmp.c     the XMP packet editor (xmp.h).
- *   cpu.c     the one CPUID probe (cpu.h).
+ *   cpu.c     the one CPUID probe, made once per context (cpu.h).
  *   sha2.c    SHA-256 with the SHA extensions, for Alg. 2.B (sha2.h, which
  *             also names mbedTLS's SHA-2 calls).
  *   aesmb.c   the multi-lane AES engine and Alg. 2.B's AES-128 chain
@@ -108,7 +108,7 @@ struct pdfstamp_ctx {
 	void *warn_ud;
 	struct ps_rng *rng;          /* DRBG and IV pool (rng.h), made on first use */
 	unsigned long kdf_hashes;    /* Alg. 2.B / R5 hashes run (kdf.c): read by tests and benches */
-	unsigned cpu;                /* cpu.c's probe | 1u << 31 once made (kdf.c: CPUID is slow in a VM) */
+	unsigned cpu;                /* cpu.c's probe | 1u << 31 once made (ps_cpu_bits: CPUID is slow in a VM) */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	/* Fuzz builds only (configure --enable-fuzzing): Algorithm 2.B with
 	 * scaled-down constants (see ps_hash_r6), so that fuzz_security reaches
@@ -173,6 +173,9 @@ static inline void ps_buf_putc(ps_buf *b, int c)
 }
 void ps_buf_puts(ps_buf *b, const char *s);
 void ps_buf_printf(ps_buf *b, const char *fmt, ...) PS_PRINTF(2, 3);
+/* serialize.c's integer formatter (its note 5): V in decimal, zero-padded
+ * to WIDTH digits (at most 20; a longer V is written whole), no printf. */
+void ps_buf_put_u64_width(ps_buf *b, uint64_t v, unsigned width);
 void ps_buf_reset(ps_buf *b);                  /* len = 0, keeps memory */
 void ps_buf_free(ps_buf *b);                   /* wipes if secret */
 /* Detaches the data (caller frees); returns NULL if oom. */

@@ -96,6 +96,7 @@
 #include <mbedtls/aes.h>
 
 #include "ps.h"
+#include "cpu.h"
 #include "sec_aes.h"
 
 struct ps_sec {
@@ -127,7 +128,7 @@ static int pkcs7_bad(const uint8_t *p, size_t m, uint8_t *pad);
 
 const char *pdfstamp_aes_engine(void)
 {
-	return ps_aes_engine_name(ps_aes_engine_best());
+	return ps_aes_engine_name(ps_aes_engine_best(ps_cpu_probe()));   /* no context */
 }
 
 /* ---- reading /Encrypt (7.6.4, Table 20, Table 21, Table 27) -------------------- */
@@ -1062,7 +1063,7 @@ int ps_cipher_init(ps_ctx *ctx, ps_cipher *c, const uint8_t key[32])
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_cipher_init: bad arguments");
 	c->ready = 0;
 	c->lent = NULL;
-	if (ps_aes_engine_init(&c->eng, key, -1) != 0) {
+	if (ps_aes_engine_init(&c->eng, key, -1, ps_cpu_bits(ctx)) != 0) {
 		ps_cipher_free(c);
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot set the AES key");
 	}

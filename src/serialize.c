@@ -28,6 +28,12 @@
  *     radix character is involved, so the C locale does not matter.
  *  4. A PS_STREAM writes its dictionary only; the caller writes "stream",
  *     the data and "endstream".
+ *  5. Integers: one digit loop (put_u64w, two digits per division) for
+ *     every object number, generation, integer and integral part written
+ *     here, and, through ps_buf_put_u64_width, for the fixed-width fields
+ *     of the classic xref rows (xrefw.c: ten-digit offsets, five-digit
+ *     generations, ISO 32000-2 7.5.4).  A value with more digits than the
+ *     width is written whole, as printf's "%0*" would.
  */
 #include "config.h"
 
@@ -121,16 +127,44 @@ static void put_hex(ps_buf *b, const uint8_t *p, size_t n)
 	ps_buf_putc(b, '>');
 }
 
-static void put_u64(ps_buf *b, uint64_t v)
+/* "00" to "99": two digits per division (note 5). */
+static const char dig2[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Note 5: V in decimal, zero-padded to WIDTH digits (at most 20). */
+static inline void put_u64w(ps_buf *b, uint64_t v, unsigned width)
 {
 	char tmp[24];
 	size_t k = sizeof tmp;
 
-	do {
-		tmp[--k] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		k -= 2;
+		memcpy(tmp + k, dig2 + 2 * r, 2);
+	}
+	if (v >= 10) {
+		k -= 2;
+		memcpy(tmp + k, dig2 + 2 * v, 2);
+	} else {
+		tmp[--k] = (char)('0' + v);
+	}
+	while (sizeof tmp - k < width)
+		tmp[--k] = '0';
 	ps_buf_append(b, tmp + k, sizeof tmp - k);
+}
+
+static void put_u64(ps_buf *b, uint64_t v)
+{
+	put_u64w(b, v, 1);
+}
+
+void ps_buf_put_u64_width(ps_buf *b, uint64_t v, unsigned width)
+{
+	put_u64w(b, v, width < 20 ? width : 20);
 }
 
 void ps_serialize_obj_header(ps_buf *b, uint32_t num, uint16_t gen)

@@ -150,26 +150,13 @@ static int table_row(struct walk *w, const ps_xrefw_ent *e)
 	if (e->type == 2)
 		return ps_err(w->ctx, PDFSTAMP_E_INTERNAL, "object %u is compressed: a classic xref table cannot say so",
 		              e->num);
-	if (e->f2 < UINT64_C(10000000000) && e->f3 < 100000) {
-		/* the usual 20-byte row "oooooooooo ggggg n\r\n", without printf */
-		char row[20];
-		uint64_t v = e->f2;
-		uint32_t g = e->f3;
-		int k;
-
-		for (k = 9; k >= 0; k--, v /= 10)
-			row[k] = (char)('0' + v % 10);
-		row[10] = ' ';
-		for (k = 15; k >= 11; k--, g /= 10)
-			row[k] = (char)('0' + g % 10);
-		row[16] = ' ';
-		row[17] = e->type == 1 ? 'n' : 'f';
-		row[18] = '\r';
-		row[19] = '\n';
-		ps_buf_append(&w->buf, row, sizeof row);
-		return 0;
-	}
-	ps_buf_printf(&w->buf, "%010" PRIu64 " %05u %c\r\n", e->f2, e->f3, e->type == 1 ? 'n' : 'f');
+	/* the 20-byte row "oooooooooo ggggg n\r\n" (7.5.4), without printf:
+	 * serialize.c's formatter (write_table bounds the offsets to ten
+	 * digits; a wider value would be written whole, as by "%010") */
+	ps_buf_put_u64_width(&w->buf, e->f2, 10);
+	ps_buf_putc(&w->buf, ' ');
+	ps_buf_put_u64_width(&w->buf, e->f3, 5);
+	ps_buf_append(&w->buf, e->type == 1 ? " n\r\n" : " f\r\n", 4);
 	return 0;
 }
 

@@ -80,6 +80,13 @@ static void unhex(const char *s, uint8_t *out, size_t want)
 	ck_assert_uint_eq(n, want);
 }
 
+/* This CPU's PS_CPU_* bits, as the library passes them to the engine
+ * (there from the probe a context keeps: ps_cpu_bits). */
+static unsigned hw(void)
+{
+	return ps_cpu_probe();
+}
+
 static void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
@@ -92,12 +99,12 @@ static void *xmalloc(size_t n)
  * requested kind when the CPU has it, else the best one available. */
 static void engine_for(ps_aes_engine *e, const uint8_t key[32], int kind)
 {
-	ck_assert_int_eq(ps_aes_engine_init(e, key, kind), 0);
-	if (ps_aes_engine_supported(kind))
+	ck_assert_int_eq(ps_aes_engine_init(e, key, kind, hw()), 0);
+	if (ps_aes_engine_supported(kind, hw()))
 		ck_assert_int_eq(e->kind, kind);
 	else
 		ck_assert_int_ne(e->kind, kind);
-	ck_assert(ps_aes_engine_supported(e->kind));
+	ck_assert(ps_aes_engine_supported(e->kind, hw()));
 }
 
 static void ref_cbc(const uint8_t key[32], int mode, uint8_t iv[16], const uint8_t *in, uint8_t *out,
@@ -230,7 +237,7 @@ START_TEST(test_key_schedule)
 
 	unhex("603deb1015ca71be2b73aef0857d7781 1f352c073b6108d72d9810a30914dff4", key, 32);
 	unhex("fe4890d1e6188d0b046df344706c631e", last, 16);
-	if (!ps_aes_engine_supported(_i) || _i == PS_AES_MBEDTLS)
+	if (!ps_aes_engine_supported(_i, hw()) || _i == PS_AES_MBEDTLS)
 		return;   /* only the AES-NI kinds expand keys themselves */
 	engine_for(&e, key, _i);
 	ck_assert_mem_eq(e.rk_enc[0], key, 16);
@@ -639,7 +646,7 @@ START_TEST(test_aes128_chain)
 			ck_assert_msg(memcmp(&w, &zero, sizeof w) == 0, "schedule left in W");
 		}
 	}
-	ck_assert_int_eq(ni, ps_aes_engine_supported(PS_AES_AESNI8));
+	ck_assert_int_eq(ni, ps_aes_engine_supported(PS_AES_AESNI8, hw()));
 }
 END_TEST
 
@@ -652,44 +659,93 @@ START_TEST(test_env_override)
 	int best;
 
 	ck_assert_int_eq(unsetenv("PDFSTAMP_AES"), 0);
-	best = ps_aes_engine_best();
-	ck_assert(ps_aes_engine_supported(best));
+	best = ps_aes_engine_best(hw());
+	ck_assert(ps_aes_engine_supported(best, hw()));
 	/* Auto picks the widest kernel the CPU has. */
-	if (ps_aes_engine_supported(PS_AES_VAES16))
+	if (ps_aes_engine_supported(PS_AES_VAES16, hw()))
 		ck_assert_int_eq(best, PS_AES_VAES16);
-	else if (ps_aes_engine_supported(PS_AES_AESNI8))
+	else if (ps_aes_engine_supported(PS_AES_AESNI8, hw()))
 		ck_assert_int_eq(best, PS_AES_AESNI8);
 	else
 		ck_assert_int_eq(best, PS_AES_MBEDTLS);
 
 	ck_assert_int_eq(setenv("PDFSTAMP_AES", "mbedtls", 1), 0);
-	ck_assert_int_eq(ps_aes_engine_best(), PS_AES_MBEDTLS);
-	ck_assert_int_eq(ps_aes_engine_init(&e, key, -1), 0);
+	ck_assert_int_eq(ps_aes_engine_best(hw()), PS_AES_MBEDTLS);
+	ck_assert_int_eq(ps_aes_engine_init(&e, key, -1, hw()), 0);
 	ck_assert_int_eq(e.kind, PS_AES_MBEDTLS);
 	ps_aes_engine_free(&e);
 	/* An explicit preference beats the environment. */
-	ck_assert_int_eq(ps_aes_engine_init(&e, key, best), 0);
+	ck_assert_int_eq(ps_aes_engine_init(&e, key, best, hw()), 0);
 	ck_assert_int_eq(e.kind, best);
 	ps_aes_engine_free(&e);
 
 	ck_assert_int_eq(setenv("PDFSTAMP_AES", "aesni", 1), 0);
-	ck_assert_int_eq(ps_aes_engine_best(),
-			 ps_aes_engine_supported(PS_AES_AESNI8) ? PS_AES_AESNI8 : best);
+	ck_assert_int_eq(ps_aes_engine_best(hw()),
+			 ps_aes_engine_supported(PS_AES_AESNI8, hw()) ? PS_AES_AESNI8 : best);
 	ck_assert_int_eq(setenv("PDFSTAMP_AES", "vaes", 1), 0);
-	ck_assert_int_eq(ps_aes_engine_best(),
-			 ps_aes_engine_supported(PS_AES_VAES16) ? PS_AES_VAES16 : best);
+	ck_assert_int_eq(ps_aes_engine_best(hw()),
+			 ps_aes_engine_supported(PS_AES_VAES16, hw()) ? PS_AES_VAES16 : best);
 	ck_assert_int_eq(setenv("PDFSTAMP_AES", "no-such-engine", 1), 0);
-	ck_assert_int_eq(ps_aes_engine_best(), best);
+	ck_assert_int_eq(ps_aes_engine_best(hw()), best);
 	ck_assert_int_eq(setenv("PDFSTAMP_AES", "", 1), 0);
-	ck_assert_int_eq(ps_aes_engine_best(), best);
+	ck_assert_int_eq(ps_aes_engine_best(hw()), best);
 	/* Out-of-range preferences fall back to the automatic choice. */
 	ck_assert_int_eq(unsetenv("PDFSTAMP_AES"), 0);
-	ck_assert_int_eq(ps_aes_engine_init(&e, key, 99), 0);
+	ck_assert_int_eq(ps_aes_engine_init(&e, key, 99, hw()), 0);
 	ck_assert_int_eq(e.kind, best);
 	ps_aes_engine_free(&e);
-	ck_assert_int_eq(ps_aes_engine_init(NULL, key, -1), PDFSTAMP_E_USAGE);
-	ck_assert_int_eq(ps_aes_engine_init(&e, NULL, -1), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_aes_engine_init(NULL, key, -1, hw()), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_aes_engine_init(&e, NULL, -1, hw()), PDFSTAMP_E_USAGE);
 	ps_aes_engine_free(&e);
+}
+END_TEST
+
+/* The one reader of PDFSTAMP_AES (the engine and kdf.c ask it). */
+START_TEST(test_env_kind)
+{
+	static const struct { const char *v; int kind; } t[] = {
+		{"mbedtls", PS_AES_MBEDTLS}, {"aesni", PS_AES_AESNI8}, {"aesni-8", PS_AES_AESNI8},
+		{"vaes", PS_AES_VAES16}, {"vaes-16", PS_AES_VAES16}, {"auto", -1}, {"", -1},
+		{"MBEDTLS", -1}, {"mbedtls ", -1}, {"aes", -1},
+	};
+	size_t i;
+
+	ck_assert_int_eq(unsetenv("PDFSTAMP_AES"), 0);
+	ck_assert_int_eq(ps_aes_env_kind(), -1);
+	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+		ck_assert_int_eq(setenv("PDFSTAMP_AES", t[i].v, 1), 0);
+		ck_assert_msg(ps_aes_env_kind() == t[i].kind, "PDFSTAMP_AES='%s'", t[i].v);
+	}
+	ck_assert_int_eq(unsetenv("PDFSTAMP_AES"), 0);
+}
+END_TEST
+
+/* The engine decides from the bits it is given, never from a probe of its
+ * own: without PS_CPU_AESNI nothing but mbedTLS, whatever is asked; without
+ * PS_CPU_VAES at most AES-NI (the library passes the context's one probe,
+ * ps_cpu_bits). */
+START_TEST(test_given_bits)
+{
+	uint8_t key[32] = {0};
+	ps_aes_engine e;
+	unsigned real = hw();
+	int k;
+
+	ck_assert_int_eq(unsetenv("PDFSTAMP_AES"), 0);
+	ck_assert_int_eq(ps_aes_engine_best(0), PS_AES_MBEDTLS);
+	for (k = -1; k <= PS_AES_VAES16; k++) {
+		ck_assert_int_eq(ps_aes_engine_supported(k, 0), k == PS_AES_MBEDTLS);
+		ck_assert_int_eq(ps_aes_engine_init(&e, key, k, 0), 0);
+		ck_assert_int_eq(e.kind, PS_AES_MBEDTLS);
+		ps_aes_engine_free(&e);
+	}
+	ck_assert(!ps_aes_engine_supported(PS_AES_VAES16, real & ~(unsigned)PS_CPU_VAES));
+	ck_assert_int_ne(ps_aes_engine_best(real & ~(unsigned)PS_CPU_VAES), PS_AES_VAES16);
+	if (real & PS_CPU_AESNI) {
+		ck_assert_int_eq(ps_aes_engine_init(&e, key, PS_AES_VAES16, real & ~(unsigned)PS_CPU_VAES), 0);
+		ck_assert_int_eq(e.kind, PS_AES_AESNI8);
+		ps_aes_engine_free(&e);
+	}
 }
 END_TEST
 
@@ -699,9 +755,9 @@ START_TEST(test_names)
 	ck_assert_str_eq(ps_aes_engine_name(PS_AES_AESNI8), "aesni-8");
 	ck_assert_str_eq(ps_aes_engine_name(PS_AES_VAES16), "vaes-16");
 	ck_assert_str_eq(ps_aes_engine_name(-1), "unknown");
-	ck_assert(ps_aes_engine_supported(PS_AES_MBEDTLS));
-	ck_assert(!ps_aes_engine_supported(-1));
-	ck_assert(!ps_aes_engine_supported(3));
+	ck_assert(ps_aes_engine_supported(PS_AES_MBEDTLS, hw()));
+	ck_assert(!ps_aes_engine_supported(-1, hw()));
+	ck_assert(!ps_aes_engine_supported(3, hw()));
 }
 END_TEST
 
@@ -712,7 +768,7 @@ START_TEST(test_free_wipes)
 	size_t i;
 
 	memset(key, 0xa7, sizeof key);
-	ck_assert_int_eq(ps_aes_engine_init(&e, key, _i), 0);
+	ck_assert_int_eq(ps_aes_engine_init(&e, key, _i, hw()), 0);
 	ps_aes_engine_free(&e);
 	for (i = 0; i < sizeof e; i++)
 		ck_assert_msg(((const uint8_t *)&e)[i] == 0, "byte %zu not wiped", i);
@@ -752,6 +808,8 @@ static Suite *aesmb_suite(void)
 
 	tc = tcase_create("select");
 	tcase_add_test(tc, test_env_override);
+	tcase_add_test(tc, test_env_kind);
+	tcase_add_test(tc, test_given_bits);
 	tcase_add_test(tc, test_names);
 	tcase_add_loop_test(tc, test_free_wipes, 0, NKINDS);
 	suite_add_tcase(s, tc);

@@ -584,6 +584,41 @@ START_TEST(test_kat_bulk)
 }
 END_TEST
 
+/* One CPUID probe per context (cpu.c note 3): ps_cpu_bits keeps it, the
+ * AES engine takes it from there (ps_cipher_init) and so does the password
+ * hash, neither probing again: a context whose kept answer says "no AES-NI,
+ * no SHA" gets mbedTLS for both, and the hash is still right. */
+START_TEST(test_cpu_once)
+{
+	ps_ctx *ctx = new_ctx();
+	unsigned real = ps_cpu_probe();
+	uint8_t key[32], h[32];
+	ps_cipher c;
+	struct kat k;
+
+	memset(key, 0x5c, sizeof key);
+	memset(&c, 0, sizeof c);
+	ck_assert_int_eq(unsetenv("PDFSTAMP_AES"), 0);
+	ck_assert_uint_eq(ctx->cpu, 0);
+	ck_assert_uint_eq(ps_cpu_bits(ctx), real);
+	ck_assert_uint_eq(ctx->cpu, real | 1u << 31);
+	ck_assert_int_eq(ps_cipher_init(ctx, &c, key), 0);
+	ck_assert_int_eq(ps_cipher_eng(&c)->kind, ps_aes_engine_best(real));
+	ps_cipher_free(&c);
+
+	ctx->cpu = 1u << 31;            /* probed: nothing */
+	ck_assert_int_eq(ps_cipher_init(ctx, &c, key), 0);
+	ck_assert_int_eq(ps_cipher_eng(&c)->kind, PS_AES_MBEDTLS);
+	ps_cipher_free(&c);
+	load_kat("r6-basic", &k);
+	ck_assert_int_eq(ps_hash_r6(ctx, k.r, k.upw, k.upwlen, k.u + 32, NULL, h), 0);
+	ck_assert_mem_eq(h, k.u, 32);
+	ck_assert_uint_eq(ctx->cpu, 1u << 31);
+	ck_assert_uint_eq(ps_cpu_bits(NULL), real);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
 /* sha2.c's kernel: the FIPS 180-4 examples (one block, two blocks after
  * padding, a million 'a'), then every length 0..300 (at offset length mod
  * 16 of an aligned buffer) and a few long ones against mbedTLS called
@@ -2085,6 +2120,7 @@ static Suite *crypt_suite(void)
 	tcase_add_test(tc, test_kat_unicode_forms);
 	tcase_add_test(tc, test_kat_unprepared);
 	tcase_add_loop_test(tc, test_kat_bulk, 0, 2);
+	tcase_add_test(tc, test_cpu_once);
 	tcase_add_test(tc, test_sha256_kernel);
 	tcase_add_test(tc, test_auth_args);
 	suite_add_tcase(s, tc);

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -489,6 +490,42 @@ START_TEST(xrefw_table_bytes)
 }
 END_TEST
 
+/* serialize.c's integer formatter, which writes the rows above: the
+ * bytes of snprintf's "%0*" PRIu64 for every width up to its cap of 20
+ * (one past it is clamped) and values around each power of ten. */
+START_TEST(put_u64_width)
+{
+	ps_buf b = PS_BUF_INIT;
+	char want[32];
+	uint64_t p, v;
+	unsigned w;
+	int i, d;
+
+	for (w = 0; w <= 20; w++) {
+		for (i = 0, p = 1; i < 20; i++, p *= 10) {
+			for (d = -1; d <= 1; d++) {
+				v = d < 0 ? p - 1 : d > 0 ? p + 1 : p;
+				b.len = 0;
+				ps_buf_put_u64_width(&b, v, w);
+				snprintf(want, sizeof want, "%0*" PRIu64, (int)w, v);
+				ck_assert_msg(b.len == strlen(want) && !memcmp(b.data, want, b.len),
+				              "%" PRIu64 " width %u", v, w);
+			}
+		}
+		b.len = 0;
+		ps_buf_put_u64_width(&b, UINT64_MAX, w);
+		ck_assert_uint_eq(b.len, 20);
+		ck_assert_mem_eq(b.data, "18446744073709551615", 20);
+	}
+	b.len = 0;
+	ps_buf_put_u64_width(&b, 7, 21);
+	ck_assert_uint_eq(b.len, 20);
+	ck_assert_mem_eq(b.data, "00000000000000000007", 20);
+	ck_assert(!b.oom);
+	ps_buf_free(&b);
+}
+END_TEST
+
 START_TEST(xrefw_table_refusals)
 {
 	static const ps_xrefw_ent compressed[] = {{1, 1, 15, 0}, {2, 2, 1, 0}};
@@ -685,6 +722,7 @@ static Suite *incr_suite(void)
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tx, setup, teardown);
 	tcase_add_test(tx, xrefw_table_bytes);
+	tcase_add_test(tx, put_u64_width);
 	tcase_add_test(tx, xrefw_table_refusals);
 	tcase_add_test(tx, xrefw_stream_widths_and_index);
 	tcase_add_test(tx, xrefw_stream_default_index);
