@@ -9,7 +9,11 @@
  *  - serialize -> parse -> serialize is a fixed point (ps_serialize output
  *    must always be valid PDF syntax that parses back to the same object),
  *    and ps_obj_copy serializes identically to the original;
- *  - a stream's data offset lies inside the window.
+ *  - a stream's data offset lies inside the window;
+ *  - parsed into an arena (obj.c note 9), the indirect object gives the
+ *    same result, message and serialization, and survives being changed
+ *    (strings made longer and shorter, keys put and deleted, items
+ *    pushed) and freed before the arena is reset.
  */
 #include "fuzz.h"
 
@@ -69,6 +73,58 @@ out:
 	ps_buf_free(&c);
 }
 
+static int fzp_grow_str(void *ud, ps_obj *str, const ps_obj *parent, const char *key)
+{
+	static const uint8_t x[40] = {0};
+
+	(void)ud;
+	(void)parent;
+	(void)key;
+	ps_str_set(str, x, str->u.str.len % 3 ? sizeof x : 0);
+	return 0;
+}
+
+/* The arena's oracle: ps_parse_indirect_in against the malloc parse (RC,
+ * the message, the serialization SER of the malloc'd object, if any). */
+static void fzp_arena(ps_ctx *ctx, const uint8_t *data, size_t size, int64_t base, int rc, const char *msg,
+                      const ps_buf *ser)
+{
+	ps_arena *ar = ps_arena_new();
+	ps_buf b = PS_BUF_INIT;
+	ps_obj *o = NULL, *d;
+	uint32_t num;
+	uint16_t gen;
+	int rc2, k;
+
+	if (!ar)
+		return;
+	for (k = 0; k < 2; k++) {   /* twice: the second time in reused chunks */
+		rc2 = ps_parse_indirect_in(ctx, ar, data, size, 0, base, &num, &gen, &o);
+		if (rc2 == PDFSTAMP_E_NOMEM || rc == PDFSTAMP_E_NOMEM)
+			break;
+		if (rc2 != rc || (rc < 0 && strcmp(msg, pdfstamp_ctx_errmsg(ctx)) != 0))
+			fz_bug(ctx, "the arena's parse differs from the malloc one");
+		if (rc2 < 0)
+			break;
+		d = o->kind == PS_STREAM ? o->u.stm.dict : o;
+		b.len = 0;
+		ps_serialize(&b, d);
+		if (!b.oom && !ser->oom && (b.len != ser->len || memcmp(b.data, ser->data, b.len) != 0))
+			fz_bug(ctx, "the arena's object serializes differently");
+		ps_obj_walk_strings(o, fzp_grow_str, NULL);
+		ps_dict_put_int(o, "Length", 5);
+		ps_dict_put_int(o, "NewKey", 6);
+		ps_dict_del(o, "Type");
+		ps_array_push(o, ps_new_int(7));
+		ps_array_push(o, ps_new_str("x", 1));
+		ps_obj_free(o);
+		o = NULL;
+		ps_arena_reset(ar);
+	}
+	ps_buf_free(&b);
+	ps_arena_free(ar);
+}
+
 static void fzp_check_fail(ps_ctx *ctx, int rc, const ps_obj *o)
 {
 	if (o)
@@ -89,6 +145,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t num = 0;
 	uint16_t gen = 0;
 	ps_obj *o;
+	ps_buf ser = PS_BUF_INIT;
+	char msg[512] = "";
 	int i, rc;
 
 	if (size > FZ_MAX_INPUT || pdfstamp_ctx_new(&ctx) < 0)
@@ -111,6 +169,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = ps_parse_indirect(ctx, data, size, 0, base, &num, &gen, &o);
 	if (rc < 0) {
 		fzp_check_fail(ctx, rc, o);
+		snprintf(msg, sizeof msg, "%s", pdfstamp_ctx_errmsg(ctx));
+		fzp_arena(ctx, data, size, base, rc, msg, &ser);
 	} else {
 		if (!o)
 			fz_bug(ctx, "ps_parse_indirect succeeded without an object");
@@ -123,8 +183,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else {
 			fzp_roundtrip(ctx, o);
 		}
+		ps_serialize(&ser, o->kind == PS_STREAM ? o->u.stm.dict : o);
 		ps_obj_free(o);
+		fzp_arena(ctx, data, size, base, rc, msg, &ser);
 	}
+	ps_buf_free(&ser);
 	pdfstamp_ctx_free(ctx);
 	return 0;
 }

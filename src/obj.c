@@ -34,17 +34,61 @@
  *     real of the same value, reals compare to within 1e-4, dictionaries
  *     ignore key order and a stream compares by its dictionary.
  *  7. A name's bytes and a real's text may share the object's allocation
- *     (inl set; ps_new_name_room, ps_new_real_text, ps_new_name): one
+ *     (OBJ_INL set; ps_new_name_room, ps_new_real_text, ps_new_name): one
  *     malloc per parsed name instead of two.  Only obj.c frees these
- *     fields or replaces them, and it looks at inl; other code only reads
- *     them, so for every caller nothing changed.
+ *     fields or replaces them, and it looks at the flags; other code only
+ *     reads them, so for every caller nothing changed.
+ *  8. Dictionary keys: the common names of ISO 32000-2 (keytab below, in
+ *     read-only memory) are not copied; a key spelled like one of them
+ *     points into the table (ps_dict_key_dup), any other key is its own
+ *     malloc'd copy.  Keys are only read outside this file and parse.c,
+ *     and both free them with ps_dict_key_free, which leaves the table's
+ *     pointers alone: a parsed dictionary costs one allocation less per
+ *     entry, with the same bytes in every key (issue 16).
+ *  9. The arena (ps_arena): the rewrite and its self-check parse each
+ *     object, change it a little and free it at once, millions of small
+ *     objects (integers of /Widths arrays, references of /Kids); their
+ *     parser allocates them from an arena's chunks instead (OBJ_ARENA on
+ *     the object, OBJ_ABUF when its items, entries or string bytes lie
+ *     there too).  Such a tree keeps every rule above: ps_obj_free walks
+ *     it and frees what was malloc'd later (a value put, an array grown:
+ *     an OBJ_ABUF buffer is first copied out to malloc, ps_str_set copies
+ *     a longer string out) and leaves the arena's memory alone; keys are
+ *     never in the arena (shared or malloc'd, note 8).  The arena's owner
+ *     frees every tree before ps_arena_reset (rewrite.c run_batch,
+ *     rwcheck.c chk_run); under AddressSanitizer the memory of a reset
+ *     arena is poisoned, so a tree that outlived it shows at once.
+ *     Objects for anyone else (the document's cache, the CLI) never come
+ *     from an arena.
  */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ps.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define PS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PS_ASAN 1
+#endif
+#endif
+#ifdef PS_ASAN
+#include <sanitizer/asan_interface.h>
+#define ARENA_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define ARENA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define ARENA_POISON(p, n) ((void)(p), (void)(n))
+#define ARENA_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* ps_obj.flags (notes 7 and 9) */
+#define OBJ_INL   1     /* u.name.p or u.real.text follows the object itself */
+#define OBJ_ARENA 2     /* the object lies in an arena: never free()d */
+#define OBJ_ABUF  4     /* its items, entries or string bytes lie in the arena */
 
 /* ======================================================================
  * Object model
@@ -111,6 +155,77 @@ static uint8_t *dup_bytes(const void *p, size_t n)
 	return d;
 }
 
+/* ---- dictionary keys (note 8) ---------------------------------------------------- */
+
+/* The shared keys, grouped by length, in byte order within a group;
+ * keygrp[L] is the group of length L: its first byte in keytab and its
+ * count (each key takes L + 1 bytes there).  Generated; tests/check_obj.c
+ * checks the layout. */
+#define KEY_MAXLEN 17
+static const char keytab[1806] =
+	"A\0D\0E\0F\0H\0I\0K\0M\0N\0O\0P\0Q\0R\0S\0T\0U\0V\0W\0AP\0AS\0BM\0C0\0C1\0CA\0CF\0CS\0"
+	"DA\0DR\0DW\0EF\0FT\0Ff\0Ft\0IC\0ID\0LC\0LJ\0LW\0MK\0ML\0NM\0OE\0On\0Pg\0RC\0SA\0TK\0UE\0"
+	"UF\0W2\0ca\0AIS\0Alt\0Ann\0App\0CFM\0IRT\0Obj\0Off\0Opt\0Sig\0URI\0BBox\0Cert\0Desc\0"
+	"Dest\0Font\0Info\0Kern\0Kids\0Lang\0Last\0Mask\0Name\0Next\0Nums\0OCGs\0Open\0Prev\0"
+	"Rect\0Root\0Size\0StmF\0StrF\0Tabs\0Type\0Count\0Dests\0First\0Flags\0Gamma\0Group\0"
+	"Index\0Names\0Pages\0Perms\0Popup\0Print\0Range\0SMask\0StemH\0StemV\0Title\0Usage\0"
+	"Width\0XStep\0YStep\0Action\0Annots\0ArtBox\0Ascent\0Author\0Border\0Bounds\0CIDSet\0"
+	"Colors\0Coords\0Decode\0Domain\0Encode\0Extend\0Fields\0Filter\0Height\0Intent\0Length\0"
+	"Limits\0Marked\0Matrix\0Params\0Parent\0Reason\0Rotate\0Widths\0Columns\0Creator\0"
+	"CropBox\0Descent\0Encrypt\0Extends\0Leading\0ModDate\0Pattern\0Private\0ProcSet\0"
+	"RoleMap\0Shading\0Subject\0Subtype\0Threads\0Trapped\0TrimBox\0Version\0XHeight\0"
+	"XObject\0XRefStm\0AcroForm\0AvgWidth\0BaseFont\0BleedBox\0CheckSum\0ClassMap\0Contents\0"
+	"Encoding\0FontBBox\0FontFile\0FontName\0FormType\0Function\0Keywords\0LastChar\0"
+	"Location\0MarkInfo\0MaxWidth\0MediaBox\0Metadata\0Ordering\0Outlines\0PageMode\0"
+	"Producer\0Registry\0SigFlags\0Alternate\0AuthEvent\0ByteRange\0CapHeight\0DeviceRGB\0"
+	"ExtGState\0FirstChar\0FontFile2\0FontFile3\0Functions\0ImageMask\0PaintType\0PieceInfo\0"
+	"Predictor\0Reference\0Resources\0SubFilter\0Threshold\0ToUnicode\0ActualText\0"
+	"Background\0BlackPoint\0ColorSpace\0Extensions\0FontFamily\0JavaScript\0OpenAction\0"
+	"PageLabels\0PageLayout\0ParentTree\0Prop_Build\0Properties\0QuadPoints\0Quadpoints\0"
+	"Supplement\0TilingType\0WhitePoint\0BaseVersion\0CIDToGIDMap\0ContactInfo\0DecodeParms\0"
+	"EarlyChange\0Interpolate\0ItalicAngle\0ShadingType\0CreationDate\0DocTimeStamp\0"
+	"LastModified\0MissingWidth\0OCProperties\0StructParent\0CIDSystemInfo\0EmbeddedFiles\0"
+	"StructParents\0ContentsLength\0ExtensionLevel\0FontDescriptor\0StructTreeRoot\0"
+	"DescendantFonts\0EncryptMetadata\0NeedAppearances\0BitsPerComponent\0VerticalPosition\0"
+	"ParentTreeNextKey\0ViewerPreferences";
+static const struct { uint16_t off, n; } keygrp[KEY_MAXLEN + 1] = {
+	{0, 0}, {0, 18}, {36, 33}, {135, 11}, {179, 24}, {299, 21},
+	{425, 27}, {614, 22}, {790, 26}, {1024, 19}, {1214, 18}, {1412, 8},
+	{1508, 6}, {1586, 3}, {1628, 4}, {1688, 3}, {1736, 2}, {1770, 2},
+};
+
+/* The shared copy of S[0..N), or NULL if S is not in the table. */
+static char *key_shared(const char *s, size_t n)
+{
+	const char *k, *end;
+
+	if (n == 0 || n > KEY_MAXLEN)
+		return NULL;
+	k = keytab + keygrp[n].off;
+	for (end = k + (size_t)keygrp[n].n * (n + 1); k < end; k += n + 1)
+		if (k[0] == s[0] && memcmp(k, s, n) == 0)
+			return (char *)k;   /* never written: keys are only read (note 8) */
+	return NULL;
+}
+
+char *ps_dict_key_dup(const char *s, size_t n)
+{
+	char *k = key_shared(s, n);
+
+	return k ? k : (char *)dup_bytes(s, n);
+}
+
+void ps_dict_key_free(char *key)
+{
+	if ((uintptr_t)key - (uintptr_t)keytab >= sizeof keytab)
+		free(key);
+}
+
+int ps_dict_key_is_shared(const char *key)
+{
+	return (uintptr_t)key - (uintptr_t)keytab < sizeof keytab;
+}
+
 ps_obj *ps_new_str(const void *p, size_t len)
 {
 	if (!p && len)
@@ -131,15 +246,216 @@ static ps_obj *obj_alloc_extra(ps_kind kind, size_t n, char **extra)
 		return NULL;
 	memset(o, 0, sizeof *o);
 	o->kind = kind;
-	o->inl = 1;
+	o->flags = OBJ_INL;
 	*extra = (char *)(o + 1);
 	return o;
 }
 
+/* ---- the arena (note 9) ------------------------------------------------------------ */
+
+#define ARENA_CHUNK 65536               /* bytes per chunk */
+#define ARENA_BIG (ARENA_CHUNK / 4)     /* larger requests get a block of their own */
+#define ARENA_KEEP 16                   /* chunks kept by a reset (1 MB) */
+
+typedef union arena_chunk {
+	union arena_chunk *next;            /* the data follows, aligned like malloc's */
+	max_align_t align;
+} arena_chunk;
+
+struct ps_arena {
+	arena_chunk *chunks;    /* in order of use; ps_arena_reset keeps ARENA_KEEP */
+	arena_chunk *cur;       /* the one being filled, NULL before the first */
+	size_t used;            /* bytes of cur in use */
+	arena_chunk *big;       /* blocks over ARENA_BIG, freed by ps_arena_reset */
+};
+
+ps_arena *ps_arena_new(void)
+{
+	ps_arena *a = malloc(sizeof *a);
+
+	if (a)
+		memset(a, 0, sizeof *a);
+	return a;
+}
+
+/* N bytes aligned like malloc's, NULL on OOM. */
+static void *arena_alloc(ps_arena *a, size_t n)
+{
+	const size_t al = _Alignof(max_align_t);
+	arena_chunk *c;
+	void *p;
+
+	if (n > ARENA_BIG) {
+		if (n > SIZE_MAX - sizeof *c || !(c = malloc(sizeof *c + n)))
+			return NULL;
+		c->next = a->big;
+		a->big = c;
+		return c + 1;
+	}
+	n = (n + al - 1) & ~(al - 1);
+	if (!a->cur || a->used + n > ARENA_CHUNK) {
+		c = a->cur ? a->cur->next : a->chunks;
+		if (!c) {
+			if (!(c = malloc(sizeof *c + ARENA_CHUNK)))
+				return NULL;
+			c->next = NULL;
+			ARENA_POISON(c + 1, ARENA_CHUNK);
+			if (a->cur)
+				a->cur->next = c;
+			else
+				a->chunks = c;
+		}
+		a->cur = c;
+		a->used = 0;
+	}
+	p = (char *)(a->cur + 1) + a->used;
+	a->used += n;
+	ARENA_UNPOISON(p, n);
+	return p;
+}
+
+void ps_arena_reset(ps_arena *a)
+{
+	arena_chunk *c;
+	size_t n;
+
+	if (!a)
+		return;
+	while ((c = a->big) != NULL) {
+		a->big = c->next;
+		free(c);
+	}
+	for (c = a->chunks, n = 0; c; c = c->next) {
+		ARENA_POISON(c + 1, ARENA_CHUNK);
+		if (++n == ARENA_KEEP) { /* what one huge object took goes back */
+			arena_chunk *rest = c->next;
+			c->next = NULL;
+			while ((c = rest) != NULL) {
+				rest = c->next;
+				ARENA_UNPOISON(c + 1, ARENA_CHUNK);
+				free(c);
+			}
+			break;
+		}
+	}
+	a->cur = NULL;
+	a->used = 0;
+}
+
+void ps_arena_free(ps_arena *a)
+{
+	arena_chunk *c;
+
+	if (!a)
+		return;
+	ps_arena_reset(a);
+	while ((c = a->chunks) != NULL) {
+		a->chunks = c->next;
+		ARENA_UNPOISON(c + 1, ARENA_CHUNK);
+		free(c);
+	}
+	free(a);
+}
+
+ps_obj *ps_arena_obj(ps_arena *a, ps_kind kind)
+{
+	ps_obj *o;
+
+	if (!a)
+		return obj_alloc(kind);
+	o = arena_alloc(a, sizeof *o);
+	if (o) {
+		memset(o, 0, sizeof *o);
+		o->kind = kind;
+		o->flags = OBJ_ARENA;
+	}
+	return o;
+}
+
+/* obj_alloc_extra in arena A (or malloc). */
+static ps_obj *arena_extra(ps_arena *a, ps_kind kind, size_t n, char **extra)
+{
+	ps_obj *o;
+
+	if (!a)
+		return obj_alloc_extra(kind, n, extra);
+	if (n > SIZE_MAX - sizeof *o - 1)
+		return NULL;
+	o = arena_alloc(a, sizeof *o + n + 1);
+	if (!o)
+		return NULL;
+	memset(o, 0, sizeof *o);
+	o->kind = kind;
+	o->flags = OBJ_ARENA | OBJ_INL;
+	*extra = (char *)(o + 1);
+	return o;
+}
+
+int ps_arena_adopt(ps_arena *a, ps_obj *o, void **p, const void *src, size_t n, size_t elem)
+{
+	if (!a)
+		return ps_array_adopt(p, src, n, elem);
+	*p = NULL;
+	if (n == 0)
+		return 0;
+	if (elem == 0 || n > SIZE_MAX / elem || !(*p = arena_alloc(a, n * elem)))
+		return -1;
+	memcpy(*p, src, n * elem);
+	o->flags |= OBJ_ABUF;
+	return 0;
+}
+
+ps_obj *ps_arena_str(ps_arena *a, const void *p, size_t n, int hex)
+{
+	ps_obj *o;
+	char *b;
+
+	if (!a) {
+		o = ps_new_str(p, n);
+		if (o)
+			o->u.str.hex = hex;
+		return o;
+	}
+	if (!p && n)
+		return NULL;
+	o = arena_extra(a, PS_STR, n, &b);
+	if (!o)
+		return NULL;
+	o->flags = OBJ_ARENA | OBJ_ABUF;
+	if (n)
+		memcpy(b, p, n);
+	b[n] = 0;
+	o->u.str.p = (uint8_t *)b;
+	o->u.str.len = n;
+	o->u.str.hex = hex;
+	return o;
+}
+
+/* Before the items or entries of O grow: an OBJ_ABUF buffer P of N
+ * elements copied out to malloc (the capacity ps_array_grow implies).
+ * 0 or -1 on OOM (O unchanged). */
+static int abuf_out(ps_obj *o, void **p, size_t n, size_t elem)
+{
+	void *np;
+
+	if (!(o->flags & OBJ_ABUF))
+		return 0;
+	if (ps_array_adopt(&np, *p, n, elem) < 0)
+		return -1;
+	*p = np;
+	o->flags &= ~OBJ_ABUF;
+	return 0;
+}
+
 ps_obj *ps_new_name_room(size_t n)
 {
+	return ps_arena_name_room(NULL, n);
+}
+
+ps_obj *ps_arena_name_room(ps_arena *a, size_t n)
+{
 	char *p;
-	ps_obj *o = obj_alloc_extra(PS_NAME, n, &p);
+	ps_obj *o = arena_extra(a, PS_NAME, n, &p);
 
 	if (o) {
 		p[0] = 0;
@@ -167,8 +483,13 @@ ps_obj *ps_new_name(const char *name)
 
 ps_obj *ps_new_real_text(double v, const char *text, size_t n)
 {
+	return ps_arena_real_text(NULL, v, text, n);
+}
+
+ps_obj *ps_arena_real_text(ps_arena *a, double v, const char *text, size_t n)
+{
 	char *p;
-	ps_obj *o = obj_alloc_extra(PS_REAL, n, &p);
+	ps_obj *o = arena_extra(a, PS_REAL, n, &p);
 
 	if (!o)
 		return NULL;
@@ -264,27 +585,30 @@ static void obj_free(ps_obj *o)
 		return;
 	switch (o->kind) {
 	case PS_REAL:
-		if (!o->inl)
+		if (!(o->flags & OBJ_INL))
 			free(o->u.real.text);
 		break;
 	case PS_STR:
-		free(o->u.str.p);
+		if (!(o->flags & OBJ_ABUF))
+			free(o->u.str.p);
 		break;
 	case PS_NAME:
-		if (!o->inl)
+		if (!(o->flags & OBJ_INL))
 			free(o->u.name.p);
 		break;
 	case PS_ARRAY:
 		for (i = 0; i < o->u.arr.len; i++)
 			obj_free(o->u.arr.items[i]);
-		free(o->u.arr.items);
+		if (!(o->flags & OBJ_ABUF))
+			free(o->u.arr.items);
 		break;
 	case PS_DICT:
 		for (i = 0; i < o->u.dict.len; i++) {
-			free(o->u.dict.ents[i].key);
+			ps_dict_key_free(o->u.dict.ents[i].key);
 			obj_free(o->u.dict.ents[i].val);
 		}
-		free(o->u.dict.ents);
+		if (!(o->flags & OBJ_ABUF))
+			free(o->u.dict.ents);
 		break;
 	case PS_STREAM:
 		obj_free(o->u.stm.dict);
@@ -293,7 +617,8 @@ static void obj_free(ps_obj *o)
 	default:
 		break;
 	}
-	free(o);
+	if (!(o->flags & OBJ_ARENA))
+		free(o);
 }
 
 void ps_obj_free(ps_obj *o)
@@ -309,7 +634,8 @@ int ps_array_push(ps_obj *arr, ps_obj *item)
 		ps_obj_free(item);
 		return PDFSTAMP_E_USAGE;
 	}
-	if (ps_array_grow((void **)&arr->u.arr.items, arr->u.arr.len, sizeof *arr->u.arr.items) < 0) {
+	if (abuf_out(arr, (void **)&arr->u.arr.items, arr->u.arr.len, sizeof *arr->u.arr.items) < 0 ||
+	    ps_array_grow((void **)&arr->u.arr.items, arr->u.arr.len, sizeof *arr->u.arr.items) < 0) {
 		ps_obj_free(item);
 		return PDFSTAMP_E_NOMEM;
 	}
@@ -343,8 +669,9 @@ static ps_obj *dict_of(const ps_obj *o)
 
 int ps_dict_append_take(ps_obj *d, char *key, ps_obj *val)
 {
-	if (ps_array_grow((void **)&d->u.dict.ents, d->u.dict.len, sizeof *d->u.dict.ents) < 0) {
-		free(key);
+	if (abuf_out(d, (void **)&d->u.dict.ents, d->u.dict.len, sizeof *d->u.dict.ents) < 0 ||
+	    ps_array_grow((void **)&d->u.dict.ents, d->u.dict.len, sizeof *d->u.dict.ents) < 0) {
+		ps_dict_key_free(key);
 		ps_obj_free(val);
 		return PDFSTAMP_E_NOMEM;
 	}
@@ -374,7 +701,7 @@ int ps_dict_put(ps_obj *dict, const char *key, ps_obj *val)
 			return 0;
 		}
 	}
-	k = (char *)dup_bytes(key, strlen(key));
+	k = ps_dict_key_dup(key, strlen(key));
 	if (!k) {
 		ps_obj_free(val);
 		return PDFSTAMP_E_NOMEM;
@@ -423,7 +750,7 @@ int ps_dict_del(ps_obj *dict, const char *key)
 		return 0;
 	for (i = 0; i < d->u.dict.len; i++) {
 		if (strcmp(d->u.dict.ents[i].key, key) == 0) {
-			free(d->u.dict.ents[i].key);
+			ps_dict_key_free(d->u.dict.ents[i].key);
 			ps_obj_free(d->u.dict.ents[i].val);
 			memmove(&d->u.dict.ents[i], &d->u.dict.ents[i + 1],
 			        (d->u.dict.len - i - 1) * sizeof *d->u.dict.ents);
@@ -531,11 +858,11 @@ ps_obj *ps_obj_copy(const ps_obj *o)
 		if (!c)
 			return NULL;
 		for (i = 0; i < o->u.dict.len; i++) {
-			char *k = (char *)dup_bytes(o->u.dict.ents[i].key, strlen(o->u.dict.ents[i].key));
+			char *k = ps_dict_key_dup(o->u.dict.ents[i].key, strlen(o->u.dict.ents[i].key));
 			ps_obj *v = ps_obj_copy(o->u.dict.ents[i].val);
 
 			if (!k || !v) {
-				free(k);
+				ps_dict_key_free(k);
 				ps_obj_free(v);
 				ps_obj_free(c);
 				return NULL;
@@ -613,13 +940,24 @@ int ps_str_set(ps_obj *str, const void *p, size_t n)
 
 	if (!str || str->kind != PS_STR || n == SIZE_MAX)
 		return PDFSTAMP_E_USAGE;
+	if (n <= str->u.str.len) {
+		/* not longer (a decryption): in place, the allocation holds
+		 * len + 1 >= n + 1 bytes; P may point into it */
+		if (n)
+			memmove(str->u.str.p, p, n);
+		str->u.str.p[n] = 0;
+		str->u.str.len = n;
+		return 0;
+	}
 	np = malloc(n + 1);
 	if (!np)
 		return PDFSTAMP_E_NOMEM;
 	if (n)
 		memcpy(np, p, n);
 	np[n] = 0;
-	free(str->u.str.p);
+	if (!(str->flags & OBJ_ABUF))
+		free(str->u.str.p);
+	str->flags &= ~OBJ_ABUF;
 	str->u.str.p = np;
 	str->u.str.len = n;
 	return 0;

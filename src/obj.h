@@ -29,7 +29,7 @@ typedef struct ps_dict_ent {
 
 struct ps_obj {
 	ps_kind kind;
-	int inl;            /* u.name.p or u.real.text lies in this object's own allocation (obj.c note 7) */
+	int flags;          /* where its memory lies (obj.c notes 7 and 9); only obj.c reads them */
 	union {
 		int b;
 		int64_t i;
@@ -99,8 +99,31 @@ ps_obj *ps_obj_copy(const ps_obj *o);   /* deep copy, NULL on OOM */
 int ps_obj_equal(const ps_obj *a, const ps_obj *b, int skip_length);
 
 /* Replaces the bytes of string STR with a copy of P[0..N) (kept
- * NUL-terminated like every parsed string): 0 or PDFSTAMP_E_NOMEM. */
+ * NUL-terminated like every parsed string; P may point into STR's own
+ * bytes; a string that does not grow keeps its allocation, so
+ * u.str.p changes only when N > u.str.len): 0 or PDFSTAMP_E_NOMEM. */
 int ps_str_set(ps_obj *str, const void *p, size_t n);
+
+/* An arena (obj.c note 9): objects for a tree that is parsed, changed
+ * and freed again soon, allocated from large chunks instead of one malloc
+ * each.  Such a tree behaves like any other (every call of this header,
+ * ps_obj_free included); only its memory stays with the arena, so it must
+ * be freed before the arena is reset or freed.  ps_arena_new gives NULL
+ * on OOM, and a NULL arena everywhere means malloc; ps_arena_reset makes
+ * all of it reusable (keeping its first 1 MB of chunks), ps_arena_free
+ * gives it back. */
+typedef struct ps_arena ps_arena;
+ps_arena *ps_arena_new(void);
+void ps_arena_reset(ps_arena *a);
+void ps_arena_free(ps_arena *a);
+/* For the parser: the constructors above in arena A (NULL: malloc), and
+ * ps_array_adopt's copy of SRC[0..N) for the items or entries of an
+ * object made so (ps_arena_adopt: 0 or -1 on OOM; *P NULL for N == 0). */
+ps_obj *ps_arena_obj(ps_arena *a, ps_kind kind);
+ps_obj *ps_arena_name_room(ps_arena *a, size_t n);
+ps_obj *ps_arena_real_text(ps_arena *a, double v, const char *text, size_t n);
+ps_obj *ps_arena_str(ps_arena *a, const void *p, size_t n, int hex);
+int ps_arena_adopt(ps_arena *a, ps_obj *o, void **p, const void *src, size_t n, size_t elem);
 
 /* Containers take ownership of the item, also when they fail (-> freed). */
 int ps_array_push(ps_obj *arr, ps_obj *item);        /* 0 or PDFSTAMP_E_NOMEM */
@@ -118,10 +141,18 @@ int ps_dict_put_bool(ps_obj *dict, const char *key, int b);
 int ps_dict_put_ref(ps_obj *dict, const char *key, uint32_t num, uint16_t gen);
 int ps_dict_put_str(ps_obj *dict, const char *key, const void *p, size_t n);
 int ps_dict_del(ps_obj *dict, const char *key);      /* 0 whether or not present */
-/* Appends KEY (a malloc'd NUL-terminated name, taken over) and VAL (taken
+/* Appends KEY (from ps_dict_key_dup, taken over) and VAL (taken
  * over, non-NULL) to the PS_DICT D without looking for an existing KEY;
  * both are freed on failure.  0 or PDFSTAMP_E_NOMEM. */
 int ps_dict_append_take(ps_obj *d, char *key, ps_obj *val);
+/* A dictionary key for S[0..N) (N bytes, no NUL among them): a shared
+ * read-only copy for the common names of PDF, else a malloc'd one (obj.c
+ * note 8); NULL on OOM.  Every key of a ps_obj dictionary is freed with
+ * ps_dict_key_free (NULL is a no-op), never with free(), and never
+ * written; ps_dict_key_is_shared tells the two kinds apart (tests). */
+char *ps_dict_key_dup(const char *s, size_t n);
+void ps_dict_key_free(char *key);
+int ps_dict_key_is_shared(const char *key);
 /* Borrowed lookups; NULL if absent or if O is not a dict / array. For a
  * PS_STREAM, ps_dict_get looks in its dictionary. */
 ps_obj *ps_dict_get(const ps_obj *dict, const char *key);
@@ -159,6 +190,12 @@ int ps_parse_obj(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t *pos, ps_ob
  * "endobj" is tolerated.  NUM and GEN receive the object's header numbers. */
 int ps_parse_indirect(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t pos,
                       int64_t base, uint32_t *num, uint16_t *gen, ps_obj **out);
+
+/* ps_parse_indirect with the objects in arena AR (obj.c note 9; NULL:
+ * malloc): for the rewrite and its self-check, which free each tree
+ * before they reset the arena.  Same results, messages and limits. */
+int ps_parse_indirect_in(ps_ctx *ctx, ps_arena *ar, const uint8_t *buf, size_t len, size_t pos,
+                         int64_t base, uint32_t *num, uint16_t *gen, ps_obj **out);
 
 /* Lexer helpers used by the xref reader.  The character classes of ISO
  * 32000-2 7.2.3 are a table (parse.c) read by inline accessors: bit

@@ -37,7 +37,13 @@
  *     with the ps_*_take constructors (obj.h), which keep obj.c's
  *     invariants (a NUL after every string, no NUL inside a name); a name
  *     object's bytes are decoded straight into its own allocation
- *     (ps_new_name_room, obj.c note 7).
+ *     (ps_new_name_room, obj.c note 7); a dictionary key is decoded on
+ *     the stack and made a key by ps_dict_key_dup (a shared copy for the
+ *     common names, obj.c note 8), so keys are freed with
+ *     ps_dict_key_free.  Given an arena (ps_parse_indirect_in: the
+ *     rewrite and its self-check), every object, item array and string
+ *     of the tree comes from it (obj.c note 9, the ps_arena_*
+ *     constructors); without one, from malloc as before.
  *  7. Speed, with the same results, messages and limits (issue 16): the
  *     byte classes of 7.2.3 are one table (ps_chclass, read through
  *     obj.h's inline accessors by the serializer and the xref reader
@@ -165,6 +171,7 @@ typedef struct pstate {
 	const uint8_t *buf;
 	size_t len;
 	int64_t base;   /* offset reported for buf[0] */
+	ps_arena *ar;   /* where the objects go (obj.c note 9), NULL: malloc */
 } pstate;
 
 static int64_t st_off(const pstate *st, size_t at)
@@ -330,7 +337,7 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 
 		if (!(v <= DBL_MAX && v >= -DBL_MAX))
 			return p_format(st, p, "real number (%s) out of range", show(tmp, buf + p, e - p));
-		o = ps_new_real_text(v, (const char *)buf + p, e - p);
+		o = ps_arena_real_text(st->ar, v, (const char *)buf + p, e - p);
 		if (!o)
 			return p_nomem(st);
 		*out = o;
@@ -378,9 +385,11 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 							return p_format(st, p, "object number %" PRId64 " in reference out of range", v);
 						if (gen > 65535)
 							return p_format(st, g, "generation %" PRId64 " in reference out of range", gen);
-						o = ps_new_ref((uint32_t)v, (uint16_t)gen);
+						o = ps_arena_obj(st->ar, PS_REF);
 						if (!o)
 							return p_nomem(st);
+						o->u.ref.num = (uint32_t)v;
+						o->u.ref.gen = (uint16_t)gen;
 						*out = o;
 						*pos = r + 1;
 						return 0;
@@ -388,9 +397,10 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 				}
 			}
 		}
-		o = ps_new_int(v);
+		o = ps_arena_obj(st->ar, PS_INT);
 		if (!o)
 			return p_nomem(st);
+		o->u.i = v;
 		*out = o;
 		*pos = e;
 		return 0;
@@ -429,15 +439,26 @@ static int name_decode(const pstate *st, size_t p, size_t e, char *s, size_t *ou
 	return 0;
 }
 
-/* A name at P ('/').  *out receives the decoded bytes, NUL-terminated. */
+/* A dictionary key at P ('/').  *out receives the decoded bytes,
+ * NUL-terminated, as a key of obj.c (ps_dict_key_dup: shared for the
+ * common names, note 8 there); a short one is decoded on the stack. */
 static int parse_name_raw(const pstate *st, size_t *pos, char **out, size_t *outlen)
 {
 	size_t p = *pos, e = tok_end(st, p + 1);
-	char *s;
+	char tmp[64], *s;
 	int rc;
 
 	if (e >= st->len)
 		return p_needmore(st, p, "name");
+	if (e - p <= sizeof tmp) {
+		if ((rc = name_decode(st, p, e, tmp, outlen)) < 0)
+			return rc;
+		if (!(s = ps_dict_key_dup(tmp, *outlen)))
+			return p_nomem(st);
+		*out = s;
+		*pos = e;
+		return 0;
+	}
 	s = malloc(e - p);      /* decoded length <= e - p - 1, plus NUL */
 	if (!s)
 		return p_nomem(st);
@@ -460,7 +481,7 @@ static int parse_name(const pstate *st, size_t *pos, ps_obj **out)
 
 	if (e >= st->len)
 		return p_needmore(st, p, "name");
-	o = ps_new_name_room(e - p - 1);
+	o = ps_arena_name_room(st->ar, e - p - 1);
 	if (!o)
 		return p_nomem(st);
 	if ((rc = name_decode(st, p, e, o->u.name.p, &o->u.name.len)) < 0) {
@@ -479,6 +500,14 @@ static int str_from_buf(const pstate *st, ps_buf *b, int hex, ps_obj **out)
 	uint8_t *p;
 	size_t n;
 
+	if (st->ar) {   /* object and bytes in the arena (obj.c note 9) */
+		o = b->oom ? NULL : ps_arena_str(st->ar, b->len ? b->data : (const uint8_t *)"", b->len, hex);
+		ps_buf_free(b);
+		if (!o)
+			return p_nomem(st);
+		*out = o;
+		return 0;
+	}
 	ps_buf_putc(b, 0);
 	p = ps_buf_detach(b, &n);
 	if (!p)
@@ -624,7 +653,7 @@ static int parse_array(const pstate *st, size_t *pos, ps_obj **out, int depth)
 
 	if (depth >= PS_MAX_DEPTH)
 		return p_format(st, p, "objects nested deeper than %d levels", PS_MAX_DEPTH);
-	arr = ps_new_array();
+	arr = ps_arena_obj(st->ar, PS_ARRAY);
 	if (!arr)
 		return p_nomem(st);
 	for (;;) {
@@ -644,7 +673,7 @@ static int parse_array(const pstate *st, size_t *pos, ps_obj **out, int depth)
 			continue;
 		}
 		if (!spilled) {
-			if (ps_array_adopt((void **)&arr->u.arr.items, stk, ns, sizeof *stk) < 0) {
+			if (ps_arena_adopt(st->ar, arr, (void **)&arr->u.arr.items, stk, ns, sizeof *stk) < 0) {
 				ps_obj_free(item);
 				rc = p_nomem(st);
 				goto fail;
@@ -659,7 +688,7 @@ static int parse_array(const pstate *st, size_t *pos, ps_obj **out, int depth)
 		}
 	}
 	if (!spilled) {
-		if (ps_array_adopt((void **)&arr->u.arr.items, stk, ns, sizeof *stk) < 0) {
+		if (ps_arena_adopt(st->ar, arr, (void **)&arr->u.arr.items, stk, ns, sizeof *stk) < 0) {
 			rc = p_nomem(st);
 			goto fail;
 		}
@@ -740,7 +769,7 @@ static int dict_dedup(const pstate *st, ps_obj *d, size_t at)
 			for (k = i + 1; k < j; k++) {
 				ps_dict_ent *e = &ents[ki[k].idx];
 
-				free(e->key);
+				ps_dict_key_free(e->key);
 				ps_obj_free(e->val);
 				e->key = NULL;
 				e->val = NULL;
@@ -766,7 +795,7 @@ static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 
 	if (depth >= PS_MAX_DEPTH)
 		return p_format(st, p, "objects nested deeper than %d levels", PS_MAX_DEPTH);
-	d = ps_new_dict();
+	d = ps_arena_obj(st->ar, PS_DICT);
 	if (!d)
 		return p_nomem(st);
 	for (;;) {
@@ -799,11 +828,11 @@ static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 
 			rc = p_format(st, q, "dictionary key (%s) has no value",
 			              show(m, (const uint8_t *)key, klen));
-			free(key);
+			ps_dict_key_free(key);
 			goto fail;
 		}
 		if ((rc = parse_value(st, &q, &val, depth + 1)) < 0) {
-			free(key);
+			ps_dict_key_free(key);
 			goto fail;
 		}
 		if (!spilled && ns < STACK_ITEMS) {
@@ -812,8 +841,8 @@ static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 			continue;
 		}
 		if (!spilled) {
-			if (ps_array_adopt((void **)&d->u.dict.ents, stk, ns, sizeof *stk) < 0) {
-				free(key);
+			if (ps_arena_adopt(st->ar, d, (void **)&d->u.dict.ents, stk, ns, sizeof *stk) < 0) {
+				ps_dict_key_free(key);
 				ps_obj_free(val);
 				rc = p_nomem(st);
 				goto fail;
@@ -828,7 +857,7 @@ static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 		}
 	}
 	if (!spilled) {
-		if (ps_array_adopt((void **)&d->u.dict.ents, stk, ns, sizeof *stk) < 0) {
+		if (ps_arena_adopt(st->ar, d, (void **)&d->u.dict.ents, stk, ns, sizeof *stk) < 0) {
 			rc = p_nomem(st);
 			goto fail;
 		}
@@ -842,7 +871,7 @@ static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 	return 0;
 fail:
 	for (i = 0; i < ns; i++) {
-		free(stk[i].key);
+		ps_dict_key_free(stk[i].key);
 		ps_obj_free(stk[i].val);
 	}
 	ps_obj_free(d);
@@ -856,13 +885,13 @@ static int parse_keyword(const pstate *st, size_t *pos, ps_obj **out)
 	ps_obj *o = NULL;
 	char tmp[40];
 
-	if (tok_is(st, p, e, "true"))
-		o = ps_new_bool(1);
-	else if (tok_is(st, p, e, "false"))
-		o = ps_new_bool(0);
-	else if (tok_is(st, p, e, "null"))
-		o = ps_new_null();
-	else {
+	if (tok_is(st, p, e, "true") || tok_is(st, p, e, "false")) {
+		o = ps_arena_obj(st->ar, PS_BOOL);
+		if (o)
+			o->u.b = st->buf[p] == 't';
+	} else if (tok_is(st, p, e, "null")) {
+		o = ps_arena_obj(st->ar, PS_NULL);
+	} else {
 		if (e >= st->len) {
 			for (i = 0; i < sizeof kws / sizeof kws[0]; i++)
 				if (tok_prefix_of(st, p, e, kws[i]))
@@ -929,6 +958,7 @@ int ps_parse_obj(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t *pos, ps_ob
 	st.buf = buf;
 	st.len = len;
 	st.base = 0;
+	st.ar = NULL;
 	*out = NULL;
 	if (*pos > len)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "parse position %zu beyond window of %zu bytes", *pos, len);
@@ -957,6 +987,12 @@ static int header_uint(const pstate *st, size_t *pos, int64_t max, const char *w
 int ps_parse_indirect(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t pos,
                       int64_t base, uint32_t *num, uint16_t *gen, ps_obj **out)
 {
+	return ps_parse_indirect_in(ctx, NULL, buf, len, pos, base, num, gen, out);
+}
+
+int ps_parse_indirect_in(ps_ctx *ctx, ps_arena *ar, const uint8_t *buf, size_t len, size_t pos,
+                         int64_t base, uint32_t *num, uint16_t *gen, ps_obj **out)
+{
 	pstate st;
 	int64_t n, g;
 	size_t p = pos, e, hdr;
@@ -968,6 +1004,7 @@ int ps_parse_indirect(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t pos,
 	st.buf = buf;
 	st.len = len;
 	st.base = base;
+	st.ar = ar;
 	*out = NULL;
 	if (pos > len)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "parse position %zu beyond window of %zu bytes", pos, len);

@@ -59,8 +59,8 @@
  *   verify.c  pdfstamp_verify.
  *   audit.c   pdfstamp_audit: the changes after each signature, judged by
  *             policy.c's rule table (objects as of a revision: doc.c).
- *   rwcheck.c, rewrite.c  the full rewrite's self-check; the full rewrite
- *             (rewrite.h).
+ *   rwcheck.c, rewrite.c, rwxref.c  the full rewrite's self-check; the
+ *             full rewrite; its objects' offsets and its xref (rewrite.h).
  *
  * Invariants:
  *  1. No globals.  Everything that lives longer than a call hangs off the

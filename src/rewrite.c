@@ -25,7 +25,7 @@
  *     as a whole and their members keep their (stream, index) entries; the
  *     output then has an xref stream, else a classic table.  Either lists
  *     only the numbers in use (subsections, /Index ranges), from offsets
- *     kept per object written (rw->offs): neither the memory nor the
+ *     kept per object written (rw->offs, rwxref.c): neither the memory nor the
  *     output follows the highest object number (issue 11).
  *  3. Never encrypted (old or new): the /Encrypt dictionary (rewritten from
  *     scratch), xref streams (dropped: a new xref is written), signature
@@ -71,7 +71,7 @@
  *     (reference counts, this thread only).  What a segment cannot serve
  *     is read on its own (read_job; careful_job, in its turn so that the
  *     output order holds, when a worker cannot parse it).  rw->offs, in
- *     file order, is sorted by number at the end (sort_offs, which catches
+ *     file order, is sorted by number at the end (ps_rwoffs_sort, which catches
  *     an object written twice).  Writes (io.c ps_wstream): headers gather
  *     in a buffer, payloads go out from their segment.  The main thread
  *     writes batch K while the workers parse and encrypt the next ones
@@ -105,6 +105,14 @@
  *     then reads on.  Large batches thus come two at
  *     a time (one encrypted or written, one filled), small ones up to the
  *     count.  Segment buffers are reused (rwcheck.c note 6).
+ * 11. One object's tree at a time.  A worker parses an object, converts
+ *     its strings, lays out its stream for the batch encryption and
+ *     serialises its dictionary at once (run_batch), while the tree is in
+ *     the cache; the tree then goes, and its memory -- from the thread's
+ *     arena (obj.c note 9) -- serves the next object.  So a batch keeps its
+ *     source bytes and their serialised headers, never its parsed trees:
+ *     a hostile file of huge arrays costs one object's tree per thread, not
+ *     a batch's worth (~20 times the batch's bytes).
  */
 #include "config.h"
 
@@ -128,24 +136,17 @@
 #define LANES 16                       /* the widest kernel of the AES engine */
 #define INFLIGHT_MAX ((size_t)16 << 20) /* note 10: stream bytes in the window */
 
-static double now_seconds(void)
+/* Seconds on CLK: CLOCK_MONOTONIC for the run; the AES phases take the
+ * CPU time of the calling thread (cpu_seconds), so that a worker waiting
+ * for the CPU (two threads on one core) does not count as time in AES. */
+static double clock_seconds(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
-
-/* CPU time of the calling thread: the AES phases are timed with it, so
- * that a worker waiting for the CPU (two threads on one core) does not
- * count as time spent in AES. */
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#define cpu_seconds() clock_seconds(CLOCK_THREAD_CPUTIME_ID)
 
 /* ---- jobs and batches ----------------------------------------------------------- */
 
@@ -182,19 +183,11 @@ struct rw_batch {
 	char err[256];
 };
 
-/* Where the output has object NUM (generation GEN). */
-struct rw_off {
-	uint32_t num;
-	uint16_t gen;
-	int64_t off;
-};
-
 struct rw {
 	ps_doc *doc;
 	ps_ctx *ctx;
 	ps_sec *nsec;                  /* the new handler (its own key schedules) */
-	struct rw_off *offs;           /* objects written (file order, then sorted by number: sort_offs) */
-	size_t noffs, capoffs;
+	ps_rwoffs offs;                /* objects written (rwxref.c: file order, then sorted by number) */
 	uint32_t *dropped;             /* sorted: xref streams and the linearization dictionary */
 	size_t ndropped;
 	/* pool */
@@ -215,6 +208,7 @@ struct rw {
 	/* writer */
 	ps_outfile of;
 	ps_wstream w;                  /* the output's writer (io.c; note 9) */
+	ps_arena *ar;                  /* this thread's parses (note 11; NULL: malloc) */
 };
 
 static int add_extensions(ps_ctx *wctx, ps_obj *cat)
@@ -366,10 +360,12 @@ static int reenc_all(struct rw *rw, ps_ctx *wctx, struct rw_job *jobs, size_t n,
 	return rc;
 }
 
-/* Phase 3: "N G obj <<dict>>" (and "stream") into j->out; the writer
- * appends the payload, once it is ciphertext, without copying it again. */
+/* Right after prepare (note 11): "N G obj <<dict>>" (and "stream") into
+ * j->out, the tree freed; the writer appends the payload, once it is
+ * ciphertext, without copying it again. */
 static int finish(ps_ctx *wctx, struct rw_job *j)
 {
+	ps_buf_reserve(&j->out, 512); /* one allocation for most objects (oom: sticky, seen below) */
 	ps_serialize_obj_header(&j->out, j->num, j->gen);
 	ps_serialize(&j->out, j->obj);
 	ps_buf_puts(&j->out, j->obj->kind == PS_STREAM ? "\nstream\r\n" : "\nendobj\n");
@@ -378,10 +374,12 @@ static int finish(ps_ctx *wctx, struct rw_job *j)
 	return j->out.oom ? ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 }
 
-/* A batch: prepare every object, encrypt all its streams in one call to
- * the multi-lane engine (independent CBC chains, 8 or 16 at a time), then
- * serialise.  Only ciphertext leaves this function. */
-static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
+/* A batch: each object prepared and its header serialised in one go
+ * (note 11: its tree, from AR, is gone before the next is parsed), then
+ * all its streams encrypted in one call to the multi-lane engine
+ * (independent CBC chains, 8 or 16 at a time).  Only ciphertext leaves
+ * this function. */
+static int run_batch(struct rw *rw, ps_ctx *wctx, ps_arena *ar, struct rw_batch *b)
 {
 	ps_sec_job *jobs = NULL;
 	struct rw_tally t = {0, 0, 0, 0};
@@ -392,14 +390,19 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
 	for (i = 0; i < b->n && rc == 0; i++) {
 		struct rw_job *j = &b->jobs[i];
 		if (!j->obj) { /* from the reader's segment (note 7) */
-			ps_seq_parse(wctx, &j->so, &j->obj, &j->src, &j->srclen);
+			ps_seq_parse(wctx, ar, &j->so, &j->obj, &j->src, &j->srclen);
 			if (!j->obj) {
 				j->careful = 1;
+				ps_arena_reset(ar);
 				continue;
 			}
 			j->extensions = j->root && j->obj->kind == PS_DICT;
 		}
-		rc = prepare(rw, wctx, j, &t);
+		if ((rc = prepare(rw, wctx, j, &t)) == 0)
+			rc = finish(wctx, j);
+		ps_obj_free(j->obj); /* (finish's, or the failed prepare's) before the reset */
+		j->obj = NULL;
+		ps_arena_reset(ar);
 	}
 	if (rc == 0)
 		rc = reenc_all(rw, wctx, b->jobs, b->n, &t);
@@ -419,9 +422,6 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, struct rw_batch *b)
 		pthread_mutex_unlock(&rw->mu);
 		ps_wipe(jobs, n * sizeof *jobs);
 	}
-	for (i = 0; i < b->n && rc == 0; i++)
-		if (!b->jobs[i].careful)
-			rc = finish(wctx, &b->jobs[i]);
 	free(jobs);
 	if (rc < 0)
 		snprintf(b->err, sizeof b->err, "%s", wctx->errmsg);
@@ -444,6 +444,7 @@ static void *worker(void *arg)
 {
 	struct rw *rw = arg;
 	ps_ctx *wctx = NULL;
+	ps_arena *ar = ps_arena_new(); /* NULL: the same objects from malloc */
 
 	if (pdfstamp_ctx_new(&wctx) < 0)
 		wctx = NULL;
@@ -471,7 +472,7 @@ static void *worker(void *arg)
 		b->state = 1;
 		pthread_mutex_unlock(&rw->mu);
 		if (wctx)
-			b->rc = run_batch(rw, wctx, b);
+			b->rc = run_batch(rw, wctx, ar, b);
 		else {
 			b->rc = PDFSTAMP_E_NOMEM;
 			snprintf(b->err, sizeof b->err, "out of memory");
@@ -481,6 +482,7 @@ static void *worker(void *arg)
 		pthread_cond_broadcast(&rw->cv);
 	}
 	pthread_mutex_unlock(&rw->mu);
+	ps_arena_free(ar);
 	pdfstamp_ctx_free(wctx);
 	return NULL;
 }
@@ -506,37 +508,10 @@ static void batch_free(struct rw_batch *b)
 
 /* ---- the writer ---------------------------------------------------------------- */
 
-/* Notes that object NUM starts at the current output offset.  Objects are
- * written in file order (note 7): rw->offs is sorted by number once they
- * are all written (sort_offs), before the new /Encrypt and the xref. */
+/* Object NUM starts at the current output offset (rwxref.c note 1). */
 static int record_off(struct rw *rw, uint32_t num, uint16_t gen)
 {
-	if (rw->noffs == rw->capoffs)
-		return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "more objects written than the input has");
-	rw->offs[rw->noffs].num = num;
-	rw->offs[rw->noffs].gen = gen;
-	rw->offs[rw->noffs].off = rw->w.off;
-	rw->noffs++;
-	return 0;
-}
-
-static int cmp_off(const void *a, const void *b)
-{
-	uint32_t x = ((const struct rw_off *)a)->num, y = ((const struct rw_off *)b)->num;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts rw->offs by number; an object written twice is a bug. */
-static int sort_offs(struct rw *rw)
-{
-	size_t i;
-
-	qsort(rw->offs, rw->noffs, sizeof *rw->offs, cmp_off);
-	for (i = 1; i < rw->noffs; i++)
-		if (rw->offs[i].num == rw->offs[i - 1].num)
-			return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "object %u is written twice", rw->offs[i].num);
-	return 0;
+	return ps_rwoffs_add(rw->ctx, &rw->offs, num, gen, rw->w.off);
 }
 
 static void job_clear(struct rw_job *j);
@@ -604,7 +579,7 @@ static int drain_one(struct rw *rw)
 		}
 		q->state = 1; /* no worker has taken it yet: the writer runs it */
 		pthread_mutex_unlock(&rw->mu);
-		q->rc = run_batch(rw, rw->ctx, q);
+		q->rc = run_batch(rw, rw->ctx, rw->ar, q);
 		pthread_mutex_lock(&rw->mu);
 		q->state = 2;
 		pthread_cond_broadcast(&rw->cv);
@@ -623,7 +598,7 @@ static int submit(struct rw *rw, struct rw_batch *b)
 	int rc;
 
 	if (rw->nthreads == 0) { /* -j 1: no threads, same code path */
-		b->rc = run_batch(rw, rw->ctx, b);
+		b->rc = run_batch(rw, rw->ctx, rw->ar, b);
 		rc = write_batch(rw, b);
 		batch_free(b);
 		return rc;
@@ -815,117 +790,16 @@ out:
 	return rc;
 }
 
-/* ---- the cross-reference section and trailer --------------------------------------- */
+/* ---- the new /Encrypt, the trailer and the section ---------------------------------- */
 
-/* The output's cross-reference entries, ascending (a ps_xrefw_src for
- * xrefw.c): object 0, the head of an empty free list (7.5.4); the objects
- * written (rw->offs); and, in an xref stream, the members of object streams
- * carried over (type 2, as in the input).  Numbers in none are left out:
- * the subsections cover only the ranges in use, so the section follows the
- * objects present, not the highest number. */
-struct xout {
-	const struct rw *rw;
-	int members;          /* list the carried-over members (xref stream) */
-	int head;             /* object 0 is still to come */
-	size_t a;             /* next entry of rw->offs */
-	uint32_t b;           /* next carried-over member, 0 if none */
-};
-
-static uint32_t next_member(const ps_doc *doc, uint32_t after)
-{
-	uint32_t n;
-
-	for (n = ps_xref_next(doc, after); n != 0; n = ps_xref_next(doc, n))
-		if (ps_xref_get(doc, n)->type == 2 && n != doc->encrypt_num)
-			return n;
-	return 0;
-}
-
-static void xout_start(void *ud)
-{
-	struct xout *x = ud;
-
-	x->head = 1;
-	x->a = 0;
-	x->b = x->members ? next_member(x->rw->doc, 0) : 0;
-}
-
-static int xout_next(void *ud, ps_xrefw_ent *e)
-{
-	struct xout *x = ud;
-	const struct rw *rw = x->rw;
-	uint32_t na = x->a < rw->noffs ? rw->offs[x->a].num : 0, num = x->b;
-	const ps_xent *xe;
-
-	if (x->head) {
-		x->head = 0;
-		e->num = 0;
-		e->type = 0;
-		e->f2 = 0;
-		e->f3 = 65535;
-		return 1;
-	}
-	if (na != 0 && (num == 0 || na <= num)) {
-		const struct rw_off *o = &rw->offs[x->a++];
-		if (num == na) /* the catalog, taken out of its object stream */
-			x->b = next_member(rw->doc, num);
-		e->num = na;
-		e->type = 1;
-		e->f2 = (uint64_t)o->off;
-		e->f3 = o->gen;
-		return 1;
-	}
-	if (num == 0)
-		return 0;
-	xe = ps_xref_get(rw->doc, num);
-	e->num = num;
-	e->type = 2;
-	e->f2 = (uint64_t)xe->off;
-	e->f3 = xe->aux;
-	x->b = next_member(rw->doc, num);
-	return 1;
-}
-
-/* The trailer, then the section (xrefw.c) at the current output offset. */
+/* The trailer, then the section (rwxref.c) at the current output offset. */
 static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int stream_form)
 {
-	ps_doc *doc = rw->doc;
-	ps_ctx *ctx = rw->ctx;
-	uint32_t size = enc_num + 1;
-	int64_t xoff = rw->w.off;
-	ps_obj *t = ps_new_dict(), *ida = ps_new_array(), *v;
 	ps_buf b = PS_BUF_INIT;
-	struct xout x = {rw, stream_form, 1, 0, 0};
-	ps_xrefw_src src = {xout_start, xout_next, &x};
-	int rc = 0;
+	int rc = ps_rwxref_write(rw->ctx, rw->doc, &rw->offs, enc_num, id, stream_form, rw->w.off, &b);
 
-	if (!t || !ida)
-		goto oom;
-	if (stream_form)
-		size++; /* the xref stream itself */
-	if ((v = ps_dict_get(doc->trailer, "Root")) && ps_dict_put(t, "Root", ps_obj_copy(v)) < 0)
-		goto oom;
-	if ((v = ps_dict_get(doc->trailer, "Info")) && v->kind == PS_REF && ps_dict_put(t, "Info", ps_obj_copy(v)) < 0)
-		goto oom;
-	if (ps_dict_put(t, "Encrypt", ps_new_ref(enc_num, 0)) < 0 || ps_array_push(ida, ps_new_str(id, 16)) < 0 ||
-	    ps_array_push(ida, ps_new_str(id, 16)) < 0)
-		goto oom;
-	ps_array_get(ida, 0)->u.str.hex = ps_array_get(ida, 1)->u.str.hex = 1;
-	rc = ps_dict_put(t, "ID", ida);
-	ida = NULL;
-	if (rc < 0 || ps_dict_put(t, "Size", ps_new_int(size)) < 0)
-		goto oom;
-	/* the xref stream is the last object, at xoff */
-	if (stream_form && (rc = record_off(rw, size - 1, 0)) < 0)
-		goto out;
-	if ((rc = ps_xrefw_write(ctx, &src, t, stream_form, size - 1, xoff, &b)) == 0)
+	if (rc == 0)
 		rc = ps_wstream_put(&rw->w, b.data, b.len);
-	goto out;
-oom:
-	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-out:
-	ps_obj_free(t);
-	ps_obj_free(ida);
 	ps_buf_free(&b);
 	return rc;
 }
@@ -978,7 +852,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	char ver[16], hdr[64];
 	uint32_t num, enc_num, root_num = 0, maxnum = 0;
 	int stream_form = 0, rc, i, started = 0;
-	double t0 = now_seconds();
+	double t0 = clock_seconds(CLOCK_MONOTONIC);
 	const char *target = o->output ? o->output : doc->path;
 	int to_fd = (o->flags & PDFSTAMP_WRITE_TO_FD) != 0; /* version >= 2: checked by the callers */
 
@@ -1025,14 +899,11 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	enc_num = maxnum + 1;
 	/* one offset per object written: at most the objects in use, the new
 	 * /Encrypt and the xref stream */
-	rw.capoffs = (size_t)doc->xref_used + 2;
-	rw.offs = malloc(rw.capoffs * sizeof *rw.offs);
-	if (!rw.offs) {
-		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if ((rc = ps_rwoffs_init(ctx, &rw.offs, (size_t)doc->xref_used + 2)) < 0)
 		goto out;
-	}
 	if ((rc = ps_rewrite_dropped(doc, root_num, &rw.dropped, &rw.ndropped)) < 0)
 		goto out;
+	rw.ar = ps_arena_new(); /* NULL: the same objects from malloc */
 	/* the pool */
 	rw.nthreads = o->jobs > 0 ? o->jobs : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (rw.nthreads < 1)
@@ -1084,7 +955,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	while (rw.wcount > 0)
 		if ((rc = drain_one(&rw)) < 0)
 			goto out;
-	if ((rc = sort_offs(&rw)) < 0 || (rc = encrypt_dict(&rw, enc_num)) < 0)
+	if ((rc = ps_rwoffs_sort(ctx, &rw.offs)) < 0 || (rc = encrypt_dict(&rw, enc_num)) < 0)
 		goto out;
 	/* The xref form: a stream when members of object streams are carried
 	 * over, or when an offset would not fit a classic table's ten digits
@@ -1103,7 +974,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	if ((rc = to_fd ? ps_outfile_copy_out(ctx, &rw.of, o->output_fd) : ps_outfile_commit(ctx, &rw.of, doc->mode)) < 0)
 		goto out;
 	if (st) {
-		st->objects = (int64_t)rw.noffs;
+		st->objects = (int64_t)rw.offs.n;
 		st->streams = rw.streams;
 		st->strings = rw.strings;
 		st->payload_bytes = rw.payload;
@@ -1111,7 +982,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		st->encrypt_seconds = rw.enc_seconds;
 		st->crypto_seconds = rw.dec_seconds + rw.enc_seconds;
 		st->bytes_written = rw.w.off;
-		st->seconds = now_seconds() - t0;
+		st->seconds = clock_seconds(CLOCK_MONOTONIC) - t0;
 	}
 out:
 	if (started) {
@@ -1134,11 +1005,12 @@ out:
 	}
 	free(rw.win);
 	free(rw.threads);
-	free(rw.offs);
+	ps_rwoffs_free(&rw.offs);
 	free(rw.dropped);
 	ps_wstream_free(&rw.w);
 	ps_outfile_free(&rw.of);
 	ps_sec_free(rw.nsec);
+	ps_arena_free(rw.ar);
 	return rc;
 }
 

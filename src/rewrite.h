@@ -9,6 +9,35 @@
 /* Its entry points are public (pdfstamp.h); the choice of the output's
  * xref form is xrefw.h's ps_xrefw_form. */
 
+/* ---- rwxref.c: the objects written and the output's xref (rwxref.c notes) ------ */
+
+/* Where the output has object NUM (generation GEN). */
+typedef struct ps_rwoff {
+	uint32_t num;
+	uint16_t gen;
+	int64_t off;
+} ps_rwoff;
+/* One row per object written, in file order, then sorted by number. */
+typedef struct ps_rwoffs {
+	ps_rwoff *v;
+	size_t n, cap;
+} ps_rwoffs;
+/* Room for CAP rows (never more: note 1).  0 or PDFSTAMP_E_NOMEM. */
+int ps_rwoffs_init(ps_ctx *ctx, ps_rwoffs *t, size_t cap);
+void ps_rwoffs_free(ps_rwoffs *t);
+/* Object NUM starts at output offset OFF; PDFSTAMP_E_INTERNAL if T is full. */
+int ps_rwoffs_add(ps_ctx *ctx, ps_rwoffs *t, uint32_t num, uint16_t gen, int64_t off);
+/* Sorts T by number; PDFSTAMP_E_INTERNAL if an object was written twice. */
+int ps_rwoffs_sort(ps_ctx *ctx, ps_rwoffs *t);
+/* Appends to OUT the output's trailer and cross-reference section (xrefw.c
+ * ps_xrefw_write; STREAM_FORM as ps_xrefw_form chose) at output offset
+ * XOFF: the rows of T (sorted), object 0, and in an xref stream DOC's
+ * carried-over members and the stream itself (added to T).  ENC_NUM is
+ * the new /Encrypt, the highest number but the xref stream's; ID the new
+ * /ID.  0 or a negative error. */
+int ps_rwxref_write(ps_ctx *ctx, const ps_doc *doc, ps_rwoffs *t, uint32_t enc_num, const uint8_t id[16],
+                    int stream_form, int64_t xoff, ps_buf *out);
+
 /* ---- rwcheck.c: what the rewrite drops (rewrite.c design note 3) --------------- */
 
 /* The chain's own xref streams and the linearization dictionary, sorted
@@ -78,8 +107,9 @@ int ps_seq_next(ps_seqread *r, ps_seq_obj *o);
  * *DATA and *LEN are its data in the segment.  *OBJ is NULL when the
  * object cannot be taken from there (it does not parse within its own
  * bytes, another number is there, its /Length is indirect or its data lies
- * beyond its bytes): the careful way then, which also words the errors. */
-void ps_seq_parse(ps_ctx *ctx, const ps_seq_obj *o, ps_obj **obj, uint8_t **data, size_t *len);
+ * beyond its bytes): the careful way then, which also words the errors.
+ * The object's memory comes from AR (obj.c note 9; NULL: malloc). */
+void ps_seq_parse(ps_ctx *ctx, ps_arena *ar, const ps_seq_obj *o, ps_obj **obj, uint8_t **data, size_t *len);
 void ps_seq_close(ps_seqread *r);
 
 #endif

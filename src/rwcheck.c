@@ -76,7 +76,9 @@
  *     alone), and releases the segments.  So the first fault in file order
  *     is the one reported, as a serial pass would; at most one batch per
  *     thread plus one is in flight.  Warnings of every thread reach the
- *     caller's callback one at a time.
+ *     caller's callback one at a time.  Each thread decrypts into one
+ *     secret buffer of its own for the whole pass, wiped after every
+ *     batch (not freed: a fresh one per batch cost page faults).
  *  State: none is kept; the output document is opened and closed here.
  */
 #include "config.h"
@@ -246,7 +248,7 @@ int ps_seq_next(ps_seqread *r, ps_seq_obj *o)
 	return 1;
 }
 
-void ps_seq_parse(ps_ctx *ctx, const ps_seq_obj *so, ps_obj **obj, uint8_t **data, size_t *len)
+void ps_seq_parse(ps_ctx *ctx, ps_arena *ar, const ps_seq_obj *so, ps_obj **obj, uint8_t **data, size_t *len)
 {
 	int64_t dlen;
 	uint32_t got = 0;
@@ -257,8 +259,8 @@ void ps_seq_parse(ps_ctx *ctx, const ps_seq_obj *so, ps_obj **obj, uint8_t **dat
 	*data = NULL;
 	*len = 0;
 	if (!so->seg || so->end <= so->off ||
-	    ps_parse_indirect(ctx, so->seg->data + (so->off - so->start), (size_t)(so->end - so->off), 0, so->off,
-	                      &got, &gen, &o) < 0)
+	    ps_parse_indirect_in(ctx, ar, so->seg->data + (so->off - so->start), (size_t)(so->end - so->off), 0,
+	                         so->off, &got, &gen, &o) < 0)
 		return;
 	if (got == so->num && o->kind != PS_STREAM) {
 		*obj = o;
@@ -598,31 +600,39 @@ static void chk_warn(void *ud, const char *msg)
 	pthread_mutex_unlock(&c->wmu);
 }
 
-/* Parses and decrypts B's objects (any thread, its own CTX). */
-static void chk_run(ps_ctx *ctx, ps_doc *v, struct chk_batch *b)
+/* Parses and decrypts B's objects (any thread, its own CTX) into PLAIN,
+ * the thread's secret buffer, kept from batch to batch (its pages stay
+ * mapped: no growing and page faults per batch); each stream's plaintext
+ * overwrites the last one's from byte 0, so the longest of the batch is
+ * what is wiped at its end (sec.c wipes what a failure leaves past len).
+ * Each object comes from the thread's arena AR and is freed before AR is
+ * reset for the next (obj.c note 9): one object's worth of it is used. */
+static void chk_run(ps_ctx *ctx, ps_doc *v, struct chk_batch *b, ps_buf *plain, ps_arena *ar)
 {
-	ps_buf plain = PS_BUF_INIT;
-	size_t i;
+	size_t i, used = 0;
 	int rc = 0;
 
-	plain.secret = 1;
 	for (i = 0; i < b->n && rc == 0; i++) {
 		struct chk_item *e = &b->it[i];
 		uint8_t *data;
 		size_t len;
 		ps_obj *o;
 
-		ps_seq_parse(ctx, &e->so, &o, &data, &len);
+		ps_arena_reset(ar); /* the previous object's (or failed parse's) memory */
+		ps_seq_parse(ctx, ar, &e->so, &o, &data, &len);
 		if (!o) {
 			e->careful = 1;
 			continue;
 		}
 		if (v->encrypted && !(o->kind == PS_STREAM && e->xs))
 			rc = ps_sec_convert_strings(ctx, v->sec, NULL, e->so.num, e->gen, o, NULL);
-		plain.len = 0;
 		if (rc == 0 && o->kind == PS_STREAM && v->encrypted && !e->xs && ps_sec_stream_encrypted(v->sec, o) &&
-		    (rc = ps_sec_decrypt_stream(ctx, v->sec, o, e->so.num, e->gen, data, len, &plain)) < 0)
+		    (rc = ps_sec_decrypt_stream(ctx, v->sec, o, e->so.num, e->gen, data, len, plain)) < 0)
 			rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u", e->so.num);
+		if (plain->len > used)
+			used = plain->len;
+		plain->len = 0;
+		plain->oom = 0;
 		ps_obj_free(o);
 		if (rc < 0) {
 			b->rc = rc;
@@ -630,14 +640,19 @@ static void chk_run(ps_ctx *ctx, ps_doc *v, struct chk_batch *b)
 			snprintf(b->err, sizeof b->err, "%s", ctx->errmsg);
 		}
 	}
-	ps_buf_free(&plain);
+	ps_arena_reset(ar);
+	if (used)
+		ps_wipe(plain->data, used);
 }
 
 static void *chk_worker(void *arg)
 {
 	struct chk *c = arg;
 	ps_ctx *wctx = NULL;
+	ps_buf plain = PS_BUF_INIT;
+	ps_arena *ar = ps_arena_new(); /* NULL: malloc */
 
+	plain.secret = 1;
 	if (pdfstamp_ctx_new(&wctx) < 0)
 		wctx = NULL;
 	if (wctx) {
@@ -659,12 +674,14 @@ static void *chk_worker(void *arg)
 		}
 		b->state = 1;
 		pthread_mutex_unlock(&c->mu);
-		chk_run(wctx, c->v, b);
+		chk_run(wctx, c->v, b, &plain, ar);
 		pthread_mutex_lock(&c->mu);
 		b->state = 2;
 		pthread_cond_broadcast(&c->cv);
 	}
 	pthread_mutex_unlock(&c->mu);
+	ps_buf_free(&plain);
+	ps_arena_free(ar);
 	pdfstamp_ctx_free(wctx);
 	return NULL;
 }
@@ -683,7 +700,7 @@ static void chk_free(struct chk_batch *b)
 
 /* Takes the oldest batch's results (running queued batches meanwhile):
  * its careful objects loaded here, its first fault reported, in order. */
-static int chk_take(struct chk *c, ps_buf *plain)
+static int chk_take(struct chk *c, ps_buf *plain, ps_arena *ar)
 {
 	ps_doc *v = c->v;
 	struct chk_batch *b;
@@ -703,7 +720,7 @@ static int chk_take(struct chk *c, ps_buf *plain)
 		}
 		q->state = 1;
 		pthread_mutex_unlock(&c->mu);
-		chk_run(v->ctx, v, q);
+		chk_run(v->ctx, v, q, plain, ar);
 		pthread_mutex_lock(&c->mu);
 		q->state = 2;
 		pthread_cond_broadcast(&c->cv);
@@ -735,6 +752,7 @@ static int check_objects(ps_doc *v, int jobs)
 	struct chk_batch *b = NULL;
 	ps_seqread r;
 	ps_buf plain = PS_BUF_INIT;
+	ps_arena *ar = NULL;
 	ps_seq_obj so;
 	pthread_t th[8];
 	uint32_t num;
@@ -756,6 +774,7 @@ static int check_objects(ps_doc *v, int jobs)
 		ps_seq_close(&r);
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	}
+	ar = ps_arena_new(); /* this thread's (NULL: malloc) */
 	pthread_mutex_init(&c.mu, NULL);
 	pthread_mutex_init(&c.wmu, NULL);
 	pthread_cond_init(&c.cv, NULL);
@@ -790,7 +809,7 @@ static int check_objects(ps_doc *v, int jobs)
 		if (rc < 0 || b->n == 0)
 			break;
 		while (rc >= 0 && c.wcount == c.wcap)
-			rc = chk_take(&c, &plain);
+			rc = chk_take(&c, &plain, ar);
 		if (rc < 0)
 			break;
 		pthread_mutex_lock(&c.mu);
@@ -802,7 +821,7 @@ static int check_objects(ps_doc *v, int jobs)
 	}
 	chk_free(b);
 	while (rc >= 0 && c.wcount > 0)
-		rc = chk_take(&c, &plain);
+		rc = chk_take(&c, &plain, ar);
 	pthread_mutex_lock(&c.mu);
 	c.stop = 1;
 	pthread_cond_broadcast(&c.cv);
@@ -835,6 +854,7 @@ static int check_objects(ps_doc *v, int jobs)
 out:
 	ps_seq_close(&r);
 	ps_buf_free(&plain);
+	ps_arena_free(ar);
 	return rc;
 }
 

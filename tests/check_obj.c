@@ -1033,6 +1033,207 @@ START_TEST(test_fast_paths)
 }
 END_TEST
 
+/* Dictionary keys shared for the common names (obj.c note 8) and
+ * ps_str_set in place: the same bytes either way, freed either way (the
+ * sanitizers and check_alloc watch the frees). */
+START_TEST(test_shared_keys)
+{
+	/* one key of every length the table has (1..17 bytes): a group's
+	 * offset off by one would give a key that is longer than its name */
+	static const char *const common[] = {
+		"A", "W", "ID", "CS", "URI", "Type", "Kids", "Width", "Length", "Subtype", "MediaBox",
+		"Resources", "ColorSpace", "BaseVersion", "CreationDate", "CIDSystemInfo", "ContentsLength",
+		"DescendantFonts", "BitsPerComponent", "ViewerPreferences", "ParentTreeNextKey",
+	};
+	static const char *const other[] = {
+		"B", "Typ", "Typex", "type", "Lengt", "ViewerPreferencesX", "Foo", "K0",
+	};
+	ps_obj *o, *c, *s;
+	char *k, *k2, name[80];
+	size_t i;
+	uint8_t *p;
+
+	for (i = 0; i < sizeof common / sizeof common[0]; i++) {
+		k = ps_dict_key_dup(common[i], strlen(common[i]));
+		k2 = ps_dict_key_dup(common[i], strlen(common[i]));
+		ck_assert_ptr_nonnull(k);
+		ck_assert_msg(ps_dict_key_is_shared(k), "%s not shared", common[i]);
+		ck_assert_ptr_eq(k, k2);
+		ck_assert_str_eq(k, common[i]);
+		ps_dict_key_free(k);
+		ps_dict_key_free(k2);
+		ck_assert_str_eq(k, common[i]);     /* still there: never freed */
+	}
+	for (i = 0; i < sizeof other / sizeof other[0]; i++) {
+		k = ps_dict_key_dup(other[i], strlen(other[i]));
+		ck_assert_ptr_nonnull(k);
+		ck_assert(!ps_dict_key_is_shared(k));
+		ck_assert_str_eq(k, other[i]);
+		ps_dict_key_free(k);
+	}
+	/* a prefix of a common name given with its length only */
+	k = ps_dict_key_dup("Typeface", 4);
+	ck_assert(ps_dict_key_is_shared(k));
+	ck_assert_str_eq(k, "Type");
+	ps_dict_key_free(NULL);
+
+	/* parsed: shared and own keys side by side, an escaped spelling of a
+	 * common name, a duplicate shared key dropped, a key longer than the
+	 * parser's stack buffer; then copy, put, del and free */
+	memset(name, 'L', 70);
+	name[70] = 0;
+	{
+		char in[200];
+
+		snprintf(in, sizeof in, "<</Ty#70e /XObject /Foo 1 /Length 5 /%s 2 /Type /X /Width 3>>", name);
+		o = P(in);
+	}
+	ck_assert_int_eq(nwarn, 1);     /* the duplicate /Type */
+	ck_assert_uint_eq(o->u.dict.len, 5);
+	ck_assert_str_eq(o->u.dict.ents[0].key, "Type");
+	ck_assert(ps_dict_key_is_shared(o->u.dict.ents[0].key));
+	ck_assert(!ps_dict_key_is_shared(o->u.dict.ents[1].key));
+	ck_assert(!ps_dict_key_is_shared(o->u.dict.ents[3].key));
+	ck_assert_str_eq(o->u.dict.ents[3].key, name);
+	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "X"));
+	ck_assert_int_eq(ps_dict_put_int(o, "Height", 4), 0);
+	ck_assert(ps_dict_key_is_shared(o->u.dict.ents[5].key));
+	ck_assert_int_eq(ps_dict_put_int(o, "Bar", 6), 0);
+	ck_assert(!ps_dict_key_is_shared(o->u.dict.ents[6].key));
+	c = ps_obj_copy(o);
+	ck_assert(ps_obj_equal(o, c, 0));
+	ck_assert_ptr_eq(c->u.dict.ents[0].key, o->u.dict.ents[0].key);
+	ck_assert_ptr_ne(c->u.dict.ents[1].key, o->u.dict.ents[1].key);
+	ck_assert_int_eq(ps_dict_del(o, "Type"), 0);
+	ck_assert_int_eq(ps_dict_del(o, "Foo"), 0);
+	ck_assert_int_eq(ps_dict_del(o, name), 0);
+	check_ser(o, "<< /Length 5 /Width 3 /Height 4 /Bar 6 >>");
+	ps_obj_free(c);
+	expect_rc("<</Type /A /Length (x) /D#00 1>>", PDFSTAMP_E_FORMAT);
+	expect_rc("<</Type /A /Length", PS_E_NEEDMORE);
+
+	/* ps_str_set: in place when not longer (also from its own bytes),
+	 * a new allocation when longer */
+	s = ps_new_str("0123456789", 10);
+	ck_assert_ptr_nonnull(s);
+	p = s->u.str.p;
+	ck_assert_int_eq(ps_str_set(s, s->u.str.p + 2, 6), 0);
+	ck_assert_ptr_eq(s->u.str.p, p);
+	ck_assert_uint_eq(s->u.str.len, 6);
+	ck_assert(memcmp(s->u.str.p, "234567", 7) == 0);   /* with its NUL */
+	ck_assert_int_eq(ps_str_set(s, "abcdef", 6), 0);
+	ck_assert_ptr_eq(s->u.str.p, p);
+	ck_assert_int_eq(ps_str_set(s, NULL, 0), 0);
+	ck_assert_uint_eq(s->u.str.len, 0);
+	ck_assert_uint_eq(s->u.str.p[0], 0);
+	ck_assert_int_eq(ps_str_set(s, "a longer string", 15), 0);
+	ck_assert_str_eq((const char *)s->u.str.p, "a longer string");
+	ck_assert_uint_eq(s->u.str.len, 15);
+	ps_obj_free(s);
+}
+END_TEST
+
+/* The arena (obj.c note 9): the same objects as from malloc, changed
+ * through every call that replaces or grows a part (the parts move out
+ * to malloc), freed, and the arena reset and used again; under ASan a
+ * tree used after the reset would show. */
+START_TEST(test_arena)
+{
+	static const char *const src[] = {
+		"7 0 obj\n<< /Type /XObject /Subtype /Image /W [1 2 3] /S (abc) /H <414243> /N null /B true"
+		" /F false /R 1.50 /Ref 12 0 R /Type /Dup /K#20 [[] << >> (x)] >>\nendobj\n",
+		"8 0 obj\n[0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 (s) /N]\nendobj\n",
+		"9 0 obj\n<< /Length 3 >>\nstream\nabc\nendstream\nendobj\n",
+		"10 0 obj\n(a string (nested) \\n)\nendobj\n",
+	};
+	ps_arena *ar = ps_arena_new();
+	size_t i, k;
+
+	ck_assert_ptr_nonnull(ar);
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < sizeof src / sizeof src[0]; i++) {
+			ps_obj *a = NULL, *m = NULL, *d, *c;
+			uint32_t na, nm;
+			uint16_t ga, gm;
+			char *sa, *sm;
+			size_t n = strlen(src[i]);
+
+			nwarn = 0;
+			ck_assert_int_eq(ps_parse_indirect(ctx, (const uint8_t *)src[i], n, 0, 0, &nm, &gm, &m), 0);
+			ck_assert_int_eq(ps_parse_indirect_in(ctx, ar, (const uint8_t *)src[i], n, 0, 0, &na, &ga, &a), 0);
+			ck_assert_int_eq(nwarn, i == 0 ? 2 : 0);  /* the duplicate /Type, once per parse */
+			ck_assert_uint_eq(na, nm);
+			ck_assert_uint_eq(ga, gm);
+			sa = ser(a);
+			sm = ser(m);
+			ck_assert_str_eq(sa, sm);
+			free(sa);
+			free(sm);
+			ck_assert(ps_obj_equal(a, m, 0));
+			c = ps_obj_copy(a);
+			ck_assert(ps_obj_equal(c, m, 0));
+			ps_obj_free(c);
+			/* change both the same way, compare again */
+			d = a->kind == PS_STREAM ? a->u.stm.dict : a;
+			ck_assert_int_eq(ps_dict_put_int(a, "Length", 99) == 0, d->kind == PS_DICT);
+			ps_dict_put_int(m, "Length", 99);
+			ps_dict_put_str(a, "New", "0123456789abcdef0123", 20);
+			ps_dict_put_str(m, "New", "0123456789abcdef0123", 20);
+			ps_dict_del(a, "Subtype");
+			ps_dict_del(m, "Subtype");
+			if (ps_dict_get(a, "W")) {
+				ck_assert_int_eq(ps_array_push(ps_dict_get(a, "W"), ps_new_int(4)), 0);
+				ck_assert_int_eq(ps_array_push(ps_dict_get(m, "W"), ps_new_int(4)), 0);
+				ck_assert_int_eq(ps_array_del(ps_dict_get(a, "W"), 0), 0);
+				ck_assert_int_eq(ps_array_del(ps_dict_get(m, "W"), 0), 0);
+				/* strings: longer (out of the arena), then shorter (in place) */
+				ck_assert_int_eq(ps_str_set(ps_dict_get(a, "S"), "a much longer string", 20), 0);
+				ck_assert_int_eq(ps_str_set(ps_dict_get(m, "S"), "a much longer string", 20), 0);
+				ck_assert_int_eq(ps_str_set(ps_dict_get(a, "H"), "Z", 1), 0);
+				ck_assert_int_eq(ps_str_set(ps_dict_get(m, "H"), "Z", 1), 0);
+			}
+			if (a->kind == PS_ARRAY) {
+				ck_assert_int_eq(ps_array_push(a, ps_new_name("More")), 0);
+				ck_assert_int_eq(ps_array_push(m, ps_new_name("More")), 0);
+				ck_assert_int_eq(ps_array_del(a, 3), 0);
+				ck_assert_int_eq(ps_array_del(m, 3), 0);
+			}
+			if (a->kind == PS_STR) {
+				ck_assert_int_eq(ps_str_set(a, a->u.str.p + 2, 3), 0);
+				ck_assert_int_eq(ps_str_set(m, m->u.str.p + 2, 3), 0);
+			}
+			sa = ser(a);
+			sm = ser(m);
+			ck_assert_str_eq(sa, sm);
+			free(sa);
+			free(sm);
+			ps_obj_free(a);
+			ps_obj_free(m);
+		}
+		/* errors: the same code and message, nothing left behind */
+		{
+			const char *bad = "3 0 obj\n<< /A [1 2 (x) /B#0 ] >>\nendobj\n";
+			char msg[256];
+			ps_obj *o = NULL;
+			uint32_t num;
+			uint16_t gen;
+
+			ck_assert_int_eq(ps_parse_indirect(ctx, (const uint8_t *)bad, strlen(bad), 0, 0, &num, &gen, &o),
+			                 PDFSTAMP_E_FORMAT);
+			snprintf(msg, sizeof msg, "%s", pdfstamp_ctx_errmsg(ctx));
+			ck_assert_int_eq(ps_parse_indirect_in(ctx, ar, (const uint8_t *)bad, strlen(bad), 0, 0, &num, &gen, &o),
+			                 PDFSTAMP_E_FORMAT);
+			ck_assert_ptr_null(o);
+			ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), msg);
+		}
+		ps_arena_reset(ar);
+	}
+	ps_arena_free(ar);
+	ps_arena_free(NULL);
+	ps_arena_reset(NULL);
+}
+END_TEST
+
 START_TEST(test_serialize_scalars)
 {
 	static const uint8_t bin[] = {'a', '(', ')', '\\', '\r', '\n', '\t', '\b', '\f', 0, 1,
@@ -1698,6 +1899,8 @@ static Suite *obj_suite(void)
 	tcase_add_test(tc, test_serialize_scalars);
 	tcase_add_test(tc, test_serialize_containers);
 	tcase_add_test(tc, test_fast_paths);
+	tcase_add_test(tc, test_shared_keys);
+	tcase_add_test(tc, test_arena);
 	tcase_add_test(tc, test_serialize_locale);
 	tcase_add_test(tc, test_roundtrip_text);
 	tcase_add_test(tc, test_roundtrip_random);
