@@ -46,6 +46,15 @@
  * the kernel for the file (errseq) and reported by that fsync, so the hint
  * has no result to check.  Elsewhere it does nothing.
  *
+ * Gathered writes (ps_wstream): the pieces of the output (an object's
+ * header, its payload where it was encrypted, its trailer) are not copied
+ * into a buffer but listed (iovecs) and written by one pwritev per MB or
+ * per WS_IOV pieces; only pieces the caller does not keep (ps_wstream_put)
+ * are copied, into one buffer of WS_BUF bytes that never moves while it is
+ * listed.  A borrowed piece (ps_wstream_put_ref) must stay as it is until
+ * the next ps_wstream_drain or ps_wstream_flush, which the rewrite calls
+ * before it frees a batch.
+ *
  * Messages name the path that failed: the output (or its directory),
  * not the input, which the caller names.
  *
@@ -57,7 +66,7 @@
  * calls), so the test hook ps_fault() (PDFSTAMP_FAULT, see io.h) lives here
  * too, compiled only with configure --enable-fault-injection (other builds
  * get a constant 0 from io.h).  Fault points here: "write" in ps_write_all
- * and ps_outfile_copy_out, "fsync" in ps_sync_fd, "before-rename" and
+ * (and ps_wstream's pwritev) and ps_outfile_copy_out, "fsync" in ps_sync_fd, "before-rename" and
  * "rename" in ps_outfile_commit; the writers add their phases
  * (after-journal, after-write, after-fsync); ps_truncate_fd has none (it
  * is the rollback after a failed step), nor has ps_writeback_start (a
@@ -78,6 +87,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ps.h"
@@ -278,6 +288,34 @@ int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, cons
 	return 0;
 }
 
+/* ps_write_all for the N pieces at IOV (changed: a short write moves them on). */
+static int writev_all(ps_ctx *ctx, int fd, struct iovec *iov, int n, int64_t off, const char *what)
+{
+	if (ps_fault("write")) {
+		errno = ENOSPC;
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what, strerror(errno));
+	}
+	while (n > 0) {
+		ssize_t k = pwritev(fd, iov, n, (off_t)off);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what, strerror(errno));
+		}
+		off += k;
+		while (n > 0 && (size_t)k >= iov->iov_len) {
+			k -= (ssize_t)iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + k;
+			iov->iov_len -= (size_t)k;
+		}
+	}
+	return 0;
+}
+
 int ps_sync_fd(ps_ctx *ctx, int fd, const char *what)
 {
 	errno = 0;
@@ -300,8 +338,9 @@ void ps_writeback_start(int fd, int64_t off, int64_t len)
 
 /* ---- the buffered writer (io.h ps_wstream) ---------------------------------------- */
 
-#define WS_BUF ((size_t)1 << 20)       /* pieces gather up to 1 MB */
-#define WS_DIRECT ((size_t)256 << 10)  /* larger pieces skip the copy */
+#define WS_BUF ((size_t)1 << 20)       /* pieces gather up to 1 MB, copied ones too */
+#define WS_DIRECT ((size_t)256 << 10)  /* larger copied pieces are written at once */
+#define WS_IOV 512                     /* pieces per pwritev (IOV_MAX is 1024) */
 #define WS_WB_CHUNK ((int64_t)4 << 20) /* writeback started every 4 MB written */
 
 /* The writeback thread (note "Early writeback"): it starts the writeback
@@ -364,7 +403,7 @@ void ps_wstream_init(ps_wstream *w, ps_ctx *ctx, int fd, int writeback, const ch
  * that is WS_WB_CHUNK bytes or more (ALL: whatever it is). */
 static void ws_kick(ps_wstream *w, int all)
 {
-	int64_t end = w->off - (int64_t)w->buf.len; /* written, not buffered */
+	int64_t end = w->off - (int64_t)w->pending; /* written, not listed */
 
 	if (!w->writeback || end <= w->wb || (!all && end - w->wb < WS_WB_CHUNK))
 		return;
@@ -383,8 +422,10 @@ static int ws_drain(ps_wstream *w)
 {
 	int rc = 0;
 
-	if (w->buf.len) {
-		rc = ps_write_all(w->ctx, w->fd, w->buf.data, w->buf.len, w->off - (int64_t)w->buf.len, w->what);
+	if (w->niov) {
+		rc = writev_all(w->ctx, w->fd, w->iov, w->niov, w->off - (int64_t)w->pending, w->what);
+		w->niov = 0;
+		w->pending = 0;
 		w->buf.len = 0;
 		if (rc == 0)
 			ws_kick(w, 0);
@@ -392,22 +433,61 @@ static int ws_drain(ps_wstream *w)
 	return rc;
 }
 
+/* Lists P[0..N) as the next piece (merged with the last one if it follows
+ * it in memory); writes what is listed once it makes WS_BUF bytes. */
+static int ws_list(ps_wstream *w, const void *p, size_t n)
+{
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (!w->iov && !(w->iov = malloc(WS_IOV * sizeof *w->iov)))
+		return ps_err(w->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (w->niov == WS_IOV && (rc = ws_drain(w)) < 0)
+		return rc;
+	if (w->niov && (const uint8_t *)w->iov[w->niov - 1].iov_base + w->iov[w->niov - 1].iov_len == p) {
+		w->iov[w->niov - 1].iov_len += n;
+	} else {
+		w->iov[w->niov].iov_base = (void *)p;
+		w->iov[w->niov].iov_len = n;
+		w->niov++;
+	}
+	w->pending += n;
+	w->off += (int64_t)n;
+	return w->pending >= WS_BUF ? ws_drain(w) : 0;
+}
+
+int ps_wstream_put_ref(ps_wstream *w, const void *p, size_t n)
+{
+	return ws_list(w, p, n);
+}
+
 int ps_wstream_put(ps_wstream *w, const void *p, size_t n)
 {
 	int rc;
 
-	if ((n >= WS_DIRECT || w->buf.len + n > WS_BUF) && (rc = ws_drain(w)) < 0)
-		return rc;
 	if (n >= WS_DIRECT) {
+		if ((rc = ws_drain(w)) < 0)
+			return rc;
 		rc = ps_write_all(w->ctx, w->fd, p, n, w->off, w->what);
 		w->off += (int64_t)n;
 		if (rc == 0)
 			ws_kick(w, 0);
 		return rc;
 	}
-	ps_buf_append(&w->buf, p, n);
-	w->off += (int64_t)n;
-	return w->buf.oom ? ps_err(w->ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+	/* the buffer never moves while pieces in it are listed */
+	if ((w->buf.len + n > WS_BUF || w->niov == WS_IOV) && (rc = ws_drain(w)) < 0)
+		return rc;
+	if (!w->buf.data && ps_buf_reserve(&w->buf, WS_BUF) < 0)
+		return ps_err(w->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	memcpy(w->buf.data + w->buf.len, p, n);
+	w->buf.len += n;
+	return ws_list(w, w->buf.data + w->buf.len - n, n);
+}
+
+int ps_wstream_drain(ps_wstream *w)
+{
+	return ws_drain(w);
 }
 
 int ps_wstream_flush(ps_wstream *w)
@@ -435,6 +515,9 @@ void ps_wstream_free(ps_wstream *w)
 		w->bk = NULL;
 	}
 	ps_buf_free(&w->buf);
+	free(w->iov);
+	w->iov = NULL;
+	w->niov = 0;
 }
 
 /* No fault point here: truncation is how a failed (or injected) step is

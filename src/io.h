@@ -16,25 +16,35 @@ int ps_sync_fd(ps_ctx *ctx, int fd, const char *what);
 void ps_writeback_start(int fd, int64_t off, int64_t len);
 
 /* A new file written front to back from offset 0 (the full rewrite's
- * output): small pieces gather in a buffer, large ones are written
- * directly, and with WRITEBACK the writeback of every 4 MB written is
- * started at once (ps_writeback_start, from a thread of its own: io.c).
- * OFF counts the bytes put so far (the offset of the next byte).  Errors
- * are ps_write_all's.  ps_wstream_free before FD is closed. */
+ * output): pieces are listed and written together, one pwritev per MB
+ * (io.c note "Gathered writes"), and with WRITEBACK the writeback of every
+ * 4 MB written is started at once (ps_writeback_start, from a thread of
+ * its own: io.c).  OFF counts the bytes put so far (the offset of the next
+ * byte).  Errors are ps_write_all's.  ps_wstream_free before FD is closed. */
 struct ps_wback;
+struct iovec;
 typedef struct ps_wstream {
 	ps_ctx *ctx;
 	int fd;
 	int writeback;
 	int64_t off;          /* bytes put */
 	int64_t wb;           /* bytes whose writeback has been asked for */
-	ps_buf buf;
+	ps_buf buf;           /* copies of the pieces put (never moves while listed) */
+	struct iovec *iov;    /* the pieces listed, not written yet */
+	int niov;
+	size_t pending;       /* their bytes */
 	const char *what;     /* for messages: "the output" */
 	struct ps_wback *bk;  /* the writeback thread, or NULL: started inline */
 } ps_wstream;
 void ps_wstream_init(ps_wstream *w, ps_ctx *ctx, int fd, int writeback, const char *what);
+/* Puts a copy of P[0..N). */
 int ps_wstream_put(ps_wstream *w, const void *p, size_t n);
-/* Writes what is buffered, and starts the writeback of all of it. */
+/* Puts P[0..N) itself: the caller keeps it unchanged until the next
+ * ps_wstream_drain or ps_wstream_flush. */
+int ps_wstream_put_ref(ps_wstream *w, const void *p, size_t n);
+/* Writes what is listed (borrowed pieces may then go). */
+int ps_wstream_drain(ps_wstream *w);
+/* Writes what is listed, and starts the writeback of all of it. */
 int ps_wstream_flush(ps_wstream *w);
 void ps_wstream_free(ps_wstream *w);
 /* Copies the first LEN bytes of SRC to DST (both at offset 0):

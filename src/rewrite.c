@@ -72,9 +72,10 @@
  *     is read on its own (read_job; careful_job, in its turn so that the
  *     output order holds, when a worker cannot parse it).  rw->offs, in
  *     file order, is sorted by number at the end (ps_rwoffs_sort, which catches
- *     an object written twice).  Writes (io.c ps_wstream): headers gather
- *     in a buffer, payloads go out from their segment.  The main thread
- *     writes batch K while the workers parse and encrypt the next ones
+ *     an object written twice).  Writes (io.c ps_wstream): a batch's
+ *     headers and payloads (in their segment) are listed, not copied, and
+ *     written by one pwritev per MB, all before the batch goes.  The main
+ *     thread writes batch K while the workers parse and encrypt the next ones
  *     (the window: note 10) and runs a batch no worker has taken rather
  *     than wait (drain_one): reading, writing and encrypting overlap on two
  *     vCPUs without another thread.
@@ -548,13 +549,13 @@ static int write_batch(struct rw *rw, struct rw_batch *b)
 		if (j->careful && (rc = careful_job(rw, j)) < 0)
 			return rc;
 		if ((rc = record_off(rw, j->num, j->gen)) < 0 ||
-		    (rc = ps_wstream_put(&rw->w, j->out.data, j->out.len)) < 0)
+		    (rc = ps_wstream_put_ref(&rw->w, j->out.data, j->out.len)) < 0)
 			return rc;
-		if (j->pay && ((rc = ps_wstream_put(&rw->w, j->pay, j->paylen)) < 0 ||
-		               (rc = ps_wstream_put(&rw->w, "\nendstream\nendobj\n", 18)) < 0))
+		if (j->pay && ((rc = ps_wstream_put_ref(&rw->w, j->pay, j->paylen)) < 0 ||
+		               (rc = ps_wstream_put_ref(&rw->w, "\nendstream\nendobj\n", 18)) < 0))
 			return rc;
 	}
-	return 0;
+	return ps_wstream_drain(&rw->w); /* before the batch, which holds the pieces, goes */
 }
 
 /* Waits for the oldest batch in flight and writes it; meanwhile runs any
