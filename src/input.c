@@ -39,7 +39,7 @@
 #include "input.h"
 
 #define OBJ_WINDOW_FIRST 1024
-#define OBJ_WINDOW_MAX ((size_t)64 << 20)
+#define OBJ_WINDOW_MAX PS_OBJ_MAX
 #define READ_RANGES_MAX 256 /* separate ranges of the file tracked for bytes_read */
 
 /* Adds [A, B) to the ranges read (pairs start, end: sorted, disjoint, not

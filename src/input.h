@@ -14,5 +14,8 @@ int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out);
  * streams and by lookup).  Owned result.  EXPECT_NUM 0 accepts any object
  * number; NUM_OUT (may be NULL) receives the number found. */
 int ps_doc_parse_at(ps_doc *doc, int64_t off, uint32_t expect_num, ps_obj **out, uint32_t *num_out);
+/* The most bytes ps_doc_parse_at reads for one object (input.c note 3):
+ * an object, or a stream's dictionary, that needs more is refused. */
+#define PS_OBJ_MAX ((size_t)64 << 20)
 
 #endif

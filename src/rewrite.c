@@ -113,7 +113,13 @@
  *     arena (obj.c note 9) -- serves the next object.  So a batch keeps its
  *     source bytes and their serialised headers, never its parsed trees:
  *     a hostile file of huge arrays costs one object's tree per thread, not
- *     a batch's worth (~20 times the batch's bytes).
+ *     a batch's worth (~20 times the batch's bytes).  The headers can grow
+ *     too (an empty string becomes 66 bytes of hex ciphertext), so objects
+ *     that are not streams close a batch at BATCH_PLAIN (2 MB) of their
+ *     source bytes, and only streams set its lane rule (note 8); the
+ *     reader tells them apart by their last bytes (ends_like_stream), a
+ *     guess that only sizes batches.  An object whose header would exceed
+ *     what a reader takes (PS_OBJ_MAX, input.h) is refused by name.
  */
 #include "config.h"
 
@@ -134,6 +140,7 @@
 #define BATCH_OBJECTS 8192             /* note 8: a batch's limits */
 #define BATCH_MIN ((size_t)4 << 20)
 #define BATCH_MAX ((size_t)64 << 20)
+#define BATCH_PLAIN ((size_t)2 << 20)  /* note 11 */
 #define LANES 16                       /* the widest kernel of the AES engine */
 #define INFLIGHT_MAX ((size_t)16 << 20) /* note 10: stream bytes in the window */
 
@@ -179,6 +186,7 @@ struct rw_batch {
 	size_t n;
 	size_t cap;            /* jobs allocated (grows to BATCH_OBJECTS) */
 	size_t bytes, maxlen;  /* stream bytes, and the largest stream (note 8) */
+	size_t plain;          /* bytes of the objects that are not streams (note 11) */
 	int state;             /* 0 queued, 1 taken, 2 done */
 	int rc;
 	char err[256];
@@ -372,7 +380,14 @@ static int finish(ps_ctx *wctx, struct rw_job *j)
 	ps_buf_puts(&j->out, j->obj->kind == PS_STREAM ? "\nstream\r\n" : "\nendobj\n");
 	ps_obj_free(j->obj);
 	j->obj = NULL;
-	return j->out.oom ? ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+	if (j->out.oom)
+		return ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
+	/* encrypted strings grow (an empty one to 66 bytes): no reader of
+	 * ours, the self-check first, would take more than PS_OBJ_MAX */
+	if (j->out.len > PS_OBJ_MAX)
+		return ps_err(wctx, PDFSTAMP_E_UNSUPPORTED, "object %u would take %zu bytes once encrypted, more than "
+		              "the %zu MB an object may have", j->num, j->out.len, PS_OBJ_MAX >> 20);
+	return 0;
 }
 
 /* A batch: each object prepared and its header serialised in one go
@@ -632,7 +647,7 @@ static int is_dropped(const struct rw *rw, uint32_t num)
 	return ps_rewrite_is_dropped(rw->dropped, rw->ndropped, num);
 }
 
-static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int *skip)
+static int read_job_at(struct rw *rw, uint32_t num, int root, struct rw_job *j, int *skip)
 {
 	ps_doc *doc = rw->doc;
 	const ps_xent *e = ps_xref_get(doc, num);
@@ -642,7 +657,7 @@ static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int
 	*skip = 0;
 	memset(j, 0, sizeof *j);
 	if (!e)
-		return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "object %u is not in use", num);
+		return ps_err(rw->ctx, PDFSTAMP_E_INTERNAL, "not in use");
 	j->num = num;
 	j->raw.secret = 0; /* raw bytes are ciphertext (or the plaintext input's own bytes) */
 	if (is_dropped(rw, num)) {
@@ -658,7 +673,7 @@ static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int
 			    (rc = ps_doc_pread(doc, j->obj->u.stm.off, (size_t)len, &j->raw)) < 0)
 				return rc;
 			if ((int64_t)j->raw.len != len)
-				return ps_err(rw->ctx, PDFSTAMP_E_FORMAT, "stream of object %u is truncated", num);
+				return ps_err(rw->ctx, PDFSTAMP_E_FORMAT, "its stream is truncated");
 			j->src = j->raw.data;
 			j->srclen = j->raw.len;
 		}
@@ -674,6 +689,17 @@ static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int
 	}
 	j->extensions = root && j->obj->kind == PS_DICT;
 	return 0;
+}
+
+/* Object NUM read on its own (outside any segment, or the careful way):
+ * its errors name it. */
+static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int *skip)
+{
+	int rc = read_job_at(rw, num, root, j, skip);
+
+	if (rc < 0 && rw->ctx->errcode == rc)
+		ps_err_wrap(rw->ctx, rc, "object %u", num);
+	return rc;
 }
 
 static void job_clear(struct rw_job *j)
@@ -698,6 +724,17 @@ static int skip_num(void *ud, uint32_t num)
 /* The job just filled in *BP joins its batch; a batch is complete (and
  * handed to the workers) once it is big enough to keep every lane busy
  * (note 8). */
+/* Do the bytes of unparsed object SO end like a stream's ("endstream",
+ * then "endobj" and a few bytes to the next object)?  Only a guess, for
+ * the batch's size (note 11): a wrong one costs speed, never output. */
+static int ends_like_stream(const ps_seq_obj *so)
+{
+	size_t len = (size_t)(so->end - so->off), k = len < 48 ? len : 48;
+	const uint8_t *p = so->seg->data + (so->off - so->start) + len - k;
+
+	return memmem(p, k, "endstream", 9) != NULL;
+}
+
 static int batch_add(struct rw *rw, struct rw_batch **bp, int64_t off, const struct pdfstamp_rewrite_opts *o)
 {
 	struct rw_batch *b = *bp;
@@ -706,9 +743,12 @@ static int batch_add(struct rw *rw, struct rw_batch **bp, int64_t off, const str
 	int rc, body = ps_xref_type(rw->doc, j->num) == 1;
 
 	b->bytes += len;
-	if (len > b->maxlen)
+	if (j->obj ? j->obj->kind != PS_STREAM : !ends_like_stream(&j->so))
+		b->plain += len;
+	else if (len > b->maxlen)
 		b->maxlen = len;
-	if (b->n < BATCH_OBJECTS && b->bytes < BATCH_MAX && (b->bytes < BATCH_MIN || b->bytes / LANES < b->maxlen))
+	if (b->n < BATCH_OBJECTS && b->bytes < BATCH_MAX && b->plain < BATCH_PLAIN &&
+	    (b->bytes < BATCH_MIN || b->bytes / LANES < b->maxlen))
 		return 0;
 	*bp = NULL;
 	if ((rc = submit(rw, b)) < 0)

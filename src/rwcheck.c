@@ -735,6 +735,7 @@ static int chk_take(struct chk *c, ps_buf *plain, ps_arena *ar)
 			ps_obj *o = NULL;
 			if ((rc = ps_doc_load(v, b->it[i].so.num, &o)) == 0 && o && o->kind == PS_STREAM)
 				rc = ps_doc_stream_data(v, b->it[i].so.num, o, 0, plain);
+			ps_buf_reset(plain); /* wipes the plaintext (a secret buffer) */
 			ps_obj_free(o);
 		}
 	}
