@@ -48,6 +48,16 @@
  *  5. Before the commit reports success the output is re-opened, the new
  *     startxref must point at the new section, and every new object is
  *     looked up, decrypted and compared with what we meant to write.
+ *  6. Numbers (7.5.4, 7.3.10): an update writes new versions of objects
+ *     in use in the file, and new objects under numbers ps_update_alloc
+ *     handed out, all above every number a section mentions; nothing
+ *     else (ps_update_put: INTERNAL), so /Size stays one more than the
+ *     highest number.  A reference to a missing object is the null
+ *     object, never a place to write to, and stays null: a new number is
+ *     never one that the carried-over trailer or an object read before
+ *     the first ps_update_alloc names (make_skip).  Objects first read
+ *     later (the pages after the first of a --page all) are not looked
+ *     at: reading them all would end the lazy stamp.
  */
 #include "config.h"
 
@@ -123,6 +133,7 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 	if (doc->size_key > PS_MAX_OBJNUM || hi >= PS_MAX_OBJNUM)
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no object numbers left for new objects");
 	up->next_num = (uint32_t)doc->size_key > hi + 1 ? (uint32_t)doc->size_key : hi + 1;
+	up->first_num = up->next_num;
 	up->trailer_set = ps_new_dict();
 	if (!up->trailer_set)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -130,13 +141,99 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 	return 0;
 }
 
+/* Adds to up->skip the numbers at or above first_num that O names. */
+static void note_refs(ps_update *up, const ps_obj *o, int depth, int *oom)
+{
+	size_t k;
+
+	if (!o || depth > 256 || *oom)
+		return;
+	switch (o->kind) {
+	case PS_REF:
+		if (o->u.ref.num >= up->first_num && o->u.ref.num <= PS_MAX_OBJNUM) {
+			if (ps_array_grow((void **)&up->skip, up->nskip, sizeof *up->skip) < 0) {
+				*oom = 1;
+				return;
+			}
+			up->skip[up->nskip++] = o->u.ref.num;
+		}
+		break;
+	case PS_ARRAY:
+		for (k = 0; k < o->u.arr.len; k++)
+			note_refs(up, o->u.arr.items[k], depth + 1, oom);
+		break;
+	case PS_DICT:
+		for (k = 0; k < o->u.dict.len; k++)
+			note_refs(up, o->u.dict.ents[k].val, depth + 1, oom);
+		break;
+	case PS_STREAM:
+		note_refs(up, o->u.stm.dict, depth + 1, oom);
+		break;
+	default:
+		break;
+	}
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Note 6: the numbers the trailer (carried over by build_trailer) and
+ * every object read so far (the catalog, the policy's objects, the page
+ * tree down to the page) name above every number in use: references to
+ * missing objects, which a new object under that number would capture
+ * (a dangling /Perms /DocMDP would certify the file, a dangling /Info
+ * show the stamp's strings). */
+static int make_skip(ps_update *up)
+{
+	ps_doc *doc = up->doc;
+	size_t i, n = 0;
+	int oom = 0;
+
+	up->skip_ready = 1;
+	note_refs(up, doc->trailer, 0, &oom);
+	for (i = 0; i < doc->capcache && !oom; i++)
+		if (doc->cache[i].num)
+			note_refs(up, doc->cache[i].obj, 0, &oom);
+	if (oom)
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (up->nskip)
+		qsort(up->skip, up->nskip, sizeof *up->skip, cmp_u32);
+	for (i = 0; i < up->nskip; i++)
+		if (n == 0 || up->skip[n - 1] != up->skip[i])
+			up->skip[n++] = up->skip[i];
+	up->nskip = n;
+	return 0;
+}
+
+static int skipped(const ps_update *up, uint32_t num)
+{
+	return up->nskip && bsearch(&num, up->skip, up->nskip, sizeof *up->skip, cmp_u32) != NULL;
+}
+
 uint32_t ps_update_alloc(ps_update *up)
 {
+	if (!up->skip_ready && make_skip(up) < 0)
+		return 0;
+	while (up->next_num <= PS_MAX_OBJNUM && skipped(up, up->next_num))
+		up->next_num++;
 	if (up->next_num > PS_MAX_OBJNUM) {
 		ps_err(up->doc->ctx, PDFSTAMP_E_UNSUPPORTED, "no object numbers left for new objects");
 		return 0;
 	}
 	return up->next_num++;
+}
+
+/* Is NUM an object of the file (type 1 or 2 in the merged index)?  Its
+ * entry was read when the caller looked the object up. */
+static int is_in_use(ps_doc *doc, uint32_t num)
+{
+	const ps_xent *e = NULL;
+
+	return ps_xref_find(doc, num, &e) == 0 && e != NULL;
 }
 
 int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj)
@@ -156,6 +253,16 @@ int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj)
 		return ps_err(up->doc->ctx, PDFSTAMP_E_FORMAT,
 		              "object %u, which this update would have to replace, is the /Encrypt dictionary: "
 		              "the file is damaged", num);
+	}
+	if (num >= up->next_num || (num < up->first_num && !is_in_use(up->doc, num)) ||
+	    (num >= up->first_num && skipped(up, num))) {
+		/* A new version of an object the file does not have would name a
+		 * number this update did not allocate: above /Size, or one of its
+		 * own new objects (7.3.10, 7.5.6; the callers resolve a reference
+		 * to a missing object to null first). */
+		ps_obj_free(obj);
+		return ps_err(up->doc->ctx, PDFSTAMP_E_INTERNAL,
+		              "object %u is neither an object of the file nor a new one of this update", num);
 	}
 	for (i = 0; i < up->nobjs; i++) {
 		if (up->objs[i].num == num) {
@@ -202,6 +309,7 @@ void ps_update_free(ps_update *up)
 	for (i = 0; i < up->nobjs; i++)
 		ps_obj_free(up->objs[i].obj);
 	free(up->objs);
+	free(up->skip);
 	ps_obj_free(up->trailer_set);
 	memset(up, 0, sizeof *up);
 }

@@ -19,6 +19,10 @@ typedef struct ps_update {
 	ps_doc *doc;
 	int64_t base_len;         /* L: the input's length; nothing before it is touched */
 	uint32_t next_num;        /* next object number to hand out */
+	uint32_t first_num;       /* the first one handed out (the numbers below are the file's) */
+	uint32_t *skip;           /* numbers >= first_num that objects read so far name (sorted) */
+	size_t nskip;
+	int skip_ready;           /* skip made (at the first ps_update_alloc) */
 	ps_newobj *objs;
 	size_t nobjs, cap;
 	ps_obj *trailer_set;      /* keys to set in the new trailer (e.g. /Info); owned dict */
@@ -26,12 +30,17 @@ typedef struct ps_update {
 } ps_update;
 
 int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update *up);
-/* A fresh object number, 0 if the number space is exhausted (error set). */
+/* A fresh object number, 0 if the number space is exhausted or out of
+ * memory (error set).  Never one that the trailer or an object read so
+ * far (the document's cache, at the first call) names: such a reference
+ * is to a missing object, null, and must stay so (incr.c note 6). */
 uint32_t ps_update_alloc(ps_update *up);
 /* Adds OBJ (owned, also on failure) as object NUM/GEN of the new revision.
  * NUM must not be pending already (edit that object in place) nor be the
  * /Encrypt dictionary: both are FORMAT errors, as only a damaged file
- * leads there. */
+ * leads there.  NUM must be a number ps_update_alloc handed out or an
+ * object in use in the file (INTERNAL otherwise): a reference to a missing
+ * object is the null object, never a place to write to. */
 int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj);
 int ps_update_set_trailer(ps_update *up, const char *key, ps_obj *val);
 /* Serialises, writes (per W), makes it durable and verifies it. */

@@ -16,12 +16,15 @@
  *  2. What is written (ISO 32000-2 12.5, 7.5.6): per page, the annotation
  *     and a new version of the page (same number and generation, every
  *     other key copied) or, when /Annots is an indirect array, a new
- *     version of that array only.  Per update, once: the font (font.c:
- *     a standard-14 dictionary, or the Type 0 font with its subset,
- *     descriptor, widths and ToUnicode CMap), the image XObject (image.c,
- *     with its /SMask), and one appearance form XObject per distinct
- *     (box size, /Rotate): `--page all` on same-size pages references one
- *     appearance.  Nothing else changes.
+ *     version of that array only (an /Annots that names a missing or
+ *     free object is the null object, ISO 32000-2 7.3.10: the page gets
+ *     an array of its own; only objects of the file get new versions).
+ *     Per update, once: the font (font.c: a standard-14 dictionary, or
+ *     the Type 0 font with its subset, descriptor, widths and ToUnicode
+ *     CMap), the image XObject (image.c, with its /SMask), and one
+ *     appearance form XObject per distinct (box size, /Rotate): `--page
+ *     all` on same-size pages references one appearance.  Nothing else
+ *     changes.
  *  3. Everything that can be refused is refused before the update begins:
  *     the options, the font (ps_font_open: coverage, a file that is not a
  *     font) and the image (ps_image_load), then the policy (policy.c notes
@@ -173,8 +176,8 @@ static int make_page(ps_ctx *ctx, ps_obj *ref, ps_obj *dict, const inherit *in, 
 {
 	int64_t rot = in->have_rot ? in->rot : 0;
 
-	if (!ref || ref->kind != PS_REF)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree's /Count does not match its pages");
+	if (!ref || ref->kind != PS_REF) /* its new version needs a number (7.7.3.2, Table 30 /Kids) */
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "a page of the page tree is not an indirect object");
 	pg->num = ref->u.ref.num;
 	pg->gen = ref->u.ref.gen;
 	pg->dict = dict;
@@ -304,7 +307,9 @@ static int walk_pages(ps_update *up, stamp_job *j, int64_t first, int64_t last)
 		if (++idx > last)
 			return 0;
 	}
-	return ps_err(ctx, PDFSTAMP_E_USAGE, "the document has fewer pages than asked for");
+	/* the caller asked for pages within the root's /Count: the tree lied */
+	return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree has fewer pages than its /Count says: no page %lld",
+	              (long long)idx);
 }
 
 /* ---- the job: what every page of one call shares ------------------------------ */
@@ -724,18 +729,37 @@ static int link_annotation(ps_update *up, const ps_page *pg, uint32_t annot)
 {
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
-	ps_obj *annots = ps_dict_get(pg->dict, "Annots"), *arr = NULL, *page;
+	ps_obj *annots = ps_dict_get(pg->dict, "Annots"), *arr = NULL, *target = NULL, *page;
 	size_t i;
 	int rc;
 
+	/* Only an object of the file gets a new version.  A reference to a
+	 * missing or free object is the null object (ISO 32000-2 7.3.10): the
+	 * page then gets an array of its own.  (Such a number may be one this
+	 * update hands out, or lie above any the file can have: never write
+	 * it.) */
+	if (annots && annots->kind == PS_REF) {
+		if ((rc = ps_doc_lookup(doc, annots->u.ref.num, &target)) < 0)
+			return rc;
+		if (!target) {
+			ps_warn(ctx, "page object %u: /Annots names object %u, which does not exist; "
+			        "the page gets a new /Annots array", pg->num, annots->u.ref.num);
+			annots = NULL;
+		}
+	}
 	if (annots && annots->kind == PS_REF) {
 		uint32_t anum = annots->u.ref.num;
-		/* a version of that array may already be pending (shared arrays) */
-		for (i = 0; i < up->nobjs; i++)
-			if (up->objs[i].num == anum)
-				return ps_array_push(up->objs[i].obj, ps_new_ref(annot, 0)) < 0 ?
-				       ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
-		if ((rc = ps_doc_resolve(doc, annots, &arr)) < 0)
+		/* a version of that array may already be pending (shared arrays;
+		 * or, in a damaged file, another page named as /Annots) */
+		for (i = 0; i < up->nobjs; i++) {
+			if (up->objs[i].num != anum)
+				continue;
+			if (up->objs[i].obj->kind != PS_ARRAY)
+				return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u: /Annots is not an array", pg->num);
+			return ps_array_push(up->objs[i].obj, ps_new_ref(annot, 0)) < 0 ?
+			       ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+		}
+		if ((rc = ps_doc_resolve(doc, target, &arr)) < 0)
 			return rc;
 		if (arr && arr->kind != PS_ARRAY)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u: /Annots is not an array", pg->num);
@@ -744,13 +768,17 @@ static int link_annotation(ps_update *up, const ps_page *pg, uint32_t annot)
 			ps_obj_free(arr);
 			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		}
-		return ps_update_put(up, anum, ps_doc_gen(doc, anum), arr);
+		/* under the number and generation the page names, as the page's
+		 * own new version is (make_page) */
+		return ps_update_put(up, anum, annots->u.ref.gen, arr);
 	}
 	if (annots && annots->kind != PS_ARRAY && annots->kind != PS_NULL)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u: /Annots is not an array", pg->num);
 	for (i = 0; i < up->nobjs; i++) {
 		if (up->objs[i].num == pg->num) {
 			page = up->objs[i].obj;
+			if (page->kind != PS_DICT) /* another role in a damaged file */
+				return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u is not a dictionary", pg->num);
 			goto have_page;
 		}
 	}

@@ -379,6 +379,64 @@ START_TEST(misuse_is_refused)
 }
 END_TEST
 
+/* A reference to a missing object is the null object (ISO 32000-2
+ * 7.3.10), never a place to write to: a put names an object in use or a
+ * number this update allocated (INTERNAL otherwise), and no new number is
+ * one that the carried-over trailer or an object read before the first
+ * alloc names (a /Info or /Perms /DocMDP to a missing object above /Size
+ * would come to name a new object). */
+START_TEST(missing_objects_are_never_written)
+{
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	char *o = path_in("out.pdf");
+	const char *in;
+	ps_obj *x;
+	pg p;
+	pg_ent e[5];
+	uint32_t a, b;
+
+	pg_start(&p);
+	pg_obj(&p, 1, 0, "<</Type/Catalog/Pages 2 0 R/Perms<</DocMDP 8 0 R>>>>");
+	pg_obj(&p, 2, 0, "<</Type/Pages/Kids[3 0 R]/Count 1>>");
+	pg_obj(&p, 3, 0, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Annots 4 0 R>>");
+	e[0] = (pg_ent){0, 0, 4, 65535};
+	e[1] = pg_used(&p, 1);
+	e[2] = pg_used(&p, 2);
+	e[3] = pg_used(&p, 3);
+	e[4] = (pg_ent){4, 0, 0, 1};     /* free */
+	pg_table(&p, e, 5, "<</Size 5/Root 1 0 R/Info 6 0 R>>");
+	in = pg_save(&p, dir, "missing.pdf");
+	ck_assert_int_eq(ps_doc_open(ctx, &doc, in, 0), 0);
+	ck_assert_int_eq(ps_doc_lookup(doc, 1, &x), 0); /* read before the first alloc */
+	w.output = o;
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), 0);
+	ck_assert_int_eq(ps_update_put(&up, 4, 0, obj("[]")), PDFSTAMP_E_INTERNAL); /* free */
+	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "neither an object of the file"));
+	ck_assert_int_eq(ps_update_put(&up, 6, 0, obj("<<>>")), PDFSTAMP_E_INTERNAL); /* not allocated */
+	ck_assert_int_eq(ps_update_put(&up, 2000000, 0, obj("[]")), PDFSTAMP_E_INTERNAL);
+	a = ps_update_alloc(&up);
+	b = ps_update_alloc(&up);
+	ck_assert_uint_eq(a, 5);
+	ck_assert_uint_eq(b, 7); /* 6 is the trailer's /Info */
+	ck_assert_uint_eq(ps_update_alloc(&up), 9); /* 8 is the catalog's /Perms /DocMDP; 9 left unused */
+	ck_assert_int_eq(ps_update_put(&up, 8, 0, obj("<<>>")), PDFSTAMP_E_INTERNAL); /* skipped */
+	ck_assert_int_eq(ps_update_put(&up, a, 0, obj("<</Subtype/Stamp>>")), 0);
+	ck_assert_int_eq(ps_update_put(&up, b, 0, obj("(x)")), 0);
+	ck_assert_int_eq(ps_doc_lookup(doc, 3, &x), 0);
+	ck_assert_int_eq(ps_update_put(&up, 3, 0, ps_obj_copy(x)), 0); /* in use */
+	ck_assert_int_eq(ps_update_commit(&up, &w, NULL), 0);
+	ck_assert_int_eq(ps_doc_open(ctx, &out, o, 0), 0);
+	ck_assert_int_eq(out->size_key, 10);
+	ck_assert_int_eq(ps_doc_lookup(out, 6, &x), 0);
+	ck_assert_ptr_null(x); /* /Info still names nothing */
+	ck_assert_int_eq(ps_doc_lookup(out, 8, &x), 0);
+	ck_assert_ptr_null(x); /* nor /DocMDP */
+	ck_assert_int_eq(ps_doc_lookup(out, 4, &x), 0);
+	ck_assert_ptr_null(x);
+	free(o);
+}
+END_TEST
+
 #ifdef PDFSTAMP_FAULT_INJECTION
 /* A failed in-place commit at POINT leaves the file as it was, and no journal. */
 static void failed_in_place(const char *fault)
@@ -714,6 +772,7 @@ static Suite *incr_suite(void)
 	tcase_add_test(tc, commit_in_place);
 	tcase_add_test(tc, encrypted_objects_are_encrypted);
 	tcase_add_test(tc, misuse_is_refused);
+	tcase_add_test(tc, missing_objects_are_never_written);
 #ifdef PDFSTAMP_FAULT_INJECTION
 	tcase_add_test(tc, failed_write_in_place);
 	tcase_add_test(tc, failed_fsync_in_place);
