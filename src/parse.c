@@ -305,15 +305,76 @@ static double real_value(const uint8_t *s, size_t n)
 
 /* A number token at P (first char is a digit, sign or '.').  An unsigned
  * integer at the top of a value may turn out to be "N G R". */
+/* The integer V of token [P, E) (UNSIGNED: written without a sign),
+ * or the reference "V G R" that starts there, into *OUT. */
+static int int_or_ref(const pstate *st, size_t p, size_t e, int64_t v, int unsigned_, size_t *pos, ps_obj **out)
+{
+	const uint8_t *buf = st->buf;
+	ps_obj *o;
+
+	/* "N G R": only for an integer written without a sign */
+	if (unsigned_) {
+		size_t g = skip_ws(buf, st->len, e), ge, q, r;
+		int64_t gen;
+
+		if (g >= st->len)
+			return p_needmore(st, p, "integer or reference");
+		if (is_digit(buf[g])) {
+			ge = tok_end(st, g);
+			if (ge >= st->len)
+				return p_needmore(st, p, "integer or reference");
+			q = g;
+			if (parse_uint(buf, ge, &q, &gen) == 0 && q == ge) {
+				r = skip_ws(buf, st->len, ge);
+				if (r >= st->len)
+					return p_needmore(st, p, "integer or reference");
+				if (buf[r] == 'R' && (r + 1 >= st->len || !is_regular(buf[r + 1]))) {
+					if (v > INT32_MAX)
+						return p_format(st, p, "object number %" PRId64 " in reference out of range", v);
+					if (gen > 65535)
+						return p_format(st, g, "generation %" PRId64 " in reference out of range", gen);
+					o = ps_arena_obj(st->ar, PS_REF);
+					if (!o)
+						return p_nomem(st);
+					o->u.ref.num = (uint32_t)v;
+					o->u.ref.gen = (uint16_t)gen;
+					*out = o;
+					*pos = r + 1;
+					return 0;
+				}
+			}
+		}
+	}
+	o = ps_arena_obj(st->ar, PS_INT);
+	if (!o)
+		return p_nomem(st);
+	o->u.i = v;
+	*out = o;
+	*pos = e;
+	return 0;
+}
+
 static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 {
 	const uint8_t *buf = st->buf;
-	size_t p = *pos, e = tok_end(st, p), i, q;
+	size_t p = *pos, e, i, q;
 	size_t ndig = 0, ndot = 0;
 	int neg = 0, bad = 0;
 	char tmp[40];
 	ps_obj *o;
 
+	/* The common case in one pass: digits only, up to 18 of them (they
+	 * always fit), then white space or a delimiter.  Anything else takes
+	 * the checks below, which give the same results. */
+	if (is_digit(buf[p])) {
+		uint64_t mag = 0;
+
+		for (q = p; q < st->len && q - p < 18 && is_digit(buf[q]); q++)
+			mag = mag * 10 + (uint64_t)(buf[q] - '0');
+		if (q < st->len && (ps_chclass[buf[q]] & (PS_CH_SPACE | PS_CH_DELIM)))
+			return int_or_ref(st, p, q, (int64_t)mag, 1, pos, out);
+	}
+	e = tok_end(st, p);
 	if (e >= st->len)
 		return p_needmore(st, p, "number");
 	i = p;
@@ -363,47 +424,7 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 			v = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
 		else
 			v = (int64_t)mag;
-
-		/* "N G R": only for an integer written without a sign */
-		if (i == p) {
-			size_t g = skip_ws(buf, st->len, e), ge, r;
-			int64_t gen;
-
-			if (g >= st->len)
-				return p_needmore(st, p, "integer or reference");
-			if (is_digit(buf[g])) {
-				ge = tok_end(st, g);
-				if (ge >= st->len)
-					return p_needmore(st, p, "integer or reference");
-				q = g;
-				if (parse_uint(buf, ge, &q, &gen) == 0 && q == ge) {
-					r = skip_ws(buf, st->len, ge);
-					if (r >= st->len)
-						return p_needmore(st, p, "integer or reference");
-					if (buf[r] == 'R' && (r + 1 >= st->len || !is_regular(buf[r + 1]))) {
-						if (v > INT32_MAX)
-							return p_format(st, p, "object number %" PRId64 " in reference out of range", v);
-						if (gen > 65535)
-							return p_format(st, g, "generation %" PRId64 " in reference out of range", gen);
-						o = ps_arena_obj(st->ar, PS_REF);
-						if (!o)
-							return p_nomem(st);
-						o->u.ref.num = (uint32_t)v;
-						o->u.ref.gen = (uint16_t)gen;
-						*out = o;
-						*pos = r + 1;
-						return 0;
-					}
-				}
-			}
-		}
-		o = ps_arena_obj(st->ar, PS_INT);
-		if (!o)
-			return p_nomem(st);
-		o->u.i = v;
-		*out = o;
-		*pos = e;
-		return 0;
+		return int_or_ref(st, p, e, v, i == p, pos, out);
 	}
 }
 
