@@ -266,29 +266,8 @@ int ps_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len)
 	return 0;
 }
 
-int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what)
-{
-	const uint8_t *b = p;
-
-	if (ps_fault("write")) {
-		errno = ENOSPC;
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what, strerror(errno));
-	}
-	while (n > 0) {
-		ssize_t k = pwrite(fd, b, n, (off_t)off);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what, strerror(errno));
-		}
-		b += k;
-		n -= (size_t)k;
-		off += k;
-	}
-	return 0;
-}
-
-/* ps_write_all for the N pieces at IOV (changed: a short write moves them on). */
+/* Writes the N pieces at IOV at OFF (changed: a short write moves them
+ * on), retrying EINTR and short writes: ps_write_all and ps_wstream. */
 static int writev_all(ps_ctx *ctx, int fd, struct iovec *iov, int n, int64_t off, const char *what)
 {
 	if (ps_fault("write")) {
@@ -314,6 +293,13 @@ static int writev_all(ps_ctx *ctx, int fd, struct iovec *iov, int n, int64_t off
 		}
 	}
 	return 0;
+}
+
+int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what)
+{
+	struct iovec iov = {(void *)p, n};
+
+	return writev_all(ctx, fd, &iov, 1, off, what);
 }
 
 int ps_sync_fd(ps_ctx *ctx, int fd, const char *what)

@@ -740,20 +740,26 @@ fi
 # the batch's bytes; two trees would be ~140 MB), where keeping a batch's
 # parsed trees until it was written took 460 MB.  (A sanitizer build keeps
 # freed memory in quarantine: none here, so that RSS means the same.)
-python3 - "$T/huge-plain.pdf" <<'PY'
+# (Both files of this and the next test, one page and the BODIES.)
+python3 - "$T/huge-plain.pdf" "$T/grow-plain.pdf" <<'PY'
 import sys
-f = open(sys.argv[1], "wb"); offs = {}
-f.write(b"%PDF-1.7\n")
-def obj(n, body):
-    offs[n] = f.tell(); f.write(b"%d 0 obj\n%s\nendobj\n" % (n, body))
-obj(1, b"<< /Type /Catalog /Pages 2 0 R /Huge [4 0 R 5 0 R 6 0 R 7 0 R 8 0 R 9 0 R 10 0 R 11 0 R] >>")
-obj(2, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
-obj(3, b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>")
-for n in range(4, 12):
-    obj(n, b"[" + b"7 " * 1000000 + b"]")
-x = f.tell()
-f.write(b"xref\n0 12\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % offs[n] for n in range(1, 12)))
-f.write(b"trailer\n<< /Size 12 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % x)
+def write(path, bodies):
+    f = open(path, "wb"); offs = {}
+    f.write(b"%PDF-1.7\n")
+    def obj(n, body):
+        offs[n] = f.tell(); f.write(b"%d 0 obj\n%s\nendobj\n" % (n, body))
+    refs = b" ".join(b"%d 0 R" % n for n in range(4, 4 + len(bodies)))
+    obj(1, b"<< /Type /Catalog /Pages 2 0 R /Big [%s] >>" % refs)
+    obj(2, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
+    obj(3, b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>")
+    for n, body in enumerate(bodies, 4):
+        obj(n, body)
+    n = 4 + len(bodies)
+    x = f.tell()
+    f.write(b"xref\n0 %d\n0000000000 65535 f \n" % n + b"".join(b"%010d 00000 n \n" % offs[k] for k in range(1, n)))
+    f.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (n, x))
+write(sys.argv[1], [b"[" + b"7 " * 1000000 + b"]"] * 8)
+write(sys.argv[2], [b"[" + b"()" * 1100000 + b"]"])
 PY
 # peak RSS (KB) of a command: "STATUS KB"
 maxrss() {
@@ -773,20 +779,6 @@ rm -f "$T/huge-plain.pdf" "$T/huge.pdf" "$T/huge-rot.pdf"
 # (64 MB: 1.1 million empty strings, each 66 bytes of hex ciphertext) is
 # refused by name (exit 4) before anything is renamed, not left to fail
 # the self-check as an internal error.
-python3 - "$T/grow-plain.pdf" <<'PY'
-import sys
-f = open(sys.argv[1], "wb"); offs = {}
-f.write(b"%PDF-1.7\n")
-def obj(n, body):
-    offs[n] = f.tell(); f.write(b"%d 0 obj\n%s\nendobj\n" % (n, body))
-obj(1, b"<< /Type /Catalog /Pages 2 0 R /Big 4 0 R >>")
-obj(2, b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
-obj(3, b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>")
-obj(4, b"[" + b"()" * 1100000 + b"]")
-x = f.tell()
-f.write(b"xref\n0 5\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % offs[n] for n in range(1, 5)))
-f.write(b"trailer\n<< /Size 5 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % x)
-PY
 RC=0
 "$PDFSTAMP" encrypt -q "${NEWPW[@]}" -o "$T/grow.pdf" "$T/grow-plain.pdf" >"$T/out" 2>"$T/err" || RC=$?
 check_status 4 "encrypt of an object that would grow past 64 MB"
