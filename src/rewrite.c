@@ -729,10 +729,13 @@ static int skip_num(void *ud, uint32_t num)
  * the batch's size (note 11): a wrong one costs speed, never output. */
 static int ends_like_stream(const ps_seq_obj *so)
 {
-	size_t len = (size_t)(so->end - so->off), k = len < 48 ? len : 48;
-	const uint8_t *p = so->seg->data + (so->off - so->start) + len - k;
+	size_t len, k;
 
-	return memmem(p, k, "endstream", 9) != NULL;
+	if (so->end <= so->off) /* nothing to parse there (ps_seq_parse says so too) */
+		return 0;
+	len = (size_t)(so->end - so->off);
+	k = len < 48 ? len : 48;
+	return memmem(so->seg->data + (so->off - so->start) + len - k, k, "endstream", 9) != NULL;
 }
 
 static int batch_add(struct rw *rw, struct rw_batch **bp, int64_t off, const struct pdfstamp_rewrite_opts *o)
@@ -813,7 +816,7 @@ static int read_all(struct rw *rw, uint32_t root_num, const struct pdfstamp_rewr
 			j->num = so.num;
 			j->gen = (uint16_t)ps_xref_get(doc, so.num)->aux;
 			j->root = so.num == root_num;
-			j->srclen = (size_t)(so.end - so.off);
+			j->srclen = so.end > so.off ? (size_t)(so.end - so.off) : 0;
 		} else if ((rc = read_job(rw, so.num, so.num == root_num, j, &skip)) < 0) {
 			job_clear(j);
 			goto out;
