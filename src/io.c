@@ -51,7 +51,8 @@
  * into a buffer but listed (iovecs) and written by one pwritev per MB or
  * per WS_IOV pieces; only pieces the caller does not keep (ps_wstream_put)
  * are copied, into one buffer of WS_BUF bytes that never moves while it is
- * listed.  A borrowed piece (ps_wstream_put_ref) must stay as it is until
+ * listed (such a piece of WS_DIRECT bytes or more is written at once,
+ * after what is listed).  A borrowed piece (ps_wstream_put_ref) must stay as it is until
  * the next ps_wstream_drain or ps_wstream_flush, which the rewrite calls
  * before it frees a batch.
  *

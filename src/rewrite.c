@@ -114,12 +114,13 @@
  *     source bytes and their serialised headers, never its parsed trees:
  *     a hostile file of huge arrays costs one object's tree per thread, not
  *     a batch's worth (~20 times the batch's bytes).  The headers can grow
- *     too (an empty string becomes 66 bytes of hex ciphertext), so objects
- *     that are not streams close a batch at BATCH_PLAIN (2 MB) of their
- *     source bytes, and only streams set its lane rule (note 8); the
- *     reader tells them apart by their last bytes (ends_like_stream), a
- *     guess that only sizes batches.  An object whose header would exceed
- *     what a reader takes (PS_OBJ_MAX, input.h) is refused by name.
+ *     too (an empty string becomes 66 bytes of hex ciphertext, whatever
+ *     the object's kind), so once a batch's serialised headers pass
+ *     BATCH_OUT (16 MB; an ordinary batch has a few MB at most) the rest
+ *     of it goes the careful way: the writer reads, converts and writes
+ *     those objects one at a time and lets each go before the next
+ *     (write_batch).  An object whose header would exceed what a reader
+ *     takes (PS_OBJ_MAX, input.h) is refused by name.
  */
 #include "config.h"
 
@@ -140,7 +141,7 @@
 #define BATCH_OBJECTS 8192             /* note 8: a batch's limits */
 #define BATCH_MIN ((size_t)4 << 20)
 #define BATCH_MAX ((size_t)64 << 20)
-#define BATCH_PLAIN ((size_t)2 << 20)  /* note 11 */
+#define BATCH_OUT ((size_t)16 << 20)   /* note 11 */
 #define LANES 16                       /* the widest kernel of the AES engine */
 #define INFLIGHT_MAX ((size_t)16 << 20) /* note 10: stream bytes in the window */
 
@@ -186,7 +187,6 @@ struct rw_batch {
 	size_t n;
 	size_t cap;            /* jobs allocated (grows to BATCH_OBJECTS) */
 	size_t bytes, maxlen;  /* stream bytes, and the largest stream (note 8) */
-	size_t plain;          /* bytes of the objects that are not streams (note 11) */
 	int state;             /* 0 queued, 1 taken, 2 done */
 	int rc;
 	char err[256];
@@ -399,12 +399,16 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, ps_arena *ar, struct rw_batch 
 {
 	ps_sec_job *jobs = NULL;
 	struct rw_tally t = {0, 0, 0, 0};
-	size_t i, n = 0;
+	size_t i, n = 0, out = 0;
 	double t0;
 	int rc = 0;
 
 	for (i = 0; i < b->n && rc == 0; i++) {
 		struct rw_job *j = &b->jobs[i];
+		if (out > BATCH_OUT) { /* note 11: the rest one at a time, by the writer */
+			j->careful = 1;
+			continue;
+		}
 		if (!j->obj) { /* from the reader's segment (note 7) */
 			ps_seq_parse(wctx, ar, &j->so, &j->obj, &j->src, &j->srclen);
 			if (!j->obj) {
@@ -414,8 +418,8 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, ps_arena *ar, struct rw_batch 
 			}
 			j->extensions = j->root && j->obj->kind == PS_DICT;
 		}
-		if ((rc = prepare(rw, wctx, j, &t)) == 0)
-			rc = finish(wctx, j);
+		if ((rc = prepare(rw, wctx, j, &t)) == 0 && (rc = finish(wctx, j)) == 0)
+			out += j->out.len;
 		ps_obj_free(j->obj); /* (finish's, or the failed prepare's) before the reset */
 		j->obj = NULL;
 		ps_arena_reset(ar);
@@ -561,7 +565,8 @@ static int write_batch(struct rw *rw, struct rw_batch *b)
 		return ps_err(rw->ctx, b->rc, "%s", b->err);
 	for (i = 0; i < b->n; i++) {
 		struct rw_job *j = &b->jobs[i];
-		if (j->careful && (rc = careful_job(rw, j)) < 0)
+		int careful = j->careful; /* careful_job starts the job afresh */
+		if (careful && (rc = careful_job(rw, j)) < 0)
 			return rc;
 		if ((rc = record_off(rw, j->num, j->gen)) < 0 ||
 		    (rc = ps_wstream_put_ref(&rw->w, j->out.data, j->out.len)) < 0)
@@ -569,6 +574,14 @@ static int write_batch(struct rw *rw, struct rw_batch *b)
 		if (j->pay && ((rc = ps_wstream_put_ref(&rw->w, j->pay, j->paylen)) < 0 ||
 		               (rc = ps_wstream_put_ref(&rw->w, "\nendstream\nendobj\n", 18)) < 0))
 			return rc;
+		if (careful) { /* written now, so that each goes before the next (note 11) */
+			if ((rc = ps_wstream_drain(&rw->w)) < 0)
+				return rc;
+			ps_buf_free(&j->out);
+			ps_buf_free(&j->data);
+			ps_buf_free(&j->raw);
+			j->pay = NULL;
+		}
 	}
 	return ps_wstream_drain(&rw->w); /* before the batch, which holds the pieces, goes */
 }
@@ -724,20 +737,6 @@ static int skip_num(void *ud, uint32_t num)
 /* The job just filled in *BP joins its batch; a batch is complete (and
  * handed to the workers) once it is big enough to keep every lane busy
  * (note 8). */
-/* Do the bytes of unparsed object SO end like a stream's ("endstream",
- * then "endobj" and a few bytes to the next object)?  Only a guess, for
- * the batch's size (note 11): a wrong one costs speed, never output. */
-static int ends_like_stream(const ps_seq_obj *so)
-{
-	size_t len, k;
-
-	if (so->end <= so->off) /* nothing to parse there (ps_seq_parse says so too) */
-		return 0;
-	len = (size_t)(so->end - so->off);
-	k = len < 48 ? len : 48;
-	return memmem(so->seg->data + (so->off - so->start) + len - k, k, "endstream", 9) != NULL;
-}
-
 static int batch_add(struct rw *rw, struct rw_batch **bp, int64_t off, const struct pdfstamp_rewrite_opts *o)
 {
 	struct rw_batch *b = *bp;
@@ -746,12 +745,9 @@ static int batch_add(struct rw *rw, struct rw_batch **bp, int64_t off, const str
 	int rc, body = ps_xref_type(rw->doc, j->num) == 1;
 
 	b->bytes += len;
-	if (j->obj ? j->obj->kind != PS_STREAM : !ends_like_stream(&j->so))
-		b->plain += len;
-	else if (len > b->maxlen)
+	if (len > b->maxlen)
 		b->maxlen = len;
-	if (b->n < BATCH_OBJECTS && b->bytes < BATCH_MAX && b->plain < BATCH_PLAIN &&
-	    (b->bytes < BATCH_MIN || b->bytes / LANES < b->maxlen))
+	if (b->n < BATCH_OBJECTS && b->bytes < BATCH_MAX && (b->bytes < BATCH_MIN || b->bytes / LANES < b->maxlen))
 		return 0;
 	*bp = NULL;
 	if ((rc = submit(rw, b)) < 0)

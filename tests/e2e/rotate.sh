@@ -746,7 +746,7 @@ fi
 # parsed trees until it was written took 460 MB.  (A sanitizer build keeps
 # freed memory in quarantine: none here, so that RSS means the same.)
 # (Both files of this and the next test, one page and the BODIES.)
-python3 - "$T/huge-plain.pdf" "$T/grow-plain.pdf" <<'PY'
+python3 - "$T/huge-plain.pdf" "$T/grow-plain.pdf" "$T/spill-plain.pdf" <<'PY'
 import sys
 def write(path, bodies):
     f = open(path, "wb"); offs = {}
@@ -765,6 +765,7 @@ def write(path, bodies):
     f.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (n, x))
 write(sys.argv[1], [b"[" + b"7 " * 1000000 + b"]"] * 8)
 write(sys.argv[2], [b"[" + b"()" * 1100000 + b"]"])
+write(sys.argv[3], [b"[" + b"()" * 300000 + b" (endstream)]"] * 4)
 PY
 # peak RSS (KB) of a command: "STATUS KB"
 maxrss() {
@@ -791,6 +792,22 @@ check_grep 'object 4 would take [0-9]* bytes once encrypted, more than the 64 MB
 	"the object that would grow too large is named"
 check_true test ! -e "$T/grow.pdf" "no output for an object that would grow too large"
 rm -f "$T/grow-plain.pdf"
+# Serialised headers past BATCH_OUT (16 MB) send the rest of a batch the
+# careful way, one object at a time (rewrite.c note 11): four objects of
+# 300,000 empty strings (20 MB each once encrypted; the last bytes say
+# "endstream", which once fooled a guess about streams) rotate, pass the
+# self-check, and qpdf reads the last one's strings back.
+RC=0
+"$PDFSTAMP" encrypt -q -j 2 "${NEWPW[@]}" -o "$T/spill.pdf" "$T/spill-plain.pdf" >"$T/out" 2>"$T/err" || RC=$?
+check_status 0 "encrypt of four objects that grow to 20 MB each"
+RC=0
+"$PDFSTAMP" rotate -q -j 2 --password-file "$NO" "${NEWPW[@]}" -o "$T/spill-rot.pdf" "$T/spill.pdf" >"$T/out" 2>"$T/err" ||
+	RC=$?
+check_status 0 "rotate of four objects that grow to 20 MB each"
+qpdf --password-file="$NO" --show-object=7 "$T/spill-rot.pdf" >"$T/spill.txt" 2>"$T/err"
+check_eq "$(grep -o '()' "$T/spill.txt" | wc -l)" 300000 "qpdf decrypts the last spilled object: 300,000 empty strings"
+check_grep '(endstream)' "$T/spill.txt" "qpdf decrypts the last spilled object: and its last string"
+rm -f "$T/spill-plain.pdf" "$T/spill.pdf" "$T/spill-rot.pdf"
 # Every AES engine (issue 6): the portable mbedTLS path and the multi-lane
 # kernels give outputs that decrypt to the same content (their ciphertexts
 # differ only by the IVs).  A kernel the CPU lacks falls back, which the
