@@ -14,6 +14,17 @@
 
 #include "ps.h"
 
+void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *))
+{
+	const char *p = base;
+	size_t i;
+
+	for (i = 1; i < n && cmp(p + (i - 1) * elem, p + i * elem) <= 0; i++)
+		;
+	if (i < n)
+		qsort(base, n, elem, cmp);
+}
+
 int ps_array_grow(void **p, size_t n, size_t elem)
 {
 	size_t ncap;

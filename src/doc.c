@@ -789,6 +789,8 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 	doc->size = (int64_t)st.st_size;
 	doc->mode = st.st_mode;
 	doc->open_flags = flags;
+	if (flags & PS_OPEN_MAP)
+		ps_doc_map(doc); /* input.c note 4 */
 	if ((rc = ps_xref_load(doc)) < 0 ||
 	    (!(flags & PS_OPEN_NEWEST_ONLY) && (rc = read_encrypt(doc)) < 0))
 		goto fail;
@@ -825,6 +827,7 @@ void pdfstamp_doc_close(pdfstamp_doc *doc)
 	free(doc->sections);
 	free(doc->read_ranges);
 	free(doc->path);
+	ps_doc_unmap(doc);
 	if (doc->fd >= 0)
 		close(doc->fd);
 	free(doc);

@@ -54,15 +54,17 @@ int ps_rewrite_is_dropped(const uint32_t *dropped, size_t n, uint32_t num);
  * /Encrypt and DROPPED (NDROPPED numbers, sorted) plus ENC_NUM (the new
  * /Encrypt) and its own xref stream, its page tree the input's.  0, or
  * PDFSTAMP_E_FORMAT if the input is damaged, else PDFSTAMP_E_INTERNAL
- * (rwcheck.c note 2). */
-int ps_rewrite_check(ps_doc *doc, const char *path, const char *owner, size_t owner_len,
+ * (rwcheck.c note 2).  MAP: PATH may be mapped (nobody else can shorten
+ * it: input.c note 4). */
+int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, size_t owner_len,
                      const uint32_t *dropped, size_t ndropped, uint32_t enc_num, int jobs);
 
 /* ---- rwcheck.c: the sequential reader (rwcheck.c note 4) ------------------------ */
 
 /* A run of a document's file read with one pread.  Reference counted by
  * its users, all on one thread.  Its buffer comes from the reader's pool
- * (rwcheck.c note 6), which lives as long as the reader or any segment. */
+ * (rwcheck.c note 6), which lives as long as the reader or any segment;
+ * or, cap 0, it lies in the document's mapping (note 4). */
 struct ps_segpool;
 typedef struct ps_seg {
 	uint8_t *data;

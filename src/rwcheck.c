@@ -36,7 +36,10 @@
  *     its own, freshly read xref, reads the file in segments of about 4 MB
  *     and parses each object from its bytes there (from its offset to the
  *     next object's), so the output is read once, in a few dozen preads,
- *     instead of three small preads and a window parse per object.  The
+ *     instead of three small preads and a window parse per object; the
+ *     rewrite's own unnamed output is not even read but mapped (input.c
+ *     note 4: a segment then points into the mapping and nothing is
+ *     copied, which took as long as copying the input in).  The
  *     decryption is real: the output's own handler, opened with the new
  *     password, decrypts every string and stream (ps_sec_convert_strings,
  *     ps_sec_decrypt_stream, as doc.c does).  An object the reader cannot
@@ -124,9 +127,9 @@ void ps_seg_release(ps_seg *s)
 		if (p && s->cap == SEG_BUF) {
 			memcpy(s->data, &p->free, sizeof p->free);
 			p->free = s->data;
-		} else {
+		} else if (s->cap) {
 			free(s->data);
-		}
+		} /* else it lies in the document's mapping */
 		free(s);
 		pool_unref(p);
 	}
@@ -161,7 +164,7 @@ int ps_seq_open(ps_seqread *r, ps_doc *doc, int (*skip)(void *ud, uint32_t num),
 		r->it[r->n].off = e->off;
 		r->it[r->n++].num = num;
 	}
-	qsort(r->it, r->n, sizeof *r->it, cmp_item);
+	ps_sort(r->it, r->n, sizeof *r->it, cmp_item);
 	return 0;
 }
 
@@ -173,6 +176,23 @@ static int64_t item_end(const ps_seqread *r, size_t i)
 	if (e > r->doc->size)
 		e = r->doc->size;
 	return e < r->it[i].off ? r->it[i].off : e;
+}
+
+/* The segment [START, START + NEED) in the document's mapping, up to item K. */
+static int seg_mapped(ps_seqread *r, int64_t start, size_t need, size_t k)
+{
+	const uint8_t *p = ps_doc_mapped(r->doc, start, &need);
+
+	if (!p)
+		return ps_err(r->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (!(r->seg = calloc(1, sizeof *r->seg)))
+		return ps_err(r->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	r->seg->data = (uint8_t *)(uintptr_t)p; /* read only: a check's segments are never written */
+	r->seg->refs = 1;
+	r->start = start;
+	r->got = (int64_t)need;
+	r->k = k;
+	return 0;
 }
 
 /* The segment that starts with item I (note 5). */
@@ -193,6 +213,8 @@ static int seg_next(ps_seqread *r)
 	while (k < r->n && r->it[k].off < doc->size && item_end(r, k) - start <= (int64_t)SEG_TARGET)
 		k++;
 	need = (size_t)(item_end(r, k - 1) - start);
+	if (doc->map) /* note 4: the segment lies in the mapping, nothing is copied */
+		return seg_mapped(r, start, need, k);
 	/* note 6: a pooled buffer when it fits, else one of its own size */
 	if (need + 1 <= SEG_BUF && p->free) {
 		b.data = p->free;
@@ -859,7 +881,7 @@ out:
 	return rc;
 }
 
-int ps_rewrite_check(ps_doc *doc, const char *path, const char *owner, size_t owner_len,
+int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, size_t owner_len,
                      const uint32_t *dropped, size_t ndropped, uint32_t enc_num, int jobs)
 {
 	ps_ctx *ctx = doc->ctx;
@@ -868,7 +890,8 @@ int ps_rewrite_check(ps_doc *doc, const char *path, const char *owner, size_t ow
 	ps_doc *v = NULL;
 	int rc;
 
-	if ((rc = ps_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER)) == 0 && (rc = ps_xref_load_all(v)) == 0 &&
+	if ((rc = ps_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER | (map ? PS_OPEN_MAP : 0))) == 0 &&
+	    (rc = ps_xref_load_all(v)) == 0 &&
 	    (rc = pdfstamp_doc_auth(v, owner, owner_len, 0)) == 0 &&
 	    (rc = check_objects(v, jobs)) < 0 && rc != PDFSTAMP_E_NOMEM) {
 		/* note 4: a fault; pdfstamp_verify makes the report note 2 needs */

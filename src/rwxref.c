@@ -72,7 +72,7 @@ int ps_rwoffs_sort(ps_ctx *ctx, ps_rwoffs *t)
 {
 	size_t i;
 
-	qsort(t->v, t->n, sizeof *t->v, cmp_off);
+	ps_sort(t->v, t->n, sizeof *t->v, cmp_off);
 	for (i = 1; i < t->n; i++)
 		if (t->v[i].num == t->v[i - 1].num)
 			return ps_err(ctx, PDFSTAMP_E_INTERNAL, "object %u is written twice", t->v[i].num);

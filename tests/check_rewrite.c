@@ -280,6 +280,54 @@ START_TEST(encrypt_plaintext)
 }
 END_TEST
 
+/* The self-check (rwcheck.c) on a good and on a damaged output, read with
+ * pread and through a mapping (input.c note 4): the last byte of the
+ * second-to-last block of stream 8's ciphertext is flipped by 0x80, which
+ * flips the last padding byte of its plaintext to a value above 16 (ISO
+ * 32000-2 7.6.3.1: padding 1..16), so a real decryption must see it. */
+START_TEST(self_check_sees_damage)
+{
+	char bad[192];
+	pdfstamp_doc *in, *out;
+	ps_obj *o = NULL;
+	int64_t len = 0;
+	uint32_t enc;
+	uint8_t *p;
+	size_t n;
+	FILE *f;
+	int map;
+
+	encrypt_plain();
+	in = open_doc(plain, NULL);
+	ck_assert_int_eq(ps_xref_load_all(in), 0); /* as the rewrite has it */
+	out = open_doc(enc1, O1);
+	enc = encrypt_num(out);
+	ck_assert_uint_ne(enc, 0);
+	ck_assert_int_eq(ps_doc_load(out, 8, &o), 0);
+	ck_assert_int_eq(ps_obj_int(ps_dict_get(o, "Length"), &len), 0);
+	ck_assert(len >= 48 && len % 16 == 0); /* IV and at least two blocks */
+	p = pg_slurp(enc1, &n);
+	ck_assert((size_t)(o->u.stm.off + len) <= n);
+	p[o->u.stm.off + len - 17] ^= 0x80;
+	snprintf(bad, sizeof bad, "%s/bad.pdf", dir);
+	ck_assert_ptr_nonnull(f = fopen(bad, "wb"));
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
+	free(p);
+	ps_obj_free(o);
+	for (map = 0; map <= 1; map++) {
+		ck_assert_msg(ps_rewrite_check(in, enc1, map, O1, strlen(O1), NULL, 0, enc, 2) == 0,
+		              "map %d: %s", map, pdfstamp_ctx_errmsg(ctx));
+		ck_assert_int_eq(ps_rewrite_check(in, bad, map, O1, strlen(O1), NULL, 0, enc, 2), PDFSTAMP_E_INTERNAL);
+		ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "self-check") != NULL, "%s", pdfstamp_ctx_errmsg(ctx));
+		/* the wrong password does not pass either */
+		ck_assert_int_lt(ps_rewrite_check(in, enc1, map, U1 "x", strlen(U1) + 1, NULL, 0, enc, 1), 0);
+	}
+	pdfstamp_doc_close(out);
+	pdfstamp_doc_close(in);
+}
+END_TEST
+
 START_TEST(rotate_new_passwords)
 {
 	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
@@ -503,6 +551,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, encrypt_plaintext);
+	tcase_add_test(tc, self_check_sees_damage);
 	tcase_add_test(tc, rotate_new_passwords);
 	tcase_add_test(tc, rotate_permissions);
 	tcase_add_test(tc, rotate_needs_owner);
