@@ -43,13 +43,19 @@
  *     output is then gone with the process and the target untouched
  *     (io.c), as after a kill.  Everything else, the self-check's own
  *     xref and careful loads included, still goes through pread.  If the
- *     mapping fails, the document is simply read.
+ *     mapping fails, the document is simply read.  What the reader is
+ *     done with leaves the resident set (ps_doc_mapped_done: MADV_DONTNEED
+ *     on a shared file mapping drops only the process's page-table
+ *     entries, the page cache keeps the pages and a later touch maps them
+ *     again), so the resident size follows the segments in use, not the
+ *     file's size.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "ps.h"
 #include "input.h"
@@ -157,6 +163,18 @@ void ps_doc_unmap(ps_doc *doc)
 	if (doc->map)
 		munmap((void *)(uintptr_t)doc->map, (size_t)doc->size);
 	doc->map = NULL;
+}
+
+void ps_doc_mapped_done(const uint8_t *p, size_t len)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a, b;
+
+	if (!p || pg == 0 || pg == (uintptr_t)-1)
+		return;
+	a = ((uintptr_t)p + pg - 1) / pg * pg; /* the whole pages of [p, p + len) */
+	b = ((uintptr_t)p + len) / pg * pg;
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED); /* a hint: its failure changes nothing */
 }
 
 const uint8_t *ps_doc_mapped(ps_doc *doc, int64_t off, size_t *len)

@@ -18,6 +18,9 @@ const uint8_t *ps_doc_mapped(ps_doc *doc, int64_t off, size_t *len);
  * leaves it unmapped, read with pread as any other.  And the unmapping. */
 void ps_doc_map(ps_doc *doc);
 void ps_doc_unmap(ps_doc *doc);
+/* Note 4: the caller is done with [P, P + LEN) of a mapping: its whole
+ * pages leave the resident set until they are touched again. */
+void ps_doc_mapped_done(const uint8_t *p, size_t len);
 /* Parses the indirect object at OFF without decrypting (used for xref
  * streams and by lookup).  Owned result.  EXPECT_NUM 0 accepts any object
  * number; NUM_OUT (may be NULL) receives the number found. */

@@ -69,6 +69,7 @@ struct ps_segpool;
 typedef struct ps_seg {
 	uint8_t *data;
 	size_t cap;               /* bytes allocated at data */
+	size_t len;               /* cap 0: bytes mapped at data */
 	int refs;
 	struct ps_segpool *pool;
 } ps_seg;

@@ -129,7 +129,9 @@ void ps_seg_release(ps_seg *s)
 			p->free = s->data;
 		} else if (s->cap) {
 			free(s->data);
-		} /* else it lies in the document's mapping */
+		} else {
+			ps_doc_mapped_done(s->data, s->len); /* in the document's mapping */
+		}
 		free(s);
 		pool_unref(p);
 	}
@@ -188,6 +190,7 @@ static int seg_mapped(ps_seqread *r, int64_t start, size_t need, size_t k)
 	if (!(r->seg = calloc(1, sizeof *r->seg)))
 		return ps_err(r->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	r->seg->data = (uint8_t *)(uintptr_t)p; /* read only: a check's segments are never written */
+	r->seg->len = need;
 	r->seg->refs = 1;
 	r->start = start;
 	r->got = (int64_t)need;
