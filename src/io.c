@@ -275,13 +275,20 @@ static int writev_all(ps_ctx *ctx, int fd, struct iovec *iov, int n, int64_t off
 		errno = ENOSPC;
 		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what, strerror(errno));
 	}
-	while (n > 0) {
-		ssize_t k = pwritev(fd, iov, n, (off_t)off);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
+	for (;;) {
+		ssize_t k;
+
+		while (n > 0 && iov->iov_len == 0) /* so that pending bytes and k == 0 mean no progress */
+			iov++, n--;
+		if (n == 0)
+			return 0;
+		k = pwritev(fd, iov, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
 			return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what, strerror(errno));
-		}
+		if (k == 0) /* never loop on a write that takes nothing */
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: the write made no progress", what);
 		off += k;
 		while (n > 0 && (size_t)k >= iov->iov_len) {
 			k -= (ssize_t)iov->iov_len;
@@ -293,7 +300,6 @@ static int writev_all(ps_ctx *ctx, int fd, struct iovec *iov, int n, int64_t off
 			iov->iov_len -= (size_t)k;
 		}
 	}
-	return 0;
 }
 
 int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what)
