@@ -14,15 +14,67 @@
 
 #include "ps.h"
 
+/* Note in ps.h: the runs of BASE already in order are found in one pass
+ * and merged pairwise (a natural merge sort: O(n log runs) comparisons,
+ * O(n) for an ordered array); an array with many runs, or no memory for
+ * the merge, goes to qsort. */
+#define SORT_MAX_RUNS 64
+
+static void merge_runs(const char *src, char *dst, size_t elem, const size_t *rb, size_t nr,
+                       int (*cmp)(const void *, const void *))
+{
+	size_t r;
+
+	for (r = 0; r < nr; r += 2) { /* runs r and r + 1 (when there is one) into dst */
+		size_t i = rb[r], m = rb[r + 1], e = r + 2 <= nr ? rb[r + 2] : m, j = m, o = rb[r];
+
+		while (i < m && j < e)
+			if (cmp(src + j * elem, src + i * elem) < 0)
+				memcpy(dst + o++ * elem, src + j++ * elem, elem);
+			else
+				memcpy(dst + o++ * elem, src + i++ * elem, elem);
+		memcpy(dst + o * elem, src + i * elem, (m - i) * elem);
+		o += m - i;
+		memcpy(dst + o * elem, src + j * elem, (e - j) * elem);
+	}
+}
+
 void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *))
 {
-	const char *p = base;
-	size_t i;
+	size_t rb[SORT_MAX_RUNS + 2], nr = 0, i, k;
+	char *a = base, *t, *src, *dst;
 
-	for (i = 1; i < n && cmp(p + (i - 1) * elem, p + i * elem) <= 0; i++)
-		;
-	if (i < n)
-		qsort(base, n, elem, cmp);
+	if (n < 2 || elem == 0)
+		return;
+	rb[nr++] = 0;
+	for (i = 1; i < n; i++)
+		if (cmp(a + (i - 1) * elem, a + i * elem) > 0) {
+			if (nr == SORT_MAX_RUNS)
+				goto fallback;
+			rb[nr++] = i;
+		}
+	if (nr == 1)
+		return;
+	rb[nr] = n; /* runs: [rb[k], rb[k + 1]) for k < nr */
+	if (n > SIZE_MAX / elem || !(t = malloc(n * elem)))
+		goto fallback;
+	src = a;
+	dst = t;
+	while (nr > 1) {
+		merge_runs(src, dst, elem, rb, nr, cmp);
+		for (k = 0; 2 * k < nr; k++) /* the merged runs start where every other run did */
+			rb[k] = rb[2 * k];
+		nr = (nr + 1) / 2;
+		rb[nr] = n;
+		src = dst;
+		dst = src == a ? t : a;
+	}
+	if (src != a)
+		memcpy(a, src, n * elem);
+	free(t);
+	return;
+fallback:
+	qsort(base, n, elem, cmp);
 }
 
 int ps_array_grow(void **p, size_t n, size_t elem)

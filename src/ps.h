@@ -190,10 +190,10 @@ int ps_array_grow(void **p, size_t n, size_t elem);
  * for N == 0): an array built elsewhere (the parser's stack) in one
  * malloc, that ps_array_grow can grow later.  0 or -1 (OOM, overflow). */
 int ps_array_adopt(void **p, const void *src, size_t n, size_t elem);
-/* qsort(BASE, N, ELEM, CMP), except that an array already in order costs
- * one pass of N - 1 comparisons: the tables of a whole file (objects by
- * offset, by number) usually are, as most writers emit objects in number
- * order. */
+/* qsort(BASE, N, ELEM, CMP) (not stable), but O(N log R) comparisons for
+ * an array of R runs already in order (buf.c; one pass when R is 1): the
+ * tables of a whole file (objects by offset, by number) come in a few
+ * runs, as most writers emit objects in number order. */
 void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *));
 
 /* Big-endian fields of binary formats (font tables, PNG and JPEG headers);

@@ -943,6 +943,70 @@ static void check_ser(ps_obj *o, const char *want)
 	ps_obj_free(o);
 }
 
+/* ps_sort (buf.c) against qsort: arrays of 0 to 5,000 elements made of
+ * 1 to 5,000 ascending runs (ties and descending steps included), for
+ * two element sizes; a run count past its merge limit goes to qsort. */
+struct sort16 {
+	uint64_t key, tag;
+};
+
+static int cmp_sort16(const void *a, const void *b)
+{
+	const struct sort16 *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->tag < y->tag ? -1 : x->tag > y->tag;
+}
+
+static int cmp_sortu32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+START_TEST(test_sort_runs)
+{
+	static const size_t sizes[] = {0, 1, 2, 3, 17, 1000, 5000};
+	static const size_t runs[] = {1, 2, 3, 10, 63, 64, 65, 200, 5000};
+	uint64_t rng = 88172645463325252ull;
+	size_t si, ri, i;
+
+	for (si = 0; si < sizeof sizes / sizeof *sizes; si++)
+		for (ri = 0; ri < sizeof runs / sizeof *runs; ri++) {
+			size_t n = sizes[si], nr = runs[ri];
+			struct sort16 *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
+			uint32_t *u = malloc((n ? n : 1) * sizeof *u), *v = malloc((n ? n : 1) * sizeof *v);
+			uint64_t k = 0;
+
+			ck_assert(a && b && u && v);
+			for (i = 0; i < n; i++) {
+				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+				if (i % (n / nr + 1) == 0)
+					k = rng % 1000; /* a new run starts low */
+				else
+					k += rng % 3; /* ascending, with ties */
+				a[i].key = k;
+				a[i].tag = rng % 7;
+				u[i] = (uint32_t)k;
+			}
+			memcpy(b, a, n * sizeof *a);
+			memcpy(v, u, n * sizeof *u);
+			ps_sort(a, n, sizeof *a, cmp_sort16);
+			qsort(b, n, sizeof *b, cmp_sort16);
+			ps_sort(u, n, sizeof *u, cmp_sortu32);
+			qsort(v, n, sizeof *v, cmp_sortu32);
+			ck_assert_msg(memcmp(a, b, n * sizeof *a) == 0, "%zu elements, %zu runs", n, nr);
+			ck_assert_msg(memcmp(u, v, n * sizeof *u) == 0, "%zu words, %zu runs", n, nr);
+			free(a);
+			free(b);
+			free(u);
+			free(v);
+		}
+}
+END_TEST
+
 /* The parser's fast paths (parse.c): items and entries collected on the
  * stack and handed over in one allocation up to 16, pushed beyond; names
  * and real texts in their object's allocation (obj.c note 7); the inline
@@ -1955,6 +2019,7 @@ static Suite *obj_suite(void)
 	tcase_add_test(tc, test_copy_independent);
 	tcase_add_test(tc, test_walk_strings);
 	tcase_add_test(tc, test_messages_never_echo_bytes);
+	tcase_add_test(tc, test_sort_runs);
 	tcase_add_test(tc, test_fuzz_random);
 	tcase_add_test(tc, test_fuzz_mutate);
 	suite_add_tcase(s, tc);
