@@ -83,6 +83,11 @@
  *     /VRI) carry the old strings unchanged, so their ciphertext comes out
  *     byte for byte the same; no new string is written under an old
  *     number.  New streams have new numbers.
+ *  7. Every object that gets a new version is read before the first new
+ *     number is handed out (incr.c note 6): the catalog, /DSS and its
+ *     arrays (match_existing), the signatures and their /VRI entries with
+ *     the entries' arrays (vri_read), so that a /VRI entry naming /Size
+ *     does not come to name the new certificate stream.
  */
 #include "config.h"
 
@@ -875,17 +880,48 @@ static int match_existing(struct dss *d, ps_dss_items *s)
 	return rc;
 }
 
-/* Note 5: a /VRI entry for every signature. */
-static int add_vri(struct dss *d, ps_dss_items *s)
+/* Note 5: the signatures (policy.c's list, into INFO) and everything of
+ * the file that add_vri reads and may copy into a new version: each
+ * signature dictionary, /DSS /VRI and its entry for that signature with
+ * the entry's arrays.  Read before the update hands out its first number,
+ * so that none of the new numbers is one these objects name (incr.c note
+ * 6). */
+static int vri_read(struct dss *d, struct pdfstamp_info *info)
 {
-	struct pdfstamp_info *info = calloc(1, sizeof *info);
-	size_t i;
-	int k, rc;
+	static const char *const keys[3] = {"Cert", "OCSP", "CRL"};
+	ps_obj *dss = NULL, *vri = NULL;
+	int k, m, rc;
 
-	if (!info)
-		return ps_err(d->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	if ((rc = ps_doc_signatures(d->doc, info)) < 0)
-		goto out;
+	if ((rc = ps_doc_signatures(d->doc, info)) < 0 || (rc = cur_dss(d, &dss)) < 0 ||
+	    (rc = cur(d, ps_dict_get(dss, "VRI"), PS_DICT, &vri)) < 0)
+		return rc;
+	for (k = 0; k < info->nsigs; k++) {
+		ps_obj *sig = NULL, *c, *ent = NULL, *arr = NULL;
+		char key[41];
+		if (info->sigs[k].objnum <= 0)
+			continue;
+		if ((rc = ps_doc_lookup(d->doc, (uint32_t)info->sigs[k].objnum, &sig)) < 0)
+			return rc;
+		if (!sig || sig->kind != PS_DICT || !ps_is_signature_dict(sig) || !vri)
+			continue;
+		c = ps_dict_get(sig, "Contents");
+		if (ps_dss_vri_key(c->u.str.p, c->u.str.len, key) < 0)
+			return ps_err(d->ctx, PDFSTAMP_E_INTERNAL, "SHA-1 failed");
+		if ((rc = cur(d, ps_dict_get(vri, key), PS_DICT, &ent)) < 0)
+			return rc;
+		for (m = 0; ent && m < 3; m++)
+			if ((rc = cur(d, ps_dict_get(ent, keys[m]), PS_ARRAY, &arr)) < 0)
+				return rc;
+	}
+	return 0;
+}
+
+/* Note 5: a /VRI entry for every signature of INFO (vri_read's). */
+static int add_vri(struct dss *d, ps_dss_items *s, const struct pdfstamp_info *info)
+{
+	size_t i;
+	int k, rc = 0;
+
 	if (info->nsigs == 0)
 		ps_warn(d->ctx, "the document has no signature: --vri adds no /VRI entry");
 	for (k = 0; k < info->nsigs; k++) {
@@ -897,33 +933,28 @@ static int add_vri(struct dss *d, ps_dss_items *s)
 			continue;
 		}
 		if ((rc = ps_doc_lookup(d->doc, (uint32_t)info->sigs[k].objnum, &sig)) < 0)
-			goto out;
+			return rc;
 		c = ps_dict_get(sig, "Contents");
 		if (!sig || sig->kind != PS_DICT || !ps_is_signature_dict(sig)) {
 			ps_warn(d->ctx, "signature object %lld has no /Contents string and /ByteRange; it gets no /VRI "
 			        "entry", (long long)info->sigs[k].objnum);
 			continue;
 		}
-		if (ps_dss_vri_key(c->u.str.p, c->u.str.len, key) < 0) {
-			rc = ps_err(d->ctx, PDFSTAMP_E_INTERNAL, "SHA-1 failed");
-			goto out;
-		}
+		if (ps_dss_vri_key(c->u.str.p, c->u.str.len, key) < 0)
+			return ps_err(d->ctx, PDFSTAMP_E_INTERNAL, "SHA-1 failed");
 		ps_dss_belongs(s, c->u.str.p, c->u.str.len);
 		for (i = 0; i < s->n; i++) {
 			if (!s->v[i].belongs)
 				continue;
 			any = 1;
 			if ((rc = ensure_ref(d, key, &s->v[i])) < 0)
-				goto out;
+				return rc;
 		}
 		if (!any)
 			ps_warn(d->ctx, "none of the inputs belongs to signature object %lld (no certificate of its "
 			        "/Contents among them); it gets no /VRI entry", (long long)info->sigs[k].objnum);
 	}
-out:
-	free(info->sigs); /* ps_doc_signatures' list */
-	free(info);
-	return rc;
+	return 0;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -939,6 +970,7 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o, const str
 	ps_ctx *ctx = doc->ctx;
 	ps_dss_items s;
 	struct dss d;
+	struct pdfstamp_info *info = NULL;
 	ps_obj *root = NULL;
 	size_t i;
 	int rc;
@@ -959,6 +991,17 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o, const str
 		goto out;
 	if ((rc = match_existing(&d, &s)) < 0)
 		goto out;
+	/* everything read before the first number is handed out (incr.c
+	 * note 6): the catalog and /DSS with its arrays (match_existing), the
+	 * signatures and their /VRI entries */
+	if (o->vri) {
+		if (!(info = calloc(1, sizeof *info))) {
+			rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+			goto out;
+		}
+		if ((rc = vri_read(&d, info)) < 0)
+			goto out;
+	}
 	for (i = 0; i < s.n; i++) {
 		ps_dss_item *it = &s.v[i];
 		uint8_t *copy;
@@ -982,7 +1025,7 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o, const str
 		if (s.v[i].dup_of < 0 && (rc = ensure_ref(&d, NULL, &s.v[i])) < 0)
 			goto out;
 	}
-	if (o->vri && (rc = add_vri(&d, &s)) < 0)
+	if (o->vri && (rc = add_vri(&d, &s, info)) < 0)
 		goto out;
 	if (d.up.nobjs == 0) {
 		/* nothing new (note 4): no update, no output */
@@ -1003,6 +1046,9 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o, const str
 		qsort(res->objects, (size_t)res->nobjects, sizeof *res->objects, cmp_u32);
 	}
 out:
+	if (info)
+		free(info->sigs); /* ps_doc_signatures' list */
+	free(info);
 	ps_update_free(&d.up);
 	ps_dss_items_free(&s);
 	return rc;

@@ -55,9 +55,27 @@
  *     highest number.  A reference to a missing object is the null
  *     object, never a place to write to, and stays null: a new number is
  *     never one that the carried-over trailer or an object read before
- *     the first ps_update_alloc names (make_skip).  Objects first read
- *     later (the pages after the first of a --page all) are not looked
- *     at: reading them all would end the lazy stamp.
+ *     the first ps_update_alloc names (make_skip, over the document's
+ *     cache, which keeps every object looked up).  Otherwise anyone who
+ *     can append a revision (no password needed: dictionaries without
+ *     strings are plaintext) has a page's /Contents name /Size+5 and gets
+ *     the stamp's appearance drawn as that page's content.
+ *     The callers' rule: every object whose references decide what is
+ *     written, or that is copied into a new version, is read before the
+ *     first ps_update_alloc.  stamp.c collects every target page (with
+ *     what it inherits and an indirect /Annots array) first, meta.c reads
+ *     the catalog and its /Metadata stream first (xmp_read), dss.c the
+ *     catalog, /DSS and its arrays (match_existing) and the signatures'
+ *     /VRI entries (vri_read) first; the signature policy's walk precedes
+ *     every update.  The second line of defence (check_no_capture, at the
+ *     start of the commit, O(objects read)): an object in the cache that
+ *     names a number this update handed out and did not skip was read
+ *     too late and a new object has captured that reference: INTERNAL,
+ *     nothing written.  Objects the update never reads are not looked at
+ *     (reading them all would end the lazy stamp): a page that is not a
+ *     target, or an object that a page names (its /Resources dictionary
+ *     when indirect, a form XObject), may still name a new number;
+ *     only a full read of the file closes that.
  */
 #include "config.h"
 
@@ -225,6 +243,60 @@ uint32_t ps_update_alloc(ps_update *up)
 		return 0;
 	}
 	return up->next_num++;
+}
+
+/* The first number O names that this update handed out (0 if none): a
+ * reference to a missing object that one of its new objects captured. */
+static uint32_t captured(const ps_update *up, const ps_obj *o, int depth)
+{
+	uint32_t n = 0;
+	size_t k;
+
+	if (!o || depth > 256)
+		return 0;
+	switch (o->kind) {
+	case PS_REF:
+		if (o->u.ref.num >= up->first_num && o->u.ref.num < up->next_num && !skipped(up, o->u.ref.num))
+			return o->u.ref.num;
+		break;
+	case PS_ARRAY:
+		for (k = 0; k < o->u.arr.len && !n; k++)
+			n = captured(up, o->u.arr.items[k], depth + 1);
+		break;
+	case PS_DICT:
+		for (k = 0; k < o->u.dict.len && !n; k++)
+			n = captured(up, o->u.dict.ents[k].val, depth + 1);
+		break;
+	case PS_STREAM:
+		n = captured(up, o->u.stm.dict, depth + 1);
+		break;
+	default:
+		break;
+	}
+	return n;
+}
+
+/* Note 6, the second line of defence: every object of the file read
+ * during the update (all of them are in the document's cache) still names
+ * none of the numbers it handed out.  One that does was read after the
+ * first ps_update_alloc, against the callers' rule: refused, nothing is
+ * written. */
+static int check_no_capture(ps_update *up)
+{
+	ps_doc *doc = up->doc;
+	uint32_t n;
+	size_t i;
+
+	if (!up->skip_ready || up->next_num == up->first_num)
+		return 0;
+	for (i = 0; i < doc->capcache; i++) {
+		if (doc->cache[i].num && (n = captured(up, doc->cache[i].obj, 0)) != 0)
+			return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL,
+			              "object %u of the file names object %u, a number this update gave to one of its "
+			              "new objects (it was read after the first number was handed out); nothing "
+			              "written", doc->cache[i].num, n);
+	}
+	return 0;
 }
 
 /* Is NUM an object of the file (type 1 or 2 in the merged index)?  Its
@@ -675,7 +747,8 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w, struct 
 	if (up->state != PS_UP_OPEN)
 		return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL, "bad update state");
 	up->state = PS_UP_FAILED;
-	if ((rc = last_byte_is_eol(doc, &eol)) < 0 || (rc = build_section(up, !eol, &sec, &xref_off)) < 0)
+	if ((rc = check_no_capture(up)) < 0 || (rc = last_byte_is_eol(doc, &eol)) < 0 ||
+	    (rc = build_section(up, !eol, &sec, &xref_off)) < 0)
 		goto out;
 	if (w->flags & PDFSTAMP_WRITE_IN_PLACE)
 		rc = commit_in_place(up, &sec, xref_off);

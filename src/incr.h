@@ -33,7 +33,10 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 /* A fresh object number, 0 if the number space is exhausted or out of
  * memory (error set).  Never one that the trailer or an object read so
  * far (the document's cache, at the first call) names: such a reference
- * is to a missing object, null, and must stay so (incr.c note 6). */
+ * is to a missing object, null, and must stay so (incr.c note 6).
+ * Callers read every object their update depends on before the first
+ * call: ps_update_commit refuses (INTERNAL) if an object read later names
+ * a number handed out. */
 uint32_t ps_update_alloc(ps_update *up);
 /* Adds OBJ (owned, also on failure) as object NUM/GEN of the new revision.
  * NUM must not be pending already (edit that object in place) nor be the

@@ -18,6 +18,9 @@
  *     it.  ModDate in /Info and xmp:ModifyDate carry the same instant.
  *  3. The catalog, when rewritten, is a plain indirect object (never in an
  *     object stream: ISO 32000-2 7.5.7, as corrected by pdf-issues#439).
+ *  4. Everything read is read before the first new number is handed out
+ *     (incr.c note 6): /Info, then with --xmp the catalog, its /Metadata
+ *     stream and the old packet (xmp_read).
  */
 #include "config.h"
 
@@ -72,12 +75,43 @@ static int info_to_kv(ps_ctx *ctx, const ps_obj *info, ps_meta_kv **kv, size_t *
 	return 0;
 }
 
-static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const ps_obj *ninfo, const char *iso)
+/* What update_xmp reads of the file: the catalog, its /Metadata stream
+ * and the old packet, read before the update hands out its first number
+ * (incr.c note 6: a new number is never one these objects name). */
+struct xmp_src {
+	ps_obj *root, *rref;  /* the catalog and the trailer's reference to it (borrowed) */
+	ps_obj *mref, *md;    /* its /Metadata reference and stream (borrowed), md NULL if none */
+	ps_buf old;           /* the old packet, decoded (secret) */
+};
+
+static int xmp_read(ps_doc *doc, struct xmp_src *x)
+{
+	ps_ctx *ctx = doc->ctx;
+	int rc;
+
+	memset(x, 0, sizeof *x);
+	x->old.secret = 1;
+	if ((rc = ps_doc_catalog(doc, PS_CATALOG_INDIRECT, &x->root, &x->rref)) < 0)
+		return rc;
+	x->mref = ps_dict_get(x->root, "Metadata");
+	if (x->mref && x->mref->kind == PS_REF) {
+		if ((rc = ps_doc_resolve(doc, x->mref, &x->md)) < 0)
+			return rc;
+		if (x->md && x->md->kind != PS_STREAM)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the catalog's /Metadata is not a stream");
+	}
+	if (x->md && (rc = ps_doc_stream_data(doc, x->mref->u.ref.num, x->md, 1, &x->old)) < 0)
+		return rc;
+	return 0;
+}
+
+static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const struct xmp_src *x,
+                      const ps_obj *ninfo, const char *iso)
 {
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
-	ps_obj *root = NULL, *rref = NULL, *mref, *md = NULL, *dict = NULL, *stm, *cat;
-	ps_buf old = PS_BUF_INIT, out = PS_BUF_INIT;
+	ps_obj *root = x->root, *rref = x->rref, *mref = x->mref, *md = x->md, *dict = NULL, *stm, *cat;
+	ps_buf out = PS_BUF_INIT;
 	ps_meta_kv *kv = NULL;
 	size_t nkv = 0;
 	char **vals = NULL;
@@ -87,15 +121,6 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const p
 	size_t i, dlen;
 	int rc;
 
-	if ((rc = ps_doc_catalog(doc, PS_CATALOG_INDIRECT, &root, &rref)) < 0)
-		return rc;
-	mref = ps_dict_get(root, "Metadata");
-	if (mref && mref->kind == PS_REF) {
-		if ((rc = ps_doc_resolve(doc, mref, &md)) < 0)
-			return rc;
-		if (md && md->kind != PS_STREAM)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the catalog's /Metadata is not a stream");
-	}
 	if (md) {
 		/* an existing packet: apply the same changes as to /Info */
 		nkv = o->nitems;
@@ -109,7 +134,7 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const p
 	} else if ((rc = info_to_kv(ctx, ninfo, &kv, &nkv, &vals)) < 0) {
 		goto out;
 	}
-	old.secret = out.secret = 1;
+	out.secret = 1;
 	/* The new stream's dictionary is of our own making, never a copy of
 	 * the old one: a newer revision may have retyped that (/Type /XRef) or
 	 * given it an /Identity crypt filter to have our packet written in
@@ -118,8 +143,6 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const p
 	if (!dict || ps_dict_put_name(dict, "Type", "Metadata") < 0 ||
 	    ps_dict_put_name(dict, "Subtype", "XML") < 0)
 		goto oom;
-	if (md && (rc = ps_doc_stream_data(doc, mref->u.ref.num, md, 1, &old)) < 0)
-		goto out;
 	if (md && !ps_sec_same_keystream(doc->sec)) {
 		num = mref->u.ref.num;
 		gen = mref->u.ref.gen;
@@ -139,7 +162,7 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const p
 		if ((rc = ps_update_put(up, rref->u.ref.num, rref->u.ref.gen, cat)) < 0)
 			goto out;
 	}
-	if ((rc = ps_xmp_update(ctx, old.data, old.len, kv, nkv, iso, &out)) < 0)
+	if ((rc = ps_xmp_update(ctx, x->old.data, x->old.len, kv, nkv, iso, &out)) < 0)
 		goto out;
 	if (doc->encrypted && !ps_sec_encrypt_metadata(doc->sec)) {
 		/* Plaintext metadata (EncryptMetadata false).  Saying so with an
@@ -179,7 +202,6 @@ oom:
 	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 out:
 	ps_obj_free(dict);
-	ps_buf_free(&old);
 	ps_buf_free(&out);
 	free(kv);
 	for (i = 0; vals && vals[i]; i++)
@@ -195,6 +217,7 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 	ps_update up;
 	ps_time when;
 	ps_obj *iref, *info = NULL, *ninfo = NULL, *ninfo_written = NULL;
+	struct xmp_src x;
 	char pdfdate[32], iso[32];
 	uint32_t num;
 	uint16_t gen;
@@ -216,6 +239,7 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 	}
 	if ((rc = ps_time_parse(ctx, o->date ? o->date : "now", &when)) < 0)
 		return rc;
+	memset(&x, 0, sizeof x);
 	ps_time_pdf(&when, pdfdate);
 	ps_time_iso(&when, iso);
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
@@ -229,6 +253,9 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 		ps_warn(ctx, "the trailer's /Info is not a dictionary; writing a new one");
 		info = NULL;
 	}
+	/* everything that is read, before the first number (incr.c note 6) */
+	if (o->xmp && (rc = xmp_read(doc, &x)) < 0)
+		goto out;
 	ninfo = info ? ps_obj_copy(info) : ps_new_dict();
 	if (!ninfo)
 		goto oom;
@@ -265,7 +292,7 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 		goto out;
 	if ((rc = ps_result_add_object(ctx, res, num)) < 0)
 		goto out;
-	if (o->xmp && (rc = update_xmp(&up, o, ninfo_written, iso)) < 0)
+	if (o->xmp && (rc = update_xmp(&up, o, &x, ninfo_written, iso)) < 0)
 		goto out;
 	rc = ps_update_commit(&up, w, res);
 	goto out;
@@ -273,6 +300,7 @@ oom:
 	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 out:
 	ps_obj_free(ninfo);
+	ps_buf_free(&x.old);
 	ps_update_free(&up);
 	return rc;
 }

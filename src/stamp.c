@@ -13,9 +13,21 @@
  *     object in one /Kids array), depth by MAX_TREE_DEPTH, so a cyclic tree
  *     or a DAG of shared nodes under a lying /Count costs no more than a
  *     sound tree of that file's size.
+ *     Two phases.  walk_pages collects every target page (a ps_page: its
+ *     number, its dictionary, borrowed from the document's cache, which
+ *     keeps every object until the document is closed, its box and
+ *     rotation, and its indirect /Annots array resolved) and writes
+ *     nothing; only then does the update hand out its first number and
+ *     stamp the pages in order.  So every object whose references decide
+ *     what is written is read before the first ps_update_alloc, which
+ *     skips every number those objects name (incr.c note 6): a page 2
+ *     whose /Contents names /Size+5, a reference to a missing object,
+ *     stays null rather than drawing the stamp's appearance.  Memory is
+ *     O(pages) for `--page all`.
  *  2. What is written (ISO 32000-2 12.5, 7.5.6): per page, the annotation
  *     and a new version of the page (same number and generation, every
- *     other key copied) or, when /Annots is an indirect array, a new
+ *     other key copied, references to missing objects too: they stay
+ *     null, note 1) or, when /Annots is an indirect array, a new
  *     version of that array only (an /Annots that names a missing or
  *     free object is the null object, ISO 32000-2 7.3.10: the page gets
  *     an array of its own; only objects of the file get new versions).
@@ -106,10 +118,21 @@ static double milli(double v)
 typedef struct ps_page {
 	uint32_t num;
 	uint16_t gen;
-	ps_obj *dict;          /* borrowed */
+	ps_obj *dict;          /* borrowed: the document's cache, which keeps every
+	                        * object it parsed until the document is closed */
+	ps_obj *annots;        /* an indirect /Annots resolved (borrowed), NULL if the
+	                        * page has none, a direct one or one naming a missing
+	                        * object (annots_missing) */
+	int annots_missing;
 	double box[4];         /* visible box: CropBox or MediaBox, normalised */
 	int rotate;            /* 0, 90, 180, 270 */
 } ps_page;
+
+/* The target pages, in order (note 1). */
+typedef struct page_list {
+	ps_page *v;
+	size_t n;
+} page_list;
 
 /* Inherited attributes (7.7.3.4) as the walk brings them down. */
 typedef struct inherit {
@@ -207,24 +230,59 @@ static int make_page(ps_ctx *ctx, ps_obj *ref, ps_obj *dict, const inherit *in, 
 	return 0;
 }
 
-typedef struct stamp_job stamp_job;
-static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page *pg);
+/* What link_annotation will need of the page's /Annots (note 2), read
+ * while the pages are collected: before the update hands out its first
+ * number, so that incr.c's make_skip sees every number those objects name
+ * (incr.c note 6).  A reference to a missing or free object is the null
+ * object (ISO 32000-2 7.3.10): the page then gets an array of its own. */
+static int page_annots(ps_doc *doc, ps_page *pg)
+{
+	ps_obj *annots = ps_dict_get(pg->dict, "Annots"), *target = NULL;
+	int rc;
 
-/* Calls stamp_page for pages FIRST..LAST (1-based) in order (note 1). */
-static int walk_pages(ps_update *up, stamp_job *j, int64_t first, int64_t last)
+	if (!annots || annots->kind != PS_REF)
+		return 0;
+	if ((rc = ps_doc_lookup(doc, annots->u.ref.num, &target)) < 0)
+		return rc;
+	if (!target) {
+		ps_warn(doc->ctx, "page object %u: /Annots names object %u, which does not exist; "
+		        "the page gets a new /Annots array", pg->num, annots->u.ref.num);
+		pg->annots_missing = 1;
+		return 0;
+	}
+	return ps_doc_resolve(doc, target, &pg->annots);
+}
+
+/* Appends the page REF/DICT, with the attributes IN brings down, to PL. */
+static int collect_page(ps_doc *doc, ps_obj *ref, ps_obj *dict, const inherit *in, page_list *pl)
+{
+	ps_page pg;
+	int rc;
+
+	memset(&pg, 0, sizeof pg);
+	if ((rc = make_page(doc->ctx, ref, dict, in, &pg)) < 0 || (rc = page_annots(doc, &pg)) < 0)
+		return rc;
+	if (ps_array_grow((void **)&pl->v, pl->n, sizeof *pl->v) < 0)
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	pl->v[pl->n++] = pg;
+	return 0;
+}
+
+/* Collects pages FIRST..LAST (1-based) into PL, in order (note 1).  It
+ * writes nothing and hands out no number: every object a page's stamp
+ * depends on is read here (incr.c note 6). */
+static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 {
 	struct frame {
 		ps_obj *kids;      /* borrowed */
 		size_t k;
 		inherit in;
 	} st[MAX_TREE_DEPTH];
-	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
 	ps_obj *root = NULL, *rref = NULL, *kids = NULL;
 	int64_t idx = 1, budget;
 	int depth = 0, rc;
 	inherit in;
-	ps_page pg;
 
 	memset(&in, 0, sizeof in);
 	if ((rc = ps_doc_pages(doc, &root, &rref, NULL)) < 0)
@@ -237,10 +295,7 @@ static int walk_pages(ps_update *up, stamp_job *j, int64_t first, int64_t last)
 	if (!kids || !ps_dict_get(root, "Kids")) { /* the root is the page */
 		if (first != 1 || last != 1)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree's /Count does not match its pages");
-		memset(&pg, 0, sizeof pg);
-		if ((rc = make_page(ctx, rref, root, &in, &pg)) < 0)
-			return rc;
-		return stamp_page(up, j, 1, &pg);
+		return collect_page(doc, rref, root, &in, pl);
 	}
 	if (kids->kind != PS_ARRAY)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Kids is not an array");
@@ -299,11 +354,8 @@ static int walk_pages(ps_update *up, stamp_job *j, int64_t first, int64_t last)
 			}
 		}
 		/* a leaf */
-		if (idx >= first) {
-			memset(&pg, 0, sizeof pg);
-			if ((rc = make_page(ctx, kref, kid, &in, &pg)) < 0 || (rc = stamp_page(up, j, idx, &pg)) < 0)
-				return rc;
-		}
+		if (idx >= first && (rc = collect_page(doc, kref, kid, &in, pl)) < 0)
+			return rc;
 		if (++idx > last)
 			return 0;
 	}
@@ -319,6 +371,8 @@ typedef struct ap_entry {
 	int rotate;
 	uint32_t num;
 } ap_entry;
+
+typedef struct stamp_job stamp_job;
 
 struct stamp_job {
 	const struct pdfstamp_stamp_opts *o;
@@ -729,7 +783,7 @@ static int link_annotation(ps_update *up, const ps_page *pg, uint32_t annot)
 {
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
-	ps_obj *annots = ps_dict_get(pg->dict, "Annots"), *arr = NULL, *target = NULL, *page;
+	ps_obj *annots = ps_dict_get(pg->dict, "Annots"), *arr, *page;
 	size_t i;
 	int rc;
 
@@ -737,16 +791,10 @@ static int link_annotation(ps_update *up, const ps_page *pg, uint32_t annot)
 	 * missing or free object is the null object (ISO 32000-2 7.3.10): the
 	 * page then gets an array of its own.  (Such a number may be one this
 	 * update hands out, or lie above any the file can have: never write
-	 * it.) */
-	if (annots && annots->kind == PS_REF) {
-		if ((rc = ps_doc_lookup(doc, annots->u.ref.num, &target)) < 0)
-			return rc;
-		if (!target) {
-			ps_warn(ctx, "page object %u: /Annots names object %u, which does not exist; "
-			        "the page gets a new /Annots array", pg->num, annots->u.ref.num);
-			annots = NULL;
-		}
-	}
+	 * it.)  page_annots read it all before the first number was handed
+	 * out. */
+	if (pg->annots_missing)
+		annots = NULL;
 	if (annots && annots->kind == PS_REF) {
 		uint32_t anum = annots->u.ref.num;
 		/* a version of that array may already be pending (shared arrays;
@@ -759,8 +807,7 @@ static int link_annotation(ps_update *up, const ps_page *pg, uint32_t annot)
 			return ps_array_push(up->objs[i].obj, ps_new_ref(annot, 0)) < 0 ?
 			       ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 		}
-		if ((rc = ps_doc_resolve(doc, target, &arr)) < 0)
-			return rc;
+		arr = pg->annots;
 		if (arr && arr->kind != PS_ARRAY)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u: /Annots is not an array", pg->num);
 		arr = arr ? ps_obj_copy(arr) : ps_new_array();
@@ -916,8 +963,10 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	ps_update up;
 	ps_time when;
 	stamp_job j;
+	page_list pl = {NULL, 0};
 	char nm[16];
 	int64_t npages, first, last;
+	size_t i;
 	int rc, k;
 
 	if ((rc = ps_result_begin(ctx, res)) < 0)
@@ -993,16 +1042,22 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		            (long long)o->page, (long long)npages);
 		goto out;
 	}
+	/* every target page first, then the first number (note 1; incr.c
+	 * note 6) */
+	if ((rc = walk_pages(doc, first, last, &pl)) < 0)
+		goto out;
 	if (first != last && ((rc = random_nm(ctx, nm)) < 0 || (rc = shared_text(&up, nm, &j.nm_num)) < 0 ||
 	                      (rc = shared_color(&up, o->color, &j.color_num)) < 0 ||
 	                      (rc = shared_text(&up, j.date, &j.date_num)) < 0 ||
 	                      (*j.contents && (rc = shared_text(&up, j.contents, &j.contents_num)) < 0) ||
 	                      (o->author && (rc = shared_text(&up, o->author, &j.author_num)) < 0)))
 		goto out;
-	if ((rc = walk_pages(&up, &j, first, last)) < 0)
-		goto out;
+	for (i = 0; i < pl.n; i++)
+		if ((rc = stamp_page(&up, &j, first + (int64_t)i, &pl.v[i])) < 0)
+			goto out;
 	rc = ps_update_commit(&up, w, res);
 out:
+	free(pl.v);
 	ps_update_free(&up);
 	job_free(&j);
 	return rc;

@@ -6,7 +6,9 @@
  * and in place, on plaintext files written byte by byte (pdfgen.c) in both
  * xref forms and on samples/r6-table.pdf; the output is re-opened and the
  * new objects, /Prev, /Size, the trailer and the untouched original bytes
- * are checked.  A failed commit (PDFSTAMP_FAULT, builds with
+ * are checked; numbers that objects of the file name are never handed
+ * out, and an object read too late to be looked at is refused at the
+ * commit (incr.c note 6).  A failed commit (PDFSTAMP_FAULT, builds with
  * --enable-fault-injection) must leave the input exactly as it was.
  * The xref writer: exact bytes of a classic section with subsections and
  * free entries; an xref stream's /W, /Index and rows; its refusals; and
@@ -437,6 +439,66 @@ START_TEST(missing_objects_are_never_written)
 }
 END_TEST
 
+/* Note 6's second line of defence: an object read after the first
+ * ps_update_alloc that names a number the update handed out (a reference
+ * to a missing object, which the new object would capture) makes the
+ * commit refuse; read before, the number is skipped. */
+START_TEST(late_reads_are_checked)
+{
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	char *o = path_in("late.pdf");
+	const char *in;
+	ps_obj *x;
+	pg p;
+	pg_ent e[4];
+	uint32_t a;
+	int early;
+
+	pg_start(&p);
+	pg_obj(&p, 1, 0, "<</Type/Catalog/Pages 2 0 R>>");
+	pg_obj(&p, 2, 0, "<</Type/Pages/Kids[3 0 R]/Count 1>>");
+	pg_obj(&p, 3, 0, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Thumb 4 0 R/Contents[5 0 R]>>");
+	e[0] = (pg_ent){0, 0, 0, 65535};
+	e[1] = pg_used(&p, 1);
+	e[2] = pg_used(&p, 2);
+	e[3] = pg_used(&p, 3);
+	pg_table(&p, e, 4, "<</Size 4/Root 1 0 R>>");
+	in = pg_save(&p, dir, "late-in.pdf");
+	for (early = 0; early < 2; early++) {
+		ck_assert_int_eq(ps_doc_open(ctx, &doc, in, 0), 0);
+		w.output = o;
+		unlink(o);
+		ck_assert_int_eq(ps_update_begin(doc, &w, &up), 0);
+		if (early)
+			ck_assert_int_eq(ps_doc_lookup(doc, 3, &x), 0);
+		a = ps_update_alloc(&up);
+		ck_assert_uint_eq(a, early ? 6 : 4);
+		ck_assert_int_eq(ps_update_put(&up, a, 0, obj("<</Subtype/Stamp>>")), 0);
+		ck_assert_uint_eq(ps_update_alloc(&up), early ? 7 : 5);
+		ck_assert_int_eq(ps_doc_lookup(doc, 3, &x), 0); /* late, or a cache hit */
+		ck_assert_int_eq(ps_update_put(&up, 3, 0, ps_obj_copy(x)), 0);
+		if (early) {
+			ck_assert_int_eq(ps_update_commit(&up, &w, NULL), 0);
+			ck_assert_int_eq(ps_doc_open(ctx, &out, o, 0), 0);
+			ck_assert_int_eq(ps_doc_lookup(out, 4, &x), 0);
+			ck_assert_ptr_null(x); /* /Thumb still names nothing */
+			ck_assert_int_eq(ps_doc_lookup(out, 5, &x), 0);
+			ck_assert_ptr_null(x);
+			pdfstamp_doc_close(out);
+			out = NULL;
+		} else {
+			ck_assert_int_eq(ps_update_commit(&up, &w, NULL), PDFSTAMP_E_INTERNAL);
+			ck_assert_ptr_nonnull(strstr(ctx->errmsg, "object 3 of the file names object 4"));
+			ck_assert_int_ne(access(o, F_OK), 0); /* nothing written */
+		}
+		ps_update_free(&up);
+		pdfstamp_doc_close(doc);
+		doc = NULL;
+	}
+	free(o);
+}
+END_TEST
+
 #ifdef PDFSTAMP_FAULT_INJECTION
 /* A failed in-place commit at POINT leaves the file as it was, and no journal. */
 static void failed_in_place(const char *fault)
@@ -773,6 +835,7 @@ static Suite *incr_suite(void)
 	tcase_add_test(tc, encrypted_objects_are_encrypted);
 	tcase_add_test(tc, misuse_is_refused);
 	tcase_add_test(tc, missing_objects_are_never_written);
+	tcase_add_test(tc, late_reads_are_checked);
 #ifdef PDFSTAMP_FAULT_INJECTION
 	tcase_add_test(tc, failed_write_in_place);
 	tcase_add_test(tc, failed_fsync_in_place);

@@ -28,6 +28,11 @@
 #     appearance's text), or the new Info and XMP values (meta);
 #   - always: the input is byte for byte what it was (sha256).
 # A second table checks what `stamp --page all` does with the same inputs.
+# The last tables: a writer never hands out a number that an object it
+# reads names (incr.c note 6): `stamp --page all` whose page 2 or last
+# page names /Size .. /Size+8 (on qpdf-made and pdfstamp-made bases, with
+# a table or an xref stream appended), `meta --xmp` whose /Metadata stream
+# does, `dss --vri` whose /VRI entry does.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -43,7 +48,22 @@ PW=$S/user.pw
 C=$T/cases
 W=$T/work
 mkdir -p "$W"
-if ! python3 "$F" make "$S" "$C" >"$T/make.log" 2>&1; then
+# a base pdfstamp made (for the --page all cases below)
+PSBASE=
+if "$PDFSTAMP" encrypt --new-user-password-file "$PW" --new-owner-password-file "$S/owner.pw" \
+	-o "$T/ps-base.pdf" "$S/plain-3page.pdf" >"$T/make.log" 2>&1; then
+	PSBASE=$T/ps-base.pdf
+else
+	fail "pdfstamp encrypt makes a base" "$(cat "$T/make.log")"
+fi
+# a throwaway certificate (for the dss --vri case)
+CERT=
+if command -v openssl >/dev/null &&
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=refs -days 2 \
+		-outform DER -out "$T/leaf.der" -keyout "$T/leaf.key" >"$T/make.log" 2>&1; then
+	CERT=$T/leaf.der
+fi
+if ! python3 "$F" make "$S" "$C" ${PSBASE:+--base "$PSBASE"} ${CERT:+--cert "$CERT"} >"$T/make.log" 2>&1; then
 	fail "refs.py makes the hostile inputs" "$(cat "$T/make.log")"
 	finish
 fi
@@ -53,8 +73,8 @@ qwarn() {
 	qpdf --password-file="$PW" --check "$1" 2>&1 | grep '^WARNING' | sed 's/^WARNING: [^:]*: //' | sort -u
 }
 
-# expect CASE CMD EXIT ERE [CHECK-ARGS...]: runs CMD (stamp, all, meta,
-# verify, audit or info) on a copy of CASE.pdf.  ERE must match stderr
+# expect CASE CMD EXIT ERE [CHECK-ARGS...]: runs CMD (stamp, all, page:N,
+# meta, verify, audit or info) on a copy of CASE.pdf.  ERE must match stderr
 # (a refusal's message, or a warning; "" for none).  On a stamp or meta
 # success, CHECK-ARGS go to e2e.py's annot checker (stamp: PAGE
 # key=value...) or are the Info key and value set (meta).
@@ -68,6 +88,7 @@ expect() {
 	case $cmd in
 	stamp) a=(stamp --text APPROVED --password-file "$PW" -o "$out" "$in") ;;
 	all) a=(stamp --page all --text APPROVED --password-file "$PW" -o "$out" "$in") ;;
+	page:*) a=(stamp --page "${cmd#page:}" --text APPROVED --password-file "$PW" -o "$out" "$in") ;;
 	meta) a=(meta --set Title=Hostile-refs --xmp --password-file "$PW" -o "$out" "$in") ;;
 	verify | audit) a=("$cmd" --password-file "$PW" "$in") ;;
 	info) a=(info --json --password-file "$PW" "$in") ;;
@@ -80,7 +101,7 @@ expect() {
 	if [ "$want" != 0 ]; then
 		check_grep '^pdfstamp: ' "$T/err" "$desc: an error message"
 		check_true test ! -e "$out" "$desc: no output file"
-	elif [ "$cmd" = stamp ] || [ "$cmd" = all ] || [ "$cmd" = meta ]; then
+	elif [ "$cmd" = stamp ] || [ "$cmd" = all ] || [ "$cmd" = meta ] || [ "${cmd%%:*}" = page ]; then
 		check_true cmp -s -n "$(stat -c %s "$in")" "$in" "$out" "$desc: the output starts with the input"
 		# (qpdf --check takes minutes on a million /Kids: not there)
 		[ "$name" = kids-million ] ||
@@ -104,7 +125,7 @@ expect() {
 				# (stamp.c note 8), which the checker's mutool step reads
 				# only when direct
 				checker_feed "$E" annot "$out" "$PW" "${1%%:*}" "$desc" count="${1#*:}" \
-					text=APPROVED $([ "$cmd" = stamp ] && echo contents=APPROVED)
+					text=APPROVED $([ "$cmd" != all ] && echo contents=APPROVED)
 				shift
 			done
 		fi
@@ -218,6 +239,139 @@ done
 expect fields-loop stamp 4 'form field tree is nested too deeply'
 expect fields-loop meta 4 'form field tree is nested too deeply'
 expect fields-loop audit 4 'form field tree is nested too deeply'
+
+# ---- stamp --page all reads every target page, with what it inherits and
+# an indirect /Annots array, before it hands out its first number (stamp.c
+# note 1, incr.c note 6).  In each input (refs.py page_cases) page 2 or
+# the last page names the nine numbers /Size .. /Size+8 of the hostile
+# file, all missing, in its /Contents, its /Annots array, an indirect
+# /Annots array, nine keys (/Thumb ...), its /Resources, or an
+# intermediate page tree node it inherits /Resources from; on r6-table
+# (qpdf, a table section appended), r6-objstm (qpdf, an xref stream
+# appended) and a file `pdfstamp encrypt` made (both forms).  Before: the
+# stamp's first new objects took those numbers (only the objects read
+# before the first one was handed out were looked at, and --page all read
+# pages 2.. later), so page 2's /Contents drew the stamp's appearance and
+# its /Thumb named the /C array; an indirect /Annots array captured even a
+# one-page stamp's font and appearance.
+# dangling NAME: the output of the last expect still names every one of
+# those numbers where the input did (mutool show of the page, or of the
+# array or node, HOLDER: qpdf drops a dictionary entry whose value is
+# null), none of them is an object of the output (qpdf --show-xref), and
+# page PAGE shows the stamp's text once (pdftotext: the annotation's
+# appearance; a /Contents that names the appearance stream shows it twice).
+dangling() {
+	local name=$1 p h nums n o miss="" taken=""
+	read -r p h nums <"$C/$name.nums"
+	if [ "$h" != 0 ]; then
+		o=" $(mutool show -p "$(head -1 "$PW")" "$W/out.pdf" "$h" 2>/dev/null | tr -s '[]<>\n' ' ') "
+		for n in $nums; do
+			case $o in *" $n 0 R "*) ;; *) miss="$miss $n" ;; esac
+		done
+		check_eq "$miss" "" "$name: object $h of the output still names $nums (mutool show)"
+	fi
+	o=" $(qpdf --password-file="$PW" --show-xref "$W/out.pdf" 2>/dev/null | sed -n 's|^\([0-9]*\)/.*|\1|p' | tr '\n' ' ') "
+	for n in $nums; do
+		case $o in *" $n "*) taken="$taken $n" ;; esac
+	done
+	check_eq "$taken" "" "$name: none of $nums is an object of the output (qpdf --show-xref)"
+	if [ "$p" = 0 ]; then
+		: # not a page
+	elif command -v pdftotext >/dev/null; then
+		check_eq "$(pdftotext -upw "$(head -1 "$PW")" -f "$p" -l "$p" "$W/out.pdf" - 2>/dev/null | grep -c APPROVED)" \
+			1 "$name: page $p shows APPROVED once (pdftotext)"
+	else
+		skip "$name: pdftotext is not installed"
+	fi
+}
+# landed NAME NPAGES: every page of the last output has the stamp as its
+# last annotation (mutool show; for inputs whose /Contents arrays name
+# missing objects, on which qpdf --json, and so e2e.py, exits 3)
+landed() {
+	local name=$1 n=$2 i pn last
+	for ((i = 1; i <= n; i++)); do
+		pn=$(mutool show -p "$(head -1 "$PW")" "$W/out.pdf" pages 2>/dev/null | sed -n "s|^page $i = \([0-9]*\) .*|\1|p")
+		last=$(mutool show -p "$(head -1 "$PW")" "$W/out.pdf" "$pn/Annots" 2>/dev/null | grep -o '[0-9]* 0 R' | wc -l)
+		check_eq "$(mutool show -p "$(head -1 "$PW")" "$W/out.pdf" "$pn/Annots/$last/Subtype" 2>/dev/null)" /Stamp \
+			"$name: page $i's last annotation is a /Stamp (mutool show)"
+		check_eq "$(mutool show -p "$(head -1 "$PW")" "$W/out.pdf" "$pn/Annots/$last/AP/N/Subtype" 2>/dev/null)" \
+			/Form "$name: page $i's stamp has an appearance form (mutool show)"
+	done
+}
+for base in tab:2 stm:3 ps-tab:3 ps-stm:3; do
+	n=${base#*:}
+	base=${base%:*}
+	[ -e "$C/pages-$base-last-contents.pdf" ] || { skip "pages-$base: no pdfstamp-made base"; continue; }
+	for where in p2 last; do
+		[ "$where" = p2 ] && [ "$n" = 2 ] && continue
+		p=$([ "$where" = p2 ] && echo 2 || echo "$n")
+		for kind in contents annots annots-ind keys resources inherit; do
+			c=pages-$base-$where-$kind
+			[ -e "$C/$c.pdf" ] || continue
+			counts=()
+			for ((i = 1; i <= n; i++)); do
+				if [ "$i" = "$p" ] && [ "${kind#annots}" != "$kind" ]; then
+					counts+=("$i:10") # the nine dangling references and the stamp
+				else
+					counts+=("$i:1")
+				fi
+			done
+			if [ "$kind" = contents ]; then
+				expect "$c" all 0 ""
+				landed "$c" "$n"
+			else
+				expect "$c" all 0 "" "${counts[@]}"
+			fi
+			dangling "$c"
+		done
+		# one page: the indirect /Annots array is read before the first
+		# number too
+		expect "pages-$base-$where-annots-ind" "page:$p" 0 "" "$p:10"
+		dangling "pages-$base-$where-annots-ind"
+	done
+done
+# page 2's /Contents names one of the nine numbers: the one the stamp's
+# appearance stream would take made page 2 draw it (pdftotext)
+for k in 0 1 2 3 4 5 6 7 8; do
+	expect "pages-stm-p2-contents-k$k" all 0 ""
+	landed "pages-stm-p2-contents-k$k" 3
+	dangling "pages-stm-p2-contents-k$k"
+done
+
+# ---- meta --xmp reads the catalog's /Metadata stream before it hands out
+# its first number (meta.c xmp_read): a direct trailer /Info (the new Info
+# dictionary takes a new number) and a /Metadata stream whose dictionary
+# names /Size .. /Size+8 (refs.py meta_case).  Before: the new Info took
+# /Size (latent: the packet's new version drops that dictionary); read
+# after the first number, the stream would make the commit refuse (incr.c
+# note 6).
+expect meta-xmp-size meta 0 ""
+dangling meta-xmp-size
+
+# ---- dss --vri reads the /VRI entries it extends before it hands out its
+# first number (dss.c vri_read): an approval signature whose /Contents
+# holds the certificate, and its /VRI entry, an indirect dictionary that
+# names /Size .. /Size+8, all missing (refs.py dss_case).  Before: the new
+# certificate stream took /Size, which the entry's /TS then named.
+if [ -n "$CERT" ]; then
+	cp "$C/dss-vri-size.pdf" "$W/in.pdf"
+	rm -f "$W/out.pdf"
+	run "$PDFSTAMP" dss --cert "$CERT" --vri --password-file "$PW" -o "$W/out.pdf" "$W/in.pdf"
+	check_status 0 "dss-vri-size: dss --vri"
+	check_no_grep 'out of memory|self-check|neither an object of the file|a number this update gave' "$T/err" \
+		"dss-vri-size: no internal error"
+	check_eq "$(comm -13 <(qwarn "$W/in.pdf") <(qwarn "$W/out.pdf") | head -3)" "" \
+		"dss-vri-size: qpdf --check finds nothing new in the output"
+	run "$PDFSTAMP" verify --password-file "$PW" "$W/out.pdf"
+	check_status 0 "dss-vri-size: pdfstamp verify accepts the output"
+	dangling dss-vri-size
+	read -r _ h _ <"$C/dss-vri-size.nums"
+	m=$(mutool show -p "$(head -1 "$PW")" "$W/out.pdf" "$h/Cert" 2>/dev/null | grep -o '[0-9]* 0 R' | head -1)
+	mutool show -b -p "$(head -1 "$PW")" "$W/out.pdf" "${m%% *}" >"$W/cert.der" 2>/dev/null
+	check_true cmp -s "$W/cert.der" "$CERT" "dss-vri-size: the /VRI entry's /Cert names the new stream, the certificate (mutool show -b)"
+else
+	skip "dss-vri-size: openssl is not installed"
+fi
 
 # ---- verify and audit read every input that opens (nothing they follow
 # is hostile here but the unparsable numbers above)
