@@ -41,7 +41,7 @@ static void merge_runs(const char *src, char *dst, size_t elem, const size_t *rb
 
 void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *))
 {
-	size_t rb[SORT_MAX_RUNS + 2], nr = 0, i, k;
+	size_t rb[SORT_MAX_RUNS + 1], nr = 0, i, k;
 	char *a = base, *t, *src, *dst;
 
 	if (n < 2 || elem == 0)

@@ -38,7 +38,9 @@
  *     open and counted in bytes_read like any read.  A mapped file that
  *     shrinks kills the process (SIGBUS), so the flag is only for a file
  *     nobody else can shorten: the rewrite's output while it is unnamed
- *     (O_TMPFILE, written through our descriptor only).  An I/O error on
+ *     (O_TMPFILE; for `-o -` without O_TMPFILE, a mkstemp file unlinked
+ *     before anything is written: ps_outfile.unnamed, io.c), written
+ *     through our descriptor only and never truncated.  An I/O error on
  *     a page of it is a SIGBUS too rather than an error message: the
  *     output is then gone with the process and the target untouched
  *     (io.c), as after a kill.  Everything else, the self-check's own

@@ -64,7 +64,9 @@ int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, 
 /* A run of a document's file read with one pread.  Reference counted by
  * its users, all on one thread.  Its buffer comes from the reader's pool
  * (rwcheck.c note 6), which lives as long as the reader or any segment;
- * or, cap 0, it lies in the document's mapping (note 4). */
+ * or, with no pool, it lies in the document's mapping (note 4), read-only:
+ * only the self-check's output is ever mapped, never the rewrite's input,
+ * whose segments it encrypts in place. */
 struct ps_segpool;
 typedef struct ps_seg {
 	uint8_t *data;

@@ -55,8 +55,9 @@
  *     file order starts (the file's end for the last), so stream data is
  *     only borrowed when it lies inside its own object's bytes: bytes of
  *     one object are never handed out as another's.  The segments are read
- *     with ps_doc_pread (input.c: bounded by the size at open, bytes_read
- *     counted).
+ *     with ps_doc_pread, or taken from the mapping by ps_doc_mapped
+ *     (input.c note 4); either way bounded by the size at open, bytes_read
+ *     counted.
  *  6. Segment buffers are reused: a segment of at most SEG_TARGET bytes
  *     gets a buffer of SEG_BUF bytes from the reader's pool, and gives it
  *     back when its last reference goes (ps_seg_release), so a long file is
@@ -68,7 +69,10 @@
  *     live segment, since the rewrite's segments outlive its reader; it is
  *     touched, like the references, by one thread only.  The buffers hold
  *     what the file holds (the rewrite's are re-encrypted in place, and
- *     wiped by it where that stops half-way: rewrite.c batch_free).
+ *     wiped by it where that stops half-way: rewrite.c batch_free).  A
+ *     mapped document's segments (no pool, cap 0) use no buffer: they
+ *     point into the mapping, and their whole pages leave the resident set
+ *     when the last reference goes (ps_doc_mapped_done).
  *  7. Check b runs on the rewrite's thread count: this thread lists the
  *     objects in batches of about one segment (with what needs the
  *     document: generation, xref stream or not), any thread parses and
@@ -127,10 +131,10 @@ void ps_seg_release(ps_seg *s)
 		if (p && s->cap == SEG_BUF) {
 			memcpy(s->data, &p->free, sizeof p->free);
 			p->free = s->data;
-		} else if (s->cap) {
-			free(s->data);
+		} else if (p) {
+			free(s->data); /* a buffer of its own size */
 		} else {
-			ps_doc_mapped_done(s->data, s->len); /* in the document's mapping */
+			ps_doc_mapped_done(s->data, s->len); /* in the document's mapping (no pool) */
 		}
 		free(s);
 		pool_unref(p);
@@ -429,7 +433,7 @@ static int check_live_objects(ps_doc *doc, ps_doc *v, const uint32_t *dropped, s
 		num = a == 0 ? b : b == 0 ? a : a < b ? a : b;
 		in = num == a;
 		got = num == b;
-		want = (in && num != doc->encrypt_num && !bsearch(&num, dropped, ndropped, sizeof *dropped, cmp_u32)) ||
+		want = (in && num != doc->encrypt_num && !ps_rewrite_is_dropped(dropped, ndropped, num)) ||
 		       num == enc_num || num == self;
 		if (want != got)
 			return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u is %s the output", num,
@@ -902,6 +906,8 @@ int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, 
 		if ((rc = pdfstamp_verify(v, &rep, NULL, NULL)) == 0)
 			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "%s", why);
 	}
+	if (rc == PDFSTAMP_E_NOMEM)
+		goto out; /* no fault of the output's: not blamed on it (note 2) */
 	if (rc < 0) {
 		/* note 2 */
 		snprintf(why, sizeof why, "%s", ctx->errmsg);
