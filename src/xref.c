@@ -681,7 +681,7 @@ int ps_xref_load(ps_doc *doc)
 				doc->enc_watch = enc->u.ref.num; /* every definition of it is noted (doc.c compares them) */
 		}
 		if (s->stm) {
-			doc->xref_kept += s->stm->data.cap;
+			doc->xref_kept += s->stm->kept;
 			if (doc->xref_kept > XREF_KEPT_MAX || !s->stm->sorted)
 				doc->xref_full = 1; /* from now on: the full load, merged as read */
 		}

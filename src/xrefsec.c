@@ -30,10 +30,18 @@
  *     than the ones already handed out (entries of several lengths that
  *     happen to add up), and 7.5.4 is what fixes their place.
  *  STREAM (an xref stream, or a hybrid's /XRefStm).  The stream is
- *     inflated once and kept as decoded; an entry is found by arithmetic in its /Index ranges: binary
- *     search when they are sorted and disjoint, else the first range in
- *     /Index order that holds the number (xref.c loads such a file whole at
- *     open, so that is never a per-lookup cost).
+ *     inflated once, and only as far as the entries asked for so far
+ *     (flate.c's ps_flate_reader keeps its place): an entry is found by
+ *     arithmetic in its /Index ranges, binary search when they are sorted
+ *     and disjoint, else the first range in /Index order that holds the
+ *     number (xref.c loads such a file whole at open, so that is never a
+ *     per-lookup cost), and the decoded bytes are extended to cover it.
+ *     The writers put the catalog and the page tree first, so a stamp on a
+ *     file of 400,000 objects inflates a few KB of its 3 MB of entries
+ *     (33 ms -> see the README's figures).  A stream with fewer entries
+ *     than /Index says is a FORMAT error when an entry past its end is
+ *     asked for, or at a full load (ps_xpart_each), as a corrupt
+ *     compressed stream is where the decoder meets the damage.
  *  RECS (a table the scan does not fit: white space between the fields,
  *     overlapping or unsorted subsections).  Every entry is parsed at open
  *     as tolerantly as readers do, into an array sorted by number and then
@@ -48,7 +56,8 @@
  * stamp reads what it needs, 7.5.6).
  *
  * Memory follows the entries present: SUBS costs one record per
- * subsection, STREAM its decoded entries (xref.c caps their total), RECS
+ * subsection, STREAM its compressed bytes while it is decoded and its
+ * decoded entries (xref.c caps their total, counted at open), RECS
  * one record per entry of the table.  Every count and offset is checked
  * against the file size before anything is allocated for it.
  */
@@ -58,6 +67,7 @@
 #include <string.h>
 
 #include "ps.h"
+#include "flate.h"
 #include "input.h"
 #include "xrefsec.h"
 
@@ -524,18 +534,17 @@ int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *
 		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "xref stream filter is not FlateDecode");
 		goto out;
 	}
-	rc = 0;
-	if (filter)
-		rc = ps_flate_decode(ctx, parms, raw.data, raw.len, XREFSTM_MAX_DECODED, &dec);
-	else
-		ps_buf_append(&dec, raw.data, raw.len);
-	if (rc < 0) {
-		ps_err_wrap(ctx, rc, "xref stream at offset %lld", (long long)off);
-		goto out;
-	}
-	if (dec.oom) {
-		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory reading an xref stream");
-		goto out;
+	p->stm_off = off;
+	if (filter) { /* decoded as far as lookups need (note STREAM) */
+		if ((rc = ps_flate_reader_new(ctx, parms, raw.data, raw.len, XREFSTM_MAX_DECODED, &p->fr)) < 0) {
+			ps_err_wrap(ctx, rc, "xref stream at offset %lld", (long long)off);
+			goto out;
+		}
+		p->raw = raw; /* the reader's input from now on */
+		raw = (ps_buf)PS_BUF_INIT;
+	} else {
+		dec = raw;
+		raw = (ps_buf)PS_BUF_INIT;
 	}
 	index = ps_dict_get(stm, "Index");
 	if (index && (index->kind != PS_ARRAY || ps_array_len(index) % 2 != 0)) {
@@ -556,7 +565,12 @@ int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /Index in the xref stream at offset %lld", (long long)off);
 			goto out;
 		}
-		if (entlen && (uint64_t)count > (dec.len - at) / entlen) {
+		if (entlen && (uint64_t)count > (XREFSTM_MAX_DECODED - at) / entlen) {
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld has more entries than any file can",
+			            (long long)off);
+			goto out;
+		}
+		if (!p->fr && entlen && (uint64_t)count > (dec.len - at) / entlen) {
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld has fewer entries than /Index says",
 			            (long long)off);
 			goto out;
@@ -577,10 +591,13 @@ int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *
 	}
 	p->entlen = entlen;
 	p->sorted = sorted;
-	/* kept (xref.c counts its whole allocation against the budget for
+	p->total = at;
+	/* kept (xref.c counts the most it will hold against the budget for
 	 * lazy lookups): the entries are read from it */
-	dec.len = at;
+	if (!p->fr)
+		dec.len = at;
 	p->data = dec;
+	p->kept = p->raw.cap + at;
 	dec = (ps_buf)PS_BUF_INIT;
 out:
 	ps_buf_free(&raw);
@@ -589,6 +606,41 @@ out:
 }
 
 /* ---- lookup and iteration --------------------------------------------------- */
+
+/* Note STREAM: the decoded bytes of *P cover [0, UPTO) (UPTO <= total). */
+static int stream_cover(ps_doc *doc, ps_xpart *p, size_t upto)
+{
+	int rc;
+
+	if (upto <= p->data.len)
+		return 0;
+	if (p->fr) {
+		/* a little ahead: the next lookups are usually near */
+		size_t want = upto + 65536 < p->total ? upto + 65536 : p->total;
+		if ((rc = ps_flate_reader_fill(doc->ctx, p->fr, want, &p->data)) < 0)
+			return ps_err_wrap(doc->ctx, rc, "xref stream at offset %lld", (long long)p->stm_off);
+		if (p->data.len >= p->total || ps_flate_reader_done(p->fr)) { /* the input is needed no more */
+			ps_flate_reader_free(p->fr);
+			p->fr = NULL;
+			ps_buf_free(&p->raw);
+		}
+	}
+	if (upto > p->data.len)
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld has fewer entries than /Index says",
+		              (long long)p->stm_off);
+	return 0;
+}
+
+/* Entry K of range R of the STREAM part *P, object NUM (stream_entry). */
+static int range_entry(ps_doc *doc, ps_xpart *p, size_t r, uint32_t k, uint32_t num, ps_xrec *out)
+{
+	size_t at = p->ranges[r].at + (size_t)k * p->entlen;
+	int rc;
+
+	if ((rc = stream_cover(doc, p, at + p->entlen)) < 0)
+		return rc;
+	return stream_entry(doc, p, p->data.data + at, num, out);
+}
 
 /* The index of the first record of NUM or above in a RECS part. */
 static size_t recs_first(const ps_xpart *p, uint32_t num)
@@ -652,8 +704,7 @@ int ps_xpart_get(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xrec *out)
 			if (lo == p->nranges)
 				return 0;
 		}
-		return stream_entry(doc, p, p->data.data + p->ranges[lo].at + (size_t)(num - p->ranges[lo].first) * p->entlen,
-		                    num, out);
+		return range_entry(doc, p, lo, num - p->ranges[lo].first, num, out);
 	case PS_XPART_RECS:
 		lo = recs_first(p, num);
 		if (lo < p->nrecs && p->recs[lo].num == num) {
@@ -681,8 +732,7 @@ int ps_xpart_defs(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xpart_fn fn, void *
 		for (lo = 0, rc = 0; lo < p->nranges && rc >= 0; lo++) {
 			if (num < p->ranges[lo].first || num - p->ranges[lo].first >= p->ranges[lo].count)
 				continue;
-			rc = stream_entry(doc, p, p->data.data + p->ranges[lo].at + (size_t)(num - p->ranges[lo].first) * p->entlen,
-			                  num, &r);
+			rc = range_entry(doc, p, lo, num - p->ranges[lo].first, num, &r);
 			if (rc == 1)
 				rc = fn(doc, ud, &r);
 		}
@@ -724,11 +774,11 @@ int ps_xpart_each(ps_doc *doc, ps_xpart *p, ps_xpart_fn fn, void *ud)
 		break;
 	}
 	case PS_XPART_STREAM:
+		rc = stream_cover(doc, p, p->total); /* all of it, judged now */
 		for (i = 0; i < p->nranges && rc >= 0; i++) {
 			uint32_t k;
 			for (k = 0; k < p->ranges[i].count; k++) {
-				rc = stream_entry(doc, p, p->data.data + p->ranges[i].at + (size_t)k * p->entlen,
-				                  p->ranges[i].first + k, &r);
+				rc = range_entry(doc, p, i, k, p->ranges[i].first + k, &r);
 				if (rc == 1)
 					rc = fn(doc, ud, &r);
 				if (rc < 0)
@@ -754,5 +804,7 @@ void ps_xpart_free(ps_xpart *p)
 	free(p->recs);
 	free(p->ranges);
 	ps_buf_free(&p->data);
+	ps_flate_reader_free(p->fr);
+	ps_buf_free(&p->raw);
 	memset(p, 0, sizeof *p);
 }

@@ -35,7 +35,12 @@ typedef struct ps_xpart {
 	enum ps_xpart_form form;
 	ps_xsub *subs;               /* SUBS, sorted and disjoint */
 	size_t nsubs, capsubs;
-	ps_buf data;                 /* STREAM: the decoded stream */
+	ps_buf data;                 /* STREAM: the decoded stream, as far as decoded */
+	ps_buf raw;                  /* STREAM being decoded: its compressed bytes */
+	struct ps_flate_reader *fr;  /* STREAM being decoded: the decoder (NULL once done) */
+	size_t total;                /* STREAM: the bytes /Index's entries take */
+	size_t kept;                 /* STREAM: the most it holds (raw and decoded), for xref.c's budget */
+	int64_t stm_off;             /* STREAM: its offset, for messages */
 	ps_xrange *ranges;           /* STREAM, in /Index order */
 	size_t nranges, entlen;
 	int sorted;                  /* STREAM: the ranges are sorted and disjoint */

@@ -468,6 +468,95 @@ START_TEST(xref_stream_predictor_wide_offsets)
 }
 END_TEST
 
+/* xrefsec.c note STREAM: an xref stream is decoded only as far as the
+ * entries asked for.  Objects 1-3 in use, 4 the xref stream, 5 to N - 1
+ * free (N = 200,000: 1.4 MB of entries); DAMAGE 1 corrupts the zlib
+ * checksum (the last 4 bytes), DAMAGE 2 makes the stream hold 100,000
+ * entries where /Size says N. */
+static void build_long_stream_pdf(struct pdf *p, int predictor, int damage)
+{
+	const uint32_t n = 200000, rows_made = damage == 2 ? 100000 : n;
+	ps_buf rows = PS_BUF_INIT, enc = PS_BUF_INIT;
+	uLongf zlen;
+	uint8_t *z;
+	char dict[160];
+	uint32_t i;
+	int64_t x;
+
+	pdf_start(p);
+	basic_objects(p);
+	x = (int64_t)p->b.len;
+	put_be(&rows, 0, 1), put_be(&rows, 0, 4), put_be(&rows, 65535, 2);
+	for (i = 1; i <= 3; i++)
+		put_be(&rows, 1, 1), put_be(&rows, (uint64_t)p->off[i], 4), put_be(&rows, 0, 2);
+	put_be(&rows, 1, 1), put_be(&rows, (uint64_t)x, 4), put_be(&rows, 0, 2);
+	for (i = 5; i < rows_made; i++)
+		put_be(&rows, 0, 1), put_be(&rows, 0, 4), put_be(&rows, 1, 2);
+	if (predictor)
+		png_up(rows.data, rows_made, 7, &enc);
+	else
+		ps_buf_append(&enc, rows.data, rows.len);
+	zlen = compressBound(enc.len);
+	ck_assert_ptr_nonnull(z = malloc(zlen));
+	ck_assert_int_eq(compress(z, &zlen, enc.data, enc.len), Z_OK);
+	if (damage == 1)
+		z[zlen - 1] ^= 0x55;
+	snprintf(dict, sizeof dict, "/Type/XRef/Size %u/W[1 4 2]/Root 1 0 R/Filter/FlateDecode%s", n,
+	         predictor ? "/DecodeParms<</Predictor 12/Columns 7>>" : "");
+	pdf_stream_obj(p, 4, dict, z, zlen);
+	ps_buf_printf(&p->b, "startxref\n%lld\n%%%%EOF\n", (long long)x);
+	free(z);
+	ps_buf_free(&rows);
+	ps_buf_free(&enc);
+}
+
+START_TEST(xref_stream_decoded_as_needed)
+{
+	int predictor, damage;
+
+	for (predictor = 0; predictor <= 1; predictor++)
+		for (damage = 0; damage <= 2; damage++) {
+			struct pdf p;
+			const struct ps_xpart *part;
+			ps_obj *o = NULL;
+			int rc;
+
+			build_long_stream_pdf(&p, predictor, damage);
+			ck_assert_msg(open_buf(&p) == 0, "predictor %d, damage %d: %s", predictor, damage,
+			              pdfstamp_ctx_errmsg(ctx));
+			ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
+			ck_assert_ptr_nonnull(ps_dict_get(o, "MediaBox"));
+			part = doc->sections[0].stm;
+			ck_assert_ptr_nonnull(part);
+			ck_assert_uint_eq(part->total, (size_t)200000 * 7);
+			ck_assert_msg(part->data.len <= 256 * 1024, "decoded %zu bytes for three lookups", part->data.len);
+			/* the end: decoded only now, and judged */
+			rc = ps_doc_lookup(doc, 199999, &o);
+			if (damage == 0) {
+				ck_assert_int_eq(rc, 0);
+				ck_assert_ptr_null(o); /* free */
+				ck_assert_uint_eq(part->data.len, part->total);
+				ck_assert_ptr_null(part->fr); /* the compressed bytes are let go */
+				ck_assert_int_eq(ps_xref_load_all(doc), 0);
+			} else {
+				ck_assert_int_eq(rc, PDFSTAMP_E_FORMAT);
+				ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), damage == 1 ? "corrupt" : "fewer entries"));
+				ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), 0); /* what was decoded stays usable */
+				ck_assert_ptr_nonnull(o);
+			}
+			pdfstamp_doc_close(doc);
+			doc = NULL;
+			/* a full load judges the whole stream at once */
+			build_long_stream_pdf(&p, predictor, damage);
+			ck_assert_int_eq(open_buf(&p), 0);
+			ck_assert_int_eq(ps_xref_load_all(doc), damage ? PDFSTAMP_E_FORMAT : 0);
+			pdfstamp_doc_close(doc);
+			doc = NULL;
+			unlink(tmpl);
+		}
+}
+END_TEST
+
 START_TEST(xref_stream_bad_w)
 {
 	struct pdf p;
@@ -1369,6 +1458,7 @@ static Suite *xref_suite(void)
 	tcase_add_test(tc, rewrite_xref_form_threshold);
 	tcase_add_test(tc, xref_stream_predictor_wide_offsets);
 	tcase_add_test(tc, xref_stream_bad_w);
+	tcase_add_test(tc, xref_stream_decoded_as_needed);
 	tcase_add_test(tc, hybrid_file);
 	tcase_add_test(tc, objstm_bad_header);
 	tcase_add_test(tc, encrypt_in_object_stream_is_refused);
