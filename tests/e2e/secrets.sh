@@ -159,6 +159,9 @@ def memscan(spec, cmd):
                 # what a core dump would show: writable or anonymous memory
                 if "w" not in r["perms"] and not r["name"].startswith("["):
                     continue
+                # a sanitizer build's shadow memory (terabytes, reserved), not the program's data
+                if r["hi"] - r["lo"] > 1 << 40:
+                    continue
                 data, pos = bytearray(), r["lo"]
                 while pos < r["hi"]:
                     n = min(1 << 24, r["hi"] - pos)
