@@ -13,7 +13,10 @@
  * the first few, not 3 MB).  It inflates in chunks of CHUNK bytes; with a
  * predictor, whole rows are undone as they arrive (png_row, the one row
  * decoder, also behind ps_png_unpredict), a partial row waits for the
- * next chunk, and a stream that ends inside a row is a FORMAT error.
+ * next chunk, and a stream that ends inside a row is a FORMAT error.  A
+ * fill that failed leaves the reader refusing every later fill (its state
+ * is not resumable: rows half taken, zlib's own error); rows longer than
+ * the cap are refused at once.
  */
 #include "config.h"
 
@@ -34,6 +37,7 @@ struct ps_flate_reader {
 	size_t rowlen, bpp;      /* a PNG predictor: the decoded row, bytes per pixel */
 	uint8_t *prev;           /* the previous decoded row (rowlen bytes, zero before the first) */
 	ps_buf pend;             /* inflated bytes of rows not yet whole */
+	int failed;              /* a fill failed: the state is not resumable, every later fill fails */
 };
 
 static int predictor(ps_ctx *ctx, const ps_obj *parms, size_t *rowlen, size_t *bpp)
@@ -72,7 +76,17 @@ int ps_flate_reader_new(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, siz
 		free(r);
 		return rc;
 	}
-	if ((r->rowlen && !(r->prev = calloc(1, r->rowlen))) || inflateInit(&r->zs) != Z_OK) {
+	if (r->rowlen && r->rowlen >= max_out) { /* not one whole row could arrive */
+		size_t rowlen = r->rowlen;
+		free(r);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "predictor rows of %zu bytes are longer than the stream may inflate",
+		              rowlen);
+	}
+	if (r->rowlen && !(r->prev = calloc(1, r->rowlen))) {
+		free(r);
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	if (inflateInit(&r->zs) != Z_OK) {
 		free(r->prev);
 		free(r);
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "cannot initialise zlib");
@@ -155,7 +169,20 @@ static int take_rows(ps_ctx *ctx, ps_flate_reader *r, ps_buf *out)
 	return out->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory inflating a stream") : 0;
 }
 
+static int fill(ps_ctx *ctx, ps_flate_reader *r, size_t want, ps_buf *out);
+
 int ps_flate_reader_fill(ps_ctx *ctx, ps_flate_reader *r, size_t want, ps_buf *out)
+{
+	int rc;
+
+	if (r->failed)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "compressed stream is damaged (reported before)");
+	if ((rc = fill(ctx, r, want, out)) < 0)
+		r->failed = 1;
+	return rc;
+}
+
+static int fill(ps_ctx *ctx, ps_flate_reader *r, size_t want, ps_buf *out)
 {
 	z_stream *zs = &r->zs;
 	int zr, rc;

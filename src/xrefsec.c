@@ -41,7 +41,15 @@
  *     (33 ms -> see the README's figures).  A stream with fewer entries
  *     than /Index says is a FORMAT error when an entry past its end is
  *     asked for, or at a full load (ps_xpart_each), as a corrupt
- *     compressed stream is where the decoder meets the damage.
+ *     compressed stream is where the decoder meets the damage; after
+ *     such an error the decoder refuses every later lookup past what it
+ *     had decoded (never "not present", which would let an older
+ *     section's entry win).  The lookup that needs the last entries
+ *     decodes the rest of the stream too, so the whole stream is judged
+ *     (checksum, truncation, the cap) as it always was at a full load.
+ *     Decoded bytes past the entries (a wide predictor row, the stream's
+ *     tail) are cut off and the buffer shrunk, so a part holds at most
+ *     what xref.c counted for it at open (kept).
  *  RECS (a table the scan does not fit: white space between the fields,
  *     overlapping or unsorted subsections).  Every entry is parsed at open
  *     as tolerantly as readers do, into an array sorted by number and then
@@ -597,7 +605,10 @@ int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *
 	if (!p->fr)
 		dec.len = at;
 	p->data = dec;
-	p->kept = p->raw.cap + at;
+	/* the most held between lookups: raw, decoded (doubling: 2x), and the
+	 * reader's row and pending row (each at most the entries' size + a chunk
+	 * once whole rows past the entries are trimmed) */
+	p->kept = p->raw.cap + (p->fr ? 4 * (at + 65536) : p->data.cap);
 	dec = (ps_buf)PS_BUF_INIT;
 out:
 	ps_buf_free(&raw);
@@ -615,11 +626,25 @@ static int stream_cover(ps_doc *doc, ps_xpart *p, size_t upto)
 	if (upto <= p->data.len)
 		return 0;
 	if (p->fr) {
-		/* a little ahead: the next lookups are usually near */
+		/* a little ahead: the next lookups are usually near; the last
+		 * entries: to the end of the stream, judged (and capped) as a
+		 * whole as the full load always did */
 		size_t want = upto + 65536 < p->total ? upto + 65536 : p->total;
-		if ((rc = ps_flate_reader_fill(doc->ctx, p->fr, want, &p->data)) < 0)
+		rc = ps_flate_reader_fill(doc->ctx, p->fr, want, &p->data);
+		if (rc == 0 && p->data.len >= p->total) /* all entries: the rest of the stream too */
+			rc = ps_flate_reader_fill(doc->ctx, p->fr, SIZE_MAX, &p->data);
+		if (p->data.len > p->total) /* a wide predictor row, or bytes after the entries (also on an error: a bomb's tail) */
+			p->data.len = p->total;
+		if (p->data.cap > p->total + 2 * 65536 && p->data.len == p->total) {
+			uint8_t *t = realloc(p->data.data, p->total ? p->total : 1);
+			if (t) {
+				p->data.data = t;
+				p->data.cap = p->total ? p->total : 1;
+			}
+		}
+		if (rc < 0) /* the reader refuses from now on (flate.c: failed) */
 			return ps_err_wrap(doc->ctx, rc, "xref stream at offset %lld", (long long)p->stm_off);
-		if (p->data.len >= p->total || ps_flate_reader_done(p->fr)) { /* the input is needed no more */
+		if (ps_flate_reader_done(p->fr)) { /* the input is needed no more */
 			ps_flate_reader_free(p->fr);
 			p->fr = NULL;
 			ps_buf_free(&p->raw);

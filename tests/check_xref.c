@@ -557,6 +557,162 @@ START_TEST(xref_stream_decoded_as_needed)
 }
 END_TEST
 
+/* Found by review of the lazy decoding (xrefsec.c note STREAM):
+ * a decoder that failed once fails every later lookup (a retried row
+ * decoder re-decoded rows into garbage that a later lookup read as
+ * entries: an older section would then have won the merge rule). */
+START_TEST(xref_stream_damage_is_sticky)
+{
+	const uint32_t n = 200000, bad = 20000;
+	ps_buf rows = PS_BUF_INIT, enc = PS_BUF_INIT;
+	struct pdf p;
+	uLongf zlen;
+	uint8_t *z;
+	char dict[160];
+	uint32_t i;
+	int64_t x;
+	ps_xrec r;
+	ps_xpart *part;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	x = (int64_t)p.b.len;
+	put_be(&rows, 0, 1), put_be(&rows, 0, 4), put_be(&rows, 65535, 2);
+	for (i = 1; i <= 3; i++)
+		put_be(&rows, 1, 1), put_be(&rows, (uint64_t)p.off[i], 4), put_be(&rows, 0, 2);
+	put_be(&rows, 1, 1), put_be(&rows, (uint64_t)x, 4), put_be(&rows, 0, 2);
+	for (i = 5; i < n; i++)
+		put_be(&rows, 1, 1), put_be(&rows, (uint64_t)p.off[1], 4), put_be(&rows, 0, 2);
+	png_up(rows.data, n, 7, &enc);
+	enc.data[(size_t)bad * 8] = 7; /* row BAD: filter type 7 */
+	zlen = compressBound(enc.len);
+	ck_assert_ptr_nonnull(z = malloc(zlen));
+	ck_assert_int_eq(compress(z, &zlen, enc.data, enc.len), Z_OK);
+	snprintf(dict, sizeof dict, "/Type/XRef/Size %u/W[1 4 2]/Root 1 0 R/Filter/FlateDecode"
+	         "/DecodeParms<</Predictor 12/Columns 7>>", n);
+	pdf_stream_obj(&p, 4, dict, z, zlen);
+	ps_buf_printf(&p.b, "startxref\n%lld\n%%%%EOF\n", (long long)x);
+	ck_assert_int_eq(open_buf(&p), 0);
+	part = doc->sections[0].stm;
+	ck_assert_int_eq(ps_xpart_get(doc, part, 3, &r), 1);
+	ck_assert_int_eq(ps_xpart_get(doc, part, 25000, &r), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(ps_xpart_get(doc, part, 25000, &r), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(ps_xpart_get(doc, part, 21000, &r), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(ps_xpart_get(doc, part, 3, &r), 1); /* decoded before the damage: still usable */
+	free(z);
+	ps_buf_free(&rows);
+	ps_buf_free(&enc);
+}
+END_TEST
+
+/* A full load judges the whole compressed stream, past its entries too:
+ * five entries, then 400 KB of zeros, intact, with a bad checksum,
+ * truncated. */
+START_TEST(xref_stream_tail_is_judged)
+{
+	int damage;
+
+	for (damage = 0; damage <= 2; damage++) {
+		ps_buf rows = PS_BUF_INIT;
+		struct pdf p;
+		uLongf zlen;
+		uint8_t *z;
+		uint32_t i;
+		int64_t x;
+		int rc;
+
+		pdf_start(&p);
+		basic_objects(&p);
+		x = (int64_t)p.b.len;
+		put_be(&rows, 0, 1), put_be(&rows, 0, 4), put_be(&rows, 65535, 2);
+		for (i = 1; i <= 3; i++)
+			put_be(&rows, 1, 1), put_be(&rows, (uint64_t)p.off[i], 4), put_be(&rows, 0, 2);
+		put_be(&rows, 1, 1), put_be(&rows, (uint64_t)x, 4), put_be(&rows, 0, 2);
+		for (i = 0; i < 400000; i++)
+			ps_buf_putc(&rows, 0);
+		zlen = compressBound(rows.len);
+		ck_assert_ptr_nonnull(z = malloc(zlen));
+		ck_assert_int_eq(compress(z, &zlen, rows.data, rows.len), Z_OK);
+		if (damage == 1)
+			z[zlen - 1] ^= 0x55;
+		if (damage == 2)
+			zlen -= 6;
+		pdf_stream_obj(&p, 4, "/Type/XRef/Size 5/W[1 4 2]/Root 1 0 R/Filter/FlateDecode", z, zlen);
+		ps_buf_printf(&p.b, "startxref\n%lld\n%%%%EOF\n", (long long)x);
+		rc = open_buf(&p);
+		if (rc == 0)
+			rc = ps_xref_load_all(doc);
+		ck_assert_msg(rc == (damage ? PDFSTAMP_E_FORMAT : 0), "damage %d: %d %s", damage, rc,
+		              pdfstamp_ctx_errmsg(ctx));
+		pdfstamp_doc_close(doc);
+		doc = NULL;
+		unlink(tmpl);
+		free(z);
+		ps_buf_free(&rows);
+	}
+}
+END_TEST
+
+/* What a part holds stays within what xref.c counts for it: sections
+ * whose one entry comes in a 16 MB predictor row (/Colors 8 /Columns
+ * 2^21, ~16 KB compressed) keep only their entry once looked up. */
+START_TEST(xref_stream_wide_row_is_trimmed)
+{
+	const int nsec = 3;
+	const size_t rowlen = (size_t)8 << 21;
+	struct pdf p;
+	ps_buf rows = PS_BUF_INIT;
+	int64_t x[3];
+	uLongf zlen;
+	uint8_t *z = NULL;
+	char dict[300];
+	size_t held = 0, counted = 0;
+	uint32_t num;
+	int s;
+
+	pdf_start(&p);
+	basic_objects(&p);
+	for (s = 0; s < nsec; s++) {
+		rows.len = 0;
+		ps_buf_putc(&rows, 0);
+		put_be(&rows, 1, 1), put_be(&rows, (uint64_t)p.off[1], 4), put_be(&rows, 0, 2);
+		while (rows.len < rowlen + 1)
+			ps_buf_putc(&rows, 0);
+		zlen = compressBound(rows.len);
+		ck_assert_ptr_nonnull(z = realloc(z, zlen));
+		ck_assert_int_eq(compress2(z, &zlen, rows.data, rows.len, 9), Z_OK);
+		x[s] = (int64_t)p.b.len;
+		snprintf(dict, sizeof dict, "/Type/XRef/Size 30/Index[%d 1]/W[1 4 2]/Root 1 0 R%s%.0lld"
+		         "/Filter/FlateDecode/DecodeParms<</Predictor 10/Colors 8/Columns 2097152>>", 10 + s,
+		         s ? "/Prev " : "", s ? (long long)x[s - 1] : 0LL);
+		pdf_stream_obj(&p, 40 + s, dict, z, zlen);
+	}
+	{
+		int64_t t = (int64_t)p.b.len;
+		ps_buf_printf(&p.b, "xref\n0 4\n0000000000 65535 f\r\n");
+		for (s = 1; s <= 3; s++)
+			ps_buf_printf(&p.b, "%010lld 00000 n\r\n", (long long)p.off[s]);
+		ps_buf_printf(&p.b, "trailer\n<</Size 60/Root 1 0 R/Prev %lld>>\nstartxref\n%lld\n%%%%EOF\n",
+		              (long long)x[nsec - 1], (long long)t);
+	}
+	ck_assert_msg(open_buf(&p) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	for (num = 10; num < 10 + (uint32_t)nsec; num++) {
+		const ps_xent *e;
+		ck_assert_int_eq(ps_xref_find(doc, num, &e), 0);
+		ck_assert_int_eq(e->type, 1);
+	}
+	for (s = 0; s < doc->nsections; s++)
+		if (doc->sections[s].stm) {
+			held += doc->sections[s].stm->data.cap + doc->sections[s].stm->raw.cap;
+			counted += doc->sections[s].stm->kept;
+			ck_assert_ptr_null(doc->sections[s].stm->fr);
+		}
+	ck_assert_msg(held <= counted && held < ((size_t)1 << 20), "held %zu, counted %zu", held, counted);
+	free(z);
+	ps_buf_free(&rows);
+}
+END_TEST
+
 START_TEST(xref_stream_bad_w)
 {
 	struct pdf p;
@@ -1459,6 +1615,9 @@ static Suite *xref_suite(void)
 	tcase_add_test(tc, xref_stream_predictor_wide_offsets);
 	tcase_add_test(tc, xref_stream_bad_w);
 	tcase_add_test(tc, xref_stream_decoded_as_needed);
+	tcase_add_test(tc, xref_stream_damage_is_sticky);
+	tcase_add_test(tc, xref_stream_tail_is_judged);
+	tcase_add_test(tc, xref_stream_wide_row_is_trimmed);
 	tcase_add_test(tc, hybrid_file);
 	tcase_add_test(tc, objstm_bad_header);
 	tcase_add_test(tc, encrypt_in_object_stream_is_refused);
