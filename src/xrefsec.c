@@ -44,7 +44,9 @@
  *     compressed stream is where the decoder meets the damage; after
  *     such an error the decoder refuses every later lookup past what it
  *     had decoded (never "not present", which would let an older
- *     section's entry win).  The lookup that needs the last entries
+ *     section's entry win), and a full load of the part fails (failed)
+ *     even if the rows before the damage cover every entry, as it would
+ *     have on a fresh open.  The lookup that needs the last entries
  *     decodes the rest of the stream too, so the whole stream is judged
  *     (checksum, truncation, the cap) as it always was at a full load.
  *     Decoded bytes past the entries (a wide predictor row, the stream's
@@ -642,8 +644,10 @@ static int stream_cover(ps_doc *doc, ps_xpart *p, size_t upto)
 				p->data.cap = p->total ? p->total : 1;
 			}
 		}
-		if (rc < 0) /* the reader refuses from now on (flate.c: failed) */
+		if (rc < 0) { /* the reader refuses from now on (flate.c: failed), the full load too */
+			p->failed = rc;
 			return ps_err_wrap(doc->ctx, rc, "xref stream at offset %lld", (long long)p->stm_off);
+		}
 		if (ps_flate_reader_done(p->fr)) { /* the input is needed no more */
 			ps_flate_reader_free(p->fr);
 			p->fr = NULL;
@@ -799,7 +803,11 @@ int ps_xpart_each(ps_doc *doc, ps_xpart *p, ps_xpart_fn fn, void *ud)
 		break;
 	}
 	case PS_XPART_STREAM:
-		rc = stream_cover(doc, p, p->total); /* all of it, judged now */
+		/* all of it, judged now; a stream whose decoding failed fails here
+		 * even when the rows before the damage cover the entries */
+		rc = p->failed ? ps_err(doc->ctx, p->failed, "xref stream at offset %lld is damaged (found by an earlier lookup)",
+		                        (long long)p->stm_off)
+		               : stream_cover(doc, p, p->total);
 		for (i = 0; i < p->nranges && rc >= 0; i++) {
 			uint32_t k;
 			for (k = 0; k < p->ranges[i].count; k++) {
