@@ -706,8 +706,19 @@ import re, sys
 path, size = sys.argv[1], int(sys.argv[2])
 def res(ok, desc, detail=""):
     print(("OK\t%s" if ok else "FAIL\t%s\t" + detail.replace("\t", " ")) % desc)
-ev = []
+# strace -f splits a call that another thread's call interrupts into
+# "<unfinished ...>" and "<... NAME resumed>" lines: join them (a split
+# openat(O_TMPFILE) once made this read as "no O_TMPFILE here").
+ev, pending = [], {}
 for line in open(path, encoding="utf-8", errors="replace"):
+    line = line.rstrip("\n")
+    m = re.match(r"(\d+)\s+(.*?)\s*<unfinished \.\.\.>$", line)
+    if m:
+        pending[m.group(1)] = m.group(2)
+        continue
+    m = re.match(r"(\d+)\s+<\.\.\. \w+ resumed>(.*)$", line)
+    if m and m.group(1) in pending:
+        line = m.group(1) + " " + pending.pop(m.group(1)) + m.group(2)
     m = re.match(r"\d+\s+(\w+)\((.*)\)\s+=\s+(-?\d+)", line)
     if m:
         ev.append((m.group(1), [a.strip() for a in m.group(2).split(",")], int(m.group(3))))
