@@ -468,6 +468,19 @@ START_TEST(xref_stream_predictor_wide_offsets)
 }
 END_TEST
 
+/* An xref stream's first five rows (W [1 4 2]): the free list's head,
+ * objects 1-3 of basic_objects in use, and object 4, the xref stream
+ * itself, at X. */
+static void first_rows(ps_buf *rows, const struct pdf *p, int64_t x)
+{
+	int i;
+
+	put_be(rows, 0, 1), put_be(rows, 0, 4), put_be(rows, 65535, 2);
+	for (i = 1; i <= 3; i++)
+		put_be(rows, 1, 1), put_be(rows, (uint64_t)p->off[i], 4), put_be(rows, 0, 2);
+	put_be(rows, 1, 1), put_be(rows, (uint64_t)x, 4), put_be(rows, 0, 2);
+}
+
 /* xrefsec.c note STREAM: an xref stream is decoded only as far as the
  * entries asked for.  Objects 1-3 in use, 4 the xref stream, 5 to N - 1
  * free (N = 200,000: 1.4 MB of entries); DAMAGE 1 corrupts the zlib
@@ -486,10 +499,7 @@ static void build_long_stream_pdf(struct pdf *p, int predictor, int damage)
 	pdf_start(p);
 	basic_objects(p);
 	x = (int64_t)p->b.len;
-	put_be(&rows, 0, 1), put_be(&rows, 0, 4), put_be(&rows, 65535, 2);
-	for (i = 1; i <= 3; i++)
-		put_be(&rows, 1, 1), put_be(&rows, (uint64_t)p->off[i], 4), put_be(&rows, 0, 2);
-	put_be(&rows, 1, 1), put_be(&rows, (uint64_t)x, 4), put_be(&rows, 0, 2);
+	first_rows(&rows, p, x);
 	for (i = 5; i < rows_made; i++)
 		put_be(&rows, 0, 1), put_be(&rows, 0, 4), put_be(&rows, 1, 2);
 	if (predictor)
@@ -577,10 +587,7 @@ START_TEST(xref_stream_damage_is_sticky)
 	pdf_start(&p);
 	basic_objects(&p);
 	x = (int64_t)p.b.len;
-	put_be(&rows, 0, 1), put_be(&rows, 0, 4), put_be(&rows, 65535, 2);
-	for (i = 1; i <= 3; i++)
-		put_be(&rows, 1, 1), put_be(&rows, (uint64_t)p.off[i], 4), put_be(&rows, 0, 2);
-	put_be(&rows, 1, 1), put_be(&rows, (uint64_t)x, 4), put_be(&rows, 0, 2);
+	first_rows(&rows, &p, x);
 	for (i = 5; i < n; i++)
 		put_be(&rows, 1, 1), put_be(&rows, (uint64_t)p.off[1], 4), put_be(&rows, 0, 2);
 	png_up(rows.data, n, 7, &enc);
@@ -624,10 +631,7 @@ START_TEST(xref_stream_tail_is_judged)
 		pdf_start(&p);
 		basic_objects(&p);
 		x = (int64_t)p.b.len;
-		put_be(&rows, 0, 1), put_be(&rows, 0, 4), put_be(&rows, 65535, 2);
-		for (i = 1; i <= 3; i++)
-			put_be(&rows, 1, 1), put_be(&rows, (uint64_t)p.off[i], 4), put_be(&rows, 0, 2);
-		put_be(&rows, 1, 1), put_be(&rows, (uint64_t)x, 4), put_be(&rows, 0, 2);
+		first_rows(&rows, &p, x);
 		for (i = 0; i < 400000; i++)
 			ps_buf_putc(&rows, 0);
 		zlen = compressBound(rows.len);
