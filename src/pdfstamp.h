@@ -403,7 +403,8 @@ struct pdfstamp_rewrite_opts {
 	unsigned version;
 	const char *output;          /* new file; NULL with PDFSTAMP_WRITE_IN_PLACE (temp + rename over the input)
 	                                or PDFSTAMP_WRITE_TO_FD */
-	unsigned flags;              /* PDFSTAMP_WRITE_IN_PLACE, PDFSTAMP_WRITE_TO_FD, PDFSTAMP_REWRITE_FORCE */
+	unsigned flags;              /* PDFSTAMP_WRITE_IN_PLACE, PDFSTAMP_WRITE_TO_FD, PDFSTAMP_REWRITE_FORCE,
+	                                PDFSTAMP_REWRITE_MAP_OUTPUT */
 	const char *user_password;   /* UTF-8, SASLprep'd ("stored" profile) */
 	size_t user_len;
 	const char *owner_password;
@@ -416,6 +417,12 @@ struct pdfstamp_rewrite_opts {
 	int output_fd;               /* version 2: the descriptor of PDFSTAMP_WRITE_TO_FD, else ignored */
 };
 #define PDFSTAMP_REWRITE_FORCE 0x100  /* rewrite even if signatures or /SigFlags AppendOnly exist */
+/* The self-check reads the unnamed output back through a read-only mapping
+ * instead of copying it (faster); an I/O error reading it back is then
+ * SIGBUS in the calling process instead of PDFSTAMP_E_IO.  For callers
+ * that may die of it, as the pdfstamp command does (the target is untouched
+ * either way).  Ignored where the output has a name (no O_TMPFILE). */
+#define PDFSTAMP_REWRITE_MAP_OUTPUT 0x200
 /* Version 1 (without output_fd) is still accepted. */
 #define PDFSTAMP_REWRITE_OPTS_VERSION 2
 #define PDFSTAMP_REWRITE_OPTS_INIT {PDFSTAMP_REWRITE_OPTS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, -4, 0, NULL, NULL, -1}

@@ -1007,7 +1007,8 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		o->progress(o->progress_ud, doc->size, doc->size);
 	ps_fault("after-write");
 	/* verify with the new password before anything is renamed (note 5) */
-	if ((rc = ps_rewrite_check(doc, ps_outfile_path(&rw.of), rw.of.unnamed,
+	if ((rc = ps_rewrite_check(doc, ps_outfile_path(&rw.of),
+	                           rw.of.unnamed && (o->flags & PDFSTAMP_REWRITE_MAP_OUTPUT),
 	                           o->owner_password ? o->owner_password : "",
 	                           o->owner_len, rw.dropped, rw.ndropped, enc_num,
 	                           rw.nthreads ? rw.nthreads : 1)) < 0)

@@ -37,9 +37,10 @@
  *     and parses each object from its bytes there (from its offset to the
  *     next object's), so the output is read once, in a few dozen preads,
  *     instead of three small preads and a window parse per object; the
- *     rewrite's own unnamed output is not even read but mapped (input.c
- *     note 4: a segment then points into the mapping and nothing is
- *     copied, which took as long as copying the input in).  The
+ *     rewrite's own unnamed output, when the caller accepts a SIGBUS for
+ *     an I/O error (PDFSTAMP_REWRITE_MAP_OUTPUT), is not even read but
+ *     mapped (input.c note 4: a segment then points into the mapping and
+ *     nothing is copied, which took as long as copying the input in).  The
  *     decryption is real: the output's own handler, opened with the new
  *     password, decrypts every string and stream (ps_sec_convert_strings,
  *     ps_sec_decrypt_stream, as doc.c does).  An object the reader cannot

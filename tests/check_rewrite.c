@@ -11,15 +11,19 @@
  * with the input's (ps_obj_equal, and the decrypted bytes of every
  * stream).  With the PDFSTAMP_FAULT hook (--enable-fault-injection), a
  * failed write or rename must leave no output and no temporary file, and
- * an in-place rotation must leave the input as it was.
+ * an in-place rotation must leave the input as it was.  This program's own
+ * mmap (below) counts the library's read-only shared file mappings.
  */
 #include "config.h"
 
 #include <check.h>
 #include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,6 +78,20 @@ static int dir_entries(void)
 		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
 	closedir(d);
 	return n;
+}
+
+/* The library is linked into this program, so its mmap calls land here:
+ * read-only shared mappings of a file are counted, then passed on. */
+static int shared_ro_maps;
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *(*next)(void *, size_t, int, int, int, off_t);
+
+	*(void **)&next = dlsym(RTLD_NEXT, "mmap");
+	if (fd >= 0 && prot == PROT_READ && (flags & MAP_SHARED))
+		shared_ro_maps++;
+	return next(addr, len, prot, flags, fd, off);
 }
 
 /* Catalog 1, page tree 2, pages 3 and 4, a content stream 5, /Info 6, an
@@ -368,6 +386,37 @@ START_TEST(rotate_new_passwords)
 }
 END_TEST
 
+/* The self-check maps the unnamed output only when the caller asks for it
+ * (PDFSTAMP_REWRITE_MAP_OUTPUT): an I/O error reading a mapping back is a
+ * SIGBUS, which a library must not spring on its caller. */
+START_TEST(output_mapped_on_request)
+{
+	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+	pdfstamp_doc *in, *out;
+	int tmpfile_works, fd, ask;
+
+	fd = open(dir, O_TMPFILE | O_RDWR, 0600);
+	tmpfile_works = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	encrypt_plain();
+	for (ask = 0; ask <= 1; ask++) {
+		in = open_doc(enc1, O1);
+		rw_opts(&o, enc2, U2, O2);
+		o.flags = ask ? PDFSTAMP_REWRITE_MAP_OUTPUT : 0;
+		shared_ro_maps = 0;
+		ck_assert_int_eq(pdfstamp_rotate(in, &o, NULL), 0);
+		ck_assert_msg(shared_ro_maps == (ask && tmpfile_works), "asked %d, O_TMPFILE %d: %d mappings", ask,
+		              tmpfile_works, shared_ro_maps);
+		out = open_doc(enc2, O2);
+		ck_assert_int_eq(same_content(in, out), 9);
+		pdfstamp_doc_close(out);
+		pdfstamp_doc_close(in);
+		ck_assert_int_eq(unlink(enc2), 0);
+	}
+}
+END_TEST
+
 START_TEST(rotate_permissions)
 {
 	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
@@ -553,6 +602,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, encrypt_plaintext);
 	tcase_add_test(tc, self_check_sees_damage);
 	tcase_add_test(tc, rotate_new_passwords);
+	tcase_add_test(tc, output_mapped_on_request);
 	tcase_add_test(tc, rotate_permissions);
 	tcase_add_test(tc, rotate_needs_owner);
 	tcase_add_test(tc, rotate_object_streams);
