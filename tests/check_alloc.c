@@ -39,7 +39,7 @@
  *     only if the written file opens and pdfstamp_verify accepts it.
  * Each N runs in its own child so that one crash does not hide the others;
  * the test fails with the list of misbehaving N (first few in detail).
- * About 30 s for the whole suite (also under --enable-sanitizers).
+ * About 45 s for the whole suite (also under --enable-sanitizers).
  *
  * Debugging one case:
  *   CHECK_ALLOC_ONLY=stamp-o CHECK_ALLOC_N=123 CHECK_ALLOC_TRACE=45 \
@@ -66,6 +66,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "pdfstamp.h"
 
@@ -533,6 +534,75 @@ static int op_stamp_in_place(struct sc *s, pdfstamp_doc *doc)
 	return op_stamp(s, doc, PDFSTAMP_WRITE_IN_PLACE);
 }
 
+/* Text no WinAnsi font holds, so a font file is subset and embedded
+ * (font.c, fontpdf.c). */
+static int op_stamp_font(struct sc *s, pdfstamp_doc *doc)
+{
+	struct pdfstamp_stamp_opts o = PDFSTAMP_STAMP_OPTS_INIT;
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	int rc;
+
+	o.text = "\xce\x95\xce\xbb\xce\xad\xce\xb3\xcf\x87\xce\xb8\xce\xb7\xce\xba\xce\xb5 \xd0\x9f\xd1\x80\xd0\xbe"
+	         "\xd0\xb2\xd0\xb5\xd1\x80\xd0\xb5\xd0\xbd\xd0\xbe";   /* Greek and Cyrillic */
+	o.font = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf";
+	o.date = "2024-05-06T07:08:09+02:00";
+	w.output = s->out;
+	rc = pdfstamp_stamp(doc, &o, &w, &res);
+	pdfstamp_result_clear(&res);
+	return rc;
+}
+
+/* A PNG chunk of type T and N bytes at D, appended at P; returns the end. */
+static uint8_t *png_chunk(uint8_t *p, const char *t, const uint8_t *d, size_t n)
+{
+	uLong crc;
+	int i;
+
+	for (i = 3; i >= 0; i--)
+		*p++ = (uint8_t)(n >> (8 * i));
+	memcpy(p, t, 4);
+	memcpy(p + 4, d, n);
+	crc = crc32(crc32(0, NULL, 0), p, (uInt)(n + 4));
+	p += n + 4;
+	for (i = 3; i >= 0; i--)
+		*p++ = (uint8_t)(crc >> (8 * i));
+	return p;
+}
+
+/* A 16 x 16 RGBA PNG (alpha: a soft mask, image.c) drawn in the stamp.
+ * Built in static storage with zlib's own allocator, so that the test's
+ * counted allocations are the library's alone. */
+static int op_stamp_image(struct sc *s, pdfstamp_doc *doc)
+{
+	static const uint8_t ihdr[13] = {0, 0, 0, 16, 0, 0, 0, 16, 8, 6, 0, 0, 0};
+	static uint8_t raw[16 * 65], z[2048], png[4096];
+	struct pdfstamp_stamp_opts o = PDFSTAMP_STAMP_OPTS_INIT;
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	uLongf zlen = sizeof z;
+	uint8_t *p = png;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof raw; i++)
+		raw[i] = i % 65 == 0 ? 0 : (uint8_t)(i * 7);
+	if (compress(z, &zlen, raw, sizeof raw) != Z_OK)
+		return -1;
+	memcpy(p, "\x89PNG\r\n\x1a\n", 8);
+	p = png_chunk(p + 8, "IHDR", ihdr, sizeof ihdr);
+	p = png_chunk(p, "IDAT", z, zlen);
+	p = png_chunk(p, "IEND", NULL, 0);
+	o.text = "APPROVED";
+	o.image_data = png;
+	o.image_len = (size_t)(p - png);
+	o.date = "2024-05-06T07:08:09+02:00";
+	w.output = s->out;
+	rc = pdfstamp_stamp(doc, &o, &w, &res);
+	pdfstamp_result_clear(&res);
+	return rc;
+}
+
 static int op_meta(struct sc *s, pdfstamp_doc *doc)
 {
 	static const struct pdfstamp_meta_item items[] = {
@@ -614,6 +684,8 @@ static const struct scenario scenarios[] = {
 	{ "stamp-o", "r6-table.pdf", PW_USER, 0, 1, 0, 0, op_stamp_o },
 	{ "stamp-o-objstm", "r6-objstm.pdf", PW_OWNER, 0, 1, 0, 0, op_stamp_o },
 	{ "stamp-in-place", "r6-objstm.pdf", PW_USER, PDFSTAMP_OPEN_WRITE, 0, 1, 0, op_stamp_in_place },
+	{ "stamp-font", "r6-table.pdf", PW_USER, 0, 1, 0, 0, op_stamp_font },
+	{ "stamp-image", "r6-objstm.pdf", PW_USER, 0, 1, 0, 0, op_stamp_image },
 	{ "meta-xmp", "r6-objstm.pdf", PW_USER, 0, 1, 0, 0, op_meta },
 	{ "meta-xmp-new", "r6-table.pdf", PW_OWNER, 0, 1, 0, 0, op_meta },
 	{ "rotate-jobs1", "r6-objstm.pdf", PW_OWNER, 0, 1, 0, 1, op_rotate1 },
