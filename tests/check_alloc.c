@@ -562,7 +562,8 @@ static uint8_t *png_chunk(uint8_t *p, const char *t, const uint8_t *d, size_t n)
 	for (i = 3; i >= 0; i--)
 		*p++ = (uint8_t)(n >> (8 * i));
 	memcpy(p, t, 4);
-	memcpy(p + 4, d, n);
+	if (n)
+		memcpy(p + 4, d, n);
 	crc = crc32(crc32(0, NULL, 0), p, (uInt)(n + 4));
 	p += n + 4;
 	for (i = 3; i >= 0; i--)
