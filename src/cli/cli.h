@@ -403,6 +403,13 @@ extern const char cli_write_help[];
  * password options included), records it in RUN and returns 0 (or
  * CLI_EXIT_USAGE with a message); returns -1 if OPT is not one of them. */
 int cli_run_option(struct cli_run *run, int opt, const char *arg);
+/* The end of every command's getopt loop (after its own options and -h):
+ * a getopt failure ('?' or ':') is reported by cli_bad_option for CMD, any
+ * other OPT goes to cli_run_option (one it does not know either is an
+ * internal error: CLI_EXIT_IO).  ARGV and OPTS as given to getopt_long.
+ * 0 to go on, else the exit status. */
+int cli_common_option(struct cli_run *run, const char *cmd, int opt, char **argv,
+                      const struct option *opts);
 /* The members of an incremental update's --json success line after
  * "output": base_length, xref_offset, bytes_appended, objects. */
 void cli_json_update(struct cli_json *j, const struct pdfstamp_result *res);

@@ -291,16 +291,8 @@ int cmd_audit(int argc, char **argv)
 		case 'h':
 			help();
 			return cli_finish_stdout(CLI_EXIT_OK);
-		case ':':
-		case '?':
-			return cli_bad_option("audit", opt, argv[optind - 1], optopt, opts);
 		default:
-			rc = cli_run_option(&o, opt, optarg);
-			if (rc < 0) {
-				cli_error(NULL, "internal error: option %d", opt);
-				return CLI_EXIT_IO;
-			}
-			if (rc != 0)
+			if ((rc = cli_common_option(&o, "audit", opt, argv, opts)) != 0)
 				return rc;
 			break;
 		}

@@ -263,16 +263,8 @@ int cmd_dss(int argc, char **argv)
 			free(a.inputs);
 			free(a.bufs);
 			return rc;
-		case ':':
-		case '?':
-			rc = cli_bad_option("dss", opt, argv[optind - 1], optopt, opts);
-			break;
 		default:
-			rc = cli_run_option(&w, opt, optarg);
-			if (rc < 0) {
-				cli_error(NULL, "internal error: option %d", opt);
-				rc = CLI_EXIT_IO;
-			}
+			rc = cli_common_option(&w, "dss", opt, argv, opts);
 			break;
 		}
 	}

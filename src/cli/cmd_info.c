@@ -402,18 +402,9 @@ int cmd_info(int argc, char **argv)
 		case 'h':
 			help();
 			return cli_finish_stdout(CLI_EXIT_OK);
-		case ':':
-		case '?':
-			return cli_bad_option("info", opt, argv[optind - 1],
-			                      optopt, opts);
 		default:
-			rc = cli_run_option(&o, opt, optarg);
-			if (rc > 0)
+			if ((rc = cli_common_option(&o, "info", opt, argv, opts)) != 0)
 				return rc;
-			if (rc < 0) {
-				cli_error(NULL, "internal error: option %d", opt);
-				return CLI_EXIT_IO;
-			}
 			break;
 		}
 	}

@@ -178,16 +178,8 @@ int cmd_meta(int argc, char **argv)
 			rc = cli_finish_stdout(CLI_EXIT_OK);
 			free(m.items);
 			return rc;
-		case ':':
-		case '?':
-			rc = cli_bad_option("meta", opt, argv[optind - 1], optopt, opts);
-			break;
 		default:
-			rc = cli_run_option(&w, opt, optarg);
-			if (rc < 0) {
-				cli_error(NULL, "internal error: option %d", opt);
-				rc = CLI_EXIT_IO;
-			}
+			rc = cli_common_option(&w, "meta", opt, argv, opts);
 			break;
 		}
 	}

@@ -439,15 +439,8 @@ static int run_cmd(struct rewrite_cmd *c, int argc, char **argv)
 		case 'h':
 			help(c);
 			return cli_finish_stdout(CLI_EXIT_OK);
-		case ':':
-		case '?':
-			return cli_bad_option(c->name, opt, argv[optind - 1], optopt, opts);
 		default:
-			rc = cli_run_option(&c->w, opt, optarg);
-			if (rc < 0) {
-				cli_error(NULL, "internal error: option %d", opt);
-				return CLI_EXIT_IO;
-			}
+			rc = cli_common_option(&c->w, c->name, opt, argv, opts);
 			break;
 		}
 		if (rc != 0)

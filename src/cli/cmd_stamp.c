@@ -385,15 +385,8 @@ int cmd_stamp(int argc, char **argv)
 		case 'h':
 			help();
 			return cli_finish_stdout(CLI_EXIT_OK);
-		case ':':
-		case '?':
-			return cli_bad_option("stamp", opt, argv[optind - 1], optopt, opts);
 		default:
-			rc = cli_run_option(&w, opt, optarg);
-			if (rc < 0) {
-				cli_error(NULL, "internal error: option %d", opt);
-				return CLI_EXIT_IO;
-			}
+			rc = cli_common_option(&w, "stamp", opt, argv, opts);
 			break;
 		}
 		if (rc != 0)

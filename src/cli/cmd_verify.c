@@ -179,16 +179,8 @@ int cmd_verify(int argc, char **argv)
 		case 'h':
 			help();
 			return cli_finish_stdout(CLI_EXIT_OK);
-		case ':':
-		case '?':
-			return cli_bad_option("verify", opt, argv[optind - 1], optopt, opts);
 		default:
-			rc = cli_run_option(&o, opt, optarg);
-			if (rc < 0) {
-				cli_error(NULL, "internal error: option %d", opt);
-				return CLI_EXIT_IO;
-			}
-			if (rc != 0)
+			if ((rc = cli_common_option(&o, "verify", opt, argv, opts)) != 0)
 				return rc;
 			break;
 		}

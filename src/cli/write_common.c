@@ -165,6 +165,20 @@ int cli_utf8_valid(const char *s)
 
 /* ---- options ---------------------------------------------------------------- */
 
+int cli_common_option(struct cli_run *run, const char *cmd, int opt, char **argv,
+                      const struct option *opts)
+{
+	int rc;
+
+	if (opt == ':' || opt == '?')
+		return cli_bad_option(cmd, opt, argv[optind - 1], optopt, opts);
+	if ((rc = cli_run_option(run, opt, optarg)) < 0) {
+		cli_error(NULL, "internal error: option %d", opt);
+		return CLI_EXIT_IO;
+	}
+	return rc;
+}
+
 int cli_run_option(struct cli_run *w, int opt, const char *arg)
 {
 	switch (opt) {
