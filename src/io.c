@@ -148,6 +148,13 @@ int ps_fault(const char *point)
 		raise(SIGKILL);
 	return 1;
 }
+
+int ps_fault_corrupt(const char *point)
+{
+	const char *f = getenv("PDFSTAMP_FAULT");
+
+	return f && strncmp(f, "corrupt:", 8) == 0 && strcmp(f + 8, point) == 0;
+}
 #endif /* PDFSTAMP_FAULT_INJECTION */
 
 /* ---- reading ----------------------------------------------------------------- */

@@ -113,11 +113,21 @@ void ps_outfile_free(ps_outfile *of);
  * before-rename, after-journal, after-write, after-fsync (phases).
  * Returns 1 if the step must fail.  Compiled only with configure
  * --enable-fault-injection (PDFSTAMP_FAULT_INJECTION in config.h); other
- * builds get a constant 0 and ignore the variable. */
+ * builds get a constant 0 and ignore the variable.
+ * ps_fault_corrupt: 1 when PDFSTAMP_FAULT is "corrupt:POINT" -- the
+ * caller then damages its data there, to show that a check catches it
+ * (POINT plaintext: the rewrite's stream plaintext after it was summed,
+ * rwcheck.c note 8).  Not a step: never traced, never swept. */
 #ifdef PDFSTAMP_FAULT_INJECTION
 int ps_fault(const char *point);
+int ps_fault_corrupt(const char *point);
 #else
 static inline int ps_fault(const char *point)
+{
+	(void)point;
+	return 0;
+}
+static inline int ps_fault_corrupt(const char *point)
 {
 	(void)point;
 	return 0;

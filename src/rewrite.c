@@ -121,6 +121,16 @@
  *     those objects one at a time and lets each go before the next
  *     (write_batch).  An object whose header would exceed what a reader
  *     takes (PS_OBJ_MAX, input.h) is refused by name.
+ * 12. The plaintext is summed.  Just before the engine encrypts a stream
+ *     (run_batch, careful_job), the sum of its plaintext (rwcheck.c
+ *     ps_rewrite_sum) goes with the job into its row of rw->offs; the
+ *     self-check then requires every stream of the output to decrypt to
+ *     bytes of that sum, and every summed stream to be there (rwcheck.c
+ *     note 8).  Without it a stream whose middle blocks went wrong here
+ *     would pass the self-check (CBC: its padding would still be sound)
+ *     and replace the target.  A test build shows it with
+ *     PDFSTAMP_FAULT=corrupt:plaintext (io.h), which flips a bit of each
+ *     stream's plaintext after it was summed.
  */
 #include "config.h"
 
@@ -178,6 +188,8 @@ struct rw_job {
 	int plaintext;         /* pay holds plaintext waiting for the batch encryption */
 	int reenc;             /* in place: old ciphertext to plaintext, batched (reenc_all) */
 	int encrypt;           /* data waits for the batch's multi-lane encryption */
+	int summed;            /* SUM is its stream's plaintext's (note 12) */
+	uint64_t sum;
 	ps_sec_job job;
 	ps_buf out;            /* serialised result */
 };
@@ -390,6 +402,20 @@ static int finish(ps_ctx *wctx, struct rw_job *j)
 	return 0;
 }
 
+/* Note 12: the sum of J's stream plaintext, its job's bytes less their
+ * PKCS#7 padding (ISO 32000-2 7.6.3.1), taken just before the engine
+ * encrypts them; the self-check's decryption of the output must match. */
+static void sum_job(struct rw_job *j)
+{
+	const ps_sec_job *s = &j->job;
+	size_t pad = s->len ? s->buf[s->len - 1] : 0;
+
+	j->sum = ps_rewrite_sum(s->buf, pad <= s->len ? s->len - pad : 0);
+	j->summed = 1;
+	if (ps_fault_corrupt("plaintext") && s->len > 16)
+		s->buf[0] ^= 1; /* a test build's way to show the self-check catching it */
+}
+
 /* A batch: each object prepared and its header serialised in one go
  * (note 11: its tree, from AR, is gone before the next is parsed), then
  * all its streams encrypted in one call to the multi-lane engine
@@ -431,8 +457,10 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, ps_arena *ar, struct rw_batch 
 		rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if (rc == 0) {
 		for (i = 0; i < b->n; i++)
-			if (b->jobs[i].plaintext)
+			if (b->jobs[i].plaintext) {
+				sum_job(&b->jobs[i]);
 				jobs[n++] = b->jobs[i].job;
+			}
 		t0 = cpu_seconds();
 		rc = ps_sec_run_batch(wctx, rw->nsec, jobs, n);
 		for (i = 0; i < b->n && rc == 0; i++)
@@ -528,10 +556,17 @@ static void batch_free(struct rw_batch *b)
 
 /* ---- the writer ---------------------------------------------------------------- */
 
-/* Object NUM starts at the current output offset (rwxref.c note 1). */
-static int record_off(struct rw *rw, uint32_t num, uint16_t gen)
+/* Object NUM starts at the current output offset (rwxref.c note 1); J,
+ * if not NULL, its job (the sum of its stream's plaintext: note 12). */
+static int record_off(struct rw *rw, uint32_t num, uint16_t gen, const struct rw_job *j)
 {
-	return ps_rwoffs_add(rw->ctx, &rw->offs, num, gen, rw->w.off);
+	int rc = ps_rwoffs_add(rw->ctx, &rw->offs, num, gen, rw->w.off);
+
+	if (rc == 0 && j && j->summed) {
+		rw->offs.v[rw->offs.n - 1].summed = 1;
+		rw->offs.v[rw->offs.n - 1].sum = j->sum;
+	}
+	return rc;
 }
 
 static void job_clear(struct rw_job *j);
@@ -550,6 +585,8 @@ static int careful_job(struct rw *rw, struct rw_job *j)
 	    (rc = reenc_all(rw, rw->ctx, j, 1, &t)) < 0)
 		return rc;
 	tally_add(rw, &t);
+	if (j->plaintext)
+		sum_job(j);
 	if (j->plaintext && (rc = ps_sec_run_batch(rw->ctx, rw->nsec, &j->job, 1)) < 0)
 		return rc;
 	j->plaintext = 0;
@@ -568,7 +605,7 @@ static int write_batch(struct rw *rw, struct rw_batch *b)
 		int careful = j->careful; /* careful_job starts the job afresh */
 		if (careful && (rc = careful_job(rw, j)) < 0)
 			return rc;
-		if ((rc = record_off(rw, j->num, j->gen)) < 0 ||
+		if ((rc = record_off(rw, j->num, j->gen, j)) < 0 ||
 		    (rc = ps_wstream_put_ref(&rw->w, j->out.data, j->out.len)) < 0)
 			return rc;
 		if (j->pay && ((rc = ps_wstream_put_ref(&rw->w, j->pay, j->paylen)) < 0 ||
@@ -852,7 +889,7 @@ static int encrypt_dict(struct rw *rw, uint32_t num)
 
 	if ((rc = ps_sec_write_dict(rw->ctx, rw->nsec, &d)) < 0)
 		return rc;
-	if ((rc = record_off(rw, num, 0)) < 0)
+	if ((rc = record_off(rw, num, 0, NULL)) < 0)
 		goto out;
 	ps_buf_printf(&b, "%u 0 obj\n", num);
 	ps_serialize(&b, d);
@@ -892,6 +929,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	char ver[16], hdr[64];
 	uint32_t num, enc_num, root_num = 0, maxnum = 0;
 	int stream_form = 0, rc, i, started = 0;
+	size_t nsorted = 0;
 	double t0 = clock_seconds(CLOCK_MONOTONIC);
 	const char *target = o->output ? o->output : doc->path;
 	int to_fd = (o->flags & PDFSTAMP_WRITE_TO_FD) != 0; /* version >= 2: checked by the callers */
@@ -997,6 +1035,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 			goto out;
 	if ((rc = ps_rwoffs_sort(ctx, &rw.offs)) < 0 || (rc = encrypt_dict(&rw, enc_num)) < 0)
 		goto out;
+	nsorted = rw.offs.n; /* the new /Encrypt, the highest number yet, came last */
 	/* The xref form: a stream when members of object streams are carried
 	 * over, or when an offset would not fit a classic table's ten digits
 	 * (every object lies below the xref, so its offset is the largest). */
@@ -1011,7 +1050,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	                           rw.of.unnamed && (o->flags & PDFSTAMP_REWRITE_MAP_OUTPUT),
 	                           o->owner_password ? o->owner_password : "",
 	                           o->owner_len, rw.dropped, rw.ndropped, enc_num,
-	                           rw.nthreads ? rw.nthreads : 1)) < 0)
+	                           rw.nthreads ? rw.nthreads : 1, rw.offs.v, nsorted)) < 0)
 		goto out;
 	if ((rc = to_fd ? ps_outfile_copy_out(ctx, &rw.of, o->output_fd) : ps_outfile_commit(ctx, &rw.of, doc->mode)) < 0)
 		goto out;

@@ -15,7 +15,9 @@
 typedef struct ps_rwoff {
 	uint32_t num;
 	uint16_t gen;
+	uint8_t summed;           /* its stream data was encrypted: SUM is its plaintext's */
 	int64_t off;
+	uint64_t sum;             /* ps_rewrite_sum of the stream's plaintext (rwcheck.c note 8) */
 } ps_rwoff;
 /* One row per object written, in file order, then sorted by number. */
 typedef struct ps_rwoffs {
@@ -25,7 +27,8 @@ typedef struct ps_rwoffs {
 /* Room for CAP rows (never more: note 1).  0 or PDFSTAMP_E_NOMEM. */
 int ps_rwoffs_init(ps_ctx *ctx, ps_rwoffs *t, size_t cap);
 void ps_rwoffs_free(ps_rwoffs *t);
-/* Object NUM starts at output offset OFF; PDFSTAMP_E_INTERNAL if T is full. */
+/* Object NUM starts at output offset OFF (not summed); PDFSTAMP_E_INTERNAL
+ * if T is full. */
 int ps_rwoffs_add(ps_ctx *ctx, ps_rwoffs *t, uint32_t num, uint16_t gen, int64_t off);
 /* Sorts T by number; PDFSTAMP_E_INTERNAL if an object was written twice. */
 int ps_rwoffs_sort(ps_ctx *ctx, ps_rwoffs *t);
@@ -55,9 +58,15 @@ int ps_rewrite_is_dropped(const uint32_t *dropped, size_t n, uint32_t num);
  * /Encrypt) and its own xref stream, its page tree the input's.  0, or
  * PDFSTAMP_E_FORMAT if the input is damaged, else PDFSTAMP_E_INTERNAL
  * (rwcheck.c note 2).  MAP: PATH may be mapped (nobody else can shorten
- * it: input.c note 4). */
+ * it: input.c note 4).  SUMS (NSUMS rows sorted by number, or NULL): the
+ * objects written, each stream whose data was encrypted with the sum of
+ * its plaintext, which the output's must match (note 8). */
 int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, size_t owner_len,
-                     const uint32_t *dropped, size_t ndropped, uint32_t enc_num, int jobs);
+                     const uint32_t *dropped, size_t ndropped, uint32_t enc_num, int jobs,
+                     const ps_rwoff *sums, size_t nsums);
+/* A 64-bit checksum of N bytes at P (rwcheck.c note 8): not cryptographic,
+ * for catching the rewrite's own mistakes, ~10 GB/s. */
+uint64_t ps_rewrite_sum(const uint8_t *p, size_t n);
 
 /* ---- rwcheck.c: the sequential reader (rwcheck.c note 4) ------------------------ */
 

@@ -12,7 +12,8 @@
  *       a. the new owner password opens it, as the owner (Algorithm 2.A,
  *          ISO 32000-2 7.6.4.3.3);
  *       b. pdfstamp_verify: every object parses and decrypts, every
- *          stream's padding is sound (verify.c);
+ *          stream's padding is sound (verify.c), and every stream
+ *          decrypts to the bytes the rewrite encrypted (note 8);
  *       c. it has one cross-reference section, whose live object numbers
  *          are exactly the input's, less its /Encrypt and what the rewrite
  *          drops (the chain's xref streams, the linearization dictionary),
@@ -87,6 +88,21 @@
  *     caller's callback one at a time.  Each thread decrypts into one
  *     secret buffer of its own for the whole pass, wiped after every
  *     batch (not freed: a fresh one per batch cost page faults).
+ *  8. What the data decrypts to.  CBC has no integrity check: a stream
+ *     whose middle blocks the rewrite got wrong (a plaintext not wholly
+ *     decrypted, a lane that chained from the wrong block) still decrypts,
+ *     and its padding, which depends only on the last two blocks, is
+ *     sound; checks a-d would pass and the target would be replaced by it.
+ *     So the rewrite sums each stream's plaintext just before the engine
+ *     encrypts it (rewrite.c note 12; the rows SUMS), and here every
+ *     stream the output's handler decrypts must give the same sum, and
+ *     every summed stream must be met: else PDFSTAMP_E_INTERNAL.  The sum
+ *     (ps_rewrite_sum) is not cryptographic -- it catches our mistakes, not
+ *     an attacker's, who has no hand in either side -- but any change of
+ *     one 8-byte word is always seen (each step, and the lanes' final
+ *     combination, is a bijection of the lane's state), and the length
+ *     is in it.  It runs on data the
+ *     decryption has just left in the cache, at ~10 GB/s.
  *  State: none is kept; the output document is opened and closed here.
  */
 #include "config.h"
@@ -102,6 +118,58 @@
 #define SEG_TARGET ((size_t)4 << 20)
 #define SEG_MAX ((size_t)64 << 20)
 #define SEG_BUF (SEG_TARGET + 1)        /* note 6: a pooled buffer (the reader adds a terminator) */
+
+/* ---- note 8: the plaintext's sum ---------------------------------------------------- */
+
+#define SUM_K1 0x9e3779b97f4a7c15ull   /* odd constants: multiplying by them is a bijection */
+#define SUM_K2 0xc2b2ae3d27d4eb4full
+#define SUM_K3 0x165667b19e3779f9ull
+
+static uint64_t rotl64(uint64_t x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+/* One step of a lane: a bijection of V for each word X. */
+static uint64_t sum_step(uint64_t v, uint64_t x)
+{
+	return rotl64(v + x * SUM_K2, 31) * SUM_K1;
+}
+
+static uint64_t load64(const uint8_t *p)
+{
+	uint64_t x;
+
+	memcpy(&x, p, 8);
+	return x;   /* host order: both sides run on this host */
+}
+
+uint64_t ps_rewrite_sum(const uint8_t *p, size_t n)
+{
+	uint64_t v[4] = {SUM_K1, SUM_K2, SUM_K3, 0}, h, last = 0;
+	size_t i = 0;
+	int l;
+
+	for (; n - i >= 32; i += 32) { /* four independent lanes */
+		v[0] = sum_step(v[0], load64(p + i));
+		v[1] = sum_step(v[1], load64(p + i + 8));
+		v[2] = sum_step(v[2], load64(p + i + 16));
+		v[3] = sum_step(v[3], load64(p + i + 24));
+	}
+	for (; n - i >= 8; i += 8)
+		v[0] = sum_step(v[0], load64(p + i));
+	if (i < n) {
+		memcpy(&last, p + i, n - i);
+		v[1] = sum_step(v[1], last);
+	}
+	h = (uint64_t)n * SUM_K3;
+	for (l = 0; l < 4; l++)
+		h = rotl64(h ^ sum_step(0, v[l]), 27) * SUM_K1 + SUM_K2;
+	h ^= h >> 33;
+	h *= SUM_K2;
+	h ^= h >> 29;
+	return h;
+}
 
 /* ---- the sequential reader (notes 4, 5) --------------------------------------------- */
 
@@ -606,11 +674,15 @@ struct chk_batch {
 	int state;            /* 0 queued, 1 taken, 2 done */
 	int rc;               /* the first fault's code, at item FAIL */
 	size_t fail;
+	size_t summed;        /* streams whose sums matched (note 8) */
 	char err[256];
 };
 
 struct chk {
 	ps_doc *v;
+	const ps_rwoff *sums;         /* note 8: sorted by number, or NULL */
+	size_t nsums;
+	size_t met;                   /* sums matched, of the batches taken */
 	pthread_mutex_t mu, wmu;
 	pthread_cond_t cv;
 	struct chk_batch **win;       /* ring, in file order */
@@ -630,6 +702,31 @@ static void chk_warn(void *ud, const char *msg)
 	pthread_mutex_unlock(&c->wmu);
 }
 
+/* Note 8: P (N bytes) is what object NUM's stream decrypts to in the
+ * output; it must be what the rewrite summed.  Counts it in *MET. */
+static int sum_check(ps_ctx *ctx, const struct chk *c, uint32_t num, const uint8_t *p, size_t n, size_t *met)
+{
+	size_t lo = 0, hi = c->nsums;
+
+	if (!c->sums)
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->sums[mid].num < num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->nsums || c->sums[lo].num != num || !c->sums[lo].summed)
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u has encrypted stream data that the "
+		              "rewrite did not encrypt", num);
+	if (ps_rewrite_sum(p, n) != c->sums[lo].sum)
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the stream of object %u decrypts to other "
+		              "bytes than the rewrite encrypted", num);
+	(*met)++;
+	return 0;
+}
+
 /* Parses and decrypts B's objects (any thread, its own CTX) into PLAIN,
  * the thread's secret buffer, kept from batch to batch (its pages stay
  * mapped: no growing and page faults per batch); each stream's plaintext
@@ -637,8 +734,9 @@ static void chk_warn(void *ud, const char *msg)
  * what is wiped at its end (sec.c wipes what a failure leaves past len).
  * Each object comes from the thread's arena AR and is freed before AR is
  * reset for the next (obj.c note 9): one object's worth of it is used. */
-static void chk_run(ps_ctx *ctx, ps_doc *v, struct chk_batch *b, ps_buf *plain, ps_arena *ar)
+static void chk_run(const struct chk *c, ps_ctx *ctx, struct chk_batch *b, ps_buf *plain, ps_arena *ar)
 {
+	ps_doc *v = c->v;
 	size_t i, used = 0;
 	int rc = 0;
 
@@ -656,9 +754,12 @@ static void chk_run(ps_ctx *ctx, ps_doc *v, struct chk_batch *b, ps_buf *plain, 
 		}
 		if (v->encrypted && !(o->kind == PS_STREAM && e->xs))
 			rc = ps_sec_convert_strings(ctx, v->sec, NULL, e->so.num, e->gen, o, NULL);
-		if (rc == 0 && o->kind == PS_STREAM && v->encrypted && !e->xs && ps_sec_stream_encrypted(v->sec, o) &&
-		    (rc = ps_sec_decrypt_stream(ctx, v->sec, o, e->so.num, e->gen, data, len, plain)) < 0)
-			rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u", e->so.num);
+		if (rc == 0 && o->kind == PS_STREAM && v->encrypted && !e->xs && ps_sec_stream_encrypted(v->sec, o)) {
+			if ((rc = ps_sec_decrypt_stream(ctx, v->sec, o, e->so.num, e->gen, data, len, plain)) < 0)
+				rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u", e->so.num);
+			else
+				rc = sum_check(ctx, c, e->so.num, plain->data, plain->len, &b->summed);
+		}
 		if (plain->len > used)
 			used = plain->len;
 		plain->len = 0;
@@ -704,7 +805,7 @@ static void *chk_worker(void *arg)
 		}
 		b->state = 1;
 		pthread_mutex_unlock(&c->mu);
-		chk_run(wctx, c->v, b, &plain, ar);
+		chk_run(c, wctx, b, &plain, ar);
 		pthread_mutex_lock(&c->mu);
 		b->state = 2;
 		pthread_cond_broadcast(&c->cv);
@@ -750,7 +851,7 @@ static int chk_take(struct chk *c, ps_buf *plain, ps_arena *ar)
 		}
 		q->state = 1;
 		pthread_mutex_unlock(&c->mu);
-		chk_run(v->ctx, v, q, plain, ar);
+		chk_run(c, v->ctx, q, plain, ar);
 		pthread_mutex_lock(&c->mu);
 		q->state = 2;
 		pthread_cond_broadcast(&c->cv);
@@ -763,12 +864,16 @@ static int chk_take(struct chk *c, ps_buf *plain, ps_arena *ar)
 			rc = ps_err(v->ctx, b->rc, "%s", b->err);
 		} else if (b->it[i].careful) { /* the careful way, as pdfstamp_verify */
 			ps_obj *o = NULL;
-			if ((rc = ps_doc_load(v, b->it[i].so.num, &o)) == 0 && o && o->kind == PS_STREAM)
-				rc = ps_doc_stream_data(v, b->it[i].so.num, o, 0, plain);
+			uint32_t num = b->it[i].so.num;
+			if ((rc = ps_doc_load(v, num, &o)) == 0 && o && o->kind == PS_STREAM &&
+			    (rc = ps_doc_stream_data(v, num, o, 0, plain)) == 0 && v->encrypted && !b->it[i].xs &&
+			    ps_sec_stream_encrypted(v->sec, o))
+				rc = sum_check(v->ctx, c, num, plain->data, plain->len, &b->summed);
 			ps_buf_reset(plain); /* wipes the plaintext (a secret buffer) */
 			ps_obj_free(o);
 		}
 	}
+	c->met += b->summed;
 	chk_free(b);
 	return rc;
 }
@@ -776,7 +881,7 @@ static int chk_take(struct chk *c, ps_buf *plain, ps_arena *ar)
 /* Note 4: one pass over the output V (note 7: on JOBS threads): 0 when
  * every object in use parses and decrypts, else the first failure (a
  * fault; NOMEM is not one). */
-static int check_objects(ps_doc *v, int jobs)
+static int check_objects(ps_doc *v, int jobs, const ps_rwoff *sums, size_t nsums)
 {
 	ps_ctx *ctx = v->ctx;
 	struct chk c;
@@ -795,6 +900,8 @@ static int check_objects(ps_doc *v, int jobs)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Perms does not match /P and /EncryptMetadata");
 	memset(&c, 0, sizeof c);
 	c.v = v;
+	c.sums = sums;
+	c.nsums = nsums;
 	if ((rc = ps_seq_open(&r, v, NULL, NULL)) < 0) {
 		ps_seq_close(&r);
 		return rc;
@@ -882,6 +989,14 @@ static int check_objects(ps_doc *v, int jobs)
 		if (rc < 0)
 			goto out;
 	}
+	if (sums) { /* note 8: every stream the rewrite encrypted, met */
+		size_t want = 0, k;
+		for (k = 0; k < nsums; k++)
+			want += sums[k].summed;
+		if (c.met != want)
+			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: %zu of the %zu streams the rewrite encrypted "
+			            "are not encrypted in the output", want - c.met, want);
+	}
 out:
 	ps_seq_close(&r);
 	ps_buf_free(&plain);
@@ -890,7 +1005,8 @@ out:
 }
 
 int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, size_t owner_len,
-                     const uint32_t *dropped, size_t ndropped, uint32_t enc_num, int jobs)
+                     const uint32_t *dropped, size_t ndropped, uint32_t enc_num, int jobs,
+                     const ps_rwoff *sums, size_t nsums)
 {
 	ps_ctx *ctx = doc->ctx;
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT, in = PDFSTAMP_VERIFY_REPORT_INIT;
@@ -901,7 +1017,7 @@ int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, 
 	if ((rc = ps_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER | (map ? PS_OPEN_MAP : 0))) == 0 &&
 	    (rc = ps_xref_load_all(v)) == 0 &&
 	    (rc = pdfstamp_doc_auth(v, owner, owner_len, 0)) == 0 &&
-	    (rc = check_objects(v, jobs)) < 0 && rc != PDFSTAMP_E_NOMEM) {
+	    (rc = check_objects(v, jobs, sums, nsums)) < 0 && rc != PDFSTAMP_E_NOMEM) {
 		/* note 4: a fault; pdfstamp_verify makes the report note 2 needs */
 		snprintf(why, sizeof why, "%s", ctx->errmsg);
 		if ((rc = pdfstamp_verify(v, &rep, NULL, NULL)) == 0)

@@ -54,6 +54,7 @@ int ps_rwoffs_add(ps_ctx *ctx, ps_rwoffs *t, uint32_t num, uint16_t gen, int64_t
 {
 	if (t->n == t->cap)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "more objects written than the input has");
+	memset(&t->v[t->n], 0, sizeof t->v[t->n]);
 	t->v[t->n].num = num;
 	t->v[t->n].gen = gen;
 	t->v[t->n].off = off;

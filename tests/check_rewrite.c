@@ -334,15 +334,125 @@ START_TEST(self_check_sees_damage)
 	free(p);
 	ps_obj_free(o);
 	for (map = 0; map <= 1; map++) {
-		ck_assert_msg(ps_rewrite_check(in, enc1, map, O1, strlen(O1), NULL, 0, enc, 2) == 0,
+		ck_assert_msg(ps_rewrite_check(in, enc1, map, O1, strlen(O1), NULL, 0, enc, 2, NULL, 0) == 0,
 		              "map %d: %s", map, pdfstamp_ctx_errmsg(ctx));
-		ck_assert_int_eq(ps_rewrite_check(in, bad, map, O1, strlen(O1), NULL, 0, enc, 2), PDFSTAMP_E_INTERNAL);
+		ck_assert_int_eq(ps_rewrite_check(in, bad, map, O1, strlen(O1), NULL, 0, enc, 2, NULL, 0), PDFSTAMP_E_INTERNAL);
 		ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "self-check") != NULL, "%s", pdfstamp_ctx_errmsg(ctx));
 		/* the wrong password does not pass either */
-		ck_assert_int_lt(ps_rewrite_check(in, enc1, map, U1 "x", strlen(U1) + 1, NULL, 0, enc, 1), 0);
+		ck_assert_int_lt(ps_rewrite_check(in, enc1, map, U1 "x", strlen(U1) + 1, NULL, 0, enc, 1, NULL, 0), 0);
 	}
 	pdfstamp_doc_close(out);
 	pdfstamp_doc_close(in);
+}
+END_TEST
+
+/* rwcheck.c note 8: CBC lets a stream whose first plaintext block is off
+ * (here: a bit of its IV flipped) decrypt with sound padding, so the
+ * checks without sums pass it; with the sums of what was encrypted (taken
+ * here from the good output) the self-check sees it, and a summed stream
+ * that the output does not have is seen too. */
+START_TEST(self_check_compares_plaintext)
+{
+	char bad[192];
+	pdfstamp_doc *in, *out;
+	ps_rwoff rows[64];
+	size_t nrows = 0, k, n;
+	ps_obj *o = NULL;
+	uint32_t enc, num;
+	uint8_t *p;
+	FILE *f;
+	int map, streams = 0;
+
+	encrypt_plain();
+	in = open_doc(plain, NULL);
+	ck_assert_int_eq(ps_xref_load_all(in), 0);
+	out = open_doc(enc1, O1);
+	enc = encrypt_num(out);
+	ck_assert_int_eq(ps_xref_load_all(out), 0);
+	for (num = ps_xref_next(out, 0); num; num = ps_xref_next(out, num)) {
+		ps_buf d = PS_BUF_INIT;
+		ck_assert_uint_lt(nrows, 64);
+		memset(&rows[nrows], 0, sizeof rows[nrows]);
+		rows[nrows].num = num;
+		ck_assert_int_eq(ps_doc_load(out, num, &o), 0);
+		if (num != enc && o && o->kind == PS_STREAM && ps_sec_stream_encrypted(out->sec, o)) {
+			ck_assert_int_eq(ps_doc_stream_data(out, num, o, 0, &d), 0);
+			rows[nrows].summed = 1;
+			rows[nrows].sum = ps_rewrite_sum(d.data, d.len);
+			streams++;
+		}
+		ps_buf_free(&d);
+		ps_obj_free(o);
+		nrows++;
+	}
+	ck_assert_int_ge(streams, 3);
+	ck_assert_int_eq(ps_doc_load(out, 8, &o), 0);
+	p = pg_slurp(enc1, &n);
+	p[o->u.stm.off + 3] ^= 0x01; /* the IV: the first plaintext block alone changes */
+	ps_obj_free(o);
+	snprintf(bad, sizeof bad, "%s/iv.pdf", dir);
+	ck_assert_ptr_nonnull(f = fopen(bad, "wb"));
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
+	free(p);
+	for (map = 0; map <= 1; map++) {
+		ck_assert_msg(ps_rewrite_check(in, enc1, map, O1, strlen(O1), NULL, 0, enc, 2, rows, nrows) == 0,
+		              "map %d: %s", map, pdfstamp_ctx_errmsg(ctx));
+		ck_assert_int_eq(ps_rewrite_check(in, bad, map, O1, strlen(O1), NULL, 0, enc, 2, NULL, 0), 0);
+		ck_assert_int_eq(ps_rewrite_check(in, bad, map, O1, strlen(O1), NULL, 0, enc, 2, rows, nrows),
+		                 PDFSTAMP_E_INTERNAL);
+		ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "object 8 decrypts to other bytes") != NULL, "%s",
+		              pdfstamp_ctx_errmsg(ctx));
+	}
+	for (k = 0; k < nrows && rows[k].num != 1; k++)
+		;
+	ck_assert_uint_lt(k, nrows);
+	rows[k].summed = 1; /* the catalog, which is no stream */
+	ck_assert_int_eq(ps_rewrite_check(in, enc1, 0, O1, strlen(O1), NULL, 0, enc, 2, rows, nrows),
+	                 PDFSTAMP_E_INTERNAL);
+	ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "1 of the") != NULL, "%s", pdfstamp_ctx_errmsg(ctx));
+	pdfstamp_doc_close(out);
+	pdfstamp_doc_close(in);
+}
+END_TEST
+
+/* ps_rewrite_sum sees any one changed word, and the length. */
+START_TEST(rewrite_sum_sees_changes)
+{
+	uint8_t b[203];
+	uint64_t h;
+	size_t i, n;
+	int bit;
+
+	for (i = 0; i < sizeof b; i++)
+		b[i] = (uint8_t)(i * 37 + 11);
+	for (n = 0; n <= sizeof b; n += n < 40 ? 1 : 27) {
+		h = ps_rewrite_sum(b, n);
+		ck_assert(ps_rewrite_sum(b, n) == h);
+		if (n < sizeof b)
+			ck_assert(ps_rewrite_sum(b, n + 1) != h);
+		for (i = 0; i < n; i++)
+			for (bit = 0; bit < 8; bit += 7) {
+				b[i] ^= (uint8_t)(1u << bit);
+				ck_assert_msg(ps_rewrite_sum(b, n) != h, "n %zu, byte %zu, bit %d", n, i, bit);
+				b[i] ^= (uint8_t)(1u << bit);
+			}
+	}
+	/* two words swapped within a lane, and between lanes */
+	h = ps_rewrite_sum(b, 128);
+	{
+		uint8_t t[8];
+		memcpy(t, b, 8);
+		memcpy(b, b + 32, 8);
+		memcpy(b + 32, t, 8);
+		ck_assert(ps_rewrite_sum(b, 128) != h);
+		memcpy(b + 32, b, 8);
+		memcpy(b, t, 8);
+		memcpy(t, b, 8);
+		memcpy(b, b + 8, 8);
+		memcpy(b + 8, t, 8);
+		ck_assert(ps_rewrite_sum(b, 128) != h);
+	}
 }
 END_TEST
 
@@ -603,6 +713,8 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, self_check_sees_damage);
 	tcase_add_test(tc, rotate_new_passwords);
 	tcase_add_test(tc, output_mapped_on_request);
+	tcase_add_test(tc, self_check_compares_plaintext);
+	tcase_add_test(tc, rewrite_sum_sees_changes);
 	tcase_add_test(tc, rotate_permissions);
 	tcase_add_test(tc, rotate_needs_owner);
 	tcase_add_test(tc, rotate_object_streams);

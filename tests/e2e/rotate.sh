@@ -592,6 +592,25 @@ done
 cp "$D/qpdf-r6-table.pdf" "$F/t.pdf"
 run env PDFSTAMP_FAULT=fail:nothing "$PDFSTAMP" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$F/t.pdf"
 check_status 0 "rotate -i with an unused fault name"
+# The self-check compares what each stream decrypts to with what was
+# encrypted (rwcheck.c note 8): corrupt:plaintext flips a bit of every
+# stream's plaintext after the rewrite summed it, which CBC decrypts with
+# sound padding; without the sums the corrupted file replaced the target.
+for form in qpdf-r6-table qpdf-r6-xrefstream; do
+	cp "$D/$form.pdf" "$F/t.pdf"
+	cp "$F/t.pdf" "$T/saved.pdf"
+	run env PDFSTAMP_FAULT=corrupt:plaintext "$PDFSTAMP" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$F/t.pdf"
+	check_status 1 "$form: rotate -i whose stream plaintext went wrong fails"
+	check_grep 'self-check.*(decrypts to other bytes than the rewrite encrypted|failed verification)' "$T/err" \
+		"$form: the self-check names it"
+	unchanged "$F/t.pdf" "$T/saved.pdf" "$form: corrupt:plaintext (-i)"
+	no_temp "$F" "$form: corrupt:plaintext (-i)"
+done
+run env PDFSTAMP_FAULT=corrupt:plaintext "$PDFSTAMP" encrypt "${NEWPW[@]}" -o "$F/enc.pdf" "$S/plain-3page.pdf"
+check_status 1 "encrypt whose stream plaintext went wrong fails"
+check_grep 'decrypts to other bytes than the rewrite encrypted' "$T/err" "encrypt: the self-check names it"
+check_true test ! -e "$F/enc.pdf" "encrypt: no output after corrupt:plaintext"
+no_temp "$F" "encrypt: corrupt:plaintext"
 else
 	skip "rotate: injected write/fsync/rename failures and kills (needs --enable-fault-injection)"
 fi
