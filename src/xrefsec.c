@@ -41,13 +41,10 @@
  *     (33 ms -> see the README's figures).  A stream with fewer entries
  *     than /Index says is a FORMAT error when an entry past its end is
  *     asked for, or at a full load (ps_xpart_each), as a corrupt
- *     compressed stream is where the decoder meets the damage (but a
- *     lookup whose entry was decoded whole before damage that the 64 KB
- *     read past it met is answered, unless it needs the last entries,
- *     below); after such an error the decoder refuses
- *     every later lookup past what it had decoded (never "not present",
- *     which would let an older section's entry win), and a full load of
- *     the part fails (failed)
+ *     compressed stream is where the decoder meets the damage; after
+ *     such an error the decoder refuses every later lookup past what it
+ *     had decoded (never "not present", which would let an older
+ *     section's entry win), and a full load of the part fails (failed)
  *     even if the rows before the damage cover every entry, as it would
  *     have on a fresh open.  The lookup that needs the last entries
  *     decodes the rest of the stream too, so the whole stream is judged
@@ -649,8 +646,6 @@ static int stream_cover(ps_doc *doc, ps_xpart *p, size_t upto)
 		}
 		if (rc < 0) { /* the reader refuses from now on (flate.c: failed), the full load too */
 			p->failed = rc;
-			if (want < p->total && upto <= p->data.len) /* damage met reading ahead: this entry is whole */
-				return 0;
 			return ps_err_wrap(doc->ctx, rc, "xref stream at offset %lld", (long long)p->stm_off);
 		}
 		if (ps_flate_reader_done(p->fr)) { /* the input is needed no more */
