@@ -421,7 +421,9 @@ struct pdfstamp_rewrite_opts {
  * instead of copying it (faster); an I/O error reading it back is then
  * SIGBUS in the calling process instead of PDFSTAMP_E_IO.  For callers
  * that may die of it, as the pdfstamp command does (the target is untouched
- * either way).  Ignored where the output has a name (no O_TMPFILE). */
+ * either way).  Ignored while the output has a name: -o FILE and in place
+ * on a file system without O_TMPFILE (PDFSTAMP_WRITE_TO_FD's temporary
+ * file is unlinked before it is written, and mapped). */
 #define PDFSTAMP_REWRITE_MAP_OUTPUT 0x200
 /* Version 1 (without output_fd) is still accepted. */
 #define PDFSTAMP_REWRITE_OPTS_VERSION 2

@@ -628,7 +628,7 @@ static int op_meta(struct sc *s, pdfstamp_doc *doc)
 	return rc;
 }
 
-static int op_rewrite(struct sc *s, pdfstamp_doc *doc, int jobs, int encrypt)
+static int op_rewrite(struct sc *s, pdfstamp_doc *doc, int jobs, int encrypt, unsigned flags)
 {
 	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
 	struct pdfstamp_rewrite_stats st = PDFSTAMP_REWRITE_STATS_INIT;
@@ -639,22 +639,29 @@ static int op_rewrite(struct sc *s, pdfstamp_doc *doc, int jobs, int encrypt)
 	o.owner_password = "new-owner";
 	o.owner_len = strlen(o.owner_password);
 	o.jobs = jobs;
+	o.flags = flags;
 	return encrypt ? pdfstamp_encrypt(doc, &o, &st) : pdfstamp_rotate(doc, &o, &st);
 }
 
 static int op_rotate1(struct sc *s, pdfstamp_doc *doc)
 {
-	return op_rewrite(s, doc, 1, 0);
+	return op_rewrite(s, doc, 1, 0, 0);
 }
 
 static int op_rotate2(struct sc *s, pdfstamp_doc *doc)
 {
-	return op_rewrite(s, doc, 2, 0);
+	return op_rewrite(s, doc, 2, 0, 0);
+}
+
+/* The self-check through a mapping of the output (rwcheck.c seg_mapped). */
+static int op_rotate_mapped(struct sc *s, pdfstamp_doc *doc)
+{
+	return op_rewrite(s, doc, 2, 0, PDFSTAMP_REWRITE_MAP_OUTPUT);
 }
 
 static int op_encrypt(struct sc *s, pdfstamp_doc *doc)
 {
-	return op_rewrite(s, doc, 1, 1);
+	return op_rewrite(s, doc, 1, 1, 0);
 }
 
 static int op_verify(struct sc *s, pdfstamp_doc *doc)
@@ -691,6 +698,7 @@ static const struct scenario scenarios[] = {
 	{ "meta-xmp-new", "r6-table.pdf", PW_OWNER, 0, 1, 0, 0, op_meta },
 	{ "rotate-jobs1", "r6-objstm.pdf", PW_OWNER, 0, 1, 0, 1, op_rotate1 },
 	{ "rotate-jobs2", "r6-table.pdf", PW_OWNER, 0, 1, 0, 1, op_rotate2 },
+	{ "rotate-mapped", "r6-objstm.pdf", PW_OWNER, 0, 1, 0, 1, op_rotate_mapped },
 	{ "encrypt", "plain-3page.pdf", PW_NONE, 0, 1, 0, 1, op_encrypt },
 	{ "verify", "r6-objstm.pdf", PW_USER, 0, 0, 0, 0, op_verify },
 };

@@ -763,7 +763,7 @@ res(len(syncs) == 1 and len(ren) == 1 and syncs[0] < ren[0],
     "writeback: then one fsync of the output, then the rename",
     str([e for e in ev if e[0] not in ("mmap", "openat")][-4:]))
 maps = [i for i, e in enumerate(ev) if e[0] == "mmap" and len(e[1]) == 6 and e[1][1] == str(size) and
-        e[1][2] == "PROT_READ" and e[1][3] == "MAP_SHARED"]
+        e[1][2] == "PROT_READ" and e[1][3] == "MAP_SHARED" and e[2] != -1]
 if any(e[0] == "openat" and "O_TMPFILE" in ",".join(e[1]) and e[2] >= 0 for e in ev):
     res(len(maps) == 1 and syncs and maps[0] < syncs[0],
         "self-check: the unnamed output is mapped read-only once, before its fsync", str(maps))
