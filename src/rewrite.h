@@ -32,6 +32,8 @@ void ps_rwoffs_free(ps_rwoffs *t);
 int ps_rwoffs_add(ps_ctx *ctx, ps_rwoffs *t, uint32_t num, uint16_t gen, int64_t off);
 /* Sorts T by number; PDFSTAMP_E_INTERNAL if an object was written twice. */
 int ps_rwoffs_sort(ps_ctx *ctx, ps_rwoffs *t);
+/* The row of object NUM among N rows at V sorted by number, or NULL. */
+const ps_rwoff *ps_rwoffs_find(const ps_rwoff *v, size_t n, uint32_t num);
 /* Appends to OUT the output's trailer and cross-reference section (xrefw.c
  * ps_xrefw_write; STREAM_FORM as ps_xrefw_form chose) at output offset
  * XOFF: the rows of T (sorted), object 0, and in an xref stream DOC's

@@ -706,21 +706,14 @@ static void chk_warn(void *ud, const char *msg)
  * output; it must be what the rewrite summed.  Counts it in *MET. */
 static int sum_check(ps_ctx *ctx, const struct chk *c, uint32_t num, const uint8_t *p, size_t n, size_t *met)
 {
-	size_t lo = 0, hi = c->nsums;
+	const ps_rwoff *row;
 
 	if (!c->sums)
 		return 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->sums[mid].num < num)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == c->nsums || c->sums[lo].num != num || !c->sums[lo].summed)
+	if (!(row = ps_rwoffs_find(c->sums, c->nsums, num)) || !row->summed)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u has encrypted stream data that the "
 		              "rewrite did not encrypt", num);
-	if (ps_rewrite_sum(p, n) != c->sums[lo].sum)
+	if (ps_rewrite_sum(p, n) != row->sum)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the stream of object %u decrypts to other "
 		              "bytes than the rewrite encrypted", num);
 	(*met)++;

@@ -69,6 +69,14 @@ static int cmp_off(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+const ps_rwoff *ps_rwoffs_find(const ps_rwoff *v, size_t n, uint32_t num)
+{
+	ps_rwoff key;
+
+	key.num = num;
+	return n ? bsearch(&key, v, n, sizeof *v, cmp_off) : NULL;
+}
+
 int ps_rwoffs_sort(ps_ctx *ctx, ps_rwoffs *t)
 {
 	size_t i;
