@@ -129,8 +129,8 @@
  *     note 8).  Without it a stream whose middle blocks went wrong here
  *     would pass the self-check (CBC: its padding would still be sound)
  *     and replace the target.  A test build shows it with
- *     PDFSTAMP_FAULT=corrupt:plaintext (io.h), which flips a bit of each
- *     stream's plaintext after it was summed.
+ *     PDFSTAMP_FAULT=corrupt:plaintext (io.h), which flips the first bit
+ *     of each stream of 16 or more plaintext bytes after it was summed.
  */
 #include "config.h"
 

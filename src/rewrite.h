@@ -67,7 +67,7 @@ int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, 
                      const uint32_t *dropped, size_t ndropped, uint32_t enc_num, int jobs,
                      const ps_rwoff *sums, size_t nsums);
 /* A 64-bit checksum of N bytes at P (rwcheck.c note 8): not cryptographic,
- * for catching the rewrite's own mistakes, ~10 GB/s. */
+ * for catching the rewrite's own mistakes, 5-10 GB/s. */
 uint64_t ps_rewrite_sum(const uint8_t *p, size_t n);
 
 /* ---- rwcheck.c: the sequential reader (rwcheck.c note 4) ------------------------ */

@@ -601,7 +601,7 @@ for form in qpdf-r6-table qpdf-r6-xrefstream; do
 	cp "$F/t.pdf" "$T/saved.pdf"
 	run env PDFSTAMP_FAULT=corrupt:plaintext "$PDFSTAMP" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$F/t.pdf"
 	check_status 1 "$form: rotate -i whose stream plaintext went wrong fails"
-	check_grep 'self-check.*(decrypts to other bytes than the rewrite encrypted|failed verification)' "$T/err" \
+	check_grep 'self-check.*decrypts to other bytes than the rewrite encrypted' "$T/err" \
 		"$form: the self-check names it"
 	unchanged "$F/t.pdf" "$T/saved.pdf" "$form: corrupt:plaintext (-i)"
 	no_temp "$F" "$form: corrupt:plaintext (-i)"
