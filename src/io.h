@@ -117,7 +117,8 @@ void ps_outfile_free(ps_outfile *of);
  * ps_fault_corrupt: 1 when PDFSTAMP_FAULT is "corrupt:POINT" -- the
  * caller then damages its data there, to show that a check catches it
  * (POINT plaintext: the first bit of the rewrite's stream plaintext of 16
- * bytes or more, after it was summed: rwcheck.c note 8).  Not a step: never traced, never swept. */
+ * bytes or more, after it was summed: rwcheck.c note 8).  Not a step:
+ * never traced, never swept. */
 #ifdef PDFSTAMP_FAULT_INJECTION
 int ps_fault(const char *point);
 int ps_fault_corrupt(const char *point);

@@ -585,10 +585,11 @@ static int careful_job(struct rw *rw, struct rw_job *j)
 	    (rc = reenc_all(rw, rw->ctx, j, 1, &t)) < 0)
 		return rc;
 	tally_add(rw, &t);
-	if (j->plaintext)
+	if (j->plaintext) {
 		sum_job(j);
-	if (j->plaintext && (rc = ps_sec_run_batch(rw->ctx, rw->nsec, &j->job, 1)) < 0)
-		return rc;
+		if ((rc = ps_sec_run_batch(rw->ctx, rw->nsec, &j->job, 1)) < 0)
+			return rc;
+	}
 	j->plaintext = 0;
 	return finish(rw->ctx, j);
 }
