@@ -196,6 +196,12 @@ int ps_array_adopt(void **p, const void *src, size_t n, size_t elem);
  * tables of a whole file (objects by offset, by number) come in a few
  * runs, as most writers emit objects in number order. */
 void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *));
+/* N bytes for data passing through in bulk (the sequential reader's
+ * segments): from N >= 2 MB on, aligned to 2 MB and marked for transparent
+ * huge pages (madvise MADV_HUGEPAGE; a hint, ignored where the kernel has
+ * none), so that filling it costs a fault per 2 MB rather than per 4 KB
+ * page (buf.c note).  Freed with free(); NULL when out of memory. */
+void *ps_bulk_alloc(size_t n);
 
 /* Big-endian fields of binary formats (font tables, PNG and JPEG headers);
  * the caller has checked that the bytes are there. */

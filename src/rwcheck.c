@@ -66,7 +66,9 @@
  *     gets a buffer of SEG_BUF bytes from the reader's pool, and gives it
  *     back when its last reference goes (ps_seg_release), so a long file is
  *     read into the same few buffers (no page faults, no mmap/munmap per
- *     segment).  A buffer is taken from the pool only when none is free, so
+ *     segment), each on two huge pages where the kernel has them
+ *     (ps_bulk_alloc, buf.c: their first fill is then two faults, not
+ *     1,024).  A buffer is taken from the pool only when none is free, so
  *     the pool never holds more buffers than were live at once: it raises
  *     no peak.  The pool is a list threaded through the free buffers
  *     (giving one back cannot fail), referenced by the reader and by each
@@ -120,9 +122,9 @@
 
 #include "ps.h"
 
-#define SEG_TARGET ((size_t)4 << 20)
+#define SEG_BUF ((size_t)4 << 20)       /* note 6: a pooled buffer, two huge pages (ps_bulk_alloc) */
+#define SEG_TARGET (SEG_BUF - 1)        /* the reader adds a terminator */
 #define SEG_MAX ((size_t)64 << 20)
-#define SEG_BUF (SEG_TARGET + 1)        /* note 6: a pooled buffer (the reader adds a terminator) */
 
 /* ---- note 8: the plaintext's sum ---------------------------------------------------- */
 
@@ -301,7 +303,7 @@ static int seg_next(ps_seqread *r)
 		b.data = p->free;
 		memcpy(&p->free, b.data, sizeof p->free);
 	} else {
-		b.data = malloc(need + 1 <= SEG_BUF ? SEG_BUF : need + 1);
+		b.data = ps_bulk_alloc(need + 1 <= SEG_BUF ? SEG_BUF : need + 1);
 	}
 	b.cap = need + 1 <= SEG_BUF ? SEG_BUF : need + 1;
 	if (!b.data || !(r->seg = malloc(sizeof *r->seg))) {

@@ -4,7 +4,8 @@
  *
  * HOW IT WORKS
  *
- * The binary is linked with -Wl,--wrap=malloc,calloc,realloc,strdup,free
+ * The binary is linked with -Wl,--wrap=malloc,calloc,realloc,strdup,
+ * posix_memalign,free
  * (Makefile.am): every call to those functions made from the library's
  * object files (and from this file, and from the statically linked Check)
  * lands in the __wrap_* functions below, which call the real allocator
@@ -13,7 +14,8 @@
  * __real_malloc is ASan's malloc, so both checks run together.
  *
  * While a scenario is "armed" the wrappers
- *  - number every allocation attempt (malloc, calloc, realloc, strdup) and
+ *  - number every allocation attempt (malloc, calloc, realloc, strdup,
+ *    posix_memalign) and
  *    fail the Nth one by returning NULL (exactly one; later ones succeed);
  *  - keep every pointer they handed out in a small open-addressing hash set
  *    (with the allocation's number), and drop it again when it is freed or
@@ -82,11 +84,13 @@ void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t m);
 void *__real_realloc(void *p, size_t n);
 char *__real_strdup(const char *s);
+int __real_posix_memalign(void **p, size_t align, size_t n);
 void __real_free(void *p);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t m);
 void *__wrap_realloc(void *p, size_t n);
 char *__wrap_strdup(const char *s);
+int __wrap_posix_memalign(void **p, size_t align, size_t n);
 void __wrap_free(void *p);
 
 #define TOMB ((void *)1)
@@ -290,6 +294,23 @@ char *__wrap_strdup(const char *s)
 	}
 	pthread_mutex_unlock(&A.mu);
 	return p;
+}
+
+/* ps_bulk_alloc's (buf.c): the reader's segment buffers. */
+int __wrap_posix_memalign(void **out, size_t align, size_t n)
+{
+	long seq;
+	int rc = ENOMEM;
+
+	pthread_mutex_lock(&A.mu);
+	seq = hook_enter();
+	if (seq >= 0) {
+		rc = __real_posix_memalign(out, align, n);
+		if (rc == 0 && seq > 0)
+			set_insert(*out, seq);
+	}
+	pthread_mutex_unlock(&A.mu);
+	return rc;
 }
 
 /*
