@@ -44,7 +44,9 @@
  *     a page of it is a SIGBUS too rather than an error message: the
  *     output is then gone with the process and the target untouched
  *     (io.c), as after a kill -- so the caller of the library must ask
- *     for it (PDFSTAMP_REWRITE_MAP_OUTPUT; the command does).  Everything
+ *     for it (PDFSTAMP_REWRITE_MAP_OUTPUT).  The command does not: once
+ *     the reader's buffers were on huge pages (buf.c), reading into them
+ *     beat the mapping's page faults on the benchmark VMs.  Everything
  *     else, the self-check's own xref and careful loads included, still
  *     goes through pread.  If the
  *     mapping fails, the document is simply read.  What the reader is

@@ -418,10 +418,10 @@ struct pdfstamp_rewrite_opts {
 };
 #define PDFSTAMP_REWRITE_FORCE 0x100  /* rewrite even if signatures or /SigFlags AppendOnly exist */
 /* The self-check reads the unnamed output back through a read-only mapping
- * instead of copying it (faster); an I/O error reading it back is then
- * SIGBUS in the calling process instead of PDFSTAMP_E_IO.  For callers
- * that may die of it, as the pdfstamp command does (the target is untouched
- * either way).  Ignored while the output has a name: -o FILE and in place
+ * instead of copying it; an I/O error reading it back is then SIGBUS in
+ * the calling process instead of PDFSTAMP_E_IO (the target is untouched
+ * either way).  Whether it is faster depends on the machine: where a page
+ * fault is dear (virtual machines), reading is; the pdfstamp command reads.  Ignored while the output has a name: -o FILE and in place
  * on a file system without O_TMPFILE (PDFSTAMP_WRITE_TO_FD's temporary
  * file is unlinked before it is written, and mapped). */
 #define PDFSTAMP_REWRITE_MAP_OUTPUT 0x200
