@@ -91,10 +91,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fontconfig/fontconfig.h>
-#include <fribidi.h>
-#include <hb-ot.h>
-#include <hb.h>
+#include "extlib.h"
 
 #include "ps.h"
 #include "fontint.h"
@@ -244,16 +241,16 @@ static int check_sfnt(ps_ctx *ctx, const uint8_t *d, size_t n, unsigned index, c
 /* OS/2 fsType (embedding licensing): 0 when embedding is permitted. */
 static int embedding_restricted(hb_face_t *face)
 {
-	hb_blob_t *b = hb_face_reference_table(face, HB_TAG('O', 'S', '/', '2'));
+	hb_blob_t *b = PS_X(hb_face_reference_table)(face, HB_TAG('O', 'S', '/', '2'));
 	unsigned len;
-	const uint8_t *p = (const uint8_t *)hb_blob_get_data(b, &len);
+	const uint8_t *p = (const uint8_t *)PS_X(hb_blob_get_data)(b, &len);
 	int r = 0;
 
 	if (p && len >= 10) {
 		unsigned fs = ps_be16(p + 8);
 		r = (fs & 0x000F) == 0x0002 || (fs & 0x0200);
 	}
-	hb_blob_destroy(b);
+	PS_X(hb_blob_destroy)(b);
 	return r;
 }
 
@@ -270,23 +267,23 @@ static int load_face(ps_font *f, uint8_t *data, size_t n, unsigned index, const 
 		free(data);
 		return rc;
 	}
-	blob = hb_blob_create((const char *)data, (unsigned)n, HB_MEMORY_MODE_READONLY, data, free);
-	f->face = hb_face_create(blob, index);
-	hb_blob_destroy(blob);
-	if (!f->face || hb_face_get_glyph_count(f->face) == 0)
+	blob = PS_X(hb_blob_create)((const char *)data, (unsigned)n, HB_MEMORY_MODE_READONLY, data, free);
+	f->face = PS_X(hb_face_create)(blob, index);
+	PS_X(hb_blob_destroy)(blob);
+	if (!f->face || PS_X(hb_face_get_glyph_count)(f->face) == 0)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: the font has no glyphs", what);
 	/* 'head' as stored (HarfBuzz reports 1000 for a bad unitsPerEm) */
-	blob = hb_face_reference_table(f->face, HB_TAG('h', 'e', 'a', 'd'));
-	head = (const uint8_t *)hb_blob_get_data(blob, &len);
+	blob = PS_X(hb_face_reference_table)(f->face, HB_TAG('h', 'e', 'a', 'd'));
+	head = (const uint8_t *)PS_X(hb_blob_get_data)(blob, &len);
 	upem = head && len >= 54 && ps_be32(head + 12) == 0x5F0F3CF5 ? ps_be16(head + 18) : 0;
-	hb_blob_destroy(blob);
+	PS_X(hb_blob_destroy)(blob);
 	if (upem < 16 || upem > 16384)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: the font's 'head' table is damaged (unitsPerEm %u)", what, upem);
 	f->upem = upem;
 	f->cff = cff;
-	if (!(f->font = hb_font_create(f->face)))
+	if (!(f->font = PS_X(hb_font_create)(f->face)))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	hb_font_set_scale(f->font, (int)upem, (int)upem);
+	PS_X(hb_font_set_scale)(f->font, (int)upem, (int)upem);
 	return 0;
 }
 
@@ -297,15 +294,17 @@ static uint32_t first_missing(ps_font *f, const uint32_t *cp, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (!ignorable(cp[i]) && !hb_font_get_nominal_glyph(f->font, cp[i], &g))
+		if (!ignorable(cp[i]) && !PS_X(hb_font_get_nominal_glyph)(f->font, cp[i], &g))
 			return cp[i];
 	return 0;
 }
 
 static void unload(ps_font *f)
 {
-	hb_font_destroy(f->font);
-	hb_face_destroy(f->face);
+	if (f->font) /* a standard-14 font has neither (nor the libraries: extlib.c) */
+		PS_X(hb_font_destroy)(f->font);
+	if (f->face)
+		PS_X(hb_face_destroy)(f->face);
 	f->font = NULL;
 	f->face = NULL;
 }
@@ -336,17 +335,17 @@ static int fc_usable(FcPattern *p, const uint32_t *cp, size_t n, const FcChar8 *
 	FcBool var;
 	size_t i;
 
-	if (FcPatternGetString(p, FC_FILE, 0, (FcChar8 **)file) != FcResultMatch ||
-	    FcPatternGetString(p, FC_FONTFORMAT, 0, &fmt) != FcResultMatch ||
+	if (PS_X(FcPatternGetString)(p, FC_FILE, 0, (FcChar8 **)file) != FcResultMatch ||
+	    PS_X(FcPatternGetString)(p, FC_FONTFORMAT, 0, &fmt) != FcResultMatch ||
 	    (strcmp((const char *)fmt, "TrueType") != 0 && strcmp((const char *)fmt, "CFF") != 0) ||
-	    FcPatternGetCharSet(p, FC_CHARSET, 0, &cs) != FcResultMatch)
+	    PS_X(FcPatternGetCharSet)(p, FC_CHARSET, 0, &cs) != FcResultMatch)
 		return 0;
-	if (FcPatternGetBool(p, FC_VARIABLE, 0, &var) == FcResultMatch && var)
+	if (PS_X(FcPatternGetBool)(p, FC_VARIABLE, 0, &var) == FcResultMatch && var)
 		return 0;
-	if (FcPatternGetInteger(p, FC_INDEX, 0, index) != FcResultMatch || *index < 0 || *index > 0xFFFF)
+	if (PS_X(FcPatternGetInteger)(p, FC_INDEX, 0, index) != FcResultMatch || *index < 0 || *index > 0xFFFF)
 		return 0;   /* named instances of variable fonts have bits above 16 */
 	for (i = 0; i < n; i++)
-		if (!ignorable(cp[i]) && !FcCharSetHasChar(cs, cp[i]))
+		if (!ignorable(cp[i]) && !PS_X(FcCharSetHasChar)(cs, cp[i]))
 			return 0;
 	return 1;
 }
@@ -356,8 +355,8 @@ static int fc_family_is(FcPattern *p, const FcChar8 *family)
 	FcChar8 *s;
 	int k;
 
-	for (k = 0; FcPatternGetString(p, FC_FAMILY, k, &s) == FcResultMatch; k++)
-		if (FcStrCmpIgnoreCase(s, family) == 0)
+	for (k = 0; PS_X(FcPatternGetString)(p, FC_FAMILY, k, &s) == FcResultMatch; k++)
+		if (PS_X(FcStrCmpIgnoreCase)(s, family) == 0)
 			return 1;
 	return 0;
 }
@@ -366,7 +365,7 @@ static int fc_family_is(FcPattern *p, const FcChar8 *family)
 static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 {
 	ps_ctx *ctx = f->ctx;
-	FcConfig *cfg = FcInitLoadConfigAndFonts();
+	FcConfig *cfg = PS_X(FcInitLoadConfigAndFonts)();
 	FcPattern *pat = NULL;
 	FcFontSet *fs = NULL;
 	FcChar8 *family = NULL;
@@ -377,7 +376,7 @@ static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 	if (!cfg)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "fontconfig cannot load its configuration: no font can be chosen "
 		              "(give one with --font FILE)");
-	pat = spec ? FcNameParse((const FcChar8 *)spec) : FcPatternCreate();
+	pat = spec ? PS_X(FcNameParse)((const FcChar8 *)spec) : PS_X(FcPatternCreate)();
 	if (!pat) {
 		rc = spec ? ps_err(ctx, PDFSTAMP_E_USAGE, "cannot parse the font name '%s'", spec)
 		          : ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -385,22 +384,22 @@ static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 	}
 	if (spec) {
 		FcChar8 *fam0;
-		if (FcPatternGetString(pat, FC_FAMILY, 0, &fam0) != FcResultMatch) {
+		if (PS_X(FcPatternGetString)(pat, FC_FAMILY, 0, &fam0) != FcResultMatch) {
 			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the font name '%s' names no family", spec);
 			goto out;
 		}
-		if (!(family = FcStrCopy(fam0))) {
+		if (!(family = PS_X(FcStrCopy)(fam0))) {
 			rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 			goto out;
 		}
 	} else {
-		FcPatternAddString(pat, FC_FAMILY, (const FcChar8 *)"sans-serif");
+		PS_X(FcPatternAddString)(pat, FC_FAMILY, (const FcChar8 *)"sans-serif");
 	}
-	if (FcPatternGetInteger(pat, FC_WEIGHT, 0, &i) != FcResultMatch)
-		FcPatternAddInteger(pat, FC_WEIGHT, FC_WEIGHT_BOLD);
-	FcConfigSubstitute(cfg, pat, FcMatchPattern);
-	FcDefaultSubstitute(pat);
-	fs = FcFontSort(cfg, pat, FcFalse, NULL, &res);
+	if (PS_X(FcPatternGetInteger)(pat, FC_WEIGHT, 0, &i) != FcResultMatch)
+		PS_X(FcPatternAddInteger)(pat, FC_WEIGHT, FC_WEIGHT_BOLD);
+	PS_X(FcConfigSubstitute)(cfg, pat, FcMatchPattern);
+	PS_X(FcDefaultSubstitute)(pat);
+	fs = PS_X(FcFontSort)(cfg, pat, FcFalse, NULL, &res);
 	for (i = 0; fs && i < fs->nfont; i++) {
 		FcPattern *p = fs->fonts[i];
 		if (family && !fc_family_is(p, family))
@@ -429,8 +428,8 @@ static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 				continue;
 			for (i = 0; fs && i < fs->nfont && !any; i++)
 				any = (!family || fc_family_is(fs->fonts[i], family)) &&
-				      FcPatternGetCharSet(fs->fonts[i], FC_CHARSET, 0, &cs) == FcResultMatch &&
-				      FcCharSetHasChar(cs, cp[k]);
+				      PS_X(FcPatternGetCharSet)(fs->fonts[i], FC_CHARSET, 0, &cs) == FcResultMatch &&
+				      PS_X(FcCharSetHasChar)(cs, cp[k]);
 			if (!any)
 				miss = cp[k];
 		}
@@ -447,11 +446,11 @@ static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 	}
 out:
 	if (fs)
-		FcFontSetDestroy(fs);
+		PS_X(FcFontSetDestroy)(fs);
 	if (pat)
-		FcPatternDestroy(pat);
-	FcStrFree(family);
-	FcConfigDestroy(cfg);
+		PS_X(FcPatternDestroy)(pat);
+	PS_X(FcStrFree)(family);
+	PS_X(FcConfigDestroy)(cfg);
 	return rc;
 }
 
@@ -490,6 +489,8 @@ int ps_font_open(ps_ctx *ctx, const char *spec, const char *text, ps_font **out)
 	}
 	if (spec && !*spec)
 		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "empty font name");
+	else if ((rc = ps_ext_need(ctx, PS_EXT_TEXT)) < 0) /* extlib.c note 3 */
+		;
 	else if (spec && strchr(spec, '/'))
 		rc = open_file(f, spec, 0, cp, n);
 	else
@@ -520,6 +521,10 @@ int ps_font_open_mem(ps_ctx *ctx, const uint8_t *data, size_t len, const char *t
 	if (len > PS_FONT_MAX_FILE) {
 		free(cp);
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the font is larger than %d MiB", PS_FONT_MAX_FILE >> 20);
+	}
+	if ((rc = ps_ext_need(ctx, PS_EXT_TEXT)) < 0) {
+		free(cp);
+		return rc;
 	}
 	if ((rc = font_new(ctx, &f)) < 0 || !(d = malloc(len ? len : 1))) {
 		rc = rc < 0 ? rc : ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -555,7 +560,7 @@ int ps_font_nominal_glyph(ps_font *f, uint32_t c, uint32_t *gid)
 		*gid = b < 0 ? 0 : (uint32_t)b;
 		return b >= 32;
 	}
-	if (!hb_font_get_nominal_glyph(f->font, c, &g))
+	if (!PS_X(hb_font_get_nominal_glyph)(f->font, c, &g))
 		return 0;
 	*gid = g;
 	return 1;
@@ -631,7 +636,7 @@ static int use_glyph(ps_font *f, uint32_t gid, const uint32_t *text, size_t nt)
 		g = &f->glyphs[lo];
 		memset(g, 0, sizeof *g);
 		g->gid = gid;
-		g->w = ps_font_milli(hb_font_get_glyph_h_advance(f->font, gid) * 1000.0 / f->upem);
+		g->w = ps_font_milli(PS_X(hb_font_get_glyph_h_advance)(f->font, gid) * 1000.0 / f->upem);
 	}
 	if (nt && !g->ntext) {
 		if (nt > PS_FONT_MAX_GLYPH_TEXT)
@@ -712,7 +717,7 @@ static int shape_std14(ps_font *f, const uint32_t *cp, size_t n, ps_line *l)
 
 static hb_script_t char_script(uint32_t c)
 {
-	return hb_unicode_script(hb_unicode_funcs_get_default(), c);
+	return PS_X(hb_unicode_script)(PS_X(hb_unicode_funcs_get_default)(), c);
 }
 
 /* Cuts CP[0..N) into runs of one level and one script (note 2). */
@@ -800,16 +805,16 @@ static int shape_run(ps_font *f, hb_buffer_t *buf, const uint32_t *cp, size_t n,
 	double s = 1000.0 / f->upem;
 	int rc = 0;
 
-	hb_buffer_clear_contents(buf);
-	hb_buffer_add_utf32(buf, cp, (int)n, (unsigned)r->start, (int)r->len);
-	hb_buffer_set_direction(buf, (r->level & 1) ? HB_DIRECTION_RTL : HB_DIRECTION_LTR);
-	hb_buffer_set_script(buf, r->script);
-	hb_buffer_guess_segment_properties(buf);
-	hb_shape(f->font, buf, NULL, 0);
-	if (!hb_buffer_allocation_successful(buf))
+	PS_X(hb_buffer_clear_contents)(buf);
+	PS_X(hb_buffer_add_utf32)(buf, cp, (int)n, (unsigned)r->start, (int)r->len);
+	PS_X(hb_buffer_set_direction)(buf, (r->level & 1) ? HB_DIRECTION_RTL : HB_DIRECTION_LTR);
+	PS_X(hb_buffer_set_script)(buf, r->script);
+	PS_X(hb_buffer_guess_segment_properties)(buf);
+	PS_X(hb_shape)(f->font, buf, NULL, 0);
+	if (!PS_X(hb_buffer_allocation_successful)(buf))
 		return ps_err(f->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	gi = hb_buffer_get_glyph_infos(buf, &ng);
-	gp = hb_buffer_get_glyph_positions(buf, NULL);
+	gi = PS_X(hb_buffer_get_glyph_infos)(buf, &ng);
+	gp = PS_X(hb_buffer_get_glyph_positions)(buf, NULL);
 	if (l->n + ng > *cap) {
 		if (line_grow(l, l->n + ng + 16) < 0)
 			return ps_err(f->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -857,7 +862,7 @@ static int shape_run(ps_font *f, hb_buffer_t *buf, const uint32_t *cp, size_t n,
 			l->y[l->n] = y;
 			l->n++;
 			*pen += gp[i].x_advance * s;
-			if (hb_font_get_glyph_extents(f->font, gi[i].codepoint, &ext) && ext.height != 0) {
+			if (PS_X(hb_font_get_glyph_extents)(f->font, gi[i].codepoint, &ext) && ext.height != 0) {
 				double top = y + ext.y_bearing * s, bot = y + (ext.y_bearing + ext.height) * s;
 				if (top > l->ascent)
 					l->ascent = top;
@@ -888,15 +893,15 @@ static int shape_embedded(ps_font *f, const uint32_t *cp, size_t n, ps_line *l)
 	types = malloc(n * sizeof *types);
 	br = malloc(n * sizeof *br);
 	lev = malloc(n * sizeof *lev);
-	buf = hb_buffer_create();
-	if (!types || !br || !lev || !hb_buffer_allocation_successful(buf)) {
+	buf = PS_X(hb_buffer_create)();
+	if (!types || !br || !lev || !PS_X(hb_buffer_allocation_successful)(buf)) {
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		goto out;
 	}
-	fribidi_get_bidi_types(cp, (FriBidiStrIndex)n, types);
-	fribidi_get_bracket_types(cp, (FriBidiStrIndex)n, types, br);
-	if (!fribidi_get_par_embedding_levels_ex(types, br, (FriBidiStrIndex)n, &dir, lev) ||
-	    !fribidi_reorder_line(FRIBIDI_FLAGS_DEFAULT & ~FRIBIDI_FLAG_REORDER_NSM, types, (FriBidiStrIndex)n, 0, dir,
+	PS_X(fribidi_get_bidi_types)(cp, (FriBidiStrIndex)n, types);
+	PS_X(fribidi_get_bracket_types)(cp, (FriBidiStrIndex)n, types, br);
+	if (!PS_X(fribidi_get_par_embedding_levels_ex)(types, br, (FriBidiStrIndex)n, &dir, lev) ||
+	    !PS_X(fribidi_reorder_line)(FRIBIDI_FLAGS_DEFAULT & ~FRIBIDI_FLAG_REORDER_NSM, types, (FriBidiStrIndex)n, 0, dir,
 	                          lev, NULL, NULL)) {
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory (bidi)");
 		goto out;
@@ -915,7 +920,7 @@ out:
 	free(br);
 	free(lev);
 	free(r);
-	hb_buffer_destroy(buf);
+	PS_X(hb_buffer_destroy)(buf);
 	return rc;
 }
 

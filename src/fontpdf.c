@@ -65,9 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <hb-ot.h>
-#include <hb-subset.h>
-#include <hb.h>
+#include "extlib.h"
 
 #include "ps.h"
 #include "fontint.h"
@@ -248,7 +246,7 @@ static const char drop_tags[][5] = {
 static int make_subset(ps_font *f, ps_buf *prog)
 {
 	ps_ctx *ctx = f->ctx;
-	hb_subset_input_t *in = hb_subset_input_create_or_fail();
+	hb_subset_input_t *in = PS_X(hb_subset_input_create_or_fail)();
 	hb_subset_plan_t *plan = NULL;
 	hb_face_t *sub = NULL;
 	hb_blob_t *blob = NULL, *cff = NULL;
@@ -262,27 +260,27 @@ static int make_subset(ps_font *f, ps_buf *prog)
 
 	if (!in)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	hb_set_add(hb_subset_input_glyph_set(in), 0);
+	PS_X(hb_set_add)(PS_X(hb_subset_input_glyph_set)(in), 0);
 	for (k = 0; k < f->nglyphs; k++)
-		hb_set_add(hb_subset_input_glyph_set(in), f->glyphs[k].gid);
+		PS_X(hb_set_add)(PS_X(hb_subset_input_glyph_set)(in), f->glyphs[k].gid);
 	for (i = 0; i < sizeof drop_tags / sizeof drop_tags[0]; i++)
-		hb_set_add(hb_subset_input_set(in, HB_SUBSET_SETS_DROP_TABLE_TAG),
+		PS_X(hb_set_add)(PS_X(hb_subset_input_set)(in, HB_SUBSET_SETS_DROP_TABLE_TAG),
 		           HB_TAG(drop_tags[i][0], drop_tags[i][1], drop_tags[i][2], drop_tags[i][3]));
-	hb_subset_input_set_flags(in, HB_SUBSET_FLAGS_NO_HINTING);
-	if (!(plan = hb_subset_plan_create_or_fail(f->face, in)) || !(sub = hb_subset_plan_execute_or_fail(plan))) {
+	PS_X(hb_subset_input_set_flags)(in, HB_SUBSET_FLAGS_NO_HINTING);
+	if (!(plan = PS_X(hb_subset_plan_create_or_fail)(f->face, in)) || !(sub = PS_X(hb_subset_plan_execute_or_fail)(plan))) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the font cannot be subset (damaged font?)");
 		goto out;
 	}
-	blob = hb_face_reference_blob(sub);
-	data = hb_blob_get_data(blob, &len);
+	blob = PS_X(hb_face_reference_blob)(sub);
+	data = PS_X(hb_blob_get_data)(blob, &len);
 	if (!data || len < 12) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the font cannot be subset (empty subset)");
 		goto out;
 	}
 	if (f->cff) {
 		const uint8_t *cd;
-		cff = hb_face_reference_table(sub, HB_TAG('C', 'F', 'F', ' '));
-		cd = (const uint8_t *)hb_blob_get_data(cff, &len);
+		cff = PS_X(hb_face_reference_table)(sub, HB_TAG('C', 'F', 'F', ' '));
+		cd = (const uint8_t *)PS_X(hb_blob_get_data)(cff, &len);
 		if (!cd || (rc = cff_cids(cd, len, &cids, &ncids)) < 0) {
 			rc = rc == -2 ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory")
 			              : ps_err(ctx, PDFSTAMP_E_FORMAT, "the subset's CFF table does not parse (damaged font?)");
@@ -292,10 +290,10 @@ static int make_subset(ps_font *f, ps_buf *prog)
 	} else {
 		ps_buf_append(prog, data, len);
 	}
-	map = hb_subset_plan_old_to_new_glyph_mapping(plan);
+	map = PS_X(hb_subset_plan_old_to_new_glyph_mapping)(plan);
 	for (k = 0; k < f->nglyphs; k++) {
 		ps_font_glyph *g = &f->glyphs[k];
-		hb_codepoint_t ng = hb_map_get(map, g->gid);
+		hb_codepoint_t ng = PS_X(hb_map_get)(map, g->gid);
 		if (ng == HB_MAP_VALUE_INVALID || ng > 0xFFFF || (f->cff && ng >= ncids)) {
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the font subset lost glyph %u (damaged font?)", (unsigned)g->gid);
 			goto out;
@@ -325,11 +323,11 @@ static int make_subset(ps_font *f, ps_buf *prog)
 out:
 	free(seen);
 	free(cids);
-	hb_blob_destroy(cff);
-	hb_blob_destroy(blob);
-	hb_face_destroy(sub);
-	hb_subset_plan_destroy(plan);
-	hb_subset_input_destroy(in);
+	PS_X(hb_blob_destroy)(cff);
+	PS_X(hb_blob_destroy)(blob);
+	PS_X(hb_face_destroy)(sub);
+	PS_X(hb_subset_plan_destroy)(plan);
+	PS_X(hb_subset_input_destroy)(in);
 	return rc;
 }
 
@@ -340,7 +338,7 @@ static int make_psname(ps_font *f)
 	char buf[256], *o;
 	unsigned len = sizeof buf, i, k = 0;
 
-	len = hb_ot_name_get_utf8(f->face, HB_OT_NAME_ID_POSTSCRIPT_NAME, hb_language_from_string("en", -1), &len, buf);
+	len = PS_X(hb_ot_name_get_utf8)(f->face, HB_OT_NAME_ID_POSTSCRIPT_NAME, PS_X(hb_language_from_string)("en", -1), &len, buf);
 	if (!(o = malloc(64)))
 		return ps_err(f->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	for (i = 0; i < len && i < sizeof buf && buf[i] && k < 63; i++) {
@@ -482,8 +480,8 @@ static const uint8_t *table(const ps_font *f, hb_tag_t tag, unsigned min, hb_blo
 	unsigned len;
 	const char *p;
 
-	*b = hb_face_reference_table(f->face, tag);
-	p = hb_blob_get_data(*b, &len);
+	*b = PS_X(hb_face_reference_table)(f->face, tag);
+	p = PS_X(hb_blob_get_data)(*b, &len);
 	return p && len >= min ? (const uint8_t *)p : NULL;
 }
 
@@ -499,23 +497,23 @@ static ps_obj *descriptor(const ps_font *f, const char *base)
 	if ((p = table(f, HB_TAG('h', 'e', 'a', 'd'), 54, &b)) != NULL)
 		for (i = 0; i < 4; i++)
 			box[i] = s16(p + 36 + 2 * i) * s;
-	hb_blob_destroy(b);
+	PS_X(hb_blob_destroy)(b);
 	if ((p = table(f, HB_TAG('p', 'o', 's', 't'), 16, &b)) != NULL) {
 		italic = (int32_t)((uint32_t)ps_be16(p + 4) << 16 | ps_be16(p + 6)) / 65536.0;
 		if (ps_be16(p + 12) || ps_be16(p + 14))
 			flags |= 1;
 	}
-	hb_blob_destroy(b);
+	PS_X(hb_blob_destroy)(b);
 	if ((p = table(f, HB_TAG('O', 'S', '/', '2'), 6, &b)) != NULL && ps_be16(p + 4) >= 1 && ps_be16(p + 4) <= 1000)
 		weight = (int)ps_be16(p + 4);
-	hb_blob_destroy(b);
+	PS_X(hb_blob_destroy)(b);
 	if (italic != 0 && isfinite(italic))
 		flags |= 64;
 	else
 		italic = 0;
-	hb_ot_metrics_get_position(f->font, HB_OT_METRICS_TAG_HORIZONTAL_ASCENDER, &asc);
-	hb_ot_metrics_get_position(f->font, HB_OT_METRICS_TAG_HORIZONTAL_DESCENDER, &desc);
-	if (!hb_ot_metrics_get_position(f->font, HB_OT_METRICS_TAG_CAP_HEIGHT, &cap) || cap <= 0)
+	PS_X(hb_ot_metrics_get_position)(f->font, HB_OT_METRICS_TAG_HORIZONTAL_ASCENDER, &asc);
+	PS_X(hb_ot_metrics_get_position)(f->font, HB_OT_METRICS_TAG_HORIZONTAL_DESCENDER, &desc);
+	if (!PS_X(hb_ot_metrics_get_position)(f->font, HB_OT_METRICS_TAG_CAP_HEIGHT, &cap) || cap <= 0)
 		cap = asc;
 	for (i = 0; bbox && i < 4; i++)
 		if (ps_array_push(bbox, ps_new_real(ps_font_milli(box[i]))) < 0)

@@ -85,10 +85,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <spng.h>
-
 #include "image.h"
 #include "ps.h"
+#include "extlib.h"
 #include "io.h"
 
 enum { IM_PNG = 1, IM_JPEG };
@@ -138,36 +137,38 @@ static int spng_fail(ps_ctx *ctx, const uint8_t *data, size_t len, int err)
 			return check_size(ctx, "PNG", ps_be32(data + 16), ps_be32(data + 20));
 		/* fall through */
 	case SPNG_ECHUNK_LIMITS:
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "PNG image beyond our limits: %s", spng_strerror(err));
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "PNG image beyond our limits: %s", PS_X(spng_strerror)(err));
 	default:
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "damaged PNG image: %s", spng_strerror(err));
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "damaged PNG image: %s", PS_X(spng_strerror)(err));
 	}
 }
 
 static int load_png(ps_ctx *ctx, const uint8_t *data, size_t len, ps_image *im)
 {
-	spng_ctx *sp = spng_ctx_new(0);
+	spng_ctx *sp;
 	struct spng_ihdr ih;
 	uint8_t *px = NULL, *alpha = NULL;
 	size_t size, npx, i;
 	ps_buf z = PS_BUF_INIT, za = PS_BUF_INIT;
 	int err, rc = 0, opaque = 1, c;
 
-	if (!sp)
+	if ((rc = ps_ext_need(ctx, PS_EXT_PNG)) < 0) /* extlib.c note 3 */
+		return rc;
+	if (!(sp = PS_X(spng_ctx_new)(0)))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory decoding a PNG image");
-	if ((err = spng_set_image_limits(sp, PS_IMAGE_MAX_DIM, PS_IMAGE_MAX_DIM)) != 0 ||
-	    (err = spng_set_chunk_limits(sp, PS_IMAGE_MAX_CHUNK, 2 * PS_IMAGE_MAX_CHUNK)) != 0 ||
-	    (err = spng_set_png_buffer(sp, data, len)) != 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot set up the PNG decoder: %s", spng_strerror(err));
+	if ((err = PS_X(spng_set_image_limits)(sp, PS_IMAGE_MAX_DIM, PS_IMAGE_MAX_DIM)) != 0 ||
+	    (err = PS_X(spng_set_chunk_limits)(sp, PS_IMAGE_MAX_CHUNK, 2 * PS_IMAGE_MAX_CHUNK)) != 0 ||
+	    (err = PS_X(spng_set_png_buffer)(sp, data, len)) != 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot set up the PNG decoder: %s", PS_X(spng_strerror)(err));
 		goto out;
 	}
-	if ((err = spng_get_ihdr(sp, &ih)) != 0) {
+	if ((err = PS_X(spng_get_ihdr)(sp, &ih)) != 0) {
 		rc = spng_fail(ctx, data, len, err);
 		goto out;
 	}
 	if ((rc = check_size(ctx, "PNG", ih.width, ih.height)) < 0)
 		goto out;
-	if ((err = spng_decoded_image_size(sp, SPNG_FMT_RGBA8, &size)) != 0) {
+	if ((err = PS_X(spng_decoded_image_size)(sp, SPNG_FMT_RGBA8, &size)) != 0) {
 		rc = spng_fail(ctx, data, len, err);
 		goto out;
 	}
@@ -184,8 +185,8 @@ static int load_png(ps_ctx *ctx, const uint8_t *data, size_t len, ps_image *im)
 	}
 	/* the image, then the chunks after it up to IEND (the CRC of the
 	 * last IDAT is checked only there; a file cut before IEND is damaged) */
-	if ((err = spng_decode_image(sp, px, size, SPNG_FMT_RGBA8, SPNG_DECODE_TRNS)) != 0 ||
-	    (err = spng_decode_chunks(sp)) != 0) {
+	if ((err = PS_X(spng_decode_image)(sp, px, size, SPNG_FMT_RGBA8, SPNG_DECODE_TRNS)) != 0 ||
+	    (err = PS_X(spng_decode_chunks)(sp)) != 0) {
 		rc = spng_fail(ctx, data, len, err);
 		goto out;
 	}
@@ -232,7 +233,7 @@ out:
 	ps_buf_free(&za);
 	free(px);
 	free(alpha);
-	spng_ctx_free(sp);
+	PS_X(spng_ctx_free)(sp);
 	return rc;
 }
 

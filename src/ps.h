@@ -48,6 +48,8 @@
  *             DocMDP, the writers' pre-flight (policy.h).
  *   info.c    pdfstamp_doc_info.
  *   incr.c    the incremental writer (incr.h).
+ *   extlib.c  HarfBuzz, hb-subset, fontconfig, FriBidi and libspng,
+ *             opened on first use: their functions' table (extlib.h).
  *   image.c   the stamp's images: PNG decoded with libspng, JPEG checked
  *             and passed through (image.h; only stamp.c uses it).
  *   font.c, fontpdf.c  the stamp's fonts: choice (fontconfig), shaping

@@ -27,6 +27,8 @@
 # nothing written), and a page-tree DAG under a lying /Count (refused).
 # (The Arabic line of (a) is drawn in logical order, font.c note 4; either
 # order is still accepted since poppler returns it in visual order.)
+# Last, the libraries of these stamps are opened only when a stamp needs
+# them (src/extlib.c), and one that cannot be loaded fails with exit 1.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -642,5 +644,43 @@ for pg in last all; do
 	check_status 4 "--page $pg on a page-tree DAG with a lying /Count: refused quickly"
 	check_true test ! -e "$T/never.pdf" "--page $pg on a page-tree DAG: no output file"
 done
+
+# src/extlib.c: HarfBuzz, fontconfig, FriBidi and libspng are opened only
+# when a stamp needs them (LD_DEBUG=files: every object the dynamic linker
+# loads, and who asked); one that cannot be loaded fails that stamp alone,
+# exit 1, naming it, with nothing written
+run env LD_DEBUG=files "$PDFSTAMP" stamp --password-file "$UPW" --text 'Approved' -o "$T/lazy-lat.pdf" "$F2"
+check_status 0 "lazy libraries: a Latin stamp"
+check_grep 'file=libpdfstamp\.so\.0' "$T/err" "lazy libraries: LD_DEBUG=files lists what is loaded"
+check_no_grep 'file=lib(harfbuzz|harfbuzz-subset|fontconfig|fribidi|spng|glib-2\.0|freetype)\.so' "$T/err" \
+	"lazy libraries: a Latin stamp loads none of them (nor GLib, FreeType)"
+run env LD_DEBUG=files "$PDFSTAMP" stamp --password-file "$UPW" --text 'Одобрено' -o "$T/lazy-cyr.pdf" "$F2"
+check_status 0 "lazy libraries: a Cyrillic stamp"
+for so in libharfbuzz libharfbuzz-subset libfontconfig libfribidi; do
+	check_grep "file=$so\\.so\\.[0-9]+ .*dynamically loaded by .*libpdfstamp" "$T/err" \
+		"lazy libraries: a Cyrillic stamp opens $so"
+done
+check_no_grep 'file=libspng' "$T/err" "lazy libraries: a stamp without a PNG does not open libspng"
+run env LD_DEBUG=files "$PDFSTAMP" stamp --password-file "$UPW" --image "$T/seal.png" -o "$T/lazy-png.pdf" "$F2"
+check_status 0 "lazy libraries: a PNG stamp"
+check_grep 'file=libspng\.so\.[0-9]+ .*dynamically loaded' "$T/err" "lazy libraries: a PNG stamp opens libspng"
+mkdir -p "$T/badlib"
+for so in libspng.so.0 libharfbuzz.so.0; do
+	printf 'not a shared object\n' >"$T/badlib/$so"
+done
+BADENV=(env "LD_LIBRARY_PATH=$T/badlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+cp "$F2" "$T/keep.pdf"
+run "${BADENV[@]}" "$PDFSTAMP" stamp -i --password-file "$UPW" --image "$T/seal.png" "$T/keep.pdf"
+check_status 1 "lazy libraries: a PNG stamp when libspng cannot be loaded"
+check_grep 'a PNG image needs a library that is not available: libspng\.so\.0 cannot be loaded' "$T/err" \
+	"lazy libraries: the message names libspng"
+check_true cmp -s "$F2" "$T/keep.pdf" "lazy libraries: the file is unchanged"
+run "${BADENV[@]}" "$PDFSTAMP" stamp --password-file "$UPW" --text 'Одобрено' -o "$T/never-cyr.pdf" "$F2"
+check_status 1 "lazy libraries: a Cyrillic stamp when HarfBuzz cannot be loaded"
+check_grep 'text in an embedded font needs a library that is not available: libharfbuzz\.so\.0' "$T/err" \
+	"lazy libraries: the message names HarfBuzz"
+check_true test ! -e "$T/never-cyr.pdf" "lazy libraries: no output file"
+run "${BADENV[@]}" "$PDFSTAMP" stamp -i --password-file "$UPW" --text 'Approved' "$T/keep.pdf"
+check_status 0 "lazy libraries: a Latin stamp needs neither"
 
 finish

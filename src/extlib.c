@@ -1,0 +1,121 @@
+/*
+ * extlib.c - the libraries only some stamps need, opened when the first
+ * such stamp is built: HarfBuzz, hb-subset, fontconfig and FriBidi for
+ * text that needs an embedded font, libspng for a PNG image.
+ *
+ * DESIGN NOTES
+ *
+ *  1. Why not link them.  Linked, they made every process load fourteen
+ *     more shared objects (they bring GLib, FreeType, graphite2, libpng,
+ *     brotli, expat and PCRE2 with them): 2.6-2.9 ms more for every
+ *     command on the benchmark VMs (a program linked with them against one
+ *     linked without, 60 runs each, 2026-12-02), a sixth of a stamp's 15
+ *     ms, whatever it draws.  The default stamp (Helvetica-Bold, text in
+ *     WinAnsiEncoding), JPEG images, and every other command need none.
+ *  2. The table.  One per process: like the dynamic linker's own tables,
+ *     it is filled once (pthread_once, per group) and only read after, so
+ *     it is not state of a context.  A group is loaded whole or not at
+ *     all: each library by its soname (the runtime packages, Debian's
+ *     libharfbuzz0b, libharfbuzz-subset0, libfontconfig1, libfribidi0 and
+ *     libspng0, are named in debian/control, since dpkg-shlibdeps cannot
+ *     see them), each function of extlib.h's lists by name, with the type
+ *     of the header the library was built with (__typeof__).  The handles
+ *     stay open for the life of the process.
+ *  3. Callers.  ps_font_open (only for text the standard-14 font cannot
+ *     draw, or a font asked for), ps_font_open_mem and the PNG loader call
+ *     ps_ext_need first; everything after works on objects those made, so
+ *     their group is loaded.  A library that is missing or lacks a
+ *     function fails that call with PDFSTAMP_E_IO (the installation's
+ *     fault, not the input's: exit 1), naming it and dlerror's reason,
+ *     before anything is written; the outcome is the process's, kept for
+ *     later calls.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "extlib.h"
+
+struct group {
+	pthread_once_t once;
+	int rc;                 /* 0 loaded, -1 not */
+	char why[256];          /* what failed, when rc is -1 */
+};
+
+static struct ps_ext table;   /* note 2: each group's entries written once, under its once */
+static struct group text_group = {PTHREAD_ONCE_INIT, 0, ""};
+static struct group png_group = {PTHREAD_ONCE_INIT, 0, ""};
+
+/* Opens SONAME into *H; 0, or -1 with G->why set. */
+static int open_lib(struct group *g, const char *soname, void **h)
+{
+	const char *e;
+
+	if ((*h = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) != NULL)
+		return 0;
+	e = dlerror();
+	snprintf(g->why, sizeof g->why, "%s cannot be loaded: %s", soname, e ? e : "unknown reason");
+	return -1;
+}
+
+/* Sets the function pointer at SLOT to NAME in H; 0, or -1 with G->why set. */
+static int find(struct group *g, void *h, const char *soname, const char *name, void *slot, size_t size)
+{
+	void *p = dlsym(h, name);
+
+	if (!p) {
+		snprintf(g->why, sizeof g->why, "%s has no function %s", soname, name);
+		return -1;
+	}
+	memcpy(slot, &p, size); /* POSIX: a function's address may travel in a void * */
+	return 0;
+}
+
+/* Opens SONAME and finds the functions LIST names (an X-macro of extlib.h). */
+#define LOAD(soname, list) \
+	do { \
+		void *h; \
+		if (g->rc == 0 && (g->rc = open_lib(g, soname, &h)) == 0) { \
+			const char *so = soname; \
+			list(FIND) \
+		} \
+	} while (0)
+#define FIND(name) \
+	if (g->rc == 0) \
+		g->rc = find(g, h, so, #name, &table.name, sizeof table.name);
+
+static void load_text(void)
+{
+	struct group *g = &text_group;
+
+	LOAD("libharfbuzz.so.0", PS_EXT_HB);
+	LOAD("libharfbuzz-subset.so.0", PS_EXT_HBSUB);
+	LOAD("libfontconfig.so.1", PS_EXT_FC);
+	LOAD("libfribidi.so.0", PS_EXT_FRIBIDI);
+}
+
+static void load_png(void)
+{
+	struct group *g = &png_group;
+
+	LOAD("libspng.so.0", PS_EXT_SPNG);
+}
+
+int ps_ext_need(ps_ctx *ctx, int group)
+{
+	struct group *g = group == PS_EXT_PNG ? &png_group : &text_group;
+
+	pthread_once(&g->once, group == PS_EXT_PNG ? load_png : load_text);
+	if (g->rc < 0)
+		return ps_err(ctx, PDFSTAMP_E_IO, "%s needs a library that is not available: %s",
+		              group == PS_EXT_PNG ? "a PNG image" : "text in an embedded font", g->why);
+	return 0;
+}
+
+const struct ps_ext *ps_ext_table(void)
+{
+	return &table;
+}

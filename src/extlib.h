@@ -1,0 +1,71 @@
+/* extlib.h - internal: the libraries only some stamps need -- HarfBuzz and
+ * hb-subset, fontconfig and FriBidi for text in an embedded font, libspng
+ * for PNG images -- opened on first use (extlib.c; conventions: ps.h).
+ * font.c, fontpdf.c and image.c call them as PS_X(name)(...), after
+ * ps_ext_need. */
+#ifndef PS_EXTLIB_H
+#define PS_EXTLIB_H
+
+#include <fontconfig/fontconfig.h>
+#include <fribidi.h>
+#include <hb-ot.h>
+#include <hb-subset.h>
+#include <hb.h>
+#include <spng.h>
+
+#include "ps.h"
+
+/* The functions used, by library (each list is one soname: extlib.c). */
+#define PS_EXT_HB(X) \
+	X(hb_blob_create) X(hb_blob_destroy) X(hb_blob_get_data) X(hb_buffer_add_utf32) \
+	X(hb_buffer_allocation_successful) X(hb_buffer_clear_contents) X(hb_buffer_create) \
+	X(hb_buffer_destroy) X(hb_buffer_get_glyph_infos) X(hb_buffer_get_glyph_positions) \
+	X(hb_buffer_guess_segment_properties) X(hb_buffer_set_direction) X(hb_buffer_set_script) \
+	X(hb_face_create) X(hb_face_destroy) X(hb_face_get_glyph_count) X(hb_face_reference_blob) \
+	X(hb_face_reference_table) X(hb_font_create) X(hb_font_destroy) X(hb_font_get_glyph_extents) \
+	X(hb_font_get_glyph_h_advance) X(hb_font_get_nominal_glyph) X(hb_font_set_scale) \
+	X(hb_language_from_string) X(hb_map_get) X(hb_ot_metrics_get_position) X(hb_ot_name_get_utf8) \
+	X(hb_set_add) X(hb_shape) X(hb_unicode_funcs_get_default) X(hb_unicode_script)
+#define PS_EXT_HBSUB(X) \
+	X(hb_subset_input_create_or_fail) X(hb_subset_input_destroy) X(hb_subset_input_glyph_set) \
+	X(hb_subset_input_set) X(hb_subset_input_set_flags) X(hb_subset_plan_create_or_fail) \
+	X(hb_subset_plan_destroy) X(hb_subset_plan_execute_or_fail) \
+	X(hb_subset_plan_old_to_new_glyph_mapping)
+#define PS_EXT_FC(X) \
+	X(FcCharSetHasChar) X(FcConfigDestroy) X(FcConfigSubstitute) X(FcDefaultSubstitute) \
+	X(FcFontSetDestroy) X(FcFontSort) X(FcInitLoadConfigAndFonts) X(FcNameParse) \
+	X(FcPatternAddInteger) X(FcPatternAddString) X(FcPatternCreate) X(FcPatternDestroy) \
+	X(FcPatternGetBool) X(FcPatternGetCharSet) X(FcPatternGetInteger) X(FcPatternGetString) \
+	X(FcStrCmpIgnoreCase) X(FcStrCopy) X(FcStrFree)
+#define PS_EXT_FRIBIDI(X) \
+	X(fribidi_get_bidi_types) X(fribidi_get_bracket_types) X(fribidi_get_par_embedding_levels_ex) \
+	X(fribidi_reorder_line)
+#define PS_EXT_SPNG(X) \
+	X(spng_ctx_free) X(spng_ctx_new) X(spng_decode_chunks) X(spng_decode_image) \
+	X(spng_decoded_image_size) X(spng_get_ihdr) X(spng_set_chunk_limits) X(spng_set_image_limits) \
+	X(spng_set_png_buffer) X(spng_strerror)
+
+#define PS_EXT_FIELD(name) __typeof__(name) *name;
+struct ps_ext {
+	PS_EXT_HB(PS_EXT_FIELD)
+	PS_EXT_HBSUB(PS_EXT_FIELD)
+	PS_EXT_FC(PS_EXT_FIELD)
+	PS_EXT_FRIBIDI(PS_EXT_FIELD)
+	PS_EXT_SPNG(PS_EXT_FIELD)
+};
+#undef PS_EXT_FIELD
+
+enum {
+	PS_EXT_TEXT = 1,  /* HarfBuzz, hb-subset, fontconfig, FriBidi */
+	PS_EXT_PNG = 2    /* libspng */
+};
+
+/* 0 once every library of GROUP is open and every function of its lists
+ * found (loaded at the first call of the process), else PDFSTAMP_E_IO
+ * naming the library and why. */
+int ps_ext_need(ps_ctx *ctx, int group);
+/* The table: its groups' entries are set once ps_ext_need succeeded. */
+const struct ps_ext *ps_ext_table(void);
+#define PS_X(name) (ps_ext_table()->name)
+
+#endif
