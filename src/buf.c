@@ -20,11 +20,14 @@
  * (bench/results, 2026-12-02) a 4 KB page costs ~15 us when a program
  * first writes it and ~6 us more when the kernel first copies into it (a
  * pread), against ~0.4 us to copy its bytes; filling 64 MB of fresh 4 KB
- * pages took 290-350 ms, of 2 MB pages 18-125 ms.  So buffers of 2 MB and
- * more start on a 2 MB boundary and ask for huge pages; smaller ones are
- * plain malloc.  posix_memalign, not mmap: one allocator, and the
+ * pages took 290-350 ms, of 2 MB pages 18-125 ms.  So buffers of 1 MB and
+ * more (256 faults at least) are whole 2 MB pages, on a 2 MB boundary, and
+ * ask for huge pages (the kernel uses one only for a whole aligned 2 MB of
+ * the mapping: the size is rounded up, which the resident set then shows);
+ * smaller ones are plain malloc.  posix_memalign, not mmap: one allocator, and the
  * allocation-failure test (tests/check_alloc.c) sees it. */
 #define BULK_PAGE ((size_t)2 << 20)
+#define BULK_MIN ((size_t)1 << 20)
 
 /* Note in ps.h: the runs of BASE already in order are found in one pass
  * and merged pairwise (a natural merge sort: O(n log runs) comparisons,
@@ -55,8 +58,11 @@ void *ps_bulk_alloc(size_t n)
 {
 	void *p;
 
-	if (n < BULK_PAGE)
+	if (n < BULK_MIN)
 		return malloc(n);
+	if (n > SIZE_MAX - BULK_PAGE)
+		return NULL;
+	n = (n + BULK_PAGE - 1) & ~(BULK_PAGE - 1);
 	if (posix_memalign(&p, BULK_PAGE, n) != 0)
 		return NULL;
 #ifdef MADV_HUGEPAGE

@@ -199,8 +199,8 @@ int ps_array_adopt(void **p, const void *src, size_t n, size_t elem);
  * runs, as most writers emit objects in number order. */
 void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *));
 /* N bytes for data passing through in bulk (the sequential reader's
- * segments): from N >= 2 MB on, aligned to 2 MB and marked for transparent
- * huge pages (madvise MADV_HUGEPAGE; a hint, ignored where the kernel has
+ * segments, an xref stream's bytes): from N >= 1 MB on, whole 2 MB pages
+ * (N rounded up), aligned and marked for transparent huge pages (madvise MADV_HUGEPAGE; a hint, ignored where the kernel has
  * none), so that filling it costs a fault per 2 MB rather than per 4 KB
  * page (buf.c note).  Freed with free(); NULL when out of memory. */
 void *ps_bulk_alloc(size_t n);
