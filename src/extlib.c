@@ -13,8 +13,10 @@
  *     ms, whatever it draws.  The default stamp (Helvetica-Bold, text in
  *     WinAnsiEncoding), JPEG images, and every other command need none.
  *  2. The table.  One per process: like the dynamic linker's own tables,
- *     it is filled once (pthread_once, per group) and only read after, so
- *     it is not state of a context.  A group is loaded whole or not at
+ *     it is filled once per group and only read after, so it is not state
+ *     of a context.  A group's flag, set (atomically) once the whole group
+ *     is in, lets later calls through without the lock; until then the
+ *     callers load under one mutex.  A group is loaded whole or not at
  *     all: each library by its soname (the runtime packages, Debian's
  *     libharfbuzz0b, libharfbuzz-subset0, libfontconfig1, libfribidi0 and
  *     libspng0, are named in debian/control, since dpkg-shlibdeps cannot
@@ -27,27 +29,28 @@
  *     their group is loaded.  A library that is missing or lacks a
  *     function fails that call with PDFSTAMP_E_IO (the installation's
  *     fault, not the input's: exit 1), naming it and dlerror's reason,
- *     before anything is written; the outcome is the process's, kept for
- *     later calls.
+ *     before anything is written; the next call tries again (a failure
+ *     may pass: too many open files), so a long-lived program does not
+ *     keep it.
  */
 #include "config.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "extlib.h"
 
 struct group {
-	pthread_once_t once;
-	int rc;                 /* 0 loaded, -1 not */
-	char why[256];          /* what failed, when rc is -1 */
+	atomic_int ok;          /* 1 once loaded: read without the lock */
+	char why[256];          /* what failed last, under the lock */
 };
 
-static struct ps_ext table;   /* note 2: each group's entries written once, under its once */
-static struct group text_group = {PTHREAD_ONCE_INIT, 0, ""};
-static struct group png_group = {PTHREAD_ONCE_INIT, 0, ""};
+static struct ps_ext table;   /* note 2: a group's entries written under the lock, before its flag */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct group text_group, png_group;
 
 /* Opens SONAME into *H; 0, or -1 with G->why set. */
 static int open_lib(struct group *g, const char *soname, void **h)
@@ -78,41 +81,51 @@ static int find(struct group *g, void *h, const char *soname, const char *name, 
 #define LOAD(soname, list) \
 	do { \
 		void *h; \
-		if (g->rc == 0 && (g->rc = open_lib(g, soname, &h)) == 0) { \
+		if (rc == 0 && (rc = open_lib(g, soname, &h)) == 0) { \
 			const char *so = soname; \
 			list(FIND) \
 		} \
 	} while (0)
 #define FIND(name) \
-	if (g->rc == 0) \
-		g->rc = find(g, h, so, #name, &table.name, sizeof table.name);
+	if (rc == 0) \
+		rc = find(g, h, so, #name, &table.name, sizeof table.name);
 
-static void load_text(void)
+static int load_text(struct group *g)
 {
-	struct group *g = &text_group;
+	int rc = 0;
 
 	LOAD("libharfbuzz.so.0", PS_EXT_HB);
 	LOAD("libharfbuzz-subset.so.0", PS_EXT_HBSUB);
 	LOAD("libfontconfig.so.1", PS_EXT_FC);
 	LOAD("libfribidi.so.0", PS_EXT_FRIBIDI);
+	return rc;
 }
 
-static void load_png(void)
+static int load_png(struct group *g)
 {
-	struct group *g = &png_group;
+	int rc = 0;
 
 	LOAD("libspng.so.0", PS_EXT_SPNG);
+	return rc;
 }
 
 int ps_ext_need(ps_ctx *ctx, int group)
 {
 	struct group *g = group == PS_EXT_PNG ? &png_group : &text_group;
+	int rc = 0;
 
-	pthread_once(&g->once, group == PS_EXT_PNG ? load_png : load_text);
-	if (g->rc < 0)
-		return ps_err(ctx, PDFSTAMP_E_IO, "%s needs a library that is not available: %s",
-		              group == PS_EXT_PNG ? "a PNG image" : "text in an embedded font", g->why);
-	return 0;
+	if (atomic_load(&g->ok))
+		return 0;
+	pthread_mutex_lock(&lock);
+	if (!atomic_load(&g->ok)) {
+		if ((group == PS_EXT_PNG ? load_png(g) : load_text(g)) == 0)
+			atomic_store(&g->ok, 1);
+		else
+			rc = ps_err(ctx, PDFSTAMP_E_IO, "%s needs a library that is not available: %s",
+			            group == PS_EXT_PNG ? "a PNG image" : "text in an embedded font", g->why);
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
 }
 
 const struct ps_ext *ps_ext_table(void)

@@ -421,9 +421,10 @@ struct pdfstamp_rewrite_opts {
  * instead of copying it; an I/O error reading it back is then SIGBUS in
  * the calling process instead of PDFSTAMP_E_IO (the target is untouched
  * either way).  Whether it is faster depends on the machine: where a page
- * fault is dear (virtual machines), reading is; the pdfstamp command reads.  Ignored while the output has a name: -o FILE and in place
- * on a file system without O_TMPFILE (PDFSTAMP_WRITE_TO_FD's temporary
- * file is unlinked before it is written, and mapped). */
+ * fault is dear (virtual machines), reading is; the pdfstamp command
+ * reads.  Ignored while the output has a name: -o FILE and in place on a
+ * file system without O_TMPFILE (PDFSTAMP_WRITE_TO_FD's temporary file is
+ * unlinked before it is written, and mapped). */
 #define PDFSTAMP_REWRITE_MAP_OUTPUT 0x200
 /* Version 1 (without output_fd) is still accepted. */
 #define PDFSTAMP_REWRITE_OPTS_VERSION 2
