@@ -3,9 +3,9 @@
  * (rng.h), and ps_wipe (wipe.h).
  *
  * One context per thread; nothing here is global.  The CTR-DRBG is seeded
- * once, lazily, on the first request for random bytes (seeding costs about
- * 0.25 ms, measured on the development machines: seeding per object would
- * add some 100 s to a rewrite of the 412,000 objects of the README's
+ * once, lazily, on the first request for random bytes, from the kernel's
+ * generator (os_entropy: a system call and a DRBG instantiation, which
+ * per object would add 412,000 of each to a rewrite of the README's
  * reference archive), and IVs are drawn from a 1 KiB pool refilled with
  * one DRBG request (64 IVs).
  *
@@ -84,10 +84,8 @@ void pdfstamp_ctx_free(pdfstamp_ctx *ctx)
 {
 	if (!ctx)
 		return;
-	if (ctx->rng->drbg_ready) {
+	if (ctx->rng->drbg_ready)
 		mbedtls_ctr_drbg_free(&ctx->rng->drbg);
-		mbedtls_entropy_free(&ctx->rng->entropy);
-	}
 	if (ctx->rng->iv) {
 		ps_wipe(ctx->rng->iv, sizeof *ctx->rng->iv);
 		if (ctx->rng->iv_maplen)
@@ -198,6 +196,16 @@ static void ivpool_drop(ps_ctx *ctx)
 	ctx->rng->ivpos = PS_IVPOOL_SIZE;
 }
 
+/* The DRBG's entropy input: the kernel's generator (ps_random_os), which
+ * is where mbedtls_entropy_func would gather it from too -- without its
+ * accumulator, and without the start-up of the HAVEGE collector that
+ * Debian's mbedTLS 2.28 builds in (about a million instructions per
+ * context: a third of a stamp's work besides the key derivation). */
+static int os_entropy(void *ud, unsigned char *out, size_t len)
+{
+	return ps_random_os(ud, out, len) < 0 ? MBEDTLS_ERR_CTR_DRBG_ENTROPY_SOURCE_FAILED : 0;
+}
+
 /* Seeds the DRBG on first use (NIST SP 800-90A CTR_DRBG through mbedTLS),
  * and reseeds it from fresh OS entropy when the process is not the one
  * that seeded it: fork() duplicated the state. */
@@ -222,12 +230,10 @@ static int drbg_seed(ps_ctx *ctx)
 		return 0;
 	}
 	plen = drbg_label(pers, "pdfstamp ctr-drbg", pid);
-	mbedtls_entropy_init(&ctx->rng->entropy);
 	mbedtls_ctr_drbg_init(&ctx->rng->drbg);
-	rc = mbedtls_ctr_drbg_seed(&ctx->rng->drbg, mbedtls_entropy_func, &ctx->rng->entropy, pers, plen);
+	rc = mbedtls_ctr_drbg_seed(&ctx->rng->drbg, os_entropy, ctx, pers, plen);
 	if (rc != 0) {
 		mbedtls_ctr_drbg_free(&ctx->rng->drbg);
-		mbedtls_entropy_free(&ctx->rng->entropy);
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot seed the random generator (mbedTLS -0x%04x)",
 		              (unsigned)-rc);
 	}

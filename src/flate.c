@@ -10,7 +10,10 @@
  * (ISO 32000-2 7.4.4.4) as far as it is asked: ps_flate_decode and
  * ps_inflate run it to the end, xrefsec.c runs an xref stream's only up to
  * the entries a lookup needs (a stamp on a file of 400,000 objects reads
- * the first few, not 3 MB).  It inflates in chunks of CHUNK bytes; with a
+ * the first few, not 3 MB).  It inflates in chunks of CHUNK bytes, or
+ * of what is still wanted when that is less (at least FILL_MIN: zlib
+ * fills whatever room it is given, and a lookup that wants a few
+ * entries should not pay for 64 KB of them); with a
  * predictor, whole rows are undone as they arrive (png_row, the one row
  * decoder, also behind ps_png_unpredict), a partial row waits for the
  * next chunk, and a stream that ends inside a row is a FORMAT error.  A
@@ -27,6 +30,7 @@
 #include "ps.h"
 
 #define CHUNK 65536
+#define FILL_MIN 4096
 
 struct ps_flate_reader {
 	z_stream zs;
@@ -189,7 +193,12 @@ static int fill(ps_ctx *ctx, ps_flate_reader *r, size_t want, ps_buf *out)
 
 	while (out->len < want && !r->ended) {
 		ps_buf *dst = r->rowlen ? &r->pend : out;
-		size_t chunk = r->max_out - r->got < CHUNK ? r->max_out - r->got + 1 : CHUNK;
+		size_t chunk = want - out->len < CHUNK ? want - out->len : CHUNK;
+
+		if (chunk < FILL_MIN)
+			chunk = FILL_MIN;
+		if (r->max_out - r->got < chunk)
+			chunk = r->max_out - r->got + 1; /* one byte past the cap shows a bomb */
 		uInt avail_in_before;
 
 		if (zs->avail_in == 0 && r->fed < r->n) {

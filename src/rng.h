@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <mbedtls/ctr_drbg.h>
-#include <mbedtls/entropy.h>
 
 #define PS_IVPOOL_SIZE 1024 /* 64 IVs per DRBG request (MBEDTLS_CTR_DRBG_MAX_REQUEST) */
 
@@ -23,7 +22,6 @@ typedef struct ps_ivpage {
 struct ps_rng {
 	int drbg_ready;
 	pid_t drbg_pid;              /* the process that last (re)seeded the DRBG */
-	mbedtls_entropy_context entropy;
 	mbedtls_ctr_drbg_context drbg;
 	ps_ivpage *iv;               /* NULL until the first IV */
 	size_t iv_maplen;            /* mmap'ed length, 0 if malloc'ed */
