@@ -24,16 +24,22 @@
  * more (256 faults at least) are whole 2 MB pages, on a 2 MB boundary, and
  * ask for huge pages (the kernel uses one only for a whole aligned 2 MB of
  * the mapping: the size is rounded up, which the resident set then shows);
- * smaller ones are plain malloc.  posix_memalign, not mmap: one allocator, and the
- * allocation-failure test (tests/check_alloc.c) sees it. */
+ * smaller ones are plain malloc.  posix_memalign, not mmap: one allocator,
+ * and the allocation-failure test (tests/check_alloc.c) sees it.  A ps_buf
+ * that grows to 1 MB moves to such a buffer (ps_buf_reserve), so every
+ * large buffer -- an xref table being written, a stream decrypted -- is
+ * filled at that cost, not only the readers'. */
 #define BULK_PAGE ((size_t)2 << 20)
 #define BULK_MIN ((size_t)1 << 20)
 
-/* Note in ps.h: the runs of BASE already in order are found in one pass
- * and merged pairwise (a natural merge sort: O(n log runs) comparisons,
- * O(n) for an ordered array); an array with many runs, or no memory for
- * the merge, goes to qsort. */
-#define SORT_MAX_RUNS 64
+/* Note in ps.h: the runs of BASE already in order are counted in one
+ * pass and merged pairwise (a natural merge sort: O(n log runs)
+ * comparisons, O(n) for an ordered array), through a buffer in bulk: a
+ * whole file's table at 10 bytes or more per object is past 1 MB from
+ * 100,000 objects on, where qsort's own buffer would be fresh 4 KB pages.
+ * Up to SORT_STACK_RUNS run starts are kept on the stack; without memory
+ * for the merge, qsort. */
+#define SORT_STACK_RUNS 64
 
 static void merge_runs(const char *src, char *dst, size_t elem, const size_t *rb, size_t nr,
                        int (*cmp)(const void *, const void *))
@@ -54,15 +60,24 @@ static void merge_runs(const char *src, char *dst, size_t elem, const size_t *rb
 	}
 }
 
+/* What ps_bulk_alloc(N) gives: N, or whole huge pages; 0 on overflow. */
+static size_t bulk_size(size_t n)
+{
+	if (n < BULK_MIN)
+		return n;
+	if (n > SIZE_MAX - BULK_PAGE)
+		return 0;
+	return (n + BULK_PAGE - 1) & ~(BULK_PAGE - 1);
+}
+
 void *ps_bulk_alloc(size_t n)
 {
 	void *p;
 
 	if (n < BULK_MIN)
 		return malloc(n);
-	if (n > SIZE_MAX - BULK_PAGE)
+	if (!(n = bulk_size(n)))
 		return NULL;
-	n = (n + BULK_PAGE - 1) & ~(BULK_PAGE - 1);
 	if (posix_memalign(&p, BULK_PAGE, n) != 0)
 		return NULL;
 #ifdef MADV_HUGEPAGE
@@ -73,23 +88,25 @@ void *ps_bulk_alloc(size_t n)
 
 void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *))
 {
-	size_t rb[SORT_MAX_RUNS + 1], nr = 0, i, k;
+	size_t rb0[SORT_STACK_RUNS + 1], *rb = rb0, nr = 1, i, k;
 	char *a = base, *t, *src, *dst;
 
 	if (n < 2 || elem == 0)
 		return;
-	rb[nr++] = 0;
 	for (i = 1; i < n; i++)
-		if (cmp(a + (i - 1) * elem, a + i * elem) > 0) {
-			if (nr == SORT_MAX_RUNS)
-				goto fallback;
-			rb[nr++] = i;
-		}
+		nr += cmp(a + (i - 1) * elem, a + i * elem) > 0;
 	if (nr == 1)
 		return;
-	rb[nr] = n; /* runs: [rb[k], rb[k + 1]) for k < nr */
-	if (n > SIZE_MAX / elem || !(t = malloc(n * elem)))
+	if (n > SIZE_MAX / elem || !(t = ps_bulk_alloc(n * elem)))
 		goto fallback;
+	if (nr > SORT_STACK_RUNS && !(rb = malloc((nr + 1) * sizeof *rb))) {
+		free(t);
+		goto fallback;
+	}
+	for (i = 1, nr = 1, rb[0] = 0; i < n; i++)
+		if (cmp(a + (i - 1) * elem, a + i * elem) > 0)
+			rb[nr++] = i;
+	rb[nr] = n; /* runs: [rb[k], rb[k + 1]) for k < nr */
 	src = a;
 	dst = t;
 	while (nr > 1) {
@@ -103,6 +120,8 @@ void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const v
 	}
 	if (src != a)
 		memcpy(a, src, n * elem);
+	if (rb != rb0)
+		free(rb);
 	free(t);
 	return;
 fallback:
@@ -166,14 +185,17 @@ int ps_buf_reserve(ps_buf *b, size_t extra)
 		}
 		ncap *= 2;
 	}
-	if (b->secret) {
-		p = malloc(ncap);
+	if (ncap >= BULK_MIN && !(ncap = bulk_size(ncap)))
+		goto fail;
+	if (b->secret || ncap >= BULK_MIN) { /* a fresh buffer: wiped, or in bulk (note) */
+		p = ps_bulk_alloc(ncap);
 		if (!p)
 			goto fail;
 		if (b->len)
 			memcpy(p, b->data, b->len);
 		if (b->data) {
-			ps_wipe(b->data, b->cap);
+			if (b->secret)
+				ps_wipe(b->data, b->cap);
 			free(b->data);
 		}
 	} else {

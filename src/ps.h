@@ -193,10 +193,10 @@ int ps_array_grow(void **p, size_t n, size_t elem);
  * malloc, that ps_array_grow can grow later.  0 or -1 (OOM, overflow). */
 int ps_array_adopt(void **p, const void *src, size_t n, size_t elem);
 /* qsort(BASE, N, ELEM, CMP) (not stable), but O(N log R) comparisons for
- * an array of R <= 64 runs already in order (buf.c; one pass when R is 1;
- * more runs, or no memory for the merge: qsort): the
- * tables of a whole file (objects by offset, by number) come in a few
- * runs, as most writers emit objects in number order. */
+ * an array of R runs already in order (buf.c; one pass when R is 1; no
+ * memory for the merge: qsort): the tables of a whole file (objects by
+ * offset, by number) come in a few runs, as most writers emit objects in
+ * number order. */
 void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *));
 /* N bytes for data passing through in bulk (the sequential reader's
  * segments, an xref stream's bytes): from N >= 1 MB on, whole 2 MB pages

@@ -131,6 +131,19 @@
  *     and replace the target.  A test build shows it with
  *     PDFSTAMP_FAULT=corrupt:plaintext (io.h), which flips the first bit
  *     of each stream of 16 or more plaintext bytes after it was summed.
+ * 13. Memory is reused, not fresh: a fresh page costs far more than its
+ *     bytes (buf.c's note), so nothing is allocated per object once the
+ *     window is full.  A batch's headers are serialised back to back into
+ *     the batch's one buffer (hdr; a job keeps its offset and length), the
+ *     engine's list of jobs stays with the batch (sj), and a batch once
+ *     written goes to rw->spare, arrays and buffer with it, for the next
+ *     one the reader fills (this thread only).  A careful job's header
+ *     goes through the writer's buffer (chdr), emptied once it is written.
+ *     The reader's segment buffers go on to the self-check (rw->pool,
+ *     rwcheck.c note 6).
+ *     A buffer per header, allocated by a worker and freed by the writer,
+ *     had the workers' heaps grow and shrink by turns: 1,100 mprotect
+ *     calls and some 4,000 page faults in a rotate of 41,000 objects.
  */
 #include "config.h"
 
@@ -191,7 +204,8 @@ struct rw_job {
 	int summed;            /* SUM is its stream's plaintext's (note 12) */
 	uint64_t sum;
 	ps_sec_job job;
-	ps_buf out;            /* serialised result */
+	size_t hoff, hlen;     /* its serialised header: in its batch's hdr, or the
+	                        * writer's chdr when careful (note 13) */
 };
 
 struct rw_batch {
@@ -199,9 +213,12 @@ struct rw_batch {
 	size_t n;
 	size_t cap;            /* jobs allocated (grows to BATCH_OBJECTS) */
 	size_t bytes, maxlen;  /* stream bytes, and the largest stream (note 8) */
+	ps_buf hdr;            /* the jobs' serialised headers, back to back (note 13) */
+	ps_sec_job *sj;        /* the engine's view of the jobs (run_batch), room for cap */
 	int state;             /* 0 queued, 1 taken, 2 done */
 	int rc;
 	char err[256];
+	struct rw_batch *next; /* on rw->spare */
 };
 
 struct rw {
@@ -229,7 +246,10 @@ struct rw {
 	/* writer */
 	ps_outfile of;
 	ps_wstream w;                  /* the output's writer (io.c; note 9) */
+	ps_buf chdr;                   /* a careful job's header (note 13) */
 	ps_arena *ar;                  /* this thread's parses (note 11; NULL: malloc) */
+	struct rw_batch *spare;        /* batches written, for reuse (note 13; this thread only) */
+	struct ps_segpool *pool;       /* the reader's segment buffers, for the self-check (note 13) */
 };
 
 static int add_extensions(ps_ctx *wctx, ps_obj *cat)
@@ -339,7 +359,7 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j, struct rw_tall
 			j->paylen = j->data.len;
 		}
 		/* from here on PAY holds plaintext until the batch encryption
-		 * (batch_free wipes it if that never comes) */
+		 * (batch_clear wipes it if that never comes) */
 		j->plaintext = j->encrypt;
 		if (ps_dict_put(j->obj->u.stm.dict, "Length", ps_new_int((int64_t)j->paylen)) < 0) {
 			rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -381,24 +401,25 @@ static int reenc_all(struct rw *rw, ps_ctx *wctx, struct rw_job *jobs, size_t n,
 	return rc;
 }
 
-/* Right after prepare (note 11): "N G obj <<dict>>" (and "stream") into
- * j->out, the tree freed; the writer appends the payload, once it is
- * ciphertext, without copying it again. */
-static int finish(ps_ctx *wctx, struct rw_job *j)
+/* Right after prepare (note 11): "N G obj <<dict>>" (and "stream")
+ * appended to HDR (note 13), the tree freed; the writer appends the
+ * payload, once it is ciphertext, without copying it again. */
+static int finish(ps_ctx *wctx, struct rw_job *j, ps_buf *hdr)
 {
-	ps_buf_reserve(&j->out, 512); /* one allocation for most objects (oom: sticky, seen below) */
-	ps_serialize_obj_header(&j->out, j->num, j->gen);
-	ps_serialize(&j->out, j->obj);
-	ps_buf_puts(&j->out, j->obj->kind == PS_STREAM ? "\nstream\r\n" : "\nendobj\n");
+	j->hoff = hdr->len;
+	ps_serialize_obj_header(hdr, j->num, j->gen);
+	ps_serialize(hdr, j->obj);
+	ps_buf_puts(hdr, j->obj->kind == PS_STREAM ? "\nstream\r\n" : "\nendobj\n");
 	ps_obj_free(j->obj);
 	j->obj = NULL;
-	if (j->out.oom)
+	if (hdr->oom)
 		return ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
+	j->hlen = hdr->len - j->hoff;
 	/* encrypted strings grow (an empty one to 66 bytes): no reader of
 	 * ours, the self-check first, would take more than PS_OBJ_MAX */
-	if (j->out.len > PS_OBJ_MAX)
+	if (j->hlen > PS_OBJ_MAX)
 		return ps_err(wctx, PDFSTAMP_E_UNSUPPORTED, "object %u would take %zu bytes once encrypted, more than "
-		              "the %zu MB an object may have", j->num, j->out.len, PS_OBJ_MAX >> 20);
+		              "the %zu MB an object may have", j->num, j->hlen, PS_OBJ_MAX >> 20);
 	return 0;
 }
 
@@ -423,15 +444,14 @@ static void sum_job(struct rw_job *j)
  * this function. */
 static int run_batch(struct rw *rw, ps_ctx *wctx, ps_arena *ar, struct rw_batch *b)
 {
-	ps_sec_job *jobs = NULL;
 	struct rw_tally t = {0, 0, 0, 0};
-	size_t i, n = 0, out = 0;
+	size_t i, n = 0;
 	double t0;
 	int rc = 0;
 
 	for (i = 0; i < b->n && rc == 0; i++) {
 		struct rw_job *j = &b->jobs[i];
-		if (out > BATCH_OUT) { /* note 11: the rest one at a time, by the writer */
+		if (b->hdr.len > BATCH_OUT) { /* note 11: the rest one at a time, by the writer */
 			j->careful = 1;
 			continue;
 		}
@@ -444,8 +464,8 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, ps_arena *ar, struct rw_batch 
 			}
 			j->extensions = j->root && j->obj->kind == PS_DICT;
 		}
-		if ((rc = prepare(rw, wctx, j, &t)) == 0 && (rc = finish(wctx, j)) == 0)
-			out += j->out.len;
+		if ((rc = prepare(rw, wctx, j, &t)) == 0)
+			rc = finish(wctx, j, &b->hdr);
 		ps_obj_free(j->obj); /* (finish's, or the failed prepare's) before the reset */
 		j->obj = NULL;
 		ps_arena_reset(ar);
@@ -453,24 +473,21 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, ps_arena *ar, struct rw_batch 
 	if (rc == 0)
 		rc = reenc_all(rw, wctx, b->jobs, b->n, &t);
 	tally_add(rw, &t);
-	if (rc == 0 && !(jobs = malloc((b->n ? b->n : 1) * sizeof *jobs)))
-		rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if (rc == 0) {
 		for (i = 0; i < b->n; i++)
 			if (b->jobs[i].plaintext) {
 				sum_job(&b->jobs[i]);
-				jobs[n++] = b->jobs[i].job;
+				b->sj[n++] = b->jobs[i].job;
 			}
 		t0 = cpu_seconds();
-		rc = ps_sec_run_batch(wctx, rw->nsec, jobs, n);
+		rc = ps_sec_run_batch(wctx, rw->nsec, b->sj, n);
 		for (i = 0; i < b->n && rc == 0; i++)
 			b->jobs[i].plaintext = 0;
 		pthread_mutex_lock(&rw->mu);
 		rw->enc_seconds += cpu_seconds() - t0;
 		pthread_mutex_unlock(&rw->mu);
-		ps_wipe(jobs, n * sizeof *jobs);
+		ps_wipe(b->sj, n * sizeof *b->sj);
 	}
-	free(jobs);
 	if (rc < 0)
 		snprintf(b->err, sizeof b->err, "%s", wctx->errmsg);
 	return rc;
@@ -535,12 +552,11 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static void batch_free(struct rw_batch *b)
+/* B's jobs let go (their segments, trees, buffers), B itself kept. */
+static void batch_clear(struct rw_batch *b)
 {
 	size_t i;
 
-	if (!b)
-		return;
 	for (i = 0; i < b->n; i++) {
 		if (b->jobs[i].plaintext && b->jobs[i].pay) /* a failed batch: no plaintext left behind */
 			ps_wipe(b->jobs[i].pay, b->jobs[i].paylen);
@@ -548,10 +564,37 @@ static void batch_free(struct rw_batch *b)
 		ps_obj_free(b->jobs[i].obj);
 		ps_buf_free(&b->jobs[i].raw);
 		ps_buf_free(&b->jobs[i].data);
-		ps_buf_free(&b->jobs[i].out);
 	}
+	b->n = 0;
+}
+
+static void batch_free(struct rw_batch *b)
+{
+	if (!b)
+		return;
+	batch_clear(b);
+	ps_buf_free(&b->hdr);
+	free(b->sj);
 	free(b->jobs);
 	free(b);
+}
+
+/* Note 13: a batch written (or failed) goes to rw->spare for the next
+ * one, its arrays and header buffer with it. */
+static void batch_done(struct rw *rw, struct rw_batch *b)
+{
+	if (!b)
+		return;
+	batch_clear(b);
+	if (b->hdr.oom)
+		ps_buf_free(&b->hdr); /* and clears the flag */
+	ps_buf_reset(&b->hdr);
+	b->bytes = b->maxlen = 0;
+	b->state = 0;
+	b->rc = 0;
+	b->err[0] = 0;
+	b->next = rw->spare;
+	rw->spare = b;
 }
 
 /* ---- the writer ---------------------------------------------------------------- */
@@ -591,7 +634,7 @@ static int careful_job(struct rw *rw, struct rw_job *j)
 			return rc;
 	}
 	j->plaintext = 0;
-	return finish(rw->ctx, j);
+	return finish(rw->ctx, j, &rw->chdr);
 }
 
 static int write_batch(struct rw *rw, struct rw_batch *b)
@@ -607,7 +650,7 @@ static int write_batch(struct rw *rw, struct rw_batch *b)
 		if (careful && (rc = careful_job(rw, j)) < 0)
 			return rc;
 		if ((rc = record_off(rw, j->num, j->gen, j)) < 0 ||
-		    (rc = ps_wstream_put_ref(&rw->w, j->out.data, j->out.len)) < 0)
+		    (rc = ps_wstream_put_ref(&rw->w, (careful ? rw->chdr.data : b->hdr.data) + j->hoff, j->hlen)) < 0)
 			return rc;
 		if (j->pay && ((rc = ps_wstream_put_ref(&rw->w, j->pay, j->paylen)) < 0 ||
 		               (rc = ps_wstream_put_ref(&rw->w, "\nendstream\nendobj\n", 18)) < 0))
@@ -615,7 +658,7 @@ static int write_batch(struct rw *rw, struct rw_batch *b)
 		if (careful) { /* written now, so that each goes before the next (note 11) */
 			if ((rc = ps_wstream_drain(&rw->w)) < 0)
 				return rc;
-			ps_buf_free(&j->out);
+			ps_buf_reset(&rw->chdr);
 			ps_buf_free(&j->data);
 			ps_buf_free(&j->raw);
 			j->pay = NULL;
@@ -656,7 +699,7 @@ static int drain_one(struct rw *rw)
 	pthread_mutex_unlock(&rw->mu);
 	rw->inflight -= b->bytes;
 	rc = write_batch(rw, b);
-	batch_free(b);
+	batch_done(rw, b);
 	return rc;
 }
 
@@ -667,12 +710,12 @@ static int submit(struct rw *rw, struct rw_batch *b)
 	if (rw->nthreads == 0) { /* -j 1: no threads, same code path */
 		b->rc = run_batch(rw, rw->ctx, rw->ar, b);
 		rc = write_batch(rw, b);
-		batch_free(b);
+		batch_done(rw, b);
 		return rc;
 	}
 	while (rw->wcount == rw->wcap)
 		if ((rc = drain_one(rw)) < 0) {
-			batch_free(b);
+			batch_done(rw, b);
 			return rc;
 		}
 	rw->inflight += b->bytes;
@@ -801,6 +844,12 @@ static int batch_new(struct rw *rw, struct rw_batch **bp)
 {
 	struct rw_batch *b = *bp;
 
+	if (!b && rw->spare) { /* note 13 */
+		b = rw->spare;
+		rw->spare = b->next;
+		b->next = NULL;
+		*bp = b;
+	}
 	if (!b) {
 		if (!(b = calloc(1, sizeof *b)))
 			return ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -809,9 +858,13 @@ static int batch_new(struct rw *rw, struct rw_batch **bp)
 	if (b->n == b->cap) {
 		size_t cap = b->cap ? 2 * b->cap : 64;
 		struct rw_job *nj = realloc(b->jobs, cap * sizeof *nj);
+		ps_sec_job *ns;
 		if (!nj)
 			return ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		b->jobs = nj;
+		if (!(ns = realloc(b->sj, cap * sizeof *ns)))
+			return ps_err(rw->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		b->sj = ns;
 		b->cap = cap;
 	}
 	return 0;
@@ -827,8 +880,9 @@ static int read_all(struct rw *rw, uint32_t root_num, const struct pdfstamp_rewr
 	ps_seq_obj so;
 	int rc, skip, root2 = root_num != doc->encrypt_num && ps_xref_type(doc, root_num) == 2;
 
-	if ((rc = ps_seq_open(&r, doc, skip_num, rw)) < 0)
+	if ((rc = ps_seq_open(&r, doc, NULL, skip_num, rw)) < 0)
 		goto out;
+	rw->pool = ps_seq_pool(&r); /* for the self-check (rwcheck.c note 6) */
 	for (;;) {
 		struct rw_job *j;
 		if (root2) {
@@ -864,7 +918,7 @@ static int read_all(struct rw *rw, uint32_t root_num, const struct pdfstamp_rewr
 	}
 out:
 	ps_seq_close(&r);
-	batch_free(b);
+	batch_done(rw, b);
 	return rc;
 }
 
@@ -926,6 +980,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 {
 	ps_ctx *ctx = doc->ctx;
 	struct rw rw;
+	ps_rwcheck chk;
 	uint8_t id[16];
 	char ver[16], hdr[64];
 	uint32_t num, enc_num, root_num = 0, maxnum = 0;
@@ -1047,11 +1102,18 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		o->progress(o->progress_ud, doc->size, doc->size);
 	ps_fault("after-write");
 	/* verify with the new password before anything is renamed (note 5) */
-	if ((rc = ps_rewrite_check(doc, ps_outfile_path(&rw.of),
-	                           rw.of.unnamed && (o->flags & PDFSTAMP_REWRITE_MAP_OUTPUT),
-	                           o->owner_password ? o->owner_password : "",
-	                           o->owner_len, rw.dropped, rw.ndropped, enc_num,
-	                           rw.nthreads ? rw.nthreads : 1, rw.offs.v, nsorted)) < 0)
+	chk.path = ps_outfile_path(&rw.of);
+	chk.map = rw.of.unnamed && (o->flags & PDFSTAMP_REWRITE_MAP_OUTPUT);
+	chk.owner = o->owner_password ? o->owner_password : "";
+	chk.owner_len = o->owner_len;
+	chk.dropped = rw.dropped;
+	chk.ndropped = rw.ndropped;
+	chk.enc_num = enc_num;
+	chk.jobs = rw.nthreads ? rw.nthreads : 1;
+	chk.sums = rw.offs.v;
+	chk.nsums = nsorted;
+	chk.pool = rw.pool;
+	if ((rc = ps_rewrite_check(doc, &chk)) < 0)
 		goto out;
 	if ((rc = to_fd ? ps_outfile_copy_out(ctx, &rw.of, o->output_fd) : ps_outfile_commit(ctx, &rw.of, doc->mode)) < 0)
 		goto out;
@@ -1085,6 +1147,13 @@ out:
 		pthread_mutex_destroy(&rw.wmu);
 		pthread_cond_destroy(&rw.cv);
 	}
+	while (rw.spare) {
+		struct rw_batch *b = rw.spare;
+		rw.spare = b->next;
+		batch_free(b);
+	}
+	ps_buf_free(&rw.chdr);
+	ps_segpool_unref(rw.pool);
 	free(rw.win);
 	free(rw.threads);
 	ps_rwoffs_free(&rw.offs);

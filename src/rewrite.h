@@ -53,19 +53,29 @@ int ps_rewrite_is_dropped(const uint32_t *dropped, size_t n, uint32_t num);
 
 /* ---- rwcheck.c: the self-check (rewrite.c design note 5) ------------------------ */
 
-/* Checks the rewritten file at PATH against its input DOC before it
- * replaces anything (rwcheck.c note 1), on JOBS threads (note 7): opened with the new OWNER password
- * (OWNER_LEN bytes), verified, its live objects those of DOC less its
- * /Encrypt and DROPPED (NDROPPED numbers, sorted) plus ENC_NUM (the new
- * /Encrypt) and its own xref stream, its page tree the input's.  0, or
- * PDFSTAMP_E_FORMAT if the input is damaged, else PDFSTAMP_E_INTERNAL
- * (rwcheck.c note 2).  MAP: PATH may be mapped (nobody else can shorten
- * it: input.c note 4).  SUMS (NSUMS rows sorted by number, or NULL): the
- * objects written, each stream whose data was encrypted with the sum of
- * its plaintext, which the output's must match (note 8). */
-int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, size_t owner_len,
-                     const uint32_t *dropped, size_t ndropped, uint32_t enc_num, int jobs,
-                     const ps_rwoff *sums, size_t nsums);
+/* The rewritten file and what the self-check holds it to. */
+struct ps_segpool;
+typedef struct ps_rwcheck {
+	const char *path;             /* the rewritten file */
+	int map;                      /* PATH may be mapped (nobody else can shorten it: input.c note 4) */
+	const char *owner;            /* the new owner password, OWNER_LEN bytes */
+	size_t owner_len;
+	const uint32_t *dropped;      /* the input's numbers the rewrite dropped, sorted */
+	size_t ndropped;
+	uint32_t enc_num;             /* the new /Encrypt */
+	int jobs;                     /* threads (rwcheck.c note 7) */
+	const ps_rwoff *sums;         /* NSUMS rows sorted by number, or NULL: the objects written, each
+	                               * stream whose data was encrypted with its plaintext's sum (note 8) */
+	size_t nsums;
+	struct ps_segpool *pool;      /* segment buffers to reuse (the rewrite's: note 6), or NULL */
+} ps_rwcheck;
+/* Checks the rewritten file C->path against its input DOC before it
+ * replaces anything (rwcheck.c note 1): opened with the new owner
+ * password, verified, its live objects those of DOC less its /Encrypt and
+ * C->dropped plus C->enc_num and its own xref stream, its page tree the
+ * input's, its streams' plaintexts the sums'.  0, or PDFSTAMP_E_FORMAT if
+ * the input is damaged, else PDFSTAMP_E_INTERNAL (rwcheck.c note 2). */
+int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c);
 /* A 64-bit checksum of N bytes at P (rwcheck.c note 8): not cryptographic,
  * for catching the rewrite's own mistakes, 5-10 GB/s. */
 uint64_t ps_rewrite_sum(const uint8_t *p, size_t n);
@@ -78,7 +88,6 @@ uint64_t ps_rewrite_sum(const uint8_t *p, size_t n);
  * or, with no pool, it lies in the document's mapping (note 4), read-only:
  * only the self-check's output is ever mapped, never the rewrite's input,
  * whose segments it encrypts in place. */
-struct ps_segpool;
 typedef struct ps_seg {
 	uint8_t *data;
 	size_t cap;               /* bytes allocated at data */
@@ -112,8 +121,15 @@ typedef struct ps_seq_obj {
 } ps_seq_obj;
 
 /* Lists DOC's type-1 objects but those SKIP (may be NULL) says 1 for, by
- * offset.  0 or PDFSTAMP_E_NOMEM; ps_seq_close in either case. */
-int ps_seq_open(ps_seqread *r, ps_doc *doc, int (*skip)(void *ud, uint32_t num), void *ud);
+ * offset; the segments' buffers come from POOL (a reference is taken),
+ * or from a pool of the reader's own when it is NULL.  0 or
+ * PDFSTAMP_E_NOMEM; ps_seq_close in either case. */
+int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool, int (*skip)(void *ud, uint32_t num),
+                void *ud);
+/* R's pool, with a reference for the caller (ps_segpool_unref), to hand
+ * its buffers to a later reader on the same thread (rwcheck.c note 6). */
+struct ps_segpool *ps_seq_pool(ps_seqread *r);
+void ps_segpool_unref(struct ps_segpool *p); /* NULL is fine */
 /* The next object, in file order: 1 (0 at the end, or an error).  O->seg
  * is NULL when the object has no segment (rwcheck.c note 5): the caller
  * reads it the careful way (ps_doc_parse_at, ps_doc_load). */

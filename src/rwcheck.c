@@ -73,12 +73,16 @@
  *     no peak.  The pool is a list threaded through the free buffers
  *     (giving one back cannot fail), referenced by the reader and by each
  *     live segment, since the rewrite's segments outlive its reader; it is
- *     touched, like the references, by one thread only.  The buffers hold
- *     what the file holds (the rewrite's are re-encrypted in place, and
- *     wiped by it where that stops half-way: rewrite.c batch_free).  A
- *     mapped document's segments (no pool, cap 0) use no buffer: they
- *     point into the mapping, and their whole pages leave the resident set
- *     when the last reference goes (ps_doc_mapped_done).
+ *     touched, like the references, by one thread only.  The rewrite
+ *     keeps a reference (ps_seq_pool) and hands the pool to its
+ *     self-check (ps_rwcheck.pool), whose reader on the same thread then
+ *     reads the output into the buffers the input was read into: none
+ *     fresh.  The buffers hold what the file holds (the rewrite's are
+ *     re-encrypted in place, and wiped by it where that stops half-way:
+ *     rewrite.c batch_clear).  A mapped document's segments (no pool, cap
+ *     0) use no buffer: they point into the mapping, and their whole pages
+ *     leave the resident set when the last reference goes
+ *     (ps_doc_mapped_done).
  *  7. Check b runs on the rewrite's thread count: this thread lists the
  *     objects in batches of about one segment (with what needs the
  *     document: generation, xref stream or not), any thread parses and
@@ -187,7 +191,7 @@ struct ps_segpool {
 	int refs;             /* the reader and each live segment */
 };
 
-static void pool_unref(struct ps_segpool *p)
+void ps_segpool_unref(struct ps_segpool *p)
 {
 	if (p && --p->refs == 0) {
 		while (p->free) {
@@ -213,7 +217,7 @@ void ps_seg_release(ps_seg *s)
 			ps_doc_mapped_done(s->data, s->len); /* in the document's mapping (no pool) */
 		}
 		free(s);
-		pool_unref(p);
+		ps_segpool_unref(p);
 	}
 }
 
@@ -226,19 +230,22 @@ static int cmp_item(const void *a, const void *b)
 	return x->num < y->num ? -1 : x->num > y->num;
 }
 
-int ps_seq_open(ps_seqread *r, ps_doc *doc, int (*skip)(void *ud, uint32_t num), void *ud)
+int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool, int (*skip)(void *ud, uint32_t num),
+                void *ud)
 {
 	size_t cap = (size_t)doc->xref_used + 1;
 	uint32_t num;
 
 	memset(r, 0, sizeof *r);
 	r->doc = doc;
-	if (!(r->pool = calloc(1, sizeof *r->pool)) || !(r->it = malloc(cap * sizeof *r->it))) {
-		free(r->pool); /* the callers close only a reader that opened */
-		r->pool = NULL;
-		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (pool) {
+		pool->refs++;
+		r->pool = pool;
+	} else if ((r->pool = calloc(1, sizeof *r->pool)) != NULL) {
+		r->pool->refs = 1;
 	}
-	r->pool->refs = 1;
+	if (!r->pool || !(r->it = ps_bulk_alloc(cap * sizeof *r->it)))
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	for (num = ps_xref_next(doc, 0); num != 0 && r->n < cap; num = ps_xref_next(doc, num)) {
 		const ps_xent *e = ps_xref_get(doc, num);
 		if (e->type != 1 || (skip && skip(ud, num)))
@@ -298,16 +305,17 @@ static int seg_next(ps_seqread *r)
 	need = (size_t)(item_end(r, k - 1) - start);
 	if (doc->map) /* note 4: the segment lies in the mapping, nothing is copied */
 		return seg_mapped(r, start, need, k);
-	/* note 6: a pooled buffer when it fits, else one of its own size */
+	/* note 6: a pooled buffer when it fits, else one of its own size (in
+	 * bulk either way: ps_buf_reserve, buf.c) */
 	if (need + 1 <= SEG_BUF && p->free) {
 		b.data = p->free;
+		b.cap = SEG_BUF;
 		memcpy(&p->free, b.data, sizeof p->free);
 	} else {
-		b.data = ps_bulk_alloc(need + 1 <= SEG_BUF ? SEG_BUF : need + 1);
+		ps_buf_reserve(&b, need + 1 <= SEG_BUF ? SEG_BUF : need + 1);
 	}
-	b.cap = need + 1 <= SEG_BUF ? SEG_BUF : need + 1;
 	if (!b.data || !(r->seg = malloc(sizeof *r->seg))) {
-		free(b.data);
+		ps_buf_free(&b);
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	}
 	r->seg->data = b.data;
@@ -381,10 +389,16 @@ void ps_seq_parse(ps_ctx *ctx, ps_arena *ar, const ps_seq_obj *so, ps_obj **obj,
 	ps_obj_free(o);
 }
 
+struct ps_segpool *ps_seq_pool(ps_seqread *r)
+{
+	r->pool->refs++;
+	return r->pool;
+}
+
 void ps_seq_close(ps_seqread *r)
 {
 	ps_seg_release(r->seg);
-	pool_unref(r->pool);
+	ps_segpool_unref(r->pool);
 	free(r->it);
 	memset(r, 0, sizeof *r);
 }
@@ -683,6 +697,7 @@ struct chk_batch {
 	size_t fail;
 	size_t summed;        /* streams whose sums matched (note 8) */
 	char err[256];
+	struct chk_batch *next; /* on the spare list */
 };
 
 struct chk {
@@ -694,6 +709,7 @@ struct chk {
 	pthread_cond_t cv;
 	struct chk_batch **win;       /* ring, in file order */
 	size_t wcap, whead, wcount;
+	struct chk_batch *spare;      /* taken, for the next batch (this thread's) */
 	int stop;
 	pdfstamp_warn_fn warn;        /* the caller's, restored at the end */
 	void *warn_ud;
@@ -811,6 +827,7 @@ static void *chk_worker(void *arg)
 		pthread_cond_broadcast(&c->cv);
 	}
 	pthread_mutex_unlock(&c->mu);
+	plain.secret = 0; /* wiped after each batch (chk_run): no need to fault in the rest */
 	ps_buf_free(&plain);
 	ps_arena_free(ar);
 	pdfstamp_ctx_free(wctx);
@@ -827,6 +844,21 @@ static void chk_free(struct chk_batch *b)
 		ps_seg_release(b->it[i].so.seg);
 	free(b->it);
 	free(b);
+}
+
+/* A batch taken goes to the spare list, its item array with it: a fresh
+ * one per batch would be a fresh mapping, its pages faulted in anew. */
+static void chk_done(struct chk *c, struct chk_batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		ps_seg_release(b->it[i].so.seg);
+	b->n = 0;
+	b->state = b->rc = 0;
+	b->fail = b->summed = 0;
+	b->next = c->spare;
+	c->spare = b;
 }
 
 /* Takes the oldest batch's results (running queued batches meanwhile):
@@ -874,14 +906,14 @@ static int chk_take(struct chk *c, ps_buf *plain, ps_arena *ar)
 		}
 	}
 	c->met += b->summed;
-	chk_free(b);
+	chk_done(c, b);
 	return rc;
 }
 
 /* Note 4: one pass over the output V (note 7: on JOBS threads): 0 when
  * every object in use parses and decrypts, else the first failure (a
  * fault; NOMEM is not one). */
-static int check_objects(ps_doc *v, int jobs, const ps_rwoff *sums, size_t nsums)
+static int check_objects(ps_doc *v, const ps_rwcheck *in)
 {
 	ps_ctx *ctx = v->ctx;
 	struct chk c;
@@ -893,20 +925,19 @@ static int check_objects(ps_doc *v, int jobs, const ps_rwoff *sums, size_t nsums
 	pthread_t th[8];
 	uint32_t num;
 	ps_obj *o;
-	int rc, i, nth = 0, more = 1;
+	int rc, i, nth = 0, more = 1, jobs = in->jobs < 1 ? 1 : in->jobs > 9 ? 9 : in->jobs;
 
 	plain.secret = 1;
 	if (v->encrypted && !ps_sec_perms_ok(v->sec))
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Perms does not match /P and /EncryptMetadata");
 	memset(&c, 0, sizeof c);
 	c.v = v;
-	c.sums = sums;
-	c.nsums = nsums;
-	if ((rc = ps_seq_open(&r, v, NULL, NULL)) < 0) {
+	c.sums = in->sums;
+	c.nsums = in->nsums;
+	if ((rc = ps_seq_open(&r, v, in->pool, NULL, NULL)) < 0) {
 		ps_seq_close(&r);
 		return rc;
 	}
-	jobs = jobs < 1 ? 1 : jobs > 9 ? 9 : jobs;
 	c.wcap = (size_t)jobs + 1;
 	if (!(c.win = calloc(c.wcap, sizeof *c.win))) {
 		ps_seq_close(&r);
@@ -925,7 +956,10 @@ static int check_objects(ps_doc *v, int jobs, const ps_rwoff *sums, size_t nsums
 	rc = 0;
 	while (more) {
 		int64_t bytes = 0;
-		if (!(b = calloc(1, sizeof *b)) || !(b->it = malloc(CHK_ITEMS * sizeof *b->it))) {
+		if (c.spare) {
+			b = c.spare;
+			c.spare = b->next;
+		} else if (!(b = calloc(1, sizeof *b)) || !(b->it = malloc(CHK_ITEMS * sizeof *b->it))) {
 			rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 			break;
 		}
@@ -977,6 +1011,11 @@ static int check_objects(ps_doc *v, int jobs, const ps_rwoff *sums, size_t nsums
 	pthread_mutex_destroy(&c.wmu);
 	pthread_cond_destroy(&c.cv);
 	free(c.win);
+	while (c.spare) {
+		b = c.spare;
+		c.spare = b->next;
+		chk_free(b);
+	}
 	if (rc < 0)
 		goto out;
 	/* the members of object streams, as pdfstamp_verify loads them */
@@ -989,24 +1028,25 @@ static int check_objects(ps_doc *v, int jobs, const ps_rwoff *sums, size_t nsums
 		if (rc < 0)
 			goto out;
 	}
-	if (sums) { /* note 8: every stream the rewrite encrypted, met */
+	if (in->sums) { /* note 8: every stream the rewrite encrypted, met */
 		size_t want = 0, k;
-		for (k = 0; k < nsums; k++)
-			want += sums[k].summed;
+		for (k = 0; k < in->nsums; k++)
+			want += in->sums[k].summed;
 		if (c.met != want)
 			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: %zu of the %zu streams the rewrite encrypted "
 			            "are not encrypted in the output", want - c.met, want);
 	}
 out:
 	ps_seq_close(&r);
+	/* every plaintext was wiped after its use (chk_run, chk_take): wiping
+	 * the whole capacity again would only fault in pages never written */
+	plain.secret = 0;
 	ps_buf_free(&plain);
 	ps_arena_free(ar);
 	return rc;
 }
 
-int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, size_t owner_len,
-                     const uint32_t *dropped, size_t ndropped, uint32_t enc_num, int jobs,
-                     const ps_rwoff *sums, size_t nsums)
+int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c)
 {
 	ps_ctx *ctx = doc->ctx;
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT, in = PDFSTAMP_VERIFY_REPORT_INIT;
@@ -1014,10 +1054,10 @@ int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, 
 	ps_doc *v = NULL;
 	int rc;
 
-	if ((rc = ps_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER | (map ? PS_OPEN_MAP : 0))) == 0 &&
+	if ((rc = ps_doc_open(ctx, &v, c->path, PS_OPEN_NO_RECOVER | (c->map ? PS_OPEN_MAP : 0))) == 0 &&
 	    (rc = ps_xref_load_all(v)) == 0 &&
-	    (rc = pdfstamp_doc_auth(v, owner, owner_len, 0)) == 0 &&
-	    (rc = check_objects(v, jobs, sums, nsums)) < 0 && rc != PDFSTAMP_E_NOMEM &&
+	    (rc = pdfstamp_doc_auth(v, c->owner, c->owner_len, 0)) == 0 &&
+	    (rc = check_objects(v, c)) < 0 && rc != PDFSTAMP_E_NOMEM &&
 	    rc != PDFSTAMP_E_INTERNAL) { /* INTERNAL: note 8's, reported as it is (note 2) */
 		/* note 4: a fault; pdfstamp_verify makes the report note 2 needs */
 		snprintf(why, sizeof why, "%s", ctx->errmsg);
@@ -1041,7 +1081,7 @@ int ps_rewrite_check(ps_doc *doc, const char *path, int map, const char *owner, 
 		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new owner password does not open the output");
 		goto out;
 	}
-	if ((rc = check_live_objects(doc, v, dropped, ndropped, enc_num)) < 0)
+	if ((rc = check_live_objects(doc, v, c->dropped, c->ndropped, c->enc_num)) < 0)
 		goto out;
 	rc = check_page_trees(doc, v);
 out:

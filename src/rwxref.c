@@ -36,7 +36,7 @@
 int ps_rwoffs_init(ps_ctx *ctx, ps_rwoffs *t, size_t cap)
 {
 	memset(t, 0, sizeof *t);
-	if (!(t->v = malloc((cap ? cap : 1) * sizeof *t->v)))
+	if (!(t->v = ps_bulk_alloc((cap ? cap : 1) * sizeof *t->v))) /* in bulk: buf.c */
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	t->cap = cap;
 	return 0;

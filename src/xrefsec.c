@@ -524,11 +524,10 @@ int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *
 		goto out;
 	}
 	/* one read, of up to a few MB: on huge pages from 1 MB on (buf.c) */
-	if (!(raw.data = ps_bulk_alloc((size_t)len + 1))) {
+	if (ps_buf_reserve(&raw, (size_t)len + 1) < 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory reading %lld bytes", (long long)len);
 		goto out;
 	}
-	raw.cap = (size_t)len + 1;
 	if ((rc = ps_doc_pread(doc, stm->u.stm.off, (size_t)len, &raw)) < 0)
 		goto out;
 	if ((int64_t)raw.len != len) {

@@ -943,9 +943,10 @@ static void check_ser(ps_obj *o, const char *want)
 	ps_obj_free(o);
 }
 
-/* ps_sort (buf.c) against qsort: arrays of 0 to 5,000 elements made of
+/* ps_sort (buf.c) against qsort: arrays of 0 to 70,000 elements made of
  * 1 to 5,000 ascending runs (ties and descending steps included), for
- * two element sizes; a run count past its merge limit goes to qsort. */
+ * two element sizes; past 64 runs their starts are kept on the heap, and
+ * 70,000 16-byte elements merge through a buffer in bulk (over 1 MB). */
 struct sort16 {
 	uint64_t key, tag;
 };
@@ -968,7 +969,7 @@ static int cmp_sortu32(const void *a, const void *b)
 
 START_TEST(test_sort_runs)
 {
-	static const size_t sizes[] = {0, 1, 2, 3, 17, 1000, 5000};
+	static const size_t sizes[] = {0, 1, 2, 3, 17, 1000, 5000, 70000};
 	static const size_t runs[] = {1, 2, 3, 10, 63, 64, 65, 200, 5000};
 	uint64_t rng = 88172645463325252ull;
 	size_t si, ri, i;

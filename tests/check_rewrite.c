@@ -298,6 +298,49 @@ START_TEST(encrypt_plaintext)
 }
 END_TEST
 
+/* ps_rewrite_check of the output at PATH against IN, its segment buffers
+ * from POOL (NULL: its own). */
+static int check_pool(pdfstamp_doc *in, const char *path, int map, const char *owner, size_t owner_len,
+                      uint32_t enc, int jobs, const ps_rwoff *sums, size_t nsums, struct ps_segpool *pool)
+{
+	ps_rwcheck c;
+
+	memset(&c, 0, sizeof c);
+	c.path = path;
+	c.map = map;
+	c.owner = owner;
+	c.owner_len = owner_len;
+	c.enc_num = enc;
+	c.jobs = jobs;
+	c.sums = sums;
+	c.nsums = nsums;
+	c.pool = pool;
+	return ps_rewrite_check(in, &c);
+}
+
+#define check_out(in, path, map, owner, owner_len, dropped, ndropped, enc, jobs, sums, nsums) \
+	check_pool(in, path, map, owner, owner_len, enc, jobs, sums, nsums, NULL)
+
+/* A pool whose buffers hold IN's bytes: IN read through by a reader of
+ * its own, as the rewrite's reader leaves its pool to the self-check. */
+static struct ps_segpool *input_pool(pdfstamp_doc *in)
+{
+	ps_seqread r;
+	ps_seq_obj so;
+	struct ps_segpool *pool;
+	int n = 0;
+
+	ck_assert_int_eq(ps_seq_open(&r, in, NULL, NULL, NULL), 0);
+	while (ps_seq_next(&r, &so) == 1) {
+		n += so.seg != NULL;
+		ps_seg_release(so.seg);
+	}
+	ck_assert_int_gt(n, 0);
+	pool = ps_seq_pool(&r);
+	ps_seq_close(&r);
+	return pool;
+}
+
 /* The self-check (rwcheck.c) on a good and on a damaged output, read with
  * pread and through a mapping (input.c note 4): the last byte of the
  * second-to-last block of stream 8's ciphertext is flipped by 0x80, which
@@ -334,12 +377,12 @@ START_TEST(self_check_sees_damage)
 	free(p);
 	ps_obj_free(o);
 	for (map = 0; map <= 1; map++) {
-		ck_assert_msg(ps_rewrite_check(in, enc1, map, O1, strlen(O1), NULL, 0, enc, 2, NULL, 0) == 0,
+		ck_assert_msg(check_out(in, enc1, map, O1, strlen(O1), NULL, 0, enc, 2, NULL, 0) == 0,
 		              "map %d: %s", map, pdfstamp_ctx_errmsg(ctx));
-		ck_assert_int_eq(ps_rewrite_check(in, bad, map, O1, strlen(O1), NULL, 0, enc, 2, NULL, 0), PDFSTAMP_E_INTERNAL);
+		ck_assert_int_eq(check_out(in, bad, map, O1, strlen(O1), NULL, 0, enc, 2, NULL, 0), PDFSTAMP_E_INTERNAL);
 		ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "self-check") != NULL, "%s", pdfstamp_ctx_errmsg(ctx));
 		/* the wrong password does not pass either */
-		ck_assert_int_lt(ps_rewrite_check(in, enc1, map, U1 "x", strlen(U1) + 1, NULL, 0, enc, 1, NULL, 0), 0);
+		ck_assert_int_lt(check_out(in, enc1, map, U1 "x", strlen(U1) + 1, NULL, 0, enc, 1, NULL, 0), 0);
 	}
 	pdfstamp_doc_close(out);
 	pdfstamp_doc_close(in);
@@ -356,6 +399,7 @@ START_TEST(self_check_compares_plaintext)
 	char bad[192];
 	pdfstamp_doc *in, *out;
 	ps_rwoff rows[64];
+	struct ps_segpool *pool;
 	size_t nrows = 0, k, n;
 	ps_obj *o = NULL;
 	uint32_t enc, num;
@@ -396,19 +440,27 @@ START_TEST(self_check_compares_plaintext)
 	ck_assert_int_eq(fclose(f), 0);
 	free(p);
 	for (map = 0; map <= 1; map++) {
-		ck_assert_msg(ps_rewrite_check(in, enc1, map, O1, strlen(O1), NULL, 0, enc, 2, rows, nrows) == 0,
+		ck_assert_msg(check_out(in, enc1, map, O1, strlen(O1), NULL, 0, enc, 2, rows, nrows) == 0,
 		              "map %d: %s", map, pdfstamp_ctx_errmsg(ctx));
-		ck_assert_int_eq(ps_rewrite_check(in, bad, map, O1, strlen(O1), NULL, 0, enc, 2, NULL, 0), 0);
-		ck_assert_int_eq(ps_rewrite_check(in, bad, map, O1, strlen(O1), NULL, 0, enc, 2, rows, nrows),
+		ck_assert_int_eq(check_out(in, bad, map, O1, strlen(O1), NULL, 0, enc, 2, NULL, 0), 0);
+		ck_assert_int_eq(check_out(in, bad, map, O1, strlen(O1), NULL, 0, enc, 2, rows, nrows),
 		                 PDFSTAMP_E_INTERNAL);
 		ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "object 8 decrypts to other bytes") != NULL, "%s",
 		              pdfstamp_ctx_errmsg(ctx));
 	}
+	/* the same with the buffers of a reader of the input */
+	pool = input_pool(in);
+	ck_assert_msg(check_pool(in, enc1, 0, O1, strlen(O1), enc, 2, rows, nrows, pool) == 0, "%s",
+	              pdfstamp_ctx_errmsg(ctx));
+	ck_assert_int_eq(check_pool(in, bad, 0, O1, strlen(O1), enc, 2, rows, nrows, pool), PDFSTAMP_E_INTERNAL);
+	ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "object 8 decrypts to other bytes") != NULL, "%s",
+	              pdfstamp_ctx_errmsg(ctx));
+	ps_segpool_unref(pool);
 	for (k = 0; k < nrows && rows[k].num != 1; k++)
 		;
 	ck_assert_uint_lt(k, nrows);
 	rows[k].summed = 1; /* the catalog, which is no stream */
-	ck_assert_int_eq(ps_rewrite_check(in, enc1, 0, O1, strlen(O1), NULL, 0, enc, 2, rows, nrows),
+	ck_assert_int_eq(check_out(in, enc1, 0, O1, strlen(O1), NULL, 0, enc, 2, rows, nrows),
 	                 PDFSTAMP_E_INTERNAL);
 	ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "1 of the") != NULL, "%s", pdfstamp_ctx_errmsg(ctx));
 	pdfstamp_doc_close(out);
