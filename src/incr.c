@@ -658,7 +658,7 @@ static int commit_to_new_file(ps_update *up, const char *output, int out_fd, con
 	ps_fault("after-write");
 	if ((rc = verify_output(up, ps_outfile_path(&of), xref_off)) < 0)
 		goto out;
-	rc = output ? ps_outfile_commit(ctx, &of, doc->mode) : ps_outfile_copy_out(ctx, &of, out_fd);
+	rc = output ? ps_outfile_commit(ctx, &of, doc->mode, 0) : ps_outfile_copy_out(ctx, &of, out_fd);
 out:
 	ps_outfile_free(&of);
 	return rc;

@@ -44,7 +44,10 @@
  * end of what it has written.  Durability stays with ps_sync_fd (fsync)
  * before the rename, exactly as without it; a writeback error is kept by
  * the kernel for the file (errseq) and reported by that fsync, so the hint
- * has no result to check.  Elsewhere it does nothing.
+ * has no result to check.  Elsewhere it does nothing.  The rewrite also
+ * hands that fsync to the thread (ps_wstream_sync_start), to run while
+ * its self-check reads the output, and takes its result
+ * (ps_wstream_sync_wait) before it renames anything.
  *
  * Gathered writes (ps_wstream): the pieces of the output (an object's
  * header, its payload where it was encrypted, its trailer) are not copied
@@ -351,6 +354,9 @@ struct ps_wback {
 	pthread_cond_t cv;
 	int fd, stop;
 	int64_t want;
+	int sync;             /* 1: fsync once WANT is started; 2: done */
+	ps_ctx *sctx;         /* the fsync's result: a context of the thread's own */
+	int src;
 };
 
 static void *wback_main(void *arg)
@@ -362,6 +368,14 @@ static void *wback_main(void *arg)
 	for (;;) {
 		if (k->stop)
 			break; /* what is left, the fsync that follows writes */
+		if (k->want == done && k->sync == 1) {
+			pthread_mutex_unlock(&k->mu);
+			k->src = ps_sync_fd(k->sctx, k->fd, "the output");
+			pthread_mutex_lock(&k->mu);
+			k->sync = 2;
+			pthread_cond_broadcast(&k->cv);
+			continue;
+		}
 		if (k->want == done) {
 			pthread_cond_wait(&k->cv, &k->mu);
 			continue;
@@ -499,6 +513,36 @@ int ps_wstream_flush(ps_wstream *w)
 	return rc;
 }
 
+void ps_wstream_sync_start(ps_wstream *w)
+{
+	struct ps_wback *k = w->bk;
+
+	if (!k || k->sync || pdfstamp_ctx_new(&k->sctx) < 0)
+		return; /* ps_wstream_sync_wait does it */
+	pthread_mutex_lock(&k->mu);
+	k->sync = 1;
+	pthread_cond_broadcast(&k->cv);
+	pthread_mutex_unlock(&k->mu);
+}
+
+int ps_wstream_sync_wait(ps_wstream *w)
+{
+	struct ps_wback *k = w->bk;
+	int rc;
+
+	if (!k || !k->sync)
+		return ps_sync_fd(w->ctx, w->fd, w->what);
+	pthread_mutex_lock(&k->mu);
+	while (k->sync != 2)
+		pthread_cond_wait(&k->cv, &k->mu);
+	pthread_mutex_unlock(&k->mu);
+	rc = k->src < 0 ? ps_err(w->ctx, k->src, "%s", pdfstamp_ctx_errmsg(k->sctx)) : 0;
+	pdfstamp_ctx_free(k->sctx);
+	k->sctx = NULL;
+	k->sync = 0;
+	return rc;
+}
+
 void ps_wstream_free(ps_wstream *w)
 {
 	struct ps_wback *k = w->bk;
@@ -509,6 +553,7 @@ void ps_wstream_free(ps_wstream *w)
 		pthread_cond_signal(&k->cv);
 		pthread_mutex_unlock(&k->mu);
 		pthread_join(k->th, NULL);
+		pdfstamp_ctx_free(k->sctx); /* a sync never waited for */
 		pthread_mutex_destroy(&k->mu);
 		pthread_cond_destroy(&k->cv);
 		free(k);
@@ -737,13 +782,13 @@ const char *ps_outfile_path(ps_outfile *of)
 	return of->tmpname;
 }
 
-int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode)
+int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode, int synced)
 {
 	int rc;
 
 	if (of->to_fd)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "commit of an output without a path");
-	if ((rc = ps_sync_fd(ctx, of->fd, "the output")) < 0)
+	if (!synced && (rc = ps_sync_fd(ctx, of->fd, "the output")) < 0)
 		return rc;
 	/* Owner and group before the mode (chown may clear set-id bits).  Not
 	 * permitted (another user's file, a group we are not in): the new file

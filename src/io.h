@@ -46,6 +46,13 @@ int ps_wstream_put_ref(ps_wstream *w, const void *p, size_t n);
 int ps_wstream_drain(ps_wstream *w);
 /* Writes what is listed, and starts the writeback of all of it. */
 int ps_wstream_flush(ps_wstream *w);
+/* After the last flush: the file's fsync (ps_sync_fd) starts on the
+ * writeback thread, so that it runs while the caller goes on (the
+ * rewrite's self-check), and ps_wstream_sync_wait gives its result: 0, or
+ * PDFSTAMP_E_IO with the message in the writer's context.  Without a
+ * thread the fsync runs in ps_wstream_sync_wait. */
+void ps_wstream_sync_start(ps_wstream *w);
+int ps_wstream_sync_wait(ps_wstream *w);
 void ps_wstream_free(ps_wstream *w);
 /* Copies the first LEN bytes of SRC to DST (both at offset 0):
  * copy_file_range, else pread/ps_write_all. */
@@ -100,8 +107,9 @@ int ps_outfile_copy_out(ps_ctx *ctx, ps_outfile *of, int out_fd);
 int ps_check_out_fd(ps_ctx *ctx, int out_fd, int in_fd);
 /* A path under which the (uncommitted) file can be opened for reading. */
 const char *ps_outfile_path(ps_outfile *of);
-/* fsync, set MODE, rename over the target, fsync the directory. */
-int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode);
+/* fsync (unless SYNCED: the caller's ps_wstream_sync_wait said 0), set
+ * MODE, rename over the target, fsync the directory. */
+int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode, int synced);
 /* Closes; removes the temporary file unless committed.  Accepts a zeroed struct with fd -1. */
 void ps_outfile_free(ps_outfile *of);
 

@@ -701,7 +701,8 @@ pyfeed same archive-j2 "$A" "$T/ao.pw" "$T/arch-j2.pdf" "$NO" keep
 # (made by io.c's writeback thread) cover it in order from byte 0, the
 # first 4 MB at least before the rest is written, and normally all of it
 # (the last range may come after the fsync on a loaded machine: the fsync
-# writes it anyway); the output then has one fsync, then the rename.  A
+# writes it anyway); the output then has one fsync, made by the writeback
+# thread (it runs during the self-check), then the rename.  A
 # temporary file only copied to standard output (-o -) gets none.
 # The input is a 32 MB archive: the writer posts a range every 4 MB and
 # the writeback thread takes whatever has been posted when it runs, so
@@ -738,9 +739,9 @@ for line in open(path, encoding="utf-8", errors="replace"):
     m = re.match(r"(\d+)\s+<\.\.\. \w+ resumed>(.*)$", line)
     if m and m.group(1) in pending:
         line = m.group(1) + " " + pending.pop(m.group(1)) + m.group(2)
-    m = re.match(r"\d+\s+(\w+)\((.*)\)\s+=\s+(-?\d+)", line)
+    m = re.match(r"(\d+)\s+(\w+)\((.*)\)\s+=\s+(-?\d+)", line)
     if m:
-        ev.append((m.group(1), [a.strip() for a in m.group(2).split(",")], int(m.group(3))))
+        ev.append((m.group(2), [a.strip() for a in m.group(3).split(",")], int(m.group(4)), m.group(1)))
 sfr = [e for e in ev if e[0] == "sync_file_range"]
 res(len(sfr) >= 2, "writeback: sync_file_range called during the rotate", "%d calls" % len(sfr))
 res(all(e[1][3] == "SYNC_FILE_RANGE_WRITE" and e[2] == 0 for e in sfr),
@@ -762,6 +763,11 @@ ren = [i for i, e in enumerate(ev) if e[0].startswith("rename")]
 res(len(syncs) == 1 and len(ren) == 1 and syncs[0] < ren[0],
     "writeback: then one fsync of the output, then the rename",
     str([e for e in ev if e[0] not in ("mmap", "openat")][-4:]))
+# note 9: the fsync runs on the writeback thread while the main thread
+# re-opens the output for the self-check; the rename (main thread) waits
+res(len(syncs) == 1 and len(ren) == 1 and ev[syncs[0]][3] != ev[ren[0]][3],
+    "writeback: the fsync is the writeback thread's, not the thread that checks and renames",
+    str([(e[0], e[3]) for e in ev if e[0] in ("fsync", "fdatasync") or e[0].startswith("rename")]))
 maps = [i for i, e in enumerate(ev) if e[0] == "mmap" and len(e[1]) == 6 and e[1][1] == str(size) and
         e[1][2] == "PROT_READ" and e[1][3] == "MAP_SHARED" and e[2] != -1]
 res(not maps, "self-check: the command reads its output back, it does not map it", str(maps))
