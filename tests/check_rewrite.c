@@ -471,7 +471,7 @@ END_TEST
 /* ps_rewrite_sum sees any one changed word, and the length. */
 START_TEST(rewrite_sum_sees_changes)
 {
-	uint8_t b[203];
+	uint8_t b[203], c[512];
 	uint64_t h;
 	size_t i, n;
 	int bit;
@@ -490,21 +490,81 @@ START_TEST(rewrite_sum_sees_changes)
 				b[i] ^= (uint8_t)(1u << bit);
 			}
 	}
-	/* two words swapped within a lane, and between lanes */
-	h = ps_rewrite_sum(b, 128);
+	/* two words swapped within a lane (word 0 of two 128-byte blocks),
+	 * and between lanes (words 0 and 1) */
+	for (i = 0; i < sizeof c; i++)
+		c[i] = (uint8_t)(i * 53 + 5);
+	h = ps_rewrite_sum(c, sizeof c);
 	{
-		uint8_t t[8];
-		memcpy(t, b, 8);
-		memcpy(b, b + 32, 8);
-		memcpy(b + 32, t, 8);
-		ck_assert(ps_rewrite_sum(b, 128) != h);
-		memcpy(b + 32, b, 8);
-		memcpy(b, t, 8);
-		memcpy(t, b, 8);
-		memcpy(b, b + 8, 8);
-		memcpy(b + 8, t, 8);
-		ck_assert(ps_rewrite_sum(b, 128) != h);
+		uint8_t t[4];
+		memcpy(t, c, 4);
+		memcpy(c, c + 128, 4);
+		memcpy(c + 128, t, 4);
+		ck_assert(ps_rewrite_sum(c, sizeof c) != h);
+		memcpy(c + 128, c, 4);
+		memcpy(c, t, 4);
+		memcpy(t, c, 4);
+		memcpy(c, c + 4, 4);
+		memcpy(c + 4, t, 4);
+		ck_assert(ps_rewrite_sum(c, sizeof c) != h);
 	}
+}
+END_TEST
+
+/* ps_rewrite_sum (vectors, built for AVX2 and the baseline, one chosen
+ * at load time) against its definition computed lane by lane here
+ * (rwcheck.c note 8): 32 lanes of 32 bits, word i of a 128-byte block to
+ * lane i, a partial block's words to lanes 0, 1, ..., a partial word
+ * zero-padded; lane l times SUM_K1 + 2 l SUM_K2, plus n times SUM_K3,
+ * then the final mix.  Every length to 1,100 bytes and a few long ones,
+ * at every alignment of the first byte to 32. */
+static uint64_t sum_reference(const uint8_t *p, size_t n)
+{
+	const uint64_t k1 = 0x9e3779b97f4a7c15ull, k2 = 0xc2b2ae3d27d4eb4full, k3 = 0x165667b19e3779f9ull;
+	uint32_t lane[32], x;
+	uint64_t h;
+	size_t i, w = (n + 3) / 4;
+	int l;
+
+	for (l = 0; l < 32; l++)
+		lane[l] = (uint32_t)(k3 >> 32) + (uint32_t)l * 0x9e3779b1u;
+	for (i = 0; i < w; i++) {
+		size_t full = n / 128 * 32; /* words in whole blocks */
+		x = 0;
+		memcpy(&x, p + 4 * i, n - 4 * i < 4 ? n - 4 * i : 4);
+		l = i < full ? (int)(i % 32) : (int)(i - full);
+		lane[l] += x * 0x85ebca77u;
+		lane[l] = ((lane[l] << 13) | (lane[l] >> 19)) * 0x9e3779b1u;
+	}
+	h = (uint64_t)n * k3;
+	for (l = 0; l < 32; l++)
+		h += (uint64_t)lane[l] * (k1 + 2 * (uint64_t)l * k2);
+	h ^= h >> 33;
+	h *= k2;
+	h ^= h >> 29;
+	h *= k1;
+	h ^= h >> 32;
+	return h;
+}
+
+START_TEST(rewrite_sum_matches_definition)
+{
+	static const size_t longer[] = {4096, 65536 + 3, 1000003};
+	uint64_t rng = 0x243f6a8885a308d3ull;
+	uint8_t *b = malloc(1000003 + 32);
+	size_t i, n, a;
+
+	ck_assert_ptr_nonnull(b);
+	for (i = 0; i < 1000003 + 32; i++) {
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		b[i] = (uint8_t)rng;
+	}
+	for (n = 0; n <= 1100; n++)
+		for (a = 0; a < 32; a += n < 300 ? 1 : 13)
+			ck_assert_msg(ps_rewrite_sum(b + a, n) == sum_reference(b + a, n), "%zu bytes at +%zu", n, a);
+	for (i = 0; i < sizeof longer / sizeof *longer; i++)
+		ck_assert_msg(ps_rewrite_sum(b + 1, longer[i]) == sum_reference(b + 1, longer[i]), "%zu bytes", longer[i]);
+	free(b);
 }
 END_TEST
 
@@ -769,6 +829,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, output_mapped_on_request);
 	tcase_add_test(tc, self_check_compares_plaintext);
 	tcase_add_test(tc, rewrite_sum_sees_changes);
+	tcase_add_test(tc, rewrite_sum_matches_definition);
 	tcase_add_test(tc, rotate_permissions);
 	tcase_add_test(tc, rotate_needs_owner);
 	tcase_add_test(tc, rotate_object_streams);
