@@ -103,9 +103,16 @@ void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const v
 		free(t);
 		goto fallback;
 	}
-	for (i = 1, nr = 1, rb[0] = 0; i < n; i++)
-		if (cmp(a + (i - 1) * elem, a + i * elem) > 0)
+	for (i = 1, k = nr, nr = 1, rb[0] = 0; i < n; i++)
+		if (cmp(a + (i - 1) * elem, a + i * elem) > 0) {
+			if (nr == k) { /* a comparator that answers otherwise the second time */
+				if (rb != rb0)
+					free(rb);
+				free(t);
+				goto fallback;
+			}
 			rb[nr++] = i;
+		}
 	rb[nr] = n; /* runs: [rb[k], rb[k + 1]) for k < nr */
 	src = a;
 	dst = t;
@@ -177,7 +184,9 @@ int ps_buf_reserve(ps_buf *b, size_t extra)
 	need = b->len + extra;
 	if (need <= b->cap)
 		return 0;
-	ncap = b->cap ? b->cap : 64;
+	/* a first reservation past 64 KB is a buffer sized for one read (a
+	 * segment, a stream): its size, not the next power of two */
+	ncap = b->cap ? b->cap : need > ((size_t)64 << 10) ? need : 64;
 	while (ncap < need) {
 		if (ncap > SIZE_MAX / 2) {
 			ncap = need;

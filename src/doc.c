@@ -157,6 +157,7 @@ int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, p
 	int64_t len;
 	int rc, encrypted;
 
+	plain.secret = 1; /* the decrypted bytes are wiped when it goes */
 	out->len = 0;
 	if (stm->kind != PS_STREAM)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "object %u is not a stream", num);

@@ -517,7 +517,9 @@ void ps_wstream_sync_start(ps_wstream *w)
 {
 	struct ps_wback *k = w->bk;
 
-	if (!k || k->sync || pdfstamp_ctx_new(&k->sctx) < 0)
+	/* sctx and sync == 1 are this thread's to set (the other thread
+	 * only moves 1 to 2, under the lock) */
+	if (!k || k->sctx || pdfstamp_ctx_new(&k->sctx) < 0)
 		return; /* ps_wstream_sync_wait does it */
 	pthread_mutex_lock(&k->mu);
 	k->sync = 1;
@@ -530,16 +532,16 @@ int ps_wstream_sync_wait(ps_wstream *w)
 	struct ps_wback *k = w->bk;
 	int rc;
 
-	if (!k || !k->sync)
+	if (!k || !k->sctx)
 		return ps_sync_fd(w->ctx, w->fd, w->what);
 	pthread_mutex_lock(&k->mu);
 	while (k->sync != 2)
 		pthread_cond_wait(&k->cv, &k->mu);
+	k->sync = 0;
 	pthread_mutex_unlock(&k->mu);
 	rc = k->src < 0 ? ps_err(w->ctx, k->src, "%s", pdfstamp_ctx_errmsg(k->sctx)) : 0;
 	pdfstamp_ctx_free(k->sctx);
 	k->sctx = NULL;
-	k->sync = 0;
 	return rc;
 }
 

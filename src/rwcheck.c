@@ -173,7 +173,7 @@ static const uint32_t sum_init[SUM_LANES] __attribute__((aligned(32))) = {
  * flight; the function is built twice, for AVX2 and for the baseline,
  * and chosen once at load time (the same bits either way;
  * tests/check_rewrite.c compares it with a lane-by-lane reference). */
-#if defined(__x86_64__) && defined(__has_attribute)
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute) /* ifunc */
 #if __has_attribute(target_clones)
 __attribute__((target_clones("avx2", "default")))
 #endif
