@@ -58,6 +58,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -69,6 +70,19 @@
 #define OBJ_WINDOW_FIRST 1024
 #define OBJ_WINDOW_MAX PS_OBJ_MAX
 #define READ_RANGES_MAX 256 /* separate ranges of the file tracked for bytes_read */
+
+int ps_doc_header_version(ps_doc *doc, char out[16])
+{
+	ps_buf h = PS_BUF_INIT;
+	int rc = ps_doc_pread(doc, 0, 16, &h);
+
+	snprintf(out, 16, "1.7");
+	if (rc == 0 && h.len >= 8 && memcmp(h.data, "%PDF-", 5) == 0 && h.data[5] >= '1' && h.data[5] <= '9' &&
+	    h.data[6] == '.' && h.data[7] >= '0' && h.data[7] <= '9' && (h.data[5] > '1' || h.data[7] >= '7'))
+		snprintf(out, 16, "%c.%c", h.data[5], h.data[7]);
+	ps_buf_free(&h);
+	return rc;
+}
 
 /* Adds [A, B) to the ranges read (pairs start, end: sorted, disjoint, not
  * touching); bytes_read grows by the bytes of it not read before.  0 or

@@ -10,6 +10,9 @@
  * only at end of file.  Counts bytes_read (distinct bytes, see
  * struct pdfstamp_doc). */
 int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out);
+/* "1.7", or the header's version when it is a later one ("%PDF-2.0"): what
+ * a full rewrite writes in its own header (OUT holds 16 bytes). */
+int ps_doc_header_version(ps_doc *doc, char out[16]);
 /* Note 4: [OFF, OFF + *LEN) of a document opened with PS_OPEN_MAP, *LEN
  * cut to the file's size, counted as read; NULL when the document is not
  * mapped or OFF is outside the file.  Valid until the document is closed. */

@@ -95,9 +95,7 @@
  *     run during the encryption.  The fsync itself, the only durability
  *     point, then starts on that thread (ps_wstream_sync_start) and runs
  *     during the self-check, which only reads; the rename (note 5) waits
- *     for both, so a failed check still replaces nothing, and a failed
- *     fsync too.  (Serially, a scan-shaped archive of 175 MB spent some
- *     50 ms in the check and then 80 ms waiting for the disk.)  A
+ *     for both, so a failed check or fsync still replaces nothing.  A
  *     temporary file only copied to a descriptor (`-o -`) is never synced,
  *     so it gets no writeback either.
  * 10. Memory is mostly the stream bytes of the batches in flight and of
@@ -135,19 +133,13 @@
  *     and replace the target.  A test build shows it with
  *     PDFSTAMP_FAULT=corrupt:plaintext (io.h), which flips the first bit
  *     of each stream of 16 or more plaintext bytes after it was summed.
- * 13. Memory is reused, not fresh: a fresh page costs far more than its
- *     bytes (buf.c's note), so nothing is allocated per object once the
- *     window is full.  A batch's headers are serialised back to back into
- *     the batch's one buffer (hdr; a job keeps its offset and length), the
- *     engine's list of jobs stays with the batch (sj), and a batch once
- *     written goes to rw->spare, arrays and buffer with it, for the next
- *     one the reader fills (this thread only).  A careful job's header
- *     goes through the writer's buffer (chdr), emptied once it is written.
- *     The reader's segment buffers go on to the self-check (rw->pool,
- *     rwcheck.c note 6).
- *     A buffer per header, allocated by a worker and freed by the writer,
- *     had the workers' heaps grow and shrink by turns: 1,100 mprotect
- *     calls and some 4,000 page faults in a rotate of 41,000 objects.
+ * 13. Memory is reused, not fresh (a fresh page costs far more than its
+ *     bytes: buf.c): nothing is allocated per object once the window is
+ *     full.  A batch serialises its headers into its one buffer (hdr; a
+ *     job keeps offset and length), keeps the engine's job list (sj), and
+ *     once written goes to rw->spare for the next one (this thread only);
+ *     a careful job's header goes through the writer's chdr.  The reader's
+ *     segment buffers go on to the self-check (rw->pool, rwcheck.c note 6).
  */
 #include "config.h"
 
@@ -967,19 +959,6 @@ out:
 
 /* ---- the whole rewrite ------------------------------------------------------------ */
 
-static int header_version(ps_doc *doc, char out[16])
-{
-	ps_buf h = PS_BUF_INIT;
-	int rc = ps_doc_pread(doc, 0, 16, &h);
-
-	snprintf(out, 16, "1.7");
-	if (rc == 0 && h.len >= 8 && memcmp(h.data, "%PDF-", 5) == 0 && h.data[5] >= '1' && h.data[5] <= '9' &&
-	    h.data[6] == '.' && h.data[7] >= '0' && h.data[7] <= '9' && (h.data[5] > '1' || h.data[7] >= '7'))
-		snprintf(out, 16, "%c.%c", h.data[5], h.data[7]);
-	ps_buf_free(&h);
-	return rc;
-}
-
 static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
 {
 	ps_ctx *ctx = doc->ctx;
@@ -1020,7 +999,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	                        o->set_permissions ? o->permissions : ps_doc_kept_p(doc),
 	                        ps_sec_encrypt_metadata(doc->sec), &rw.nsec)) < 0)
 		goto out;
-	if ((rc = ps_random(ctx, id, sizeof id)) < 0 || (rc = header_version(doc, ver)) < 0)
+	if ((rc = ps_random(ctx, id, sizeof id)) < 0 || (rc = ps_doc_header_version(doc, ver)) < 0)
 		goto out;
 	/* which object numbers are live; is there any object stream? */
 	for (num = ps_xref_next(doc, 0); num != 0; num = ps_xref_next(doc, num)) {
@@ -1108,17 +1087,9 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	if (!to_fd) /* note 9: the fsync runs during the self-check */
 		ps_wstream_sync_start(&rw.w);
 	/* verify with the new password before anything is renamed (note 5) */
-	chk.path = ps_outfile_path(&rw.of);
-	chk.map = rw.of.unnamed && (o->flags & PDFSTAMP_REWRITE_MAP_OUTPUT);
-	chk.owner = o->owner_password ? o->owner_password : "";
-	chk.owner_len = o->owner_len;
-	chk.dropped = rw.dropped;
-	chk.ndropped = rw.ndropped;
-	chk.enc_num = enc_num;
-	chk.jobs = rw.nthreads ? rw.nthreads : 1;
-	chk.sums = rw.offs.v;
-	chk.nsums = nsorted;
-	chk.pool = rw.pool;
+	chk = (ps_rwcheck){ps_outfile_path(&rw.of), rw.of.unnamed && (o->flags & PDFSTAMP_REWRITE_MAP_OUTPUT),
+	                   o->owner_password ? o->owner_password : "", o->owner_len, rw.dropped, rw.ndropped,
+	                   enc_num, rw.nthreads ? rw.nthreads : 1, rw.offs.v, nsorted, rw.pool};
 	if ((rc = ps_rewrite_check(doc, &chk)) < 0)
 		goto out;
 	if (to_fd)
