@@ -11,6 +11,8 @@
  *     AVX with the OS saving the XMM and YMM state (OSXSAVE, XGETBV XCR0
  *     bits 1 and 2) and CPUID.7.0:EBX.AVX2 and ECX.VAES.  The SHA kernel
  *     needs CPUID.7.0:EBX.SHA (bit 29), SSSE3 and SSE4.1 (XMM only).
+ *     AVX2 (the rewrite's plaintext sum) needs the same OS state and
+ *     CPUID.7.0:EBX.AVX2.
  *  3. No globals: the answer is kept in the context (ctx->cpu, bit 31 set
  *     once made), one probe per context whatever asks (the AES engine's
  *     kernel choice at each document key, the password hash, the register
@@ -86,6 +88,8 @@ unsigned ps_cpu_probe(void)
 	/* AVX-512 state: opmask, ZMM0-15 upper halves, ZMM16-31 (XCR0 5-7) */
 	if (avx_os && (b & bit_AVX512F) && (xcr0 & 0xe0u) == 0xe0u)
 		bits |= PS_CPU_AVX512;
+	if (avx_os && (b & bit_AVX2))
+		bits |= PS_CPU_AVX2;
 	if ((bits & PS_CPU_AESNI) && avx_os && (b & bit_AVX2) && (c & bit_VAES))
 		bits |= PS_CPU_VAES;
 	if ((b & bit_SHA) && (c1 & bit_SSSE3) && (c1 & bit_SSE4_1))

@@ -128,11 +128,10 @@
  *     ps_rewrite_sum) goes with the job into its row of rw->offs; the
  *     self-check then requires every stream of the output to decrypt to
  *     bytes of that sum, and every summed stream to be there (rwcheck.c
- *     note 8).  Without it a stream whose middle blocks went wrong here
- *     would pass the self-check (CBC: its padding would still be sound)
- *     and replace the target.  A test build shows it with
- *     PDFSTAMP_FAULT=corrupt:plaintext (io.h), which flips the first bit
- *     of each stream of 16 or more plaintext bytes after it was summed.
+ *     note 8).  Else a stream whose middle blocks went wrong here would
+ *     pass the self-check (its CBC padding still sound) and replace the
+ *     target.  A test build shows it with PDFSTAMP_FAULT=corrupt:plaintext
+ *     (io.h): the first bit of each stream of 16+ bytes, once summed.
  * 13. Memory is reused, not fresh (a fresh page costs far more than its
  *     bytes: buf.c): nothing is allocated per object once the window is
  *     full.  A batch serialises its headers into its one buffer (hdr; a
@@ -154,6 +153,7 @@
 #include <unistd.h>
 
 #include "ps.h"
+#include "cpu.h"
 #include "xrefw.h"
 #include "policy.h"
 
@@ -220,6 +220,7 @@ struct rw_batch {
 struct rw {
 	ps_doc *doc;
 	ps_ctx *ctx;
+	unsigned cpu;                  /* ps_cpu_bits: the plaintext sum's kernel */
 	ps_sec *nsec;                  /* the new handler (its own key schedules) */
 	ps_rwoffs offs;                /* objects written (rwxref.c: file order, then sorted by number) */
 	uint32_t *dropped;             /* sorted: xref streams and the linearization dictionary */
@@ -422,12 +423,12 @@ static int finish(ps_ctx *wctx, struct rw_job *j, ps_buf *hdr)
 /* Note 12: the sum of J's stream plaintext, its job's bytes less their
  * PKCS#7 padding (ISO 32000-2 7.6.3.1), taken just before the engine
  * encrypts them; the self-check's decryption of the output must match. */
-static void sum_job(struct rw_job *j)
+static void sum_job(const struct rw *rw, struct rw_job *j)
 {
 	const ps_sec_job *s = &j->job;
 	size_t pad = s->len ? s->buf[s->len - 1] : 0;
 
-	j->sum = ps_rewrite_sum(s->buf, pad <= s->len ? s->len - pad : 0);
+	j->sum = ps_rewrite_sum(rw->cpu, s->buf, pad <= s->len ? s->len - pad : 0);
 	j->summed = 1;
 	if (ps_fault_corrupt("plaintext") && s->len > 16)
 		s->buf[0] ^= 1; /* a test build's way to show the self-check catching it */
@@ -472,7 +473,7 @@ static int run_batch(struct rw *rw, ps_ctx *wctx, ps_arena *ar, struct rw_batch 
 	if (rc == 0) {
 		for (i = 0; i < b->n; i++)
 			if (b->jobs[i].plaintext) {
-				sum_job(&b->jobs[i]);
+				sum_job(rw, &b->jobs[i]);
 				b->sj[n++] = b->jobs[i].job;
 			}
 		t0 = cpu_seconds();
@@ -625,7 +626,7 @@ static int careful_job(struct rw *rw, struct rw_job *j)
 		return rc;
 	tally_add(rw, &t);
 	if (j->plaintext) {
-		sum_job(j);
+		sum_job(rw, j);
 		if ((rc = ps_sec_run_batch(rw->ctx, rw->nsec, &j->job, 1)) < 0)
 			return rc;
 	}
@@ -976,6 +977,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	memset(&rw, 0, sizeof rw);
 	rw.doc = doc;
 	rw.ctx = ctx;
+	rw.cpu = ps_cpu_bits(ctx);
 	rw.of.fd = -1;
 	if (!!(o->flags & PDFSTAMP_WRITE_IN_PLACE) + to_fd + !!o->output != 1)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "give exactly one of an output file, an output descriptor and "

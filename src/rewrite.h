@@ -77,8 +77,9 @@ typedef struct ps_rwcheck {
  * the input is damaged, else PDFSTAMP_E_INTERNAL (rwcheck.c note 2). */
 int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c);
 /* A 64-bit checksum of N bytes at P (rwcheck.c note 8): not cryptographic,
- * for catching the rewrite's own mistakes, 5-10 GB/s. */
-uint64_t ps_rewrite_sum(const uint8_t *p, size_t n);
+ * for catching the rewrite's own mistakes, 6-36 GB/s; CPU (ps_cpu_bits)
+ * picks the kernel (PS_CPU_AVX2 or the baseline), not the result. */
+uint64_t ps_rewrite_sum(unsigned cpu, const uint8_t *p, size_t n);
 
 /* ---- rwcheck.c: the sequential reader (rwcheck.c note 4) ------------------------ */
 

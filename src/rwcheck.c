@@ -128,6 +128,7 @@
 #include <string.h>
 
 #include "ps.h"
+#include "cpu.h"
 
 #define SEG_BUF ((size_t)4 << 20)       /* note 6: a pooled buffer, two huge pages (ps_bulk_alloc) */
 #define SEG_TARGET (SEG_BUF - 1)        /* the reader adds a terminator */
@@ -170,15 +171,13 @@ static const uint32_t sum_init[SUM_LANES] __attribute__((aligned(32))) = {
  * number, never 0 mod 2^64 for 0 < |d| < 2^32), with the length times
  * SUM_K3, and the total mixed by bijections.  The vector type is the
  * arithmetic of sum_step on eight lanes at a time, four vectors in
- * flight; the function is built twice, for AVX2 and for the baseline,
- * and chosen once at load time (the same bits either way;
- * tests/check_rewrite.c compares it with a lane-by-lane reference). */
-#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute) /* ifunc */
-#if __has_attribute(target_clones)
-__attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-uint64_t ps_rewrite_sum(const uint8_t *p, size_t n)
+ * flight.  The body is built twice, for the baseline and for AVX2
+ * (sum_avx2, where PS_X86_KERNELS), and ps_rewrite_sum picks by the
+ * caller's CPU bits: the same result either way, which
+ * tests/check_rewrite.c checks of each against a lane-by-lane reference.
+ * (Not GCC's target_clones: clang 14 emits its ifunc under another name
+ * than the function's, and the library does not link.) */
+static inline __attribute__((always_inline)) uint64_t sum_body(const uint8_t *p, size_t n)
 {
 	sum_vec v0, v1, v2, v3, x0, x1, x2, x3;
 	uint32_t lane[SUM_LANES], last = 0;
@@ -226,6 +225,28 @@ uint64_t ps_rewrite_sum(const uint8_t *p, size_t n)
 	h *= SUM_K1;
 	h ^= h >> 32;
 	return h;
+}
+
+static uint64_t sum_base(const uint8_t *p, size_t n)
+{
+	return sum_body(p, n);
+}
+
+#ifdef PS_X86_KERNELS
+__attribute__((target("avx2"))) static uint64_t sum_avx2(const uint8_t *p, size_t n)
+{
+	return sum_body(p, n);
+}
+#endif
+
+uint64_t ps_rewrite_sum(unsigned cpu, const uint8_t *p, size_t n)
+{
+#ifdef PS_X86_KERNELS
+	if (cpu & PS_CPU_AVX2)
+		return sum_avx2(p, n);
+#endif
+	(void)cpu;
+	return sum_base(p, n);
 }
 
 /* ---- the sequential reader (notes 4, 5) --------------------------------------------- */
@@ -750,6 +771,7 @@ struct chk {
 	ps_doc *v;
 	const ps_rwoff *sums;         /* note 8: sorted by number, or NULL */
 	size_t nsums;
+	unsigned cpu;                 /* ps_cpu_bits: the sum's kernel */
 	size_t met;                   /* sums matched, of the batches taken */
 	pthread_mutex_t mu, wmu;
 	pthread_cond_t cv;
@@ -782,7 +804,7 @@ static int sum_check(ps_ctx *ctx, const struct chk *c, uint32_t num, const uint8
 	if (!(row = ps_rwoffs_find(c->sums, c->nsums, num)) || !row->summed)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u has encrypted stream data that the "
 		              "rewrite did not encrypt", num);
-	if (ps_rewrite_sum(p, n) != row->sum)
+	if (ps_rewrite_sum(c->cpu, p, n) != row->sum)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the stream of object %u decrypts to other "
 		              "bytes than the rewrite encrypted", num);
 	(*met)++;
@@ -980,6 +1002,7 @@ static int check_objects(ps_doc *v, const ps_rwcheck *in)
 	c.v = v;
 	c.sums = in->sums;
 	c.nsums = in->nsums;
+	c.cpu = ps_cpu_bits(ctx);
 	if ((rc = ps_seq_open(&r, v, in->pool, NULL, NULL)) < 0) {
 		ps_seq_close(&r);
 		return rc;

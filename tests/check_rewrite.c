@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "ps.h"
+#include "cpu.h"
 #include "pdfgen.h"
 
 #define U1 "first user"
@@ -422,7 +423,7 @@ START_TEST(self_check_compares_plaintext)
 		if (num != enc && o && o->kind == PS_STREAM && ps_sec_stream_encrypted(out->sec, o)) {
 			ck_assert_int_eq(ps_doc_stream_data(out, num, o, 0, &d), 0);
 			rows[nrows].summed = 1;
-			rows[nrows].sum = ps_rewrite_sum(d.data, d.len);
+			rows[nrows].sum = ps_rewrite_sum(ps_cpu_probe(), d.data, d.len);
 			streams++;
 		}
 		ps_buf_free(&d);
@@ -468,9 +469,11 @@ START_TEST(self_check_compares_plaintext)
 }
 END_TEST
 
-/* ps_rewrite_sum sees any one changed word, and the length. */
+/* ps_rewrite_sum sees any one changed word, and the length (with this
+ * host's kernel; both kernels give the same sums: the next test). */
 START_TEST(rewrite_sum_sees_changes)
 {
+	const unsigned cpu = ps_cpu_probe();
 	uint8_t b[203], c[512];
 	uint64_t h;
 	size_t i, n;
@@ -479,14 +482,14 @@ START_TEST(rewrite_sum_sees_changes)
 	for (i = 0; i < sizeof b; i++)
 		b[i] = (uint8_t)(i * 37 + 11);
 	for (n = 0; n <= sizeof b; n += n < 40 ? 1 : 27) {
-		h = ps_rewrite_sum(b, n);
-		ck_assert(ps_rewrite_sum(b, n) == h);
+		h = ps_rewrite_sum(cpu, b, n);
+		ck_assert(ps_rewrite_sum(cpu, b, n) == h);
 		if (n < sizeof b)
-			ck_assert(ps_rewrite_sum(b, n + 1) != h);
+			ck_assert(ps_rewrite_sum(cpu, b, n + 1) != h);
 		for (i = 0; i < n; i++)
 			for (bit = 0; bit < 8; bit += 7) {
 				b[i] ^= (uint8_t)(1u << bit);
-				ck_assert_msg(ps_rewrite_sum(b, n) != h, "n %zu, byte %zu, bit %d", n, i, bit);
+				ck_assert_msg(ps_rewrite_sum(cpu, b, n) != h, "n %zu, byte %zu, bit %d", n, i, bit);
 				b[i] ^= (uint8_t)(1u << bit);
 			}
 	}
@@ -494,25 +497,25 @@ START_TEST(rewrite_sum_sees_changes)
 	 * and between lanes (words 0 and 1) */
 	for (i = 0; i < sizeof c; i++)
 		c[i] = (uint8_t)(i * 53 + 5);
-	h = ps_rewrite_sum(c, sizeof c);
+	h = ps_rewrite_sum(cpu, c, sizeof c);
 	{
 		uint8_t t[4];
 		memcpy(t, c, 4);
 		memcpy(c, c + 128, 4);
 		memcpy(c + 128, t, 4);
-		ck_assert(ps_rewrite_sum(c, sizeof c) != h);
+		ck_assert(ps_rewrite_sum(cpu, c, sizeof c) != h);
 		memcpy(c + 128, c, 4);
 		memcpy(c, t, 4);
 		memcpy(t, c, 4);
 		memcpy(c, c + 4, 4);
 		memcpy(c + 4, t, 4);
-		ck_assert(ps_rewrite_sum(c, sizeof c) != h);
+		ck_assert(ps_rewrite_sum(cpu, c, sizeof c) != h);
 	}
 }
 END_TEST
 
-/* ps_rewrite_sum (vectors, built for AVX2 and the baseline, one chosen
- * at load time) against its definition computed lane by lane here
+/* ps_rewrite_sum (vectors, built for AVX2 and the baseline: each kernel
+ * this host runs) against its definition computed lane by lane here
  * (rwcheck.c note 8): 32 lanes of 32 bits, word i of a 128-byte block to
  * lane i, a partial block's words to lanes 0, 1, ..., a partial word
  * zero-padded; lane l times SUM_K1 + 2 l SUM_K2, plus n times SUM_K3,
@@ -554,16 +557,25 @@ START_TEST(rewrite_sum_matches_definition)
 	uint8_t *b = malloc(1000003 + 32);
 	size_t i, n, a;
 
+	/* the baseline, then AVX2 where this CPU has it */
+	const unsigned kernels[] = {0, ps_cpu_probe() & PS_CPU_AVX2};
+	size_t k;
+
 	ck_assert_ptr_nonnull(b);
 	for (i = 0; i < 1000003 + 32; i++) {
 		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
 		b[i] = (uint8_t)rng;
 	}
-	for (n = 0; n <= 1100; n++)
-		for (a = 0; a < 32; a += n < 300 ? 1 : 13)
-			ck_assert_msg(ps_rewrite_sum(b + a, n) == sum_reference(b + a, n), "%zu bytes at +%zu", n, a);
-	for (i = 0; i < sizeof longer / sizeof *longer; i++)
-		ck_assert_msg(ps_rewrite_sum(b + 1, longer[i]) == sum_reference(b + 1, longer[i]), "%zu bytes", longer[i]);
+	for (k = 0; k < 2 && (k == 0 || kernels[k]); k++) {
+		unsigned cpu = kernels[k];
+		for (n = 0; n <= 1100; n++)
+			for (a = 0; a < 32; a += n < 300 ? 1 : 13)
+				ck_assert_msg(ps_rewrite_sum(cpu, b + a, n) == sum_reference(b + a, n),
+				              "kernel %#x: %zu bytes at +%zu", cpu, n, a);
+		for (i = 0; i < sizeof longer / sizeof *longer; i++)
+			ck_assert_msg(ps_rewrite_sum(cpu, b + 1, longer[i]) == sum_reference(b + 1, longer[i]),
+			              "kernel %#x: %zu bytes", cpu, longer[i]);
+	}
 	free(b);
 }
 END_TEST
