@@ -49,6 +49,21 @@
  * its self-check reads the output, and takes its result
  * (ps_wstream_sync_wait) before it renames anything.
  *
+ * Data syncs on the way (issue 16): written-back pages are not yet on
+ * stable storage.  A virtual disk with a write cache (the CI machines')
+ * takes them at memory speed and pays at the flush, about 0.6 ms per MB
+ * still unflushed, so the final fsync of a 175 MB output took ~100 ms
+ * after all its writeback had ended: the longest step of a rotate after
+ * its self-check.  So the thread also calls fdatasync each time it has
+ * started the writeback of another WS_DSYNC_CHUNK (32 MB) since its last
+ * one; the final fsync then finds at most that much unflushed (~10 ms).
+ * These syncs are not durability points either (the fsync before the
+ * rename still is), but they can report an error: with errseq, a failure
+ * that one sync reports is not reported again by the next on the same
+ * file description, so the thread keeps the first one (derr) and the
+ * writer fails on it (ws_kick: at once, not after writing the rest), as
+ * does ps_wstream_sync_wait even if the final fsync succeeds.
+ *
  * Gathered writes (ps_wstream): the pieces of the output (an object's
  * header, its payload where it was encrypted, its trailer) are not copied
  * into a buffer but listed (iovecs) and written by one pwritev per MB or
@@ -70,7 +85,8 @@
  * calls), so the test hook ps_fault() (PDFSTAMP_FAULT, see io.h) lives here
  * too, compiled only with configure --enable-fault-injection (other builds
  * get a constant 0 from io.h).  Fault points here: "write" in ps_write_all
- * (and ps_wstream's pwritev) and ps_outfile_copy_out, "fsync" in ps_sync_fd, "before-rename" and
+ * (and ps_wstream's pwritev) and ps_outfile_copy_out, "fsync" in ps_sync_fd,
+ * "datasync" in the writeback thread's data syncs, "before-rename" and
  * "rename" in ps_outfile_commit; the writers add their phases
  * (after-journal, after-write, after-fsync); ps_truncate_fd has none (it
  * is the rollback after a failed step), nor has ps_writeback_start (a
@@ -101,7 +117,7 @@
 #ifdef PDFSTAMP_FAULT_INJECTION
 /* The points the library reaches (keep in step with the man page). */
 static const char *const fault_points[] = {
-	"write", "fsync", "rename", "before-rename", "after-journal", "after-write", "after-fsync",
+	"write", "fsync", "datasync", "rename", "before-rename", "after-journal", "after-write", "after-fsync",
 };
 #define NFAULT_POINTS (sizeof fault_points / sizeof fault_points[0])
 
@@ -345,6 +361,7 @@ void ps_writeback_start(int fd, int64_t off, int64_t len)
 #define WS_DIRECT ((size_t)256 << 10)  /* larger copied pieces are written at once */
 #define WS_IOV 512                     /* pieces per pwritev (IOV_MAX is 1024) */
 #define WS_WB_CHUNK ((int64_t)4 << 20) /* writeback started every 4 MB written */
+#define WS_DSYNC_CHUNK ((int64_t)32 << 20) /* and a data sync every 32 MB of it */
 
 /* The writeback thread (note "Early writeback"): it starts the writeback
  * of [done, want) whenever the writer has moved WANT on. */
@@ -357,12 +374,27 @@ struct ps_wback {
 	int sync;             /* 1: fsync once WANT is started; 2: done */
 	ps_ctx *sctx;         /* the fsync's result: a context of the thread's own */
 	int src;
+	int derr;             /* the first failed data sync: its errno, -1 if injected */
 };
+
+/* Note "Data syncs on the way": 0, or the errno of the failure (-1: injected). */
+static int data_sync(int fd)
+{
+	if (ps_fault("datasync"))
+		return -1;
+	return fdatasync(fd) < 0 ? (errno ? errno : EIO) : 0;
+}
+
+static int derr_msg(ps_ctx *ctx, int derr, const char *what)
+{
+	return ps_err(ctx, PDFSTAMP_E_IO, "cannot fdatasync %s: %s", what, derr < 0 ? "injected fault" : strerror(derr));
+}
 
 static void *wback_main(void *arg)
 {
 	struct ps_wback *k = arg;
-	int64_t done = 0, want;
+	int64_t done = 0, synced = 0, want;
+	int e;
 
 	pthread_mutex_lock(&k->mu);
 	for (;;) {
@@ -370,7 +402,8 @@ static void *wback_main(void *arg)
 			break; /* what is left, the fsync that follows writes */
 		if (k->want == done && k->sync == 1) {
 			pthread_mutex_unlock(&k->mu);
-			k->src = ps_sync_fd(k->sctx, k->fd, "the output");
+			/* derr is this thread's to write: no lock to read it */
+			k->src = k->derr ? derr_msg(k->sctx, k->derr, "the output") : ps_sync_fd(k->sctx, k->fd, "the output");
 			pthread_mutex_lock(&k->mu);
 			k->sync = 2;
 			pthread_cond_broadcast(&k->cv);
@@ -384,7 +417,14 @@ static void *wback_main(void *arg)
 		pthread_mutex_unlock(&k->mu);
 		ps_writeback_start(k->fd, done, want - done);
 		done = want;
+		e = 0;
+		if (!k->derr && done - synced >= WS_DSYNC_CHUNK) {
+			e = data_sync(k->fd);
+			synced = done;
+		}
 		pthread_mutex_lock(&k->mu);
+		if (e)
+			k->derr = e;
 	}
 	pthread_mutex_unlock(&k->mu);
 	return NULL;
@@ -414,22 +454,26 @@ void ps_wstream_init(ps_wstream *w, ps_ctx *ctx, int fd, int writeback, const ch
 }
 
 /* Has the writeback of what was written since the last time started, once
- * that is WS_WB_CHUNK bytes or more (ALL: whatever it is). */
-static void ws_kick(ps_wstream *w, int all)
+ * that is WS_WB_CHUNK bytes or more (ALL: whatever it is).  Fails when a
+ * data sync of the thread has (note "Data syncs on the way"). */
+static int ws_kick(ps_wstream *w, int all)
 {
 	int64_t end = w->off - (int64_t)w->pending; /* written, not listed */
+	int derr = 0;
 
 	if (!w->writeback || end <= w->wb || (!all && end - w->wb < WS_WB_CHUNK))
-		return;
+		return 0;
 	if (w->bk) {
 		pthread_mutex_lock(&w->bk->mu);
 		w->bk->want = end;
+		derr = w->bk->derr;
 		pthread_cond_signal(&w->bk->cv);
 		pthread_mutex_unlock(&w->bk->mu);
 	} else {
 		ps_writeback_start(w->fd, w->wb, end - w->wb);
 	}
 	w->wb = end;
+	return derr ? derr_msg(w->ctx, derr, w->what) : 0;
 }
 
 static int ws_drain(ps_wstream *w)
@@ -442,7 +486,7 @@ static int ws_drain(ps_wstream *w)
 		w->pending = 0;
 		w->buf.len = 0;
 		if (rc == 0)
-			ws_kick(w, 0);
+			rc = ws_kick(w, 0);
 	}
 	return rc;
 }
@@ -485,9 +529,7 @@ int ps_wstream_put(ps_wstream *w, const void *p, size_t n)
 			return rc;
 		rc = ps_write_all(w->ctx, w->fd, p, n, w->off, w->what);
 		w->off += (int64_t)n;
-		if (rc == 0)
-			ws_kick(w, 0);
-		return rc;
+		return rc < 0 ? rc : ws_kick(w, 0);
 	}
 	/* the buffer never moves while pieces in it are listed */
 	if ((w->buf.len + n > WS_BUF || w->niov == WS_IOV) && (rc = ws_drain(w)) < 0)
@@ -508,9 +550,7 @@ int ps_wstream_flush(ps_wstream *w)
 {
 	int rc = ws_drain(w);
 
-	if (rc == 0)
-		ws_kick(w, 1);
-	return rc;
+	return rc < 0 ? rc : ws_kick(w, 1);
 }
 
 void ps_wstream_sync_start(ps_wstream *w)
@@ -527,13 +567,38 @@ void ps_wstream_sync_start(ps_wstream *w)
 	pthread_mutex_unlock(&k->mu);
 }
 
+/* Stops and frees the writeback thread; the error of its data syncs. */
+static int wback_end(ps_wstream *w)
+{
+	struct ps_wback *k = w->bk;
+	int derr;
+
+	if (!k)
+		return 0;
+	pthread_mutex_lock(&k->mu);
+	k->stop = 1;
+	pthread_cond_signal(&k->cv);
+	pthread_mutex_unlock(&k->mu);
+	pthread_join(k->th, NULL);
+	derr = k->derr;
+	pdfstamp_ctx_free(k->sctx); /* a sync never waited for */
+	pthread_mutex_destroy(&k->mu);
+	pthread_cond_destroy(&k->cv);
+	free(k);
+	w->bk = NULL;
+	return derr;
+}
+
 int ps_wstream_sync_wait(ps_wstream *w)
 {
 	struct ps_wback *k = w->bk;
 	int rc;
 
-	if (!k || !k->sctx)
+	if (!k || !k->sctx) { /* the fsync here, once no data sync can run */
+		if ((rc = wback_end(w)) != 0)
+			return derr_msg(w->ctx, rc, w->what);
 		return ps_sync_fd(w->ctx, w->fd, w->what);
+	}
 	pthread_mutex_lock(&k->mu);
 	while (k->sync != 2)
 		pthread_cond_wait(&k->cv, &k->mu);
@@ -547,20 +612,7 @@ int ps_wstream_sync_wait(ps_wstream *w)
 
 void ps_wstream_free(ps_wstream *w)
 {
-	struct ps_wback *k = w->bk;
-
-	if (k) {
-		pthread_mutex_lock(&k->mu);
-		k->stop = 1;
-		pthread_cond_signal(&k->cv);
-		pthread_mutex_unlock(&k->mu);
-		pthread_join(k->th, NULL);
-		pdfstamp_ctx_free(k->sctx); /* a sync never waited for */
-		pthread_mutex_destroy(&k->mu);
-		pthread_cond_destroy(&k->cv);
-		free(k);
-		w->bk = NULL;
-	}
+	(void)wback_end(w);
 	ps_buf_free(&w->buf);
 	free(w->iov);
 	w->iov = NULL;

@@ -19,7 +19,8 @@ void ps_writeback_start(int fd, int64_t off, int64_t len);
  * output): pieces are listed and written together, one pwritev per MB
  * (io.c note "Gathered writes"), and with WRITEBACK the writeback of every
  * 4 MB written is started at once (ps_writeback_start, from a thread of
- * its own: io.c).  OFF counts the bytes put so far (the offset of the next
+ * its own, which also calls fdatasync every 32 MB of it: io.c; an error
+ * of those fails the next put).  OFF counts the bytes put so far (the offset of the next
  * byte).  Errors are ps_write_all's.  ps_wstream_free before FD is closed. */
 struct ps_wback;
 struct iovec;
@@ -49,7 +50,8 @@ int ps_wstream_flush(ps_wstream *w);
 /* After the last flush: the file's fsync (ps_sync_fd) starts on the
  * writeback thread, so that it runs while the caller goes on (the
  * rewrite's self-check), and ps_wstream_sync_wait gives its result: 0, or
- * PDFSTAMP_E_IO with the message in the writer's context.  Without a
+ * PDFSTAMP_E_IO with the message in the writer's context (also when one
+ * of the thread's data syncs on the way failed: io.c).  Without a
  * thread the fsync runs in ps_wstream_sync_wait. */
 void ps_wstream_sync_start(ps_wstream *w);
 int ps_wstream_sync_wait(ps_wstream *w);
@@ -117,7 +119,7 @@ void ps_outfile_free(ps_outfile *of);
  * with an I/O error, "kill:POINT" kills the process there (SIGKILL);
  * "fail:POINT:N" and "kill:POINT:N" act only the Nth time this process
  * reaches POINT; "trace" prints every point reached, with its count, to
- * standard error.  POINT is write, fsync, rename (the I/O calls) or
+ * standard error.  POINT is write, fsync, datasync, rename (the I/O calls) or
  * before-rename, after-journal, after-write, after-fsync (phases).
  * Returns 1 if the step must fail.  Compiled only with configure
  * --enable-fault-injection (PDFSTAMP_FAULT_INJECTION in config.h); other

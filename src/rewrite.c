@@ -91,13 +91,13 @@
  *  9. The final fsync overlaps the work: the output's writer (io.c
  *     ps_wstream) starts the writeback of every 4 MB written, and of the
  *     rest once the xref is out (sync_file_range, from a thread of io.c's
- *     own: a full disk queue never stalls the writer), so the disk writes
- *     run during the encryption.  The fsync itself, the only durability
- *     point, then starts on that thread (ps_wstream_sync_start) and runs
- *     during the self-check, which only reads; the rename (note 5) waits
- *     for both, so a failed check or fsync still replaces nothing.  A
- *     temporary file only copied to a descriptor (`-o -`) is never synced,
- *     so it gets no writeback either.
+ *     own: a full disk queue never stalls the writer), and flushes it with
+ *     fdatasync every 32 MB, so the disk writes run during the encryption.
+ *     The fsync itself, the only durability point, starts on that thread
+ *     (ps_wstream_sync_start) and runs during the self-check, which only
+ *     reads; the rename (note 5) waits for both, so a failed check or sync
+ *     still replaces nothing.  A temporary file only copied to a descriptor
+ *     (`-o -`) is never synced, so it gets no writeback either.
  * 10. Memory is mostly the stream bytes of the batches in flight and of
  *     the one being filled, and a batch holds LANES times its largest
  *     stream (note 8: 12 MB for 776 KB scans).  So the window (at most a

@@ -701,21 +701,24 @@ pyfeed same archive-j2 "$A" "$T/ao.pw" "$T/arch-j2.pdf" "$NO" keep
 # (made by io.c's writeback thread) cover it in order from byte 0, the
 # first 4 MB at least before the rest is written, and normally all of it
 # (the last range may come after the fsync on a loaded machine: the fsync
-# writes it anyway); the output then has one fsync, made by the writeback
+# writes it anyway); the same thread flushes it with fdatasync each time
+# it has started the writeback of 32 MB more (io.c note "Data syncs on
+# the way"); the output then has one fsync, made by the writeback
 # thread (it runs during the self-check), then the rename.  A
 # temporary file only copied to standard output (-o -) gets none.
-# The input is a 32 MB archive: the writer posts a range every 4 MB and
+# The input is a 40 MB archive: the writer posts a range every 4 MB and
 # the writeback thread takes whatever has been posted when it runs, so
 # on a loaded machine (parallel tests, two vCPUs) the posts of a small
-# file can all arrive before it first runs; eight leave it room.
+# file can all arrive before it first runs; ten leave it room, and the
+# output passes 32 MB, so that at least one data sync is due.
 # The command's self-check reads that output back into its buffers: it
 # does not ask for the library's mapping (PDFSTAMP_REWRITE_MAP_OUTPUT,
 # input.c note 4), which check_rewrite covers.
 # (LeakSanitizer cannot run under ptrace: a sanitizer build leaves leak
 # checking to the runs above.)
+"$TOP_BUILDDIR/bench/make-archive" --quiet --pages 5 --small 200 --large 10 --payload 40M -o "$T/archive-wb.pdf"
 if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true >/dev/null 2>&1; then
 	NOLSAN="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-	"$TOP_BUILDDIR/bench/make-archive" --quiet --pages 5 --small 200 --large 8 --payload 32M -o "$T/archive-wb.pdf"
 	RC=0
 	ASAN_OPTIONS="$NOLSAN" strace -f -qq -o "$T/wb.strace" -e trace=sync_file_range,fsync,fdatasync,rename,renameat,renameat2,mmap,openat \
 		"$PDFSTAMP" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -o "$T/arch-wb.pdf" "$T/archive-wb.pdf" \
@@ -758,11 +761,26 @@ res(pos == ranges and 4 << 20 <= pos <= size,
 res(len(sfr) >= 2 and int(sfr[-1][1][1]) > 0, "writeback: started before the output was complete")
 if pos != size:
     print("# writeback: the last %d bytes were left to the fsync" % (size - pos))
-syncs = [i for i, e in enumerate(ev) if e[0] in ("fsync", "fdatasync") and e[1][0] == fd]
+syncs = [i for i, e in enumerate(ev) if e[0] == "fsync" and e[1][0] == fd]
 ren = [i for i, e in enumerate(ev) if e[0].startswith("rename")]
 res(len(syncs) == 1 and len(ren) == 1 and syncs[0] < ren[0],
     "writeback: then one fsync of the output, then the rename",
     str([e for e in ev if e[0] not in ("mmap", "openat")][-4:]))
+# the data syncs on the way: by the writeback thread, before the fsync,
+# each once the writeback of 32 MB more has been started, and all succeed
+ds = [i for i, e in enumerate(ev) if e[0] == "fdatasync" and e[1][0] == fd]
+started, last, spaced = 0, 0, True
+for i, e in enumerate(ev):
+    if e[0] == "sync_file_range" and e[1][0] == fd:
+        started += int(e[1][2])
+    elif i in ds:
+        spaced = spaced and started - last >= 32 << 20
+        last = started
+res(len(ds) >= 1 and len(syncs) == 1 and all(i < syncs[0] and ev[i][3] == sfr[0][3] and ev[i][2] == 0 for i in ds),
+    "writeback: fdatasync of the output on the way, by the writeback thread, before the fsync",
+    str([(ev[i][0], ev[i][3], ev[i][2]) for i in ds]))
+res(spaced and len(ds) <= size // (32 << 20), "writeback: a data sync per 32 MB started, no more",
+    "%d data syncs for %d bytes" % (len(ds), size))
 # note 9: the fsync runs on the writeback thread while the main thread
 # re-opens the output for the self-check; the rename (main thread) waits
 res(len(syncs) == 1 and len(ren) == 1 and ev[syncs[0]][3] != ev[ren[0]][3],
@@ -773,13 +791,39 @@ maps = [i for i, e in enumerate(ev) if e[0] == "mmap" and len(e[1]) == 6 and e[1
 res(not maps, "self-check: the command reads its output back, it does not map it", str(maps))
 PY
 	RC=0
-	ASAN_OPTIONS="$NOLSAN" strace -f -qq -o "$T/wb2.strace" -e trace=sync_file_range \
-		"$PDFSTAMP" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -o - "$A" >"$T/arch-stdout.pdf" 2>"$T/err" ||
-		RC=$?
-	check_status 0 "rotate -o - of the 8 MB archive under strace"
+	ASAN_OPTIONS="$NOLSAN" strace -f -qq -o "$T/wb2.strace" -e trace=sync_file_range,fdatasync \
+		"$PDFSTAMP" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -o - "$T/archive-wb.pdf" \
+		>"$T/arch-stdout.pdf" 2>"$T/err" || RC=$?
+	check_status 0 "rotate -o - of the 40 MB archive under strace"
 	check_no_grep 'sync_file_range\(' "$T/wb2.strace" "writeback: none for a temporary file copied to standard output"
+	check_no_grep 'fdatasync\(' "$T/wb2.strace" "writeback: no data sync of a temporary file copied to standard output"
 else
 	skip "the writeback of rotate (strace is absent or cannot trace here)"
+fi
+# A data sync on the way that fails (io.c note "Data syncs on the way":
+# the next fsync would not report the error again) fails the rotate with
+# exit 1, naming the call; a kill there, like any kill, leaves the target
+# as it was and nothing else behind.
+if have_faults; then
+	for fault in fail:datasync:1 kill:datasync:1; do
+		cp "$T/archive-wb.pdf" "$F/big.pdf"
+		run env PDFSTAMP_FAULT="$fault" "$PDFSTAMP" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -i "$F/big.pdf"
+		case $fault in
+		kill:*) check_status 137 "rotate -i of 40 MB with $fault (SIGKILL)" ;;
+		*)
+			check_status 1 "rotate -i of 40 MB with $fault"
+			check_grep 'cannot fdatasync .*injected fault' "$T/err" "$fault: the message names the data sync"
+			;;
+		esac
+		unchanged "$F/big.pdf" "$T/archive-wb.pdf" "$fault (-i)"
+		no_temp "$F" "$fault (-i)"
+	done
+	run env PDFSTAMP_FAULT=trace "$PDFSTAMP" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -o "$F/big2.pdf" \
+		"$T/archive-wb.pdf"
+	check_status 0 "rotate -o of 40 MB, traced"
+	check_grep '^pdfstamp: fault point datasync 1$' "$T/err" "the rotate of 40 MB reaches a data sync"
+	check_no_grep '^pdfstamp: fault point datasync 2$' "$T/err" "and only one (one per 32 MB)"
+	rm -f "$F/big.pdf" "$F/big2.pdf"
 fi
 # Memory follows one object, not a batch (rewrite.c note 11): a hostile
 # file of 8 arrays of a million integers each (16 MB; each array parses
