@@ -723,7 +723,7 @@ if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true >/dev/null 2
 	ASAN_OPTIONS="$NOLSAN" strace -f -qq -o "$T/wb.strace" -e trace=sync_file_range,fsync,fdatasync,rename,renameat,renameat2,mmap,openat \
 		"$PDFSTAMP" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -o "$T/arch-wb.pdf" "$T/archive-wb.pdf" \
 		>"$T/out" 2>"$T/err" || RC=$?
-	check_status 0 "rotate of a 32 MB archive under strace"
+	check_status 0 "rotate of a 40 MB archive under strace"
 	checker_feed /dev/stdin "$T/wb.strace" "$(stat -c %s "$T/arch-wb.pdf")" <<'PY'
 import re, sys
 path, size = sys.argv[1], int(sys.argv[2])
