@@ -396,6 +396,13 @@ static int derr_msg(ps_ctx *ctx, int derr, const char *what)
 	return ps_err(ctx, PDFSTAMP_E_IO, "cannot fdatasync %s: %s", what, derr < 0 ? "injected fault" : strerror(derr));
 }
 
+/* The fsync before the rename: a data sync's kept error (DERR) stands for
+ * it, since the fsync would not report that error again (errseq). */
+static int sync_after(ps_ctx *ctx, int fd, int derr, const char *what)
+{
+	return derr ? derr_msg(ctx, derr, what) : ps_sync_fd(ctx, fd, what);
+}
+
 static void *wback_main(void *arg)
 {
 	struct ps_wback *k = arg;
@@ -409,7 +416,7 @@ static void *wback_main(void *arg)
 		if (k->want == done && k->sync == 1) {
 			pthread_mutex_unlock(&k->mu);
 			/* derr is this thread's to write: no lock to read it */
-			k->src = k->derr ? derr_msg(k->sctx, k->derr, "the output") : ps_sync_fd(k->sctx, k->fd, "the output");
+			k->src = sync_after(k->sctx, k->fd, k->derr, "the output");
 			pthread_mutex_lock(&k->mu);
 			k->sync = 2;
 			pthread_cond_broadcast(&k->cv);
@@ -602,11 +609,8 @@ int ps_wstream_sync_wait(ps_wstream *w)
 	struct ps_wback *k = w->bk;
 	int rc;
 
-	if (!k || !k->sctx) { /* the fsync here, once no data sync can run */
-		if ((rc = wback_end(w)) != 0)
-			return derr_msg(w->ctx, rc, w->what);
-		return ps_sync_fd(w->ctx, w->fd, w->what);
-	}
+	if (!k || !k->sctx) /* the fsync here, once no data sync can run */
+		return sync_after(w->ctx, w->fd, wback_end(w), w->what);
 	pthread_mutex_lock(&k->mu);
 	while (k->sync != 2)
 		pthread_cond_wait(&k->cv, &k->mu);

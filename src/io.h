@@ -20,8 +20,9 @@ void ps_writeback_start(int fd, int64_t off, int64_t len);
  * (io.c note "Gathered writes"), and with WRITEBACK the writeback of every
  * 4 MB written is started at once (ps_writeback_start, from a thread of
  * its own, which also calls fdatasync every 32 MB of it: io.c; an error
- * of those fails the next call that posts a range, or the sync).  OFF counts the bytes put so far (the offset of the next
- * byte).  Errors are ps_write_all's.  ps_wstream_free before FD is closed. */
+ * of those fails the next call that posts a range, or the sync).  OFF
+ * counts the bytes put so far (the offset of the next byte).  Errors are
+ * ps_write_all's.  ps_wstream_free before FD is closed. */
 struct ps_wback;
 struct iovec;
 typedef struct ps_wstream {
