@@ -129,6 +129,7 @@
 #define MAX_REFS ((size_t)1 << 22)
 #define REC_SIGVALUE 1             /* record(): an existing signature dictionary */
 #define REC_ORPHAN 2               /* record(): a new object no change refers to */
+#define REC_FIXED 4                /* record(): kind and reason given (damage, identity) */
 #define WHAT_ACROFORM (-2)         /* dict_diff_kind: an /AcroForm dictionary */
 
 /* ---- small helpers --------------------------------------------------------- */
@@ -139,7 +140,7 @@ static const int kind_rank[PDFSTAMP_CHANGE_KINDS] = {
 	[PDFSTAMP_CHANGE_ANNOTATION] = 4, [PDFSTAMP_CHANGE_METADATA] = 5,
 	[PDFSTAMP_CHANGE_OTHER] = 6, [PDFSTAMP_CHANGE_PAGE_CONTENT] = 7,
 	[PDFSTAMP_CHANGE_PAGE_TREE] = 8, [PDFSTAMP_CHANGE_CATALOG] = 9,
-	[PDFSTAMP_CHANGE_ENCRYPTION] = 10,
+	[PDFSTAMP_CHANGE_ENCRYPTION] = 10, [PDFSTAMP_CHANGE_DAMAGED] = 11,
 };
 
 static int worse(int a, int b)
@@ -166,7 +167,7 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static size_t uniq_u32(uint32_t *v, size_t n)
+size_t ps_audit_uniq(uint32_t *v, size_t n)
 {
 	size_t i, k = 0;
 
@@ -213,6 +214,58 @@ static int add_role(struct audit *a, const ps_obj *ref, int kind)
 	a->roles[a->nroles].num = ref->u.ref.num;
 	a->roles[a->nroles++].kind = kind;
 	return 0;
+}
+
+/* ---- the signed revision's view (auditview.c) --------------------------- */
+
+/* Was NUM in use as of section S?  *E (may be NULL) its entry then. */
+static int existed_at(const struct audit *a, uint32_t num, int S, ps_xent *e)
+{
+	ps_xent x;
+
+	if (!e)
+		e = &x;
+	return num && ps_xref_as_of(a->doc, num, S, e) && e->type != 0;
+}
+
+static size_t roles_at(const struct audit *a, uint32_t num, int S, const struct vent **r)
+{
+	if (!a->views || S < 1 || S > a->ns || !a->views[S].built) {
+		*r = NULL;
+		return 0;
+	}
+	return ps_audit_view_roles(&a->views[S], num, r);
+}
+
+/* An element of an array (/Annots, /Fields, /Kids, /Contents) that existed
+ * at S, added to or removed from it: what its roles at S make of that. */
+static int elem_kind(const struct audit *a, uint32_t num, int S)
+{
+	const struct vent *r;
+	size_t n = roles_at(a, num, S, &r), i;
+	int k = -1;
+
+	for (i = 0; i < n; i++) {
+		int kk;
+		switch (r[i].role) {
+		case VR_ANNOT: case VR_WIDGET: case VR_FIELD: case VR_SIGWIDGET: case VR_SIGFIELD:
+			kk = PDFSTAMP_CHANGE_ANNOTATION; /* form structure (note 4) */
+			break;
+		case VR_CONTENT:
+			kk = PDFSTAMP_CHANGE_PAGE_CONTENT;
+			break;
+		case VR_PAGE: case VR_PAGES:
+			kk = PDFSTAMP_CHANGE_PAGE_TREE;
+			break;
+		case VR_DSS:
+			kk = PDFSTAMP_CHANGE_DSS;
+			break;
+		default:
+			kk = PDFSTAMP_CHANGE_OTHER;
+		}
+		k = worse(k, kk);
+	}
+	return k < 0 ? PDFSTAMP_CHANGE_OTHER : k;
 }
 
 /* ---- classification (note 4) ----------------------------------------------- */
@@ -379,6 +432,11 @@ static int array_kind(struct audit *a, const ps_obj *arr, const ps_obj *other, i
 		if (++done > MAX_ARRAY_CLASSIFY) {
 			k = worse(k, PDFSTAMP_CHANGE_OTHER);
 			break;
+		}
+		if (a->cur_S && existed_at(a, e->u.ref.num, a->cur_S, NULL)) {
+			/* an element that existed when signed: its role then */
+			k = worse(k, elem_kind(a, e->u.ref.num, a->cur_S));
+			continue;
 		}
 		if ((*rc = ps_audit_load(a, e->u.ref.num, sec, &o)) < 0)
 			break;
@@ -645,49 +703,199 @@ static int locked(const struct sigrec *g, const char *name)
 	return g->fieldmdp == PDFSTAMP_FIELDMDP_INCLUDE ? listed : !listed;
 }
 
-static int record(struct audit *a, int sec, uint32_t num, int gen, int kind, int action, int vchange,
-                  int flags, const char *field)
+/* One change being judged: the object as of SEC + 1 (O) and SEC (N). */
+struct chg {
+	int sec;
+	uint32_t num;
+	ps_obj *o, *n;
+	uint16_t og, ng;
+	int action;
+	int vchange;                 /* a field's /V differs */
+	int flags;                   /* REC_* */
+	int kind;                    /* with REC_FIXED: the kind for every signature */
+	const char *field;           /* the field's full name, or NULL */
+	char why[160];               /* with REC_FIXED: the reason */
+};
+
+/* Is the new version N a widget that shows (12.5.6.19; 12.7.5.5 asks a
+ * signature under a certification to be invisible, note 5)? */
+static int visible_widget(const ps_obj *n)
 {
-	struct pdfstamp_audit_revision *rv = &a->r->revisions[a->ns - sec];
-	struct pdfstamp_audit_change *c;
+	const ps_obj *r = ps_dict_get(n, "Rect");
+	double v[4] = {0, 0, 0, 0};
+	int64_t f = 0;
+	size_t i;
+
+	if (!n || n->kind != PS_DICT || !ps_dict_get(n, "AP"))
+		return 0;
+	if (ps_obj_int(ps_dict_get(n, "F"), &f) == 0 && (f & (2 | 32)))
+		return 0; /* Hidden or NoView (Table 167) */
+	if (ps_array_len(r) != 4)
+		return 1; /* no readable /Rect: take it as shown */
+	for (i = 0; i < 4; i++) {
+		if (ps_obj_num(ps_array_get(r, i), &v[i]) < 0)
+			v[i] = 0;
+	}
+	return (v[2] - v[0]) * (v[2] - v[0]) > 1e-6 && (v[3] - v[1]) * (v[3] - v[1]) > 1e-6;
+}
+
+/* Is revision SEC closed by a signature (a document timestamp if TS)
+ * that covers it exactly and whose CMS signs its bytes (note 5)? */
+static int sealed(struct audit *a, int sec, int ts, int *rc)
+{
 	int i;
+
+	*rc = 0;
+	for (i = 0; i < a->r->nsigs; i++) {
+		struct sigrec *h = &a->sigs[i];
+		if (h->sec != sec || !h->exact || (ts && !h->timestamp))
+			continue;
+		if ((*rc = ps_audit_sig_real(a, i)) < 0)
+			return 0;
+		if (h->real > 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int in_policy(const struct sigrec *g, uint32_t num)
+{
+	return num && g->npolicy && bsearch(&num, g->policy, g->npolicy, sizeof *g->policy, cmp_u32) != NULL;
+}
+
+static int new_kind(struct audit *a, const struct chg *c, int *rc);
+static int role_kind(struct audit *a, int role, const struct chg *c, int *rc);
+
+/* The kind of change C for signature G (note 5), with *WHY when the kind
+ * follows from more than the object's role. */
+static int kind_for(struct audit *a, const struct chg *c, const struct sigrec *g, int *existed, char *why,
+                    size_t nwhy, int *rc)
+{
+	const struct vent *r;
+	ps_xent es;
+	size_t nr, i;
+	int k = -1;
+
+	*rc = 0;
+	why[0] = 0;
+	a->cur_S = g->sec;
+	*existed = existed_at(a, c->num, g->sec, &es);
+	nr = roles_at(a, c->num, g->sec, &r);
+	if (*existed) {
+		uint16_t gen_then = es.type == 1 ? (uint16_t)es.aux : 0;
+		if (c->n && c->ng != gen_then) {
+			snprintf(why, nwhy, "the generation of a signed object changed (%u to %u): the signed references "
+			         "no longer lead to it", gen_then, c->ng);
+			return PDFSTAMP_CHANGE_OTHER;
+		}
+		for (i = 0; i < nr && *rc == 0; i++)
+			k = worse(k, role_kind(a, r[i].role, c, rc));
+		if (k < 0) {
+			snprintf(why, nwhy, "an object with no role in the signed revision");
+			k = PDFSTAMP_CHANGE_OTHER;
+		}
+		return k;
+	}
+	k = new_kind(a, c, rc);
+	for (i = 0; i < nr && *rc == 0; i++) {
+		/* a number the signed revision referred to: its role there */
+		int kk = role_kind(a, r[i].role, c, rc);
+		if (kind_rank[kk] > kind_rank[k]) {
+			snprintf(why, nwhy, "a new object under a number the signed revision refers to");
+			k = kk;
+		}
+	}
+	return k;
+}
+
+/* Judges change C against every signature made before it (note 5) and
+ * records it. */
+static int record(struct audit *a, struct chg *c)
+{
+	struct pdfstamp_audit_revision *rv = &a->r->revisions[a->ns - (c->sec > 0 ? c->sec : 1)];
+	struct pdfstamp_audit_change *ch;
+	int i, rc = 0, judged = 0;
 
 	if (++a->nchanges > MAX_CHANGES)
 		return ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "more than %d changes after the first signature",
 		              MAX_CHANGES);
-	if (ps_array_grow((void **)&rv->changes, (size_t)rv->nchanges, sizeof *c) < 0)
+	if (ps_array_grow((void **)&rv->changes, (size_t)rv->nchanges, sizeof *ch) < 0)
 		return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	c = &rv->changes[rv->nchanges++];
-	memset(c, 0, sizeof *c);
-	c->object = num;
-	c->generation = gen;
-	c->kind = kind;
-	c->action = action;
-	c->signature = -1;
-	snprintf(c->field, sizeof c->field, "%s", field ? field : "");
+	ch = &rv->changes[rv->nchanges++];
+	memset(ch, 0, sizeof *ch);
+	ch->object = c->num;
+	ch->generation = c->n ? c->ng : c->og;
+	ch->kind = c->flags & REC_FIXED ? c->kind : PDFSTAMP_CHANGE_OTHER;
+	ch->action = c->action;
+	ch->signature = -1;
+	snprintf(ch->field, sizeof ch->field, "%s", c->field ? c->field : "");
+	if (c->flags & REC_FIXED)
+		snprintf(ch->reason, sizeof ch->reason, "%s", c->why);
 	for (i = 0; i < a->r->nsigs; i++) {
 		const struct sigrec *g = &a->sigs[i];
-		ps_xent e;
-		int existed, ok;
-		if (g->sec <= sec)
+		char why[160];
+		int existed = 0, ok, kind;
+		if (g->sec <= c->sec)
 			continue; /* made in this revision or later */
-		existed = num && ps_xref_as_of(a->doc, num, g->sec, &e) && e.type != 0;
+		if (c->flags & REC_FIXED) {
+			kind = c->kind;
+			snprintf(why, sizeof why, "%s", c->why);
+			existed = 1;
+		} else {
+			kind = kind_for(a, c, g, &existed, why, sizeof why, &rc);
+			if (rc < 0)
+				return rc;
+		}
+		/* signing and timestamps must be real (note 5) */
+		if (kind == PDFSTAMP_CHANGE_SIGNATURE || kind == PDFSTAMP_CHANGE_DOC_TIMESTAMP) {
+			int ts = kind == PDFSTAMP_CHANGE_DOC_TIMESTAMP, ok2 = sealed(a, c->sec, ts, &rc);
+			if (rc < 0)
+				return rc;
+			if (!ok2) {
+				snprintf(why, sizeof why, "%s not closed by a %s that signs its revision",
+				         ts ? "a document timestamp" : "signing", ts ? "document timestamp" : "signature");
+				kind = PDFSTAMP_CHANGE_ANNOTATION;
+			} else if ((g->docmdp == 1 || g->docmdp == 2) && !existed && visible_widget(c->n)) {
+				snprintf(why, sizeof why, "a visible signature widget after a certification");
+				kind = PDFSTAMP_CHANGE_ANNOTATION;
+			}
+		}
 		ok = pdfstamp_policy_allows(g->docmdp, kind, existed);
-		if ((flags & REC_SIGVALUE) && existed)
+		if ((c->flags & REC_SIGVALUE) && existed) {
 			ok = 0; /* a signature made before it is changed */
-		if ((flags & REC_ORPHAN) &&
-		    (a->doc->sections[g->sec - 1].size < 0 || num < a->doc->sections[g->sec - 1].size))
+			if (!why[0])
+				snprintf(why, sizeof why, "a signature dictionary made before");
+		}
+		if ((c->flags & REC_ORPHAN) &&
+		    (a->doc->sections[g->sec - 1].size < 0 || c->num < a->doc->sections[g->sec - 1].size)) {
 			ok = 0; /* note 4: reached only through signed objects */
-		if (vchange && field && locked(g, field))
+			if (!why[0])
+				snprintf(why, sizeof why, "a new object that no change refers to");
+		}
+		if (c->vchange && c->field && locked(g, c->field)) {
 			ok = 0;
+			snprintf(why, sizeof why, "the field is locked by the signature (FieldMDP)");
+		}
+		if (in_policy(g, c->num)) {
+			ok = 0;
+			snprintf(why, sizeof why, "an object the signature's policy is read from");
+		}
+		if (!judged || !ok) {
+			if (!ch->forbidden) {
+				ch->kind = kind;
+				snprintf(ch->reason, sizeof ch->reason, "%s", why);
+			}
+			judged = 1;
+		}
 		if (!ok) {
-			c->forbidden = 1;
-			if (c->signature < 0)
-				c->signature = i;
+			if (!ch->forbidden) {
+				ch->forbidden = 1;
+				ch->signature = i;
+			}
 			a->r->sigs[i].violated = 1;
 		}
 	}
-	if (c->forbidden)
+	if (ch->forbidden)
 		a->r->forbidden++;
 	return 0;
 }
@@ -703,8 +911,13 @@ static int streams_equal(struct audit *a, uint32_t num, ps_obj *o, uint16_t og, 
 	bo.secret = bn.secret = 1;
 	*eq = 0;
 	if ((rc = ps_doc_stream_data_as(a->doc, num, og, 0, o, 0, &bo)) == 0 &&
-	    (rc = ps_doc_stream_data_as(a->doc, num, ng, 0, n, 0, &bn)) == 0)
+	    (rc = ps_doc_stream_data_as(a->doc, num, ng, 0, n, 0, &bn)) == 0) {
 		*eq = bo.len == bn.len && (bo.len == 0 || memcmp(bo.data, bn.data, bo.len) == 0);
+		a->decoded += (int64_t)bo.len + (int64_t)bn.len;
+		if (a->decoded > a->decode_cap)
+			rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "the audit would decode more than %lld bytes of "
+			            "streams (4 times the file size and 64 MiB): refused", (long long)a->decode_cap);
+	}
 	ps_buf_free(&bo);
 	ps_buf_free(&bn);
 	return rc;
@@ -758,56 +971,31 @@ static int is_objstm(const ps_obj *o)
 	return o && o->kind == PS_STREAM && ps_obj_is_name(ps_dict_get(o, "Type"), "ObjStm");
 }
 
-static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
+/* The kind of change C from the objects themselves (note 4): for an
+ * object that did not exist when the signature judging it was made. */
+static int new_kind(struct audit *a, const struct chg *c, int *rc)
 {
-	ps_obj *o = NULL, *n = NULL;
-	uint16_t og = 0, ng = 0;
-	int rc, kind = -1, k1, k2, action, vchange = 0, flags = 0;
-	char field[128] = "";
+	ps_obj *o = c->o, *n = c->n;
+	int kind = -1, k1, k2, sec = c->sec;
 
-	if ((rc = ps_doc_load_as_of(a->doc, num, sec + 1, &o, &og)) < 0 ||
-	    (rc = ps_doc_load_as_of(a->doc, num, sec, &n, &ng)) < 0)
-		goto out;
-	if (!o && !n)
-		goto out;
-	/* the chain's own xref streams and object streams as containers */
-	if ((!n || is_chain_xref(a, num, sec, n)) &&
-	    (!o || (o->kind == PS_STREAM && ps_obj_is_name(ps_dict_get(o, "Type"), "XRef"))))
-		goto out;
-	if ((!o || is_objstm(o)) && (!n || is_objstm(n)))
-		goto out;
-	if (o && n && ps_obj_equal(o, n, 1)) {
-		int eq = 1;
-		if (o->kind == PS_STREAM && (rc = streams_equal(a, num, o, og, n, ng, &eq)) < 0)
-			goto out;
-		if (eq)
-			goto out;
-	}
-	k1 = own_kind(a, num, o, sec + 1, &rc);
-	if (rc < 0)
-		goto out;
-	k2 = own_kind(a, num, n, sec, &rc);
-	if (rc < 0)
-		goto out;
-	if (pass == 0) {
-		/* first pass: only the roles the new versions give */
-		if ((rc = note_roles(a, n, worse(k1, k2), o, k1, sec)) == 0)
-			rc = note_refs(a, n);
-		goto out;
-	}
-	action = !o ? PDFSTAMP_CHANGE_ADDED : !n ? PDFSTAMP_CHANGE_FREED : PDFSTAMP_CHANGE_MODIFIED;
+	k1 = own_kind(a, c->num, o, sec + 1, rc);
+	if (*rc < 0)
+		return -1;
+	k2 = own_kind(a, c->num, n, sec, rc);
+	if (*rc < 0)
+		return -1;
 	if (o && n && k1 == k2 && o->kind == PS_DICT && n->kind == PS_DICT &&
 	    (k1 == PDFSTAMP_CHANGE_CATALOG || (k1 == PDFSTAMP_CHANGE_PAGE_TREE && is_page(o) && is_page(n)) ||
 	     (k1 == PDFSTAMP_CHANGE_FORM_FIELD && ps_dict_get(o, "Fields") && ps_dict_get(n, "Fields"))))
-		kind = dict_diff_kind(a, o, n, sec, k1 == PDFSTAMP_CHANGE_FORM_FIELD ? WHAT_ACROFORM : k1, &rc);
+		kind = dict_diff_kind(a, o, n, sec, k1 == PDFSTAMP_CHANGE_FORM_FIELD ? WHAT_ACROFORM : k1, rc);
 	else if ((o && o->kind == PS_ARRAY) || (n && n->kind == PS_ARRAY))
-		kind = array_diff_kind(a, o, n, sec, -1, &rc);
+		kind = array_diff_kind(a, o, n, sec, -1, rc);
 	else
 		kind = worse(k1, k2);
-	if (rc < 0)
-		goto out;
+	if (*rc < 0)
+		return -1;
 	if (kind < 0 || ((o && o->kind == PS_STREAM) || (n && n->kind == PS_STREAM))) {
-		int role = role_of(a, num);
+		int role = role_of(a, c->num);
 		if (role >= 0 && (kind < 0 || kind == PDFSTAMP_CHANGE_OTHER))
 			kind = role;
 	}
@@ -822,53 +1010,249 @@ static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
 		    (is_field(d) || ps_obj_is_name(ps_dict_get(d, "Subtype"), "Widget")))
 			kind = PDFSTAMP_CHANGE_ANNOTATION;
 	}
-	/* a form field's value: FieldMDP (note 5) */
-	if ((o && o->kind == PS_DICT && is_field(o)) || (n && n->kind == PS_DICT && is_field(n))) {
-		vchange = !o || !n || !ps_obj_equal(ps_dict_get(o, "V"), ps_dict_get(n, "V"), 0);
-		if ((rc = field_name(a, n ? n : o, n ? sec : sec + 1, field, sizeof field)) < 0)
+	return kind;
+}
+
+/* Does the new /AP value AP (as of SEC) name an object that existed at S
+ * other than as an appearance (a signed object re-pointed: note 5)? */
+static int ap_repointed(struct audit *a, const ps_obj *ap, int sec, int depth, int *rc)
+{
+	ps_obj *d = NULL, *owned = NULL;
+	size_t i;
+	int hit = 0;
+
+	*rc = 0;
+	if (!ap || depth > 2)
+		return 0;
+	if (ap->kind == PS_REF && existed_at(a, ap->u.ref.num, a->cur_S, NULL)) {
+		const struct vent *r;
+		size_t n = roles_at(a, ap->u.ref.num, a->cur_S, &r), j;
+		int as_ap = 0;
+		for (j = 0; j < n; j++)
+			as_ap |= r[j].role == VR_AP_ANNOT || r[j].role == VR_AP_WIDGET || r[j].role == VR_AP_SIG;
+		if (!as_ap)
+			return 1;
+	}
+	if ((*rc = ps_audit_resolve(a, (ps_obj *)ap, sec, &d, &owned)) < 0)
+		return 0;
+	for (i = 0; d && d->kind == PS_DICT && i < d->u.dict.len && !hit && *rc == 0; i++)
+		hit = ap_repointed(a, d->u.dict.ents[i].val, sec, depth + 1, rc);
+	ps_obj_free(owned);
+	return hit;
+}
+
+/* A field or widget that existed when signed (SIG: of a signature field):
+ * filling in changes its value and its own appearance, nothing else
+ * (note 5); the rest is form structure, judged as an annotation. */
+static int field_diff_kind(struct audit *a, const struct chg *c, int sig, int *rc)
+{
+	const ps_obj *o = c->o, *n = c->n;
+	int k = -1, pass, fill = sig ? PDFSTAMP_CHANGE_SIGNATURE : PDFSTAMP_CHANGE_FORM_FIELD;
+
+	*rc = 0;
+	if (!o || !n || o->kind != PS_DICT || n->kind != PS_DICT)
+		return PDFSTAMP_CHANGE_ANNOTATION;
+	for (pass = 0; pass < 2; pass++) {
+		const ps_obj *d = pass ? n : o, *e = pass ? o : n;
+		size_t i;
+		for (i = 0; i < d->u.dict.len && *rc == 0; i++) {
+			const char *key = d->u.dict.ents[i].key;
+			const ps_obj *ev = ps_dict_get(e, key);
+			int kk;
+			if ((pass && ev) || (ev && ps_obj_equal(d->u.dict.ents[i].val, ev, 0)))
+				continue;
+			if (!strcmp(key, "V") || !strcmp(key, "RV") || !strcmp(key, "AS") || !strcmp(key, "M"))
+				kk = fill;
+			else if (!strcmp(key, "AP"))
+				kk = ap_repointed(a, ps_dict_get(n, "AP"), c->sec, 0, rc) ? PDFSTAMP_CHANGE_ANNOTATION : fill;
+			else if (!strcmp(key, "Kids"))
+				kk = array_diff_kind(a, ps_dict_get(o, key), ps_dict_get(n, key), c->sec,
+				                     PDFSTAMP_CHANGE_ANNOTATION, rc);
+			else
+				kk = PDFSTAMP_CHANGE_ANNOTATION; /* /F, /Rect, /MK, /Parent, /A, /AA, /DA, /Ff... */
+			k = worse(k, kk);
+		}
+	}
+	return k < 0 ? fill : k;
+}
+
+/* The kind of change C to an object that had role ROLE when signed
+ * (auditview.c note 2): the role says what the object is, the keys that
+ * differ say what changed. */
+static int role_kind(struct audit *a, int role, const struct chg *c, int *rc)
+{
+	ps_obj *o = c->o, *n = c->n;
+	int dict2 = o && n && o->kind == PS_DICT && n->kind == PS_DICT;
+
+	*rc = 0;
+	switch (role) {
+	case VR_CATALOG:
+		return dict2 ? dict_diff_kind(a, o, n, c->sec, PDFSTAMP_CHANGE_CATALOG, rc) : PDFSTAMP_CHANGE_CATALOG;
+	case VR_PAGE:
+		return dict2 ? dict_diff_kind(a, o, n, c->sec, PDFSTAMP_CHANGE_PAGE_TREE, rc) : PDFSTAMP_CHANGE_PAGE_TREE;
+	case VR_PAGES:
+		return PDFSTAMP_CHANGE_PAGE_TREE;
+	case VR_CONTENT:
+		return PDFSTAMP_CHANGE_PAGE_CONTENT;
+	case VR_ANNOTS:
+		return array_diff_kind(a, o, n, c->sec, PDFSTAMP_CHANGE_ANNOTATION, rc);
+	case VR_ANNOT:
+	case VR_AP_ANNOT:
+		return PDFSTAMP_CHANGE_ANNOTATION;
+	case VR_WIDGET:
+	case VR_FIELD:
+		return field_diff_kind(a, c, 0, rc);
+	case VR_SIGWIDGET:
+	case VR_SIGFIELD:
+		return field_diff_kind(a, c, 1, rc);
+	case VR_KIDS:
+	case VR_FIELDS:
+		return array_diff_kind(a, o, n, c->sec, PDFSTAMP_CHANGE_FORM_FIELD, rc);
+	case VR_ACROFORM:
+		return dict2 ? dict_diff_kind(a, o, n, c->sec, WHAT_ACROFORM, rc) : PDFSTAMP_CHANGE_CATALOG;
+	case VR_DR:
+		return o && n && extends(o, n, 0) ? PDFSTAMP_CHANGE_FORM_FIELD : PDFSTAMP_CHANGE_CATALOG;
+	case VR_AP_WIDGET:
+		return PDFSTAMP_CHANGE_FORM_FIELD;
+	case VR_AP_SIG:
+	case VR_SIGDICT:
+		return PDFSTAMP_CHANGE_SIGNATURE;
+	case VR_DSS:
+		return PDFSTAMP_CHANGE_DSS;
+	case VR_METADATA:
+	case VR_INFO:
+		return PDFSTAMP_CHANGE_METADATA;
+	default:
+		return PDFSTAMP_CHANGE_CATALOG; /* VR_PERMS */
+	}
+}
+
+/* A revision after a signature that cannot be read as written (note 5):
+ * a finding against every signature made before it, not an error. */
+static int record_damaged(struct audit *a, int sec, uint32_t num, const char *msg)
+{
+	struct chg c;
+
+	memset(&c, 0, sizeof c);
+	c.sec = sec;
+	c.num = num;
+	c.action = PDFSTAMP_CHANGE_MODIFIED;
+	c.flags = REC_FIXED;
+	c.kind = PDFSTAMP_CHANGE_DAMAGED;
+	snprintf(c.why, sizeof c.why, "%s", msg);
+	return record(a, &c);
+}
+
+static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
+{
+	struct chg c;
+	int rc;
+	char field[128] = "";
+
+	memset(&c, 0, sizeof c);
+	c.sec = sec;
+	c.num = num;
+	a->cur_S = 0;
+	/* an object of a revision after a signature that does not read is a
+	 * finding (note 5); one of a signed revision is an error */
+	if ((rc = ps_doc_load_as_of(a->doc, num, sec + 1, &c.o, &c.og)) < 0) {
+		if (rc != PDFSTAMP_E_NOMEM && sec + 1 < a->limit)
+			rc = pass ? record_damaged(a, sec + 1, num, pdfstamp_ctx_errmsg(a->ctx)) : 0;
+		goto out;
+	}
+	if ((rc = ps_doc_load_as_of(a->doc, num, sec, &c.n, &c.ng)) < 0) {
+		if (rc != PDFSTAMP_E_NOMEM)
+			rc = pass ? record_damaged(a, sec, num, pdfstamp_ctx_errmsg(a->ctx)) : 0;
+		goto out;
+	}
+	if (!c.o && !c.n)
+		goto out;
+	/* the chain's own xref streams and object streams as containers */
+	if ((!c.n || is_chain_xref(a, num, sec, c.n)) &&
+	    (!c.o || (c.o->kind == PS_STREAM && ps_obj_is_name(ps_dict_get(c.o, "Type"), "XRef"))))
+		goto out;
+	if ((!c.o || is_objstm(c.o)) && (!c.n || is_objstm(c.n)))
+		goto out;
+	if (c.o && c.n && c.og == c.ng && ps_obj_equal(c.o, c.n, 1)) {
+		int eq = 1;
+		if (c.o->kind == PS_STREAM && (rc = streams_equal(a, num, c.o, c.og, c.n, c.ng, &eq)) < 0)
+			goto out;
+		if (eq)
 			goto out;
 	}
-	if (o && o->kind == PS_DICT && ps_dict_get(o, "ByteRange"))
-		flags |= REC_SIGVALUE;
+	if (pass == 0) {
+		/* first pass: only the roles the new versions give */
+		int k1 = own_kind(a, num, c.o, sec + 1, &rc), k2;
+		if (rc < 0)
+			goto out;
+		k2 = own_kind(a, num, c.n, sec, &rc);
+		if (rc == 0 && (rc = note_roles(a, c.n, worse(k1, k2), c.o, k1, sec)) == 0)
+			rc = note_refs(a, c.n);
+		goto out;
+	}
+	c.action = !c.o ? PDFSTAMP_CHANGE_ADDED : !c.n ? PDFSTAMP_CHANGE_FREED : PDFSTAMP_CHANGE_MODIFIED;
+	/* a form field's value: FieldMDP (note 5) */
+	if ((c.o && c.o->kind == PS_DICT && is_field(c.o)) || (c.n && c.n->kind == PS_DICT && is_field(c.n))) {
+		c.vchange = !c.o || !c.n || !ps_obj_equal(ps_dict_get(c.o, "V"), ps_dict_get(c.n, "V"), 0);
+		if ((rc = field_name(a, c.n ? c.n : c.o, c.n ? sec : sec + 1, field, sizeof field)) < 0)
+			goto out;
+		c.field = field[0] ? field : NULL;
+	}
+	if (c.o && c.o->kind == PS_DICT && ps_dict_get(c.o, "ByteRange"))
+		c.flags |= REC_SIGVALUE;
 	/* a new object that no change of its revision refers to is reached
 	 * through signed objects only (a reference there that led nowhere
 	 * when they were signed): it changes what they show (note 4).  Only
 	 * numbers below the signed revision's /Size count: writers number
 	 * new objects from /Size up, and some (poppler's pdfsig) leave
-	 * unreferenced appearance streams there, which a reference made
-	 * before cannot be told from without walking every signed object.  A
-	 * new integer is exempt: ps_doc_load_as_of makes a stream's indirect
-	 * /Length direct, so the reference to it is not seen here. */
-	if (!o && kind == PDFSTAMP_CHANGE_OTHER && n->kind != PS_INT && !referred(a, num))
-		flags |= REC_ORPHAN;
-	rc = record(a, sec, num, n ? ng : og, kind, action, vchange, flags, field[0] ? field : NULL);
+	 * unreferenced appearance streams there.  A new integer is exempt:
+	 * ps_doc_load_as_of makes a stream's indirect /Length direct, so the
+	 * reference to it is not seen here. */
+	if (!c.o && c.n->kind != PS_INT && !referred(a, num)) {
+		int k = new_kind(a, &c, &rc);
+		if (rc < 0)
+			goto out;
+		if (k == PDFSTAMP_CHANGE_OTHER)
+			c.flags |= REC_ORPHAN;
+	}
+	rc = record(a, &c);
 out:
-	ps_obj_free(o);
-	ps_obj_free(n);
+	ps_obj_free(c.o);
+	ps_obj_free(c.n);
 	return rc;
 }
 
 /* A trailer that points /Root or /Info elsewhere (note 3). */
 static int compare_trailer(struct audit *a, int sec)
 {
+	struct chg c;
 	int info, rc;
 
+	memset(&c, 0, sizeof c);
+	c.sec = sec;
+	c.flags = REC_FIXED;
 	for (info = 0; info < 2; info++) {
 		const ps_obj *o = ps_audit_trailer_key(a, sec + 1, info), *n = ps_audit_trailer_key(a, sec, info);
 		if (ps_obj_equal(o, n, 0))
 			continue;
-		rc = record(a, sec, n && n->kind == PS_REF ? n->u.ref.num : 0, 0,
-		            info ? PDFSTAMP_CHANGE_METADATA : PDFSTAMP_CHANGE_CATALOG,
-		            o ? PDFSTAMP_CHANGE_MODIFIED : PDFSTAMP_CHANGE_ADDED, 0, 0, NULL);
-		if (rc < 0)
+		c.num = n && n->kind == PS_REF ? n->u.ref.num : 0;
+		c.kind = info ? PDFSTAMP_CHANGE_METADATA : PDFSTAMP_CHANGE_CATALOG;
+		c.action = o ? PDFSTAMP_CHANGE_MODIFIED : PDFSTAMP_CHANGE_ADDED;
+		snprintf(c.why, sizeof c.why, "the trailer's /%s points elsewhere", info ? "Info" : "Root");
+		if ((rc = record(a, &c)) < 0)
 			return rc;
 	}
 	/* a /Size that shrinks drops objects for readers that honour it (7.5.5) */
 	{
 		int64_t so = a->doc->sections[sec].size, sn = a->doc->sections[sec - 1].size;
-		if (so >= 0 && (sn < 0 || sn < so) &&
-		    (rc = record(a, sec, 0, 0, PDFSTAMP_CHANGE_CATALOG, PDFSTAMP_CHANGE_MODIFIED, 0, 0, NULL)) < 0)
-			return rc;
+		if (so >= 0 && (sn < 0 || sn < so)) {
+			c.num = 0;
+			c.kind = PDFSTAMP_CHANGE_CATALOG;
+			c.action = PDFSTAMP_CHANGE_MODIFIED;
+			snprintf(c.why, sizeof c.why, "the trailer's /Size shrinks");
+			if ((rc = record(a, &c)) < 0)
+				return rc;
+		}
 	}
 	return 0;
 }
@@ -889,11 +1273,16 @@ static int audit_revision(struct audit *a, int sec)
 			ps_xent e;
 			if (!ps_xref_as_of(a->doc, rv->cands[i], s2, &e) || e.type != 1)
 				continue;
-			if ((rc = ps_audit_load(a, rv->cands[i], s2, &o)) < 0)
-				return rc;
-			if (is_objstm(o) && (rc = ps_doc_objstm_members(a->doc, rv->cands[i], s2, &m, &nm)) < 0) {
+			if ((rc = ps_audit_load(a, rv->cands[i], s2, &o)) < 0 ||
+			    (is_objstm(o) && (rc = ps_doc_objstm_members(a->doc, rv->cands[i], s2, &m, &nm)) < 0)) {
 				ps_obj_free(o);
-				return rc;
+				if (rc == PDFSTAMP_E_NOMEM || s2 >= a->limit)
+					return rc;
+				/* a revision after a signature that does not read */
+				if ((rc = record_damaged(a, s2, rv->cands[i], pdfstamp_ctx_errmsg(a->ctx))) < 0)
+					return rc;
+				o = NULL;
+				continue;
 			}
 			ps_obj_free(o);
 			o = NULL;
@@ -906,7 +1295,7 @@ static int audit_revision(struct audit *a, int sec)
 			free(m);
 		}
 	}
-	rv->ncands = uniq_u32(rv->cands, rv->ncands);
+	rv->ncands = ps_audit_uniq(rv->cands, rv->ncands);
 	a->nroles = 0;
 	a->nrefd = 0;
 	if ((rc = note_refs(a, ps_audit_trailer_key(a, sec, 0))) < 0 || (rc = note_refs(a, ps_audit_trailer_key(a, sec, 1))) < 0)
@@ -920,7 +1309,7 @@ static int audit_revision(struct audit *a, int sec)
 		if (pass == 0 && a->nroles)
 			qsort(a->roles, a->nroles, sizeof *a->roles, cmp_role);
 		if (pass == 0)
-			a->nrefd = uniq_u32(a->refd, a->nrefd);
+			a->nrefd = ps_audit_uniq(a->refd, a->nrefd);
 	}
 	return 0;
 }
@@ -945,9 +1334,184 @@ static int count_entry(struct audit *a, uint32_t num, const ps_xent *x)
 		rv->modified++;
 	else
 		rv->added++;
-	if (s < a->limit)
-		return push_u32(a->ctx, &a->revs[s].cands, &a->revs[s].ncands, num);
-	return 0;
+	if (s >= a->limit)
+		return 0;
+	if (x->type == 1) {
+		struct rev *r = &a->revs[s];
+		if (ps_array_grow((void **)&r->listed, r->nlisted, sizeof *r->listed) < 0)
+			return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		r->listed[r->nlisted].off = x->off;
+		r->listed[r->nlisted].num = num;
+		r->listed[r->nlisted++].gen = x->aux;
+	}
+	return push_u32(a->ctx, &a->revs[s].cands, &a->revs[s].ncands, num);
+}
+
+/* ---- identity: objects no cross-reference section lists (note 5) ---------- */
+
+#define SCAN_CHUNK ((size_t)1 << 20)
+#define SCAN_OVERLAP 64
+#define MAX_UNLISTED 1000
+
+static int cmp_lobj(const void *x, const void *y)
+{
+	const struct lobj *p = x, *q = y;
+
+	return p->off < q->off ? -1 : p->off > q->off;
+}
+
+/* The section a byte at X of a revision after a signature belongs to: the
+ * oldest section that starts after X, of those newer than LIMIT; 1 (the
+ * newest) for bytes after every section. */
+static int owner_of(const struct audit *a, int64_t x)
+{
+	int sec, best = 1;
+
+	for (sec = a->limit - 1; sec >= 1; sec--)
+		if (a->doc->sections[sec - 1].off > x) {
+			best = sec;
+			break;
+		}
+	return best;
+}
+
+/* Is the "N G obj" at X one that section SEC lists there, one of the
+ * chain's xref streams, or inside the data of a stream SEC lists? */
+static int listed_at(struct audit *a, int sec, uint32_t num, uint32_t gen, int64_t x, int *rc)
+{
+	struct rev *r = &a->revs[sec];
+	struct lobj key = {x, 0, 0};
+	size_t lo = 0, hi = r->nlisted;
+	int i, inside = 0;
+
+	*rc = 0;
+	for (i = 0; i < a->ns; i++)
+		if (a->doc->sections[i].off == x || a->doc->sections[i].xrefstm == x)
+			return 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_lobj(&r->listed[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < r->nlisted && r->listed[lo].off == x; lo++)
+		if (r->listed[lo].num == num && r->listed[lo].gen == gen)
+			return 1;
+	/* the listed object before X: a stream whose data hold these bytes */
+	while (lo > 0 && r->listed[lo - 1].off >= x)
+		lo--;
+	if (lo > 0) {
+		const struct lobj *p = &r->listed[lo - 1];
+		ps_obj *o = NULL;
+		int64_t len = 0;
+		if ((*rc = ps_doc_load_as_of(a->doc, p->num, sec, &o, NULL)) < 0) {
+			*rc = 0; /* judged (damaged) where it is compared */
+			return 1;
+		}
+		if (o && o->kind == PS_STREAM && o->u.stm.off >= 0 && ps_obj_int(ps_dict_get(o, "Length"), &len) == 0 &&
+		    len >= 0 && x >= o->u.stm.off && x - o->u.stm.off < len)
+			inside = 1;
+		ps_obj_free(o);
+	}
+	return inside;
+}
+
+static int regular(uint8_t c)
+{
+	return !ps_is_space(c) && !strchr("()<>[]{}/%", c);
+}
+
+/* Parses "N G obj" at P of BUF[0..N): 1 with the numbers, else 0. */
+static int obj_header(const uint8_t *b, size_t n, size_t p, uint32_t *num, uint32_t *gen)
+{
+	uint64_t v = 0, g = 0;
+	size_t q = p, d;
+
+	for (d = 0; q < n && b[q] >= '0' && b[q] <= '9' && d < 10; q++, d++)
+		v = v * 10 + (uint64_t)(b[q] - '0');
+	if (d == 0 || q >= n || !ps_is_space(b[q]) || v > PS_MAX_OBJNUM)
+		return 0;
+	while (q < n && ps_is_space(b[q]))
+		q++;
+	for (d = 0; q < n && b[q] >= '0' && b[q] <= '9' && d < 6; q++, d++)
+		g = g * 10 + (uint64_t)(b[q] - '0');
+	if (d == 0 || q >= n || !ps_is_space(b[q]) || g > 65535)
+		return 0;
+	while (q < n && ps_is_space(b[q]))
+		q++;
+	if (q + 3 > n || memcmp(b + q, "obj", 3) != 0 || (q + 3 < n && regular(b[q + 3])))
+		return 0;
+	*num = (uint32_t)v;
+	*gen = (uint32_t)g;
+	return 1;
+}
+
+/* Every "N G obj" in the bytes after the oldest signed revision must be
+ * one its revision's section lists at that offset (note 5): readers that
+ * rebuild a damaged cross-reference table by scanning (poppler, MuPDF)
+ * take an unlisted one instead of the signed object. */
+static int scan_unlisted(struct audit *a)
+{
+	ps_buf b = PS_BUF_INIT;
+	int64_t start = -1, off;
+	int i, rc = 0, found = 0;
+
+	for (i = 0; i < a->r->nsigs; i++)
+		if (a->sigs[i].sec == a->limit && a->sigs[i].exact && a->sigs[i].end > start)
+			start = a->sigs[i].end;
+	if (start < 0)
+		start = a->doc->sections[a->limit - 1].off + 1;
+	for (i = 1; i < a->limit; i++)
+		if (a->revs[i].nlisted > 1)
+			qsort(a->revs[i].listed, a->revs[i].nlisted, sizeof *a->revs[i].listed, cmp_lobj);
+	for (off = start; off < a->doc->size && rc == 0 && found < MAX_UNLISTED;) {
+		size_t p, n;
+		int64_t next;
+		if ((rc = ps_doc_pread(a->doc, off, SCAN_CHUNK, &b)) < 0)
+			break;
+		n = b.len;
+		if (n == 0)
+			break;
+		next = off + (int64_t)n;
+		for (p = 0; p < n && found < MAX_UNLISTED; p++) {
+			uint32_t num, gen;
+			int64_t x = off + (int64_t)p;
+			if (b.data[p] < '0' || b.data[p] > '9' || (p > 0 && regular(b.data[p - 1])))
+				continue;
+			if (p + SCAN_OVERLAP > n && next < a->doc->size)
+				break; /* read again from here with the next chunk */
+			if (!obj_header(b.data, n, p, &num, &gen))
+				continue;
+			{
+				int sec = owner_of(a, x), ok = listed_at(a, sec, num, gen, x, &rc);
+				if (rc < 0)
+					break;
+				if (!ok) {
+					struct chg c;
+					memset(&c, 0, sizeof c);
+					c.sec = sec;
+					c.num = num;
+					c.og = c.ng = (uint16_t)gen;
+					c.action = PDFSTAMP_CHANGE_ADDED;
+					c.flags = REC_FIXED;
+					c.kind = PDFSTAMP_CHANGE_DAMAGED;
+					snprintf(c.why, sizeof c.why, "object %u %u defined at offset %lld is not listed by "
+					         "its revision's cross-reference section", num, gen, (long long)x);
+					if ((rc = record(a, &c)) < 0)
+						break;
+					found++;
+				}
+			}
+		}
+		if (p < n && next < a->doc->size && found < MAX_UNLISTED && rc == 0)
+			next = off + (int64_t)p;
+		if (next <= off)
+			break;
+		off = next;
+	}
+	ps_buf_free(&b);
+	return rc;
 }
 
 /* ---- the entry point ---------------------------------------------------------- */
@@ -996,6 +1560,7 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 	a.ctx = doc->ctx;
 	a.r = r;
 	a.ns = doc->nsections;
+	a.decode_cap = 4 * doc->size + ((int64_t)64 << 20);
 	if (!(r->revisions = calloc((size_t)a.ns, sizeof *r->revisions)) ||
 	    !(a.revs = calloc((size_t)a.ns + 2, sizeof *a.revs))) {
 		rc = ps_err(a.ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -1030,6 +1595,20 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 	for (k = 0; k < doc->nshadows; k++)
 		if ((rc = count_entry(&a, doc->shadows[k].num, &doc->shadows[k].e)) < 0)
 			goto out;
+	/* the view of every signed revision that later ones change (note 4) */
+	if (a.limit > 1) {
+		if (!(a.views = calloc((size_t)a.ns + 1, sizeof *a.views))) {
+			rc = ps_err(a.ctx, PDFSTAMP_E_NOMEM, "out of memory");
+			goto out;
+		}
+		for (i = 0; i < r->nsigs; i++) {
+			int S = a.sigs[i].sec;
+			if (S > 1 && !a.views[S].built && (rc = ps_audit_view_build(&a, S, &a.views[S])) < 0)
+				goto out;
+		}
+		if ((rc = scan_unlisted(&a)) < 0)
+			goto out;
+	}
 	for (sec = a.limit - 1; sec >= 1; sec--) {
 		r->revisions[a.ns - sec].audited = 1;
 		if ((rc = audit_revision(&a, sec)) < 0)
@@ -1046,11 +1625,17 @@ out:
 		for (k = 0; k < (size_t)a.sigs[i].nfields; k++)
 			free(a.sigs[i].fields[k]);
 		free(a.sigs[i].fields);
+		free(a.sigs[i].policy);
 	}
 	free(a.sigs);
-	for (i = 0; a.revs && i < a.ns + 2; i++)
+	for (i = 0; a.revs && i < a.ns + 2; i++) {
 		free(a.revs[i].cands);
+		free(a.revs[i].listed);
+	}
 	free(a.revs);
+	for (i = 0; a.views && i <= a.ns; i++)
+		ps_audit_view_free(&a.views[i]);
+	free(a.views);
 	free(a.roles);
 	free(a.refd);
 	return rc;

@@ -9,10 +9,38 @@
 
 struct sigrec {
 	int sec;                     /* section of its revision (1 = newest); ns if unknown */
-	int docmdp;
+	int exact;                   /* its /ByteRange ends exactly at that revision's end */
+	int64_t end;                 /* where its signed bytes end, -1 if unreadable */
+	int docmdp;                  /* as of its own revision (auditsig.c) */
 	int fieldmdp;
 	char **fields;
 	int nfields;
+	uint32_t *policy;            /* the objects its policy is read from, as of SEC, sorted */
+	size_t npolicy;
+	int real;                    /* -1 not yet known; 0/1: its CMS parses and signs its bytes */
+	int timestamp;               /* a document timestamp (12.8.5) */
+	uint32_t snum;               /* its signature dictionary, 0 if direct */
+};
+
+/* Roles of an object in a signed revision (auditview.c note 2). */
+enum vrole {
+	VR_CATALOG = 1, VR_PAGES, VR_PAGE, VR_CONTENT, VR_ANNOTS, VR_ANNOT, VR_WIDGET, VR_SIGWIDGET,
+	VR_FIELD, VR_SIGFIELD, VR_KIDS, VR_FIELDS, VR_ACROFORM, VR_DR, VR_AP_ANNOT, VR_AP_WIDGET, VR_AP_SIG,
+	VR_DSS, VR_METADATA, VR_INFO, VR_SIGDICT, VR_PERMS
+};
+
+struct vent {
+	uint32_t num;
+	uint16_t gen;
+	uint16_t role;               /* enum vrole */
+};
+
+/* The view of one signed revision: roles sorted by number, then role. */
+struct view {
+	int sec;
+	int built;
+	struct vent *e;
+	size_t n;
 };
 
 struct role {
@@ -20,9 +48,18 @@ struct role {
 	int kind;
 };
 
+/* An object a revision's own cross-reference section lists at OFF. */
+struct lobj {
+	int64_t off;
+	uint32_t num;
+	uint32_t gen;
+};
+
 struct rev {
 	uint32_t *cands;
 	size_t ncands;
+	struct lobj *listed;         /* its type-1 entries, sorted by offset (note 5, identity) */
+	size_t nlisted;
 };
 
 struct audit {
@@ -42,6 +79,10 @@ struct audit {
 	uint32_t *refd;
 	size_t nrefd;
 	int64_t nchanges;
+	int cur_S;                   /* the signed section judging now (0: none; audit.c) */
+	struct view *views;          /* index SEC: the view of a signed revision, built on first use */
+	int64_t decoded;             /* stream bytes decoded so far (note 6 of audit.c) */
+	int64_t decode_cap;
 };
 
 /* Revision number (1 = oldest, as reported) of section SEC (1 = newest). */
@@ -62,10 +103,25 @@ const ps_obj *ps_audit_trailer_key(const struct audit *a, int sec, int info);
 int ps_audit_is_timestamp_sig(const ps_obj *sig);
 /* The ps_sig_field_fn of the walk (UD: struct audit): lists one signature
  * in a->r->sigs and a->sigs (audit.c note 2). */
-int ps_audit_add_sig(void *ud, ps_obj *field, ps_obj *sig, uint32_t snum, int level, const char *name);
+int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
+                     const char *name);
+/* Does signature I's CMS sign its bytes?  Sets a->sigs[I].real once
+ * (sigcms.c); 0 or an I/O error. */
+int ps_audit_sig_real(struct audit *a, int i);
+/* Sorts V and drops repeats; the new count. */
+size_t ps_audit_uniq(uint32_t *v, size_t n);
 /* Lists the signatures of the field tree as of SEC that the newest tree
  * no longer holds, violated (audit.c note 2); *VISITS bounds the walk
  * over all revisions. */
 int ps_audit_old_sigs(struct audit *a, int sec, int64_t *visits);
+
+/* ---- auditview.c ------------------------------------------------------------- */
+
+/* Builds V, the roles of the objects reachable from revision SEC's
+ * trailer as of SEC (auditview.c). */
+int ps_audit_view_build(struct audit *a, int sec, struct view *v);
+/* The roles of NUM in V: their count, *FIRST the first. */
+size_t ps_audit_view_roles(const struct view *v, uint32_t num, const struct vent **first);
+void ps_audit_view_free(struct view *v);
 
 #endif

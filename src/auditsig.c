@@ -17,6 +17,7 @@
 #include "ps.h"
 #include "policy.h"
 #include "audit.h"
+#include "sigcms.h"
 
 #define MAX_OLD_FIELD_VISITS 1000000
 
@@ -131,13 +132,24 @@ static int revision_before(const struct audit *a, int64_t end)
 	return a->ns;
 }
 
+static int add_policy(struct audit *a, struct sigrec *g, const ps_obj *ref)
+{
+	if (!ref || ref->kind != PS_REF)
+		return 0;
+	return ps_array_grow((void **)&g->policy, g->npolicy, sizeof *g->policy) < 0
+	               ? ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory")
+	               : (g->policy[g->npolicy++] = ref->u.ref.num, 0);
+}
+
+/* A FieldMDP lock (12.8.2.4, Table 258; a field's /Lock, 12.7.5.5, Table
+ * 233) as of G's revision. */
 static int read_lock(struct audit *a, struct sigrec *g, const ps_obj *lock)
 {
 	ps_obj *l = NULL, *lo = NULL, *fields = NULL, *fo = NULL;
 	size_t i;
 	int rc;
 
-	if ((rc = ps_audit_resolve(a, (ps_obj *)lock, 1, &l, &lo)) < 0)
+	if ((rc = add_policy(a, g, lock)) < 0 || (rc = ps_audit_resolve(a, (ps_obj *)lock, g->sec, &l, &lo)) < 0)
 		return rc;
 	if (l && l->kind == PS_DICT) {
 		const ps_obj *act = ps_dict_get(l, "Action");
@@ -145,7 +157,8 @@ static int read_lock(struct audit *a, struct sigrec *g, const ps_obj *lock)
 		              : ps_obj_is_name(act, "Include") ? PDFSTAMP_FIELDMDP_INCLUDE
 		              : ps_obj_is_name(act, "Exclude") ? PDFSTAMP_FIELDMDP_EXCLUDE
 		                                               : PDFSTAMP_FIELDMDP_ALL; /* unknown: strictest */
-		if ((rc = ps_audit_resolve(a, ps_dict_get(l, "Fields"), 1, &fields, &fo)) == 0) {
+		if ((rc = add_policy(a, g, ps_dict_get(l, "Fields"))) == 0 &&
+		    (rc = ps_audit_resolve(a, ps_dict_get(l, "Fields"), g->sec, &fields, &fo)) == 0) {
 			for (i = 0; fields && fields->kind == PS_ARRAY && i < ps_array_len(fields) && i < 10000; i++) {
 				const ps_obj *t = ps_array_get(fields, i);
 				ps_buf b = PS_BUF_INIT;
@@ -168,16 +181,99 @@ static int read_lock(struct audit *a, struct sigrec *g, const ps_obj *lock)
 	return rc;
 }
 
-int ps_audit_add_sig(void *ud, ps_obj *field, ps_obj *sig, uint32_t snum, int level, const char *name)
+/* The policy of signature G, read as of the revision it covers and never
+ * later (note 2): its DocMDP level (12.8.2.2, Table 257: the /P of its
+ * DocMDP transform, default 2; a signature that /Perms /DocMDP names is a
+ * certification even without one), its FieldMDP transform (12.8.2.4) or
+ * else its field's /Lock (12.7.5.5), and the objects all of these are read
+ * from (G->policy: a later change of any of them is a violation of G).
+ * SIG and FIELD are the versions the newest field tree gave, used only if
+ * the objects are not in use as of G's revision (then G is violated
+ * anyway: note 2). */
+static int read_policy(struct audit *a, struct sigrec *g, uint32_t fnum, ps_obj *field, uint32_t snum, ps_obj *sig)
+{
+	ps_obj *s = NULL, *f = NULL, *refs = NULL, *ro = NULL, *root = NULL, *perms = NULL, *po = NULL;
+	const ps_obj *rref = ps_audit_trailer_key(a, g->sec, 0);
+	size_t k;
+	int rc;
+
+	if ((snum && (rc = ps_audit_load(a, snum, g->sec, &s)) < 0) ||
+	    (fnum && (rc = ps_audit_load(a, fnum, g->sec, &f)) < 0))
+		goto out;
+	if (s && s->kind == PS_DICT)
+		sig = s;
+	if (f && f->kind == PS_DICT)
+		field = f;
+	g->docmdp = 0;
+	if ((rc = add_policy(a, g, ps_dict_get(sig, "Reference"))) < 0 ||
+	    (rc = ps_audit_resolve(a, ps_dict_get(sig, "Reference"), g->sec, &refs, &ro)) < 0)
+		goto out;
+	for (k = 0; refs && refs->kind == PS_ARRAY && k < ps_array_len(refs) && k < 64; k++) {
+		ps_obj *r = NULL, *rown = NULL, *tp = NULL, *tpo = NULL;
+		const ps_obj *tm;
+		if ((rc = add_policy(a, g, ps_array_get(refs, k))) < 0 ||
+		    (rc = ps_audit_resolve(a, ps_array_get(refs, k), g->sec, &r, &rown)) < 0)
+			break;
+		tm = ps_dict_get(r, "TransformMethod");
+		if ((rc = add_policy(a, g, ps_dict_get(r, "TransformParams"))) == 0 &&
+		    (rc = ps_audit_resolve(a, ps_dict_get(r, "TransformParams"), g->sec, &tp, &tpo)) == 0) {
+			if (ps_obj_is_name(tm, "DocMDP") && !g->docmdp) {
+				int64_t p = 2;
+				ps_obj_int(ps_dict_get(tp, "P"), &p);
+				g->docmdp = p >= 1 && p <= 3 ? (int)p : 2;
+			} else if (ps_obj_is_name(tm, "FieldMDP") && !g->fieldmdp) {
+				rc = read_lock(a, g, ps_dict_get(r, "TransformParams"));
+			}
+		}
+		ps_obj_free(tpo);
+		ps_obj_free(rown);
+		if (rc < 0)
+			goto out;
+	}
+	/* the certification of /Perms /DocMDP as of G's revision (12.8.4.1) */
+	if (rref && rref->kind == PS_REF && (rc = ps_audit_load(a, rref->u.ref.num, g->sec, &root)) < 0)
+		goto out;
+	if ((rc = add_policy(a, g, ps_dict_get(root, "Perms"))) < 0 ||
+	    (rc = ps_audit_resolve(a, ps_dict_get(root, "Perms"), g->sec, &perms, &po)) < 0)
+		goto out;
+	{
+		const ps_obj *d = ps_dict_get(perms, "DocMDP");
+		if (!g->docmdp && snum && d && d->kind == PS_REF && d->u.ref.num == snum)
+			g->docmdp = 2;
+	}
+	if (!g->fieldmdp && ps_dict_get(field, "Lock")) {
+		ps_obj fr;
+		fr.kind = PS_REF;
+		fr.u.ref.num = fnum;
+		fr.u.ref.gen = 0;
+		if ((fnum && (rc = add_policy(a, g, &fr)) < 0) || (rc = read_lock(a, g, ps_dict_get(field, "Lock"))) < 0)
+			goto out;
+	}
+	if ((rc = add_policy(a, g, &(ps_obj){.kind = PS_REF, .u.ref = {snum, 0}})) < 0)
+		goto out;
+	g->npolicy = g->npolicy ? ps_audit_uniq(g->policy, g->npolicy) : 0;
+	rc = 0;
+out:
+	ps_obj_free(po);
+	ps_obj_free(root);
+	ps_obj_free(ro);
+	ps_obj_free(f);
+	ps_obj_free(s);
+	return rc;
+}
+
+int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
+                     const char *name)
 {
 	struct audit *a = ud;
 	struct pdfstamp_audit_sig *s;
 	struct sigrec *g;
-	ps_obj *br = ps_dict_get(sig, "ByteRange"), *refs = NULL, *ro = NULL;
+	ps_obj *br = ps_dict_get(sig, "ByteRange");
 	int64_t v[4] = {-1, -1, -1, -1}, end = -1;
 	int exact = 0, rc = 0;
 	size_t k;
 
+	(void)level; /* the newest revision's: read again as of the signed one */
 	if (ps_array_grow((void **)&a->r->sigs, (size_t)a->r->nsigs, sizeof *s) < 0 ||
 	    ps_array_grow((void **)&a->sigs, (size_t)a->r->nsigs, sizeof *g) < 0)
 		return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -186,10 +282,11 @@ int ps_audit_add_sig(void *ud, ps_obj *field, ps_obj *sig, uint32_t snum, int le
 	a->r->nsigs++;
 	memset(s, 0, sizeof *s);
 	memset(g, 0, sizeof *g);
+	g->real = -1;
+	g->snum = snum;
 	snprintf(s->field, sizeof s->field, "%s", name);
 	s->objnum = snum;
-	s->docmdp = g->docmdp = level;
-	s->doc_timestamp = ps_audit_is_timestamp_sig(sig);
+	s->doc_timestamp = g->timestamp = ps_audit_is_timestamp_sig(sig);
 	if (ps_dict_get(sig, "SubFilter") && ps_dict_get(sig, "SubFilter")->kind == PS_NAME)
 		snprintf(s->subfilter, sizeof s->subfilter, "%s", ps_dict_get(sig, "SubFilter")->u.name.p);
 	if (ps_array_len(br) == 4) {
@@ -199,10 +296,11 @@ int ps_audit_add_sig(void *ud, ps_obj *field, ps_obj *sig, uint32_t snum, int le
 		if (v[0] == 0 && v[1] >= 0 && v[2] >= v[1] && v[3] >= 0 && v[2] <= a->doc->size - v[3])
 			end = v[2] + v[3];
 	}
+	g->end = end;
 	g->sec = end > 0 ? revision_at(a, end, &exact) : 0;
 	if (!g->sec)
 		g->sec = end > 0 ? revision_before(a, end) : a->ns;
-	s->covers_revision = exact;
+	s->covers_revision = g->exact = exact;
 	s->revision = rev_no(a, g->sec);
 	if (!exact)
 		s->violated = 1; /* note 2: bytes of its revision are unsigned */
@@ -222,24 +320,9 @@ int ps_audit_add_sig(void *ud, ps_obj *field, ps_obj *sig, uint32_t snum, int le
 			ps_obj_free(prev);
 		}
 	}
-	/* FieldMDP: the signature's /Reference, else the field's /Lock */
-	if ((rc = ps_audit_resolve(a, ps_dict_get(sig, "Reference"), 1, &refs, &ro)) < 0)
+	if ((rc = read_policy(a, g, fnum, field, snum, sig)) < 0)
 		return rc;
-	for (k = 0; refs && refs->kind == PS_ARRAY && k < ps_array_len(refs) && !g->fieldmdp; k++) {
-		ps_obj *r = NULL, *rown = NULL;
-		if ((rc = ps_audit_resolve(a, ps_array_get(refs, k), 1, &r, &rown)) < 0)
-			break;
-		if (ps_obj_is_name(ps_dict_get(r, "TransformMethod"), "FieldMDP"))
-			rc = read_lock(a, g, ps_dict_get(r, "TransformParams"));
-		ps_obj_free(rown);
-		if (rc < 0)
-			break;
-	}
-	ps_obj_free(ro);
-	if (rc < 0)
-		return rc;
-	if (!g->fieldmdp && ps_dict_get(field, "Lock") && (rc = read_lock(a, g, ps_dict_get(field, "Lock"))) < 0)
-		return rc;
+	s->docmdp = g->docmdp;
 	s->fieldmdp = g->fieldmdp;
 	if (g->nfields) {
 		if (!(s->fields = calloc((size_t)g->nfields, sizeof *s->fields)))
@@ -255,24 +338,6 @@ int ps_audit_add_sig(void *ud, ps_obj *field, ps_obj *sig, uint32_t snum, int le
 
 /* ---- signatures no longer in the field tree (note 2) ---------------------------- */
 
-
-/* The DocMDP level of a signature read as of an older revision: direct
- * /Reference entries only (2, the default, for an unreadable /P). */
-static int old_sig_level(const ps_obj *sig)
-{
-	const ps_obj *refs = ps_dict_get(sig, "Reference");
-	size_t k;
-
-	for (k = 0; refs && refs->kind == PS_ARRAY && k < ps_array_len(refs); k++) {
-		const ps_obj *r = ps_array_get(refs, k);
-		int64_t p = 2;
-		if (!ps_obj_is_name(ps_dict_get(r, "TransformMethod"), "DocMDP"))
-			continue;
-		ps_obj_int(ps_dict_get(ps_dict_get(r, "TransformParams"), "P"), &p);
-		return p >= 1 && p <= 3 ? (int)p : 2;
-	}
-	return 0;
-}
 
 static int known_sig(const struct audit *a, uint32_t snum)
 {
@@ -340,7 +405,7 @@ int ps_audit_old_sigs(struct audit *a, int sec, int64_t *visits)
 				snprintf(name, sizeof name, "%.*s", (int)(t->u.str.len < 100 ? t->u.str.len : 100),
 				         (const char *)t->u.str.p);
 			if ((rc = ps_audit_load(a, v->u.ref.num, sec, &sig)) == 0 && sig && sig->kind == PS_DICT &&
-			    (rc = ps_audit_add_sig(a, field, sig, v->u.ref.num, old_sig_level(sig), name)) == 0)
+			    (rc = ps_audit_add_sig(a, field, ref->u.ref.num, sig, v->u.ref.num, 0, name)) == 0)
 				a->r->sigs[a->r->nsigs - 1].violated = 1;
 			ps_obj_free(sig);
 		}
@@ -364,4 +429,30 @@ out:
 	ps_obj_free(ao);
 	ps_obj_free(root);
 	return rc;
+}
+
+/* ---- is a signature real (note 5 of audit.c) ------------------------------- */
+
+int ps_audit_sig_real(struct audit *a, int i)
+{
+	struct sigrec *g = &a->sigs[i];
+	struct ps_sigcms cms;
+	ps_obj *sig = NULL;
+	int rc;
+
+	if (g->real >= 0)
+		return 0;
+	g->real = 0;
+	if (!g->snum)
+		return 0; /* a direct signature dictionary: a field of the same revision names it */
+	if ((rc = ps_audit_load(a, g->snum, g->sec, &sig)) < 0)
+		return rc == PDFSTAMP_E_NOMEM ? rc : 0;
+	memset(&cms, 0, sizeof cms);
+	if (sig && sig->kind == PS_DICT && (rc = ps_sigcms_check(a->doc, sig, &cms)) < 0) {
+		ps_obj_free(sig);
+		return rc;
+	}
+	ps_obj_free(sig);
+	g->real = cms.parsed && cms.digest_ok && cms.signature_ok != 0 && (!g->timestamp || cms.timestamp);
+	return 0;
 }

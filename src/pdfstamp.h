@@ -491,12 +491,15 @@ enum pdfstamp_change_kind {
 	PDFSTAMP_CHANGE_PAGE_CONTENT,    /* a page's /Contents or /Resources, content streams */
 	PDFSTAMP_CHANGE_PAGE_TREE,       /* /Pages nodes, /Kids, /Count, other keys of a page */
 	PDFSTAMP_CHANGE_CATALOG,         /* other keys of the catalog, or another /Root */
-	PDFSTAMP_CHANGE_ENCRYPTION       /* the encryption dictionary */
+	PDFSTAMP_CHANGE_ENCRYPTION,      /* the encryption dictionary */
+	PDFSTAMP_CHANGE_DAMAGED          /* a later revision that cannot be read as written, an object
+	                                    its cross-reference data does not list, or an entry that
+	                                    does not lead to the object it names */
 };
-#define PDFSTAMP_CHANGE_KINDS 11
+#define PDFSTAMP_CHANGE_KINDS 12
 /* "other", "annotation", "form-field", "signature", "dss", "doc-timestamp",
- * "metadata", "page-content", "page-tree", "catalog", "encryption"; NULL
- * for any other value. */
+ * "metadata", "page-content", "page-tree", "catalog", "encryption",
+ * "damaged"; NULL for any other value. */
 const char *pdfstamp_change_kind_name(int kind);
 
 /* Is a change of KIND after a signature with DocMDP level DOCMDP (0 for
@@ -521,6 +524,9 @@ struct pdfstamp_audit_change {
 	int forbidden;               /* some signature's policy forbids it */
 	int signature;               /* index into sigs of the first signature it breaks, -1 */
 	char field[128];             /* form-field changes: the field's full name, else "" */
+	char reason[160];            /* why a change is judged as it is when that is not its kind
+	                                alone (e.g. "generation changed", "policy object of the
+	                                signature"), else "" */
 };
 
 struct pdfstamp_audit_revision {

@@ -312,7 +312,8 @@ int ps_doc_sig_fields(ps_doc *doc, int *docmdp_out, int *incomplete, ps_sig_fiel
 					goto out;
 				if (!level && snum && snum == docmdp_num)
 					level = level0;
-				if ((rc = fn(ud, field, sig, snum, level, (const char *)path.data)) < 0)
+				if ((rc = fn(ud, field, ref->kind == PS_REF ? ref->u.ref.num : 0, sig, snum, level,
+				             (const char *)path.data)) < 0)
 					goto out;
 			}
 		}
@@ -335,13 +336,15 @@ out:
 	return rc;
 }
 
-static int add_sig_info(void *ud, ps_obj *field, ps_obj *sig, uint32_t snum, int level, const char *name)
+static int add_sig_info(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
+                        const char *name)
 {
 	struct { ps_doc *doc; struct pdfstamp_info *info; } *w = ud;
 	struct pdfstamp_info *info = w->info;
 	struct pdfstamp_sig_info *si;
 
 	(void)field;
+	(void)fnum;
 	(void)name;
 	if (ps_array_grow((void **)&info->sigs, (size_t)info->nsigs, sizeof *si) < 0)
 		return ps_err(w->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -375,11 +378,12 @@ static const unsigned char rule_table[PDFSTAMP_CHANGE_KINDS][4] = {
 	[PDFSTAMP_CHANGE_PAGE_TREE] = {0, 0, 0, 0},
 	[PDFSTAMP_CHANGE_CATALOG] = {0, 0, 0, 0},
 	[PDFSTAMP_CHANGE_ENCRYPTION] = {0, 0, 0, 0},
+	[PDFSTAMP_CHANGE_DAMAGED] = {0, 0, 0, 0},
 };
 
 static const char *const kind_names[PDFSTAMP_CHANGE_KINDS] = {
 	"other", "annotation", "form-field", "signature", "dss", "doc-timestamp",
-	"metadata", "page-content", "page-tree", "catalog", "encryption",
+	"metadata", "page-content", "page-tree", "catalog", "encryption", "damaged",
 };
 
 const char *pdfstamp_change_kind_name(int kind)

@@ -59,6 +59,8 @@
  *   dss.c     the Document Security Store (/DSS, /VRI) and the checks of
  *             its inputs with mbedTLS (dss.h).
  *   verify.c  pdfstamp_verify.
+ *   sigcms.c  whether a signature's CMS signs its /ByteRange bytes: the
+ *             digest and the signer's signature, with mbedTLS (sigcms.h).
  *   audit.c   pdfstamp_audit: the changes after each signature, judged by
  *             policy.c's rule table (objects as of a revision: doc.c).
  *   rwcheck.c, rewrite.c, rwxref.c  the full rewrite's self-check; the

@@ -11,8 +11,8 @@
 #      Algorithm 2.B's AES-128 chain) reference the AES engine's symbols,
 #      and only the context (ctx.o), the key derivation (kdf.o), the
 #      engine (aesmb.o), sec.o, the SHA-256 kernel's fallback (sha2.o), the
-#      journal's hashing and the DSS's X.509/CRL/OCSP checks (dss.o)
-#      reference mbedTLS at all;
+#      journal's hashing, the DSS's X.509/CRL/OCSP checks (dss.o) and the
+#      signatures' CMS check (sigcms.o) reference mbedTLS at all;
 #   4. only the cross-reference writer (xrefw.o) defines the writer's
 #      symbols (ps_xrefw_*), and no other library source file spells the
 #      keywords of a section ("xref" and "trailer" lines, /Type /XRef, /W [)
@@ -101,7 +101,7 @@ check(not bad, "no library object references a CLI symbol", str(bad))
 aes = {m for m, (_, u) in mods.items() if m != "aesmb" and any(owner.get(s) == "aesmb" for s in u)}
 check(aes <= {"sec", "kdf"}, "only sec and kdf reference the AES engine", "users: " + ", ".join(sorted(aes)))
 mbed = {m for m, (_, u) in mods.items() if any(s.startswith("mbedtls_") for s in u)}
-allowed = {"ctx", "kdf", "aesmb", "sec", "sha2", "journal", "dss"}
+allowed = {"ctx", "kdf", "aesmb", "sec", "sha2", "journal", "dss", "sigcms"}
 check(mbed <= allowed, "mbedTLS is used only by " + ", ".join(sorted(allowed)),
       "also: " + ", ".join(sorted(mbed - allowed)))
 

@@ -1,0 +1,34 @@
+/* sigcms.h - internal: whether a signature's CMS really signs its
+ * /ByteRange bytes (sigcms.c; conventions: ps.h, design notes atop
+ * sigcms.c).  Certificate trust is not judged here. */
+#ifndef PS_SIGCMS_H
+#define PS_SIGCMS_H
+
+#include "ps.h"
+
+/* The most /Contents bytes (decoded) looked at: signers pad to a few KB,
+ * a CMS with a long chain and revocation data stays far below. */
+#define PS_SIGCMS_MAX_CONTENTS ((size_t)1 << 20)
+
+/* What was found: filled even when invalid, as far as parsed. */
+struct ps_sigcms {
+	int parsed;         /* /Contents holds a CMS ContentInfo SignedData that parses */
+	int digest_ok;      /* the digest over the /ByteRange bytes matches */
+	int signature_ok;   /* the SignerInfo signature verifies with the signer certificate in
+	                     * the CMS: 1, 0, or -1 not checked (no certificate found, an
+	                     * algorithm mbedTLS lacks, or the CMS did not get that far) */
+	int timestamp;      /* the content is an RFC 3161 TSTInfo (id-ct-TSTInfo) */
+	char why[160];      /* why not valid, or why the signature was not checked; empty
+	                     * when digest_ok and signature_ok are 1 */
+};
+
+/* SIG: a signature dictionary as loaded by doc.c (parsed, strings
+ * decrypted: /Contents of a signature dictionary is never encrypted,
+ * ISO 32000-2 7.6.2 and 12.8.1, see sec.c).  Reads the /ByteRange bytes
+ * of DOC through ps_doc_pread in bounded chunks (never the whole range in
+ * memory) and hashes them.  Returns 0 with OUT filled whatever the
+ * signature's state (digest_ok 0 and OUT->why for anything invalid); a
+ * negative PDFSTAMP_E_* code only for I/O errors and out of memory. */
+int ps_sigcms_check(ps_doc *doc, const ps_obj *sig, struct ps_sigcms *out);
+
+#endif
