@@ -49,6 +49,23 @@
  *     cache is never touched); the exemptions of invariant 3 apply by
  *     number and offset.  Such objects are owned and uncached.  Both
  *     states decode object streams with the one decoder, objstm_decode.
+ *  6. The salvage open (PDFSTAMP_OPEN_SALVAGE, read-only, for `audit`):
+ *     the open reads the chain and every entry of it (ps_xref_load_all,
+ *     so a damaged entry fails now, not in the middle of a report), then
+ *     /Encrypt and its chain checks (load_chain).  If that fails with
+ *     FORMAT or UNSUPPORTED, ps_xref_prev_eof finds the earlier revision
+ *     ends ("startxref N %%EOF", newest first, the file scanned backwards
+ *     once) and for each, at most SALVAGE_MAX_TRIES, a fresh document on
+ *     the same descriptor whose size is that end loads the chain again;
+ *     the first that loads replaces the failed one.  Its size is the
+ *     effective end, so every bound check and read (input.c note 1) stops
+ *     there and bytes_read counts only the prefix; damaged_len and
+ *     damaged_why remember the tail (pdfstamp_doc_damaged_tail).  The
+ *     journal is looked at once, before any of this, as for any read-only
+ *     open.  No prefix: the whole file's error and message; an I/O error
+ *     or no memory while trying is that error (never blamed on the file).
+ *     Writers refuse a salvaged document (ps_update_begin,
+ *     ps_policy_rewrite): appending to a prefix would drop the tail.
  */
 #include "config.h"
 
@@ -67,6 +84,7 @@
 
 #define OBJSTM_MAX_DECODED ((size_t)256 << 20)
 #define MAX_LOOKUP_DEPTH 32
+#define SALVAGE_MAX_TRIES 64 /* earlier revision ends a salvage open tries (note 6) */
 
 /* ---- object cache (open addressing on the object number) ---------------- */
 
@@ -699,7 +717,94 @@ static int read_encrypt(ps_doc *doc)
 	return 0;
 }
 
-/* ---- public entry points -------------------------------------------------- */
+/* ---- opening, and the salvage open (note 6) ----------------------------------- */
+
+/* A document not yet read: no file, nothing loaded. */
+static ps_doc *doc_new(ps_ctx *ctx, const char *path)
+{
+	ps_doc *doc = calloc(1, sizeof *doc);
+
+	if (!doc)
+		return NULL;
+	doc->ctx = ctx;
+	doc->fd = -1;
+	doc->objstm_data.secret = 1; /* decrypted object streams are plaintext */
+	if (!(doc->path = strdup(path))) {
+		free(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+/* What an open reads once the file is known: the chain (with
+ * PDFSTAMP_OPEN_SALVAGE every entry of it, so that a damaged entry is
+ * found now), then /Encrypt and the chain checks. */
+static int load_chain(ps_doc *doc)
+{
+	int rc;
+
+	if (doc->open_flags & PS_OPEN_MAP)
+		ps_doc_map(doc); /* input.c note 4 */
+	if ((rc = ps_xref_load(doc)) < 0 ||
+	    ((doc->open_flags & PDFSTAMP_OPEN_SALVAGE) && (rc = ps_xref_load_all(doc)) < 0) ||
+	    (!(doc->open_flags & PS_OPEN_NEWEST_ONLY) && (rc = read_encrypt(doc)) < 0))
+		return rc;
+	return 0;
+}
+
+/* Damage that a salvage open looks past: the file's contents, not the
+ * machine (an I/O error or no memory is never blamed on a revision). */
+static int salvageable(int rc)
+{
+	return rc == PDFSTAMP_E_FORMAT || rc == PDFSTAMP_E_UNSUPPORTED;
+}
+
+/* The full open of *PDOC failed with RC0 (its message in the context):
+ * opens the file as if it ended after the newest earlier revision end
+ * whose chain loads (note 6).  On success *PDOC is that document (the
+ * failed one closed, its descriptor taken over); else RC0 and its
+ * message are restored, unless an attempt failed for a reason of the
+ * machine, which is returned instead. */
+static int salvage(ps_doc **pdoc, int rc0)
+{
+	ps_doc *full = *pdoc, *t;
+	ps_ctx *ctx = full->ctx;
+	char why[sizeof full->damaged_why];
+	int64_t below = full->size, mark, end;
+	int tries = 0, rc;
+
+	snprintf(why, sizeof why, "%s", ctx->errmsg);
+	while (tries < SALVAGE_MAX_TRIES) {
+		if ((rc = ps_xref_prev_eof(full, below, &mark, &end)) <= 0) {
+			if (rc < 0 && !salvageable(rc))
+				return rc;
+			break;
+		}
+		below = mark;
+		if (end >= full->size)
+			continue; /* the very end: what the full open read */
+		tries++;
+		if (!(t = doc_new(ctx, full->path)))
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		t->fd = full->fd;
+		t->size = end;
+		t->mode = full->mode;
+		t->open_flags = full->open_flags;
+		if ((rc = load_chain(t)) == 0) {
+			t->damaged_len = full->size - end;
+			memcpy(t->damaged_why, why, sizeof why);
+			full->fd = -1; /* now t's */
+			pdfstamp_doc_close(full);
+			*pdoc = t;
+			return 0;
+		}
+		t->fd = -1; /* still full's */
+		pdfstamp_doc_close(t);
+		if (!salvageable(rc))
+			return rc;
+	}
+	return ps_err(ctx, rc0, "%s", why);
+}
 
 /* The public entry takes only the public flags: the internal PS_OPEN_*
  * ones (doc.h) skip the journal and the older revisions, which only the
@@ -710,8 +815,11 @@ int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path, u
 		*out = NULL;
 	if (!ctx || !out || !path)
 		return ctx ? ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_doc_open: NULL argument") : PDFSTAMP_E_USAGE;
-	if (flags & ~(unsigned)PDFSTAMP_OPEN_WRITE)
+	if (flags & ~(unsigned)(PDFSTAMP_OPEN_WRITE | PDFSTAMP_OPEN_SALVAGE))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_doc_open: unknown flags 0x%x", flags);
+	if ((flags & PDFSTAMP_OPEN_WRITE) && (flags & PDFSTAMP_OPEN_SALVAGE))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_doc_open: PDFSTAMP_OPEN_SALVAGE is for reading only, "
+		              "not with PDFSTAMP_OPEN_WRITE");
 	return ps_doc_open(ctx, out, path, flags);
 }
 
@@ -722,17 +830,8 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 	int rc;
 
 	*out = NULL;
-	doc = calloc(1, sizeof *doc);
-	if (!doc)
+	if (!(doc = doc_new(ctx, path)))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	doc->ctx = ctx;
-	doc->fd = -1;
-	doc->objstm_data.secret = 1; /* decrypted object streams are plaintext */
-	doc->path = strdup(path);
-	if (!doc->path) {
-		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-		goto fail;
-	}
 	/* O_NONBLOCK: a FIFO or device given as input must not hang the
 	 * open; it is refused below, before any read. */
 	doc->fd = open(path, ((flags & PDFSTAMP_OPEN_WRITE) ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -790,10 +889,8 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 	doc->size = (int64_t)st.st_size;
 	doc->mode = st.st_mode;
 	doc->open_flags = flags;
-	if (flags & PS_OPEN_MAP)
-		ps_doc_map(doc); /* input.c note 4 */
-	if ((rc = ps_xref_load(doc)) < 0 ||
-	    (!(flags & PS_OPEN_NEWEST_ONLY) && (rc = read_encrypt(doc)) < 0))
+	if ((rc = load_chain(doc)) < 0 &&
+	    (!(flags & PDFSTAMP_OPEN_SALVAGE) || !salvageable(rc) || (rc = salvage(&doc, rc)) < 0))
 		goto fail;
 	*out = doc;
 	return 0;
@@ -832,6 +929,19 @@ void pdfstamp_doc_close(pdfstamp_doc *doc)
 	if (doc->fd >= 0)
 		close(doc->fd);
 	free(doc);
+}
+
+int pdfstamp_doc_damaged_tail(const pdfstamp_doc *doc, int64_t *offset, int64_t *length, char *why, size_t whylen)
+{
+	int damaged = doc && doc->damaged_len > 0;
+
+	if (offset)
+		*offset = damaged ? doc->size : 0;
+	if (length)
+		*length = damaged ? doc->damaged_len : 0;
+	if (why && whylen)
+		snprintf(why, whylen, "%s", damaged ? doc->damaged_why : "");
+	return damaged;
 }
 
 int pdfstamp_doc_is_encrypted(const pdfstamp_doc *doc)

@@ -74,7 +74,10 @@ struct pdfstamp_doc {
 	ps_ctx *ctx;
 	int fd;
 	char *path;
-	int64_t size;                 /* file size when opened */
+	int64_t size;                 /* file size when opened; after a salvage open the
+	                                 effective end (doc.c note 6): nothing past it is read */
+	int64_t damaged_len;          /* salvage open: bytes of the damaged tail past size, else 0 */
+	char damaged_why[256];        /* and why the whole file did not open */
 	const uint8_t *map;           /* PS_OPEN_MAP: the file mapped read-only (input.c note 4), or NULL */
 	int64_t bytes_read;           /* distinct bytes read (input.c note 2), <= size */
 	int64_t *read_ranges;         /* what was read: start, end pairs, sorted and merged */
@@ -156,6 +159,12 @@ struct pdfstamp_doc {
 /* xref.c: locates startxref and reads the /Prev chain: every trailer, the
  * layout of every section (xrefsec.c), no entry yet (lazy). */
 int ps_xref_load(ps_doc *doc);
+/* xref.c: the newest revision end that starts before BELOW (a "%%EOF"
+ * that "startxref N" precedes, as 7.5.5 writes it), scanning backwards in
+ * chunks: 1 with *MARK (where "%%EOF" starts) and *END (past it and one
+ * EOL), 0 if there is none; called again with BELOW = *MARK, the calls
+ * together read the file at most once (the salvage open, doc.c). */
+int ps_xref_prev_eof(ps_doc *doc, int64_t below, int64_t *mark, int64_t *end);
 /* The merged entry of object NUM into *out if it is in use (type 1 or 2),
  * else NULL (free, absent or out of range); reads the entry on first use.
  * The pointer stays valid as long as the document. */

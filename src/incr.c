@@ -120,6 +120,9 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 		if (rc < 0)
 			return rc;
 	}
+	if (doc->damaged_len > 0)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document was salvaged (its last %lld bytes cannot be read); "
+		              "refusing to append to it", (long long)doc->damaged_len);
 	if ((w->flags & PDFSTAMP_WRITE_IN_PLACE) && !doc->locked)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "in-place updates need a document opened for writing");
 	if (doc->encrypted && !doc->authenticated)

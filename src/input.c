@@ -13,7 +13,8 @@
  *
  * Invariants:
  *  1. The file is read with pread() only, at explicit offsets, never past
- *     doc->size (the size when the document was opened): a file that grows
+ *     doc->size (the size when the document was opened, or the effective
+ *     end of a salvage open, doc.c note 6): a file that grows
  *     meanwhile (an append by someone else) is not seen, one that shrinks
  *     gives short reads, never an error.
  *  2. bytes_read counts *distinct* bytes: it is what `info --json` reports,

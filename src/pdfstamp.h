@@ -88,6 +88,23 @@ void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdat
 /* Flags for pdfstamp_doc_open (any other bit: PDFSTAMP_E_USAGE). */
 #define PDFSTAMP_OPEN_WRITE 0x1 /* open read-write and lock (for --in-place appends);
                                    recovers a crash journal under that lock */
+/* PDFSTAMP_OPEN_SALVAGE (read-only: with PDFSTAMP_OPEN_WRITE it is
+ * PDFSTAMP_E_USAGE) is for judging a file rather than changing it (`pdfstamp
+ * audit`).  It reads every cross-reference entry of the chain at open.  If
+ * the chain that ends at the file's last startxref cannot be read (or its
+ * /Encrypt checks fail) with PDFSTAMP_E_FORMAT or PDFSTAMP_E_UNSUPPORTED,
+ * the file is opened as if it ended just after the newest earlier
+ * revision end ("startxref N %%EOF" and its end of line; at most 64 are
+ * tried, newest first, the file scanned backwards at most once) whose
+ * chain does read.  Nothing past that end is ever read again: the
+ * document's size (file_size, bytes_read) is that end, and what follows
+ * it is the damaged tail (pdfstamp_doc_damaged_tail).  If no earlier
+ * revision reads either, the open fails with the error of the whole file
+ * (code and message); an I/O error or PDFSTAMP_E_NOMEM met while trying
+ * them is returned as such.  A pending journal draws the warning of any
+ * read-only open.  Writing calls (stamp, meta, dss, rotate, encrypt)
+ * refuse a document that has a damaged tail (PDFSTAMP_E_USAGE). */
+#define PDFSTAMP_OPEN_SALVAGE 0x2
 
 /* Opens PATH and reads its trailer and cross-reference data (never the
  * payload).  The document is not yet authenticated.  A PATH that cannot be
@@ -97,6 +114,17 @@ void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdat
 int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path,
                       unsigned flags);
 void pdfstamp_doc_close(pdfstamp_doc *doc);
+
+/* 1 if DOC was opened with PDFSTAMP_OPEN_SALVAGE and only a prefix of the
+ * file could be read, else 0 (DOC NULL too).  Then *OFFSET is where the
+ * damaged tail starts (the end of the prefix that was read: the byte
+ * after the last readable revision's %%EOF and its end of line), *LENGTH
+ * the bytes after it, WHY (WHYLEN bytes, truncated, always
+ * NUL-terminated) the message the open of the whole file failed with;
+ * else 0, 0 and "".  Any output pointer may be NULL (WHY also with WHYLEN
+ * 0). */
+int pdfstamp_doc_damaged_tail(const pdfstamp_doc *doc, int64_t *offset, int64_t *length, char *why,
+                              size_t whylen);
 
 /* 1 if the document has an /Encrypt dictionary. */
 int pdfstamp_doc_is_encrypted(const pdfstamp_doc *doc);

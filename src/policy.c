@@ -99,6 +99,9 @@
  *     /AcroForm /SigFlags with bit 2 AppendOnly set (Table 224, Table 225),
  *     refuses (a rewrite changes every byte, so no signature survives it);
  *     with PDFSTAMP_REWRITE_FORCE it proceeds, warning about signatures.
+ *     Before either, a document salvaged by PDFSTAMP_OPEN_SALVAGE (doc.c
+ *     note 6) is refused (PDFSTAMP_E_USAGE; ps_update_begin does the same
+ *     for incremental updates): it is only a prefix of the file.
  *  The signature audit (audit.c) reads the same list and levels (through
  *  ps_doc_signatures) and the same table; there is no second way to them.
  */
@@ -477,6 +480,11 @@ int ps_policy_rewrite(ps_doc *doc, unsigned flags)
 
 	if (!info)
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (doc->damaged_len > 0) {
+		rc = ps_err(doc->ctx, PDFSTAMP_E_USAGE, "the document was salvaged (its last %lld bytes cannot be "
+		            "read); refusing to rewrite it", (long long)doc->damaged_len);
+		goto out;
+	}
 	if ((rc = ps_doc_signatures(doc, info)) < 0)
 		goto out;
 	if ((rc = ps_doc_catalog(doc, PS_CATALOG_ANY, &root, NULL)) < 0 ||

@@ -52,6 +52,13 @@
  * The /Encrypt object is looked up in every part of every section at open
  * (watch_encrypt): doc.c compares every definition with the one in use.
  *
+ * Earlier revision ends (ps_xref_prev_eof, for doc.c's salvage open): a
+ * "%%EOF" that "startxref", white space, digits and white space precede
+ * (7.5.5), found scanning backwards in chunks of PREV_EOF_CHUNK bytes
+ * from a given offset; each call starts below the last marker found, so
+ * all of them together read the file once.  A "%%EOF" elsewhere (inside a
+ * stream, a comment) is not a revision end.
+ *
  * Guards: at most PS_MAX_SECTIONS sections; a /Prev or /XRefStm that points
  * at an offset already visited is a loop (FORMAT); object numbers above
  * PS_MAX_OBJNUM are refused; every count and offset is range-checked
@@ -73,6 +80,8 @@
 
 #define TAIL_FIRST 1024
 #define TAIL_MAX (1024 * 1024)
+#define PREV_EOF_CHUNK ((int64_t)64 << 10) /* the backward scan for earlier revision ends */
+#define PREV_EOF_BEFORE 64                 /* what it sees before a marker: "startxref N" */
 #define PS_MAX_SHADOWS ((size_t)1 << 21)
 
 /* The slot for NUM, allocating its page (and growing the directory) on
@@ -397,6 +406,59 @@ static int find_startxref(ps_doc *doc)
 	}
 out:
 	ps_buf_free(&tail);
+	return rc;
+}
+
+/* Does "startxref", white space, digits and white space end just before
+ * index Q of W (the "%%EOF" of a revision's end, ISO 32000-2 7.5.5)? */
+static int ends_revision(const uint8_t *w, size_t q)
+{
+	size_t i = q, d;
+
+	while (i > 0 && ps_is_space(w[i - 1]))
+		i--;
+	for (d = i; i > 0 && w[i - 1] >= '0' && w[i - 1] <= '9'; i--)
+		;
+	if (i == d || i == 0 || !ps_is_space(w[i - 1]))
+		return 0;
+	while (i > 0 && ps_is_space(w[i - 1]))
+		i--;
+	return i >= 9 && memcmp(w + i - 9, "startxref", 9) == 0;
+}
+
+int ps_xref_prev_eof(ps_doc *doc, int64_t below, int64_t *mark, int64_t *end)
+{
+	ps_buf w = PS_BUF_INIT;
+	int64_t hi = below < doc->size ? below : doc->size;
+	int rc = 0;
+
+	*mark = *end = -1;
+	while (hi > 0) {
+		int64_t lo = hi > PREV_EOF_CHUNK ? hi - PREV_EOF_CHUNK : 0;
+		int64_t wb = lo > PREV_EOF_BEFORE ? lo - PREV_EOF_BEFORE : 0;
+		int64_t we = doc->size - hi > 6 ? hi + 6 : doc->size;
+		size_t i;
+
+		if ((rc = ps_doc_pread(doc, wb, (size_t)(we - wb), &w)) < 0)
+			break;
+		/* markers that start in [lo, hi), newest first */
+		for (i = (size_t)(hi - wb); i-- > (size_t)(lo - wb);) {
+			size_t e = i + 5;
+			if (e > w.len || memcmp(w.data + i, "%%EOF", 5) != 0 || !ends_revision(w.data, i))
+				continue;
+			if (e < w.len && w.data[e] == '\r')
+				e++;
+			if (e < w.len && w.data[e] == '\n')
+				e++;
+			*mark = wb + (int64_t)i;
+			*end = wb + (int64_t)e;
+			rc = 1;
+			goto out;
+		}
+		hi = lo;
+	}
+out:
+	ps_buf_free(&w);
 	return rc;
 }
 
