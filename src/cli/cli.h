@@ -306,6 +306,8 @@ struct cli_file {
 struct cli_ops {
 	const char *name;       /* "info", ...: messages, the help hint */
 	enum cli_open open;
+	unsigned open_flags;    /* PDFSTAMP_OPEN_* added when a file is opened
+	                           read-only (audit: PDFSTAMP_OPEN_SALVAGE) */
 	unsigned flags;         /* CLI_FLUSH_*, CLI_BLANK_BETWEEN */
 	const char *prompt;     /* for the password (NULL: "Password: ") */
 	int ask_first;          /* on a terminal, ask for the password before

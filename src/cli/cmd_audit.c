@@ -5,8 +5,10 @@
  * DESIGN NOTES
  *
  *  1. Per file: opened and authenticated by the driver (CLI_OPEN_READ;
- *     the user password suffices), then pdfstamp_audit (audit.c), which
- *     only reads.  The report is owned by this command's state and cleared
+ *     the user password suffices) with PDFSTAMP_OPEN_SALVAGE: a file whose
+ *     newest revisions cannot be read opens as the prefix that can (its
+ *     damaged tail: pdfstamp_doc_damaged_tail), then pdfstamp_audit
+ *     (audit.c), which only reads.  The report is owned by this command's state and cleared
  *     before each file.
  *  2. Exit status: 0 when every change after every signature is permitted
  *     and for an unsigned file; 6 (CLI_EXIT_VIOLATION) when a signature's
@@ -265,6 +267,7 @@ static int output_audit(const struct cli_file *f, void *arg)
 static const struct cli_ops audit_ops = {
 	.name = "audit",
 	.open = CLI_OPEN_READ,
+	.open_flags = PDFSTAMP_OPEN_SALVAGE,
 	.flags = CLI_FLUSH_ALWAYS,
 	.call = call_audit,
 	.output = output_audit

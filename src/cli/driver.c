@@ -358,7 +358,7 @@ static int open_file(struct driver *d, struct cli_file *f)
 	int rc, status = 0, encrypted;
 
 	rc = pdfstamp_doc_open(d->ctx, &f->doc, f->name,
-	                       writes(d->ops) && run->in_place ? PDFSTAMP_OPEN_WRITE : 0);
+	                       writes(d->ops) ? (run->in_place ? PDFSTAMP_OPEN_WRITE : 0) : d->ops->open_flags);
 	if (rc != 0)
 		return fail(d, f->name, cli_exit_status(rc), NULL, rc);
 	encrypted = pdfstamp_doc_is_encrypted(f->doc);
