@@ -4,7 +4,10 @@
  * test (pdfgen.c): a classic table with generation numbers, an xref stream
  * with an object stream, a two-revision file with a deleted object; lazy
  * lookup, resolve, object-stream members, the distinct-byte accounting of
- * bytes_read, and damaged offsets (PDFSTAMP_E_FORMAT).
+ * bytes_read, and damaged offsets (PDFSTAMP_E_FORMAT); the salvage open
+ * (PDFSTAMP_OPEN_SALVAGE, doc.c note 6) of files whose newest revisions
+ * are damaged: the readable prefix, nothing read past it, the tail
+ * reported, the whole file's error when no prefix reads.
  */
 #include "config.h"
 
@@ -16,6 +19,8 @@
 #include <unistd.h>
 
 #include "ps.h"
+#include "incr.h"
+#include "policy.h"
 #include "pdfgen.h"
 
 static const char *dir;
@@ -370,6 +375,349 @@ START_TEST(open_refusals)
 }
 END_TEST
 
+/* ---- the salvage open --------------------------------------------------- */
+
+/* The ways a second revision is damaged. */
+enum tail_damage {
+	TD_STARTXREF,    /* startxref points at garbage */
+	TD_ENTRY,        /* an entry line in the middle of its table is not one */
+	TD_PREV,         /* /Prev leads to no section */
+	TD_TRAILER,      /* the trailer dictionary is cut off */
+	TD_THIRD,        /* a good third revision on top of a broken second one */
+	TD_STREAM        /* an xref stream section with a bad /W */
+};
+
+/* classic() (revision 1) and a damaged revision 2 on top; *GOOD is where
+ * revision 1 ends (after "%%EOF\n"). */
+static const char *two_revisions_damaged(enum tail_damage how, int64_t *good, int64_t *total)
+{
+	pg p;
+	pg_ent e[4];
+	int64_t x1, x2;
+	char tr[160];
+	const char *path;
+	struct stat st;
+
+	x1 = classic(&p, 0);
+	*good = (int64_t)p.b.len;
+	pg_obj(&p, 2, 0, "<</Type/Pages/Kids[3 2 R 5 0 R]/Count 2>>");
+	pg_obj(&p, 5, 0, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 300 300]>>");
+	pg_obj(&p, 6, 0, "(six)");
+	e[0] = pg_used(&p, 2);
+	e[1] = pg_used(&p, 5);
+	e[2] = pg_used(&p, 6);
+	snprintf(tr, sizeof tr, "<</Size 7/Root 1 0 R/Prev %lld>>", how == TD_PREV ? 20LL : (long long)x1);
+	switch (how) {
+	case TD_STARTXREF:
+		pg_table(&p, e, 3, tr);
+		p.b.len -= strlen("%%EOF\n") + 1; /* back into the offset of the last startxref */
+		while (p.b.data[p.b.len - 1] != '\n')
+			p.b.len--;
+		ps_buf_printf(&p.b, "%lld\n%%%%EOF\n", (long long)p.off[5] + 3); /* into object 5 */
+		break;
+	case TD_ENTRY:
+	case TD_THIRD:
+		x2 = (int64_t)p.b.len;
+		/* TD_THIRD: its subsection header is bad too, found at open */
+		ps_buf_printf(&p.b, "xref\n5 %s\n%010lld 00000 n\r\n00000abc12 00000 n\r\n0000000000 00001 f\r\n",
+		              how == TD_THIRD ? "-3" : "3", (long long)p.off[5]);
+		ps_buf_printf(&p.b, "trailer\n%s\nstartxref\n%lld\n%%%%EOF\n", tr, (long long)x2);
+		if (how == TD_THIRD) {
+			pg_ent e3[1];
+			pg_obj(&p, 7, 0, "(seven)");
+			e3[0] = pg_used(&p, 7);
+			snprintf(tr, sizeof tr, "<</Size 8/Root 1 0 R/Prev %lld>>", (long long)x2);
+			pg_table(&p, e3, 1, tr);
+		}
+		break;
+	case TD_PREV:
+		pg_table(&p, e, 3, tr);
+		break;
+	case TD_TRAILER:
+		x2 = (int64_t)p.b.len;
+		ps_buf_printf(&p.b, "xref\n5 1\n%010lld 00000 n\r\n", (long long)p.off[5]);
+		ps_buf_printf(&p.b, "trailer\n<</Size 7/Root 1 0 R/Prev %lld\nstartxref\n%lld\n%%%%EOF\n",
+		              (long long)x1, (long long)x2);
+		break;
+	case TD_STREAM:
+		x2 = (int64_t)p.b.len;
+		ps_buf_printf(&p.b, "8 0 obj\n<</Type/XRef/Size 9/W[1 0 2]/Index[5 1]/Root 1 0 R/Prev %lld/Length 3>>\n"
+		              "stream\n", (long long)x1);
+		ps_buf_append(&p.b, "\x01\x00\x00", 3);
+		ps_buf_printf(&p.b, "\nendstream\nendobj\nstartxref\n%lld\n%%%%EOF\n", (long long)x2);
+		break;
+	}
+	path = pg_save(&p, dir, "tail.pdf");
+	ck_assert_int_eq(stat(path, &st), 0);
+	*total = (int64_t)st.st_size;
+	return path;
+}
+
+/* Every range read ends at or before END (input.c's bookkeeping). */
+static void assert_read_within(const ps_doc *d, int64_t end)
+{
+	size_t i;
+
+	ck_assert(!d->read_ranges_full);
+	ck_assert_int_le(d->bytes_read, end);
+	for (i = 0; i < d->nread_ranges; i++)
+		ck_assert_int_le(d->read_ranges[2 * i + 1], end);
+}
+
+static void salvage_case(enum tail_damage how)
+{
+	int64_t good, total, off = -1, len = -1;
+	char whole[256], why[256];
+	const char *path = two_revisions_damaged(how, &good, &total);
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
+	ps_obj *o;
+	ps_buf b = PS_BUF_INIT;
+	int rc;
+
+	/* without the flag: as before (the entry is found lazily, by the full load) */
+	rc = pdfstamp_doc_open(ctx, &doc, path, 0);
+	if (how == TD_ENTRY) {
+		ck_assert_int_eq(rc, 0);
+		rc = ps_xref_load_all(doc);
+		pdfstamp_doc_close(doc);
+		doc = NULL;
+	}
+	ck_assert_int_eq(rc, PDFSTAMP_E_FORMAT);
+	ck_assert_ptr_null(doc);
+	snprintf(whole, sizeof whole, "%s", ctx->errmsg);
+	ck_assert_int_gt((int)strlen(whole), 0);
+
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, PDFSTAMP_OPEN_SALVAGE), 0);
+	ck_assert_int_eq(pdfstamp_doc_damaged_tail(doc, &off, &len, why, sizeof why), 1);
+	ck_assert_int_eq(off, good);
+	ck_assert_int_eq(len, total - good);
+	ck_assert_str_eq(why, whole);
+	ck_assert_int_eq(pdfstamp_doc_damaged_tail(doc, NULL, NULL, NULL, 0), 1);
+	ck_assert_int_eq(doc->size, good);
+	ck_assert_int_eq(doc->nsections, 1);
+	ck_assert_int_eq(doc->trailing, 0);
+	ck_assert(doc->xref_full);
+	assert_read_within(doc, good);
+	/* revision 1 as it was: object 2 with one kid, no object 5 */
+	ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), 0);
+	ck_assert_int_eq(ps_array_len(ps_dict_get(o, "Kids")), 1);
+	ck_assert_int_eq(ps_doc_lookup(doc, 5, &o), 0);
+	ck_assert_ptr_null(o);
+	ck_assert_int_eq(ps_doc_lookup(doc, 4, &o), 0);
+	ck_assert_int_eq(o->kind, PS_STR);
+	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
+	ck_assert_int_eq(info.file_size, good);
+	ck_assert_int_eq(info.revisions, 1);
+	ck_assert_int_le(info.bytes_read, good);
+	ck_assert_int_eq(info.has_trailing_bytes, 0);
+	pdfstamp_info_clear(&info);
+	assert_read_within(doc, good);
+	/* the tail is out of reach of every read */
+	ck_assert_int_eq(ps_doc_pread(doc, good, 100, &b), 0);
+	ck_assert_uint_eq(b.len, 0);
+	ck_assert_int_eq(ps_doc_pread(doc, good + 1, 1, &b), PDFSTAMP_E_FORMAT);
+	ps_buf_free(&b);
+	assert_read_within(doc, good);
+	/* nothing is written on a prefix of the file */
+	{
+		struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+		ps_update up;
+		char out[600];
+		snprintf(out, sizeof out, "%s/out.pdf", dir);
+		w.output = out;
+		ck_assert_int_eq(ps_update_begin(doc, &w, &up), PDFSTAMP_E_USAGE);
+		ck_assert_ptr_nonnull(strstr(ctx->errmsg, "salvaged"));
+		ps_update_free(&up);
+		ck_assert_int_eq(ps_policy_rewrite(doc, PDFSTAMP_REWRITE_FORCE), PDFSTAMP_E_USAGE);
+		ck_assert_int_ne(access(out, F_OK), 0);
+	}
+}
+
+START_TEST(salvage_startxref_at_garbage)
+{
+	salvage_case(TD_STARTXREF);
+}
+END_TEST
+
+START_TEST(salvage_bad_entry_line)
+{
+	salvage_case(TD_ENTRY);
+	ck_assert_ptr_nonnull(strstr(doc->damaged_why, "bad entry"));
+}
+END_TEST
+
+START_TEST(salvage_prev_nowhere)
+{
+	salvage_case(TD_PREV);
+}
+END_TEST
+
+START_TEST(salvage_truncated_trailer)
+{
+	salvage_case(TD_TRAILER);
+}
+END_TEST
+
+START_TEST(salvage_third_on_broken_second)
+{
+	salvage_case(TD_THIRD);
+	ck_assert_ptr_nonnull(strstr(doc->damaged_why, "subsection header"));
+}
+END_TEST
+
+START_TEST(salvage_bad_xref_stream)
+{
+	salvage_case(TD_STREAM);
+	ck_assert_ptr_nonnull(strstr(doc->damaged_why, "no offset field"));
+}
+END_TEST
+
+/* A clean file opens whole with the flag; the flag is read-only. */
+START_TEST(salvage_clean_and_usage)
+{
+	pg p;
+	int64_t off = 7, len = 7;
+	char why[16] = "x";
+	const char *path;
+
+	classic(&p, 0);
+	path = pg_save(&p, dir, "clean.pdf");
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, PDFSTAMP_OPEN_SALVAGE | PDFSTAMP_OPEN_WRITE),
+	                 PDFSTAMP_E_USAGE);
+	ck_assert_ptr_null(doc);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, PDFSTAMP_OPEN_SALVAGE), 0);
+	ck_assert_int_eq(pdfstamp_doc_damaged_tail(doc, &off, &len, why, sizeof why), 0);
+	ck_assert_int_eq(off, 0);
+	ck_assert_int_eq(len, 0);
+	ck_assert_str_eq(why, "");
+	ck_assert_int_eq(pdfstamp_doc_damaged_tail(NULL, &off, NULL, why, sizeof why), 0);
+	ck_assert(doc->xref_full); /* every entry read at open */
+}
+END_TEST
+
+/* Broken in its only (or oldest) revision: no prefix reads, so the
+ * whole file's error, code and message. */
+START_TEST(salvage_first_revision_broken)
+{
+	pg p;
+	char whole[256];
+	const char *path;
+	int64_t good, total;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		classic(&p, 0);
+		if (k == 0) {
+			/* startxref at garbage in the only revision */
+			p.b.len -= strlen("%%EOF\n");
+			while (p.b.data[p.b.len - 1] == '\n' || (p.b.data[p.b.len - 1] >= '0' && p.b.data[p.b.len - 1] <= '9'))
+				p.b.len--;
+			ps_buf_puts(&p.b, "\n30\n%%EOF\n");
+			path = pg_save(&p, dir, "first.pdf");
+		} else {
+			/* the oldest revision's table is damaged: revision 2 reads, its /Prev fails */
+			ps_buf_free(&p.b);
+			path = two_revisions_damaged(TD_THIRD, &good, &total);
+			/* ... and make revision 1 unreadable too: its table header */
+			{
+				size_t n;
+				uint8_t *d = pg_slurp(path, &n);
+				uint8_t *x = (uint8_t *)strstr((char *)d + 20, "xref\n0 5");
+				FILE *f;
+				ck_assert_ptr_nonnull(x);
+				x[5] = 'Z';
+				f = fopen(path, "wb");
+				ck_assert_uint_eq(fwrite(d, 1, n, f), n);
+				ck_assert_int_eq(fclose(f), 0);
+				free(d);
+			}
+		}
+		ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, 0), PDFSTAMP_E_FORMAT);
+		snprintf(whole, sizeof whole, "%s", ctx->errmsg);
+		ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, PDFSTAMP_OPEN_SALVAGE), PDFSTAMP_E_FORMAT);
+		ck_assert_ptr_null(doc);
+		ck_assert_int_eq(ctx->errcode, PDFSTAMP_E_FORMAT);
+		ck_assert_str_eq(ctx->errmsg, whole);
+	}
+}
+END_TEST
+
+static int nwarn;
+static void count_warn(void *ud, const char *msg)
+{
+	(void)ud;
+	if (strstr(msg, "journal"))
+		nwarn++;
+}
+
+/* A pending journal: one warning, nothing touched, as for any read-only open. */
+START_TEST(salvage_with_pending_journal)
+{
+	int64_t good, total;
+	const char *path = two_revisions_damaged(TD_STARTXREF, &good, &total);
+	char jp[600];
+	FILE *f;
+	struct stat st;
+
+	snprintf(jp, sizeof jp, "%s.pdfstamp-journal", path);
+	f = fopen(jp, "wb");
+	ck_assert_ptr_nonnull(f);
+	fputs("not a journal", f);
+	ck_assert_int_eq(fclose(f), 0);
+	nwarn = 0;
+	pdfstamp_ctx_set_warn(ctx, count_warn, NULL);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, PDFSTAMP_OPEN_SALVAGE), 0);
+	ck_assert_int_eq(nwarn, 1);
+	ck_assert_int_eq(pdfstamp_doc_damaged_tail(doc, NULL, NULL, NULL, 0), 1);
+	ck_assert_int_eq(stat(jp, &st), 0);
+	ck_assert_int_eq(st.st_size, 13);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, total);
+	unlink(jp);
+}
+END_TEST
+
+/* An AES-256 sample with a damaged revision appended: the prefix
+ * authenticates and reads, nothing past it is read. */
+START_TEST(salvage_encrypted)
+{
+	char src[600];
+	uint8_t *d;
+	size_t n;
+	ps_buf b = PS_BUF_INIT;
+	const char *path;
+	int64_t off = 0;
+	ps_obj *root = NULL;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
+
+	snprintf(src, sizeof src, "%s/../samples/r6-table.pdf", TEST_SRCDIR);
+	d = pg_slurp(src, &n);
+	ps_buf_append(&b, d, n);
+	free(d);
+	ps_buf_printf(&b, "99 0 obj\n(junk)\nendobj\nxref\n99 1\nnot an entry at all\ntrailer\n<</Size 100>>\n"
+	              "startxref\n%zu\n%%%%EOF\n", n + 23);
+	{
+		pg p;
+		memset(&p, 0, sizeof p);
+		p.b = b;
+		path = pg_save(&p, dir, "enc.pdf");
+	}
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, 0), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, PDFSTAMP_OPEN_SALVAGE), 0);
+	ck_assert_int_eq(pdfstamp_doc_damaged_tail(doc, &off, NULL, NULL, 0), 1);
+	ck_assert_int_eq(off, (int64_t)n);
+	ck_assert_int_eq(pdfstamp_doc_is_encrypted(doc), 1);
+	ck_assert_int_eq(pdfstamp_doc_auth(doc, "sample-user", 11, 0), 0);
+	ck_assert_int_eq(doc->authenticated, 1);
+	ck_assert_int_eq(ps_doc_catalog(doc, PS_CATALOG_DICT, &root, NULL), 0);
+	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
+	ck_assert_int_eq(info.pages, 2);
+	ck_assert_int_eq(info.file_size, (int64_t)n);
+	pdfstamp_info_clear(&info);
+	assert_read_within(doc, (int64_t)n);
+}
+END_TEST
+
 static Suite *doc_suite(void)
 {
 	Suite *s = suite_create("doc");
@@ -386,6 +734,16 @@ static Suite *doc_suite(void)
 	tcase_add_test(tc, damaged_offset_other_object);
 	tcase_add_test(tc, damaged_offset_past_end);
 	tcase_add_test(tc, open_refusals);
+	tcase_add_test(tc, salvage_startxref_at_garbage);
+	tcase_add_test(tc, salvage_bad_entry_line);
+	tcase_add_test(tc, salvage_prev_nowhere);
+	tcase_add_test(tc, salvage_truncated_trailer);
+	tcase_add_test(tc, salvage_third_on_broken_second);
+	tcase_add_test(tc, salvage_bad_xref_stream);
+	tcase_add_test(tc, salvage_clean_and_usage);
+	tcase_add_test(tc, salvage_first_revision_broken);
+	tcase_add_test(tc, salvage_with_pending_journal);
+	tcase_add_test(tc, salvage_encrypted);
 	suite_add_tcase(s, tc);
 	return s;
 }
