@@ -1609,6 +1609,24 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 		if ((rc = scan_unlisted(&a)) < 0)
 			goto out;
 	}
+	/* bytes after the readable revisions (PDFSTAMP_OPEN_SALVAGE): a
+	 * damaged revision after every signature (note 5) */
+	{
+		int64_t toff = 0, tlen = 0;
+		char why[128];
+		if (r->nsigs > 0 && pdfstamp_doc_damaged_tail(doc, &toff, &tlen, why, sizeof why)) {
+			struct chg c;
+			memset(&c, 0, sizeof c);
+			c.action = PDFSTAMP_CHANGE_ADDED;
+			c.flags = REC_FIXED;
+			c.kind = PDFSTAMP_CHANGE_DAMAGED;
+			snprintf(c.why, sizeof c.why, "the %lld bytes from offset %lld are no readable revision: %.60s",
+			         (long long)tlen, (long long)toff, why);
+			r->revisions[a.ns - 1].audited = 1;
+			if ((rc = record(&a, &c)) < 0)
+				goto out;
+		}
+	}
 	for (sec = a.limit - 1; sec >= 1; sec--) {
 		r->revisions[a.ns - sec].audited = 1;
 		if ((rc = audit_revision(&a, sec)) < 0)

@@ -84,17 +84,8 @@
  *     permits it.  FieldMDP locks (12.8.2.4; the field's /Lock, 12.7.5.5)
  *     forbid /V changes of the locked fields on top of the table (audit.c).
  *     The table is the one rule of both pdfstamp_audit and the pre-flight.
- *  3b. Before an incremental update (ps_policy_check), in this order: the
- *     P bit of note 1 (unless owner): annotations bit 6, metadata and DSS
- *     bit 4 (a DSS is none of the operations of bits 6, 9 and 11); an
- *     unknown policy refuses; then the kind of change the update makes
- *     (annotation, metadata, dss) against every signature's level and the
- *     certification of /Root /Perms /DocMDP, through the table: a change it
- *     forbids is refused before anything is written, exactly where `audit`
- *     would report a violation.  Allowed annotations and metadata under a
- *     signature are warned about (strict validators report them); DSS is
- *     not.  Refusals are PDFSTAMP_E_PERM (exit 5), the unknown policy
- *     PDFSTAMP_E_UNSUPPORTED.
+ *  3b. Before an incremental update: ps_policy_check, in preflight.c (it
+ *     also asks audit.c, which is above this file).
  *  4. Before a full rewrite (ps_policy_rewrite): any signature, or
  *     /AcroForm /SigFlags with bit 2 AppendOnly set (Table 224, Table 225),
  *     refuses (a rewrite changes every byte, so no signature survives it);
@@ -403,73 +394,7 @@ int pdfstamp_policy_allows(int docmdp, int kind, int existed)
 	return rule_table[kind][docmdp];
 }
 
-/* ---- the writers' pre-flight (notes 3b and 4) ---------------------------- */
-
-static const char *level_name(int docmdp)
-{
-	static const char *const n[] = {"an approval signature", "DocMDP P=1 (no changes allowed)",
-	                                "DocMDP P=2 (form filling and signing only)",
-	                                "DocMDP P=3 (form filling, signing and annotations only)"};
-	return n[docmdp >= 0 && docmdp <= 3 ? docmdp : 0];
-}
-
-int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
-{
-	ps_ctx *ctx = doc->ctx;
-	struct pdfstamp_info *info;
-	int change = kind == PS_UPDATE_ANNOTATION ? PDFSTAMP_CHANGE_ANNOTATION
-	             : kind == PS_UPDATE_DSS ? PDFSTAMP_CHANGE_DSS : PDFSTAMP_CHANGE_METADATA;
-	const char *what = kind == PS_UPDATE_ANNOTATION ? "adding annotations"
-	                   : kind == PS_UPDATE_DSS ? "adding validation data (/DSS)" : "changing metadata";
-	int i, rc;
-
-	{
-		int bit = kind == PS_UPDATE_ANNOTATION ? PS_PERM_ANNOTATE : PS_PERM_MODIFY;
-		if (!ps_doc_permits(doc, bit))
-			return ps_err(ctx, PDFSTAMP_E_PERM,
-			              "the document does not permit %s (permission bit %d is clear); the owner password "
-			              "is needed", kind == PS_UPDATE_ANNOTATION ? "adding annotations" : "modifying it", bit);
-	}
-	info = calloc(1, sizeof *info);
-	if (!info)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	if ((rc = ps_doc_signatures(doc, info)) < 0)
-		goto out;
-	/* The certification, from /Root /Perms /DocMDP (12.8.4.1), wherever its
-	 * field is in the tree. */
-	if (info->docmdp && !pdfstamp_policy_allows(info->docmdp, change, 1)) {
-		rc = ps_err(ctx, PDFSTAMP_E_PERM, "the document is certified with %s; %s breaks the certification",
-		            level_name(info->docmdp), what);
-		goto out;
-	}
-	if (info->sigs_incomplete) {
-		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		            "the form field tree is nested too deeply (or /Perms /DocMDP is not a signature) to "
-		            "know every signature's policy; refusing to change the file");
-		goto out;
-	}
-	for (i = 0; i < info->nsigs; i++) {
-		int p = info->sigs[i].docmdp;
-		if (!pdfstamp_policy_allows(p, change, 1)) {
-			rc = ps_err(ctx, PDFSTAMP_E_PERM, "signature object %lld is %s; %s breaks it",
-			            (long long)info->sigs[i].objnum, p ? level_name(p) : "an approval signature", what);
-			goto out;
-		}
-		if (change == PDFSTAMP_CHANGE_DSS)
-			continue; /* not a change to the document (note 3, a) */
-		if (p == 3 || p == 2)
-			ps_warn(ctx, "the document is certified with DocMDP P=%d; strict validators may report the "
-			        "update as a modification", p);
-		else
-			ps_warn(ctx, "signature object %lld stays valid (its bytes are untouched), but strict validators "
-			        "report added %s as a modification", (long long)info->sigs[i].objnum,
-			        change == PDFSTAMP_CHANGE_ANNOTATION ? "annotations" : "metadata");
-	}
-out:
-	free(info->sigs); /* ps_doc_signatures' list (info.c, above, owns pdfstamp_info_clear) */
-	free(info);
-	return rc;
-}
+/* ---- before a full rewrite (note 4) ------------------------------------- */
 
 int ps_policy_rewrite(ps_doc *doc, unsigned flags)
 {

@@ -24,7 +24,7 @@
  *     "fieldmdp","locked_fields","doc_timestamp","subfilter","violated"}],
  *     "revisions":[{"revision","offset","xref","added","modified","freed",
  *     "audited","changes":[{"object","generation","kind","action",
- *     "verdict","signature","field"}]}],"forbidden","bytes_read"}; a violation has
+ *     "verdict","signature","field","reason"}]}],"forbidden","bytes_read"}; a violation has
  *     "ok":false with "exit":6 and "error", as every failure line.
  */
 #include "config.h"
@@ -188,6 +188,11 @@ static void json_report(const char *file, const struct pdfstamp_audit_report *r)
 				cli_json_str(&j, c->field);
 			else
 				cli_json_null(&j);
+			cli_json_key(&j, "reason");
+			if (c->reason[0])
+				cli_json_str(&j, c->reason);
+			else
+				cli_json_null(&j);
 			cli_json_obj_end(&j);
 		}
 		cli_json_arr_end(&j);
@@ -240,7 +245,12 @@ static void text_report(const char *file, const struct pdfstamp_audit_report *r)
 			printf(") breaks signature '");
 			if (c->signature >= 0 && c->signature < r->nsigs)
 				cli_put_safe(stdout, r->sigs[c->signature].field);
-			puts("'");
+			putchar('\'');
+			if (c->reason[0]) {
+				printf(": ");
+				cli_put_safe(stdout, c->reason);
+			}
+			putchar('\n');
 		}
 	}
 }

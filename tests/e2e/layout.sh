@@ -17,9 +17,10 @@
 #      symbols (ps_xrefw_*), and no other library source file spells the
 #      keywords of a section ("xref" and "trailer" lines, /Type /XRef, /W [)
 #      in a string literal: every xref section comes from xrefw.c;
-#   5. no library source file is longer than 1,200 lines, and src/ps.h
-#      includes no mbedTLS or AES-engine header (directly or through the
-#      module headers it includes).
+#   5. src/ps.h includes no mbedTLS or AES-engine header (directly or
+#      through the module headers it includes).  (The 1,200-line budget
+#      per file is retired, as issue 30 asks: files are split by concern,
+#      never to fit a line count.)
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -117,16 +118,7 @@ for f in sorted(os.listdir(srcdir)):
             writers.append(f)
 check(not writers, "no other source file writes xref keywords", ", ".join(writers))
 
-# 5. sizes and ps.h
-long_files = []
-for f in sorted(os.listdir(srcdir)):
-    if f.endswith((".c", ".h")):
-        with open(os.path.join(srcdir, f), encoding="utf-8", errors="replace") as fh:
-            k = sum(1 for _ in fh)
-        if k > 1200:
-            long_files.append("%s (%d)" % (f, k))
-check(not long_files, "no library source file over 1,200 lines", ", ".join(long_files))
-
+# 5. ps.h
 def includes(h, seen):
     if h in seen or not os.path.exists(os.path.join(srcdir, h)):
         return seen
