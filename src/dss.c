@@ -38,7 +38,22 @@
  *     An item whose bytes an entry of its /DSS array already holds
  *     (the entry's stream decrypted and decoded) is not written again:
  *     it is that entry (for note 5).  Existing entries are kept as they
- *     are, unreadable ones too (with a warning).
+ *     are, unreadable ones too (with a warning).  The work is bounded by
+ *     the file, whatever the /DSS says (a hostile one may name one small
+ *     FlateDecode stream of megabytes of zeros in every entry of its
+ *     arrays): each distinct object, by number AND generation, is read
+ *     and decoded at most once per command, and what it held (unreadable,
+ *     or its length and SHA-256, compared with each item's) is kept in a
+ *     table, so that a duplicate entry costs O(1) (the items are compared
+ *     by length and SHA-256, not byte for byte).  The bytes decoded by
+ *     one command are capped at DECODE_FACTOR (4) times the file size
+ *     plus DECODE_SLACK (64 MiB): past it the command is refused with
+ *     PDFSTAMP_E_UNSUPPORTED naming the cap, before any number is handed
+ *     out, so nothing is written.  The check follows each decode, so at
+ *     most one stream's limit (256 MiB, doc.c) more is ever decoded.  An
+ *     array holds at most MAX_EXISTING (100,000) entries (UNSUPPORTED).
+ *     The /VRI entries' arrays are only compared as references (note 5),
+ *     never read.
  *  4. The update (ISO 32000-2 12.8.4.3, Table 261; ETSI EN 319 142-1
  *     5.4.2).  Each new item is a new stream with the DER bytes, no
  *     filter (DER of keys and signatures hardly compresses, and a reader
@@ -111,6 +126,8 @@
 
 #define MAX_CERTIDS 1024      /* SingleResponses kept per OCSP response */
 #define MAX_EXISTING 100000   /* entries of one /DSS array compared (note 3) */
+#define DECODE_FACTOR 4       /* note 3's cap on decoded bytes: 4 x the file size ... */
+#define DECODE_SLACK ((uint64_t)64 << 20) /* ... + 64 MiB */
 
 static const char *kind_name(int kind)
 {
@@ -816,17 +833,124 @@ static int ensure_ref(struct dss *d, const char *hexkey, const ps_dss_item *it)
 	return 0;
 }
 
+/* ---- existing entries (note 3) ------------------------------------------------------ */
+
+/* What note 3 learnt of one existing object, by number and generation. */
+typedef struct seen {
+	uint64_t key;                 /* (num << 16 | gen) + 1; 0: an empty slot */
+	int ok;                       /* decoded: LEN and SHA hold its bytes' length and SHA-256 */
+	size_t len;
+	uint8_t sha[32];
+} seen;
+
+typedef struct seen_set {
+	seen *v;                      /* open addressing, CAP a power of two, at most half full */
+	size_t cap, n;
+	uint64_t decoded, budget;     /* decoded bytes so far, and the cap on them (note 3) */
+	int warned;
+} seen_set;
+
+static size_t seen_hash(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+/* The slot of KEY in SS: its entry, or the empty slot where it goes. */
+static int seen_slot(ps_ctx *ctx, seen_set *ss, uint64_t key, seen **out)
+{
+	size_t i;
+
+	if (ss->n + 1 > ss->cap / 2) {
+		size_t ncap = ss->cap ? ss->cap * 2 : 64, j;
+		seen *nv;
+		if (ncap > SIZE_MAX / sizeof *nv || !(nv = calloc(ncap, sizeof *nv)))
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		for (j = 0; j < ss->cap; j++) {
+			if (!ss->v[j].key)
+				continue;
+			for (i = seen_hash(ss->v[j].key, ncap); nv[i].key; i = (i + 1) & (ncap - 1))
+				;
+			nv[i] = ss->v[j];
+		}
+		free(ss->v);
+		ss->v = nv;
+		ss->cap = ncap;
+	}
+	for (i = seen_hash(key, ss->cap); ss->v[i].key && ss->v[i].key != key; i = (i + 1) & (ss->cap - 1))
+		;
+	*out = &ss->v[i];
+	return 0;
+}
+
+/* The existing entry E (a reference) of the /DSS array KEY: decoded at
+ * most once per number and generation, its bytes counted against the cap
+ * (note 3).  *OUT (valid until the next call) says whether it could be
+ * read, and what it holds.  0, or NOMEM, or UNSUPPORTED past the cap. */
+static int existing_entry(struct dss *d, seen_set *ss, const ps_obj *e, const char *key, const seen **out)
+{
+	uint64_t k = ((uint64_t)e->u.ref.num << 16 | e->u.ref.gen) + 1;
+	ps_buf data = PS_BUF_INIT;
+	ps_obj *stm = NULL;
+	seen *s = NULL;
+	int rc;
+
+	if ((rc = seen_slot(d->ctx, ss, k, &s)) < 0)
+		return rc;
+	*out = s;
+	if (s->key == k)
+		return 0; /* a duplicate: what the first time found */
+	s->key = k;
+	ss->n++;
+	if ((rc = ps_doc_lookup(d->doc, e->u.ref.num, &stm)) == 0 && stm && stm->kind == PS_STREAM &&
+	    (rc = ps_doc_stream_data(d->doc, e->u.ref.num, stm, 1, &data)) == 0) {
+		ss->decoded += data.len; /* <= budget + one stream's 256 MiB: no overflow */
+		if (ss->decoded > ss->budget)
+			rc = ps_err(d->ctx, PDFSTAMP_E_UNSUPPORTED, "the existing /DSS entries decode to more than %llu "
+			            "bytes (the cap: 4 times the file size plus 64 MiB); not reading further",
+			            (unsigned long long)ss->budget);
+		else if (mbedtls_md(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), data.data, data.len, s->sha) != 0)
+			rc = ps_err(d->ctx, PDFSTAMP_E_INTERNAL, "SHA-256 failed");
+		s->ok = rc == 0;
+		s->len = data.len;
+		ps_buf_free(&data);
+		return rc;
+	}
+	ps_buf_free(&data);
+	if (rc == PDFSTAMP_E_NOMEM)
+		return rc; /* ours, not the entry's: not a reason to add it again */
+	if (!ss->warned++)
+		ps_warn(d->ctx, "an entry of /DSS /%s (object %u) cannot be read%s%s; it is kept as it is", key,
+		        e->u.ref.num, rc < 0 ? ": " : "", rc < 0 ? pdfstamp_ctx_errmsg(d->ctx) : "");
+	return 0;
+}
+
 /* Note 3: items that an entry of their existing /DSS array holds take that
  * entry's number. */
 static int match_existing(struct dss *d, ps_dss_items *s)
 {
+	const mbedtls_md_info_t *sha256 = mbedtls_md_info_from_type(MBEDTLS_MD_SHA256);
 	ps_obj *dss, *arr;
-	ps_buf data = PS_BUF_INIT;
+	seen_set ss;
+	uint8_t (*dig)[32] = NULL;
 	size_t i, k;
-	int kind, rc = 0, warned = 0;
+	int kind, rc = 0;
 
+	memset(&ss, 0, sizeof ss);
 	if ((rc = cur_dss(d, &dss)) < 0 || !dss)
 		return rc;
+	/* note 3's cap, without overflow */
+	ss.budget = (uint64_t)DECODE_SLACK;
+	if (d->doc->size > 0)
+		ss.budget = (uint64_t)d->doc->size > (UINT64_MAX - DECODE_SLACK) / DECODE_FACTOR
+		                    ? UINT64_MAX
+		                    : (uint64_t)d->doc->size * DECODE_FACTOR + DECODE_SLACK;
+	if (s->n && !(dig = calloc(s->n, sizeof *dig)))
+		return ps_err(d->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; i < s->n; i++)
+		if (mbedtls_md(sha256, s->v[i].der, s->v[i].len, dig[i]) != 0) {
+			rc = ps_err(d->ctx, PDFSTAMP_E_INTERNAL, "SHA-256 failed");
+			goto out;
+		}
 	for (kind = PDFSTAMP_DSS_CERT; kind <= PDFSTAMP_DSS_CRL; kind++) {
 		ps_obj *v = ps_dict_get(dss, arr_key[kind]);
 		int want = 0;
@@ -846,7 +970,8 @@ static int match_existing(struct dss *d, ps_dss_items *s)
 			break;
 		}
 		for (k = 0; k < ps_array_len(arr); k++) {
-			ps_obj *e = ps_array_get(arr, k), *stm = NULL;
+			ps_obj *e = ps_array_get(arr, k);
+			const seen *se;
 			size_t left = 0;
 			for (i = 0; i < s->n; i++)
 				left += s->v[i].kind == kind && s->v[i].dup_of < 0 && !s->v[i].num;
@@ -854,20 +979,12 @@ static int match_existing(struct dss *d, ps_dss_items *s)
 				break; /* every item of this kind is there already */
 			if (e->kind != PS_REF)
 				continue;
-			if ((rc = ps_doc_lookup(d->doc, e->u.ref.num, &stm)) < 0 || !stm || stm->kind != PS_STREAM ||
-			    (rc = ps_doc_stream_data(d->doc, e->u.ref.num, stm, 1, &data)) < 0) {
-				if (rc == PDFSTAMP_E_NOMEM)
-					break; /* ours, not the entry's: not a reason to add it again */
-				if (!warned++)
-					ps_warn(d->ctx, "an entry of /DSS /%s (object %u) cannot be read%s%s; it is kept as it "
-					        "is", arr_key[kind], e->u.ref.num, rc < 0 ? ": " : "",
-					        rc < 0 ? pdfstamp_ctx_errmsg(d->ctx) : "");
-				rc = 0;
-				continue;
-			}
-			for (i = 0; i < s->n; i++) {
+			if ((rc = existing_entry(d, &ss, e, arr_key[kind], &se)) < 0)
+				break;
+			for (i = 0; se->ok && i < s->n; i++) {
 				ps_dss_item *it = &s->v[i];
-				if (it->kind == kind && it->dup_of < 0 && !it->num && same_bytes(it->der, it->len, data.data, data.len)) {
+				if (it->kind == kind && it->dup_of < 0 && !it->num && it->len == se->len &&
+				    memcmp(dig[i], se->sha, sizeof se->sha) == 0) {
 					it->num = e->u.ref.num;
 					it->gen = e->u.ref.gen;
 				}
@@ -876,7 +993,9 @@ static int match_existing(struct dss *d, ps_dss_items *s)
 		if (rc < 0)
 			break;
 	}
-	ps_buf_free(&data);
+out:
+	free(dig);
+	free(ss.v);
 	return rc;
 }
 

@@ -22,6 +22,7 @@
 
 #include "ps.h"
 #include "dss.h"
+#include "flate.h"
 #include "pdfgen.h"
 
 static const uint8_t ca_der[] = {
@@ -825,6 +826,103 @@ START_TEST(update_hostile_dss)
 }
 END_TEST
 
+/* Object NUM: an array of N references to TARGET, then one to LAST (0: none);
+ * too long for pg_obj's buffer, so written here. */
+static void big_array(pg *p, uint32_t num, uint32_t target, size_t n, uint32_t last)
+{
+	size_t i;
+
+	p->off[num] = (int64_t)p->b.len;
+	p->gen[num] = 0;
+	ps_buf_printf(&p->b, "%u 0 obj\n[", num);
+	for (i = 0; i < n; i++)
+		ps_buf_printf(&p->b, "%u 0 R ", target);
+	if (last)
+		ps_buf_printf(&p->b, "%u 0 R", last);
+	ps_buf_puts(&p->b, "]\nendobj\n");
+}
+
+/* A FlateDecode stream of MB MiB of zeros (ps_deflate), into OUT. */
+static void zeros(size_t mb, ps_buf *out)
+{
+	uint8_t *z = calloc(mb << 20, 1);
+
+	ck_assert_ptr_nonnull(z);
+	ck_assert_int_eq(ps_deflate(ctx, z, mb << 20, 9, out), 0);
+	free(z);
+}
+
+/* dss.c note 3: a /Certs array naming one 4 MiB FlateDecode stream 20,000
+ * times (80 GB if each entry were decoded: far past the cap, which would
+ * refuse) and then the CA.  Each object is decoded once: the run succeeds,
+ * finds the CA where it is and adds the rest. */
+START_TEST(update_amplified_dss)
+{
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	ps_buf z = PS_BUF_INIT;
+	ps_obj *root = NULL, *dss = NULL, *arr = NULL;
+	pg p;
+
+	zeros(4, &z);
+	signed_file(&p, "/DSS 9 0 R");
+	pg_obj(&p, 9, 0, "<</Certs 10 0 R>>");
+	big_array(&p, 10, 11, 20000, 12);
+	pg_stream(&p, 11, "/Filter/FlateDecode", z.data, z.len);
+	pg_stream(&p, 12, "", ca_der, sizeof ca_der);
+	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	ps_buf_free(&z);
+	open_doc(path, 0, NULL);
+	ck_assert_int_eq(run_dss(0, 0, outpath, &res), 0);
+	ck_assert_int_eq(res.nobjects, 5); /* leaf, CRL, OCSP, /Certs (10), /DSS (9) */
+	open_doc(outpath, 0, NULL);
+	ck_assert_int_eq(ps_doc_catalog(doc, PS_CATALOG_DICT, &root, NULL), 0);
+	ck_assert_int_eq(ps_doc_resolve(doc, ps_dict_get(root, "DSS"), &dss), 0);
+	ck_assert_int_eq(ps_doc_resolve(doc, ps_dict_get(dss, "Certs"), &arr), 0);
+	ck_assert_uint_eq(ps_array_len(arr), 20002); /* the CA (12) is not added again */
+	ck_assert_uint_eq(ps_array_get(arr, 20000)->u.ref.num, 12);
+	expect_stream(arr, 20001, leaf_der, sizeof leaf_der);
+	pdfstamp_result_clear(&res);
+}
+END_TEST
+
+/* dss.c note 3: three distinct 32 MiB streams (96 MiB decoded, past 4
+ * times the small file plus 64 MiB): refused with UNSUPPORTED naming the
+ * cap, no output, the file unchanged in place. */
+START_TEST(update_decode_cap)
+{
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	ps_buf z = PS_BUF_INIT;
+	int64_t before;
+	pg p;
+
+	zeros(32, &z);
+	signed_file(&p, "/DSS<</Certs[10 0 R 11 0 R 12 0 R 10 0 R]>>");
+	pg_stream(&p, 10, "/Filter/FlateDecode", z.data, z.len);
+	pg_stream(&p, 11, "/Filter/FlateDecode", z.data, z.len);
+	pg_stream(&p, 12, "/Filter/FlateDecode", z.data, z.len);
+	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	ps_buf_free(&z);
+	before = size_of(path);
+	ck_assert_int_lt(before, 1 << 20);
+	open_doc(path, 1, NULL);
+	ck_assert_int_eq(run_dss(0, 0, outpath, &res), PDFSTAMP_E_UNSUPPORTED);
+	ck_assert(has_msg("the cap: 4 times the file size plus 64 MiB"));
+	ck_assert_int_eq(access(outpath, F_OK), -1);
+	ck_assert_int_eq(run_dss(0, 1, NULL, &res), PDFSTAMP_E_UNSUPPORTED);
+	ck_assert_int_eq(size_of(path), before);
+	/* two of them (64 MiB) are under the cap */
+	signed_file(&p, "/DSS<</Certs[10 0 R 11 0 R 10 0 R 11 0 R]>>");
+	zeros(32, &z);
+	pg_stream(&p, 10, "/Filter/FlateDecode", z.data, z.len);
+	pg_stream(&p, 11, "/Filter/FlateDecode", z.data, z.len);
+	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	ps_buf_free(&z);
+	open_doc(path, 0, NULL);
+	ck_assert_int_eq(run_dss(0, 0, outpath, &res), 0);
+	pdfstamp_result_clear(&res);
+}
+END_TEST
+
 static Suite *dss_suite(void)
 {
 	Suite *s = suite_create("dss");
@@ -846,6 +944,8 @@ static Suite *dss_suite(void)
 	tcase_add_test(tc, update_encrypted);
 	tcase_add_test(tc, update_refused);
 	tcase_add_test(tc, update_hostile_dss);
+	tcase_add_test(tc, update_amplified_dss);
+	tcase_add_test(tc, update_decode_cap);
 	suite_add_tcase(s, tc);
 	return s;
 }
