@@ -29,6 +29,9 @@
 #    certificate as --ocsp, a CRL as --cert, a private key, a missing file,
 #    a directory) exit 4 or 2, leave the input byte-identical and write no
 #    output.
+# 5. A hostile /DSS naming one large compressible stream 50,000 times
+#    finishes (each object decoded once); one that decodes past the cap
+#    (4 x file size + 64 MiB) is refused with exit 4, nothing written.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -385,5 +388,56 @@ bad 2 'not a regular file .*pki' "a directory" --crl "$K"
 run "$PDFSTAMP" dss --password-file "$UPW" -o "$T/bad-out.pdf" "$T/bad-in.pdf"
 check_status 2 "no --cert, --ocsp or --crl"
 check_grep 'nothing to add' "$T/err" "no input: the message says what is missing"
+
+# ===========================================================================
+# 5. A hostile existing /DSS (dss.c note 3): its /Certs, /OCSPs, /CRLs and
+#    /VRI arrays name small FlateDecode streams of megabytes of zeros
+#    50,000 times each (e2e.py dssbomb), encrypted by qpdf (R6, object
+#    streams, so the file stays small).  (a) One 4 MiB stream: each object
+#    is decoded once, the run succeeds and adds the three inputs.  (b)
+#    Three 40 MiB streams: 120 MiB decoded is past the cap (4 times the
+#    file size plus 64 MiB): exit 4 naming the cap, nothing written.
+#    `timeout 120` only guards against a hang (exit 124 fails the status).
+# ===========================================================================
+bomb() { # N MB K NAME
+	python3 "$E" dssbomb "$1" "$2" "$3" "$T/$4-plain.pdf" &&
+		qpdf --object-streams=generate --encrypt "$U" "$(head -n 1 "$OPW")" 256 -- "$T/$4-plain.pdf" "$T/$4.pdf"
+}
+if bomb 50000 4 1 amp; then
+	cp "$T/amp.pdf" "$T/amp-orig.pdf"
+	check_true test "$(stat -c %s "$T/amp.pdf")" -lt 200000 "amplifier: the file is small ($(stat -c %s "$T/amp.pdf") bytes)"
+	run timeout 120 "$PDFSTAMP" dss --json --password-file "$UPW" --cert "$K/leaf.pem" --crl "$K/crl.pem" \
+		--ocsp "$K/ocsp.der" --vri -o "$T/amp-out.pdf" "$T/amp.pdf"
+	check_status 0 "amplifier: dss finishes, each distinct stream decoded once"
+	check_eq "$(jget "$T/out" '[d["written"], len(d["objects"])]')" "[true, 7]" \
+		"amplifier: 3 new streams and new versions of /DSS's 3 arrays and /DSS"
+	same "$T/amp.pdf" "$T/amp-orig.pdf" "amplifier: dss -o"
+	qcheck "$T/amp-out.pdf" "amplifier dss"
+	check_eq "$("$PIKE" -c 'import pikepdf,sys; d=pikepdf.open(sys.argv[1], password=sys.argv[2]).Root.DSS; print(*[len(d[k]) for k in ("/Certs","/OCSPs","/CRLs")])' "$T/amp-out.pdf" "$U" 2>&1)" \
+		"50001 50001 50001" "amplifier: every existing entry is kept and each array gets its input"
+else
+	fail "amplifier: making the file (e2e.py dssbomb, qpdf)"
+fi
+if bomb 60 40 3 cap; then
+	cp "$T/cap.pdf" "$T/cap-orig.pdf"
+	rm -f "$T/cap-out.pdf"
+	run timeout 120 "$PDFSTAMP" dss --password-file "$UPW" --cert "$K/leaf.pem" -o "$T/cap-out.pdf" "$T/cap.pdf"
+	check_status 4 "past the cap: dss refuses"
+	check_grep 'decode to more than [0-9]+ bytes \(the cap: 4 times the file size plus 64 MiB\)' "$T/err" \
+		"past the cap: the message names the cap"
+	check_true test ! -e "$T/cap-out.pdf" "past the cap: no output file"
+	same "$T/cap.pdf" "$T/cap-orig.pdf" "past the cap: dss -o"
+	run timeout 120 "$PDFSTAMP" dss --password-file "$UPW" --cert "$K/leaf.pem" -i "$T/cap.pdf"
+	check_status 4 "past the cap: dss -i refuses"
+	same "$T/cap.pdf" "$T/cap-orig.pdf" "past the cap: dss -i"
+	# one of the three streams alone is under the cap: the same file with
+	# K=1 is taken (the cap is on the total, not on one stream)
+	if bomb 60 40 1 under; then
+		run timeout 120 "$PDFSTAMP" dss --password-file "$UPW" --cert "$K/leaf.pem" -o "$T/under-out.pdf" "$T/under.pdf"
+		check_status 0 "one 40 MiB stream named 60 times: under the cap"
+	fi
+else
+	fail "past the cap: making the file (e2e.py dssbomb, qpdf)"
+fi
 
 finish
