@@ -49,56 +49,70 @@
  *     are no change.  The chain's own xref streams and object streams as
  *     containers are not changes; a trailer that points /Root or /Info
  *     elsewhere is (catalog, metadata).
- *  4. Kinds (enum pdfstamp_change_kind), from the object's own keys, its
- *     old and new versions both (the more restrictive kind wins, so an
- *     object cannot disguise itself by changing type):
+ *  4. Kinds (enum pdfstamp_change_kind), per signature: the signed
+ *     revision is the truth (auditview.c).  An object in use when the
+ *     signature was made has the kind of its roles in that revision
+ *     (auditview.c note 2; the most restrictive wins): a catalog, page or
+ *     /AcroForm by the keys that differ (below), a field or widget by
+ *     field_diff_kind (note 5), arrays by the elements added or removed
+ *     (an element that existed when signed by its role then, a new one by
+ *     its own keys), appearances after their owner, DSS parts dss, /Info
+ *     and the catalog's /Metadata metadata, the signature dictionaries
+ *     signature (and never to be changed).  No role: other, existing,
+ *     forbidden.  Nothing its new version says can make it more permissive.
+ *     An object created after the signature takes its kind from its own
+ *     keys, old and new versions both (the more restrictive kind wins),
+ *     and from the roles the changed objects of its revision give it; if
+ *     the signed revision referred to its number (a dangling reference),
+ *     the role it had there counts too:
  *        catalog: by the keys that differ: /AcroForm form-field, /DSS dss,
  *                 /Metadata metadata, any other catalog.  In /AcroForm:
  *                 /Fields by its elements, /SigFlags signature; what
  *                 redraws every field is catalog: /NeedAppearances true
  *                 (12.7.3), /DA, /Q, /CO, /XFA, an entry of /DR changed
  *                 or removed (entries added are form-field)
- *        page:    only /Annots differs: annotation (the annotations added
- *                 or removed decide: a document timestamp's widget is
- *                 doc-timestamp); /Contents, /Resources page-content;
+ *        page:    only /Annots differs: annotation (by the annotations
+ *                 added or removed); /Contents, /Resources page-content;
  *                 other keys page-tree.  /Pages nodes: page-tree.
- *        fields and widgets: form-field; a signature field signature, or
- *                 doc-timestamp when its value is one; signature
- *                 dictionaries likewise.  A field or widget created or
- *                 deleted (the object, or an element of /Fields, /Annots,
- *                 /Kids) is an annotation: filling in a form (Table 257,
- *                 P=2) changes existing fields; a new widget draws over
- *                 the page like any annotation (12.5.6.19).
- *        annotations: annotation; /DSS, /VRI and their entries: dss;
- *        the trailer's /Info and XMP streams: metadata; /Encrypt: encryption
- *        arrays: by the elements added or removed (or all of them):
- *                 annotations, fields, content streams, pages
- *        streams without /Type: what a changed object of the same revision
- *                 uses them as (/AP of an annotation or widget, DSS data);
- *                 else a new one is "other" and an existing one
- *                 page-content (an image or form XObject: other).  Such a
- *                 role is given to a new object, or to an existing one only
- *                 if the old version of the object giving it used it the
- *                 same way: a widget whose /AP names the page's content
- *                 stream or font does not lend them its kind.
+ *        new fields, widgets: annotation (12.5.6.19), a signature field,
+ *                 widget or dictionary signature (doc-timestamp when its
+ *                 value is one): note 5 says when that counts.
+ *        new streams without /Type: what a changed object of the same
+ *                 revision uses them as (/AP, DSS data), else other.
  *        new objects that no change of their revision (nor its trailer)
  *                 refers to, numbered below the signed revision's /Size:
  *                 forbidden (a signed reference that led nowhere now draws
- *                 them: a shadow).  Numbers from /Size up are not judged
- *                 so (writers leave orphans there): a residual risk.
+ *                 them).  Numbers from /Size up are not judged so.
  *        the trailer: /Root or /Info pointed elsewhere (catalog, metadata);
- *                 a /Size below the previous revision's (objects dropped
- *                 for readers that honour it, 7.5.5): catalog.
- *     A new object of kind other matters only through the changed object
- *     that reaches it, which is judged itself (policy.c note 3).
- *  5. Verdict per change and signature: for every signature whose
- *     revision is older than the change's, pdfstamp_policy_allows(level,
- *     kind, existed-at-signing); a FieldMDP lock forbids a /V change of a
- *     locked field (a lock on a name covers its descendants); an existing
- *     signature dictionary must not change at all.  A forbidden change
- *     names the first signature it breaks.  The report's verdict:
- *     "unsigned" without signatures, else "violation" if any signature is
- *     violated, else "ok".  A violation is a finding, not an error.
+ *                 a /Size below the previous revision's: catalog.
+ *  5. Verdict per change and signature (record): pdfstamp_policy_allows(
+ *     level, kind, existed-when-signed), the level read as of the signed
+ *     revision (auditsig.c), and on top of it:
+ *      - policy: a change of an object the signature's policy is read
+ *        from (signature dictionary, /Reference and its transforms,
+ *        /Lock, /Perms) violates it;
+ *      - FieldMDP: a /V change of a locked field (a lock on a name covers
+ *        its descendants) violates it;
+ *      - signing is real: a signature or doc-timestamp change counts as
+ *        such only when its revision is closed by a signature (a document
+ *        timestamp) that covers it exactly and whose CMS signs its bytes
+ *        (sigcms.c); else it is an annotation.  Under P=1 and P=2 a new
+ *        signature widget must not show (empty /Rect, hidden, no /AP);
+ *      - form filling: an existing field or widget may change /V, /RV,
+ *        /AS, /M and /AP (unless its new /AP names a signed object that
+ *        was no appearance: re-pointed); any other key is an annotation;
+ *      - identity: a generation change of a signed object is other (its
+ *        signed references no longer lead to it); an "N G obj" after the
+ *        oldest signed revision that its section does not list there
+ *        (scan_unlisted; stream data excepted), an object of a later
+ *        revision that does not read (an entry that leads to another
+ *        object's bytes included), and bytes after the readable revisions
+ *        (PDFSTAMP_OPEN_SALVAGE) are changes of kind damaged, forbidden by
+ *        every signature before them.
+ *     A forbidden change names the first signature it breaks and the
+ *     reason.  The report's verdict: "unsigned" without signatures, else
+ *     "violation" if any signature is violated, else "ok".  A violation is
+ *     a finding, not an error.
  *  6. Hostile input: every object is loaded as of its revision with
  *     doc.c's bounds (depth, sizes); object numbers come from the index
  *     (<= PS_MAX_OBJNUM); at most MAX_CHANGES changes are recorded; at
@@ -112,7 +126,12 @@
  *     audited partly.  /Encrypt changes, loops and other chain tampering
  *     are refused at open (doc.c, xref.c): exit 4, never "ok".
  *  7. Cost: the index walk is in memory; objects are read only for the
- *     changes after the first signature and what classifies them.
+ *     changes after the first signature and what classifies them, plus
+ *     one walk of each signed revision that a later one changes
+ *     (auditview.c note 4) and the bytes after the oldest signed
+ *     revision (the identity scan).  Stream data decoded to compare
+ *     versions is capped at 4 x the file size + 64 MiB (decode_cap): past
+ *     it the audit is refused (PDFSTAMP_E_UNSUPPORTED).
  */
 #include "config.h"
 

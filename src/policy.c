@@ -60,6 +60,7 @@
  *        page-tree           no     no   no   no   visible content (b)
  *        catalog             no     no   no   no   /OpenAction, /Names, /Root...
  *        encryption          no     no   no   no   (doc.c refuses it at open)
+ *        damaged             no     no   no   no   audit.c note 5 (identity)
  *        other, existing     no     no   no   no   fonts, images, XObjects (b)
  *        other, new         yes    yes  yes  yes   reachable only through a
  *                                                   changed object judged itself;

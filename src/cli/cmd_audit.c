@@ -12,8 +12,9 @@
  *     before each file.
  *  2. Exit status: 0 when every change after every signature is permitted
  *     and for an unsigned file; 6 (CLI_EXIT_VIOLATION) when a signature's
- *     policy is violated: a finding in the report, not a failed call; 4
- *     for a damaged file (the library's FORMAT/UNSUPPORTED).  With several
+ *     policy is violated (a damaged later revision included): a finding in
+ *     the report, not a failed call; 4 when the file or a signed revision
+ *     cannot be read (the library's FORMAT/UNSUPPORTED).  With several
  *     files the worst (highest) status wins, so one violation shows in
  *     the status of a whole run (pdfstamp(1) EXIT STATUS).
  *  3. Text output: one line per file with the verdict, a line per
@@ -52,10 +53,14 @@ static void help(void)
 	       "P=2 form filling and signing, P=3 also annotations; DSS and document\n"
 	       "timestamps are always allowed), by a FieldMDP lock, or, for any\n"
 	       "signature, when it changes page content, the page tree or other\n"
-	       "visible content that existed when the signature was made.\n"
+	       "visible content that existed when the signature was made.  Policies\n"
+	       "and what each object is are read from the revision each signature\n"
+	       "covers, never from a later one; damage after a signature (unlisted\n"
+	       "objects, unreadable revisions) is a 'damaged' change.\n"
 	       "Exit status: 0 every change permitted (or no signature), 6 a\n"
-	       "signature's policy is violated, 4 a damaged file.  The user password\n"
-	       "suffices; nothing is written.\n"
+	       "signature's policy is violated, 4 a file (or a signed revision of\n"
+	       "it) that cannot be read.  The user password suffices; nothing is\n"
+	       "written.\n"
 	       "\n"
 	       "Options:\n"
 	       "      --json     print one JSON object per FILE on one line each\n"
