@@ -34,9 +34,13 @@
  *     hashed in HASH_CHUNK pieces, never held whole.  A file that ends
  *     inside the range (it shrank) is an invalid signature, not an error.
  *  2. The CMS (RFC 5652 3, 5.1-5.4).  ContentInfo SEQUENCE { contentType
- *     id-signedData, [0] EXPLICIT SignedData } in DER, followed only by
- *     zero bytes (signers pad /Contents); BER indefinite lengths are
- *     refused (mbedTLS's length reader does).  SignedData: version,
+ *     id-signedData, [0] EXPLICIT SignedData }, followed only by
+ *     zero bytes (signers pad /Contents).  The containers may have BER
+ *     indefinite lengths (NSS, hence pdfsig, writes them): their ends are
+ *     found by skipping items up to the end-of-contents octets, at most
+ *     MAX_DEPTH nested indefinite lengths deep; everything else must be
+ *     DER (mbedTLS's readers), the signed attributes above all, whose
+ *     bytes are hashed as they stand (RFC 5652 5.4).  SignedData: version,
  *     digestAlgorithms, encapContentInfo { eContentType, [0] EXPLICIT
  *     eContent OCTET STRING OPTIONAL (primitive) }, [0] IMPLICIT
  *     certificates, [1] IMPLICIT crls, signerInfos.  Only signerInfos[0]
@@ -96,6 +100,7 @@
 
 #define HASH_CHUNK ((size_t)1 << 20)   /* note 1: bytes hashed per read */
 #define MAX_CERTS 256                  /* note 4: certificates parsed per CMS */
+#define MAX_DEPTH 16                   /* note 2: nested indefinite lengths */
 
 #define SEQ (MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE)
 #define SET (MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SET)
@@ -317,78 +322,150 @@ static int parse_signer(const uint8_t *p, const uint8_t *end, struct cms *c, con
 	return p == end ? 0 : -1;
 }
 
+/* Note 2: the end of the contents of an indefinite length starting at P:
+ * the end-of-contents octets, found by skipping the items before them
+ * (each nested indefinite length one level deeper, at most MAX_DEPTH). */
+static int ber_skip(const uint8_t **p, const uint8_t *end, int depth);
+
+static int ber_eoc(const uint8_t *p, const uint8_t *end, int depth, const uint8_t **eoc)
+{
+	if (depth > MAX_DEPTH)
+		return -1;
+	while (end - p >= 2) {
+		if (p[0] == 0 && p[1] == 0) {
+			*eoc = p;
+			return 0;
+		}
+		if (ber_skip(&p, end, depth) != 0)
+			return -1;
+	}
+	return -1;
+}
+
+/* The length at *P (after the tag TAG): definite (mbedTLS's reader) or,
+ * for a constructed TAG, indefinite.  The value is [*P, *VEND) and the
+ * item ends at *NEXT. */
+static int ber_len(const uint8_t **p, const uint8_t *end, int tag, int depth, const uint8_t **vend,
+                   const uint8_t **next)
+{
+	unsigned char *q = (unsigned char *)*p;
+	size_t len;
+
+	if (q < end && *q == 0x80) {
+		if (!(tag & MBEDTLS_ASN1_CONSTRUCTED) || ber_eoc(q + 1, end, depth + 1, vend) != 0)
+			return -1;
+		*p = q + 1;
+		*next = *vend + 2;
+		return 0;
+	}
+	if (mbedtls_asn1_get_len(&q, end, &len) != 0)
+		return -1;
+	*p = q;
+	*vend = *next = q + len;
+	return 0;
+}
+
+static int ber_skip(const uint8_t **p, const uint8_t *end, int depth)
+{
+	const uint8_t *q = *p, *vend, *next;
+	int tag;
+
+	if (q >= end || (*q & 0x1F) == 0x1F)  /* high tag numbers: not in these structures */
+		return -1;
+	tag = *q++;
+	if (ber_len(&q, end, tag, depth, &vend, &next) != 0)
+		return -1;
+	*p = next;
+	return 0;
+}
+
+/* One item of tag TAG at *P, in DER or BER (definite or indefinite
+ * lengths): the value is [*P, *VEND), the item ends at *NEXT. */
+static int ber_tag(const uint8_t **p, const uint8_t *end, int tag, const uint8_t **vend, const uint8_t **next)
+{
+	const uint8_t *q = *p;
+
+	if (q >= end || *q != tag)
+		return -1;
+	q++;
+	if (ber_len(&q, end, tag, 0, vend, next) != 0)
+		return -1;
+	*p = q;
+	return 0;
+}
+
 /* Note 2: the ContentInfo in D[0..N). */
 static int parse_cms(const uint8_t *d, size_t n, struct cms *c, const char **w)
 {
-	const uint8_t *p = d, *end = d + n, *sdend, *eend;
-	size_t len, i;
-	unsigned char *q;
+	const uint8_t *p = d, *end = d + n, *sdend, *eend, *vend, *next, *q;
+	size_t len;
+	unsigned char *u;
 	int ver;
 
 	memset(c, 0, sizeof *c);
-	*w = "the CMS does not parse (no DER ContentInfo)";
-	if (der_tag(&p, end, SEQ, &len) != 0)
+	*w = "the CMS does not parse (no ContentInfo)";
+	if (ber_tag(&p, end, SEQ, &vend, &next) != 0)
 		return -1;
-	/* signers pad /Contents with zeros after the DER */
-	for (i = (size_t)(p + len - d); i < n; i++)
-		if (d[i] != 0) {
+	/* signers pad /Contents with zeros after the CMS */
+	for (q = next; q < end; q++)
+		if (*q != 0) {
 			*w = "the CMS is followed by bytes other than zero padding";
 			return -1;
 		}
-	end = p + len;
+	end = vend;
 	*w = "the CMS is not a SignedData (id-signedData)";
 	if (der_tag(&p, end, MBEDTLS_ASN1_OID, &len) != 0 ||
 	    !oid_is(p, len, OID_SIGNED_DATA, sizeof OID_SIGNED_DATA))
 		return -1;
 	p += len;
 	*w = "the CMS's SignedData does not parse";
-	if (der_tag(&p, end, CTX_C(0), &len) != 0 || p + len != end)
+	if (ber_tag(&p, end, CTX_C(0), &vend, &next) != 0 || next != end)
 		return -1;
-	if (der_tag(&p, end, SEQ, &len) != 0 || p + len != end)
+	end = vend;
+	if (ber_tag(&p, end, SEQ, &vend, &next) != 0 || next != end)
 		return -1;
-	sdend = end;
-	q = (unsigned char *)p;
-	if (mbedtls_asn1_get_int(&q, sdend, &ver) != 0)
+	sdend = vend;
+	u = (unsigned char *)p;
+	if (mbedtls_asn1_get_int(&u, sdend, &ver) != 0)
 		return -1;
-	p = q;
-	if (der_tag(&p, sdend, SET, &len) != 0)    /* digestAlgorithms */
+	p = u;
+	if (ber_skip(&p, sdend, 0) != 0)    /* digestAlgorithms */
 		return -1;
-	p += len;
 	*w = "the SignedData's encapContentInfo does not parse";
-	if (der_tag(&p, sdend, SEQ, &len) != 0)
+	if (ber_tag(&p, sdend, SEQ, &eend, &next) != 0)
 		return -1;
-	eend = p + len;
 	if (der_tag(&p, eend, MBEDTLS_ASN1_OID, &len) != 0)
 		return -1;
 	c->ectype = p;
 	c->ectype_len = len;
 	p += len;
 	if (p < eend) {
-		if (der_tag(&p, eend, CTX_C(0), &len) != 0 || p + len != eend)
+		const uint8_t *oend;
+		if (ber_tag(&p, eend, CTX_C(0), &oend, &q) != 0 || q != eend)
 			return -1;
 		*w = "the eContent is not a primitive OCTET STRING";
-		if (der_tag(&p, eend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 || p + len != eend)
+		if (der_tag(&p, oend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 || p + len != oend)
 			return -1;
 		c->econtent = p;
 		c->econtent_len = len;
 	}
-	p = eend;
+	p = next;
 	*w = "the SignedData does not parse after its encapContentInfo";
 	if (p < sdend && *p == CTX_C(0)) {
-		if (der_tag(&p, sdend, CTX_C(0), &len) != 0)
+		if (ber_tag(&p, sdend, CTX_C(0), &vend, &next) != 0)
 			return -1;
 		c->certs = p;
-		c->certs_end = p + len;
-		p += len;
+		c->certs_end = vend;
+		p = next;
 	}
-	if (p < sdend && *p == CTX_C(1) && der_skip(&p, sdend) != 0)
+	if (p < sdend && *p == CTX_C(1) && ber_skip(&p, sdend, 0) != 0)
 		return -1;
 	*w = "the SignedData has no SignerInfo";
-	if (der_tag(&p, sdend, SET, &len) != 0 || p + len != sdend || len == 0)
+	if (ber_tag(&p, sdend, SET, &vend, &next) != 0 || next != sdend || vend == p)
 		return -1;
-	if (der_tag(&p, sdend, SEQ, &len) != 0)
+	if (ber_tag(&p, vend, SEQ, &vend, &next) != 0)
 		return -1;
-	return parse_signer(p, p + len, c, w);
+	return parse_signer(p, vend, c, w);
 }
 
 /* RFC 3161 2.4.2: the messageImprint of the TSTInfo in D[0..N). */
@@ -634,7 +711,7 @@ static int check_signature(ps_ctx *ctx, const struct cms *c, const uint8_t *cont
 	}
 	while (p && p < c->certs_end && n++ < MAX_CERTS) {
 		const uint8_t *item = p;
-		if (der_skip(&p, c->certs_end) != 0)
+		if (ber_skip(&p, c->certs_end, 0) != 0)
 			break;
 		if (*item != SEQ)      /* other CertificateChoices */
 			continue;
