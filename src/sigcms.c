@@ -826,8 +826,9 @@ static int check_digest(ps_doc *doc, const int64_t br[4], int subfilter, const s
 	} else if (out->signature_ok == 1) {
 		out->digest_ok = 1;     /* note 3a: bound by the signature alone */
 	} else if (out->signature_ok == -1) {
-		why(out, "no signed attributes, and the signature could not be checked: %s",
-		    out->why[0] ? out->why : "no signer certificate in the CMS");
+		char was[sizeof out->why];
+		snprintf(was, sizeof was, "%s", out->why[0] ? out->why : "no signer certificate in the CMS");
+		why(out, "no signed attributes, and the signature could not be checked: %s", was);
 	}
 	return 0;
 }

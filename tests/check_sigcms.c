@@ -374,6 +374,8 @@ START_TEST(detached_noattr)
 	ck_assert_int_eq(r.parsed, 1);
 	ck_assert_int_eq(r.digest_ok, 0);
 	ck_assert_int_eq(r.signature_ok, -1);
+	ck_assert_str_eq(r.why, "no signed attributes, and the signature could not be checked: "
+	                 "no signer certificate in the CMS");
 	free(f.b);
 }
 END_TEST
@@ -506,6 +508,47 @@ START_TEST(bad_contents)
 		put_der(&f, deep, sizeof deep);
 		check(&f, &r);
 		ck_assert_int_eq(r.parsed, 0);
+	}
+	free(der);
+	free(f.b);
+}
+END_TEST
+
+/* Every byte of a valid CMS changed in turn: the call never fails, and
+ * never says valid for a change of the messageDigest value or of the
+ * signature value (the last bytes of the DER).  Changes elsewhere in the
+ * certificate may stay valid: its own signature, dates and names are
+ * trust, which is not judged here. */
+START_TEST(mutations)
+{
+	static const uint8_t md_attr[] = {0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x04,
+	                                  0x31, 0x22, 0x04, 0x20};
+	struct sf f;
+	struct ps_sigcms r;
+	uint8_t *der;
+	size_t n, i, md_off = 0;
+
+	NEED("openssl");
+	keys("ec");
+	make(&f, "/SubFilter/adbe.pkcs7.detached");
+	signed_bytes(&f, "data.bin");
+	cms_sign("data.bin", "ec", "-md sha256");
+	der = read_file("cms.der", &n);
+	ck_assert_ptr_nonnull(der);
+	for (i = 0; i + sizeof md_attr < n && !md_off; i++)
+		if (memcmp(der + i, md_attr, sizeof md_attr) == 0)
+			md_off = i + sizeof md_attr;
+	ck_assert_uint_ne(md_off, 0);
+	for (i = 0; i < n; i++) {
+		uint8_t was = der[i];
+		der[i] ^= (uint8_t)(0x80 >> (i % 8)) | 1;
+		put_der(&f, der, n);
+		check(&f, &r);
+		der[i] = was;
+		if ((i >= md_off && i < md_off + 32) || i >= n - 60)
+			ck_assert_msg(!(r.digest_ok && r.signature_ok == 1), "byte %zu changed: still valid", i);
+		if (i >= md_off && i < md_off + 32)
+			ck_assert_int_eq(r.digest_ok, 0);
 	}
 	free(der);
 	free(f.b);
@@ -817,6 +860,7 @@ static Suite *sigcms_suite(void)
 	tcase_add_test(tc, detached_noattr);
 	tcase_add_test(tc, wrong_digest_and_nocerts);
 	tcase_add_test(tc, bad_contents);
+	tcase_add_test(tc, mutations);
 	tcase_add_test(tc, bad_byterange);
 	tcase_add_test(tc, gap_not_contents);
 	tcase_add_test(tc, pkcs7_sha1);
