@@ -186,17 +186,6 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-size_t ps_audit_uniq(uint32_t *v, size_t n)
-{
-	size_t i, k = 0;
-
-	qsort(v, n, sizeof *v, cmp_u32);
-	for (i = 0; i < n; i++)
-		if (k == 0 || v[k - 1] != v[i])
-			v[k++] = v[i];
-	return k;
-}
-
 static int cmp_role(const void *x, const void *y)
 {
 	const struct role *p = x, *q = y;
@@ -1095,6 +1084,29 @@ static int field_diff_kind(struct audit *a, const struct chg *c, int sig, int *r
 	return k < 0 ? fill : k;
 }
 
+/* Does an /Info update change only /ModDate and /Producer (what form
+ * fillers such as iText write on every save)?  Judged as form filling:
+ * permitted where filling is, forbidden under P=1 (note 5). */
+static int info_bookkeeping(const ps_obj *o, const ps_obj *n)
+{
+	int pass;
+
+	if (!o || !n || o->kind != PS_DICT || n->kind != PS_DICT)
+		return 0;
+	for (pass = 0; pass < 2; pass++) {
+		const ps_obj *d = pass ? n : o, *e = pass ? o : n;
+		size_t i;
+		for (i = 0; i < d->u.dict.len; i++) {
+			const char *key = d->u.dict.ents[i].key;
+			if (!strcmp(key, "ModDate") || !strcmp(key, "Producer"))
+				continue;
+			if (!ps_obj_equal(d->u.dict.ents[i].val, ps_dict_get(e, key), 0))
+				return 0;
+		}
+	}
+	return 1;
+}
+
 /* The kind of change C to an object that had role ROLE when signed
  * (auditview.c note 2): the role says what the object is, the keys that
  * differ say what changed. */
@@ -1138,8 +1150,11 @@ static int role_kind(struct audit *a, int role, const struct chg *c, int *rc)
 		return PDFSTAMP_CHANGE_SIGNATURE;
 	case VR_DSS:
 		return PDFSTAMP_CHANGE_DSS;
-	case VR_METADATA:
 	case VR_INFO:
+		if (info_bookkeeping(o, n))
+			return PDFSTAMP_CHANGE_FORM_FIELD;
+		return PDFSTAMP_CHANGE_METADATA;
+	case VR_METADATA:
 		return PDFSTAMP_CHANGE_METADATA;
 	default:
 		return PDFSTAMP_CHANGE_CATALOG; /* VR_PERMS */

@@ -63,6 +63,24 @@ int ps_audit_is_timestamp_sig(const ps_obj *sig)
 	       ps_obj_is_name(ps_dict_get(sig, "SubFilter"), "ETSI.RFC3161");
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t ps_audit_uniq(uint32_t *v, size_t n)
+{
+	size_t i, k = 0;
+
+	qsort(v, n, sizeof *v, cmp_u32);
+	for (i = 0; i < n; i++)
+		if (k == 0 || v[k - 1] != v[i])
+			v[k++] = v[i];
+	return k;
+}
+
 /* ---- signatures (note 2) --------------------------------------------------- */
 
 /* Which revision the signed bytes ending at END close: the section whose

@@ -769,11 +769,12 @@ struct first_sig {
 	uint32_t num;
 };
 
-static int first_sig_fn(void *ud, ps_obj *field, ps_obj *sig, uint32_t snum, int level, const char *name)
+static int first_sig_fn(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
+                        const char *name)
 {
 	struct first_sig *fs = ud;
 
-	(void)field, (void)sig, (void)level, (void)name;
+	(void)field, (void)fnum, (void)sig, (void)level, (void)name;
 	if (!fs->num)
 		fs->num = snum;
 	return 0;
