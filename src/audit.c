@@ -804,16 +804,15 @@ static int kind_for(struct audit *a, const struct chg *c, const struct sigrec *g
 		}
 		return k;
 	}
-	k = new_kind(a, c, rc);
-	for (i = 0; i < nr && *rc == 0; i++) {
-		/* a number the signed revision referred to: its role there */
-		int kk = role_kind(a, r[i].role, c, rc);
-		if (kind_rank[kk] > kind_rank[k]) {
-			snprintf(why, nwhy, "a new object under a number the signed revision refers to");
-			k = kk;
-		}
+	if (nr > 0) {
+		/* a number the signed revision referred to (a dangling reference,
+		 * the shadow attacks' hidden object): the signed bytes reach it,
+		 * so it changes what they show, whatever it claims to be */
+		*existed = 1;
+		snprintf(why, nwhy, "a new object under a number the signed revision refers to");
+		return PDFSTAMP_CHANGE_OTHER;
 	}
-	return k;
+	return new_kind(a, c, rc);
 }
 
 /* Judges change C against every signature made before it (note 5) and
@@ -1242,13 +1241,8 @@ static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
 	 * unreferenced appearance streams there.  A new integer is exempt:
 	 * ps_doc_load_as_of makes a stream's indirect /Length direct, so the
 	 * reference to it is not seen here. */
-	if (!c.o && c.n->kind != PS_INT && !referred(a, num)) {
-		int k = new_kind(a, &c, &rc);
-		if (rc < 0)
-			goto out;
-		if (k == PDFSTAMP_CHANGE_OTHER)
-			c.flags |= REC_ORPHAN;
-	}
+	if (!c.o && c.n->kind != PS_INT && !referred(a, num))
+		c.flags |= REC_ORPHAN; /* whatever it says it is: the shadow attacks' hidden object */
 	rc = record(a, &c);
 out:
 	ps_obj_free(c.o);
