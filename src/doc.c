@@ -66,6 +66,13 @@
  *     or no memory while trying is that error (never blamed on the file).
  *     Writers refuse a salvaged document (ps_update_begin,
  *     ps_policy_rewrite): appending to a prefix would drop the tail.
+ *  7. Stream data is read, decrypted and decoded by one function
+ *     (stream_data); FlateDecode output stops at OBJSTM_MAX_DECODED (256
+ *     MiB) per stream.  A caller that reads many streams named by the
+ *     file (dss.c note 3) passes a budget: the raw bytes read and the
+ *     bytes decoded are taken from it, failing or not, the inflater never
+ *     runs past it, and a stream that would is reported as over budget
+ *     (0 with a flag, so the caller names its own cap) before more work.
  */
 #include "config.h"
 
@@ -166,8 +173,11 @@ int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_bu
 	                             out);
 }
 
-int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm, int decode,
-                          ps_buf *out)
+/* ps_doc_stream_data_as, and with LEFT (decode only) the budget of
+ * invariant 6: what is read and decoded is taken from *LEFT, and past it
+ * *OVER is set and 0 returned with OUT empty. */
+static int stream_data(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm, int decode,
+                       uint64_t *left, int *over, ps_buf *out)
 {
 	ps_ctx *ctx = doc->ctx;
 	ps_buf raw = PS_BUF_INIT, plain = PS_BUF_INIT;
@@ -184,12 +194,27 @@ int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, p
 	} else {
 		if ((rc = ps_doc_stream_length(doc, stm, &len)) < 0)
 			goto out;
+		if (left && (uint64_t)len > *left) {
+			*over = 1; /* not even read */
+			*left = 0;
+			rc = 0;
+			goto out;
+		}
 		if ((rc = ps_doc_pread(doc, stm->u.stm.off, (size_t)len, &raw)) < 0)
 			goto out;
 		if ((int64_t)raw.len != len) {
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "stream of object %u is truncated", num);
 			goto out;
 		}
+	}
+	if (left) {
+		if (raw.len > *left) {
+			*over = 1;
+			*left = 0;
+			rc = 0;
+			goto out;
+		}
+		*left -= raw.len;
 	}
 	encrypted = stm->u.stm.off >= 0 && num != 0 && !exempt && ps_sec_stream_encrypted(doc->sec, stm);
 	if (encrypted) {
@@ -217,21 +242,59 @@ int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, p
 		}
 		if (flate) {
 			ps_obj *parms = ps_dict_get(stm, "DecodeParms");
+			ps_flate_reader *r = NULL;
 			if (parms && parms->kind == PS_ARRAY)
 				parms = ps_array_get(parms, 0);
-			if ((rc = ps_flate_decode(ctx, parms, cur->data, cur->len, OBJSTM_MAX_DECODED, out)) < 0)
+			if (!left) {
+				if ((rc = ps_flate_decode(ctx, parms, cur->data, cur->len, OBJSTM_MAX_DECODED, out)) < 0)
+					ps_err_wrap(ctx, rc, "stream of object %u", num);
+				goto out;
+			}
+			/* at most *LEFT + 1 bytes (and what one fill adds past them) */
+			if ((rc = ps_flate_reader_new(ctx, parms, cur->data, cur->len, OBJSTM_MAX_DECODED, &r)) == 0)
+				rc = ps_flate_reader_fill(ctx, r, *left < SIZE_MAX - 1 ? (size_t)*left + 1 : SIZE_MAX, out);
+			if (out->len > *left || (rc == 0 && !ps_flate_reader_done(r))) {
+				*over = 1; /* failed or not, the budget is spent */
+				*left = 0;
+				rc = 0;
+			} else {
+				*left -= out->len; /* what a failed inflate made counts too */
+			}
+			ps_flate_reader_free(r);
+			if (rc < 0)
 				ps_err_wrap(ctx, rc, "stream of object %u", num);
 			goto out;
 		}
 	}
+	if (left) {
+		if (cur->len > *left) {
+			*over = 1;
+			*left = 0;
+			rc = 0;
+			goto out;
+		}
+		*left -= cur->len;
+	}
 	ps_buf_append(out, cur->data, cur->len);
 	rc = out->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 out:
-	if (rc < 0)
+	if (rc < 0 || (over && *over))
 		out->len = 0;
 	ps_buf_free(&raw);
 	ps_buf_free(&plain);
 	return rc;
+}
+
+int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm, int decode,
+                          ps_buf *out)
+{
+	return stream_data(doc, num, gen, exempt, stm, decode, NULL, NULL, out);
+}
+
+int ps_doc_stream_data_budget(ps_doc *doc, uint32_t num, ps_obj *stm, uint64_t *left, int *over, ps_buf *out)
+{
+	*over = 0;
+	return stream_data(doc, num, ps_doc_gen(doc, num), ps_doc_is_xref_stream(doc, num), stm, 1, left, over, out);
 }
 
 /* The one object-stream decoder (ISO 32000-2 7.5.7), for the current

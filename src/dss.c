@@ -45,13 +45,15 @@
  *     and decoded at most once per command, and what it held (unreadable,
  *     or its length and SHA-256, compared with each item's) is kept in a
  *     table, so that a duplicate entry costs O(1) (the items are compared
- *     by length and SHA-256, not byte for byte).  The bytes decoded by
- *     one command are capped at DECODE_FACTOR (4) times the file size
- *     plus DECODE_SLACK (64 MiB): past it the command is refused with
- *     PDFSTAMP_E_UNSUPPORTED naming the cap, before any number is handed
- *     out, so nothing is written.  The check follows each decode, so at
- *     most one stream's limit (256 MiB, doc.c) more is ever decoded.  An
- *     array holds at most MAX_EXISTING (100,000) entries (UNSUPPORTED).
+ *     by length and SHA-256, not byte for byte).  The bytes read and
+ *     decoded for one command (raw plus decoded, of streams that fail to
+ *     decode too: distinct numbers may share bytes, and a bomb may fail
+ *     late) are capped at DECODE_FACTOR (4) times the file size plus
+ *     DECODE_SLACK (64 MiB), through doc.c's budget (invariant 6), which
+ *     never inflates past it: the stream that would go past it refuses
+ *     the command with PDFSTAMP_E_UNSUPPORTED naming the cap, before any
+ *     number is handed out, so nothing is written.  An array holds at
+ *     most MAX_EXISTING (100,000) entries (UNSUPPORTED).
  *     The /VRI entries' arrays are only compared as references (note 5),
  *     never read.
  *  4. The update (ISO 32000-2 12.8.4.3, Table 261; ETSI EN 319 142-1
@@ -126,7 +128,7 @@
 
 #define MAX_CERTIDS 1024      /* SingleResponses kept per OCSP response */
 #define MAX_EXISTING 100000   /* entries of one /DSS array compared (note 3) */
-#define DECODE_FACTOR 4       /* note 3's cap on decoded bytes: 4 x the file size ... */
+#define DECODE_FACTOR 4       /* note 3's cap on bytes read and decoded: 4 x the file size ... */
 #define DECODE_SLACK ((uint64_t)64 << 20) /* ... + 64 MiB */
 
 static const char *kind_name(int kind)
@@ -846,7 +848,7 @@ typedef struct seen {
 typedef struct seen_set {
 	seen *v;                      /* open addressing, CAP a power of two, at most half full */
 	size_t cap, n;
-	uint64_t decoded, budget;     /* decoded bytes so far, and the cap on them (note 3) */
+	uint64_t left, limit;         /* note 3's cap on bytes read and decoded, and what is left of it */
 	int warned;
 } seen_set;
 
@@ -892,7 +894,7 @@ static int existing_entry(struct dss *d, seen_set *ss, const ps_obj *e, const ch
 	ps_buf data = PS_BUF_INIT;
 	ps_obj *stm = NULL;
 	seen *s = NULL;
-	int rc;
+	int rc, over = 0;
 
 	if ((rc = seen_slot(d->ctx, ss, k, &s)) < 0)
 		return rc;
@@ -902,12 +904,11 @@ static int existing_entry(struct dss *d, seen_set *ss, const ps_obj *e, const ch
 	s->key = k;
 	ss->n++;
 	if ((rc = ps_doc_lookup(d->doc, e->u.ref.num, &stm)) == 0 && stm && stm->kind == PS_STREAM &&
-	    (rc = ps_doc_stream_data(d->doc, e->u.ref.num, stm, 1, &data)) == 0) {
-		ss->decoded += data.len; /* <= budget + one stream's 256 MiB: no overflow */
-		if (ss->decoded > ss->budget)
-			rc = ps_err(d->ctx, PDFSTAMP_E_UNSUPPORTED, "the existing /DSS entries decode to more than %llu "
-			            "bytes (the cap: 4 times the file size plus 64 MiB); not reading further",
-			            (unsigned long long)ss->budget);
+	    (rc = ps_doc_stream_data_budget(d->doc, e->u.ref.num, stm, &ss->left, &over, &data)) == 0) {
+		if (over)
+			rc = ps_err(d->ctx, PDFSTAMP_E_UNSUPPORTED, "the existing /DSS entries take more than %llu bytes "
+			            "to read and decode (the cap: 4 times the file size plus 64 MiB); not reading further",
+			            (unsigned long long)ss->limit);
 		else if (mbedtls_md(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), data.data, data.len, s->sha) != 0)
 			rc = ps_err(d->ctx, PDFSTAMP_E_INTERNAL, "SHA-256 failed");
 		s->ok = rc == 0;
@@ -939,11 +940,12 @@ static int match_existing(struct dss *d, ps_dss_items *s)
 	if ((rc = cur_dss(d, &dss)) < 0 || !dss)
 		return rc;
 	/* note 3's cap, without overflow */
-	ss.budget = (uint64_t)DECODE_SLACK;
+	ss.limit = (uint64_t)DECODE_SLACK;
 	if (d->doc->size > 0)
-		ss.budget = (uint64_t)d->doc->size > (UINT64_MAX - DECODE_SLACK) / DECODE_FACTOR
-		                    ? UINT64_MAX
-		                    : (uint64_t)d->doc->size * DECODE_FACTOR + DECODE_SLACK;
+		ss.limit = (uint64_t)d->doc->size > (UINT64_MAX - DECODE_SLACK) / DECODE_FACTOR
+		                 ? UINT64_MAX
+		                 : (uint64_t)d->doc->size * DECODE_FACTOR + DECODE_SLACK;
+	ss.left = ss.limit;
 	if (s->n && !(dig = calloc(s->n, sizeof *dig)))
 		return ps_err(d->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	for (i = 0; i < s->n; i++)

@@ -887,7 +887,8 @@ END_TEST
 
 /* dss.c note 3: three distinct 32 MiB streams (96 MiB decoded, past 4
  * times the small file plus 64 MiB): refused with UNSUPPORTED naming the
- * cap, no output, the file unchanged in place. */
+ * cap, no output, the file unchanged in place; the same with streams that
+ * fail to decode; two streams are under the cap. */
 START_TEST(update_decode_cap)
 {
 	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
@@ -910,6 +911,22 @@ START_TEST(update_decode_cap)
 	ck_assert_int_eq(access(outpath, F_OK), -1);
 	ck_assert_int_eq(run_dss(0, 1, NULL, &res), PDFSTAMP_E_UNSUPPORTED);
 	ck_assert_int_eq(size_of(path), before);
+	/* what fails to decode counts too: three truncated 32 MiB streams each
+	 * inflate most of their bytes before failing (each alone a warning) */
+	zeros(32, &z);
+	ck_assert_uint_gt(z.len, 64);
+	signed_file(&p, "/DSS<</Certs[10 0 R 11 0 R 12 0 R]>>");
+	pg_stream(&p, 10, "/Filter/FlateDecode", z.data, z.len - 16);
+	pg_stream(&p, 11, "/Filter/FlateDecode", z.data, z.len - 16);
+	pg_stream(&p, 12, "/Filter/FlateDecode", z.data, z.len - 16);
+	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	ps_buf_free(&z);
+	open_doc(path, 0, NULL);
+	nwarn = 0;
+	ck_assert_int_eq(run_dss(0, 0, outpath, &res), PDFSTAMP_E_UNSUPPORTED);
+	ck_assert(has_msg("the cap: 4 times the file size plus 64 MiB"));
+	ck_assert_int_eq(nwarn, 1); /* the first one that failed */
+	ck_assert_int_eq(access(outpath, F_OK), -1);
 	/* two of them (64 MiB) are under the cap */
 	signed_file(&p, "/DSS<</Certs[10 0 R 11 0 R 10 0 R 11 0 R]>>");
 	zeros(32, &z);

@@ -423,7 +423,7 @@ if bomb 60 40 3 cap; then
 	rm -f "$T/cap-out.pdf"
 	run timeout 120 "$PDFSTAMP" dss --password-file "$UPW" --cert "$K/leaf.pem" -o "$T/cap-out.pdf" "$T/cap.pdf"
 	check_status 4 "past the cap: dss refuses"
-	check_grep 'decode to more than [0-9]+ bytes \(the cap: 4 times the file size plus 64 MiB\)' "$T/err" \
+	check_grep 'take more than [0-9]+ bytes to read and decode \(the cap: 4 times the file size plus 64 MiB\)' "$T/err" \
 		"past the cap: the message names the cap"
 	check_true test ! -e "$T/cap-out.pdf" "past the cap: no output file"
 	same "$T/cap.pdf" "$T/cap-orig.pdf" "past the cap: dss -o"
