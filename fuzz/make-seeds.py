@@ -17,6 +17,12 @@ that reach the deeper branches quickly:
                         and the hostile ones of tests/malformed/images/
   fuzz_font             the font files of tests/malformed/fonts/ (small
                         subsets of real fonts and damaged ones)
+  fuzz_audit            signed-looking files (signed_revisions): a
+                        /ByteRange over the first revision, then incremental
+                        updates that add an annotation, change page content
+                        or add a /DSS (table and xref-stream sections,
+                        approval and DocMDP signatures, plaintext and RC4
+                        with the user password "user"), and the samples
 Deterministic; needs only python3.
 """
 import hashlib
@@ -27,10 +33,183 @@ import sys
 import zlib
 
 
+def d_is_sample(path):
+    return os.path.basename(os.path.dirname(path)) == "samples"
+
+
+# ---- fuzz_audit: signed-looking files with later revisions -----------------
+
+PAD = bytes.fromhex("28bf4e5e4e758a4164004e56fffa01082e2e00b6d0683e802f0ca9fe6453697a")
+
+
+def rc4(key, data):
+    s = list(range(256))
+    j = 0
+    for i in range(256):
+        j = (j + s[i] + key[i % len(key)]) & 255
+        s[i], s[j] = s[j], s[i]
+    out = bytearray()
+    i = j = 0
+    for b in data:
+        i = (i + 1) & 255
+        j = (j + s[i]) & 255
+        s[i], s[j] = s[j], s[i]
+        out.append(b ^ s[(s[i] + s[j]) & 255])
+    return bytes(out)
+
+
+class Rc4Handler:
+    """ISO 32000-2 7.6.4 (Algorithms 1-4): /V 1 /R 2, a 40-bit RC4 key."""
+    def __init__(self, upw, opw, fid, p=-4):
+        pad = lambda pw: (pw + PAD)[:32]
+        self.o = rc4(hashlib.md5(pad(opw)).digest()[:5], pad(upw))
+        self.key = hashlib.md5(pad(upw) + self.o + struct.pack("<i", p) + fid).digest()[:5]
+        self.u = rc4(self.key, PAD)
+        self.p = p
+
+    def obj(self, num, gen, data):
+        k = hashlib.md5(self.key + struct.pack("<I", num)[:3] + struct.pack("<H", gen)).digest()[:10]
+        return rc4(k, data)
+
+    def dict(self):
+        return b"<< /Filter /Standard /V 1 /R 2 /Length 40 /P %d /O <%s> /U <%s> >>" % (
+            self.p, self.o.hex().encode(), self.u.hex().encode())
+
+
+def signed_revisions():
+    """Files whose signature's /ByteRange covers revision 1 exactly, and
+    later revisions (fuzz_audit).  Object bodies may hold the markers
+    STREAM(...) for a stream (encrypted under its number when the file
+    is) and STR(...) for a string; the signature's /Contents is never
+    encrypted (7.6.2)."""
+    fid = hashlib.md5(b"pdfstamp fuzz_audit").digest()
+
+    def body(num, text, sec):
+        def s_(m):
+            raw = m.group(1)
+            return b"<" + (sec.obj(num, 0, raw) if sec else raw).hex().encode() + b">"
+        text = re.sub(rb"STR\(([^)]*)\)", s_, text)
+        m = re.match(rb"STREAM\((.*)\)(<<.*>>)?$", text, re.S)
+        if m:
+            data = m.group(1)
+            if sec:
+                data = sec.obj(num, 0, data)
+            return b"<< /Length %d %s>>\nstream\n%s\nendstream" % (len(data), (m.group(2) or b"<<>>")[2:-2], data)
+        return text
+
+    def table(offs, start_first):
+        x = b"xref\n"
+        nums = sorted(offs)
+        if start_first:
+            x += b"0 1\n0000000000 65535 f \n"
+        for n in nums:
+            x += b"%d 1\n%010d 00000 n \n" % (n, offs[n])
+        return x
+
+    def xref_stream(offs, num, size, prev, trailer_extra, xoff):
+        ents = dict(offs)
+        ents[num] = xoff
+        nums = sorted(ents)
+        rows = b"".join(b"\x01" + struct.pack(">IH", ents[n], 0) for n in nums)
+        index = b" ".join(b"%d 1" % n for n in nums)
+        return b"%d 0 obj\n<< /Type /XRef /Size %d /W [1 4 2] /Index [%s] /Prev %d /Root 1 0 R %s" \
+            b"/Length %d >>\nstream\n%s\nendstream\nendobj\n" % (
+                num, max(size, num + 1), index, prev, trailer_extra, len(rows), rows)
+
+    def build(rev1, updates, sig_num=8, sec=None, xstm=False, br_skew=0):
+        trailer_extra = b"/ID [<%s> <%s>] " % (fid.hex().encode(), fid.hex().encode())
+        encnum = None
+        if sec:
+            encnum = 20  # above every object of the updates
+            trailer_extra += b"/Encrypt %d 0 R " % encnum
+        pdf = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+        offs = {}
+        objs = dict(rev1)
+        if encnum:
+            objs[encnum] = sec.dict()
+        for n in sorted(objs):
+            offs[n] = len(pdf)
+            pdf += b"%d 0 obj\n" % n + (objs[n] if n == encnum else body(n, objs[n], sec)) + b"\nendobj\n"
+        size = max(objs) + 1
+        x = len(pdf)
+        pdf += table(offs, True) + b"trailer\n<< /Size %d /Root 1 0 R %s>>\nstartxref\n%d\n%%%%EOF\n" % (
+            size, trailer_extra, x)
+        # the signature's /ByteRange: everything of revision 1 but /Contents
+        c = pdf.index(b"/Contents <", offs[sig_num]) + len(b"/Contents ")
+        e = pdf.index(b">", c) + 1
+        br = b"[0 %d %d %d]" % (c, e, len(pdf) - e + br_skew)
+        ph = b"[0 0000000000 0000000000 0000000000]"
+        i = pdf.index(ph, offs[sig_num])
+        pdf[i:i + len(ph)] = br.ljust(len(ph))
+        prev = x
+        for up in updates:
+            offs = {}
+            for n in sorted(up):
+                offs[n] = len(pdf)
+                pdf += b"%d 0 obj\n" % n + body(n, up[n], sec) + b"\nendobj\n"
+            size = max(size, max(up) + 1)
+            xo = len(pdf)
+            if xstm:
+                pdf += xref_stream(offs, size, size + 1, prev, trailer_extra, xo)
+                size += 1
+            else:
+                pdf += table(offs, False) + b"trailer\n<< /Size %d /Root 1 0 R /Prev %d %s>>\n" % (
+                    size, prev, trailer_extra)
+            pdf += b"startxref\n%d\n%%%%EOF\n" % xo
+            prev = xo
+        return bytes(pdf)
+
+    def base(docmdp=0):
+        perms = b"/Perms << /DocMDP 8 0 R >> " if docmdp else b""
+        ref = (b"/Reference [<< /Type /SigRef /TransformMethod /DocMDP /TransformParams "
+               b"<< /Type /TransformParams /P %d /V /1.2 >> >>] " % docmdp) if docmdp else b""
+        return {
+            1: b"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [7 0 R] /SigFlags 3 >> " + perms + b">>",
+            2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> /Annots [7 0 R] >>",
+            4: b"STREAM(BT /F1 24 Tf 72 700 Td (Signed) Tj ET)",
+            5: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            6: b"<< /Producer STR(make-seeds.py) >>",
+            7: b"<< /Type /Annot /Subtype /Widget /FT /Sig /T STR(Sig1) /F 132 /Rect [0 0 0 0] /P 3 0 R "
+               b"/V 8 0 R >>",
+            8: b"<< /Type /Sig /Filter /Adobe.PPKLite /SubFilter /adbe.pkcs7.detached "
+               b"/ByteRange [0 0000000000 0000000000 0000000000] /Contents <" + b"30" + b"00" * 255 + b"> "
+               + ref + b"/M STR(D:20240101000000Z) >>",
+        }
+
+    page_annot = {
+        3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+           b"/Resources << /Font << /F1 5 0 R >> >> /Annots [7 0 R 9 0 R] >>",
+        9: b"<< /Type /Annot /Subtype /Text /Rect [100 100 120 120] /P 3 0 R /Contents STR(note) >>",
+    }
+    annot_edit = {9: b"<< /Type /Annot /Subtype /Text /Rect [200 200 220 220] /P 3 0 R /Contents STR(moved) >>"}
+    content = {4: b"STREAM(BT /F1 24 Tf 72 700 Td (Changed) Tj ET)"}
+    def dss(docmdp=0):
+        return {1: b"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [7 0 R] /SigFlags 3 >> %s/DSS 10 0 R >>"
+                % (b"/Perms << /DocMDP 8 0 R >> " if docmdp else b""),
+                10: b"<< /Certs [11 0 R] >>", 11: b"STREAM(0\x82\x01\x00)"}
+    rc4h = Rc4Handler(b"user", b"owner", fid)
+    return {
+        "approval-annot": build(base(), [page_annot]),
+        "approval-annot-then-edit": build(base(), [page_annot, annot_edit]),
+        "approval-content": build(base(), [content]),
+        "approval-dss-xrefstream": build(base(), [dss()], xstm=True),
+        "approval-annot-content-xrefstream": build(base(), [page_annot, content], xstm=True),
+        "docmdp1-annot": build(base(1), [page_annot]),
+        "docmdp2-dss": build(base(2), [dss(2)]),
+        "docmdp3-annot": build(base(3), [page_annot]),
+        "byterange-short": build(base(), [page_annot], br_skew=-7),
+        "rc4-approval-annot": build(base(), [page_annot], sec=rc4h),
+        "rc4-approval-content": build(base(), [content], sec=rc4h),
+        "rc4-docmdp1-dss-xrefstream": build(base(1), [dss(1)], sec=rc4h, xstm=True),
+    }
+
+
 def main():
     src, out = sys.argv[1], sys.argv[2]
     seeds = {t: {} for t in ("fuzz_parse", "fuzz_xref", "fuzz_security", "fuzz_objstm", "fuzz_incr", "fuzz_xmp",
-                                "fuzz_image", "fuzz_font")}
+                                "fuzz_image", "fuzz_font", "fuzz_audit")}
 
     def add(target, data, name=None):
         name = name or hashlib.sha1(data).hexdigest()[:16]
@@ -48,6 +227,8 @@ def main():
         base = os.path.basename(os.path.dirname(f)) + "-" + os.path.basename(f)
         add("fuzz_xref", data, base)
         add("fuzz_incr", data, base)
+        if d_is_sample(f):
+            add("fuzz_audit", data, base)
         for m in re.finditer(rb"\d+ \d+ obj\b.*?endobj", data, re.S):
             add("fuzz_parse", m.group(0)[:65536])
 
@@ -155,6 +336,9 @@ def main():
     for f in sorted(os.listdir(p)) if os.path.isdir(p) else []:
         if f.endswith((".ttf", ".otf", ".ttc")):
             add("fuzz_font", open(os.path.join(p, f), "rb").read(), f)
+
+    for name, data in signed_revisions().items():
+        add("fuzz_audit", data, name)
 
     for t, items in seeds.items():
         d = os.path.join(out, t)

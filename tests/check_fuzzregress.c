@@ -6,8 +6,8 @@
  * so the exact code path that found a crash runs again in every build,
  * with or without sanitizers.  Without arguments it replays:
  *   every file of fuzz/regress/<target>/ (the kept crashers), and
- *   the .pdf files of tests/malformed/ and samples/ through fuzz_xref and
- *   fuzz_incr, the images of tests/malformed/images/ through
+ *   the .pdf files of tests/malformed/ and samples/ through fuzz_xref,
+ *   fuzz_incr and fuzz_audit, the images of tests/malformed/images/ through
  *   fuzz_image, and the fonts of tests/malformed/fonts/ through fuzz_font.
  * With arguments: check_fuzzregress TARGET FILE... (to reproduce by hand).
  * A crash, sanitizer report or fz_bug() abort kills the process, which the
@@ -49,6 +49,9 @@
 #define LLVMFuzzerTestOneInput fuzz_dss_one
 #include "../fuzz/fuzz_dss.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_audit_one
+#include "../fuzz/fuzz_audit.c"
+#undef LLVMFuzzerTestOneInput
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "tests"
@@ -69,6 +72,7 @@ static const struct {
 	{"fuzz_image", fuzz_image_one},
 	{"fuzz_font", fuzz_font_one},
 	{"fuzz_dss", fuzz_dss_one},
+	{"fuzz_audit", fuzz_audit_one},
 };
 
 static long nrun;
@@ -182,7 +186,8 @@ int main(int argc, char **argv)
 	}
 	snprintf(dir, sizeof dir, "%s/malformed", TEST_SRCDIR);
 	if (replay_dir("fuzz_xref", fuzz_xref_one, dir, ".pdf") < 0 ||
-	    replay_dir("fuzz_incr", fuzz_incr_one, dir, ".pdf") < 0)
+	    replay_dir("fuzz_incr", fuzz_incr_one, dir, ".pdf") < 0 ||
+	    replay_dir("fuzz_audit", fuzz_audit_one, dir, ".pdf") < 0)
 		rc = 1;
 	/* the hostile images (tests/e2e/fixtures/images.py hostile) */
 	snprintf(dir, sizeof dir, "%s/malformed/images", TEST_SRCDIR);
@@ -196,7 +201,8 @@ int main(int argc, char **argv)
 		rc = 1;
 	snprintf(dir, sizeof dir, "%s/../samples", TEST_SRCDIR);
 	if (replay_dir("fuzz_xref", fuzz_xref_one, dir, ".pdf") < 0 ||
-	    replay_dir("fuzz_incr", fuzz_incr_one, dir, ".pdf") < 0)
+	    replay_dir("fuzz_incr", fuzz_incr_one, dir, ".pdf") < 0 ||
+	    replay_dir("fuzz_audit", fuzz_audit_one, dir, ".pdf") < 0)
 		rc = 1;
 	printf("%ld passed, %d failed\n", nrun, rc ? 1 : 0);
 	return rc;
