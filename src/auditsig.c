@@ -74,6 +74,8 @@ size_t ps_audit_uniq(uint32_t *v, size_t n)
 {
 	size_t i, k = 0;
 
+	if (n < 2)
+		return n; /* V may be NULL: not for qsort (C11 7.22.5p1) */
 	qsort(v, n, sizeof *v, cmp_u32);
 	for (i = 0; i < n; i++)
 		if (k == 0 || v[k - 1] != v[i])

@@ -174,7 +174,7 @@ int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_bu
 }
 
 /* ps_doc_stream_data_as, and with LEFT (decode only) the budget of
- * invariant 6: what is read and decoded is taken from *LEFT, and past it
+ * note 7: what is read and decoded is taken from *LEFT, and past it
  * *OVER is set and 0 returned with OUT empty. */
 static int stream_data(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm, int decode,
                        uint64_t *left, int *over, ps_buf *out)

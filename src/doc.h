@@ -222,7 +222,7 @@ int ps_doc_resolve(ps_doc *doc, ps_obj *o, ps_obj **out);
 /* Raw, decrypted or decoded stream data of a PS_STREAM that belongs to
  * object NUM (for the exemptions).  DECODE also undoes FlateDecode. */
 int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_buf *out);
-/* ps_doc_stream_data (decoded) under a budget (doc.c invariant 6): the
+/* ps_doc_stream_data (decoded) under a budget (doc.c note 7): the
  * raw bytes read and the bytes decoded are taken from *LEFT, even when
  * decoding fails; a stream that would take more sets *OVER (*LEFT 0,
  * OUT empty) and returns 0 without going past the budget. */

@@ -49,7 +49,7 @@
  *     decoded for one command (raw plus decoded, of streams that fail to
  *     decode too: distinct numbers may share bytes, and a bomb may fail
  *     late) are capped at DECODE_FACTOR (4) times the file size plus
- *     DECODE_SLACK (64 MiB), through doc.c's budget (invariant 6), which
+ *     DECODE_SLACK (64 MiB), through doc.c's budget (note 7), which
  *     never inflates past it: the stream that would go past it refuses
  *     the command with PDFSTAMP_E_UNSUPPORTED naming the cap, before any
  *     number is handed out, so nothing is written.  An array holds at
