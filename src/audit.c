@@ -101,6 +101,11 @@
  *      - form filling: an existing field or widget may change /V, /RV,
  *        /AS, /M and /AP (unless its new /AP names a signed object that
  *        was no appearance: re-pointed); any other key is an annotation;
+ *      - approval signatures permit new annotations, not a change or
+ *        removal of one that existed when signed (old_annot, set while
+ *        the kind is found): that changes what the signer saw;
+ *      - an /Info update of /ModDate and /Producer only is form filling
+ *        (form fillers write it on every save);
  *      - identity: a generation change of a signed object is other (its
  *        signed references no longer lead to it); an "N G obj" after the
  *        oldest signed revision that its section does not list there
@@ -443,7 +448,10 @@ static int array_kind(struct audit *a, const ps_obj *arr, const ps_obj *other, i
 		}
 		if (a->cur_S && existed_at(a, e->u.ref.num, a->cur_S, NULL)) {
 			/* an element that existed when signed: its role then */
-			k = worse(k, elem_kind(a, e->u.ref.num, a->cur_S));
+			int ek0 = elem_kind(a, e->u.ref.num, a->cur_S);
+			if (ek0 == PDFSTAMP_CHANGE_ANNOTATION)
+				a->old_annot = 1; /* a signed annotation removed or re-listed */
+			k = worse(k, ek0);
 			continue;
 		}
 		if ((*rc = ps_audit_load(a, e->u.ref.num, sec, &o)) < 0)
@@ -787,6 +795,7 @@ static int kind_for(struct audit *a, const struct chg *c, const struct sigrec *g
 	*rc = 0;
 	why[0] = 0;
 	a->cur_S = g->sec;
+	a->old_annot = 0;
 	*existed = existed_at(a, c->num, g->sec, &es);
 	nr = roles_at(a, c->num, g->sec, &r);
 	if (*existed) {
@@ -878,6 +887,13 @@ static int record(struct audit *a, struct chg *c)
 			ok = 0; /* note 4: reached only through signed objects */
 			if (!why[0])
 				snprintf(why, sizeof why, "a new object that no change refers to");
+		}
+		if (g->docmdp == 0 && kind == PDFSTAMP_CHANGE_ANNOTATION && a->old_annot && !(c->flags & REC_FIXED)) {
+			/* an approval signature permits new annotations and filling
+			 * in, not a change of what it showed when made (note 5) */
+			ok = 0;
+			snprintf(why, sizeof why, "changes an annotation or widget that existed when the approval "
+			         "signature was made");
 		}
 		if (c->vchange && c->field && locked(g, c->field)) {
 			ok = 0;
@@ -1057,8 +1073,10 @@ static int field_diff_kind(struct audit *a, const struct chg *c, int sig, int *r
 	int k = -1, pass, fill = sig ? PDFSTAMP_CHANGE_SIGNATURE : PDFSTAMP_CHANGE_FORM_FIELD;
 
 	*rc = 0;
-	if (!o || !n || o->kind != PS_DICT || n->kind != PS_DICT)
+	if (!o || !n || o->kind != PS_DICT || n->kind != PS_DICT) {
+		a->old_annot = 1;
 		return PDFSTAMP_CHANGE_ANNOTATION;
+	}
 	for (pass = 0; pass < 2; pass++) {
 		const ps_obj *d = pass ? n : o, *e = pass ? o : n;
 		size_t i;
@@ -1077,6 +1095,8 @@ static int field_diff_kind(struct audit *a, const struct chg *c, int sig, int *r
 				                     PDFSTAMP_CHANGE_ANNOTATION, rc);
 			else
 				kk = PDFSTAMP_CHANGE_ANNOTATION; /* /F, /Rect, /MK, /Parent, /A, /AA, /DA, /Ff... */
+			if (kk == PDFSTAMP_CHANGE_ANNOTATION)
+				a->old_annot = 1;
 			k = worse(k, kk);
 		}
 	}
@@ -1128,6 +1148,7 @@ static int role_kind(struct audit *a, int role, const struct chg *c, int *rc)
 		return array_diff_kind(a, o, n, c->sec, PDFSTAMP_CHANGE_ANNOTATION, rc);
 	case VR_ANNOT:
 	case VR_AP_ANNOT:
+		a->old_annot = 1;
 		return PDFSTAMP_CHANGE_ANNOTATION;
 	case VR_WIDGET:
 	case VR_FIELD:

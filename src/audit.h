@@ -80,6 +80,8 @@ struct audit {
 	size_t nrefd;
 	int64_t nchanges;
 	int cur_S;                   /* the signed section judging now (0: none; audit.c) */
+	int old_annot;               /* the change being judged alters an annotation or widget that
+	                                existed at cur_S other than by filling it in (audit.c note 5) */
 	struct view *views;          /* index SEC: the view of a signed revision, built on first use */
 	int64_t decoded;             /* stream bytes decoded so far (note 6 of audit.c) */
 	int64_t decode_cap;
