@@ -13,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ps.h"
 #include "policy.h"
 #include "audit.h"
 #include "sigcms.h"
+#include "io.h"
 
 #define MAX_OLD_FIELD_VISITS 1000000
 
@@ -87,7 +89,7 @@ size_t ps_audit_uniq(uint32_t *v, size_t n)
 
 /* Which revision the signed bytes ending at END close: the section whose
  * "startxref" value precedes the %%EOF there; 0 if none. */
-static int revision_at(struct audit *a, int64_t end, int *exact)
+static int revision_at(ps_doc *doc, int64_t end, int *exact)
 {
 	ps_buf w = PS_BUF_INIT;
 	int64_t start = end > 256 ? end - 256 : 0, v = 0, mul = 1;
@@ -95,7 +97,7 @@ static int revision_at(struct audit *a, int64_t end, int *exact)
 	int i, sec = 0;
 
 	*exact = 0;
-	if (end <= 0 || end > a->doc->size || ps_doc_pread(a->doc, start, (size_t)(end - start) + 2, &w) < 0) {
+	if (end <= 0 || end > doc->size || ps_doc_pread(doc, start, (size_t)(end - start) + 2, &w) < 0) {
 		ps_buf_free(&w);
 		return 0;
 	}
@@ -127,8 +129,8 @@ static int revision_at(struct audit *a, int64_t end, int *exact)
 			q--;
 		if (q < 9 || memcmp(w.data + q - 9, "startxref", 9) != 0)
 			goto out;
-		for (i = 0; i < a->ns; i++) {
-			if (a->doc->sections[i].off == v) {
+		for (i = 0; i < doc->nsections; i++) {
+			if (doc->sections[i].off == v) {
 				sec = i + 1;
 				*exact = !cut;
 				break;
@@ -317,7 +319,7 @@ int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32
 			end = v[2] + v[3];
 	}
 	g->end = end;
-	g->sec = end > 0 ? revision_at(a, end, &exact) : 0;
+	g->sec = end > 0 ? revision_at(a->doc, end, &exact) : 0;
 	if (!g->sec)
 		g->sec = end > 0 ? revision_before(a, end) : a->ns;
 	s->covers_revision = g->exact = exact;
@@ -475,4 +477,66 @@ int ps_audit_sig_real(struct audit *a, int i)
 	ps_obj_free(sig);
 	g->real = cms.parsed && cms.digest_ok && cms.signature_ok != 0 && (!g->timestamp || cms.timestamp);
 	return 0;
+}
+
+/* ---- the bytes of a revision ("view signed version") ----------------------- */
+
+/* Where revision SEC's bytes end: after the first "%%EOF" (and its EOL)
+ * past its section that closes it ("startxref <its offset>"); -1 if none. */
+static int64_t revision_end(ps_doc *doc, int sec)
+{
+	ps_buf b = PS_BUF_INIT;
+	int64_t off = doc->sections[sec - 1].off, end = -1;
+
+	if (sec == 1)
+		return doc->eof_end > 0 ? doc->eof_end : doc->size;
+	while (off < doc->size && end < 0) {
+		size_t i;
+		if (ps_doc_pread(doc, off, (size_t)1 << 16, &b) < 0 || b.len < 6)
+			break;
+		for (i = 0; i + 5 <= b.len && end < 0; i++) {
+			int64_t e = off + (int64_t)i + 5;
+			int exact = 0;
+			if (memcmp(b.data + i, "%%EOF", 5) != 0)
+				continue;
+			if (i + 5 < b.len && b.data[i + 5] == '\r')
+				e++;
+			if (e - off < (int64_t)b.len && b.data[e - off] == '\n')
+				e++;
+			if (revision_at(doc, e, &exact) == sec && exact)
+				end = e;
+		}
+		off += (int64_t)b.len - 8; /* a marker across the chunk boundary */
+	}
+	ps_buf_free(&b);
+	return end;
+}
+
+int pdfstamp_audit_extract(pdfstamp_doc *doc, int revision, const char *path, int64_t *length)
+{
+	ps_ctx *ctx;
+	ps_outfile of;
+	struct stat in, out;
+	int64_t end;
+	int rc, sec;
+
+	if (!doc || !path)
+		return doc ? ps_err(doc->ctx, PDFSTAMP_E_USAGE, "pdfstamp_audit_extract: NULL argument") : PDFSTAMP_E_USAGE;
+	ctx = doc->ctx;
+	if (revision < 1 || revision > doc->nsections)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "there is no revision %d (the file has %d)", revision,
+		              doc->nsections);
+	/* the output must not be the input: that would drop its later revisions */
+	if (fstat(doc->fd, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the output is the input file itself");
+	sec = doc->nsections - revision + 1;
+	if ((end = revision_end(doc, sec)) <= 0)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "revision %d has no %%%%EOF that closes it", revision);
+	if ((rc = ps_outfile_open(ctx, &of, path)) < 0)
+		return rc;
+	if ((rc = ps_copy_prefix(ctx, doc->fd, of.fd, end)) == 0 && (rc = ps_outfile_commit(ctx, &of, 0644, 0)) == 0 &&
+	    length)
+		*length = end;
+	ps_outfile_free(&of);
+	return rc;
 }

@@ -612,6 +612,13 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *report);
 /* Frees what REPORT owns and zeroes everything but `version`; NULL is
  * accepted. */
 void pdfstamp_audit_clear(struct pdfstamp_audit_report *report);
+/* Writes the first REVISION revisions of DOC (1 = the oldest, as the
+ * report numbers them) to PATH: the file's bytes up to the %%EOF that
+ * closes that revision, byte for byte (still encrypted), which is what a
+ * signature of that revision covers ("view signed version").  PATH is
+ * replaced atomically (temporary file, fsync, rename); it must not be DOC's
+ * own file (PDFSTAMP_E_USAGE).  *LENGTH (may be NULL): the bytes written. */
+int pdfstamp_audit_extract(pdfstamp_doc *doc, int revision, const char *path, int64_t *length);
 
 #ifdef __cplusplus
 }

@@ -214,6 +214,22 @@ for src in qpdf-r6-table qpdf-r6-xrefstream; do
 	run "$PDFSTAMP" stamp --password-file "$UPW" -o "$T/$src.stamp.pdf" "$s"
 	check_status 0 "$src signed: stamp"
 	expect "$T/$src.stamp.pdf" 0 ok "$src signed + pdfstamp stamp"
+	# --extract-revision: the bytes the signature covers, byte for byte
+	rev=$(jget "$T/out" 'd["signatures"][0]["revision"]')
+	run "$PDFSTAMP" audit --password-file "$UPW" --extract-revision "$rev" -o "$T/$src.view.pdf" "$T/$src.stamp.pdf"
+	check_status 0 "$src signed + stamp: --extract-revision $rev"
+	if cmp -s "$T/$src.view.pdf" "$s"; then ok "$src: the extracted revision is the signed file, byte for byte"
+	else fail "$src: the extracted revision is the signed file, byte for byte"; fi
+	pdfsig -upw "$U" "$T/$src.view.pdf" >"$T/vsig.out" 2>&1 || true
+	check_grep 'Signature is Valid' "$T/vsig.out" "$src: pdfsig validates the extracted revision"
+	check_grep 'Total document signed' "$T/vsig.out" "$src: pdfsig: the signature covers the whole extracted file"
+	cp "$T/$src.stamp.pdf" "$T/$src.keep.pdf"
+	run "$PDFSTAMP" audit --password-file "$UPW" --extract-revision 1 -o "$T/$src.stamp.pdf" "$T/$src.stamp.pdf"
+	check_status 2 "$src: --extract-revision onto the input itself is refused"
+	check_true cmp -s "$T/$src.stamp.pdf" "$T/$src.keep.pdf" "$src: the input is unchanged after the refusal"
+	run "$PDFSTAMP" audit --password-file "$UPW" --extract-revision 99 -o "$T/$src.none.pdf" "$T/$src.stamp.pdf"
+	check_status 2 "$src: --extract-revision past the newest revision is refused"
+	check_true test ! -e "$T/$src.none.pdf" "$src: nothing written for a revision that does not exist"
 	cp "$T/$src.stamp.pdf" "$T/$src.meta.pdf"
 	run "$PDFSTAMP" meta --password-file "$UPW" --set Title=retitled --xmp -i "$T/$src.meta.pdf"
 	check_status 0 "$src signed + stamp: meta"
