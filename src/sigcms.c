@@ -34,8 +34,12 @@
  *     hashed in HASH_CHUNK pieces, never held whole.  A file that ends
  *     inside the range (it shrank) is an invalid signature, not an error.
  *  2. The CMS (RFC 5652 3, 5.1-5.4).  ContentInfo SEQUENCE { contentType
- *     id-signedData, [0] EXPLICIT SignedData }, followed only by
- *     zero bytes (signers pad /Contents).  The containers may have BER
+ *     id-signedData, [0] EXPLICIT SignedData }.  What follows it in
+ *     /Contents is not looked at: signers pad with zeros, and PDFBox 2
+ *     leaves the ciphertext of its encrypted placeholder there in an
+ *     encrypted file (its COSWriter encrypts every string); those bytes
+ *     are outside the /ByteRange, signed by nothing, so they can neither
+ *     make a signature valid nor hide a change.  The containers may have BER
  *     indefinite lengths (NSS, hence pdfsig, writes them): their ends are
  *     found by skipping items up to the end-of-contents octets, at most
  *     MAX_DEPTH nested indefinite lengths deep; everything else must be
@@ -406,12 +410,8 @@ static int parse_cms(const uint8_t *d, size_t n, struct cms *c, const char **w)
 	*w = "the CMS does not parse (no ContentInfo)";
 	if (ber_tag(&p, end, SEQ, &vend, &next) != 0)
 		return -1;
-	/* signers pad /Contents with zeros after the CMS */
-	for (q = next; q < end; q++)
-		if (*q != 0) {
-			*w = "the CMS is followed by bytes other than zero padding";
-			return -1;
-		}
+	/* what follows the ContentInfo (padding) is not looked at: note 2 */
+	(void)next;
 	end = vend;
 	*w = "the CMS is not a SignedData (id-signedData)";
 	if (der_tag(&p, end, MBEDTLS_ASN1_OID, &len) != 0 ||
