@@ -309,6 +309,11 @@ static int is_field(const ps_obj *o)
 	       (ps_dict_get(o, "T") && (ps_dict_get(o, "Kids") || ps_dict_get(o, "Parent") || ps_dict_get(o, "V")));
 }
 
+static int is_widget(const ps_obj *o)
+{
+	return ps_obj_is_name(ps_dict_get(o, "Subtype"), "Widget");
+}
+
 static int is_page(const ps_obj *o)
 {
 	return ps_obj_is_name(ps_dict_get(o, "Type"), "Page") ||
@@ -719,6 +724,27 @@ static int locked(const struct sigrec *g, const char *name)
 	return g->fieldmdp == PDFSTAMP_FIELDMDP_INCLUDE ? listed : !listed;
 }
 
+/* Is NUM, as signed by G, the appearance of a widget of a field G locks? */
+static int ap_of_locked(struct audit *a, uint32_t num, const struct sigrec *g, int *rc)
+{
+	const struct vent *r;
+	size_t n = roles_at(a, num, g->sec, &r), i;
+	int hit = 0;
+
+	*rc = 0;
+	for (i = 0; i < n && !hit && *rc == 0; i++) {
+		ps_obj *w = NULL;
+		char name[128];
+		if ((r[i].role != VR_AP_WIDGET && r[i].role != VR_AP_SIG) || !r[i].owner)
+			continue;
+		if ((*rc = ps_audit_load(a, r[i].owner, g->sec, &w)) == 0 && w &&
+		    (*rc = field_name(a, w, g->sec, name, sizeof name)) == 0 && name[0])
+			hit = locked(g, name);
+		ps_obj_free(w);
+	}
+	return hit;
+}
+
 /* One change being judged: the object as of SEC + 1 (O) and SEC (N). */
 struct chg {
 	int sec;
@@ -813,6 +839,11 @@ static int kind_for(struct audit *a, const struct chg *c, const struct sigrec *g
 		}
 		return k;
 	}
+	if (nr == 0 && a->views && a->views[g->sec].built) {
+		nr = (size_t)ps_audit_view_refers(a, &a->views[g->sec], c->num, rc);
+		if (*rc < 0)
+			return -1;
+	}
 	if (nr > 0) {
 		/* a number the signed revision referred to (a dangling reference,
 		 * the shadow attacks' hidden object): the signed bytes reach it,
@@ -898,6 +929,15 @@ static int record(struct audit *a, struct chg *c)
 		if (c->vchange && c->field && locked(g, c->field)) {
 			ok = 0;
 			snprintf(why, sizeof why, "the field is locked by the signature (FieldMDP)");
+		}
+		if (g->fieldmdp && existed) {
+			int lk = ap_of_locked(a, c->num, g, &rc);
+			if (rc < 0)
+				return rc;
+			if (lk) {
+				ok = 0;
+				snprintf(why, sizeof why, "the appearance of a field the signature locks (FieldMDP)");
+			}
 		}
 		if (in_policy(g, c->num)) {
 			ok = 0;
@@ -989,6 +1029,30 @@ static int referred(const struct audit *a, uint32_t num)
 	return a->nrefd && bsearch(&num, a->refd, a->nrefd, sizeof *a->refd, cmp_u32) != NULL;
 }
 
+/* Is NUM one of the chain's xref streams (a stream section, or a hybrid
+ * section's /XRefStm)? */
+static int chain_xref_num(const struct audit *a, uint32_t num)
+{
+	int i;
+
+	for (i = 0; i < a->ns; i++)
+		if (num && (a->doc->sections[i].stream_num == num || a->doc->sections[i].xrefstm_num == num))
+			return 1;
+	return 0;
+}
+
+/* Does a signed revision older than SEC give NUM a role (auditview.c)? */
+static int has_role(const struct audit *a, uint32_t num, int sec)
+{
+	const struct vent *r;
+	int i;
+
+	for (i = 0; i < a->r->nsigs; i++)
+		if (a->sigs[i].sec > sec && roles_at(a, num, a->sigs[i].sec, &r) > 0)
+			return 1;
+	return 0;
+}
+
 static int is_objstm(const ps_obj *o)
 {
 	return o && o->kind == PS_STREAM && ps_obj_is_name(ps_dict_get(o, "Type"), "ObjStm");
@@ -1064,6 +1128,27 @@ static int ap_repointed(struct audit *a, const ps_obj *ap, int sec, int depth, i
 	return hit;
 }
 
+/* Did signature field (or widget) NUM have a value as of a->cur_S (its
+ * own /V, or its parent's)?  1, 0, or a negative error. */
+static int signed_then(struct audit *a, uint32_t num, int *rc)
+{
+	ps_obj *f = NULL, *p = NULL;
+	int yes = 0;
+
+	if ((*rc = ps_audit_load(a, num, a->cur_S, &f)) < 0)
+		return *rc;
+	if (f && f->kind == PS_DICT) {
+		yes = ps_dict_get(f, "V") != NULL;
+		if (!yes && ps_dict_get(f, "Parent") && ps_dict_get(f, "Parent")->kind == PS_REF) {
+			if ((*rc = ps_audit_load(a, ps_dict_get(f, "Parent")->u.ref.num, a->cur_S, &p)) == 0)
+				yes = ps_obj_is_name(ps_dict_get(p, "FT"), "Sig") && ps_dict_get(p, "V") != NULL;
+		}
+	}
+	ps_obj_free(p);
+	ps_obj_free(f);
+	return *rc < 0 ? *rc : yes;
+}
+
 /* A field or widget that existed when signed (SIG: of a signature field):
  * filling in changes its value and its own appearance, nothing else
  * (note 5); the rest is form structure, judged as an annotation. */
@@ -1073,6 +1158,15 @@ static int field_diff_kind(struct audit *a, const struct chg *c, int sig, int *r
 	int k = -1, pass, fill = sig ? PDFSTAMP_CHANGE_SIGNATURE : PDFSTAMP_CHANGE_FORM_FIELD;
 
 	*rc = 0;
+	/* a signature field that was signed when signed: its value and look
+	 * are the signer's; redrawing them is no signing (note 5) */
+	if (sig && (*rc = signed_then(a, c->num, rc)) > 0) {
+		*rc = 0;
+		fill = PDFSTAMP_CHANGE_ANNOTATION;
+		a->old_annot = 1;
+	}
+	if (*rc < 0)
+		return -1;
 	if (!o || !n || o->kind != PS_DICT || n->kind != PS_DICT) {
 		a->old_annot = 1;
 		return PDFSTAMP_CHANGE_ANNOTATION;
@@ -1166,6 +1260,9 @@ static int role_kind(struct audit *a, int role, const struct chg *c, int *rc)
 	case VR_AP_WIDGET:
 		return PDFSTAMP_CHANGE_FORM_FIELD;
 	case VR_AP_SIG:
+		/* a signature's appearance redrawn in place: no signing (note 5) */
+		a->old_annot = 1;
+		return PDFSTAMP_CHANGE_ANNOTATION;
 	case VR_SIGDICT:
 		return PDFSTAMP_CHANGE_SIGNATURE;
 	case VR_DSS:
@@ -1221,11 +1318,13 @@ static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
 	}
 	if (!c.o && !c.n)
 		goto out;
-	/* the chain's own xref streams and object streams as containers */
-	if ((!c.n || is_chain_xref(a, num, sec, c.n)) &&
+	/* the chain's own xref streams and object streams as containers: by
+	 * number, never by what they say, and never one a signed revision
+	 * used (a content stream typed /ObjStm is still page content) */
+	if (!has_role(a, num, sec) && chain_xref_num(a, num) && (!c.n || is_chain_xref(a, num, sec, c.n)) &&
 	    (!c.o || (c.o->kind == PS_STREAM && ps_obj_is_name(ps_dict_get(c.o, "Type"), "XRef"))))
 		goto out;
-	if ((!c.o || is_objstm(c.o)) && (!c.n || is_objstm(c.n)))
+	if (!has_role(a, num, sec) && (!c.o || is_objstm(c.o)) && (!c.n || is_objstm(c.n)))
 		goto out;
 	if (c.o && c.n && c.og == c.ng && ps_obj_equal(c.o, c.n, 1)) {
 		int eq = 1;
@@ -1245,9 +1344,14 @@ static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
 		goto out;
 	}
 	c.action = !c.o ? PDFSTAMP_CHANGE_ADDED : !c.n ? PDFSTAMP_CHANGE_FREED : PDFSTAMP_CHANGE_MODIFIED;
-	/* a form field's value: FieldMDP (note 5) */
-	if ((c.o && c.o->kind == PS_DICT && is_field(c.o)) || (c.n && c.n->kind == PS_DICT && is_field(c.n))) {
-		c.vchange = !c.o || !c.n || !ps_obj_equal(ps_dict_get(c.o, "V"), ps_dict_get(c.n, "V"), 0);
+	/* a form field's value or its widget's look: FieldMDP (note 5) */
+	if ((c.o && c.o->kind == PS_DICT && (is_field(c.o) || is_widget(c.o))) ||
+	    (c.n && c.n->kind == PS_DICT && (is_field(c.n) || is_widget(c.n)))) {
+		static const char *const fill[] = {"V", "RV", "AS", "AP"};
+		size_t i;
+		c.vchange = !c.o || !c.n;
+		for (i = 0; i < 4 && !c.vchange; i++)
+			c.vchange = !ps_obj_equal(ps_dict_get(c.o, fill[i]), ps_dict_get(c.n, fill[i]), 0);
 		if ((rc = field_name(a, c.n ? c.n : c.o, c.n ? sec : sec + 1, field, sizeof field)) < 0)
 			goto out;
 		c.field = field[0] ? field : NULL;
@@ -1360,6 +1464,17 @@ static int audit_revision(struct audit *a, int sec)
 		if (pass == 0)
 			a->nrefd = ps_audit_uniq(a->refd, a->nrefd);
 	}
+	/* a reference this revision adds to an object no revision defines:
+	 * readers that meet it rebuild their xref by scanning (note 5) */
+	for (i = 0; i < a->nrefd; i++) {
+		char why[96];
+		if (existed_at(a, a->refd[i], sec, NULL))
+			continue;
+		snprintf(why, sizeof why, "a reference to object %u, which is not defined as of this revision",
+		         a->refd[i]);
+		if ((rc = record_damaged(a, sec, a->refd[i], why)) < 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -1424,16 +1539,17 @@ static int owner_of(const struct audit *a, int64_t x)
 	return best;
 }
 
-/* Is the "N G obj" at X one that section SEC lists there, one of the
- * chain's xref streams, or inside the data of a stream SEC lists? */
-static int listed_at(struct audit *a, int sec, uint32_t num, uint32_t gen, int64_t x, int *rc)
+/* Is the "N G obj" at X one that section SEC lists there, or one of the
+ * chain's xref streams?  Bytes inside the data of a stream written after
+ * the signature are no exception: a reader that rebuilds its xref by
+ * scanning finds an object there as well as anywhere. */
+static int listed_at(struct audit *a, int sec, uint32_t num, uint32_t gen, int64_t x)
 {
 	struct rev *r = &a->revs[sec];
 	struct lobj key = {x, 0, 0};
 	size_t lo = 0, hi = r->nlisted;
-	int i, inside = 0;
+	int i;
 
-	*rc = 0;
 	for (i = 0; i < a->ns; i++)
 		if (a->doc->sections[i].off == x || a->doc->sections[i].xrefstm == x)
 			return 1;
@@ -1447,23 +1563,7 @@ static int listed_at(struct audit *a, int sec, uint32_t num, uint32_t gen, int64
 	for (; lo < r->nlisted && r->listed[lo].off == x; lo++)
 		if (r->listed[lo].num == num && r->listed[lo].gen == gen)
 			return 1;
-	/* the listed object before X: a stream whose data hold these bytes */
-	while (lo > 0 && r->listed[lo - 1].off >= x)
-		lo--;
-	if (lo > 0) {
-		const struct lobj *p = &r->listed[lo - 1];
-		ps_obj *o = NULL;
-		int64_t len = 0;
-		if ((*rc = ps_doc_load_as_of(a->doc, p->num, sec, &o, NULL)) < 0) {
-			*rc = 0; /* judged (damaged) where it is compared */
-			return 1;
-		}
-		if (o && o->kind == PS_STREAM && o->u.stm.off >= 0 && ps_obj_int(ps_dict_get(o, "Length"), &len) == 0 &&
-		    len >= 0 && x >= o->u.stm.off && x - o->u.stm.off < len)
-			inside = 1;
-		ps_obj_free(o);
-	}
-	return inside;
+	return 0;
 }
 
 static int regular(uint8_t c)
@@ -1533,10 +1633,8 @@ static int scan_unlisted(struct audit *a)
 			if (!obj_header(b.data, n, p, &num, &gen))
 				continue;
 			{
-				int sec = owner_of(a, x), ok = listed_at(a, sec, num, gen, x, &rc);
-				if (rc < 0)
-					break;
-				if (!ok) {
+				int sec = owner_of(a, x);
+				if (!listed_at(a, sec, num, gen, x)) {
 					struct chg c;
 					memset(&c, 0, sizeof c);
 					c.sec = sec;

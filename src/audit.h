@@ -33,6 +33,7 @@ struct vent {
 	uint32_t num;
 	uint16_t gen;
 	uint16_t role;               /* enum vrole */
+	uint32_t owner;              /* VR_AP_*: the annotation or widget whose appearance it is */
 };
 
 /* The view of one signed revision: roles sorted by number, then role. */
@@ -41,6 +42,9 @@ struct view {
 	int built;
 	struct vent *e;
 	size_t n;
+	uint8_t *refs;               /* every number a reachable reference names (a bitset of
+	                                nrefs bits), built on first need; NULL before */
+	uint32_t nrefs;
 };
 
 struct role {
@@ -124,6 +128,9 @@ int ps_audit_old_sigs(struct audit *a, int sec, int64_t *visits);
 int ps_audit_view_build(struct audit *a, int sec, struct view *v);
 /* The roles of NUM in V: their count, *FIRST the first. */
 size_t ps_audit_view_roles(const struct view *v, uint32_t num, const struct vent **first);
+/* Does a reference reachable from V's revision (any object, any key) name
+ * NUM?  Builds V's reference set on first use (auditview.c note 5). */
+int ps_audit_view_refers(struct audit *a, struct view *v, uint32_t num, int *rc);
 void ps_audit_view_free(struct view *v);
 
 #endif

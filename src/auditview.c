@@ -53,8 +53,15 @@
  *     and page trees are walked with explicit stacks.
  *  4. Cost.  The walk loads the page tree, the annotations, the field tree
  *     and the DSS: dictionaries only, never stream data.  It runs once per
- *     signed revision, and only when a later revision changes an object
- *     that existed when that revision was signed.
+ *     signed revision that a later revision changes.
+ *  5. References.  Whether the signed revision refers to a number at all,
+ *     on any edge (a form XObject's own resources, an action, a name
+ *     tree...), is a second, wider walk: every object reachable from the
+ *     trailer's /Root and /Info, each loaded once, every reference in it
+ *     noted in a bitset (ps_audit_view_refers).  It is built only when a
+ *     later revision adds an object (a new object under a number the
+ *     signed revision already refers to is reached through signed bytes:
+ *     the shadow attacks' hidden object), bounded like the role walk.
  */
 #include "config.h"
 
@@ -77,6 +84,7 @@ struct walk {
 	uint32_t bound;              /* numbers below it have seen bits */
 	uint8_t *seen[W_TYPES];
 	int64_t loads;
+	uint32_t owner;              /* walk_ap: the owner of the appearance being walked */
 };
 
 static int mark(struct walk *w, const ps_obj *ref, int role)
@@ -94,6 +102,7 @@ static int mark(struct walk *w, const ps_obj *ref, int role)
 	e->num = ref->u.ref.num;
 	e->gen = ref->u.ref.gen;
 	e->role = (uint16_t)role;
+	e->owner = role == VR_AP_ANNOT || role == VR_AP_WIDGET || role == VR_AP_SIG ? w->owner : 0;
 	return 0;
 }
 
@@ -162,11 +171,13 @@ static int mark_values(struct walk *w, const ps_obj *o, int role, int type, int 
 	return rc;
 }
 
-/* VAL (an /AP entry) and what it holds: appearance of role ROLE. */
-static int walk_ap(struct walk *w, const ps_obj *val, int role)
+/* VAL (an /AP entry of OWNER) and what it holds: appearance of role ROLE. */
+static int walk_ap(struct walk *w, const ps_obj *val, int role, uint32_t owner)
 {
 	ps_obj *ap = NULL, *owned = NULL;
 	int rc;
+
+	w->owner = owner;
 
 	if (!val || (rc = mark(w, val, role)) < 0 || (val->kind == PS_REF && !first_visit(w, W_AP, val->u.ref.num)))
 		return 0;
@@ -222,7 +233,7 @@ static int walk_annot(struct walk *w, const ps_obj *ref)
 		role = VR_ANNOT;
 		aprole = VR_AP_ANNOT;
 	}
-	if ((rc = mark(w, ref, role)) == 0 && (rc = walk_ap(w, ps_dict_get(an, "AP"), aprole)) == 0)
+	if ((rc = mark(w, ref, role)) == 0 && (rc = walk_ap(w, ps_dict_get(an, "AP"), aprole, ref->u.ref.num)) == 0)
 		rc = mark(w, ps_dict_get(an, "Popup"), VR_ANNOT);
 out:
 	ps_obj_free(owned);
@@ -382,7 +393,7 @@ static int walk_fields(struct walk *w, const ps_obj *acro)
 		widget = ps_obj_is_name(ps_dict_get(fd, "Subtype"), "Widget");
 		rc = mark(w, &ref, widget ? (sig ? VR_SIGWIDGET : VR_WIDGET) : (sig ? VR_SIGFIELD : VR_FIELD));
 		if (rc == 0 && widget)
-			rc = walk_ap(w, ps_dict_get(fd, "AP"), sig ? VR_AP_SIG : VR_AP_WIDGET);
+			rc = walk_ap(w, ps_dict_get(fd, "AP"), sig ? VR_AP_SIG : VR_AP_WIDGET, cur.num);
 		if (rc == 0 && sig)
 			rc = mark(w, ps_dict_get(fd, "V"), VR_SIGDICT);
 		if (rc == 0)
@@ -506,10 +517,89 @@ size_t ps_audit_view_roles(const struct view *v, uint32_t num, const struct vent
 	return k - lo;
 }
 
+/* Notes every reference in O (direct structure) in REFS and queues the
+ * numbers not seen yet. */
+static int note_all(struct audit *a, const ps_obj *o, uint8_t *refs, uint8_t *seen, uint32_t bound,
+                    uint32_t **q, size_t *nq, int depth)
+{
+	size_t i;
+	int rc = 0;
+
+	if (!o || depth > 64)
+		return 0;
+	switch (o->kind) {
+	case PS_REF: {
+		uint32_t r = o->u.ref.num;
+		if (r >= bound)
+			return 0;
+		refs[r >> 3] |= (uint8_t)(1u << (r & 7));
+		if (seen[r >> 3] & (1u << (r & 7)))
+			return 0;
+		seen[r >> 3] |= (uint8_t)(1u << (r & 7));
+		if (ps_array_grow((void **)q, *nq, sizeof **q) < 0)
+			return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		(*q)[(*nq)++] = r;
+		return 0;
+	}
+	case PS_ARRAY:
+		for (i = 0; i < o->u.arr.len && rc == 0; i++)
+			rc = note_all(a, o->u.arr.items[i], refs, seen, bound, q, nq, depth + 1);
+		return rc;
+	case PS_DICT:
+		for (i = 0; i < o->u.dict.len && rc == 0; i++)
+			rc = note_all(a, o->u.dict.ents[i].val, refs, seen, bound, q, nq, depth + 1);
+		return rc;
+	case PS_STREAM:
+		return note_all(a, o->u.stm.dict, refs, seen, bound, q, nq, depth + 1);
+	default:
+		return 0;
+	}
+}
+
+static int build_refs(struct audit *a, struct view *v)
+{
+	uint32_t bound = a->doc->xref_bound + 1, *q = NULL;
+	size_t nq = 0, head = 0, bytes = ((size_t)bound >> 3) + 1;
+	uint8_t *seen = calloc(bytes, 1);
+	int64_t loads = 0;
+	int rc = 0, info;
+
+	if (!seen || !(v->refs = calloc(bytes, 1))) {
+		free(seen);
+		return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	v->nrefs = bound;
+	for (info = 0; info < 2 && rc == 0; info++)
+		rc = note_all(a, ps_audit_trailer_key(a, v->sec, info), v->refs, seen, bound, &q, &nq, 0);
+	while (head < nq && rc == 0) {
+		ps_obj *o = NULL;
+		if (++loads > MAX_VIEW_LOADS) {
+			rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "the signed revision has too many objects to audit "
+			            "(more than %d loaded)", MAX_VIEW_LOADS);
+			break;
+		}
+		if ((rc = ps_doc_load_as_of(a->doc, q[head++], v->sec, &o, NULL)) == 0)
+			rc = note_all(a, o, v->refs, seen, bound, &q, &nq, 0);
+		ps_obj_free(o);
+	}
+	free(q);
+	free(seen);
+	return rc;
+}
+
+int ps_audit_view_refers(struct audit *a, struct view *v, uint32_t num, int *rc)
+{
+	*rc = 0;
+	if (!v->refs && (*rc = build_refs(a, v)) < 0)
+		return 0;
+	return num < v->nrefs && (v->refs[num >> 3] & (1u << (num & 7)));
+}
+
 void ps_audit_view_free(struct view *v)
 {
 	if (!v)
 		return;
+	free(v->refs);
 	free(v->e);
 	memset(v, 0, sizeof *v);
 }
