@@ -106,6 +106,11 @@
  *        the kind is found): that changes what the signer saw;
  *      - an /Info update of /ModDate and /Producer only is form filling
  *        (form fillers write it on every save);
+ *      - an annotation added over a signature's shown widget is reported
+ *        (its reason); with PDFSTAMP_AUDIT_STRICT, after P=3 only text
+ *        notes (/Text, /Popup) not over a widget may be added, and after
+ *        P=1 a DSS or document timestamp is a change (Acrobat's reading:
+ *        the certification attacks, Mainka et al., IEEE S&P 2021);
  *      - identity: a generation change of a signed object is other (its
  *        signed references no longer lead to it); an "N G obj" after the
  *        oldest signed revision that its section does not list there
@@ -781,6 +786,32 @@ static int visible_widget(const ps_obj *n)
 	return (v[2] - v[0]) * (v[2] - v[0]) > 1e-6 && (v[3] - v[1]) * (v[3] - v[1]) > 1e-6;
 }
 
+/* The first signature made before SEC whose shown widget the annotation
+ * N's /Rect overlaps, -1 if none (note 5). */
+static int covers_widget(const struct audit *a, const ps_obj *n, int sec)
+{
+	const ps_obj *r = ps_dict_get(n, "Rect");
+	double v[4], t;
+	size_t i;
+	int k;
+
+	if (ps_array_len(r) != 4 || !ps_dict_get(n, "Subtype"))
+		return -1;
+	for (i = 0; i < 4; i++)
+		if (ps_obj_num(ps_array_get(r, i), &v[i]) < 0)
+			return -1;
+	if (v[0] > v[2])
+		t = v[0], v[0] = v[2], v[2] = t;
+	if (v[1] > v[3])
+		t = v[1], v[1] = v[3], v[3] = t;
+	for (k = 0; k < a->r->nsigs; k++) {
+		const struct sigrec *h = &a->sigs[k];
+		if (h->sec > sec && h->has_rect && v[0] < h->rect[2] && h->rect[0] < v[2] && v[1] < h->rect[3] && h->rect[1] < v[3])
+			return k;
+	}
+	return -1;
+}
+
 /* Is revision SEC closed by a signature (a document timestamp if TS)
  * that covers it exactly and whose CMS signs its bytes (note 5)? */
 static int sealed(struct audit *a, int sec, int ts, int *rc)
@@ -938,6 +969,29 @@ static int record(struct audit *a, struct chg *c)
 				ok = 0;
 				snprintf(why, sizeof why, "the appearance of a field the signature locks (FieldMDP)");
 			}
+		}
+		if (kind == PDFSTAMP_CHANGE_ANNOTATION && !existed && c->n && c->n->kind == PS_DICT &&
+		    !(c->flags & REC_FIXED)) {
+			/* an annotation added over a signature's widget; with
+			 * --strict only text notes after P=3 (note 5) */
+			const ps_obj *st = ps_dict_get(c->n, "Subtype");
+			int h = covers_widget(a, c->n, c->sec);
+			if (h >= 0 && !why[0])
+				snprintf(why, sizeof why, "an annotation added over the widget of signature '%.60s'",
+				         a->r->sigs[h].field);
+			if ((a->r->flags & PDFSTAMP_AUDIT_STRICT) && g->docmdp == 3 && st &&
+			    !ps_obj_is_name(st, "Widget") && (h >= 0 || (!ps_obj_is_name(st, "Text") &&
+			                                                  !ps_obj_is_name(st, "Popup")))) {
+				ok = 0;
+				snprintf(why, sizeof why, "%s after a P=3 certification (--strict)",
+				         h >= 0 ? "an annotation over a signature's widget" : "an annotation that draws content");
+			}
+		}
+		if ((a->r->flags & PDFSTAMP_AUDIT_STRICT) && g->docmdp == 1 &&
+		    (kind == PDFSTAMP_CHANGE_DSS || kind == PDFSTAMP_CHANGE_DOC_TIMESTAMP)) {
+			ok = 0;
+			snprintf(why, sizeof why, "a DSS or document timestamp after a P=1 certification (--strict: "
+			         "Acrobat's reading)");
 		}
 		if (in_policy(g, c->num)) {
 			ok = 0;
@@ -1665,7 +1719,7 @@ static int scan_unlisted(struct audit *a)
 
 void pdfstamp_audit_clear(struct pdfstamp_audit_report *r)
 {
-	unsigned version;
+	unsigned version, flags;
 	int i, k;
 
 	if (!r)
@@ -1680,8 +1734,10 @@ void pdfstamp_audit_clear(struct pdfstamp_audit_report *r)
 		free(r->revisions[i].changes);
 	free(r->revisions);
 	version = r->version;
+	flags = r->flags;
 	memset(r, 0, sizeof *r);
 	r->version = version;
+	r->flags = flags;
 }
 
 int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)

@@ -20,6 +20,8 @@ struct sigrec {
 	int real;                    /* -1 not yet known; 0/1: its CMS parses and signs its bytes */
 	int timestamp;               /* a document timestamp (12.8.5) */
 	uint32_t snum;               /* its signature dictionary, 0 if direct */
+	int has_rect;                /* RECT: its widget's /Rect as of SEC, shown (note 5 of audit.c) */
+	double rect[4];              /* x1 y1 x2 y2, normalised */
 };
 
 /* Roles of an object in a signed revision (auditview.c note 2). */

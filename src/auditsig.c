@@ -284,6 +284,41 @@ out:
 	return rc;
 }
 
+/* The /Rect of signature G's widget (its field merged with it, or its
+ * first kid) as of G's revision, when it shows (an overlap with it is
+ * reported: audit.c note 5). */
+static int widget_rect(struct audit *a, struct sigrec *g, uint32_t fnum)
+{
+	ps_obj *f = NULL, *k = NULL, *ko = NULL;
+	const ps_obj *w, *r;
+	size_t i;
+	int rc;
+
+	if (!fnum || (rc = ps_audit_load(a, fnum, g->sec, &f)) < 0 || !f)
+		return fnum ? rc : 0;
+	w = f;
+	if (!ps_dict_get(f, "Rect") && (rc = ps_audit_resolve(a, ps_array_get(ps_dict_get(f, "Kids"), 0), g->sec, &k,
+	                                                        &ko)) == 0 && k)
+		w = k;
+	r = ps_dict_get(w, "Rect");
+	if (ps_array_len(r) == 4) {
+		for (i = 0; i < 4; i++)
+			if (ps_obj_num(ps_array_get(r, i), &g->rect[i]) < 0)
+				break;
+		if (i == 4) {
+			double t;
+			if (g->rect[0] > g->rect[2])
+				t = g->rect[0], g->rect[0] = g->rect[2], g->rect[2] = t;
+			if (g->rect[1] > g->rect[3])
+				t = g->rect[1], g->rect[1] = g->rect[3], g->rect[3] = t;
+			g->has_rect = g->rect[2] - g->rect[0] > 1e-3 && g->rect[3] - g->rect[1] > 1e-3;
+		}
+	}
+	ps_obj_free(ko);
+	ps_obj_free(f);
+	return 0;
+}
+
 int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
                      const char *name)
 {
@@ -342,7 +377,7 @@ int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32
 			ps_obj_free(prev);
 		}
 	}
-	if ((rc = read_policy(a, g, fnum, field, snum, sig)) < 0)
+	if ((rc = read_policy(a, g, fnum, field, snum, sig)) < 0 || (rc = widget_rect(a, g, fnum)) < 0)
 		return rc;
 	s->docmdp = g->docmdp;
 	s->fieldmdp = g->fieldmdp;

@@ -599,9 +599,16 @@ struct pdfstamp_audit_report {
 	struct pdfstamp_audit_revision *revisions; /* oldest first (owned) */
 	int64_t forbidden;           /* forbidden changes in all */
 	int64_t bytes_read;          /* distinct bytes of the file read so far (as pdfstamp_info's) */
+	unsigned flags;              /* PDFSTAMP_AUDIT_*, set by the caller (kept by pdfstamp_audit_clear) */
 };
 #define PDFSTAMP_AUDIT_REPORT_VERSION 1
-#define PDFSTAMP_AUDIT_REPORT_INIT {PDFSTAMP_AUDIT_REPORT_VERSION, 0, 0, NULL, 0, NULL, 0, 0}
+#define PDFSTAMP_AUDIT_REPORT_INIT {PDFSTAMP_AUDIT_REPORT_VERSION, 0, 0, NULL, 0, NULL, 0, 0, 0}
+/* flags: the stricter reading of certifications (pdfstamp(1), AUDIT):
+ * after P=3 only text notes (/Text, /Popup) may be added, and an added
+ * annotation over a signature's widget is forbidden; after P=1 a DSS and a
+ * document timestamp are changes too (Acrobat's reading).  Without it:
+ * ISO 32000-2 with its errata. */
+#define PDFSTAMP_AUDIT_STRICT 0x1
 /* Walks the revision chain and every signature of an authenticated (or
  * plaintext) DOC and classifies each change made after each signature by
  * comparing the decrypted objects of the revisions (pdfstamp(1), AUDIT).

@@ -23,6 +23,7 @@ static const char *dir;
 static ps_ctx *ctx;
 static ps_doc *doc;
 static struct pdfstamp_audit_report rep = PDFSTAMP_AUDIT_REPORT_INIT;
+static int visible_sig; /* signed_base: the signature's widget shows, at [100 100 300 150] */
 
 static void setup(void)
 {
@@ -91,7 +92,8 @@ static int64_t signed_base(pg *p, int level, int lock)
 	pg_obj(p, 4, 0, "<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>");
 	pg_stream(p, 5, "", "BT /F1 24 Tf 72 700 Td (signed) Tj ET", 37);
 	pg_obj(p, 6, 0, "<</Type/Annot/Subtype/Widget/FT/Tx/T(Name)/V(before)/Rect[0 0 10 10]/P 3 0 R>>");
-	pg_obj(p, 7, 0, "<</Type/Annot/Subtype/Widget/FT/Sig/T(Sig1)/V 8 0 R/Rect[0 0 0 0]/P 3 0 R>>");
+	pg_obj(p, 7, 0, "<</Type/Annot/Subtype/Widget/FT/Sig/T(Sig1)/V 8 0 R/Rect[%s]/P 3 0 R/AP<</N 5 0 R>>>>",
+	       visible_sig ? "100 100 300 150" : "0 0 0 0");
 	pg_obj(p, 8, 0, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" SIG_BR
 	       "/Contents<00112233>%s>>", ref);
 	pg_obj(p, 9, 0, "<</Producer(check_audit)>>");
@@ -161,6 +163,7 @@ START_TEST(rule_table)
 		{PDFSTAMP_CHANGE_PAGE_TREE, {0, 0, 0, 0}},
 		{PDFSTAMP_CHANGE_CATALOG, {0, 0, 0, 0}},
 		{PDFSTAMP_CHANGE_ENCRYPTION, {0, 0, 0, 0}},
+		{PDFSTAMP_CHANGE_DAMAGED, {0, 0, 0, 0}},
 		{PDFSTAMP_CHANGE_OTHER, {0, 0, 0, 0}},
 	};
 	size_t i;
@@ -387,6 +390,53 @@ static void add_timestamp(int level, int dts)
 	ck_assert_int_eq(change_of(11)->forbidden, 1);
 	ck_assert_ptr_nonnull(strstr(change_of(11)->reason, "not closed by a"));
 }
+
+/* An annotation added after P=3: permitted; over the signature's shown
+ * widget it is reported (its reason); --strict (PDFSTAMP_AUDIT_STRICT)
+ * forbids it, and any annotation but a text note (audit.c note 5). */
+static void p3_annot(const char *subtype, const char *rect, unsigned flags)
+{
+	pg p;
+	int64_t x;
+	pg_ent e[2];
+
+	visible_sig = 1;
+	x = signed_base(&p, 3, 0);
+	visible_sig = 0;
+	pg_obj(&p, 3, 0, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Contents 5 0 R"
+	       "/Resources<</Font<</F1 4 0 R>>>>/Annots[6 0 R 7 0 R 10 0 R]>>");
+	pg_obj(&p, 10, 0, "<</Type/Annot/Subtype/%s/Rect[%s]/Contents(note)/P 3 0 R>>", subtype, rect);
+	e[0] = pg_used(&p, 3);
+	e[1] = pg_used(&p, 10);
+	update(&p, e, 2, 11, 1, x, NULL);
+	reopen(&p, "p3annot.pdf");
+	rep.flags = flags;
+	ck_assert_int_eq(do_audit(), 0);
+	rep.flags = 0;
+	ck_assert_ptr_nonnull(change_of(10));
+	ck_assert_int_eq(change_of(10)->kind, PDFSTAMP_CHANGE_ANNOTATION);
+}
+
+START_TEST(annotation_over_signature)
+{
+	p3_annot("Square", "150 120 200 140", 0);
+	ck_assert_int_eq(rep.verdict, PDFSTAMP_AUDIT_OK);
+	ck_assert_ptr_nonnull(strstr(change_of(10)->reason, "over the widget of signature 'Sig1'"));
+	p3_annot("Square", "400 400 450 450", 0);
+	ck_assert_int_eq(rep.verdict, PDFSTAMP_AUDIT_OK);
+	ck_assert_str_eq(change_of(10)->reason, "");
+	p3_annot("Square", "150 120 200 140", PDFSTAMP_AUDIT_STRICT);
+	ck_assert_int_eq(rep.verdict, PDFSTAMP_AUDIT_VIOLATION);
+	ck_assert_int_eq(change_of(10)->forbidden, 1);
+	p3_annot("Text", "400 400 420 420", PDFSTAMP_AUDIT_STRICT);
+	ck_assert_int_eq(rep.verdict, PDFSTAMP_AUDIT_OK);
+	p3_annot("Text", "150 120 170 140", PDFSTAMP_AUDIT_STRICT);
+	ck_assert_int_eq(rep.verdict, PDFSTAMP_AUDIT_VIOLATION);
+	p3_annot("FreeText", "400 400 450 450", PDFSTAMP_AUDIT_STRICT);
+	ck_assert_int_eq(rep.verdict, PDFSTAMP_AUDIT_VIOLATION);
+	ck_assert_ptr_nonnull(strstr(change_of(10)->reason, "--strict"));
+}
+END_TEST
 
 START_TEST(doc_timestamp_under_p1)
 {
@@ -989,6 +1039,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, dss_under_p1);
 	tcase_add_test(tc, metadata);
 	tcase_add_test(tc, doc_timestamp_under_p1);
+	tcase_add_test(tc, annotation_over_signature);
 	tcase_add_test(tc, freed_object);
 	tcase_add_test(tc, objstm_redefines_signed_object);
 	tcase_add_test(tc, objstm_replaced_under_old_entries);

@@ -45,10 +45,11 @@ struct audit_cmd {
 };
 
 #define OPT_EXTRACT CLI_OPT_CMD_BASE
+#define OPT_STRICT (CLI_OPT_CMD_BASE + 1)
 
 static void help(void)
 {
-	printf("Usage: pdfstamp audit [--json] [password options] FILE...\n"
+	printf("Usage: pdfstamp audit [--json] [--strict] [password options] FILE...\n"
 	       "       pdfstamp audit --extract-revision N -o OUT [password options] FILE\n"
 	       "\n"
 	       "Lists the revisions and signatures of each FILE and classifies every\n"
@@ -71,6 +72,10 @@ static void help(void)
 	       "Options:\n"
 	       "      --json     print one JSON object per FILE on one line each\n"
 	       "                 (keys: see JSON OUTPUT in pdfstamp(1))\n"
+	       "      --strict   the stricter reading of certifications: after P=3 only\n"
+	       "                 text notes may be added, none over a signature's widget;\n"
+	       "                 after P=1 a DSS or document timestamp is a change too\n"
+	       "                 (Acrobat's reading; without it ISO 32000-2 and its errata)\n"
 	       "      --extract-revision N\n"
 	       "                 write the first N revisions of FILE (1 = the oldest, as\n"
 	       "                 the report numbers them) to OUT instead: the bytes a\n"
@@ -327,6 +332,7 @@ int cmd_audit(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, CLI_OPT_W_JSON },
 		{ "extract-revision", required_argument, NULL, OPT_EXTRACT },
+		{ "strict", no_argument, NULL, OPT_STRICT },
 		{ "help", no_argument, NULL, 'h' },
 		CLI_PW_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
@@ -346,6 +352,9 @@ int cmd_audit(int argc, char **argv)
 			return cli_finish_stdout(CLI_EXIT_OK);
 		case 'o':
 			c.out = optarg;
+			break;
+		case OPT_STRICT:
+			c.rep.flags |= PDFSTAMP_AUDIT_STRICT;
 			break;
 		case OPT_EXTRACT: {
 			int64_t n;

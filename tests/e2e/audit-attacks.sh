@@ -54,6 +54,8 @@ fobjects() {
 	jget "$T/out" '",".join(str(o) for o in sorted({c["object"] for r in d["revisions"] for c in r["changes"] if c["verdict"] == "forbidden"}))' | tr -d '"'
 }
 # expect FILE STATUS VERDICT DESC
+# audit_strict FILE: `pdfstamp audit --strict --json`, the line in $T/out
+audit_strict() { run "$PDFSTAMP" audit --strict --json $(pwopt "$1") "$1"; }
 expect() {
 	audit "$1"
 	check_status "$2" "$4: audit exit status"
@@ -302,6 +304,18 @@ done
 if have pb3; then
 	mutool run "$JS" annot "$T/pb3.pdf" - "$T/pb3.annot.pdf" >"$T/mu.log" 2>&1 &&
 		expect "$T/pb3.annot.pdf" 0 ok "[legit] pb3 + a MuPDF annotation"
+	# --strict (the certification attacks' countermeasures): a text note
+	# stays permitted after P=3, a stamp that draws content does not
+	if [ -s "$T/pb3.annot.pdf" ]; then
+		audit_strict "$T/pb3.annot.pdf"
+		check_status 0 "[strict] pb3 + a MuPDF /Text note: permitted"
+	fi
+	run "$PDFSTAMP" stamp -o "$T/pb3.stamp.pdf" "$T/pb3.pdf"
+	check_status 0 "[legit] pb3: pdfstamp stamp (P=3 permits annotations)"
+	expect "$T/pb3.stamp.pdf" 0 ok "[legit] pb3 + pdfstamp stamp"
+	audit_strict "$T/pb3.stamp.pdf"
+	check_status 6 "[strict] pb3 + pdfstamp stamp: a /Stamp after P=3 is a violation"
+	check_grep 'P=3 certification .--strict.' "$T/out" "[strict] pb3 + pdfstamp stamp: the reason names the reading"
 fi
 if have mu2; then
 	mutool run "$JS" fill "$T/mu2.pdf" "$U" "$T/mu2.fill.pdf" after >"$T/mu.log" 2>&1 &&
@@ -319,6 +333,9 @@ for s in pb1 pba1; do
 	if [ -s "$T/$s.dss.pdf" ] && j pdfbox-timestamp "$T/$s.dss.pdf" "$T/$s.dts.pdf" "$(opw_of $s)" \
 		"$T/tsa.pem" "$T/tsakey.pem" "$T/tsa.cnf"; then
 		expect "$T/$s.dts.pdf" 0 ok "[legit] $s + DSS + a document timestamp (PDFBox)"
+		audit_strict "$T/$s.dts.pdf"
+		check_status 6 "[strict] $s + DSS + a document timestamp: Acrobat's reading of P=1 forbids them"
+		check_grep "Acrobat's reading" "$T/out" "[strict] $s + DSS + timestamp: the reason names the reading"
 		check_eq "$(jget "$T/out" '[s["doc_timestamp"] for s in d["signatures"]]')" "[false, true]" \
 			"[legit] $s + DSS + timestamp: the second signature is a document timestamp"
 	fi
