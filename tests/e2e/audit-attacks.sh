@@ -13,12 +13,20 @@
 #   it-lock   iText 5, approval with a FieldMDP /Lock on Name, RC4-128
 #   it1/it2   iText 5, certification P=1/2, RC4-128
 #   mu1/mu2   MuPDF (fixtures/audit.js, a dummy CMS), P=1/2, AES-256
+#   itvis     iText 5, a visible approval signature, unencrypted
+# and, from the base's other shapes (unencrypted, signed as written):
+#   dg0/1/2   PDFBox 2, approval, P=1, P=2 on "dangle" (X1's resources name
+#             an object no revision defines)
+#   ob1, xr1  PDFBox 2, P=1 on "objstm" and "xref" (the page content stream
+#             typed /ObjStm, /XRef)
+#   tp3       PDFBox 2, P=3 on "twopage"
 # Hostile revisions: fixtures/auditattacks.py (raw appended updates; new
 # strings and streams encrypted with the file key read by qpdf).  Every
 # attack must give exit 6 and verdict "violation"; where the class says so,
 # the forbidden change's kind is checked too.  pdfsig shows that the first
 # signature still validates on each attack file of a real-CMS producer, and
-# poppler draws the planted page of xref-repoint.
+# poppler draws the planted page of xref-repoint (and the forged text of
+# the attacks where that is cheap to show).
 #
 # Run by hand against any binary:
 #   PDFSTAMP=/path/to/pdfstamp TOP_SRCDIR=/path/to/src bash tests/e2e/audit-attacks.sh
@@ -71,17 +79,40 @@ kind_has() {
 	*) fail "$2: a forbidden change of kind $1" "forbidden kinds: $(fkinds)" "$(head -c 400 "$T/err")" ;;
 	esac
 }
-pw_of() { case $1 in pb1 | pb2 | pb3) echo - ;; *) echo "$U" ;; esac; }
-opw_of() { case $1 in pb1 | pb2 | pb3) echo - ;; *) echo "$O" ;; esac; }
+# the unencrypted inputs
+plain_in() { case $1 in pb1 | pb2 | pb3 | dg? | ob1 | xr1 | tp3 | itvis) return 0 ;; esac; return 1; }
+pw_of() { if plain_in "$1"; then echo -; else echo "$U"; fi; }
+opw_of() { if plain_in "$1"; then echo -; else echo "$O"; fi; }
 # real_cms NAME: made by a producer with a real CMS
 real_cms() { case $1 in mu*) return 1 ;; esac; }
-# sig_valid FILE DESC: pdfsig (no certificate check) says signature 1 is valid
+# sig_valid FILE DESC [N]: pdfsig (no certificate check) says signature N
+# (default 1, the original one) is valid
 sig_valid() {
-	if pdfsig -nocert -upw "$U" "$1" 2>/dev/null | sed -n '/^Signature #1:/,/^Signature #2:/p' |
+	local n=${3:-1} what="the original signature still validates"
+	[ "$n" = 1 ] || what="signature #$n validates"
+	if pdfsig -nocert -upw "$U" "$1" 2>/dev/null | sed -n "/^Signature #$n:/,/^Signature #$((n + 1)):/p" |
 		grep -q 'Signature Validation: Signature is Valid'; then
-		ok "$2: pdfsig: the original signature still validates"
+		ok "$2: pdfsig: $what"
 	else
-		fail "$2: pdfsig: the original signature still validates" "$(pdfsig -nocert -upw "$U" "$1" 2>&1 | head -20)"
+		fail "$2: pdfsig: $what" "$(pdfsig -nocert -upw "$U" "$1" 2>&1 | head -20)"
+	fi
+}
+# reason_has TEXT DESC: a forbidden change of the last audit gives a reason
+# containing TEXT
+reason_has() {
+	if jget "$T/out" '[c["reason"] or "" for r in d["revisions"] for c in r["changes"] if c["verdict"] == "forbidden"]' |
+		grep -qF -- "$1"; then
+		ok "$2: the reason says \"$1\""
+	else
+		fail "$2: the reason says \"$1\"" "$(jget "$T/out" '[c["reason"] for r in d["revisions"] for c in r["changes"] if c["verdict"] == "forbidden"][:4]')"
+	fi
+}
+# shows TEXT DESC: poppler draws TEXT on the last attack file (the attack works)
+shows() {
+	if pdftotext -upw "$U" "$A" - 2>/dev/null | grep -qF -- "$1"; then
+		ok "$2: poppler draws \"$1\""
+	else
+		fail "$2: poppler draws \"$1\"" "$(pdftotext -upw "$U" "$A" - 2>&1 | head -5)"
 	fi
 }
 # attack NAME INPUT: appends attack NAME to $T/INPUT.pdf as $T/INPUT.NAME.pdf
@@ -110,10 +141,15 @@ qpdf --preserve-unreferenced --encrypt "$U" "$O" 128 --use-aes=y -- "$T/base.pdf
 qpdf --preserve-unreferenced --allow-weak-crypto --encrypt "$U" "$O" 128 --use-aes=n -- "$T/base.pdf" "$T/rc4.pdf"
 qpdf --preserve-unreferenced "$T/base.pdf" "$T/plain.pdf"
 qpdf --linearize --encrypt "$U" "$O" 256 -- "$T/base.pdf" "$T/lin-r6.pdf"
+# the base's other shapes, signed as written (qpdf would drop the dangling
+# reference and rewrite the typed content streams)
+for sh in dangle objstm xref twopage; do python3 "$X" base "$T/base-$sh.pdf" $sh; done
 
 # a self-signed signing key for openssl cms, and a TSA for openssl ts
 openssl req -x509 -newkey rsa:2048 -nodes -subj "/CN=pdfstamp attack signer" -days 3 \
 	-keyout "$T/key.pem" -out "$T/cert.pem" >"$T/openssl.log" 2>&1
+# the attacker's own signature (auditattacks.py sigap) uses the same key
+export AUDITATTACKS_CERT=$T/cert.pem AUDITATTACKS_KEY=$T/key.pem
 openssl req -x509 -newkey rsa:2048 -nodes -subj "/CN=pdfstamp attack TSA" -days 3 \
 	-addext "extendedKeyUsage=critical,timeStamping" \
 	-keyout "$T/tsakey.pem" -out "$T/tsa.pem" >>"$T/openssl.log" 2>&1
@@ -177,6 +213,11 @@ if [ $JAVA = yes ]; then
 	for p in 1 2; do j pdfbox-sign "$T/aes128.pdf" "$T/pba$p.pdf" "$O" $p "$T/cert.pem" "$T/key.pem"; done
 	j itext-sign "$T/rc4.pdf" "$T/it-lock.pdf" "$O" 0 Name "$T/cert.pem" "$T/key.pem"
 	for p in 1 2; do j itext-sign "$T/rc4.pdf" "$T/it$p.pdf" "$O" $p - "$T/cert.pem" "$T/key.pem"; done
+	j itext-sign "$T/plain.pdf" "$T/itvis.pdf" - -1 - "$T/cert.pem" "$T/key.pem"
+	for p in 0 1 2; do j pdfbox-sign "$T/base-dangle.pdf" "$T/dg$p.pdf" - $p "$T/cert.pem" "$T/key.pem"; done
+	j pdfbox-sign "$T/base-objstm.pdf" "$T/ob1.pdf" - 1 "$T/cert.pem" "$T/key.pem"
+	j pdfbox-sign "$T/base-xref.pdf" "$T/xr1.pdf" - 1 "$T/cert.pem" "$T/key.pem"
+	j pdfbox-sign "$T/base-twopage.pdf" "$T/tp3.pdf" - 3 "$T/cert.pem" "$T/key.pem"
 else
 	skip "PDFBox and iText producers: needs javac, java and /usr/share/java/{pdfbox2,fontbox2,commons-logging,itext5,bcprov}.jar"
 fi
@@ -205,7 +246,7 @@ done
 
 # ---------------------------------------------------------------------------
 # the signed inputs audit ok
-for s in ps-r6 pb1 pb2 pb3 pba1 pba2 it-lock it1 it2 mu1 mu2; do
+for s in ps-r6 pb1 pb2 pb3 pba1 pba2 it-lock it1 it2 mu1 mu2 itvis dg0 dg1 dg2 ob1 xr1 tp3; do
 	have "$s" || continue
 	expect "$T/$s.pdf" 0 ok "signed input $s"
 	if real_cms "$s"; then sig_valid "$T/$s.pdf" "signed input $s"; fi
@@ -229,6 +270,13 @@ for s in ps-r6 it-lock pb1; do
 	violation action-as-metadata $s
 done
 for s in pb1 pba1 it1; do have $s && violation resources-as-dss $s page-content; done
+# a content stream typed as a container of the file's structure: a new
+# version (with new text) and freeing it are page-content changes
+if have ob1; then
+	violation objstm-content ob1 page-content
+	shows "Pay MALLORY" "[2] ob1 + objstm-content"
+fi
+have xr1 && violation free-content xr1 page-content
 
 # 3. signing that signs nothing
 CLASS=3
@@ -249,6 +297,20 @@ for s in ps-r6 pb1 pba1 it-lock; do
 			"$(pdftotext -upw "$U" "$A" - 2>&1 | head -5)"
 	fi
 done
+# a redefinition of the second page hidden in the data of a permitted new
+# appearance stream, and a /Popup to a missing object that makes poppler
+# rebuild its xref (and draw the planted page)
+if have tp3; then
+	violation hide-page2 tp3 damaged
+	shows "Planted content" "[4] tp3 + hide-page2"
+fi
+# a new object under the number a signed form XObject's resources name
+for s in dg0 dg1 dg2; do
+	have $s || continue
+	violation dangle-fill $s
+	reason_has "a new object under a number the signed revision refers to" "[4] $s + dangle-fill"
+	shows "FORGED CONTENT" "[4] $s + dangle-fill"
+done
 
 # 5. shadow attacks
 CLASS=5
@@ -265,6 +327,18 @@ for s in ps-r6 pb3 it-lock mu1; do
 	violation font-swap $s page-content
 	violation xobject-swap $s page-content
 done
+# a new appearance of a locked field's widget, its /V left alone
+if have it-lock; then
+	violation lock-ap it-lock form-field
+	reason_has "locked" "[5] it-lock + lock-ap"
+	shows "FORGED VALUE" "[5] it-lock + lock-ap"
+fi
+# the visible approval signature's widget redrawn, in a revision closed by
+# the attacker's own (valid) approval signature
+if have itvis; then
+	violation sigap itvis annotation
+	sig_valid "$A" "[5] itvis + sigap" 2
+fi
 
 # 6. damaged revisions after a signature
 CLASS=6
@@ -273,6 +347,16 @@ for s in ps-r6 pb1 it2; do
 	violation broken-xref $s damaged
 	violation bad-startxref $s damaged
 done
+# a permitted new appearance stream holding ~29,000 lines "1 0 obj" (once
+# quadratic): the audit ends, and it is a violation
+if have pb3; then
+	for a in dos dos-junk; do
+		attack $a pb3 || continue
+		run timeout 60 "$PDFSTAMP" audit --json "$A"
+		check_status 6 "[6] pb3 + $a: audit finishes (timeout 60)"
+		check_eq "$(verdict)" violation "[6] pb3 + $a: verdict violation"
+	done
+fi
 
 # ---------------------------------------------------------------------------
 # legitimate work after signing: ok
