@@ -139,9 +139,12 @@
  *     changes after the first signature and what classifies them, plus
  *     one walk of each signed revision that a later one changes
  *     (auditview.c note 4) and the bytes after the oldest signed
- *     revision (the identity scan).  Stream data decoded to compare
- *     versions is capped at 4 x the file size + 64 MiB (decode_cap): past
- *     it the audit is refused (PDFSTAMP_E_UNSUPPORTED).
+ *     revision (the identity scan).  What reading older revisions decodes
+ *     (object streams as of a revision, doc.c, and the stream data
+ *     compared here) is capped at 4 x the file size + 64 MiB in all
+ *     (doc->asof_cap): past it the audit is refused (PDFSTAMP_E_UNSUPPORTED),
+ *     so that object streams interleaved to defeat doc.c's two-slot cache
+ *     cannot make the walks decode without bound.
  */
 #include "config.h"
 
@@ -1030,10 +1033,10 @@ static int streams_equal(struct audit *a, uint32_t num, ps_obj *o, uint16_t og, 
 	if ((rc = ps_doc_stream_data_as(a->doc, num, og, 0, o, 0, &bo)) == 0 &&
 	    (rc = ps_doc_stream_data_as(a->doc, num, ng, 0, n, 0, &bn)) == 0) {
 		*eq = bo.len == bn.len && (bo.len == 0 || memcmp(bo.data, bn.data, bo.len) == 0);
-		a->decoded += (int64_t)bo.len + (int64_t)bn.len;
-		if (a->decoded > a->decode_cap)
-			rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "the audit would decode more than %lld bytes of "
-			            "streams (4 times the file size and 64 MiB): refused", (long long)a->decode_cap);
+		a->doc->asof_decoded += (int64_t)bo.len + (int64_t)bn.len;
+		if (a->doc->asof_decoded > a->doc->asof_cap)
+			rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "reading the older revisions would decode more than "
+			            "%lld bytes (4 times the file size and 64 MiB): refused", (long long)a->doc->asof_cap);
 	}
 	ps_buf_free(&bo);
 	ps_buf_free(&bn);
@@ -1763,7 +1766,10 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 	a.ctx = doc->ctx;
 	a.r = r;
 	a.ns = doc->nsections;
-	a.decode_cap = 4 * doc->size + ((int64_t)64 << 20);
+	/* note 7: what reading older revisions may decode, object streams
+	 * (doc.c) and compared stream data together */
+	doc->asof_decoded = 0;
+	doc->asof_cap = 4 * doc->size + ((int64_t)64 << 20);
 	if (!(r->revisions = calloc((size_t)a.ns, sizeof *r->revisions)) ||
 	    !(a.revs = calloc((size_t)a.ns + 2, sizeof *a.revs))) {
 		rc = ps_err(a.ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -1857,6 +1863,7 @@ out:
 	for (i = 0; a.views && i <= a.ns; i++)
 		ps_audit_view_free(&a.views[i]);
 	free(a.views);
+	doc->asof_cap = 0;
 	free(a.roles);
 	free(a.refd);
 	return rc;

@@ -89,8 +89,6 @@ struct audit {
 	int old_annot;               /* the change being judged alters an annotation or widget that
 	                                existed at cur_S other than by filling it in (audit.c note 5) */
 	struct view *views;          /* index SEC: the view of a signed revision, built on first use */
-	int64_t decoded;             /* stream bytes decoded so far (note 6 of audit.c) */
-	int64_t decode_cap;
 };
 
 /* Revision number (1 = oldest, as reported) of section SEC (1 = newest). */

@@ -535,6 +535,13 @@ static int load_objstm_as_of(ps_doc *doc, uint32_t num, int sec, struct ps_asof_
 	ps_obj_free(stm);
 	if (rc < 0)
 		return rc;
+	doc->asof_decoded += (int64_t)data.len;
+	if (doc->asof_cap > 0 && doc->asof_decoded > doc->asof_cap) {
+		ps_buf_free(&data);
+		free(offs);
+		return ps_err(doc->ctx, PDFSTAMP_E_UNSUPPORTED, "reading the older revisions would decode more than "
+		              "%lld bytes (4 times the file size and 64 MiB): refused", (long long)doc->asof_cap);
+	}
 	/* install (a nested load may have filled a slot meanwhile) */
 	c = doc->asof_stm[0].used <= doc->asof_stm[1].used ? &doc->asof_stm[0] : &doc->asof_stm[1];
 	ps_buf_free(&c->data);

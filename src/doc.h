@@ -148,6 +148,10 @@ struct pdfstamp_doc {
 		unsigned used;                /* recency stamp */
 	} asof_stm[2];
 	unsigned asof_clock;
+	/* bytes decoded for reads as of older revisions (object streams here,
+	 * stream data by audit.c) against a cap the caller sets (0: none):
+	 * past it load_objstm_as_of refuses (PDFSTAMP_E_UNSUPPORTED) */
+	int64_t asof_decoded, asof_cap;
 
 	/* the last decoded object stream */
 	uint32_t objstm_num;

@@ -142,6 +142,43 @@ static void with_objstm(pg *p)
 	pg_xref_stream(p, 5, e, 6, "/Size 6/Root 1 0 R");
 }
 
+/* Reads as of a revision decode object streams against doc->asof_cap
+ * (audit.c note 7): within it they count, past it the load is refused. */
+START_TEST(asof_decode_cap)
+{
+	pg p;
+	ps_obj *o = NULL;
+
+	with_objstm(&p);
+	ck_assert_int_eq(open_file(pg_save(&p, dir, "objstm-cap.pdf")), 0);
+	ck_assert_int_eq(ps_xref_load_all(doc), 0);
+	doc->asof_decoded = 0;
+	doc->asof_cap = 1000;
+	ck_assert_int_eq(ps_doc_load_as_of(doc, 1, 1, &o, NULL), 0);
+	ck_assert_ptr_nonnull(o);
+	ps_obj_free(o);
+	o = NULL;
+	ck_assert_int_gt(doc->asof_decoded, 0);
+	ck_assert_int_le(doc->asof_decoded, 1000);
+	/* a second member of the same stream: the slot, nothing decoded */
+	{
+		int64_t before = doc->asof_decoded;
+		ck_assert_int_eq(ps_doc_load_as_of(doc, 2, 1, &o, NULL), 0);
+		ps_obj_free(o);
+		o = NULL;
+		ck_assert_int_eq(doc->asof_decoded, before);
+	}
+	/* a cap already spent: the next decode is refused */
+	doc->asof_stm[0].offs = (free(doc->asof_stm[0].offs), NULL);
+	doc->asof_stm[1].offs = (free(doc->asof_stm[1].offs), NULL);
+	doc->asof_cap = doc->asof_decoded;
+	ck_assert_int_eq(ps_doc_load_as_of(doc, 1, 1, &o, NULL), PDFSTAMP_E_UNSUPPORTED);
+	ck_assert_ptr_null(o);
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "refused"));
+	doc->asof_cap = 0;
+}
+END_TEST
+
 START_TEST(xref_stream_and_object_stream)
 {
 	pg p;
@@ -726,6 +763,7 @@ static Suite *doc_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, classic_lookup_resolve_generations);
 	tcase_add_test(tc, xref_stream_and_object_stream);
+	tcase_add_test(tc, asof_decode_cap);
 	tcase_add_test(tc, two_revisions);
 	tcase_add_test(tc, bytes_read_counts_what_was_read);
 	tcase_add_test(tc, parse_at_checks_the_number);
