@@ -123,6 +123,7 @@
 #include "ps.h"
 #include "policy.h"
 #include "dss.h"
+#include "der.h"
 
 /* ---- items (notes 1 and 2) --------------------------------------------------- */
 
@@ -155,34 +156,6 @@ void ps_dss_items_free(ps_dss_items *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* Reads one DER tag and length at *P (mbedTLS's reader, which refuses a
- * length past END); the value starts at *P on return. */
-static int der_tag(const uint8_t **p, const uint8_t *end, int tag, size_t *len)
-{
-	unsigned char *q = (unsigned char *)*p;
-	int rc = mbedtls_asn1_get_tag(&q, end, len, tag);
-
-	*p = q;
-	return rc;
-}
-
-/* Any one TLV at *P: its tag in *TAG, *P past it. */
-static int der_skip(const uint8_t **p, const uint8_t *end, int *tag)
-{
-	unsigned char *q = (unsigned char *)*p;
-	size_t len;
-
-	if (q >= end)
-		return -1;
-	*tag = *q++;
-	if (mbedtls_asn1_get_len(&q, end, &len) != 0)
-		return -1;
-	*p = q + len;
-	return 0;
-}
-
-#define SEQ (MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE)
-#define CTX_C(n) (MBEDTLS_ASN1_CONTEXT_SPECIFIC | MBEDTLS_ASN1_CONSTRUCTED | (n))
 
 static void mbed_msg(int ret, char *buf, size_t n)
 {
@@ -200,25 +173,25 @@ static int parse_basic_ocsp(const uint8_t *p, const uint8_t *end, ps_dss_item *i
 	int tag;
 
 	*why = "the BasicOCSPResponse is not a SEQUENCE";
-	if (der_tag(&p, end, SEQ, &len) != 0 || p + len != end)
+	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0 || p + len != end)
 		return -1;
 	*why = "the ResponseData is not a SEQUENCE";
-	if (der_tag(&p, end, SEQ, &len) != 0)
+	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
 		return -1;
 	tend = p + len;
 	bend = end;
 	/* version [0] EXPLICIT DEFAULT v1 */
-	if (p < tend && *p == CTX_C(0) && der_skip(&p, tend, &tag) != 0)
+	if (p < tend && *p == PS_DER_CTX_C(0) && ps_der_skip(&p, tend, &tag) != 0)
 		return -1;
 	*why = "the ResponseData has no responderID";
-	if (p >= tend || (*p != CTX_C(1) && *p != CTX_C(2)) || der_skip(&p, tend, &tag) != 0)
+	if (p >= tend || (*p != PS_DER_CTX_C(1) && *p != PS_DER_CTX_C(2)) || ps_der_skip(&p, tend, &tag) != 0)
 		return -1;
 	*why = "the ResponseData has no producedAt time";
-	if (der_tag(&p, tend, MBEDTLS_ASN1_GENERALIZED_TIME, &len) != 0)
+	if (ps_der_tag(&p, tend, MBEDTLS_ASN1_GENERALIZED_TIME, &len) != 0)
 		return -1;
 	p += len;
 	*why = "the ResponseData has no responses";
-	if (der_tag(&p, tend, SEQ, &len) != 0)
+	if (ps_der_tag(&p, tend, PS_DER_SEQ, &len) != 0)
 		return -1;
 	rend = p + len;
 	while (p < rend) {
@@ -228,17 +201,17 @@ static int parse_basic_ocsp(const uint8_t *p, const uint8_t *end, ps_dss_item *i
 
 		memset(&id, 0, sizeof id);
 		*why = "a SingleResponse is not a SEQUENCE with a CertID";
-		if (der_tag(&p, rend, SEQ, &len) != 0)
+		if (ps_der_tag(&p, rend, PS_DER_SEQ, &len) != 0)
 			return -1;
 		send = p + len;
-		if (der_tag(&p, send, SEQ, &len) != 0)
+		if (ps_der_tag(&p, send, PS_DER_SEQ, &len) != 0)
 			return -1;
 		cend = p + len;
-		if (der_tag(&p, cend, SEQ, &len) != 0)
+		if (ps_der_tag(&p, cend, PS_DER_SEQ, &len) != 0)
 			return -1;
 		{
 			const uint8_t *aend = p + len;
-			if (der_tag(&p, aend, MBEDTLS_ASN1_OID, &len) != 0)
+			if (ps_der_tag(&p, aend, MBEDTLS_ASN1_OID, &len) != 0)
 				return -1;
 			oid.tag = MBEDTLS_ASN1_OID;
 			oid.p = (unsigned char *)p;
@@ -249,23 +222,23 @@ static int parse_basic_ocsp(const uint8_t *p, const uint8_t *end, ps_dss_item *i
 			id.md = (int)md;
 			p = aend;
 		}
-		if (der_tag(&p, cend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0)
+		if (ps_der_tag(&p, cend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0)
 			return -1;
 		id.name_hash = p;
 		id.name_hash_len = len;
 		p += len;
-		if (der_tag(&p, cend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0)
+		if (ps_der_tag(&p, cend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0)
 			return -1;
 		p += len;
-		if (der_tag(&p, cend, MBEDTLS_ASN1_INTEGER, &len) != 0 || p + len != cend)
+		if (ps_der_tag(&p, cend, MBEDTLS_ASN1_INTEGER, &len) != 0 || p + len != cend)
 			return -1;
 		id.serial = p;
 		id.serial_len = len;
 		p = cend;
 		*why = "a SingleResponse has no certStatus and thisUpdate";
-		if (p >= send || (*p != 0x80 && *p != CTX_C(1) && *p != 0x82) || der_skip(&p, send, &tag) != 0)
+		if (p >= send || (*p != 0x80 && *p != PS_DER_CTX_C(1) && *p != 0x82) || ps_der_skip(&p, send, &tag) != 0)
 			return -1;
-		if (der_tag(&p, send, MBEDTLS_ASN1_GENERALIZED_TIME, &len) != 0)
+		if (ps_der_tag(&p, send, MBEDTLS_ASN1_GENERALIZED_TIME, &len) != 0)
 			return -1;
 		p = send; /* nextUpdate, singleExtensions: not needed */
 		if (it->nids < MAX_CERTIDS) {
@@ -278,14 +251,14 @@ static int parse_basic_ocsp(const uint8_t *p, const uint8_t *end, ps_dss_item *i
 	}
 	p = tend;
 	*why = "the BasicOCSPResponse has no signatureAlgorithm and signature";
-	if (der_tag(&p, bend, SEQ, &len) != 0)
+	if (ps_der_tag(&p, bend, PS_DER_SEQ, &len) != 0)
 		return -1;
 	p += len;
-	if (der_tag(&p, bend, MBEDTLS_ASN1_BIT_STRING, &len) != 0)
+	if (ps_der_tag(&p, bend, MBEDTLS_ASN1_BIT_STRING, &len) != 0)
 		return -1;
 	p += len;
 	*why = "the BasicOCSPResponse has trailing data";
-	if (p < bend && (*p != CTX_C(0) || der_skip(&p, bend, &tag) != 0))
+	if (p < bend && (*p != PS_DER_CTX_C(0) || ps_der_skip(&p, bend, &tag) != 0))
 		return -1;
 	return p == bend ? 0 : -1;
 }
@@ -306,7 +279,7 @@ static int parse_ocsp(const uint8_t *der, size_t n, ps_dss_item *it, const char 
 	int st;
 
 	*why = "not an OCSPResponse (no SEQUENCE with a responseStatus)";
-	if (der_tag(&p, end, SEQ, &len) != 0 || p + len != end)
+	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0 || p + len != end)
 		return -1;
 	{
 		unsigned char *q = (unsigned char *)p;
@@ -319,17 +292,17 @@ static int parse_ocsp(const uint8_t *der, size_t n, ps_dss_item *it, const char 
 		return -1;
 	}
 	*why = "the OCSPResponse has no responseBytes";
-	if (der_tag(&p, end, CTX_C(0), &len) != 0 || p + len != end)
+	if (ps_der_tag(&p, end, PS_DER_CTX_C(0), &len) != 0 || p + len != end)
 		return -1;
-	if (der_tag(&p, end, SEQ, &len) != 0 || p + len != end)
+	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0 || p + len != end)
 		return -1;
 	bend = end;
 	*why = "the OCSP responseType is not id-pkix-ocsp-basic";
-	if (der_tag(&p, bend, MBEDTLS_ASN1_OID, &len) != 0 || len != sizeof basic || memcmp(p, basic, len) != 0)
+	if (ps_der_tag(&p, bend, MBEDTLS_ASN1_OID, &len) != 0 || len != sizeof basic || memcmp(p, basic, len) != 0)
 		return -1;
 	p += len;
 	*why = "the OCSP response is not an OCTET STRING";
-	if (der_tag(&p, bend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 || p + len != bend)
+	if (ps_der_tag(&p, bend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 || p + len != bend)
 		return -1;
 	return parse_basic_ocsp(p, bend, it, why);
 }
@@ -385,7 +358,7 @@ static int add_der(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, siz
 	if (s->n >= PDFSTAMP_DSS_MAX_INPUTS)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: more than %d items in all", name, PDFSTAMP_DSS_MAX_INPUTS);
 	/* one structure, exactly (note 1) */
-	rc = der_tag(&p, der + n, SEQ, &len);
+	rc = ps_der_tag(&p, der + n, PS_DER_SEQ, &len);
 	if (rc == MBEDTLS_ERR_ASN1_OUT_OF_DATA)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s%s: the DER %s is truncated", name, where, kind_name(kind));
 	if (rc != 0)

@@ -101,14 +101,13 @@
 #include "ps.h"
 #include "input.h"
 #include "sigcms.h"
+#include "der.h"
 
 #define HASH_CHUNK ((size_t)1 << 20)   /* note 1: bytes hashed per read */
 #define MAX_CERTS 256                  /* note 4: certificates parsed per CMS */
 #define MAX_DEPTH 16                   /* note 2: nested indefinite lengths */
 
-#define SEQ (MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE)
 #define SET (MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SET)
-#define CTX_C(n) (MBEDTLS_ASN1_CONTEXT_SPECIFIC | MBEDTLS_ASN1_CONSTRUCTED | (n))
 
 /* RFC 5652 3, 5.1, 11.1, 11.2; RFC 3161 2.4.2; RFC 8017 A.1; RFC 5480 2.1.1 */
 static const uint8_t OID_SIGNED_DATA[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02};
@@ -168,32 +167,6 @@ static const char *md_name(mbedtls_md_type_t md)
 	}
 }
 
-/* One DER tag and length at *P (mbedTLS's reader, which refuses a length
- * past END and indefinite lengths); the value starts at *P on return. */
-static int der_tag(const uint8_t **p, const uint8_t *end, int tag, size_t *len)
-{
-	unsigned char *q = (unsigned char *)*p;
-	int rc = mbedtls_asn1_get_tag(&q, end, len, tag);
-
-	*p = q;
-	return rc;
-}
-
-/* Any one TLV at *P, *P past it. */
-static int der_skip(const uint8_t **p, const uint8_t *end)
-{
-	unsigned char *q = (unsigned char *)*p;
-	size_t len;
-
-	if (q >= end)
-		return -1;
-	q++;
-	if (mbedtls_asn1_get_len(&q, end, &len) != 0)
-		return -1;
-	*p = q + len;
-	return 0;
-}
-
 static int oid_is(const uint8_t *p, size_t n, const uint8_t *oid, size_t oid_len)
 {
 	return n == oid_len && memcmp(p, oid, n) == 0;
@@ -228,25 +201,25 @@ static int parse_attrs(const uint8_t *p, const uint8_t *end, struct cms *c, cons
 		size_t oid_len;
 
 		*w = "a signed attribute does not parse";
-		if (der_tag(&p, end, SEQ, &len) != 0)
+		if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
 			return -1;
 		aend = p + len;
-		if (der_tag(&p, aend, MBEDTLS_ASN1_OID, &oid_len) != 0)
+		if (ps_der_tag(&p, aend, MBEDTLS_ASN1_OID, &oid_len) != 0)
 			return -1;
 		oid = p;
 		p += oid_len;
-		if (der_tag(&p, aend, SET, &len) != 0 || p + len != aend)
+		if (ps_der_tag(&p, aend, SET, &len) != 0 || p + len != aend)
 			return -1;
 		vend = aend;
 		if (oid_is(oid, oid_len, OID_MESSAGE_DIGEST, sizeof OID_MESSAGE_DIGEST)) {
 			*w = "the messageDigest attribute is not one OCTET STRING";
-			if (c->msgdig || der_tag(&p, vend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 || p + len != vend)
+			if (c->msgdig || ps_der_tag(&p, vend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 || p + len != vend)
 				return -1;
 			c->msgdig = p;
 			c->msgdig_len = len;
 		} else if (oid_is(oid, oid_len, OID_CONTENT_TYPE, sizeof OID_CONTENT_TYPE)) {
 			*w = "the contentType attribute is not one OID";
-			if (have_ct || der_tag(&p, vend, MBEDTLS_ASN1_OID, &len) != 0 || p + len != vend)
+			if (have_ct || ps_der_tag(&p, vend, MBEDTLS_ASN1_OID, &len) != 0 || p + len != vend)
 				return -1;
 			*w = "the contentType attribute differs from eContentType";
 			if (len != c->ectype_len || memcmp(p, c->ectype, len) != 0)
@@ -274,22 +247,22 @@ static int parse_signer(const uint8_t *p, const uint8_t *end, struct cms *c, con
 	if (mbedtls_asn1_get_int(&q, end, &ver) != 0)
 		return -1;
 	p = q;
-	if (p < end && *p == SEQ) {        /* issuerAndSerialNumber */
+	if (p < end && *p == PS_DER_SEQ) {        /* issuerAndSerialNumber */
 		const uint8_t *send;
-		if (der_tag(&p, end, SEQ, &len) != 0)
+		if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
 			return -1;
 		send = p + len;
 		c->issuer = p;
-		if (der_skip(&p, send) != 0 || c->issuer[0] != SEQ)
+		if (ps_der_skip(&p, send, NULL) != 0 || c->issuer[0] != PS_DER_SEQ)
 			return -1;
 		c->issuer_len = (size_t)(p - c->issuer);
-		if (der_tag(&p, send, MBEDTLS_ASN1_INTEGER, &len) != 0 || p + len != send)
+		if (ps_der_tag(&p, send, MBEDTLS_ASN1_INTEGER, &len) != 0 || p + len != send)
 			return -1;
 		c->serial = p;
 		c->serial_len = len;
 		p = send;
 	} else {                           /* [0] IMPLICIT SubjectKeyIdentifier */
-		if (der_tag(&p, end, MBEDTLS_ASN1_CONTEXT_SPECIFIC | 0, &len) != 0)
+		if (ps_der_tag(&p, end, MBEDTLS_ASN1_CONTEXT_SPECIFIC | 0, &len) != 0)
 			return -1;
 		c->ski = p;
 		c->ski_len = len;
@@ -298,10 +271,10 @@ static int parse_signer(const uint8_t *p, const uint8_t *end, struct cms *c, con
 	*w = "the signer's digestAlgorithm is not SHA-1, SHA-256, SHA-384 or SHA-512";
 	if (get_md_alg(&p, end, &c->md) != 0)
 		return -1;
-	if (p < end && *p == CTX_C(0)) {
+	if (p < end && *p == PS_DER_CTX_C(0)) {
 		const uint8_t *a = p;
 		*w = "the signed attributes do not parse";
-		if (der_tag(&p, end, CTX_C(0), &len) != 0)
+		if (ps_der_tag(&p, end, PS_DER_CTX_C(0), &len) != 0)
 			return -1;
 		c->attrs = a;
 		c->attrs_len = (size_t)(p + len - a);
@@ -315,12 +288,12 @@ static int parse_signer(const uint8_t *p, const uint8_t *end, struct cms *c, con
 		return -1;
 	p = q;
 	*w = "the SignerInfo's signature does not parse";
-	if (der_tag(&p, end, MBEDTLS_ASN1_OCTET_STRING, &len) != 0)
+	if (ps_der_tag(&p, end, MBEDTLS_ASN1_OCTET_STRING, &len) != 0)
 		return -1;
 	c->sig = p;
 	c->sig_len = len;
 	p += len;
-	if (p < end && *p == CTX_C(1) && der_skip(&p, end) != 0)
+	if (p < end && *p == PS_DER_CTX_C(1) && ps_der_skip(&p, end, NULL) != 0)
 		return -1;
 	*w = "the SignerInfo has bytes after its fields";
 	return p == end ? 0 : -1;
@@ -408,21 +381,21 @@ static int parse_cms(const uint8_t *d, size_t n, struct cms *c, const char **w)
 
 	memset(c, 0, sizeof *c);
 	*w = "the CMS does not parse (no ContentInfo)";
-	if (ber_tag(&p, end, SEQ, &vend, &next) != 0)
+	if (ber_tag(&p, end, PS_DER_SEQ, &vend, &next) != 0)
 		return -1;
 	/* what follows the ContentInfo (padding) is not looked at: note 2 */
 	(void)next;
 	end = vend;
 	*w = "the CMS is not a SignedData (id-signedData)";
-	if (der_tag(&p, end, MBEDTLS_ASN1_OID, &len) != 0 ||
+	if (ps_der_tag(&p, end, MBEDTLS_ASN1_OID, &len) != 0 ||
 	    !oid_is(p, len, OID_SIGNED_DATA, sizeof OID_SIGNED_DATA))
 		return -1;
 	p += len;
 	*w = "the CMS's SignedData does not parse";
-	if (ber_tag(&p, end, CTX_C(0), &vend, &next) != 0 || next != end)
+	if (ber_tag(&p, end, PS_DER_CTX_C(0), &vend, &next) != 0 || next != end)
 		return -1;
 	end = vend;
-	if (ber_tag(&p, end, SEQ, &vend, &next) != 0 || next != end)
+	if (ber_tag(&p, end, PS_DER_SEQ, &vend, &next) != 0 || next != end)
 		return -1;
 	sdend = vend;
 	u = (unsigned char *)p;
@@ -432,38 +405,38 @@ static int parse_cms(const uint8_t *d, size_t n, struct cms *c, const char **w)
 	if (ber_skip(&p, sdend, 0) != 0)    /* digestAlgorithms */
 		return -1;
 	*w = "the SignedData's encapContentInfo does not parse";
-	if (ber_tag(&p, sdend, SEQ, &eend, &next) != 0)
+	if (ber_tag(&p, sdend, PS_DER_SEQ, &eend, &next) != 0)
 		return -1;
-	if (der_tag(&p, eend, MBEDTLS_ASN1_OID, &len) != 0)
+	if (ps_der_tag(&p, eend, MBEDTLS_ASN1_OID, &len) != 0)
 		return -1;
 	c->ectype = p;
 	c->ectype_len = len;
 	p += len;
 	if (p < eend) {
 		const uint8_t *oend;
-		if (ber_tag(&p, eend, CTX_C(0), &oend, &q) != 0 || q != eend)
+		if (ber_tag(&p, eend, PS_DER_CTX_C(0), &oend, &q) != 0 || q != eend)
 			return -1;
 		*w = "the eContent is not a primitive OCTET STRING";
-		if (der_tag(&p, oend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 || p + len != oend)
+		if (ps_der_tag(&p, oend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 || p + len != oend)
 			return -1;
 		c->econtent = p;
 		c->econtent_len = len;
 	}
 	p = next;
 	*w = "the SignedData does not parse after its encapContentInfo";
-	if (p < sdend && *p == CTX_C(0)) {
-		if (ber_tag(&p, sdend, CTX_C(0), &vend, &next) != 0)
+	if (p < sdend && *p == PS_DER_CTX_C(0)) {
+		if (ber_tag(&p, sdend, PS_DER_CTX_C(0), &vend, &next) != 0)
 			return -1;
 		c->certs = p;
 		c->certs_end = vend;
 		p = next;
 	}
-	if (p < sdend && *p == CTX_C(1) && ber_skip(&p, sdend, 0) != 0)
+	if (p < sdend && *p == PS_DER_CTX_C(1) && ber_skip(&p, sdend, 0) != 0)
 		return -1;
 	*w = "the SignedData has no SignerInfo";
 	if (ber_tag(&p, sdend, SET, &vend, &next) != 0 || next != sdend || vend == p)
 		return -1;
-	if (ber_tag(&p, vend, SEQ, &vend, &next) != 0)
+	if (ber_tag(&p, vend, PS_DER_SEQ, &vend, &next) != 0)
 		return -1;
 	return parse_signer(p, vend, c, w);
 }
@@ -478,23 +451,23 @@ static int parse_tstinfo(const uint8_t *d, size_t n, mbedtls_md_type_t *md, cons
 	int ver;
 
 	*w = "the TSTInfo does not parse";
-	if (der_tag(&p, end, SEQ, &len) != 0 || p + len != end)
+	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0 || p + len != end)
 		return -1;
 	q = (unsigned char *)p;
 	if (mbedtls_asn1_get_int(&q, end, &ver) != 0)
 		return -1;
 	p = q;
-	if (der_tag(&p, end, MBEDTLS_ASN1_OID, &len) != 0)    /* policy */
+	if (ps_der_tag(&p, end, MBEDTLS_ASN1_OID, &len) != 0)    /* policy */
 		return -1;
 	p += len;
-	if (der_tag(&p, end, SEQ, &len) != 0)
+	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
 		return -1;
 	mend = p + len;
 	*w = "the TSTInfo's messageImprint hash is not SHA-1, SHA-256, SHA-384 or SHA-512";
 	if (get_md_alg(&p, mend, md) != 0)
 		return -1;
 	*w = "the TSTInfo's messageImprint does not parse";
-	if (der_tag(&p, mend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 || p + len != mend)
+	if (ps_der_tag(&p, mend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 || p + len != mend)
 		return -1;
 	*h = p;
 	*hlen = len;
@@ -645,10 +618,10 @@ static int names_signer(const mbedtls_x509_crt *x, const struct cms *c)
 		size_t len;
 		if (memcmp(p, TLV_SKI, sizeof TLV_SKI) != 0)
 			continue;
-		if (q < end && *q == MBEDTLS_ASN1_BOOLEAN && der_skip(&q, end) != 0)
+		if (q < end && *q == MBEDTLS_ASN1_BOOLEAN && ps_der_skip(&q, end, NULL) != 0)
 			return 0;
-		if (der_tag(&q, end, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 ||
-		    der_tag(&q, end, MBEDTLS_ASN1_OCTET_STRING, &len) != 0)
+		if (ps_der_tag(&q, end, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 ||
+		    ps_der_tag(&q, end, MBEDTLS_ASN1_OCTET_STRING, &len) != 0)
 			return 0;
 		return len == c->ski_len && memcmp(q, c->ski, len) == 0;
 	}
@@ -713,7 +686,7 @@ static int check_signature(ps_ctx *ctx, const struct cms *c, const uint8_t *cont
 		const uint8_t *item = p;
 		if (ber_skip(&p, c->certs_end, 0) != 0)
 			break;
-		if (*item != SEQ)      /* other CertificateChoices */
+		if (*item != PS_DER_SEQ)      /* other CertificateChoices */
 			continue;
 		mbedtls_x509_crt_init(&x);
 		rc = mbedtls_x509_crt_parse_der(&x, item, (size_t)(p - item));
