@@ -1794,6 +1794,8 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 			if ((rc = ps_audit_old_sigs(&a, sec, &visits)) < 0)
 				goto out;
 	}
+	if ((rc = ps_audit_stray_sigs(&a)) < 0)
+		goto out;
 	a.limit = 0;
 	for (i = 0; i < r->nsigs; i++)
 		if (a.sigs[i].sec > a.limit)

@@ -111,6 +111,9 @@ int ps_audit_is_timestamp_sig(const ps_obj *sig);
  * in a->r->sigs and a->sigs (audit.c note 2). */
 int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
                      const char *name);
+/* Lists the signature dictionaries of revisions after the first that no
+ * field tree holds (auditsig.c). */
+int ps_audit_stray_sigs(struct audit *a);
 /* Does signature I's CMS sign its bytes?  Sets a->sigs[I].real once
  * (sigcms.c); 0 or an I/O error. */
 int ps_audit_sig_real(struct audit *a, int i);

@@ -575,3 +575,47 @@ int pdfstamp_audit_extract(pdfstamp_doc *doc, int revision, const char *path, in
 	ps_outfile_free(&of);
 	return rc;
 }
+
+/* ---- signatures outside the field tree (note 2) ---------------------------- */
+
+static int stray_sig(struct audit *a, uint32_t num, const ps_xent *x, int64_t *loads)
+{
+	ps_obj *o = NULL;
+	const ps_obj *type;
+	int rc;
+
+	if (x->type == 0 || x->sec < 1 || x->sec >= a->ns || known_sig(a, num))
+		return 0;
+	if (++*loads > MAX_OLD_FIELD_VISITS)
+		return ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "the later revisions hold too many objects to find "
+		              "every signature");
+	if ((rc = ps_audit_load(a, num, x->sec, &o)) < 0)
+		return rc == PDFSTAMP_E_NOMEM ? rc : 0; /* judged (damaged) where it is compared */
+	type = ps_dict_get(o, "Type");
+	if (o && o->kind == PS_DICT && ps_array_len(ps_dict_get(o, "ByteRange")) == 4 &&
+	    ps_dict_get(o, "Contents") && ps_dict_get(o, "Contents")->kind == PS_STR &&
+	    (!type || ps_obj_is_name(type, "Sig") || ps_obj_is_name(type, "DocTimeStamp")))
+		rc = ps_audit_add_sig(a, NULL, 0, o, num, 0, "(outside the form field tree)");
+	ps_obj_free(o);
+	return rc;
+}
+
+/* Signature dictionaries that a revision after the first defines but no
+ * field tree lists (a widget on a page only: poppler's pdfsig writes one
+ * when /AcroForm is direct in the catalog, and viewers show and validate
+ * it).  Each is listed and judges the changes after it like any other: a
+ * signed file must never pass for "unsigned".  The first revision is not
+ * searched (a signature made with the document itself is in its form). */
+int ps_audit_stray_sigs(struct audit *a)
+{
+	int64_t loads = 0;
+	uint32_t num;
+	size_t k;
+	int rc = 0;
+
+	for (num = ps_xref_next_slot(a->doc, 0); num && rc == 0; num = ps_xref_next_slot(a->doc, num))
+		rc = stray_sig(a, num, ps_xref_slot(a->doc, num), &loads);
+	for (k = 0; k < a->doc->nshadows && rc == 0; k++)
+		rc = stray_sig(a, a->doc->shadows[k].num, &a->doc->shadows[k].e, &loads);
+	return rc;
+}

@@ -433,4 +433,53 @@ psign "$T/lin-r6.pdf" "$T/lin-r6.signed.pdf" && expect "$T/lin-r6.signed.pdf" 0 
 psign "$T/lin-r6.signed.pdf" "$T/lin-r6.sig2.pdf" &&
 	expect "$T/lin-r6.sig2.pdf" 0 ok "[legit] the signed linearized file + a second signature"
 
+# ---------------------------------------------------------------------------
+# A signature outside the form field tree: poppler's pdfsig adds no field to
+# an /AcroForm written directly in the catalog, only a widget on the page.
+# pdfsig and viewers still show and validate it; audit must list it (not
+# "unsigned") and judge the changes after it.
+python3 - "$T/stray.pdf" <<'PY'
+import sys
+content = b"BT /F1 24 Tf 72 700 Td (Signed text) Tj ET"
+objs = [b"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [] >> >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+out, offs = bytearray(b"%PDF-1.7\n"), []
+for i, o in enumerate(objs, 1):
+    offs.append(len(out))
+    out += b"%d 0 obj\n" % i + o + b"\nendobj\n"
+x = len(out)
+out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offs)
+out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, x)
+open(sys.argv[1], "wb").write(out)
+PY
+if pdfsig -add-signature -nssdir "sql:$NSS" -nick attack "$T/stray.pdf" "$T/stray.signed.pdf" </dev/null \
+	>"$T/sign.log" 2>&1; then
+	expect "$T/stray.signed.pdf" 0 ok "[stray] pdfsig's signature with a direct /AcroForm"
+	check_eq "$(jget "$T/out" 'len(d["signatures"])')" 1 "[stray] audit lists the signature (not 'unsigned')"
+	python3 - "$T/stray.signed.pdf" "$T/stray.forged.pdf" <<'PY'
+import re, sys
+d = open(sys.argv[1], "rb").read()
+sx = int(d[d.rfind(b"startxref") + 9:].split()[0])
+size = int(re.findall(rb"/Size\s+(\d+)", d)[-1])
+root = re.findall(rb"/Root\s+(\d+ \d+ R)", d)[-1]
+c = b"BT /F1 24 Tf 72 700 Td (FORGED text) Tj ET"
+out = bytearray(d if d.endswith(b"\n") else d + b"\n")
+o = len(out)
+out += b"4 0 obj\n<< /Length %d >>\nstream\n" % len(c) + c + b"\nendstream\nendobj\n"
+x = len(out)
+out += b"xref\n0 1\n0000000000 65535 f \n4 1\n%010d 00000 n \n" % o
+out += b"trailer\n<< /Size %d /Root %s /Prev %d >>\nstartxref\n%d\n%%%%EOF\n" % (size, root, sx, x)
+open(sys.argv[2], "wb").write(out)
+PY
+	expect "$T/stray.forged.pdf" 6 violation "[stray] the signed page's content replaced"
+	kind_has page-content "[stray] the signed page's content replaced"
+	sig_valid "$T/stray.forged.pdf" "[stray] the signed page's content replaced"
+else
+	fail "[stray] pdfsig signs a file with a direct /AcroForm" "$(cat "$T/sign.log")"
+fi
+
 finish
