@@ -504,6 +504,10 @@ size_t ps_audit_view_roles(const struct view *v, uint32_t num, const struct vent
 {
 	size_t lo = 0, hi = v->n, k;
 
+	if (!v->e) {
+		*first = NULL; /* no role at all (NULL + 0 is undefined: C11 6.5.6) */
+		return 0;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (v->e[mid].num < num)
