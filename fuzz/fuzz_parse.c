@@ -13,7 +13,11 @@
  *  - parsed into an arena (obj.c note 9), the indirect object gives the
  *    same result, message and serialization, and survives being changed
  *    (strings made longer and shorter, keys put and deleted, items
- *    pushed) and freed before the arena is reset.
+ *    pushed) and freed before the arena is reset;
+ *  - the references-only scan (ps_scan_refs) answers 0, 1 or NEEDMORE,
+ *    and when it and the parser both read the indirect object, the header
+ *    numbers agree and every reference the parser built is among the
+ *    scan's (it may report more, never fewer: audit's reference graph).
  */
 #include "fuzz.h"
 
@@ -135,6 +139,62 @@ static void fzp_check_fail(ps_ctx *ctx, int rc, const ps_obj *o)
 		fz_bug(ctx, "an error without a message");
 }
 
+#define FZP_MAX_REFS 4096
+
+struct fzp_refs {
+	uint32_t v[FZP_MAX_REFS];
+	size_t n;
+	int over;
+};
+
+static int fzp_ref(void *ud, uint32_t num)
+{
+	struct fzp_refs *r = ud;
+
+	if (r->n == FZP_MAX_REFS)
+		r->over = 1;
+	else
+		r->v[r->n++] = num;
+	return 0;
+}
+
+static int fzp_cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The scan against the parser's object O (NULL: the parse failed). */
+static void fzp_scan(ps_ctx *ctx, const uint8_t *data, size_t size, const ps_obj *o, uint32_t num)
+{
+	static struct fzp_refs s, p;
+	uint32_t snum = 0;
+	size_t i, j;
+	int rc;
+
+	s.n = p.n = 0;
+	s.over = p.over = 0;
+	rc = ps_scan_refs(data, size, &snum, fzp_ref, &s);
+	if (rc != 0 && rc != 1 && rc != PS_E_NEEDMORE)
+		fz_bug(ctx, "ps_scan_refs answered something else than 0, 1 or NEEDMORE");
+	if (rc != 0 || !o || s.over)
+		return;
+	if (snum != num)
+		fz_bug(ctx, "ps_scan_refs read another object number than the parser");
+	ps_obj_each_ref(o, fzp_ref, &p);
+	if (p.over)
+		return;
+	qsort(s.v, s.n, sizeof s.v[0], fzp_cmp_u32);
+	qsort(p.v, p.n, sizeof p.v[0], fzp_cmp_u32);
+	for (i = j = 0; i < p.n; i++, j++) { /* P a sub-multiset of S */
+		while (j < s.n && s.v[j] < p.v[i])
+			j++;
+		if (j >= s.n || s.v[j] != p.v[i])
+			fz_bug(ctx, "ps_scan_refs missed a reference the parser built");
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -171,7 +231,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fzp_check_fail(ctx, rc, o);
 		snprintf(msg, sizeof msg, "%s", pdfstamp_ctx_errmsg(ctx));
 		fzp_arena(ctx, data, size, base, rc, msg, &ser);
+		fzp_scan(ctx, data, size, NULL, 0);
 	} else {
+		fzp_scan(ctx, data, size, o, num);
 		if (!o)
 			fz_bug(ctx, "ps_parse_indirect succeeded without an object");
 		if (o->kind == PS_STREAM) {

@@ -56,12 +56,20 @@
  *     signed revision that a later revision changes.
  *  5. References.  Whether the signed revision refers to a number at all,
  *     on any edge (a form XObject's own resources, an action, a name
- *     tree...), is a second, wider walk: every object reachable from the
- *     trailer's /Root and /Info, each loaded once, every reference in it
- *     noted in a bitset (ps_audit_view_refers).  It is built only when a
- *     later revision adds an object (a new object under a number the
- *     signed revision already refers to is reached through signed bytes:
- *     the shadow attacks' hidden object), bounded like the role walk.
+ *     tree...), is a second, wider question: every object reachable from
+ *     the trailer's /Root and /Info, every reference in it noted in a
+ *     bitset (ps_audit_view_refers).  It is answered only when a later
+ *     revision adds an object (a new object under a number the signed
+ *     revision already refers to is reached through signed bytes: the
+ *     shadow attacks' hidden object), and it needs every reachable
+ *     object, half a million in a scanned archive.  So the references of
+ *     every object in use as of the signed revision are read in one pass
+ *     in file order (ps_doc_refs_as_of, doc.c note 8) into a graph (an
+ *     edge list per number, capped at MAX_VIEW_ROLES edges), which is
+ *     then walked in memory from the trailer: each object read once,
+ *     objects no path reaches never counted.  An object the pass could
+ *     not read is loaded the ordinary way when the walk reaches it, so
+ *     that it fails with the message it always had.
  */
 #include "config.h"
 
@@ -521,73 +529,101 @@ size_t ps_audit_view_roles(const struct view *v, uint32_t num, const struct vent
 	return k - lo;
 }
 
-/* Notes every reference in O (direct structure) in REFS and queues the
- * numbers not seen yet. */
-static int note_all(struct audit *a, const ps_obj *o, uint8_t *refs, uint8_t *seen, uint32_t bound,
-                    uint32_t **q, size_t *nq, int depth)
-{
-	size_t i;
-	int rc = 0;
+/* Note 5: the signed revision's references as a graph, the references of
+ * every object in use read once, in file order (ps_doc_refs_as_of), then
+ * walked in memory from the trailer. */
+struct refgraph {
+	struct audit *a;
+	uint32_t bound;
+	uint32_t *first;   /* per number: its first edge in edge[] */
+	uint32_t *cnt;     /* per number: its edges; UNREAD: could not be read */
+	uint32_t *edge;
+	size_t nedge;
+	uint8_t *refs;     /* the view's bitset being filled */
+	uint8_t *seen;
+	uint32_t *q;       /* each number queued at most once: BOUND of them */
+	size_t nq;
+};
+#define UNREAD UINT32_MAX
 
-	if (!o || depth > 64)
+static int scan_one(void *arg, uint32_t num, const uint32_t *refs, size_t n, int unread)
+{
+	struct refgraph *g = arg;
+	size_t i;
+
+	if (num >= g->bound)
 		return 0;
-	switch (o->kind) {
-	case PS_REF: {
-		uint32_t r = o->u.ref.num;
-		if (r >= bound)
-			return 0;
-		refs[r >> 3] |= (uint8_t)(1u << (r & 7));
-		if (seen[r >> 3] & (1u << (r & 7)))
-			return 0;
-		seen[r >> 3] |= (uint8_t)(1u << (r & 7));
-		if (ps_array_grow((void **)q, *nq, sizeof **q) < 0)
-			return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-		(*q)[(*nq)++] = r;
+	if (unread) {
+		g->cnt[num] = UNREAD;
 		return 0;
 	}
-	case PS_ARRAY:
-		for (i = 0; i < o->u.arr.len && rc == 0; i++)
-			rc = note_all(a, o->u.arr.items[i], refs, seen, bound, q, nq, depth + 1);
-		return rc;
-	case PS_DICT:
-		for (i = 0; i < o->u.dict.len && rc == 0; i++)
-			rc = note_all(a, o->u.dict.ents[i].val, refs, seen, bound, q, nq, depth + 1);
-		return rc;
-	case PS_STREAM:
-		return note_all(a, o->u.stm.dict, refs, seen, bound, q, nq, depth + 1);
-	default:
-		return 0;
+	if (n > MAX_VIEW_ROLES - g->nedge)
+		return ps_err(g->a->ctx, PDFSTAMP_E_UNSUPPORTED, "the signed revision has too many references to "
+		              "audit (more than %zu)", MAX_VIEW_ROLES);
+	g->first[num] = (uint32_t)g->nedge;
+	for (i = 0; i < n; i++) {
+		if (refs[i] >= g->bound)
+			continue;
+		if (ps_array_grow((void **)&g->edge, g->nedge, sizeof *g->edge) < 0)
+			return ps_err(g->a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		g->edge[g->nedge++] = refs[i];
 	}
+	g->cnt[num] = (uint32_t)(g->nedge - g->first[num]);
+	return 0;
+}
+
+/* The walk reaches NUM: the signed revision refers to it. */
+static int reach(void *arg, uint32_t num)
+{
+	struct refgraph *g = arg;
+	uint8_t bit = (uint8_t)(1u << (num & 7));
+
+	if (num >= g->bound)
+		return 0;
+	g->refs[num >> 3] |= bit;
+	if (!(g->seen[num >> 3] & bit)) {
+		g->seen[num >> 3] |= bit;
+		g->q[g->nq++] = num;
+	}
+	return 0;
 }
 
 static int build_refs(struct audit *a, struct view *v)
 {
-	uint32_t bound = a->doc->xref_bound + 1, *q = NULL;
-	size_t nq = 0, head = 0, bytes = ((size_t)bound >> 3) + 1;
-	uint8_t *seen = calloc(bytes, 1);
-	int64_t loads = 0;
+	struct refgraph g = { .a = a, .bound = a->doc->xref_bound + 1 };
+	size_t bytes = ((size_t)g.bound >> 3) + 1, head = 0;
 	int rc = 0, info;
 
-	if (!seen || !(v->refs = calloc(bytes, 1))) {
-		free(seen);
-		return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	}
-	v->nrefs = bound;
+	v->nrefs = g.bound;
+	g.first = calloc(g.bound, sizeof *g.first);
+	g.cnt = calloc(g.bound, sizeof *g.cnt);
+	g.q = malloc((size_t)g.bound * sizeof *g.q);
+	g.seen = calloc(bytes, 1);
+	g.refs = v->refs = calloc(bytes, 1);
+	if (!g.first || !g.cnt || !g.q || !g.seen || !g.refs)
+		rc = ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (rc == 0)
+		rc = ps_doc_refs_as_of(a->doc, v->sec, scan_one, &g);
 	for (info = 0; info < 2 && rc == 0; info++)
-		rc = note_all(a, ps_audit_trailer_key(a, v->sec, info), v->refs, seen, bound, &q, &nq, 0);
-	while (head < nq && rc == 0) {
+		rc = ps_obj_each_ref(ps_audit_trailer_key(a, v->sec, info), reach, &g);
+	while (head < g.nq && rc == 0) {
+		uint32_t num = g.q[head++], k;
 		ps_obj *o = NULL;
-		if (++loads > MAX_VIEW_LOADS) {
-			rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "the signed revision has too many objects to audit "
-			            "(more than %d loaded)", MAX_VIEW_LOADS);
-			break;
+		if (g.cnt[num] != UNREAD) {
+			for (k = 0; k < g.cnt[num]; k++)
+				reach(&g, g.edge[g.first[num] + k]);
+			continue;
 		}
-		if ((rc = ps_doc_load_as_of(a->doc, q[head++], v->sec, &o, NULL)) == 0)
-			rc = note_all(a, o, v->refs, seen, bound, &q, &nq, 0);
+		/* the scan could not read it: the ordinary load, for its message */
+		if ((rc = ps_doc_load_as_of(a->doc, num, v->sec, &o, NULL)) == 0)
+			rc = ps_obj_each_ref(o, reach, &g);
 		ps_obj_free(o);
 	}
-	free(q);
-	free(seen);
+	free(g.first);
+	free(g.cnt);
+	free(g.edge);
+	free(g.q);
+	free(g.seen);
 	return rc;
 }
 

@@ -73,6 +73,22 @@
  *     bytes decoded are taken from it, failing or not, the inflater never
  *     runs past it, and a stream that would is reported as over budget
  *     (0 with a flag, so the caller names its own cap) before more work.
+ *  8. The references of a whole revision (ps_doc_refs_as_of, for audit's
+ *     reference graph: auditview.c note 5).  Half a million objects read
+ *     one by one cost a second (a read, a parse, string decryption each),
+ *     so this pass reads each object in use as of SEC once, in file order:
+ *     the plain ones sorted by offset (a natural merge sort: most files
+ *     list their objects in a few runs of file order), nearby ones in one
+ *     window of up to EACH_WINDOW bytes, and scans them for references
+ *     only (ps_scan_refs: no objects built, nothing decrypted, since
+ *     strings hold no references).  An object longer than its part of the
+ *     window is read alone in a growing window; one the scan is not sure
+ *     about (parse.c, "References only") is parsed.  Members of object
+ *     streams come last, grouped by stream, so each stream is decoded
+ *     once (as of SEC, through doc->asof_stm and its cap).  An object
+ *     that cannot be read is reported as such, not as an error: most are
+ *     never reached, and the caller loads the one it reaches again for
+ *     the message; warnings are off during the pass for the same reason.
  */
 #include "config.h"
 
@@ -606,6 +622,235 @@ int ps_doc_objstm_members(ps_doc *doc, uint32_t num, int sec, uint32_t **nums, s
 		if (c->offs[2 * i] > 0 && c->offs[2 * i] <= PS_MAX_OBJNUM)
 			(*nums)[(*n)++] = (uint32_t)c->offs[2 * i];
 	return 0;
+}
+
+/* ---- the references of every object of a revision (note 8) -------------- */
+
+#define EACH_WINDOW ((size_t)256 << 10) /* at most this much read in one go */
+#define EACH_GAP 4096                   /* a gap up to this is read, not skipped */
+#define EACH_HEAD 1024                  /* read for an object's own dictionary */
+
+struct each_ent {
+	int64_t key;  /* type 1: offset; type 2: the object stream's number */
+	uint32_t num;
+	uint32_t idx; /* type 2: index in the stream */
+};
+
+struct each {
+	ps_doc *doc;
+	ps_refs_fn fn;
+	void *arg;
+	uint32_t *refs; /* of the object at hand */
+	size_t n;
+};
+
+static int each_le(const struct each_ent *x, const struct each_ent *y)
+{
+	return x->key < y->key || (x->key == y->key && x->idx <= y->idx);
+}
+
+/* Sorts E[0..N) (key, then idx): a natural merge sort, since the objects
+ * of most files are listed in a few runs in file order already (by number,
+ * a few groups written elsewhere); each pass merges neighbouring runs, so
+ * R runs take log2(R) passes.  Memory: a copy of E (qsort's merge sort
+ * would take as much).  0, or -1 out of memory. */
+static int sort_each(struct each_ent *e, size_t n)
+{
+	struct each_ent *src = e, *dst = NULL, *t;
+	size_t i, j, k, a, b, o, runs = 2;
+
+	for (i = 1; i < n && each_le(&e[i - 1], &e[i]); i++)
+		;
+	if (i >= n)
+		return 0;
+	if (!(dst = malloc(n * sizeof *dst)))
+		return -1;
+	while (runs > 1) {
+		for (runs = 0, i = 0; i < n; i = k, runs++) {
+			for (j = i + 1; j < n && each_le(&src[j - 1], &src[j]); j++)
+				;
+			for (k = j < n ? j + 1 : j; k < n && each_le(&src[k - 1], &src[k]); k++)
+				;
+			for (a = i, b = j, o = i; a < j || b < k; o++)
+				dst[o] = b >= k || (a < j && each_le(&src[a], &src[b])) ? src[a++] : src[b++];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != e)
+		memcpy(e, src, n * sizeof *e);
+	free(src == e ? dst : src);
+	return 0;
+}
+
+static int each_collect(void *arg, uint32_t num)
+{
+	struct each *st = arg;
+
+	if (ps_array_grow((void **)&st->refs, st->n, sizeof *st->refs) < 0)
+		return ps_err(st->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	st->refs[st->n++] = num;
+	return 0;
+}
+
+/* Object NUM read (RC 0, O parsed; or the scan's references collected
+ * when O is NULL) or not (RC < 0: FORMAT and UNSUPPORTED are the object's,
+ * FN hears of them as unread; anything else, I/O or memory, stops). */
+static int each_report(struct each *st, uint32_t num, int rc, const ps_obj *o)
+{
+	if (rc == 0 && o) {
+		st->n = 0;
+		rc = ps_obj_each_ref(o, each_collect, st);
+	}
+	if (rc < 0 && rc != PDFSTAMP_E_FORMAT && rc != PDFSTAMP_E_UNSUPPORTED)
+		return rc;
+	return st->fn(st->arg, num, st->refs, rc < 0 ? 0 : st->n, rc < 0);
+}
+
+/* The references of the plain object at OFF (ps_scan_refs) read alone, in
+ * a window grown fourfold while the scan needs more, as ps_doc_parse_at
+ * does: 0, 1 (the parser must tell) or an error. */
+static int scan_alone(struct each *st, int64_t off, uint32_t *num)
+{
+	ps_buf w = PS_BUF_INIT;
+	size_t want = EACH_HEAD * 4;
+	int rc;
+
+	for (;;) {
+		st->n = 0;
+		if ((rc = ps_doc_pread(st->doc, off, want, &w)) < 0)
+			break;
+		rc = ps_scan_refs(w.data, w.len, num, each_collect, st);
+		if (rc != PS_E_NEEDMORE)
+			break;
+		if (w.len < want || want >= PS_OBJ_MAX) {
+			rc = 1;
+			break;
+		}
+		want *= 4;
+	}
+	ps_buf_free(&w);
+	return rc;
+}
+
+/* The plain objects E[0..N), sorted by offset: runs of nearby objects are
+ * read as one window and scanned for references (ps_scan_refs); an object
+ * the window does not hold whole is read alone (scan_alone), one the scan
+ * is not sure about (or whose number is not the one listed) parsed, for
+ * the parser's result or message (ps_doc_parse_at). */
+static int each_plain(struct each *st, const struct each_ent *e, size_t n)
+{
+	ps_doc *doc = st->doc;
+	ps_buf w = PS_BUF_INIT;
+	size_t i = 0, k;
+	uint32_t num = 0;
+	int rc = 0;
+
+	while (i < n && rc == 0) {
+		int64_t end = e[i].key + EACH_HEAD, woff;
+		/* the run: objects starting within EACH_GAP of the previous
+		 * one's head, the window at most EACH_WINDOW */
+		for (k = i + 1; k < n; k++) {
+			if (e[k].key > end + EACH_GAP || e[k].key + EACH_HEAD - e[i].key > (int64_t)EACH_WINDOW)
+				break;
+			end = e[k].key + EACH_HEAD;
+		}
+		woff = e[i].key;
+		if ((rc = ps_doc_pread(doc, woff, (size_t)(end - woff), &w)) < 0)
+			break;
+		for (; i < k && rc == 0; i++) {
+			size_t at = (size_t)(e[i].key - woff);
+			st->n = 0;
+			rc = at < w.len ? ps_scan_refs(w.data + at, w.len - at, &num, each_collect, st) : PS_E_NEEDMORE;
+			if (rc == PS_E_NEEDMORE) /* longer than its part of the window */
+				rc = scan_alone(st, e[i].key, &num);
+			if (rc == 0 && num != e[i].num)
+				rc = 1; /* the parser's message */
+			if (rc == 1) {
+				ps_obj *o = NULL;
+				rc = ps_doc_parse_at(doc, e[i].key, e[i].num, &o, NULL);
+				rc = each_report(st, e[i].num, rc, o);
+				ps_obj_free(o);
+			} else if (rc == 0) {
+				rc = each_report(st, e[i].num, 0, NULL);
+			}
+		}
+	}
+	ps_buf_free(&w);
+	return rc;
+}
+
+/* The compressed objects E[0..N), sorted by stream and index: each object
+ * stream decoded once. */
+static int each_member(struct each *st, int sec, const struct each_ent *e, size_t n)
+{
+	ps_doc *doc = st->doc;
+	struct ps_asof_stm *c = NULL;
+	size_t i;
+	int rc = 0, bad = 0;
+
+	for (i = 0; i < n && rc == 0; i++) {
+		ps_obj *o = NULL;
+		if (i == 0 || e[i].key != e[i - 1].key) {
+			rc = e[i].key > 0 && e[i].key <= PS_MAX_OBJNUM
+			         ? load_objstm_as_of(doc, (uint32_t)e[i].key, sec, &c)
+			         : ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %u: no object stream %lld", e[i].num,
+			                  (long long)e[i].key);
+			bad = rc;
+		}
+		rc = bad ? bad
+		         : objstm_member(doc, &c->data, c->offs, c->n, c->first, e[i].num, e[i].idx, e[i].key, &o);
+		rc = each_report(st, e[i].num, rc, o);
+		ps_obj_free(o);
+	}
+	return rc;
+}
+
+int ps_doc_refs_as_of(ps_doc *doc, int sec, ps_refs_fn fn, void *arg)
+{
+	struct each st = { .doc = doc, .fn = fn, .arg = arg };
+	struct each_ent *plain = NULL, *comp = NULL;
+	size_t np = 0, nc = 0;
+	pdfstamp_warn_fn warn = doc->ctx->warn;
+	uint32_t num;
+	int rc = 0;
+
+	if (sec < 1 || sec > doc->nsections)
+		return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL, "no revision %d to read", sec);
+	if (doc->encrypted && !doc->authenticated)
+		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
+	for (num = ps_xref_next_slot(doc, 0); num; num = ps_xref_next_slot(doc, num)) {
+		struct each_ent **a;
+		size_t *n;
+		ps_xent x;
+		if (!ps_xref_as_of(doc, num, sec, &x) || x.type == 0)
+			continue;
+		a = x.type == 1 ? &plain : &comp;
+		n = x.type == 1 ? &np : &nc;
+		if (ps_array_grow((void **)a, *n, sizeof **a) < 0) {
+			free(plain);
+			free(comp);
+			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		}
+		(*a)[(*n)++] = (struct each_ent){ .key = x.off, .num = num, .idx = x.type == 1 ? 0 : x.aux };
+	}
+	if (sort_each(plain, np) < 0 || sort_each(comp, nc) < 0) {
+		free(plain);
+		free(comp);
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	/* silent: most objects are never reached; a caller that reaches one
+	 * FN was told could not be read loads it again for the message */
+	doc->ctx->warn = NULL;
+	rc = each_plain(&st, plain, np);
+	if (rc == 0)
+		rc = each_member(&st, sec, comp, nc);
+	doc->ctx->warn = warn;
+	free(st.refs);
+	free(plain);
+	free(comp);
+	return rc;
 }
 
 int ps_doc_lookup(ps_doc *doc, uint32_t num, ps_obj **out)

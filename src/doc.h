@@ -240,6 +240,15 @@ int ps_doc_load_as_of(ps_doc *doc, uint32_t num, int sec, ps_obj **out, uint16_t
 /* The object numbers object stream NUM holds as of section SEC (its
  * header), into *NUMS (owned, *N of them). */
 int ps_doc_objstm_members(ps_doc *doc, uint32_t num, int sec, uint32_t **nums, size_t *n);
+/* Note 8: calls FN once for every object in use as of section SEC, in
+ * file order (plain objects by offset, then each object stream's members),
+ * with the object numbers of its references (N of them, in order, repeats
+ * kept; REFS valid for the call only), or with UNREAD set if the object
+ * cannot be read (FORMAT or UNSUPPORTED: a caller that needs it loads it
+ * again for the message).  FN's non-zero return stops the scan and is
+ * returned; so are I/O and memory errors. */
+typedef int (*ps_refs_fn)(void *arg, uint32_t num, const uint32_t *refs, size_t n, int unread);
+int ps_doc_refs_as_of(ps_doc *doc, int sec, ps_refs_fn fn, void *arg);
 /* ps_doc_stream_data for a stream loaded by ps_doc_load_as_of: GEN and
  * whether it is one of the chain's xref streams (EXEMPT) given. */
 int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm, int decode,

@@ -626,6 +626,36 @@ void ps_obj_free(ps_obj *o)
 	obj_free(o);
 }
 
+static int each_ref(const ps_obj *o, int (*fn)(void *, uint32_t), void *arg, int depth)
+{
+	size_t i;
+	int rc = 0;
+
+	if (!o || depth > PS_MAX_DEPTH + 1) /* deeper than the parser builds */
+		return 0;
+	switch (o->kind) {
+	case PS_REF:
+		return fn(arg, o->u.ref.num);
+	case PS_ARRAY:
+		for (i = 0; i < o->u.arr.len && rc == 0; i++)
+			rc = each_ref(o->u.arr.items[i], fn, arg, depth + 1);
+		return rc;
+	case PS_DICT:
+		for (i = 0; i < o->u.dict.len && rc == 0; i++)
+			rc = each_ref(o->u.dict.ents[i].val, fn, arg, depth + 1);
+		return rc;
+	case PS_STREAM:
+		return each_ref(o->u.stm.dict, fn, arg, depth + 1);
+	default:
+		return 0;
+	}
+}
+
+int ps_obj_each_ref(const ps_obj *o, int (*fn)(void *, uint32_t), void *arg)
+{
+	return each_ref(o, fn, arg, 0);
+}
+
 int ps_array_push(ps_obj *arr, ps_obj *item)
 {
 	if (!item)

@@ -92,6 +92,10 @@ ps_obj *ps_new_name_take(char *p, size_t n);
 ps_obj *ps_new_name_room(size_t n);
 ps_obj *ps_new_str_take(uint8_t *p, size_t n, int hex);
 void ps_obj_free(ps_obj *o);
+/* Calls FN with the object number of every reference in O's direct
+ * structure (a stream's dictionary included), in order; stops at FN's
+ * first non-zero result and returns it. */
+int ps_obj_each_ref(const ps_obj *o, int (*fn)(void *, uint32_t), void *arg);
 ps_obj *ps_obj_copy(const ps_obj *o);   /* deep copy, NULL on OOM */
 /* Same value (a stream compares by its dictionary; SKIP_LENGTH ignores the
  * top-level /Length there); integers and reals compare by value, reals to
@@ -196,6 +200,14 @@ int ps_parse_indirect(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t pos,
  * before they reset the arena.  Same results, messages and limits. */
 int ps_parse_indirect_in(ps_ctx *ctx, ps_arena *ar, const uint8_t *buf, size_t len, size_t pos,
                          int64_t base, uint32_t *num, uint16_t *gen, ps_obj **out);
+
+/* The references of the indirect object at BUF[0..LEN) without building
+ * it (parse.c, "References only"): *NUM gets the header's number and FN
+ * is called with the object number of each "N G R" in order.  0; 1 when
+ * the object is not of the plain shape the scan is sure about (the caller
+ * parses it instead; FN may have been called already); PS_E_NEEDMORE when
+ * the window ends first; or FN's non-zero result.  No message is set. */
+int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *, uint32_t), void *arg);
 
 /* Lexer helpers used by the xref reader.  The character classes of ISO
  * 32000-2 7.2.3 are a table (parse.c) read by inline accessors: bit

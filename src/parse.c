@@ -1005,6 +1005,162 @@ static int header_uint(const pstate *st, size_t *pos, int64_t max, const char *w
 	return 0;
 }
 
+/* ======================================================================
+ * References only (obj.h: ps_scan_refs)
+ *
+ * The same grammar as the parser above, without building anything: a
+ * scan of every object of a revision (doc.c note 8) needs only the
+ * references.  It is sure only of the plain shape, "N G obj", one value,
+ * then "endobj" (or, after a dictionary, "stream"); for anything else (a
+ * reference at the top, a stray delimiter or keyword, a bad escape, a
+ * number out of range) it answers 1 and the caller parses the object, so
+ * that what it reports is exactly what the parser would build.  It may
+ * report more than the parser keeps: a dictionary's duplicate key, or a
+ * value in a key's place (which the parser refuses), are scanned too.
+ * ====================================================================== */
+
+/* Hex digits and white space: what a hex string may hold (7.3.4.3). */
+static const uint8_t hex_or_space[256] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+	['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+	[0] = 1, ['\t'] = 1, ['\n'] = 1, ['\f'] = 1, ['\r'] = 1, [' '] = 1,
+};
+
+/* The unsigned integer token [P, E), or -1 (not one, or past INT64_MAX). */
+static int64_t scan_uint(const uint8_t *buf, size_t p, size_t e)
+{
+	int64_t v;
+	size_t q = p;
+
+	if (parse_uint(buf, e, &q, &v) < 0 || q != e)
+		return -1;
+	return v;
+}
+
+int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *, uint32_t), void *arg)
+{
+	uint8_t open[PS_MAX_DEPTH]; /* '[' or '<' per open container */
+	int64_t i1 = -1, i2 = -1;   /* the last two tokens, when unsigned integers */
+	int depth = 0, ntop = 0, topdict = 0, k, rc;
+	size_t p = 0, e;
+
+	/* "N G obj" (header_uint) */
+	for (k = 0; k < 3; k++) {
+		p = skip_ws(buf, len, p);
+		e = p;
+		while (e < len && is_regular(buf[e]))
+			e++;
+		if (e >= len)
+			return PS_E_NEEDMORE;
+		if (k == 2) {
+			if (e - p != 3 || memcmp(buf + p, "obj", 3) != 0)
+				return 1;
+		} else if ((i1 = scan_uint(buf, p, e)) < 0 || i1 > (k ? 65535 : INT32_MAX)) {
+			return 1;
+		} else if (k == 0) {
+			*num = (uint32_t)i1;
+		}
+		p = e;
+	}
+	i1 = -1;
+	for (;;) {
+		int64_t v = -1;
+		int c;
+
+		p = skip_ws(buf, len, p);
+		if (p >= len)
+			return PS_E_NEEDMORE;
+		c = buf[p];
+		if (c == '/') {
+			for (e = p + 1; e < len && is_regular(buf[e]); e++)
+				if (buf[e] == '#' && (e + 2 >= len || hex_val(buf[e + 1]) < 0 || hex_val(buf[e + 2]) < 0))
+					return e + 2 >= len ? PS_E_NEEDMORE : 1;
+			if (e >= len)
+				return PS_E_NEEDMORE;
+			p = e;
+		} else if (c == '(') {
+			size_t nest = 1;
+			for (e = p + 1; nest > 0; e++) {
+				if (e >= len)
+					return PS_E_NEEDMORE;
+				if (buf[e] == '\\')
+					e++;
+				else if (buf[e] == '(')
+					nest++;
+				else if (buf[e] == ')')
+					nest--;
+			}
+			p = e;
+		} else if (c == '<' || c == '[') {
+			if (c == '<' && p + 1 >= len)
+				return PS_E_NEEDMORE;
+			if (c == '[' || buf[p + 1] == '<') {
+				if (depth >= PS_MAX_DEPTH)
+					return 1;
+				if (depth == 0 && ntop == 0)
+					topdict = c == '<';
+				open[depth++] = (uint8_t)c;
+				p += c == '<' ? 2 : 1;
+				i1 = i2 = -1;
+				continue; /* a container is one value when it closes */
+			}
+			for (e = p + 1; e + 8 <= len && (hex_or_space[buf[e]] & hex_or_space[buf[e + 1]] &
+			                                  hex_or_space[buf[e + 2]] & hex_or_space[buf[e + 3]] &
+			                                  hex_or_space[buf[e + 4]] & hex_or_space[buf[e + 5]] &
+			                                  hex_or_space[buf[e + 6]] & hex_or_space[buf[e + 7]]); e += 8)
+				; /* the digits eight at a time, then one by one */
+			for (; e < len && hex_or_space[buf[e]]; e++)
+				;
+			if (e >= len)
+				return PS_E_NEEDMORE;
+			if (buf[e] != '>')
+				return 1;
+			p = e + 1;
+		} else if (c == '>' || c == ']') {
+			if (c == '>' && p + 1 >= len)
+				return PS_E_NEEDMORE;
+			if (depth == 0 || open[depth - 1] != (c == '>' ? '<' : '[') || (c == '>' && buf[p + 1] != '>'))
+				return 1;
+			depth--;
+			p += c == '>' ? 2 : 1;
+		} else if (c == ')' || c == '{' || c == '}') {
+			return 1;
+		} else {
+			for (e = p; e < len && is_regular(buf[e]); e++)
+				;
+			if (e >= len && !(e - p == 6 && memcmp(buf + p, "endobj", 6) == 0))
+				return PS_E_NEEDMORE; /* a longer token?  (the window's last "endobj" is one) */
+			if (is_digit(c)) {
+				v = scan_uint(buf, p, e);
+			} else if (e - p == 1 && c == 'R') {
+				if (i1 < 0 || i2 < 0 || i1 > INT32_MAX || i2 > 65535 || depth == 0)
+					return 1;
+				if ((rc = fn(arg, (uint32_t)i1)) != 0)
+					return rc;
+				i1 = i2 = -1;
+				p = e;
+				continue; /* the two integers before it were counted as values */
+			} else if ((e - p == 6 && memcmp(buf + p, "endobj", 6) == 0) ||
+			           (e - p == 6 && memcmp(buf + p, "stream", 6) == 0)) {
+				if (depth != 0 || ntop != 1 || (c == 's' && !topdict))
+					return 1;
+				return 0;
+			} else if (!(c == '+' || c == '-' || c == '.') &&
+			           !(e - p == 4 && (memcmp(buf + p, "true", 4) == 0 || memcmp(buf + p, "null", 4) == 0)) &&
+			           !(e - p == 5 && memcmp(buf + p, "false", 5) == 0)) {
+				return 1;
+			}
+			p = e;
+		}
+		/* a value ended at P: V if it is an unsigned integer */
+		i1 = i2;
+		i2 = v;
+		if (depth == 0)
+			ntop++;
+	}
+}
+
 int ps_parse_indirect(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t pos,
                       int64_t base, uint32_t *num, uint16_t *gen, ps_obj **out)
 {

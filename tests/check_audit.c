@@ -1024,6 +1024,101 @@ START_TEST(orphan_new_object)
 }
 END_TEST
 
+/* Revision 1 as signed_base (approval, /Size 20), its catalog's /Names
+ * naming object 10, which refers to the free number 15 in the way SHAPE
+ * says, each a path of the reference graph's scan (doc.c note 8):
+ *  0  a 3 KB array, 15 0 R at its end (longer than the scan's window)
+ *  1  "15 0 R" itself, at the top (the scan leaves it to the parser)
+ *  2  an array inside object stream 11 (xref stream 12)
+ *  3  the array written before the catalog (offsets out of number order) */
+static int64_t dangling_base(pg *p, int shape)
+{
+	char pad[3001];
+	pg_ent e[13];
+	uint32_t i;
+	int64_t x;
+
+	memset(pad, 0, sizeof pad);
+	for (i = 0; i + 6 < sizeof pad - 1; i += 6)
+		memcpy(pad + i, "/Pad  ", 6);
+	pg_start(p);
+	if (shape == 3)
+		pg_obj(p, 10, 0, "[/Dests 15 0 R]");
+	pg_obj(p, 1, 0, "<</Type/Catalog/Pages 2 0 R/AcroForm<</Fields[6 0 R 7 0 R]/SigFlags 3>>/Names 10 0 R>>");
+	pg_obj(p, 2, 0, "<</Type/Pages/Kids[3 0 R]/Count 1>>");
+	pg_obj(p, 3, 0, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Contents 5 0 R"
+	       "/Resources<</Font<</F1 4 0 R>>>>/Annots[6 0 R 7 0 R]>>");
+	pg_obj(p, 4, 0, "<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>");
+	pg_stream(p, 5, "", "BT /F1 24 Tf 72 700 Td (signed) Tj ET", 37);
+	pg_obj(p, 6, 0, "<</Type/Annot/Subtype/Widget/FT/Tx/T(Name)/V(before)/Rect[0 0 10 10]/P 3 0 R>>");
+	pg_obj(p, 7, 0, "<</Type/Annot/Subtype/Widget/FT/Sig/T(Sig1)/V 8 0 R/Rect[0 0 0 0]/P 3 0 R>>");
+	pg_obj(p, 8, 0, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" SIG_BR
+	       "/Contents<00112233>>>");
+	pg_obj(p, 9, 0, "<</Producer(check_audit)>>");
+	if (shape == 0)
+		pg_obj(p, 10, 0, "[%s 15 0 R]", pad);
+	else if (shape == 1)
+		pg_obj(p, 10, 0, "15 0 R");
+	memset(e, 0, sizeof e);
+	e[0].num = 0;
+	e[0].f3 = 65535;
+	for (i = 1; i <= 10; i++)
+		e[i] = pg_used(p, i);
+	if (shape != 2) {
+		x = pg_table(p, e, 11, "<</Size 20/Root 1 0 R/Info 9 0 R>>");
+	} else {
+		static const char body[] = "10 0 [/Dests 15 0 R]";
+		pg_stream(p, 11, "/Type/ObjStm/N 1/First 5", body, strlen(body));
+		e[10].num = 10;
+		e[10].type = 2;
+		e[10].f2 = 11;
+		e[10].f3 = 0;
+		e[11] = pg_used(p, 11);
+		e[12].num = 12;
+		e[12].type = 1;
+		x = pg_xref_stream(p, 12, e, 13, "/Size 20/Root 1 0 R/Info 9 0 R");
+	}
+	ck_assert(!p->b.oom);
+	set_byterange(p, 0);
+	return x;
+}
+
+/* A later revision defines the number a signed object refers to (the
+ * shadow attacks' hidden object), whichever way the signed revision
+ * holds the reference; the same object under a number nothing refers to
+ * is reported as an orphan instead. */
+START_TEST(dangling_reference_shapes)
+{
+	int shape, filled;
+
+	for (shape = 0; shape < 4; shape++) {
+		for (filled = 15; filled <= 16; filled++) {
+			pg p;
+			int64_t x = dangling_base(&p, shape);
+			const struct pdfstamp_audit_change *c;
+			char name[32];
+
+			pg_stream(&p, (uint32_t)filled, "/Type/XObject/Subtype/Form/BBox[0 0 612 792]",
+			          "1 g 0 0 612 792 re f", 20);
+			{
+				pg_ent e[1] = {pg_used(&p, (uint32_t)filled)};
+				update(&p, e, 1, 20, 1, x, NULL);
+			}
+			snprintf(name, sizeof name, "dangle%d-%d.pdf", shape, filled);
+			reopen(&p, name);
+			ck_assert_int_eq(do_audit(), 0);
+			ck_assert_int_eq(rep.verdict, PDFSTAMP_AUDIT_VIOLATION);
+			c = change_of(filled);
+			ck_assert_ptr_nonnull(c);
+			ck_assert_int_eq(c->forbidden, 1);
+			ck_assert_msg(strstr(c->reason, filled == 15 ? "the signed revision refers to"
+			                                             : "no change refers to") != NULL,
+			              "shape %d, object %d: %s", shape, filled, c->reason);
+		}
+	}
+}
+END_TEST
+
 static Suite *audit_suite(void)
 {
 	Suite *s = suite_create("audit");
@@ -1058,6 +1153,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, later_signature_covers_change);
 	tcase_add_test(tc, acroform_appearance_keys);
 	tcase_add_test(tc, orphan_new_object);
+	tcase_add_test(tc, dangling_reference_shapes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1879,6 +1879,121 @@ END_TEST
 
 /* Parses BUF[0..N) object after object; on every success the object must
  * survive serialize -> parse unchanged. */
+/* ---- ps_scan_refs against the parser ----------------------------------------- */
+
+struct refl {
+	uint32_t v[512];
+	size_t n;
+	int over;
+};
+
+static int refl_add(void *ud, uint32_t num)
+{
+	struct refl *r = ud;
+
+	if (r->n == sizeof r->v / sizeof r->v[0])
+		r->over = 1;
+	else
+		r->v[r->n++] = num;
+	return 0;
+}
+
+/* The oracle of the scan (parse.c "References only"): it answers 0, 1 or
+ * NEEDMORE; when it and the parser both read the object at B[0..N) (an
+ * exact-size copy: ASan sees a read past it), the header numbers agree
+ * and every reference the parser built is among the scan's (as a
+ * multiset: the scan may report more, never fewer).  Returns the scan's
+ * answer; *SCANNED (may be NULL) its references. */
+static int scan_vs_parse(const uint8_t *b, size_t n, struct refl *scanned)
+{
+	struct refl s = {{0}, 0, 0}, p = {{0}, 0, 0};
+	uint32_t snum = 0, num = 0;
+	uint16_t gen = 0;
+	uint8_t used[512] = {0};
+	ps_obj *o = NULL;
+	size_t i, j;
+	int rc, prc;
+
+	rc = ps_scan_refs(b, n, &snum, refl_add, &s);
+	ck_assert(rc == 0 || rc == 1 || rc == PS_E_NEEDMORE);
+	prc = ps_parse_indirect(ctx, b, n, 0, 0, &num, &gen, &o);
+	if (rc == 0 && prc == 0 && !s.over) {
+		ck_assert_uint_eq(snum, num);
+		ps_obj_each_ref(o, refl_add, &p);
+		for (i = 0; i < p.n && !p.over; i++) {
+			for (j = 0; j < s.n && (used[j] || s.v[j] != p.v[i]); j++)
+				;
+			ck_assert_msg(j < s.n, "the parser found reference %u that the scan missed in: %.*s", p.v[i],
+			              (int)(n < 200 ? n : 200), (const char *)b);
+			used[j] = 1;
+		}
+	}
+	ps_obj_free(o);
+	if (scanned)
+		*scanned = s;
+	return rc;
+}
+
+START_TEST(test_scan_refs)
+{
+	static const struct {
+		const char *src;
+		int rc;
+		const char *refs; /* the scan's, in order */
+	} cases[] = {
+		{"1 0 obj << /A 2 0 R /B [3 0 R 4 1 R] /C << /D 5 0 R >> >> endobj", 0, "2,3,4,5"},
+		{"7 0 obj [1 2 3 R 4 0 R 5 65535 R 2147483647 0 R 6%c\n7\rR] endobj", 0, "2,4,5,2147483647,6"},
+		{"1 0 obj << /S (8 0 R \\) 9 0 R \\( x) /T (a(b)c) /U 9 0 R >> endobj", 0, "9"},
+		{"1 0 obj << /S <38 20 30 20 52> %9 0 R\n /N /R#20 /O 10 0 R >> endobj", 0, "10"},
+		{"1 0 obj << /Length 11 0 R >>\nstream\n12 0 R\nendstream endobj", 0, "11"},
+		{"1 0 obj [ ] endobj 2 0 obj [ 3 0 R ] endobj", 0, ""},
+		{"1 0 obj true endobj", 0, ""},
+		{"1 0 obj 12 0 R endobj", 1, NULL},          /* a reference at the top: parsed */
+		{"1 0 obj [ +1 0 R ] endobj", 1, NULL},       /* "0 R" then a bare R */
+		{"1 0 obj [ 1.0 0 R ] endobj", 1, NULL},
+		{"1 0 obj [ 2147483648 0 R ] endobj", 1, NULL},
+		{"1 0 obj [ 1 65536 R ] endobj", 1, NULL},
+		{"1 0 obj [ 1 0 Rx ] endobj", 1, NULL},
+		{"1 0 obj << /A <4g> >> endobj", 1, NULL},    /* not a hex digit */
+		{"1 0 obj << /A#4 1 >> endobj", 1, NULL},     /* a bad escape */
+		{"1 0 obj [ 1 0 R >> endobj", 1, NULL},
+		{"1 0 obj << /A [ >> ] endobj", 1, NULL},
+		{"1 0 obj [ { ] endobj", 1, NULL},
+		{"1 0 obj [ ] stream\n", 1, NULL},            /* stream after an array */
+		{"1 0 obj [ 2 0 R ] [ 3 0 R ] endobj", 1, NULL}, /* two values */
+		{"1 0 obj [ 2 0 R ] 3 0 obj ", 1, NULL},     /* no endobj */
+		{"1 0 obj [ 2 0 R ] endob", PS_E_NEEDMORE, NULL},
+		{"1 0 obj [ 2 0 R ]", PS_E_NEEDMORE, NULL},
+		{"1 0 obj (abc", PS_E_NEEDMORE, NULL},
+		{"1 0 obj <abc", PS_E_NEEDMORE, NULL},
+		{"1 0 ob", PS_E_NEEDMORE, NULL},
+		{"1 x obj [ ] endobj", 1, NULL},
+		{"1 65536 obj [ ] endobj", 1, NULL},
+		{"-1 0 obj [ ] endobj", 1, NULL},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t n = strlen(cases[i].src), k;
+		uint8_t *b = malloc(n);
+		struct refl r;
+		char got[256] = "";
+		int rc;
+
+		ck_assert_ptr_nonnull(b);
+		memcpy(b, cases[i].src, n);
+		rc = scan_vs_parse(b, n, &r);
+		ck_assert_msg(rc == cases[i].rc, "%s: %d, not %d", cases[i].src, rc, cases[i].rc);
+		for (k = 0; k < r.n && rc == 0; k++)
+			snprintf(got + strlen(got), sizeof got - strlen(got), "%s%u", k ? "," : "", r.v[k]);
+		if (cases[i].refs)
+			ck_assert_msg(strcmp(got, cases[i].refs) == 0, "%s: refs %s, not %s", cases[i].src, got,
+			              cases[i].refs);
+		free(b);
+	}
+}
+END_TEST
+
 static void fuzz_one(const uint8_t *src, size_t n)
 {
 	uint8_t *b = malloc(n ? n : 1);
@@ -1924,6 +2039,7 @@ static void fuzz_one(const uint8_t *src, size_t n)
 	if (o && o->kind == PS_STREAM)
 		ck_assert(o->u.stm.off >= 0 && o->u.stm.off <= (int64_t)n);
 	ps_obj_free(o);
+	scan_vs_parse(b, n, NULL);
 	free(b);
 }
 
@@ -1932,7 +2048,8 @@ START_TEST(test_fuzz_random)
 	static const char *const toks[] = {
 		"<<", ">>", "[", "]", "(", ")", "<", ">", "/", "/N", "#", "#41", "#00", "\\", "\\(",
 		"\\0", "\\12", "1", "0", "-", "+", ".", "5.5", "R", " ", "\n", "\r", "%", "true",
-		"null", "obj", "endobj", "stream", "\r\n", "{", "}", "ff", "9999999999999999999",
+		"null", "obj", "endobj", "stream", "\r\n", "{", "}", "ff", "9999999999999999999", " 7 0 R ",
+		" endobj",
 	};
 	uint8_t buf[96];
 	int iter;
@@ -1945,6 +2062,10 @@ START_TEST(test_fuzz_random)
 			for (n = 0; n < want; n++)
 				buf[n] = (uint8_t)rnd();
 		} else {
+			if (iter & 2) { /* an indirect object, for the scan's oracle */
+				memcpy(buf, "1 0 obj ", 8);
+				n = 8;
+			}
 			while (n < want) {
 				const char *t = toks[rndn(sizeof toks / sizeof toks[0])];
 				size_t l = strlen(t);
@@ -1999,6 +2120,7 @@ static Suite *obj_suite(void)
 	tcase_add_test(tc, test_strings);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_refs);
+	tcase_add_test(tc, test_scan_refs);
 	tcase_add_test(tc, test_containers);
 	tcase_add_test(tc, test_duplicate_keys);
 	tcase_add_test(tc, test_depth_limit);
