@@ -17,7 +17,8 @@
  *  - the references-only scan (ps_scan_refs) answers 0, 1 or NEEDMORE,
  *    and when it and the parser both read the indirect object, the header
  *    numbers agree and every reference the parser built is among the
- *    scan's (it may report more, never fewer: audit's reference graph).
+ *    scan's (it may report more, never fewer: audit's reference graph);
+ *    likewise ps_scan_refs_direct against the first direct object.
  */
 #include "fuzz.h"
 
@@ -165,8 +166,9 @@ static int fzp_cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The scan against the parser's object O (NULL: the parse failed). */
-static void fzp_scan(ps_ctx *ctx, const uint8_t *data, size_t size, const ps_obj *o, uint32_t num)
+/* The scan against the parser's object O (NULL: the parse failed); the
+ * indirect scan (ps_scan_refs) or, DIRECT, the member's. */
+static void fzp_scan(ps_ctx *ctx, const uint8_t *data, size_t size, const ps_obj *o, uint32_t num, int direct)
 {
 	static struct fzp_refs s, p;
 	uint32_t snum = 0;
@@ -175,12 +177,12 @@ static void fzp_scan(ps_ctx *ctx, const uint8_t *data, size_t size, const ps_obj
 
 	s.n = p.n = 0;
 	s.over = p.over = 0;
-	rc = ps_scan_refs(data, size, &snum, fzp_ref, &s);
-	if (rc != 0 && rc != 1 && rc != PS_E_NEEDMORE)
+	rc = direct ? ps_scan_refs_direct(data, size, 0, fzp_ref, &s) : ps_scan_refs(data, size, &snum, fzp_ref, &s);
+	if (rc != 0 && rc != 1 && (rc != PS_E_NEEDMORE || direct))
 		fz_bug(ctx, "ps_scan_refs answered something else than 0, 1 or NEEDMORE");
 	if (rc != 0 || !o || s.over)
 		return;
-	if (snum != num)
+	if (!direct && snum != num)
 		fz_bug(ctx, "ps_scan_refs read another object number than the parser");
 	ps_obj_each_ref(o, fzp_ref, &p);
 	if (p.over)
@@ -221,6 +223,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (!o || pos <= before || pos > size)
 			fz_bug(ctx, "ps_parse_obj succeeded without an object or without advancing");
+		if (i == 0)
+			fzp_scan(ctx, data, size, o, 0, 1);
 		fzp_roundtrip(ctx, o);
 		ps_obj_free(o);
 	}
@@ -231,9 +235,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fzp_check_fail(ctx, rc, o);
 		snprintf(msg, sizeof msg, "%s", pdfstamp_ctx_errmsg(ctx));
 		fzp_arena(ctx, data, size, base, rc, msg, &ser);
-		fzp_scan(ctx, data, size, NULL, 0);
+		fzp_scan(ctx, data, size, NULL, 0, 0);
 	} else {
-		fzp_scan(ctx, data, size, o, num);
+		fzp_scan(ctx, data, size, o, num, 0);
 		if (!o)
 			fz_bug(ctx, "ps_parse_indirect succeeded without an object");
 		if (o->kind == PS_STREAM) {

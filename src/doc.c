@@ -799,8 +799,18 @@ static int each_member(struct each *st, int sec, const struct each_ent *e, size_
 			                  (long long)e[i].key);
 			bad = rc;
 		}
-		rc = bad ? bad
-		         : objstm_member(doc, &c->data, c->offs, c->n, c->first, e[i].num, e[i].idx, e[i].key, &o);
+		st->n = 0;
+		if (bad) {
+			rc = bad;
+		} else if (e[i].idx < (uint64_t)c->n && c->offs[2 * e[i].idx] == e[i].num &&
+		           (rc = ps_scan_refs_direct(c->data.data, c->data.len,
+		                                     (size_t)(c->first + c->offs[2 * e[i].idx + 1]), each_collect,
+		                                     st)) <= 0) {
+			rc = each_report(st, e[i].num, rc, NULL);
+			continue;
+		} else { /* the parser's object or message */
+			rc = objstm_member(doc, &c->data, c->offs, c->n, c->first, e[i].num, e[i].idx, e[i].key, &o);
+		}
 		rc = each_report(st, e[i].num, rc, o);
 		ps_obj_free(o);
 	}

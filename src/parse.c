@@ -1038,12 +1038,24 @@ static int64_t scan_uint(const uint8_t *buf, size_t p, size_t e)
 	return v;
 }
 
+/* The scan from P: of an indirect object's value up to its "endobj" or
+ * "stream" (INDIRECT), or of one direct object, which ends where its
+ * value does (an object stream's member). */
+static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect, int (*fn)(void *, uint32_t),
+                      void *arg);
+
+int ps_scan_refs_direct(const uint8_t *buf, size_t len, size_t pos, int (*fn)(void *, uint32_t), void *arg)
+{
+	int rc = pos <= len ? scan_value(buf, len, pos, 0, fn, arg) : 1;
+
+	return rc == PS_E_NEEDMORE ? 1 : rc; /* the data is all there is */
+}
+
 int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *, uint32_t), void *arg)
 {
-	uint8_t open[PS_MAX_DEPTH]; /* '[' or '<' per open container */
-	int64_t i1 = -1, i2 = -1;   /* the last two tokens, when unsigned integers */
-	int depth = 0, ntop = 0, topdict = 0, k, rc;
+	int64_t v;
 	size_t p = 0, e;
+	int k;
 
 	/* "N G obj" (header_uint) */
 	for (k = 0; k < 3; k++) {
@@ -1056,14 +1068,24 @@ int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *
 		if (k == 2) {
 			if (e - p != 3 || memcmp(buf + p, "obj", 3) != 0)
 				return 1;
-		} else if ((i1 = scan_uint(buf, p, e)) < 0 || i1 > (k ? 65535 : INT32_MAX)) {
+		} else if ((v = scan_uint(buf, p, e)) < 0 || v > (k ? 65535 : INT32_MAX)) {
 			return 1;
 		} else if (k == 0) {
-			*num = (uint32_t)i1;
+			*num = (uint32_t)v;
 		}
 		p = e;
 	}
-	i1 = -1;
+	return scan_value(buf, len, p, 1, fn, arg);
+}
+
+static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect, int (*fn)(void *, uint32_t),
+                      void *arg)
+{
+	uint8_t open[PS_MAX_DEPTH]; /* '[' or '<' per open container */
+	int64_t i1 = -1, i2 = -1;   /* the last two tokens, when unsigned integers */
+	int depth = 0, ntop = 0, topdict = 0, rc;
+	size_t e;
+
 	for (;;) {
 		int64_t v = -1;
 		int c;
@@ -1072,7 +1094,21 @@ int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *
 		if (p >= len)
 			return PS_E_NEEDMORE;
 		c = buf[p];
-		if (c == '/') {
+		if (is_digit(c)) { /* the most common token first */
+			uint64_t m = 0;
+			for (e = p; e < len && e - p < 18 && is_digit(buf[e]); e++)
+				m = m * 10 + (uint64_t)(buf[e] - '0');
+			if (e >= len || is_regular(buf[e])) {
+				for (; e < len && is_regular(buf[e]); e++)
+					;
+				if (e >= len)
+					return PS_E_NEEDMORE;
+				v = scan_uint(buf, p, e);
+			} else {
+				v = (int64_t)m;
+			}
+			p = e;
+		} else if (c == '/') {
 			for (e = p + 1; e < len && is_regular(buf[e]); e++)
 				if (buf[e] == '#' && (e + 2 >= len || hex_val(buf[e + 1]) < 0 || hex_val(buf[e + 2]) < 0))
 					return e + 2 >= len ? PS_E_NEEDMORE : 1;
@@ -1131,9 +1167,7 @@ int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *
 				;
 			if (e >= len && !(e - p == 6 && memcmp(buf + p, "endobj", 6) == 0))
 				return PS_E_NEEDMORE; /* a longer token?  (the window's last "endobj" is one) */
-			if (is_digit(c)) {
-				v = scan_uint(buf, p, e);
-			} else if (e - p == 1 && c == 'R') {
+			if (e - p == 1 && c == 'R') {
 				if (i1 < 0 || i2 < 0 || i1 > INT32_MAX || i2 > 65535 || depth == 0)
 					return 1;
 				if ((rc = fn(arg, (uint32_t)i1)) != 0)
@@ -1156,8 +1190,8 @@ int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *
 		/* a value ended at P: V if it is an unsigned integer */
 		i1 = i2;
 		i2 = v;
-		if (depth == 0)
-			ntop++;
+		if (depth == 0 && ++ntop == 1 && !indirect)
+			return v >= 0 ? 1 : 0; /* an integer at the top may be "N G R" */
 	}
 }
 

@@ -1934,6 +1934,34 @@ static int scan_vs_parse(const uint8_t *b, size_t n, struct refl *scanned)
 	return rc;
 }
 
+/* The same oracle for a direct object at B[0..N) (an object stream's
+ * member): ps_scan_refs_direct against ps_parse_obj. */
+static int scan_vs_parse_direct(const uint8_t *b, size_t n, struct refl *scanned)
+{
+	struct refl s = {{0}, 0, 0}, p = {{0}, 0, 0};
+	uint8_t used[512] = {0};
+	ps_obj *o = NULL;
+	size_t i, j, pos = 0;
+	int rc;
+
+	rc = ps_scan_refs_direct(b, n, 0, refl_add, &s);
+	ck_assert(rc == 0 || rc == 1);
+	if (rc == 0 && ps_parse_obj(ctx, b, n, &pos, &o) == 0 && !s.over) {
+		ps_obj_each_ref(o, refl_add, &p);
+		for (i = 0; i < p.n && !p.over; i++) {
+			for (j = 0; j < s.n && (used[j] || s.v[j] != p.v[i]); j++)
+				;
+			ck_assert_msg(j < s.n, "the parser found reference %u that the scan missed in: %.*s", p.v[i],
+			              (int)(n < 200 ? n : 200), (const char *)b);
+			used[j] = 1;
+		}
+	}
+	ps_obj_free(o);
+	if (scanned)
+		*scanned = s;
+	return rc;
+}
+
 START_TEST(test_scan_refs)
 {
 	static const struct {
@@ -1991,6 +2019,42 @@ START_TEST(test_scan_refs)
 			              cases[i].refs);
 		free(b);
 	}
+	/* a direct object (an object stream's member) ends with its value */
+	{
+		static const struct {
+			const char *src;
+			int rc;
+			const char *refs;
+		} direct[] = {
+			{"<< /A 2 0 R /B [3 0 R] >> 4 0 R", 0, "2,3"},
+			{"[5 0 R 6 0 R]7 0 R", 0, "5,6"},
+			{"(x 8 0 R) 9 0 R", 0, ""},
+			{"/Name 9 0 R", 0, ""},
+			{"12 0 R", 1, NULL},  /* an integer at the top: perhaps a reference */
+			{"12", 1, NULL},
+			{"[1 0 R", 1, NULL},  /* the data ends first */
+			{"<< /A 1 0 R", 1, NULL},
+			{"] 1 0 R", 1, NULL},
+		};
+		for (i = 0; i < sizeof direct / sizeof direct[0]; i++) {
+			size_t n = strlen(direct[i].src), k;
+			uint8_t *b = malloc(n);
+			struct refl r;
+			char got[256] = "";
+			int rc;
+
+			ck_assert_ptr_nonnull(b);
+			memcpy(b, direct[i].src, n);
+			rc = scan_vs_parse_direct(b, n, &r);
+			ck_assert_msg(rc == direct[i].rc, "%s: %d, not %d", direct[i].src, rc, direct[i].rc);
+			for (k = 0; k < r.n && rc == 0; k++)
+				snprintf(got + strlen(got), sizeof got - strlen(got), "%s%u", k ? "," : "", r.v[k]);
+			if (direct[i].refs)
+				ck_assert_msg(strcmp(got, direct[i].refs) == 0, "%s: refs %s, not %s", direct[i].src, got,
+				              direct[i].refs);
+			free(b);
+		}
+	}
 }
 END_TEST
 
@@ -2040,6 +2104,7 @@ static void fuzz_one(const uint8_t *src, size_t n)
 		ck_assert(o->u.stm.off >= 0 && o->u.stm.off <= (int64_t)n);
 	ps_obj_free(o);
 	scan_vs_parse(b, n, NULL);
+	scan_vs_parse_direct(b, n, NULL);
 	free(b);
 }
 
