@@ -42,8 +42,8 @@
 	X(fribidi_reorder_line)
 #define PS_EXT_SPNG(X) \
 	X(spng_ctx_free) X(spng_ctx_new) X(spng_decode_chunks) X(spng_decode_image) \
-	X(spng_decoded_image_size) X(spng_get_ihdr) X(spng_set_chunk_limits) X(spng_set_image_limits) \
-	X(spng_set_png_buffer) X(spng_strerror)
+	X(spng_decoded_image_size) X(spng_get_ihdr) X(spng_set_chunk_limits) X(spng_set_crc_action) \
+	X(spng_set_image_limits) X(spng_set_png_buffer) X(spng_strerror)
 
 #define PS_EXT_FIELD(name) __typeof__(name) *name;
 struct ps_ext {
