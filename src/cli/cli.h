@@ -8,11 +8,13 @@
  * codes to exit statuses.
  *
  *  1. Commands live in a table (main.c, cli_cmds[]).  Adding a command is
- *     one table row plus a cmd_NAME.c defining `int cmd_NAME(int argc,
- *     char **argv)` (declared at the end of this header, the file listed
- *     in Makefile.am).  A command receives argv with argv[0] = its own name,
- *     parses it with getopt_long after cli_getopt_reset(), and returns an
- *     exit status (CLI_EXIT_*), never calls exit() itself.  A command that
+ *     one row there plus a cmd_NAME.c defining its struct cli_cmd (name,
+ *     summary, synopsis, description and option table, declared at the
+ *     end of this header) and `int cmd_NAME(int argc, char **argv)`, the
+ *     file listed in Makefile.am.  A command receives argv with argv[0] =
+ *     its own name, parses it with cli_parse() (opts.c: getopt_long driven
+ *     by its option table, which is also its --help), and returns an exit
+ *     status (CLI_EXIT_*), never calls exit() itself.  A command that
  *     works on files hands them to cli_each_file() (driver.c) with a
  *     struct cli_ops: its library call and its output; the loop, the
  *     context, passwords, --json failure lines and the exit status are
@@ -60,19 +62,99 @@ int cli_exit_status(int err);
 /* The worse of two exit statuses (the higher one). */
 int cli_worst(int a, int b);
 
-/* ---- command table (main.c) --------------------------------------------- */
+struct option;
+struct cli_run;
 
+/* ---- option tables (opts.c) ----------------------------------------------- */
+
+/*
+ * Every command describes its options in one array of rows, ended by
+ * CLI_END: the one source of its getopt_long table, of its --help and of
+ * what pdfstamp(1) must document (tests/e2e/options.sh).  A row is an
+ * option, a heading, a note or another table included at that place (the
+ * password options, the output options of the writing commands).
+ */
+enum cli_row {
+	CLI_ROW_END = 0,
+	CLI_ROW_OPT,       /* an option */
+	CLI_ROW_HEADING,   /* a heading, after an empty line */
+	CLI_ROW_NOTE,      /* a paragraph under the options, indented */
+	CLI_ROW_TEXT,      /* a paragraph of its own, after an empty line */
+	CLI_ROW_INCLUDE    /* the rows of another table */
+};
+
+#define CLI_OPT_HIDDEN 0x1 /* parsed but neither in --help nor in pdfstamp(1) */
+
+struct cli_opt {
+	enum cli_row row;
+	const char *name;            /* long name without "--"; NULL: -ID only */
+	int id;                      /* getopt_long's value; a letter is also -ID */
+	const char *arg;             /* the argument's name, NULL if it takes none */
+	const char *help;            /* --help text, wrapped when printed; the
+	                                text of a heading, note or paragraph */
+	const char *const *values;   /* NULL-terminated, listed after the help */
+	const struct cli_opt *table; /* CLI_ROW_INCLUDE */
+	unsigned flags;              /* CLI_OPT_HIDDEN */
+};
+
+#define CLI_OPTION(n, i, a, h) \
+	{ .row = CLI_ROW_OPT, .name = (n), .id = (i), .arg = (a), .help = (h) }
+#define CLI_OPTION_LIST(n, i, a, h, v) \
+	{ .row = CLI_ROW_OPT, .name = (n), .id = (i), .arg = (a), .help = (h), .values = (v) }
+#define CLI_HIDDEN(n, i, a) \
+	{ .row = CLI_ROW_OPT, .name = (n), .id = (i), .arg = (a), .flags = CLI_OPT_HIDDEN }
+#define CLI_HEADING(t) { .row = CLI_ROW_HEADING, .help = (t) }
+#define CLI_NOTE(t) { .row = CLI_ROW_NOTE, .help = (t) }
+#define CLI_TEXT(t) { .row = CLI_ROW_TEXT, .help = (t) }
+#define CLI_INCLUDE(t) { .row = CLI_ROW_INCLUDE, .table = (t) }
+#define CLI_END { .row = CLI_ROW_END }
+
+/* Rows every command has (their ids are the driver's, cli_run_option). */
+#define CLI_OPTION_HELP CLI_OPTION("help", 'h', NULL, "show this help and exit")
+#define CLI_OPTION_JSON CLI_OPTION("json", CLI_OPT_W_JSON, NULL, \
+	"print one JSON object per FILE on one line each (keys: see JSON OUTPUT in pdfstamp(1))")
+
+/* A command: its row of the command table and everything its --help says. */
 struct cli_cmd {
 	const char *name;
 	int (*run)(int argc, char **argv); /* NULL: not implemented yet */
 	const char *summary;               /* one line for pdfstamp --help */
-	const char *synopsis;              /* options and operands */
+	const char *synopsis;              /* after "Usage: pdfstamp NAME "; a
+	                                      '\n' starts a further line */
+	const char *about;                 /* the description (lines, each
+	                                      ending in '\n') */
+	const struct cli_opt *opts;        /* the option table */
 };
 
-extern const struct cli_cmd cli_cmds[];
+/* The command table (main.c), NULL-terminated. */
+extern const struct cli_cmd *const cli_cmds[];
 
 /* Resets getopt so that a command can parse its own argv. */
 void cli_getopt_reset(void);
+
+/* What a command's own options do: called by cli_parse for every option
+ * but --help, ID its getopt_long value, OPTARG its argument or NULL.
+ * Returns 0, an exit status (message printed), or -1 when the option is
+ * one of the driver's (cli_run_option records it). */
+typedef int (*cli_opt_fn)(void *arg, int id, char *optarg);
+
+/* Parses ARGV (ARGV[0] is the command's name) with getopt_long by CMD's
+ * table; FN (may be NULL) gets the command's own options, cli_run_option
+ * the rest, into RUN.  Returns 0 when the command goes on (its operands
+ * are ARGV + optind), else 1 with *STATUS the exit status: --help was
+ * printed (0), or an error was reported. */
+int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_run *run,
+              cli_opt_fn fn, void *arg, int *status);
+/* Builds the getopt_long table of ROWS (hidden options included) in LO
+ * (room for NLO entries with the terminator) and the short option string,
+ * PREFIX first, in SHORTS (NSHORTS bytes).  Returns 0, or -1 if either
+ * is too small. */
+int cli_opt_table(const struct cli_opt *rows, const char *prefix, struct option *lo,
+                  size_t nlo, char *shorts, size_t nshorts);
+/* Prints CMD's --help on stdout: usage, description, options. */
+void cli_help(const struct cli_cmd *cmd);
+/* Prints the rows of ROWS as --help does (pdfstamp --help). */
+void cli_help_rows(const struct cli_opt *rows);
 
 /* ---- messages (main.c) -------------------------------------------------- */
 
@@ -101,7 +183,6 @@ void cli_put_safe(FILE *f, const char *s);
  * with its candidates; an option that looks like it would take a password
  * itself (--password, --pass, -p, ...) gets a pointer to the password
  * options and why argv is no place for a password. */
-struct option;
 int cli_bad_option(const char *cmd, int ret, const char *arg, int opt_char,
                    const struct option *opts);
 /* "Try 'pdfstamp CMD --help'." on stderr; returns CLI_EXIT_USAGE. */
@@ -141,9 +222,8 @@ struct cli_pw {
 	int locked;             /* mlock() succeeded */
 };
 
-/* Long option ids for the standard password options; commands list
- * CLI_PW_LONGOPTS in their getopt_long table and pass these ids to
- * cli_pw_option(). */
+/* Long option ids for the standard password options (cli_pw_opts), which
+ * cli_pw_option() records. */
 enum {
 	CLI_OPT_PASSWORD_FILE = 0x1000,
 	CLI_OPT_PASSWORD_FD,
@@ -151,15 +231,11 @@ enum {
 	CLI_OPT_CMD_BASE = 0x1100  /* first id free for a command's own options */
 };
 
-#define CLI_PW_LONGOPTS \
-	{ "password-file", required_argument, NULL, CLI_OPT_PASSWORD_FILE }, \
-	{ "password-fd", required_argument, NULL, CLI_OPT_PASSWORD_FD }, \
-	{ "password-env", required_argument, NULL, CLI_OPT_PASSWORD_ENV }
-
-/* Help text for the standard password options (for a command's --help),
- * with its heading; cli_pw_help_options: the same without the heading. */
-extern const char cli_pw_help[];
-extern const char cli_pw_help_options[];
+/* The rows of the standard password options (--password-file, -fd, -env)
+ * and their note; cli_pw_section: the same under the heading "Password
+ * options" (rotate has a heading of its own). */
+extern const struct cli_opt cli_pw_opts[];
+extern const struct cli_opt cli_pw_section[];
 
 /* Sets SRC from one option; only one source is allowed.  Returns 0 or
  * CLI_EXIT_USAGE (message printed). */
@@ -276,7 +352,7 @@ enum cli_open {
 #define CLI_BLANK_BETWEEN 0x4 /* without --json, an empty line between files */
 
 /* The command line the driver acts on.  Zero-initialise; the options of
- * CLI_WRITE_LONGOPTS (and the password options) are recorded by
+ * cli_write_opts (and the password options) are recorded by
  * cli_run_option(). */
 struct cli_run {
 	const char *output;     /* -o OUT */
@@ -369,10 +445,10 @@ void cli_progress_end(struct cli_progress *p);
 /* ---- options of the writing commands (write_common.c) ------------------- */
 
 /*
- * stamp and meta list CLI_WRITE_LONGOPTS in their getopt_long table (it
- * includes the password options and --help as 'h') and start their short
- * option string with CLI_WRITE_SHORTOPTS; rotate and encrypt list the
- * entries they share with them one by one.
+ * stamp, meta and dss include cli_write_opts in their option table: the
+ * output mode (-o, -i), --files-from, --json, -v, --allow-trailing-bytes,
+ * --allow-identity, --force and --help; each has its own --date row.
+ * rotate and encrypt have rows of their own with the same ids.
  */
 enum {
 	CLI_OPT_W_JSON = 0x1080,
@@ -383,35 +459,12 @@ enum {
 	CLI_OPT_W_ALLOW_IDENTITY
 };
 
-#define CLI_WRITE_SHORTOPTS ":o:ivh"
-#define CLI_WRITE_LONGOPTS \
-	{ "output", required_argument, NULL, 'o' }, \
-	{ "in-place", no_argument, NULL, 'i' }, \
-	{ "verbose", no_argument, NULL, 'v' }, \
-	{ "json", no_argument, NULL, CLI_OPT_W_JSON }, \
-	{ "files-from", required_argument, NULL, CLI_OPT_W_FILES_FROM }, \
-	{ "allow-trailing-bytes", no_argument, NULL, CLI_OPT_W_ALLOW_TRAILING }, \
-	{ "allow-identity", no_argument, NULL, CLI_OPT_W_ALLOW_IDENTITY }, \
-	{ "force", no_argument, NULL, CLI_OPT_W_FORCE }, \
-	{ "date", required_argument, NULL, CLI_OPT_W_DATE }, \
-	{ "help", no_argument, NULL, 'h' }, \
-	CLI_PW_LONGOPTS
+extern const struct cli_opt cli_write_opts[];
 
-/* Help text for the options in CLI_WRITE_LONGOPTS except --date and
- * --help (for a command's --help, before cli_pw_help). */
-extern const char cli_write_help[];
-
-/* If OPT is one of the options of CLI_WRITE_LONGOPTS other than 'h' (the
- * password options included), records it in RUN and returns 0 (or
- * CLI_EXIT_USAGE with a message); returns -1 if OPT is not one of them. */
+/* If OPT is one of the driver's options ('o', 'i', 'v', CLI_OPT_W_*, the
+ * password options), records it in RUN and returns 0 (or CLI_EXIT_USAGE
+ * with a message); returns -1 if OPT is not one of them. */
 int cli_run_option(struct cli_run *run, int opt, const char *arg);
-/* The end of every command's getopt loop (after its own options and -h):
- * a getopt failure ('?' or ':') is reported by cli_bad_option for CMD, any
- * other OPT goes to cli_run_option (one it does not know either is an
- * internal error: CLI_EXIT_IO).  ARGV and OPTS as given to getopt_long.
- * 0 to go on, else the exit status. */
-int cli_common_option(struct cli_run *run, const char *cmd, int opt, char **argv,
-                      const struct option *opts);
 /* The members of an incremental update's --json success line after
  * "output": base_length, xref_offset, bytes_appended, objects. */
 void cli_json_update(struct cli_json *j, const struct pdfstamp_result *res);
@@ -428,6 +481,9 @@ int cli_parse_int64(const char *s, int64_t *out);
 int cli_utf8_valid(const char *s);
 
 /* ---- commands ----------------------------------------------------------- */
+
+extern const struct cli_cmd cli_cmd_info, cli_cmd_stamp, cli_cmd_meta, cli_cmd_dss,
+	cli_cmd_rotate, cli_cmd_encrypt, cli_cmd_verify, cli_cmd_audit, cli_cmd_recover;
 
 int cmd_info(int argc, char **argv);
 int cmd_stamp(int argc, char **argv);

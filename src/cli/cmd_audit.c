@@ -47,46 +47,50 @@ struct audit_cmd {
 #define OPT_EXTRACT CLI_OPT_CMD_BASE
 #define OPT_STRICT (CLI_OPT_CMD_BASE + 1)
 
-static void help(void)
-{
-	printf("Usage: pdfstamp audit [--json] [--strict] [password options] FILE...\n"
-	       "       pdfstamp audit --extract-revision N -o OUT [password options] FILE\n"
-	       "\n"
-	       "Lists the revisions and signatures of each FILE and classifies every\n"
-	       "change made after each signature (annotation, form field, signature,\n"
-	       "DSS, document timestamp, metadata, page content, page tree, catalog,\n"
-	       "encryption, damaged, other) by comparing the decrypted objects of the\n"
-	       "revisions.  A change is forbidden by a certification's DocMDP level\n"
-	       "(P=1 nothing, P=2 form filling and signing, P=3 also annotations; DSS\n"
-	       "and document timestamps are allowed at every level unless --strict),\n"
-	       "by a FieldMDP lock, or, for any signature, when it changes page\n"
-	       "content, the page tree, an existing annotation or other visible\n"
-	       "content that existed when the signature was made.  Policies\n"
-	       "and what each object is are read from the revision each signature\n"
-	       "covers, never from a later one; damage after a signature (unlisted\n"
-	       "objects, unreadable revisions) is a 'damaged' change.\n"
-	       "Exit status: 0 every change permitted (or no signature), 6 a\n"
-	       "signature's policy is violated, 4 a file (or a signed revision of\n"
-	       "it) that cannot be read.  The user password suffices; nothing is\n"
-	       "written.\n"
-	       "\n"
-	       "Options:\n"
-	       "      --json     print one JSON object per FILE on one line each\n"
-	       "                 (keys: see JSON OUTPUT in pdfstamp(1))\n"
-	       "      --strict   the stricter reading of certifications: after P=3 only\n"
-	       "                 text notes may be added, none over a signature's widget;\n"
-	       "                 after P=1 a DSS or document timestamp is a change too\n"
-	       "                 (Acrobat's reading; without it ISO 32000-2 and its errata)\n"
-	       "      --extract-revision N\n"
-	       "                 write the first N revisions of FILE (1 = the oldest, as\n"
-	       "                 the report numbers them) to OUT instead: the bytes a\n"
-	       "                 signature of revision N signs, still encrypted (\"view\n"
-	       "                 signed version\"); OUT must not be FILE\n"
-	       "  -o OUT         the file --extract-revision writes (replaced atomically)\n"
-	       "  -h, --help     show this help and exit\n"
-	       "\n"
-	       "%s", cli_pw_help);
-}
+static const struct cli_opt audit_opts[] = {
+	CLI_HEADING("Options:"),
+	CLI_OPTION_JSON,
+	CLI_OPTION("strict", OPT_STRICT, NULL,
+	           "the stricter reading of certifications: after P=3 only text notes may be "
+	           "added, none over a signature's widget; after P=1 a DSS or document "
+	           "timestamp is a change too (Acrobat's reading; without it ISO 32000-2 and "
+	           "its errata)"),
+	CLI_OPTION("extract-revision", OPT_EXTRACT, "N",
+	           "write the first N revisions of FILE (1 = the oldest, as the report numbers "
+	           "them) to OUT instead: the bytes a signature of revision N signs, still "
+	           "encrypted (\"view signed version\"); OUT must not be FILE"),
+	CLI_OPTION(NULL, 'o', "OUT", "the file --extract-revision writes (replaced atomically)"),
+	CLI_OPTION_HELP,
+	CLI_INCLUDE(cli_pw_section),
+	CLI_END
+};
+
+const struct cli_cmd cli_cmd_audit = {
+	.name = "audit",
+	.run = cmd_audit,
+	.summary = "what changed after each signature, and does its policy permit it",
+	.synopsis = "[--json] [--strict] [password options] FILE...\n"
+	            "pdfstamp audit --extract-revision N -o OUT [password options] FILE",
+	.about =
+	"Lists the revisions and signatures of each FILE and classifies every\n"
+	"change made after each signature (annotation, form field, signature,\n"
+	"DSS, document timestamp, metadata, page content, page tree, catalog,\n"
+	"encryption, damaged, other) by comparing the decrypted objects of the\n"
+	"revisions.  A change is forbidden by a certification's DocMDP level\n"
+	"(P=1 nothing, P=2 form filling and signing, P=3 also annotations; DSS\n"
+	"and document timestamps are allowed at every level unless --strict),\n"
+	"by a FieldMDP lock, or, for any signature, when it changes page\n"
+	"content, the page tree, an existing annotation or other visible\n"
+	"content that existed when the signature was made.  Policies\n"
+	"and what each object is are read from the revision each signature\n"
+	"covers, never from a later one; damage after a signature (unlisted\n"
+	"objects, unreadable revisions) is a 'damaged' change.\n"
+	"Exit status: 0 every change permitted (or no signature), 6 a\n"
+	"signature's policy is violated, 4 a file (or a signed revision of\n"
+	"it) that cannot be read.  The user password suffices; nothing is\n"
+	"written.\n",
+	.opts = audit_opts
+};
 
 static const char *verdict_name(int v)
 {
@@ -328,50 +332,42 @@ static const struct cli_ops audit_ops = {
 	.output = output_audit
 };
 
+static int audit_option(void *arg, int id, char *optarg)
+{
+	struct audit_cmd *c = arg;
+	int64_t n;
+
+	switch (id) {
+	case 'o':
+		c->out = optarg;
+		return 0;
+	case OPT_STRICT:
+		c->rep.flags |= PDFSTAMP_AUDIT_STRICT;
+		return 0;
+	case OPT_EXTRACT:
+		if (cli_parse_int64(optarg, &n) < 0 || n < 1 || n > 4096) {
+			cli_error(NULL, "audit: --extract-revision takes a revision number from 1 "
+			          "(the oldest)");
+			return cli_usage_hint("audit");
+		}
+		c->extract = (int)n;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 int cmd_audit(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, CLI_OPT_W_JSON },
-		{ "extract-revision", required_argument, NULL, OPT_EXTRACT },
-		{ "strict", no_argument, NULL, OPT_STRICT },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_PW_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
 	struct audit_cmd c;
 	struct cli_run o;
-	int opt, rc;
+	int rc;
 
 	memset(&c, 0, sizeof c);
 	c.rep.version = PDFSTAMP_AUDIT_REPORT_VERSION;
 	memset(&o, 0, sizeof o);
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			help();
-			return cli_finish_stdout(CLI_EXIT_OK);
-		case 'o':
-			c.out = optarg;
-			break;
-		case OPT_STRICT:
-			c.rep.flags |= PDFSTAMP_AUDIT_STRICT;
-			break;
-		case OPT_EXTRACT: {
-			int64_t n;
-			if (cli_parse_int64(optarg, &n) < 0 || n < 1 || n > 4096) {
-				cli_error(NULL, "audit: --extract-revision takes a revision number from 1 (the oldest)");
-				return cli_usage_hint("audit");
-			}
-			c.extract = (int)n;
-			break;
-		}
-		default:
-			if ((rc = cli_common_option(&o, "audit", opt, argv, opts)) != 0)
-				return rc;
-			break;
-		}
-	}
+	if (cli_parse(&cli_cmd_audit, argc, argv, &o, audit_option, &c, &rc))
+		return rc;
 	if (!c.extract != !c.out || (c.extract && argc - optind != 1)) {
 		cli_error(NULL, "audit: --extract-revision N and -o OUT go together, with one FILE");
 		return cli_usage_hint("audit");

@@ -40,36 +40,44 @@ enum {
 	OPT_VRI
 };
 
-static void help(void)
-{
-	printf("Usage: pdfstamp dss [--cert FILE]... [--ocsp FILE]... [--crl FILE]... [--vri]\n"
-	       "                    [options] (-o OUT FILE | --in-place FILE...)\n"
-	       "\n"
-	       "Adds long-term validation data to the Document Security Store (/DSS) of\n"
-	       "each FILE as one encrypted incremental update: each certificate, OCSP\n"
-	       "response and CRL becomes a new unfiltered stream holding its DER bytes,\n"
-	       "encrypted under the file's own handler, listed in /Certs, /OCSPs or\n"
-	       "/CRLs.  Existing entries are kept; data already there (the same DER\n"
-	       "bytes) is not added again.  If nothing is new, nothing is written (not\n"
-	       "even OUT).  Every existing byte stays as it is, so signatures stay\n"
-	       "valid.  Nothing is fetched from the network.\n"
-	       "\n"
-	       "DSS options (at least one --cert, --ocsp or --crl):\n"
-	       "      --cert FILE       X.509 certificate(s): DER, or PEM with one or more\n"
-	       "                        CERTIFICATE blocks; repeatable\n"
-	       "      --ocsp FILE       a DER OCSP response (RFC 6960; successful, basic);\n"
-	       "                        repeatable\n"
-	       "      --crl FILE        X.509 CRL(s): DER, or PEM with X509 CRL blocks;\n"
-	       "                        repeatable\n"
-	       "      --vri             also add a /VRI entry per signature, keyed by the\n"
-	       "                        SHA-1 of its /Contents, listing the given data\n"
-	       "                        that belongs to it (see pdfstamp(1))\n"
-	       "\n"
-	       "A file that cannot be read exits with 2; one that is not what its option\n"
-	       "says (checked with mbedTLS) exits with 4; nothing is written then.\n"
-	       "\n"
-	       "%s%s", cli_write_help, cli_pw_help);
-}
+static const struct cli_opt dss_opts[] = {
+	CLI_HEADING("DSS options (at least one --cert, --ocsp or --crl):"),
+	CLI_OPTION("cert", OPT_CERT, "FILE",
+	           "X.509 certificate(s): DER, or PEM with one or more CERTIFICATE blocks; "
+	           "repeatable"),
+	CLI_OPTION("ocsp", OPT_OCSP, "FILE",
+	           "a DER OCSP response (RFC 6960; successful, basic); repeatable"),
+	CLI_OPTION("crl", OPT_CRL, "FILE",
+	           "X.509 CRL(s): DER, or PEM with X509 CRL blocks; repeatable"),
+	CLI_OPTION("vri", OPT_VRI, NULL,
+	           "also add a /VRI entry per signature, keyed by the SHA-1 of its /Contents, "
+	           "listing the given data that belongs to it (see pdfstamp(1))"),
+	/* parsed only to be refused: dss adds no date */
+	CLI_HIDDEN("date", CLI_OPT_W_DATE, "DATE"),
+	CLI_TEXT("A file that cannot be read exits with 2; one that is not what its option "
+	         "says (checked with mbedTLS) exits with 4; nothing is written then."),
+	CLI_INCLUDE(cli_write_opts),
+	CLI_INCLUDE(cli_pw_section),
+	CLI_END
+};
+
+const struct cli_cmd cli_cmd_dss = {
+	.name = "dss",
+	.run = cmd_dss,
+	.summary = "add certificates, OCSP responses and CRLs to /DSS (long-term validation)",
+	.synopsis = "[--cert FILE]... [--ocsp FILE]... [--crl FILE]... [--vri]\n"
+	            "[options] (-o OUT FILE | --in-place FILE...)",
+	.about =
+	"Adds long-term validation data to the Document Security Store (/DSS) of\n"
+	"each FILE as one encrypted incremental update: each certificate, OCSP\n"
+	"response and CRL becomes a new unfiltered stream holding its DER bytes,\n"
+	"encrypted under the file's own handler, listed in /Certs, /OCSPs or\n"
+	"/CRLs.  Existing entries are kept; data already there (the same DER\n"
+	"bytes) is not added again.  If nothing is new, nothing is written (not\n"
+	"even OUT).  Every existing byte stays as it is, so signatures stay\n"
+	"valid.  Nothing is fetched from the network.\n",
+	.opts = dss_opts
+};
 
 struct dss_args {
 	struct pdfstamp_dss_opts opts;
@@ -204,28 +212,60 @@ static const struct cli_ops dss_ops = {
 	.output = output_dss
 };
 
+struct dss_parse {
+	struct dss_args *a;
+	size_t cap;
+};
+
+static int dss_option(void *arg, int id, char *optarg)
+{
+	struct dss_parse *p = arg;
+	struct dss_args *a = p->a;
+
+	switch (id) {
+	case OPT_CERT:
+	case OPT_OCSP:
+	case OPT_CRL:
+		if (!*optarg) {
+			cli_error(NULL, "--%s needs a file name",
+			          id == OPT_CERT ? "cert" : id == OPT_OCSP ? "ocsp" : "crl");
+			return cli_usage_hint("dss");
+		}
+		if (a->opts.ninputs >= p->cap || a->opts.ninputs >= PDFSTAMP_DSS_MAX_INPUTS) {
+			cli_error(NULL, "too many inputs");
+			return cli_usage_hint("dss");
+		}
+		a->inputs[a->opts.ninputs].kind = id == OPT_CERT ? PDFSTAMP_DSS_CERT
+		                                  : id == OPT_OCSP ? PDFSTAMP_DSS_OCSP
+		                                  : PDFSTAMP_DSS_CRL;
+		a->inputs[a->opts.ninputs].name = optarg;
+		a->opts.ninputs++;
+		return 0;
+	case OPT_VRI:
+		a->opts.vri = 1;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 int cmd_dss(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cert", required_argument, NULL, OPT_CERT },
-		{ "ocsp", required_argument, NULL, OPT_OCSP },
-		{ "crl", required_argument, NULL, OPT_CRL },
-		{ "vri", no_argument, NULL, OPT_VRI },
-		CLI_WRITE_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
 	const struct pdfstamp_dss_opts init = PDFSTAMP_DSS_OPTS_INIT;
 	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;
 	struct dss_args a;
+	struct dss_parse p;
 	struct cli_run w;
-	size_t cap = argc > 0 ? (size_t)argc : 1, i;
-	int opt, rc = 0;
+	size_t i;
+	int rc = 0;
 
 	memset(&w, 0, sizeof w);
 	a.opts = init;
 	a.res = res_init;
-	a.inputs = calloc(cap, sizeof *a.inputs);
-	a.bufs = calloc(cap, sizeof *a.bufs);
+	p.a = &a;
+	p.cap = argc > 0 ? (size_t)argc : 1;
+	a.inputs = calloc(p.cap, sizeof *a.inputs);
+	a.bufs = calloc(p.cap, sizeof *a.bufs);
 	if (!a.inputs || !a.bufs) {
 		free(a.inputs);
 		free(a.bufs);
@@ -233,47 +273,14 @@ int cmd_dss(int argc, char **argv)
 		return CLI_EXIT_IO;
 	}
 	a.opts.inputs = a.inputs;
-	opterr = 0;
-	while (rc == 0 && (opt = getopt_long(argc, argv, CLI_WRITE_SHORTOPTS, opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_CERT:
-		case OPT_OCSP:
-		case OPT_CRL:
-			if (!*optarg) {
-				cli_error(NULL, "--%s needs a file name", opt == OPT_CERT ? "cert" : opt == OPT_OCSP ? "ocsp" : "crl");
-				rc = cli_usage_hint("dss");
-				break;
-			}
-			if (a.opts.ninputs >= cap || a.opts.ninputs >= PDFSTAMP_DSS_MAX_INPUTS) {
-				cli_error(NULL, "too many inputs");
-				rc = cli_usage_hint("dss");
-				break;
-			}
-			a.inputs[a.opts.ninputs].kind = opt == OPT_CERT ? PDFSTAMP_DSS_CERT
-			                                : opt == OPT_OCSP ? PDFSTAMP_DSS_OCSP : PDFSTAMP_DSS_CRL;
-			a.inputs[a.opts.ninputs].name = optarg;
-			a.opts.ninputs++;
-			break;
-		case OPT_VRI:
-			a.opts.vri = 1;
-			break;
-		case 'h':
-			help();
-			rc = cli_finish_stdout(CLI_EXIT_OK);
-			free(a.inputs);
-			free(a.bufs);
-			return rc;
-		default:
-			rc = cli_common_option(&w, "dss", opt, argv, opts);
-			break;
+	if (!cli_parse(&cli_cmd_dss, argc, argv, &w, dss_option, &p, &rc)) {
+		if (w.date) {
+			cli_error(NULL, "--date does not apply to dss (it adds no date)");
+			rc = cli_usage_hint("dss");
+		} else {
+			rc = cli_each_file(&dss_ops, &w, argc - optind, argv + optind, &a);
 		}
 	}
-	if (rc == 0 && w.date) {
-		cli_error(NULL, "--date does not apply to dss (it adds no date)");
-		rc = cli_usage_hint("dss");
-	}
-	if (rc == 0)
-		rc = cli_each_file(&dss_ops, &w, argc - optind, argv + optind, &a);
 	pdfstamp_result_clear(&a.res);
 	for (i = 0; i < a.opts.ninputs; i++)
 		free(a.bufs[i]);

@@ -44,26 +44,31 @@ struct info_cmd {
 	int journal;               /* its journal is pending */
 };
 
-static void help(void)
-{
-	printf("Usage: pdfstamp info [--json] [--force] [password options] FILE...\n"
-	       "\n"
-	       "Shows the encryption, permissions and structure of each FILE: security\n"
-	       "handler revision, key length, crypt filters, whether the password given\n"
-	       "is the user or the owner password, permissions by name, revisions and\n"
-	       "the cross-reference form of each, object and page counts, signatures,\n"
-	       "and bytes after the last %%%%EOF.  Only the trailer, the cross-reference\n"
-	       "data and the few objects reported on are read.\n"
-	       "\n"
-	       "Options:\n"
-	       "      --json     print one JSON object per FILE on one line each\n"
-	       "                 (keys: see JSON OUTPUT in pdfstamp(1))\n"
-	       "      --force    accept a /Perms entry that does not match /P (warns)\n"
-	       "                 and report the permissions /Perms records\n"
-	       "  -h, --help     show this help and exit\n"
-	       "\n"
-	       "%s", cli_pw_help);
-}
+static const struct cli_opt info_opts[] = {
+	CLI_HEADING("Options:"),
+	CLI_OPTION_JSON,
+	CLI_OPTION("force", CLI_OPT_W_FORCE, NULL,
+	           "accept a /Perms entry that does not match /P (warns) and report the "
+	           "permissions /Perms records"),
+	CLI_OPTION_HELP,
+	CLI_INCLUDE(cli_pw_section),
+	CLI_END
+};
+
+const struct cli_cmd cli_cmd_info = {
+	.name = "info",
+	.run = cmd_info,
+	.summary = "show encryption, permissions and structure of PDF files",
+	.synopsis = "[--json] [--force] [password options] FILE...",
+	.about =
+	"Shows the encryption, permissions and structure of each FILE: security\n"
+	"handler revision, key length, crypt filters, whether the password given\n"
+	"is the user or the owner password, permissions by name, revisions and\n"
+	"the cross-reference form of each, object and page counts, signatures,\n"
+	"and bytes after the last %%EOF.  Only the trailer, the cross-reference\n"
+	"data and the few objects reported on are read.\n",
+	.opts = info_opts
+};
 
 static const char *xref_kind_name(enum pdfstamp_xref_kind k)
 {
@@ -381,33 +386,16 @@ static const struct cli_ops info_ops = {
 
 int cmd_info(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, CLI_OPT_W_JSON },
-		{ "force", no_argument, NULL, CLI_OPT_W_FORCE },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_PW_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
 	const struct pdfstamp_info init = PDFSTAMP_INFO_INIT;
 	struct info_cmd c;
 	struct cli_run o;
-	int opt, rc;
+	int rc;
 
 	memset(&o, 0, sizeof o);
 	memset(&c, 0, sizeof c);
 	c.in = init;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			help();
-			return cli_finish_stdout(CLI_EXIT_OK);
-		default:
-			if ((rc = cli_common_option(&o, "info", opt, argv, opts)) != 0)
-				return rc;
-			break;
-		}
-	}
+	if (cli_parse(&cli_cmd_info, argc, argv, &o, NULL, NULL, &rc))
+		return rc;
 	rc = cli_each_file(&info_ops, &o, argc - optind, argv + optind, &c);
 	pdfstamp_info_clear(&c.in);
 	return rc;

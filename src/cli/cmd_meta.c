@@ -34,29 +34,35 @@ enum {
 	OPT_XMP
 };
 
-static void help(void)
-{
-	printf("Usage: pdfstamp meta [options] (-o OUT FILE | --in-place FILE...)\n"
-	       "\n"
-	       "Writes a new version of the document information dictionary of each\n"
-	       "FILE (and with --xmp of its XMP metadata stream) as one encrypted\n"
-	       "incremental update; ModDate is set too.  Every existing byte stays as\n"
-	       "it is.  Needs the modify permission or the owner password.  New objects\n"
-	       "are encrypted under the file's own handler (AES-256, AES-128 or RC4);\n"
-	       "for RC4 or a key under 128 bits a warning says the handler is weak and\n"
-	       "points to 'pdfstamp rotate'.\n"
-	       "\n"
-	       "Metadata options (at least one --set, --unset or --xmp):\n"
-	       "      --set KEY=VALUE   set entry KEY (Title, Author, Subject, Keywords,\n"
-	       "                        Creator, Producer or a custom key) to VALUE\n"
-	       "                        (UTF-8; may be empty); repeatable\n"
-	       "      --unset KEY       remove entry KEY; repeatable\n"
-	       "      --xmp             also update (or create) the XMP /Metadata stream\n"
-	       "      --date now|DATE   the new ModDate: 'now' (default) or ISO 8601,\n"
-	       "                        e.g. 2025-11-30T14:05:00Z\n"
-	       "\n"
-	       "%s%s", cli_write_help, cli_pw_help);
-}
+static const struct cli_opt meta_opts[] = {
+	CLI_HEADING("Metadata options (at least one --set, --unset or --xmp):"),
+	CLI_OPTION("set", OPT_SET, "KEY=VALUE",
+	           "set entry KEY (Title, Author, Subject, Keywords, Creator, Producer or a "
+	           "custom key) to VALUE (UTF-8; may be empty); repeatable"),
+	CLI_OPTION("unset", OPT_UNSET, "KEY", "remove entry KEY; repeatable"),
+	CLI_OPTION("xmp", OPT_XMP, NULL, "also update (or create) the XMP /Metadata stream"),
+	CLI_OPTION("date", CLI_OPT_W_DATE, "now|DATE",
+	           "the new ModDate: 'now' (default) or ISO 8601, e.g. 2025-11-30T14:05:00Z"),
+	CLI_INCLUDE(cli_write_opts),
+	CLI_INCLUDE(cli_pw_section),
+	CLI_END
+};
+
+const struct cli_cmd cli_cmd_meta = {
+	.name = "meta",
+	.run = cmd_meta,
+	.summary = "change document metadata (Info dictionary, XMP) incrementally",
+	.synopsis = "[options] (-o OUT FILE | --in-place FILE...)",
+	.about =
+	"Writes a new version of the document information dictionary of each\n"
+	"FILE (and with --xmp of its XMP metadata stream) as one encrypted\n"
+	"incremental update; ModDate is set too.  Every existing byte stays as\n"
+	"it is.  Needs the modify permission or the owner password.  New objects\n"
+	"are encrypted under the file's own handler (AES-256, AES-128 or RC4);\n"
+	"for RC4 or a key under 128 bits a warning says the handler is weak and\n"
+	"points to 'pdfstamp rotate'.\n",
+	.opts = meta_opts
+};
 
 struct meta_args {
 	struct pdfstamp_meta_opts mo;
@@ -120,76 +126,69 @@ static int add_item(struct meta_args *m, size_t cap, const char *opt,
 	return 0;
 }
 
+struct meta_parse {
+	struct meta_args *m;
+	size_t cap;
+};
+
+static int meta_option(void *arg, int id, char *optarg)
+{
+	struct meta_parse *p = arg;
+	char *eq;
+
+	switch (id) {
+	case OPT_SET:
+		/* Split at the first '=' in argv itself: the value
+		 * starts after it, the key is terminated there. */
+		eq = strchr(optarg, '=');
+		if (!eq) {
+			cli_error(NULL, "--set: expected KEY=VALUE");
+			return cli_usage_hint("meta");
+		}
+		*eq = '\0';
+		return add_item(p->m, p->cap, "--set", optarg, eq + 1);
+	case OPT_UNSET:
+		if (strchr(optarg, '=')) {
+			cli_error(NULL, "--unset: expected a KEY without '='");
+			return cli_usage_hint("meta");
+		}
+		return add_item(p->m, p->cap, "--unset", optarg, NULL);
+	case OPT_XMP:
+		p->m->mo.xmp = 1;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 int cmd_meta(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "set", required_argument, NULL, OPT_SET },
-		{ "unset", required_argument, NULL, OPT_UNSET },
-		{ "xmp", no_argument, NULL, OPT_XMP },
-		CLI_WRITE_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
 	const struct pdfstamp_meta_opts init = PDFSTAMP_META_OPTS_INIT;
 	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;
 	struct meta_args m;
+	struct meta_parse p;
 	struct cli_run w;
-	size_t cap = argc > 0 ? (size_t)argc : 1;
-	char *eq;
-	int opt, rc = 0;
+	int rc = 0;
 
 	memset(&w, 0, sizeof w);
 	m.mo = init;
 	m.res = res_init;
-	m.items = calloc(cap, sizeof *m.items);
+	p.m = &m;
+	p.cap = argc > 0 ? (size_t)argc : 1;
+	m.items = calloc(p.cap, sizeof *m.items);
 	if (!m.items) {
 		cli_error(NULL, "out of memory");
 		return CLI_EXIT_IO;
 	}
 	m.mo.items = m.items;
-	opterr = 0;
-	while (rc == 0 &&
-	       (opt = getopt_long(argc, argv, CLI_WRITE_SHORTOPTS, opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_SET:
-			/* Split at the first '=' in argv itself: the value
-			 * starts after it, the key is terminated there. */
-			eq = strchr(optarg, '=');
-			if (!eq) {
-				cli_error(NULL, "--set: expected KEY=VALUE");
-				rc = cli_usage_hint("meta");
-				break;
-			}
-			*eq = '\0';
-			rc = add_item(&m, cap, "--set", optarg, eq + 1);
-			break;
-		case OPT_UNSET:
-			if (strchr(optarg, '=')) {
-				cli_error(NULL, "--unset: expected a KEY without '='");
-				rc = cli_usage_hint("meta");
-				break;
-			}
-			rc = add_item(&m, cap, "--unset", optarg, NULL);
-			break;
-		case OPT_XMP:
-			m.mo.xmp = 1;
-			break;
-		case 'h':
-			help();
-			rc = cli_finish_stdout(CLI_EXIT_OK);
-			free(m.items);
-			return rc;
-		default:
-			rc = cli_common_option(&w, "meta", opt, argv, opts);
-			break;
+	if (!cli_parse(&cli_cmd_meta, argc, argv, &w, meta_option, &p, &rc)) {
+		if (m.mo.nitems == 0 && !m.mo.xmp) {
+			cli_error(NULL, "nothing to change: give --set, --unset or --xmp");
+			rc = cli_usage_hint("meta");
+		} else {
+			m.mo.date = w.date;
+			rc = cli_each_file(&meta_ops, &w, argc - optind, argv + optind, &m);
 		}
-	}
-	if (rc == 0 && m.mo.nitems == 0 && !m.mo.xmp) {
-		cli_error(NULL, "nothing to change: give --set, --unset or --xmp");
-		rc = cli_usage_hint("meta");
-	}
-	if (rc == 0) {
-		m.mo.date = w.date;
-		rc = cli_each_file(&meta_ops, &w, argc - optind, argv + optind, &m);
 	}
 	pdfstamp_result_clear(&m.res);
 	free(m.items);

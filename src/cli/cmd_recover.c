@@ -33,32 +33,36 @@ struct recover_cmd {
 	int recovered;   /* of the last file: PDFSTAMP_RECOVER_* */
 };
 
-static void help(void)
-{
-	printf("Usage: pdfstamp recover [--json] FILE...\n"
-	       "\n"
-	       "Finishes an in-place update of each FILE that was interrupted by a\n"
-	       "crash, using its journal FILE.pdfstamp-journal.  The file is locked\n"
-	       "first.  The journal is trusted only if it is a regular file of this\n"
-	       "user with mode 0600, written for this very file (device and inode).\n"
-	       "If the bytes after the length it records are exactly the ones the\n"
-	       "interrupted update appended (length and SHA-256), the update is whole:\n"
-	       "it is kept (synced) and the journal removed; if the file still has\n"
-	       "that length, only the journal is removed.  FILE is never truncated or\n"
-	       "written.  Any other journal (a torn update, other or more bytes) is\n"
-	       "left alone and reported (exit 4).  Read-only commands (info, verify,\n"
-	       "the input of -o) never do this: they only warn that a journal exists.\n"
-	       "No password is needed.\n"
-	       "\n"
-	       "Options:\n"
-	       "      --json     print one JSON object per FILE on one line each\n"
-	       "                 (keys: see JSON OUTPUT in pdfstamp(1))\n"
-	       "  -h, --help     show this help and exit\n"
-	       "\n"
-	       "Exit status: 0 nothing to do or recovered, 1 I/O error, the file is\n"
-	       "locked, cannot be opened or is not a regular file, 2 usage error, 4 a\n"
-	       "journal that cannot be trusted (left alone).\n");
-}
+static const struct cli_opt recover_opts[] = {
+	CLI_HEADING("Options:"),
+	CLI_OPTION_JSON,
+	CLI_OPTION_HELP,
+	CLI_TEXT("Exit status: 0 nothing to do or recovered, 1 I/O error, the file is "
+	         "locked, cannot be opened or is not a regular file, 2 usage error, 4 a "
+	         "journal that cannot be trusted (left alone)."),
+	CLI_END
+};
+
+const struct cli_cmd cli_cmd_recover = {
+	.name = "recover",
+	.run = cmd_recover,
+	.summary = "finish an in-place update interrupted by a crash (checks its journal)",
+	.synopsis = "[--json] FILE...",
+	.about =
+	"Finishes an in-place update of each FILE that was interrupted by a\n"
+	"crash, using its journal FILE.pdfstamp-journal.  The file is locked\n"
+	"first.  The journal is trusted only if it is a regular file of this\n"
+	"user with mode 0600, written for this very file (device and inode).\n"
+	"If the bytes after the length it records are exactly the ones the\n"
+	"interrupted update appended (length and SHA-256), the update is whole:\n"
+	"it is kept (synced) and the journal removed; if the file still has\n"
+	"that length, only the journal is removed.  FILE is never truncated or\n"
+	"written.  Any other journal (a torn update, other or more bytes) is\n"
+	"left alone and reported (exit 4).  Read-only commands (info, verify,\n"
+	"the input of -o) never do this: they only warn that a journal exists.\n"
+	"No password is needed.\n",
+	.opts = recover_opts
+};
 
 static const char *action_name(int recovered)
 {
@@ -116,28 +120,12 @@ static const struct cli_ops recover_ops = {
 
 int cmd_recover(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, CLI_OPT_W_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct recover_cmd c = { PDFSTAMP_RECOVER_NONE };
 	struct cli_run o;
-	int opt;
+	int rc;
 
 	memset(&o, 0, sizeof o);
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (opt) {
-		case CLI_OPT_W_JSON:
-			o.json = 1;
-			break;
-		case 'h':
-			help();
-			return cli_finish_stdout(CLI_EXIT_OK);
-		default:
-			return cli_bad_option("recover", opt, argv[optind - 1], optopt, opts);
-		}
-	}
+	if (cli_parse(&cli_cmd_recover, argc, argv, &o, NULL, NULL, &rc))
+		return rc;
 	return cli_each_file(&recover_ops, &o, argc - optind, argv + optind, &c);
 }

@@ -9,7 +9,8 @@
  *     output mode, the loop over files, the current password and the
  *     --json framing are the driver's (driver.c, struct cli_ops: rotate
  *     authenticates, encrypt does not).  Their option tables share every
- *     entry but the current password's three (REWRITE_LONGOPTS).
+ *     row but the current password's three and the help of --permissions
+ *     and --force (rewrite_output, rewrite_tail).
  *  2. Passwords.  rotate authenticates with the current password (the
  *     standard options; the library wants the owner password, or the user
  *     password when the owner password is empty).  The new user and owner
@@ -69,80 +70,122 @@ struct rewrite_cmd {
 	struct pdfstamp_rewrite_stats st; /* of the last file */
 };
 
-static void help(const struct rewrite_cmd *c)
-{
-	if (c->encrypt)
-		printf("Usage: pdfstamp encrypt [options] (-o OUT FILE | --in-place FILE...)\n"
-		       "\n"
-		       "Encrypts each plaintext FILE with AES-256 (security handler revision 6):\n"
-		       "a new random file key, the new user and owner passwords, every string\n"
-		       "and stream encrypted, written as one clean revision.  An encrypted FILE\n"
-		       "is refused; use 'pdfstamp rotate' to change its passwords.\n"
-		       "\n");
-	else
-		printf("Usage: pdfstamp rotate [options] [password options]\n"
-		       "       (-o OUT FILE | --in-place FILE...)\n"
-		       "\n"
-		       "Replaces the passwords and the file key of each encrypted FILE: a new\n"
-		       "random file key, new user and owner passwords, every string and stream\n"
-		       "re-encrypted (stream data is not recompressed), written as one clean\n"
-		       "revision; old revisions, which the old passwords would still open, are\n"
-		       "dropped.  Needs the owner password (or the user password when the owner\n"
-		       "password is empty).  The output is always AES-256 revision 6: an R5\n"
-		       "input is upgraded, and so is an RC4 or AES-128 one (R2 to R4), which\n"
-		       "is how a file leaves a weak handler.  The permissions are kept unless\n"
-		       "--permissions is given.\n"
-		       "\n");
-	printf("The output is written to a temporary file in the target's directory,\n"
-	       "synced, re-opened with the new owner password and checked (every object,\n"
-	       "the object numbers in use, the page tree), then renamed over the target;\n"
-	       "on any failure the target is left as it was.  A full rewrite invalidates\n"
-	       "every signature, so signed files and files marked append-only are\n"
-	       "refused (exit 5) without --force.\n"
-	       "\n"
-	       "Output (exactly one of -o and --in-place):\n"
-	       "  -o, --output OUT      write the new file to OUT (only with one FILE);\n"
-	       "                        '-' writes it to standard output (not a terminal)\n"
-	       "  -i, --in-place        replace each FILE (required with several FILEs);\n"
-	       "                        its mode bits, and owner and group where\n"
-	       "                        permitted, are kept; a symbolic link is followed\n"
-	       "                        (the file it leads to is replaced, the link\n"
-	       "                        stays); a file with several hard links is\n"
-	       "                        refused (exit 4)\n"
-	       "\n"
-	       "New passwords (never taken from the command line; each needs one source,\n"
-	       "else it is asked for twice on the terminal; without a terminal that is a\n"
-	       "usage error):\n"
-	       "      --new-user-password-file FILE   first line of FILE ('-' = stdin)\n"
-	       "      --new-user-password-fd N        first line read from descriptor N\n"
-	       "      --new-user-password-env VAR     the value of VAR (then unset)\n"
-	       "      --new-owner-password-file FILE, --new-owner-password-fd N,\n"
-	       "      --new-owner-password-env VAR    the same for the owner password\n"
-	       "  An empty password is accepted when given explicitly (an empty line).\n"
-	       "\n"
-	       "Other options:\n"
-	       "      --permissions LIST  the permissions of the new file: a comma list of\n"
-	       "                        print, modify, copy, annotate, fill-forms, extract,\n"
-	       "                        assemble, print-high, or 'all' or 'none'\n"
-	       "                        (default: %s)\n"
-	       "  -j, --jobs N          encrypt with N threads (default: the number of CPUs)\n"
-	       "      --force           rewrite signed or append-only files (their\n"
-	       "                        signatures no longer validate)%s\n"
-	       "  -q, --quiet           no progress bar (it is shown only on a terminal,\n"
-	       "                        for files over 4 MB)\n"
-	       "      --json            print one JSON object per FILE on one line each\n"
-	       "                        (keys: see JSON OUTPUT in pdfstamp(1))\n"
-	       "  -v, --verbose         print one line per written FILE (not with --json)\n"
-	       "  -h, --help            show this help and exit\n"
-	       "\n",
-	       c->encrypt ? "all" : "keep those of FILE",
-	       c->encrypt ? "" : ";\n                        also accept a /Perms entry that does not\n"
-	                         "                        match /P (the new file keeps the permissions\n"
-	                         "                        /Perms records, not those of /P)");
-	if (!c->encrypt)
-		printf("Current password (never taken from the command line):\n%s",
-		       cli_pw_help_options);
-}
+/* ---- the option tables ---------------------------------------------------------- */
+
+static const struct cli_opt rewrite_output[] = {
+	CLI_HEADING("Output (exactly one of -o and --in-place):"),
+	CLI_OPTION("output", 'o', "OUT",
+	           "write the new file to OUT (only with one FILE); '-' writes it to standard "
+	           "output (not a terminal)"),
+	CLI_OPTION("in-place", 'i', NULL,
+	           "replace each FILE (required with several FILEs); its mode bits, and owner "
+	           "and group where permitted, are kept; a symbolic link is followed (the file "
+	           "it leads to is replaced, the link stays); a file with several hard links is "
+	           "refused (exit 4)"),
+	CLI_HEADING("New passwords (never taken from the command line; each needs one source, "
+	            "else it is asked for twice on the terminal; without a terminal that is a "
+	            "usage error):"),
+	CLI_OPTION("new-user-password-file", OPT_NEW_USER_FILE, "FILE",
+	           "the new user password: the first line of FILE ('-' = stdin)"),
+	CLI_OPTION("new-user-password-fd", OPT_NEW_USER_FD, "N",
+	           "the new user password: the first line read from descriptor N"),
+	CLI_OPTION("new-user-password-env", OPT_NEW_USER_ENV, "VAR",
+	           "the new user password: the value of VAR (then unset)"),
+	CLI_OPTION("new-owner-password-file", OPT_NEW_OWNER_FILE, "FILE",
+	           "the same for the new owner password"),
+	CLI_OPTION("new-owner-password-fd", OPT_NEW_OWNER_FD, "N",
+	           "the same for the new owner password"),
+	CLI_OPTION("new-owner-password-env", OPT_NEW_OWNER_ENV, "VAR",
+	           "the same for the new owner password"),
+	CLI_NOTE("An empty password is accepted when given explicitly (an empty line)."),
+	CLI_HEADING("Other options:"),
+	CLI_END
+};
+
+#define PERMISSIONS_HELP \
+	"the permissions of the new file: a comma list of print, modify, copy, annotate, " \
+	"fill-forms, extract, assemble, print-high, or 'all' or 'none'"
+#define JOBS_HELP "encrypt with N threads (default: the number of CPUs)"
+#define FORCE_HELP "rewrite signed or append-only files (their signatures no longer validate)"
+
+static const struct cli_opt rewrite_tail[] = {
+	CLI_OPTION("quiet", 'q', NULL,
+	           "no progress bar (it is shown only on a terminal, for files over 4 MB)"),
+	CLI_OPTION_JSON,
+	CLI_OPTION("verbose", 'v', NULL, "print one line per written FILE (not with --json)"),
+	CLI_OPTION_HELP,
+	CLI_END
+};
+
+/* The order of the rows keeps that of the getopt tables before issue 30
+ * for options that share a first letter (opts.c note 2): --jobs before
+ * --json, --permissions before --password-*, the new user password's
+ * options before the new owner password's. */
+static const struct cli_opt rotate_opts[] = {
+	CLI_INCLUDE(rewrite_output),
+	CLI_OPTION("permissions", OPT_PERMISSIONS, "LIST",
+	           PERMISSIONS_HELP " (default: keep those of FILE)"),
+	CLI_OPTION("jobs", 'j', "N", JOBS_HELP),
+	CLI_OPTION("force", CLI_OPT_W_FORCE, NULL,
+	           FORCE_HELP "; also accept a /Perms entry that does not match /P (the new "
+	           "file keeps the permissions /Perms records, not those of /P)"),
+	CLI_INCLUDE(rewrite_tail),
+	CLI_HEADING("Current password (never taken from the command line):"),
+	CLI_INCLUDE(cli_pw_opts),
+	CLI_END
+};
+
+static const struct cli_opt encrypt_opts[] = {
+	CLI_INCLUDE(rewrite_output),
+	CLI_OPTION("permissions", OPT_PERMISSIONS, "LIST", PERMISSIONS_HELP " (default: all)"),
+	CLI_OPTION("jobs", 'j', "N", JOBS_HELP),
+	CLI_OPTION("force", CLI_OPT_W_FORCE, NULL, FORCE_HELP),
+	CLI_INCLUDE(rewrite_tail),
+	CLI_END
+};
+
+#define REWRITE_ABOUT \
+	"The output is written to a temporary file in the target's directory,\n" \
+	"synced, re-opened with the new owner password and checked (every object,\n" \
+	"the object numbers in use, the page tree), then renamed over the target;\n" \
+	"on any failure the target is left as it was.  A full rewrite invalidates\n" \
+	"every signature, so signed files and files marked append-only are\n" \
+	"refused (exit 5) without --force.\n"
+
+const struct cli_cmd cli_cmd_rotate = {
+	.name = "rotate",
+	.run = cmd_rotate,
+	.summary = "rotate passwords and the file key with a full rewrite",
+	.synopsis = "[options] [password options]\n(-o OUT FILE | --in-place FILE...)",
+	.about =
+	"Replaces the passwords and the file key of each encrypted FILE: a new\n"
+	"random file key, new user and owner passwords, every string and stream\n"
+	"re-encrypted (stream data is not recompressed), written as one clean\n"
+	"revision; old revisions, which the old passwords would still open, are\n"
+	"dropped.  Needs the owner password (or the user password when the owner\n"
+	"password is empty).  The output is always AES-256 revision 6: an R5\n"
+	"input is upgraded, and so is an RC4 or AES-128 one (R2 to R4), which\n"
+	"is how a file leaves a weak handler.  The permissions are kept unless\n"
+	"--permissions is given.\n"
+	"\n"
+	REWRITE_ABOUT,
+	.opts = rotate_opts
+};
+
+const struct cli_cmd cli_cmd_encrypt = {
+	.name = "encrypt",
+	.run = cmd_encrypt,
+	.summary = "encrypt a plaintext PDF with AES-256 (R6)",
+	.synopsis = "[options] (-o OUT FILE | --in-place FILE...)",
+	.about =
+	"Encrypts each plaintext FILE with AES-256 (security handler revision 6):\n"
+	"a new random file key, the new user and owner passwords, every string\n"
+	"and stream encrypted, written as one clean revision.  An encrypted FILE\n"
+	"is refused; use 'pdfstamp rotate' to change its passwords.\n"
+	"\n"
+	REWRITE_ABOUT,
+	.opts = encrypt_opts
+};
 
 static int bad_value(const struct rewrite_cmd *c, const char *opt, const char *what)
 {
@@ -362,90 +405,47 @@ static int parse_permissions(struct rewrite_cmd *c, const char *list)
 	return 0;
 }
 
-/* The options rotate and encrypt share, in the order of their tables
- * (an ambiguous prefix lists its candidates in this order). */
-#define REWRITE_LONGOPTS \
-	{ "output", required_argument, NULL, 'o' }, \
-	{ "in-place", no_argument, NULL, 'i' }, \
-	{ "verbose", no_argument, NULL, 'v' }, \
-	{ "quiet", no_argument, NULL, 'q' }, \
-	{ "jobs", required_argument, NULL, 'j' }, \
-	{ "json", no_argument, NULL, CLI_OPT_W_JSON }, \
-	{ "force", no_argument, NULL, CLI_OPT_W_FORCE }, \
-	{ "help", no_argument, NULL, 'h' }, \
-	{ "permissions", required_argument, NULL, OPT_PERMISSIONS }, \
-	{ "new-user-password-file", required_argument, NULL, OPT_NEW_USER_FILE }, \
-	{ "new-user-password-fd", required_argument, NULL, OPT_NEW_USER_FD }, \
-	{ "new-user-password-env", required_argument, NULL, OPT_NEW_USER_ENV }, \
-	{ "new-owner-password-file", required_argument, NULL, OPT_NEW_OWNER_FILE }, \
-	{ "new-owner-password-fd", required_argument, NULL, OPT_NEW_OWNER_FD }, \
-	{ "new-owner-password-env", required_argument, NULL, OPT_NEW_OWNER_ENV }
+static int rewrite_option(void *arg, int id, char *optarg)
+{
+	struct rewrite_cmd *c = arg;
+	int64_t jobs;
+
+	switch (id) {
+	case 'q':
+		c->quiet = 1;
+		return 0;
+	case 'j':
+		if (cli_parse_int64(optarg, &jobs) != 0 || jobs < 1 || jobs > MAX_JOBS)
+			return bad_value(c, "-j/--jobs", "expected a number of threads "
+			                 "from 1 to 64");
+		c->jobs = (int)jobs;
+		return 0;
+	case OPT_PERMISSIONS:
+		return parse_permissions(c, optarg);
+	case OPT_NEW_USER_FILE:
+		return cli_pw_src_set(&c->nu_src, CLI_PW_FILE, optarg, "--new-user-password-file");
+	case OPT_NEW_USER_FD:
+		return cli_pw_src_set(&c->nu_src, CLI_PW_FD, optarg, "--new-user-password-fd");
+	case OPT_NEW_USER_ENV:
+		return cli_pw_src_set(&c->nu_src, CLI_PW_ENV, optarg, "--new-user-password-env");
+	case OPT_NEW_OWNER_FILE:
+		return cli_pw_src_set(&c->no_src, CLI_PW_FILE, optarg, "--new-owner-password-file");
+	case OPT_NEW_OWNER_FD:
+		return cli_pw_src_set(&c->no_src, CLI_PW_FD, optarg, "--new-owner-password-fd");
+	case OPT_NEW_OWNER_ENV:
+		return cli_pw_src_set(&c->no_src, CLI_PW_ENV, optarg, "--new-owner-password-env");
+	default:
+		return -1;
+	}
+}
 
 static int run_cmd(struct rewrite_cmd *c, int argc, char **argv)
 {
-	static const struct option rotate_opts[] = {
-		REWRITE_LONGOPTS,
-		CLI_PW_LONGOPTS, /* the current password */
-		{ NULL, 0, NULL, 0 }
-	};
-	static const struct option encrypt_opts[] = {
-		REWRITE_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
-	const struct option *opts = c->encrypt ? encrypt_opts : rotate_opts;
-	int64_t jobs;
-	int opt, rc;
+	int rc;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:ivqj:h", opts, NULL)) != -1) {
-		rc = 0;
-		switch (opt) {
-		case 'q':
-			c->quiet = 1;
-			break;
-		case 'j':
-			if (cli_parse_int64(optarg, &jobs) != 0 || jobs < 1 || jobs > MAX_JOBS)
-				return bad_value(c, "-j/--jobs", "expected a number of threads "
-				                 "from 1 to 64");
-			c->jobs = (int)jobs;
-			break;
-		case OPT_PERMISSIONS:
-			rc = parse_permissions(c, optarg);
-			break;
-		case OPT_NEW_USER_FILE:
-			rc = cli_pw_src_set(&c->nu_src, CLI_PW_FILE, optarg,
-			                    "--new-user-password-file");
-			break;
-		case OPT_NEW_USER_FD:
-			rc = cli_pw_src_set(&c->nu_src, CLI_PW_FD, optarg,
-			                    "--new-user-password-fd");
-			break;
-		case OPT_NEW_USER_ENV:
-			rc = cli_pw_src_set(&c->nu_src, CLI_PW_ENV, optarg,
-			                    "--new-user-password-env");
-			break;
-		case OPT_NEW_OWNER_FILE:
-			rc = cli_pw_src_set(&c->no_src, CLI_PW_FILE, optarg,
-			                    "--new-owner-password-file");
-			break;
-		case OPT_NEW_OWNER_FD:
-			rc = cli_pw_src_set(&c->no_src, CLI_PW_FD, optarg,
-			                    "--new-owner-password-fd");
-			break;
-		case OPT_NEW_OWNER_ENV:
-			rc = cli_pw_src_set(&c->no_src, CLI_PW_ENV, optarg,
-			                    "--new-owner-password-env");
-			break;
-		case 'h':
-			help(c);
-			return cli_finish_stdout(CLI_EXIT_OK);
-		default:
-			rc = cli_common_option(&c->w, c->name, opt, argv, opts);
-			break;
-		}
-		if (rc != 0)
-			return rc;
-	}
+	if (cli_parse(c->encrypt ? &cli_cmd_encrypt : &cli_cmd_rotate, argc, argv, &c->w,
+	              rewrite_option, c, &rc))
+		return rc;
 	return cli_each_file(c->encrypt ? &encrypt_ops : &rotate_ops, &c->w,
 	                     argc - optind, argv + optind, c);
 }

@@ -21,6 +21,11 @@
  *     is written.
  *  4. Coordinates and the margin are bounded (|v| <= CLI_MAX_COORD) so
  *     the library never has to write absurd reals.
+ *  5. The option table is in the order of --help, grouped (what the stamp
+ *     is, its text, where it goes, its data, its look).  Options with the
+ *     same first letter keep the order they had in the getopt table it
+ *     replaced (opts.c note 2): --icon before --image, --freetext before
+ *     --font, so `--i` and `--f` name their candidates as before.
  */
 #include "config.h"
 
@@ -71,68 +76,57 @@ static const struct {
 	{ NULL, PDFSTAMP_POS_TOP_RIGHT }
 };
 
-static void help(void)
-{
-	int i, n, col;
+/* Note 5: the order of the rows. */
+static const struct cli_opt stamp_opts[] = {
+	CLI_HEADING("Stamp options:"),
+	CLI_OPTION("page", OPT_PAGE, "N|first|last|all", "the page to stamp (default 1)"),
+	CLI_OPTION_LIST("icon", OPT_ICON, "NAME",
+	                "the stamp's /Name (default Approved), one of:", icons),
+	CLI_OPTION("image", OPT_IMAGE, "FILE",
+	           "a PNG or JPEG image filling the stamp (aspect kept), under the text with "
+	           "--text; without it the image alone, no frame, 150 pt on its longer side "
+	           "unless --rect is given"),
+	CLI_OPTION("text", OPT_TEXT, "STRING",
+	           "visible text, UTF-8, any script (default APPROVED, none with --image); a "
+	           "newline starts a new line, e.g. --text $'Approved\\nQA' in bash"),
+	CLI_OPTION("freetext", OPT_FREETEXT, NULL, "a /FreeText annotation instead of a /Stamp"),
+	CLI_OPTION("font", OPT_FONT, "FILE|FAMILY",
+	           "draw the text in this font (a path, or a fontconfig family such as 'Noto "
+	           "Sans'); default: Helvetica-Bold for WinAnsi text, else an installed font "
+	           "that covers every character (its subset is embedded)"),
+	CLI_OPTION("rect", OPT_RECT, "X1,Y1,X2,Y2",
+	           "the rectangle in default user space (overrides --position)"),
+	CLI_OPTION("position", OPT_POSITION, "WHERE",
+	           "top-right (default), top-left, bottom-right, bottom-left or center, on the "
+	           "page as shown (honouring /Rotate and the CropBox)"),
+	CLI_OPTION("margin", OPT_MARGIN, "POINTS", "distance from the page edges (default 36)"),
+	CLI_OPTION("author", OPT_AUTHOR, "STRING", "the annotation's author (/T)"),
+	CLI_OPTION("note", OPT_NOTE, "STRING", "the popup text (/Contents; default: the text)"),
+	CLI_OPTION("date", CLI_OPT_W_DATE, "now|DATE",
+	           "the time stamp (/M, /CreationDate): 'now' (default) or ISO 8601, e.g. "
+	           "2025-11-30T14:05:00+01:00"),
+	CLI_OPTION("color", OPT_COLOR, "RRGGBB|R,G,B",
+	           "hex, or three numbers from 0 to 1 (default 0.75,0.05,0.05)"),
+	CLI_OPTION("opacity", OPT_OPACITY, "F", "0 < F <= 1 (default 1)"),
+	CLI_INCLUDE(cli_write_opts),
+	CLI_INCLUDE(cli_pw_section),
+	CLI_END
+};
 
-	printf("Usage: pdfstamp stamp [options] (-o OUT FILE | --in-place FILE...)\n"
-	       "\n"
-	       "Appends a stamp annotation with its own appearance to a page of each\n"
-	       "FILE, as one encrypted incremental update: every existing byte (and so\n"
-	       "every existing signature) stays as it is.  Needs the annotation\n"
-	       "permission or the owner password.  New objects are encrypted under the\n"
-	       "file's own handler (AES-256, AES-128 or RC4); for RC4 or a key under 128\n"
-	       "bits a warning says the handler is weak and points to 'pdfstamp rotate'.\n"
-	       "\n"
-	       "Stamp options:\n"
-	       "      --page N|first|last|all  the page to stamp (default 1)\n"
-	       "      --text STR        visible text, UTF-8, any script (default APPROVED,\n"
-	       "                        none with --image); a newline starts a new line,\n"
-	       "                        e.g. --text $'Approved\\nQA' in bash\n"
-	       "      --font FILE|FAMILY\n"
-	       "                        draw the text in this font (a path, or a fontconfig\n"
-	       "                        family such as 'Noto Sans'); default: Helvetica-Bold\n"
-	       "                        for WinAnsi text, else an installed font that covers\n"
-	       "                        every character (its subset is embedded)\n"
-	       "      --image FILE      a PNG or JPEG image filling the stamp (aspect kept),\n"
-	       "                        under the text with --text; without it the image\n"
-	       "                        alone, no frame, 150 pt on its longer side unless\n"
-	       "                        --rect is given\n"
-	       "      --icon NAME       the stamp's /Name (default Approved), one of:\n"
-	       "                        ");
-	col = 24;
-	for (i = 0; icons[i]; i++) {
-		n = (int)strlen(icons[i]);
-		if (i > 0 && col + 2 + n > 78) {
-			fputs(",\n                        ", stdout);
-			col = 24;
-		} else if (i > 0) {
-			fputs(", ", stdout);
-			col += 2;
-		}
-		fputs(icons[i], stdout);
-		col += n;
-	}
-	putchar('\n');
-	printf("      --rect X1,Y1,X2,Y2\n"
-	       "                        the rectangle in default user space (overrides\n"
-	       "                        --position)\n"
-	       "      --position POS    top-right (default), top-left, bottom-right,\n"
-	       "                        bottom-left or center, on the page as shown\n"
-	       "                        (honouring /Rotate and the CropBox)\n"
-	       "      --margin PT       distance from the page edges (default 36)\n"
-	       "      --author STR      the annotation's author (/T)\n"
-	       "      --note STR        the popup text (/Contents; default: the text)\n"
-	       "      --date now|DATE   the time stamp (/M, /CreationDate): 'now' (default)\n"
-	       "                        or ISO 8601, e.g. 2025-11-30T14:05:00+01:00\n"
-	       "      --color RRGGBB|R,G,B\n"
-	       "                        hex, or three numbers from 0 to 1 (default\n"
-	       "                        0.75,0.05,0.05)\n"
-	       "      --opacity F       0 < F <= 1 (default 1)\n"
-	       "      --freetext        a /FreeText annotation instead of a /Stamp\n"
-	       "\n"
-	       "%s%s", cli_write_help, cli_pw_help);
-}
+const struct cli_cmd cli_cmd_stamp = {
+	.name = "stamp",
+	.run = cmd_stamp,
+	.summary = "append a stamp annotation to a page as an encrypted incremental update",
+	.synopsis = "[options] (-o OUT FILE | --in-place FILE...)",
+	.about =
+	"Appends a stamp annotation with its own appearance to a page of each\n"
+	"FILE, as one encrypted incremental update: every existing byte (and so\n"
+	"every existing signature) stays as it is.  Needs the annotation\n"
+	"permission or the owner password.  New objects are encrypted under the\n"
+	"file's own handler (AES-256, AES-128 or RC4); for RC4 or a key under 128\n"
+	"bits a warning says the handler is weak and points to 'pdfstamp rotate'.\n",
+	.opts = stamp_opts
+};
 
 static int bad_value(const char *opt, const char *what)
 {
@@ -299,100 +293,75 @@ static const struct cli_ops stamp_ops = {
 	.output = output_stamp
 };
 
+static int stamp_option(void *arg, int id, char *optarg)
+{
+	struct pdfstamp_stamp_opts *so = &((struct stamp_cmd *)arg)->so;
+	int rc = 0;
+
+	switch (id) {
+	case OPT_PAGE:
+		return parse_page(optarg, &so->page);
+	case OPT_TEXT:
+		rc = utf8_arg("--text", optarg, &so->text);
+		if (rc == 0 && !*optarg)
+			rc = bad_value("--text", "the text is empty");
+		return rc;
+	case OPT_ICON:
+		return parse_icon(optarg, &so->icon);
+	case OPT_RECT:
+		rc = parse_rect(optarg, so->rect);
+		so->has_rect = rc == 0;
+		return rc;
+	case OPT_POSITION:
+		return parse_position(optarg, &so->position);
+	case OPT_MARGIN:
+		if (cli_parse_double(optarg, &so->margin) != 0 ||
+		    !(so->margin >= 0 && so->margin <= CLI_MAX_COORD))
+			rc = bad_value("--margin", "expected a number of points >= 0");
+		return rc;
+	case OPT_AUTHOR:
+		return utf8_arg("--author", optarg, &so->author);
+	case OPT_NOTE:
+		return utf8_arg("--note", optarg, &so->note);
+	case OPT_COLOR:
+		return parse_color(optarg, so->color);
+	case OPT_OPACITY:
+		if (cli_parse_double(optarg, &so->opacity) != 0 ||
+		    !(so->opacity > 0 && so->opacity <= 1))
+			rc = bad_value("--opacity", "expected a number with 0 < F <= 1");
+		return rc;
+	case OPT_FREETEXT:
+		so->freetext = 1;
+		return 0;
+	case OPT_FONT:
+		so->font = optarg;
+		if (!*optarg)
+			rc = bad_value("--font", "expected a font file or a font family");
+		return rc;
+	case OPT_IMAGE:
+		so->image = optarg;
+		if (!*optarg)
+			rc = bad_value("--image", "expected a PNG or JPEG file");
+		return rc;
+	default:
+		return -1;
+	}
+}
+
 int cmd_stamp(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "page", required_argument, NULL, OPT_PAGE },
-		{ "text", required_argument, NULL, OPT_TEXT },
-		{ "icon", required_argument, NULL, OPT_ICON },
-		{ "rect", required_argument, NULL, OPT_RECT },
-		{ "position", required_argument, NULL, OPT_POSITION },
-		{ "margin", required_argument, NULL, OPT_MARGIN },
-		{ "author", required_argument, NULL, OPT_AUTHOR },
-		{ "note", required_argument, NULL, OPT_NOTE },
-		{ "color", required_argument, NULL, OPT_COLOR },
-		{ "opacity", required_argument, NULL, OPT_OPACITY },
-		{ "freetext", no_argument, NULL, OPT_FREETEXT },
-		{ "font", required_argument, NULL, OPT_FONT },
-		{ "image", required_argument, NULL, OPT_IMAGE },
-		CLI_WRITE_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
 	const struct pdfstamp_stamp_opts so_init = PDFSTAMP_STAMP_OPTS_INIT;
 	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;
 	struct stamp_cmd c;
-	struct pdfstamp_stamp_opts *so = &c.so;
 	struct cli_run w;
-	int opt, rc;
+	int rc;
 
 	memset(&w, 0, sizeof w);
 	c.so = so_init;
 	c.res = res_init;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, CLI_WRITE_SHORTOPTS, opts, NULL)) != -1) {
-		rc = 0;
-		switch (opt) {
-		case OPT_PAGE:
-			rc = parse_page(optarg, &so->page);
-			break;
-		case OPT_TEXT:
-			rc = utf8_arg("--text", optarg, &so->text);
-			if (rc == 0 && !*optarg)
-				rc = bad_value("--text", "the text is empty");
-			break;
-		case OPT_ICON:
-			rc = parse_icon(optarg, &so->icon);
-			break;
-		case OPT_RECT:
-			rc = parse_rect(optarg, so->rect);
-			so->has_rect = rc == 0;
-			break;
-		case OPT_POSITION:
-			rc = parse_position(optarg, &so->position);
-			break;
-		case OPT_MARGIN:
-			if (cli_parse_double(optarg, &so->margin) != 0 ||
-			    !(so->margin >= 0 && so->margin <= CLI_MAX_COORD))
-				rc = bad_value("--margin", "expected a number of points >= 0");
-			break;
-		case OPT_AUTHOR:
-			rc = utf8_arg("--author", optarg, &so->author);
-			break;
-		case OPT_NOTE:
-			rc = utf8_arg("--note", optarg, &so->note);
-			break;
-		case OPT_COLOR:
-			rc = parse_color(optarg, so->color);
-			break;
-		case OPT_OPACITY:
-			if (cli_parse_double(optarg, &so->opacity) != 0 ||
-			    !(so->opacity > 0 && so->opacity <= 1))
-				rc = bad_value("--opacity", "expected a number with 0 < F <= 1");
-			break;
-		case OPT_FREETEXT:
-			so->freetext = 1;
-			break;
-		case OPT_FONT:
-			so->font = optarg;
-			if (!*optarg)
-				rc = bad_value("--font", "expected a font file or a font family");
-			break;
-		case OPT_IMAGE:
-			so->image = optarg;
-			if (!*optarg)
-				rc = bad_value("--image", "expected a PNG or JPEG file");
-			break;
-		case 'h':
-			help();
-			return cli_finish_stdout(CLI_EXIT_OK);
-		default:
-			rc = cli_common_option(&w, "stamp", opt, argv, opts);
-			break;
-		}
-		if (rc != 0)
-			return rc;
-	}
-	so->date = w.date;
+	if (cli_parse(&cli_cmd_stamp, argc, argv, &w, stamp_option, &c, &rc))
+		return rc;
+	c.so.date = w.date;
 	rc = cli_each_file(&stamp_ops, &w, argc - optind, argv + optind, &c);
 	pdfstamp_result_clear(&c.res);
 	return rc;

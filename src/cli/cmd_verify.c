@@ -36,24 +36,28 @@ struct verify_cmd {
 	struct pdfstamp_verify_report rep;   /* of the last file */
 };
 
-static void help(void)
-{
-	printf("Usage: pdfstamp verify [--json] [-q] [password options] FILE...\n"
-	       "\n"
-	       "Checks each FILE completely: every cross-reference entry points at its\n"
-	       "object, every live object parses, every string and stream decrypts\n"
-	       "with valid padding, and /Perms matches /P.  Prints a report per FILE;\n"
-	       "exits with status 4 if anything failed.  The user password suffices.\n"
-	       "\n"
-	       "Options:\n"
-	       "      --json     print one JSON object per FILE on one line each\n"
-	       "                 (keys: see JSON OUTPUT in pdfstamp(1))\n"
-	       "  -q, --quiet    no progress bar (it is shown only on a terminal, for\n"
-	       "                 files over 4 MB)\n"
-	       "  -h, --help     show this help and exit\n"
-	       "\n"
-	       "%s", cli_pw_help);
-}
+static const struct cli_opt verify_opts[] = {
+	CLI_HEADING("Options:"),
+	CLI_OPTION_JSON,
+	CLI_OPTION("quiet", 'q', NULL,
+	           "no progress bar (it is shown only on a terminal, for files over 4 MB)"),
+	CLI_OPTION_HELP,
+	CLI_INCLUDE(cli_pw_section),
+	CLI_END
+};
+
+const struct cli_cmd cli_cmd_verify = {
+	.name = "verify",
+	.run = cmd_verify,
+	.summary = "check that every object parses and every string and stream decrypts",
+	.synopsis = "[--json] [-q] [password options] FILE...",
+	.about =
+	"Checks each FILE completely: every cross-reference entry points at its\n"
+	"object, every live object parses, every string and stream decrypts\n"
+	"with valid padding, and /Perms matches /P.  Prints a report per FILE;\n"
+	"exits with status 4 if anything failed.  The user password suffices.\n",
+	.opts = verify_opts
+};
 
 /* Copies the report's message so that it is NUL-terminated for sure. */
 static void fault_text(const struct pdfstamp_verify_report *rep, char *buf, size_t n)
@@ -154,36 +158,27 @@ static const struct cli_ops verify_ops = {
 	.output = output_verify
 };
 
+static int verify_option(void *arg, int id, char *optarg)
+{
+	struct verify_cmd *c = arg;
+
+	(void)optarg;
+	if (id != 'q')
+		return -1;
+	c->quiet = 1;
+	return 0;
+}
+
 int cmd_verify(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, CLI_OPT_W_JSON },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		CLI_PW_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
 	struct verify_cmd c;
 	struct cli_run o;
-	int opt, rc;
+	int rc;
 
 	memset(&c, 0, sizeof c);
 	memset(&o, 0, sizeof o);
 	o.force = 1; /* note 2 */
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'q':
-			c.quiet = 1;
-			break;
-		case 'h':
-			help();
-			return cli_finish_stdout(CLI_EXIT_OK);
-		default:
-			if ((rc = cli_common_option(&o, "verify", opt, argv, opts)) != 0)
-				return rc;
-			break;
-		}
-	}
+	if (cli_parse(&cli_cmd_verify, argc, argv, &o, verify_option, &c, &rc))
+		return rc;
 	return cli_each_file(&verify_ops, &o, argc - optind, argv + optind, &c);
 }

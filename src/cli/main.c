@@ -6,7 +6,9 @@
  *
  *  1. `pdfstamp [--help|--version] COMMAND [options] FILE...`.  Global
  *     options stop at the first operand ("+" in the getopt string), which
- *     names the command; the command parses the rest itself.
+ *     names the command; the command parses the rest itself.  They are a
+ *     table of rows (main_opts) like every command's (opts.c), which gives
+ *     the getopt table and the options part of --help.
  *  2. A table row whose `run` is NULL is a planned command: it is listed by
  *     --help and answers `pdfstamp CMD --help`, and anything else exits 1
  *     with "'CMD' is not implemented in this version".
@@ -29,41 +31,30 @@
 
 #include "cli.h"
 
-const struct cli_cmd cli_cmds[] = {
-	{ "info", cmd_info,
-	  "show encryption, permissions and structure of PDF files",
-	  "[--json] [--force] [password options] FILE..." },
-	{ "stamp", cmd_stamp,
-	  "append a stamp annotation to a page as an encrypted incremental update",
-	  "[--page N|first|last|all] [--text STR] [--icon NAME]\n"
-	  "\t[--rect X1,Y1,X2,Y2 | --position POS] [password options]\n"
-	  "\t(-o OUT FILE | --in-place FILE...)" },
-	{ "meta", cmd_meta,
-	  "change document metadata (Info dictionary, XMP) incrementally",
-	  "[--set KEY=VALUE]... [--unset KEY]... [--xmp] [password options]\n"
-	  "\t(-o OUT FILE | --in-place FILE...)" },
-	{ "dss", cmd_dss,
-	  "add certificates, OCSP responses and CRLs to /DSS (long-term validation)",
-	  "[--cert FILE]... [--ocsp FILE]... [--crl FILE]... [--vri] [password options]\n"
-	  "\t(-o OUT FILE | --in-place FILE...)" },
-	{ "rotate", cmd_rotate,
-	  "rotate passwords and the file key with a full rewrite",
-	  "[--permissions LIST] [-j N] [--force] [password options]\n"
-	  "\t[new password options] (-o OUT FILE | --in-place FILE...)" },
-	{ "encrypt", cmd_encrypt,
-	  "encrypt a plaintext PDF with AES-256 (R6)",
-	  "[--permissions LIST] [-j N] [--force] [new password options]\n"
-	  "\t(-o OUT FILE | --in-place FILE...)" },
-	{ "verify", cmd_verify,
-	  "check that every object parses and every string and stream decrypts",
-	  "[--json] [-q] [password options] FILE..." },
-	{ "audit", cmd_audit,
-	  "what changed after each signature, and does its policy permit it",
-	  "[--json] [password options] FILE..." },
-	{ "recover", cmd_recover,
-	  "finish an in-place update interrupted by a crash (checks its journal)",
-	  "[--json] FILE..." },
-	{ NULL, NULL, NULL, NULL }
+const struct cli_cmd *const cli_cmds[] = {
+	&cli_cmd_info,
+	&cli_cmd_stamp,
+	&cli_cmd_meta,
+	&cli_cmd_dss,
+	&cli_cmd_rotate,
+	&cli_cmd_encrypt,
+	&cli_cmd_verify,
+	&cli_cmd_audit,
+	&cli_cmd_recover,
+	NULL
+};
+
+/* The global options (note 1), in the table form of every command's. */
+static const struct cli_opt main_opts[] = {
+	CLI_HEADING("Options:"),
+	CLI_OPTION_HELP,
+	CLI_OPTION("version", 'V', NULL, "show the version and the AES engine and exit"),
+	CLI_TEXT("Run 'pdfstamp COMMAND --help' for the options of a command.  Passwords "
+	         "are never taken from the command line: see PASSWORDS in pdfstamp(1)."),
+	CLI_TEXT("Exit status: 0 success, 1 I/O or internal error, 2 usage error, 3 wrong "
+	         "password, 4 malformed or unsupported input, 5 not permitted, 6 a "
+	         "signature's policy is violated (audit); with several files the highest."),
+	CLI_END
 };
 
 int cli_exit_status(int err)
@@ -390,9 +381,9 @@ int cli_finish_stdout(int status)
 	return status;
 }
 
-static void usage(FILE *f)
+static void usage(void)
 {
-	const struct cli_cmd *c;
+	const struct cli_cmd *const *c;
 
 	fputs("Usage: pdfstamp [--help | --version] COMMAND [OPTIONS] FILE...\n"
 	      "\n"
@@ -402,31 +393,20 @@ static void usage(FILE *f)
 	      "a key under 128 bits); 'rotate' rewrites any of them as AES-256 R6.\n"
 	      "Public-key and unknown handlers are refused (exit status 4).\n"
 	      "\n"
-	      "Commands:\n", f);
-	for (c = cli_cmds; c->name; c++)
-		fprintf(f, "  %-8s %s%s\n", c->name, c->summary,
-		        c->run ? "" : " (not yet implemented)");
-	fputs("\n"
-	      "Options:\n"
-	      "  -h, --help     show this help and exit\n"
-	      "  -V, --version  show the version and the AES engine and exit\n"
-	      "\n"
-	      "Run 'pdfstamp COMMAND --help' for the options of a command.  Passwords\n"
-	      "are never taken from the command line: see PASSWORDS in pdfstamp(1).\n"
-	      "\n"
-	      "Exit status: 0 success, 1 I/O or internal error, 2 usage error,\n"
-	      "3 wrong password, 4 malformed or unsupported input, 5 not permitted,\n"
-	      "6 a signature's policy is violated (audit); with several files the highest.\n",
-	      f);
+	      "Commands:\n", stdout);
+	for (c = cli_cmds; *c; c++)
+		printf("  %-8s %s%s\n", (*c)->name, (*c)->summary,
+		       (*c)->run ? "" : " (not yet implemented)");
+	cli_help_rows(main_opts);
 }
 
 static const struct cli_cmd *find_cmd(const char *name)
 {
-	const struct cli_cmd *c;
+	const struct cli_cmd *const *c;
 
-	for (c = cli_cmds; c->name; c++)
-		if (strcmp(c->name, name) == 0)
-			return c;
+	for (c = cli_cmds; *c; c++)
+		if (strcmp((*c)->name, name) == 0)
+			return *c;
 	return NULL;
 }
 
@@ -439,9 +419,8 @@ static int run_planned(const struct cli_cmd *c, int argc, char **argv)
 		if (strcmp(argv[i], "--") == 0)
 			break;
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			printf("Usage: pdfstamp %s %s\n\n%s.\n\n"
-			       "This command is not implemented in this version.\n",
-			       c->name, c->synopsis, c->summary);
+			cli_help(c);
+			fputs("\nThis command is not implemented in this version.\n", stdout);
 			return cli_finish_stdout(CLI_EXIT_OK);
 		}
 	}
@@ -451,11 +430,8 @@ static int run_planned(const struct cli_cmd *c, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct option opts[4];
+	char shorts[8];
 	const struct rlimit nocore = { 0, 0 };
 	const struct cli_cmd *c;
 	int opt;
@@ -463,11 +439,16 @@ int main(int argc, char **argv)
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	(void)setrlimit(RLIMIT_CORE, &nocore);
 
+	if (cli_opt_table(main_opts, "+", opts, sizeof opts / sizeof *opts, shorts,
+	                  sizeof shorts) != 0) {
+		cli_error(NULL, "internal error: the table of global options is too large");
+		return CLI_EXIT_IO;
+	}
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
-			usage(stdout);
+			usage();
 			return cli_finish_stdout(CLI_EXIT_OK);
 		case 'V':
 			printf("pdfstamp %s (libpdfstamp %s, AES engine: %s)\n",

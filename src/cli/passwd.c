@@ -54,18 +54,23 @@
 #define O_CLOEXEC 0
 #endif
 
-#define PW_HELP_OPTIONS \
-	"      --password-file FILE  read the password from the first line of FILE\n" \
-	"                            ('-' reads standard input)\n" \
-	"      --password-fd N       read the password from file descriptor N\n" \
-	"      --password-env VAR    take the password from environment variable VAR\n" \
-	"  Without one of these the password is asked for on the terminal when\n" \
-	"  standard input is a terminal; otherwise the empty password is used.\n"
+const struct cli_opt cli_pw_opts[] = {
+	CLI_OPTION("password-file", CLI_OPT_PASSWORD_FILE, "FILE",
+	           "read the password from the first line of FILE ('-' reads standard input)"),
+	CLI_OPTION("password-fd", CLI_OPT_PASSWORD_FD, "N",
+	           "read the password from file descriptor N"),
+	CLI_OPTION("password-env", CLI_OPT_PASSWORD_ENV, "VAR",
+	           "take the password from environment variable VAR"),
+	CLI_NOTE("Without one of these the password is asked for on the terminal when "
+	         "standard input is a terminal; otherwise the empty password is used."),
+	CLI_END
+};
 
-const char cli_pw_help[] =
-	"Password options (passwords are never taken from the command line):\n"
-	PW_HELP_OPTIONS;
-const char cli_pw_help_options[] = PW_HELP_OPTIONS;
+const struct cli_opt cli_pw_section[] = {
+	CLI_HEADING("Password options (passwords are never taken from the command line):"),
+	CLI_INCLUDE(cli_pw_opts),
+	CLI_END
+};
 
 #ifndef HAVE_EXPLICIT_BZERO
 static void *(*const volatile wipe_memset)(void *, int, size_t) = memset;

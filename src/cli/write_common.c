@@ -1,13 +1,16 @@
 /*
  * write_common.c - what the writing commands share besides the driver
- * (driver.c): their common options and help text, the --json members of
- * an incremental update, and strict parsing of option values.
+ * (driver.c): their common options (a table of rows, with their help),
+ * the --json members of an incremental update, and strict parsing of
+ * option values.
  *
  * DESIGN NOTES
  *
- *  1. The options of CLI_WRITE_LONGOPTS are recorded in a struct cli_run,
- *     which cli_each_file() acts on; stamp and meta list them all, rotate
- *     and encrypt the ones they share (-o, -i, -v, --json, --force).
+ *  1. The options of cli_write_opts are recorded in a struct cli_run by
+ *     cli_run_option, and cli_each_file() acts on them; stamp, meta and
+ *     dss include the table, rotate and encrypt have rows of their own
+ *     (another help) for the ones they share (-o, -i, -v, --json,
+ *     --force).
  *  2. --json success line of an incremental update (stamp, meta):
  *       {"file","ok":true,"output","base_length","xref_offset",
  *        "bytes_appended","objects":[...],"weak_encryption"}
@@ -24,7 +27,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,33 +36,34 @@
 
 #include "cli.h"
 
-const char cli_write_help[] =
-	"Output (exactly one of -o and --in-place):\n"
-	"  -o, --output OUT      write the updated copy to OUT (only with one FILE);\n"
-	"                        OUT is written to a temporary file, synced and\n"
-	"                        renamed, so it is never left half-written;\n"
-	"                        '-' writes standard output instead (not a\n"
-	"                        terminal, not with --json or -v), once the copy\n"
-	"                        was built and checked in a nameless temporary\n"
-	"                        file in $TMPDIR (else the current directory)\n"
-	"  -i, --in-place        append to each FILE itself (required with several\n"
-	"                        FILEs); after a crash, the next -i run or\n"
-	"                        'pdfstamp recover FILE' keeps a whole update\n"
-	"\n"
-	"Other options:\n"
-	"      --files-from LIST read more FILE names from LIST, one per line\n"
-	"                        (empty lines are skipped; '-' reads standard input)\n"
-	"      --json            print one JSON object per FILE on one line each\n"
-	"                        (keys: see JSON OUTPUT in pdfstamp(1))\n"
-	"  -v, --verbose         print one line per updated FILE (not with --json)\n"
-	"      --allow-trailing-bytes\n"
-	"                        append even if bytes follow the last %%EOF\n"
-	"      --allow-identity  append to an encrypted file whose string or stream\n"
-	"                        filter is /Identity (new text is then in clear)\n"
-	"      --force           accept a /Perms entry that does not match /P (warns);\n"
-	"                        the permissions /Perms records then apply\n"
-	"  -h, --help            show this help and exit\n"
-	"\n";
+const struct cli_opt cli_write_opts[] = {
+	CLI_HEADING("Output (exactly one of -o and --in-place):"),
+	CLI_OPTION("output", 'o', "OUT",
+	           "write the updated copy to OUT (only with one FILE); OUT is written to a "
+	           "temporary file, synced and renamed, so it is never left half-written; '-' "
+	           "writes standard output instead (not a terminal, not with --json or -v), "
+	           "once the copy was built and checked in a nameless temporary file in "
+	           "$TMPDIR (else the current directory)"),
+	CLI_OPTION("in-place", 'i', NULL,
+	           "append to each FILE itself (required with several FILEs); after a crash, "
+	           "the next -i run or 'pdfstamp recover FILE' keeps a whole update"),
+	CLI_HEADING("Other options:"),
+	CLI_OPTION("files-from", CLI_OPT_W_FILES_FROM, "LIST",
+	           "read more FILE names from LIST, one per line (empty lines are skipped; "
+	           "'-' reads standard input)"),
+	CLI_OPTION_JSON,
+	CLI_OPTION("verbose", 'v', NULL, "print one line per updated FILE (not with --json)"),
+	CLI_OPTION("allow-trailing-bytes", CLI_OPT_W_ALLOW_TRAILING, NULL,
+	           "append even if bytes follow the last %%EOF"),
+	CLI_OPTION("allow-identity", CLI_OPT_W_ALLOW_IDENTITY, NULL,
+	           "append to an encrypted file whose string or stream filter is /Identity "
+	           "(new text is then in clear)"),
+	CLI_OPTION("force", CLI_OPT_W_FORCE, NULL,
+	           "accept a /Perms entry that does not match /P (warns); the permissions "
+	           "/Perms records then apply"),
+	CLI_OPTION_HELP,
+	CLI_END
+};
 
 /* ---- strict number parsing ------------------------------------------------ */
 
@@ -164,20 +167,6 @@ int cli_utf8_valid(const char *s)
 }
 
 /* ---- options ---------------------------------------------------------------- */
-
-int cli_common_option(struct cli_run *run, const char *cmd, int opt, char **argv,
-                      const struct option *opts)
-{
-	int rc;
-
-	if (opt == ':' || opt == '?')
-		return cli_bad_option(cmd, opt, argv[optind - 1], optopt, opts);
-	if ((rc = cli_run_option(run, opt, optarg)) < 0) {
-		cli_error(NULL, "internal error: option %d", opt);
-		return CLI_EXIT_IO;
-	}
-	return rc;
-}
 
 int cli_run_option(struct cli_run *w, int opt, const char *arg)
 {
