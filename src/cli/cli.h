@@ -249,8 +249,9 @@ int cli_pw_option(struct cli_pw_src *src, int opt, const char *arg);
 void cli_pw_init(struct cli_pw *pw);
 /* Reads an existing password from SRC into PW.  With no source: prompts
  * with PROMPT on /dev/tty with echo off if stdin is a terminal, otherwise
- * yields the empty password (is_default set).  Returns 0, CLI_EXIT_IO or
- * CLI_EXIT_USAGE (message printed). */
+ * yields the empty password (is_default set).  Returns 0, CLI_EXIT_USAGE
+ * (a source that cannot be read, or a password that is too long) or
+ * CLI_EXIT_IO (the terminal failed), message printed. */
 int cli_pw_get(const struct cli_pw_src *src, struct cli_pw *pw,
                const char *prompt);
 /* Prompts on the terminal regardless of stdin (used after the empty

@@ -52,6 +52,11 @@
  *  8. Lines on stdout reach a pipe (xargs, parallel, jq) one file at a
  *     time where the command asks for it (CLI_FLUSH_*); stdout is flushed
  *     and checked for a write error at the end (cli_finish_stdout).
+ *  9. An input an option names that cannot be read is a usage error
+ *     (exit 2), here the --files-from list as the password sources
+ *     (passwd.c note 5), dss's inputs (cmd_dss.c) and the stamp's font
+ *     and image (the library's PDFSTAMP_E_USAGE); a FILE operand that
+ *     cannot be opened is the file's I/O error (exit 1).
  */
 #include "config.h"
 
@@ -218,7 +223,7 @@ static int read_files_from(const char *name, struct file_list *l)
 	f = is_stdin ? stdin : fopen(name, "r");
 	if (!f) {
 		cli_error(name, "cannot open the --files-from list: %s", strerror(errno));
-		return CLI_EXIT_IO;
+		return CLI_EXIT_USAGE; /* note 9 */
 	}
 	errno = 0;
 	while ((len = getline(&line, &cap, f)) >= 0) {
@@ -244,7 +249,7 @@ static int read_files_from(const char *name, struct file_list *l)
 		cli_error(is_stdin ? "standard input" : name,
 		          "cannot read the --files-from list: %s",
 		          strerror(errno ? errno : EIO));
-		rc = CLI_EXIT_IO;
+		rc = CLI_EXIT_USAGE; /* note 9 */
 	}
 	free(line);
 	if (!is_stdin)

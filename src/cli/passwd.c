@@ -31,6 +31,12 @@
  *     starts again).
  *  4. Messages name the source ("--password-file pw.txt"), never the
  *     password.
+ *  5. A source that cannot be read -- a file that is missing or cannot
+ *     be opened or read, a descriptor that is not open, a variable that
+ *     is not set -- is a usage error (exit 2), the one rule for every
+ *     input an option names (README, Exit codes; pdfstamp(1) EXIT
+ *     STATUS): the command line names something that is not there.
+ *     Only the terminal's own failures (/dev/tty) are I/O errors.
  *
  * The only mutable static state in the program is the array of caught
  * signals below: a signal handler can communicate in no other way.
@@ -223,7 +229,7 @@ static int read_line(int fd, struct cli_pw *pw, const char *what,
 		cli_wipe(pw->buf, sizeof pw->buf);
 		cli_error(file, "cannot read password from %s: %s", what,
 		          strerror(err));
-		return CLI_EXIT_IO;
+		return CLI_EXIT_USAGE; /* note 5 */
 	}
 	if (saw_lf && len > 0 && len <= CLI_PW_MAX + 1 && pw->buf[len - 1] == '\r')
 		len--;
@@ -277,7 +283,7 @@ static int read_source(const struct cli_pw_src *src, struct cli_pw *pw)
 		if (fd < 0) {
 			cli_error(src->arg, "cannot open password file: %s",
 			          strerror(errno));
-			return CLI_EXIT_IO;
+			return CLI_EXIT_USAGE; /* note 5 */
 		}
 		rc = read_line(fd, pw, "password file", src->arg);
 		close(fd);

@@ -215,7 +215,7 @@ else
 fi
 (cd "$W" && TMPDIR=$TMP "$PDFSTAMP" stamp --password-file "$OPW.wrong" -o - "$IN" >"$T/faulted.pdf" 2>"$T/err")
 RC=$?
-check_status 1 "stamp -o - with a missing password file"
+check_status 2 "stamp -o - with a missing password file (a usage error)"
 check_eq "$(stat -c %s "$T/faulted.pdf")" 0 "stamp -o -: nothing on stdout after a failure"
 
 # refused: --json, -v, a terminal, the input itself

@@ -349,7 +349,7 @@ run "$PDFSTAMP" stamp --password-env PDFSTAMP_TEST_PW -i --files-from "$T/ff/lis
 check_status 0 "--files-from FILE"
 check_eq "$(annots_per_page "$T/ff/one.pdf" "$UPW" | cut -d' ' -f1)" 2 "--files-from FILE: stamped again"
 run "$PDFSTAMP" stamp --password-env PDFSTAMP_TEST_PW -i --files-from "$T/ff/no-such-list"
-check_status 1 "--files-from a missing list"
+check_status 2 "--files-from a missing list (an input an option names: a usage error)"
 unset PDFSTAMP_TEST_PW
 
 # ===========================================================================
