@@ -142,7 +142,8 @@ typedef int (*cli_opt_fn)(void *arg, int id, char *optarg);
  * table; FN (may be NULL) gets the command's own options, cli_run_option
  * the rest, into RUN.  Returns 0 when the command goes on (its operands
  * are ARGV + optind), else 1 with *STATUS the exit status: --help was
- * printed (0), or an error was reported. */
+ * printed (0), or an error was reported (on stderr and, with --json, as
+ * the failure line of every FILE named: cli_fail_early). */
 int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_run *run,
               cli_opt_fn fn, void *arg, int *status);
 /* Builds the getopt_long table of ROWS (hidden options included) in LO
@@ -160,6 +161,9 @@ void cli_help_rows(const struct cli_opt *rows);
 
 /* "pdfstamp: <fmt...> (<file>)" on stderr; FILE may be NULL. */
 void cli_error(const char *file, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* The last message of cli_error, as "<what> (<file>)" or "<what>"; "" if
+ * none yet (main.c note 5). */
+const char *cli_last_error(void);
 /* "pdfstamp: warning: <fmt...> (<file>)" on stderr; FILE may be NULL. */
 void cli_warning(const char *file, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* A pdfstamp_warn_fn for pdfstamp_ctx_set_warn; USERDATA is a
@@ -366,6 +370,8 @@ struct cli_run {
 	const char *date;       /* --date, NULL = "now" */
 	const char *files_from; /* --files-from FILE ("-" = stdin) */
 	struct cli_pw_src src;  /* password options */
+	int pw_stdin;           /* some password option (the new ones too) reads
+	                           standard input: set by cli_parse */
 };
 
 /* One file, as the driver hands it to a command. */
@@ -414,6 +420,13 @@ struct cli_ops {
  * not stop the others.  Returns the worst exit status, stdout flushed. */
 int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
                   char **operands, void *arg);
+/* With RUN->json and a failure STATUS found before any file was opened (a
+ * usage error, an input that cannot be read, ...): prints the failure line
+ * of every FILE the command line names (OPERANDS, then the --files-from
+ * list, read here quietly unless it is standard input and that is a
+ * terminal or a password source), its "error" the message on stderr
+ * (cli_last_error).  Returns STATUS. */
+int cli_fail_early(const struct cli_run *run, int nops, char **operands, int status);
 /* Starts F's --json success line: {"file":...,"ok":true and, for a
  * writing command, "output". */
 void cli_file_json_begin(struct cli_json *j, const struct cli_file *f);

@@ -370,7 +370,7 @@ int cmd_audit(int argc, char **argv)
 		return rc;
 	if (!c.extract != !c.out || (c.extract && argc - optind != 1)) {
 		cli_error(NULL, "audit: --extract-revision N and -o OUT go together, with one FILE");
-		return cli_usage_hint("audit");
+		return cli_fail_early(&o, argc - optind, argv + optind, cli_usage_hint("audit"));
 	}
 	rc = cli_each_file(&audit_ops, &o, argc - optind, argv + optind, &c);
 	pdfstamp_audit_clear(&c.rep);

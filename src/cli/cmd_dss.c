@@ -276,7 +276,7 @@ int cmd_dss(int argc, char **argv)
 	if (!cli_parse(&cli_cmd_dss, argc, argv, &w, dss_option, &p, &rc)) {
 		if (w.date) {
 			cli_error(NULL, "--date does not apply to dss (it adds no date)");
-			rc = cli_usage_hint("dss");
+			rc = cli_fail_early(&w, argc - optind, argv + optind, cli_usage_hint("dss"));
 		} else {
 			rc = cli_each_file(&dss_ops, &w, argc - optind, argv + optind, &a);
 		}

@@ -184,7 +184,8 @@ int cmd_meta(int argc, char **argv)
 	if (!cli_parse(&cli_cmd_meta, argc, argv, &w, meta_option, &p, &rc)) {
 		if (m.mo.nitems == 0 && !m.mo.xmp) {
 			cli_error(NULL, "nothing to change: give --set, --unset or --xmp");
-			rc = cli_usage_hint("meta");
+			rc = cli_fail_early(&w, argc - optind, argv + optind,
+			                    cli_usage_hint("meta"));
 		} else {
 			m.mo.date = w.date;
 			rc = cli_each_file(&meta_ops, &w, argc - optind, argv + optind, &m);

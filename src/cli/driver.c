@@ -36,7 +36,14 @@
  *     "error":"message"} (json.c), and the next file still goes ahead; the
  *     exit status is the worst one (cli_worst).  The message is the one
  *     the authentication gave, else the context's, else the library's
- *     text for the code.
+ *     text for the code.  A failure before the first file (the command
+ *     line, the command's own checks and preparation, such as dss's
+ *     inputs) fails every file: with --json each FILE named gets its
+ *     failure line, with the message on stderr (cli_fail_early), so a
+ *     pipeline that reads the lines loses no file silently.  The list of
+ *     --files-from is read for that unless it is standard input and that
+ *     is a terminal (it would wait) or a password source (the password
+ *     would become a "file").
  *  5. The password is read once, when the first encrypted file needs it,
  *     and reused; without a password option the empty password is tried
  *     first and, on a terminal, the user is asked once.  A failed intake
@@ -210,8 +217,8 @@ static void list_free(struct file_list *l)
 
 /* Reads --files-from NAME: one path per line, the LF removed (nothing
  * else: a path may end in a space or a CR), empty lines skipped.  Returns
- * 0 or an exit status (message printed). */
-static int read_files_from(const char *name, struct file_list *l)
+ * 0 or an exit status (message printed unless QUIET). */
+static int read_files_from(const char *name, struct file_list *l, int quiet)
 {
 	FILE *f;
 	char *line = NULL;
@@ -222,7 +229,8 @@ static int read_files_from(const char *name, struct file_list *l)
 
 	f = is_stdin ? stdin : fopen(name, "r");
 	if (!f) {
-		cli_error(name, "cannot open the --files-from list: %s", strerror(errno));
+		if (!quiet)
+			cli_error(name, "cannot open the --files-from list: %s", strerror(errno));
 		return CLI_EXIT_USAGE; /* note 9 */
 	}
 	errno = 0;
@@ -233,22 +241,25 @@ static int read_files_from(const char *name, struct file_list *l)
 		if (len == 0)
 			continue;
 		if (memchr(line, '\0', (size_t)len)) {
-			cli_error(is_stdin ? "standard input" : name,
-			          "--files-from: line %ju contains a NUL byte", lineno);
+			if (!quiet)
+				cli_error(is_stdin ? "standard input" : name,
+				          "--files-from: line %ju contains a NUL byte", lineno);
 			rc = CLI_EXIT_USAGE;
 			break;
 		}
 		if (list_add(l, line, (size_t)len) != 0) {
-			cli_error(NULL, "out of memory");
+			if (!quiet)
+				cli_error(NULL, "out of memory");
 			rc = CLI_EXIT_IO;
 			break;
 		}
 		errno = 0;
 	}
 	if (rc == 0 && ferror(f)) {
-		cli_error(is_stdin ? "standard input" : name,
-		          "cannot read the --files-from list: %s",
-		          strerror(errno ? errno : EIO));
+		if (!quiet)
+			cli_error(is_stdin ? "standard input" : name,
+			          "cannot read the --files-from list: %s",
+			          strerror(errno ? errno : EIO));
 		rc = CLI_EXIT_USAGE; /* note 9 */
 	}
 	free(line);
@@ -272,12 +283,21 @@ static int writes(const struct cli_ops *ops)
 }
 
 /* Checks the command line and fills FILES.  Returns 0 or an exit status
- * (message printed); *EMPTY is set when --files-from listed nothing. */
+ * (message printed); *LISTED is set once the --files-from list was read
+ * (or tried), so that FILES is all a failure line can name (note 4). */
 static int make_list(const struct cli_ops *ops, const struct cli_run *run,
                      int nops, char **operands, struct file_list *files,
-                     void *arg)
+                     int *listed, void *arg)
 {
 	int i, rc;
+
+	*listed = 0;
+	for (i = 0; i < nops; i++) {
+		if (list_add(files, operands[i], strlen(operands[i])) != 0) {
+			cli_error(NULL, "out of memory");
+			return CLI_EXIT_IO;
+		}
+	}
 
 	if (writes(ops) && run->output && run->in_place) {
 		cli_error(NULL, "-o and --in-place exclude each other");
@@ -313,13 +333,8 @@ static int make_list(const struct cli_ops *ops, const struct cli_run *run,
 		          run->src.optname);
 		return cli_usage_hint(ops->name);
 	}
-	for (i = 0; i < nops; i++) {
-		if (list_add(files, operands[i], strlen(operands[i])) != 0) {
-			cli_error(NULL, "out of memory");
-			return CLI_EXIT_IO;
-		}
-	}
-	if (run->files_from && (rc = read_files_from(run->files_from, files)) != 0)
+	*listed = 1;
+	if (run->files_from && (rc = read_files_from(run->files_from, files, 0)) != 0)
 		return rc;
 	if (writes(ops) && run->output && files->n != 1) {
 		cli_error(NULL, "-o needs exactly one input file (%zu given); "
@@ -327,6 +342,39 @@ static int make_list(const struct cli_ops *ops, const struct cli_run *run,
 		return cli_usage_hint(ops->name);
 	}
 	return 0;
+}
+
+/* Note 4: with --json, the failure line of every file of FILES for a
+ * failure found before the first file was opened; the --files-from list
+ * is added first unless LISTED. */
+static void fail_all(const struct cli_run *run, struct file_list *files, int listed,
+                     int status)
+{
+	const char *ff = run->files_from;
+	int stdin_ok = !isatty(STDIN_FILENO) && !run->pw_stdin && !pw_uses_stdin(&run->src);
+	size_t k;
+
+	if (!run->json || status == 0 || (run->output && strcmp(run->output, "-") == 0))
+		return; /* -o -: standard output is the PDF's alone (note 7) */
+	if (!listed && ff && (strcmp(ff, "-") != 0 || stdin_ok))
+		(void)read_files_from(ff, files, 1); /* what it holds, if anything */
+	for (k = 0; k < files->n; k++)
+		cli_json_failure(files->v[k], status, cli_last_error());
+	fflush(stdout);
+}
+
+int cli_fail_early(const struct cli_run *run, int nops, char **operands, int status)
+{
+	struct file_list files;
+	int i;
+
+	memset(&files, 0, sizeof files);
+	for (i = 0; i < nops && run->json && status != 0; i++)
+		if (list_add(&files, operands[i], strlen(operands[i])) != 0)
+			break;
+	fail_all(run, &files, 0, status);
+	list_free(&files);
+	return status;
 }
 
 /* ---- one file ------------------------------------------------------------------ */
@@ -433,13 +481,14 @@ int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
 {
 	struct file_list files;
 	struct driver d;
-	int rc, status = CLI_EXIT_OK;
+	int rc, status = CLI_EXIT_OK, listed;
 	size_t k;
 
 	memset(&files, 0, sizeof files);
-	rc = make_list(ops, run, nops, operands, &files, arg);
+	rc = make_list(ops, run, nops, operands, &files, &listed, arg);
 	if (rc != 0 || files.n == 0) {
 		/* an empty --files-from list: nothing to do */
+		fail_all(run, &files, listed, rc);
 		list_free(&files);
 		return rc;
 	}
@@ -455,6 +504,7 @@ int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
 	if (rc == 0 && (rc = pdfstamp_ctx_new(&d.ctx)) != 0)
 		rc = cli_lib_error(NULL, rc, NULL);
 	if (rc != 0) {
+		fail_all(run, &files, 1, rc);
 		cli_pw_clear(&d.auth.pw);
 		list_free(&files);
 		return rc;

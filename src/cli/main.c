@@ -18,6 +18,12 @@
  *     made non-dumpable (prctl PR_SET_DUMPABLE 0), first thing: other
  *     processes of the same user can then neither ptrace it nor read its
  *     /proc/PID/mem, environ or fds (issue 11).
+ *  5. cli_error() keeps the last message it printed (cli_last_error): a
+ *     failure found before any file was opened is reported once, on
+ *     stderr, where it is found, and then, with --json, as the "error" of
+ *     every file's failure line (cli_fail_early, driver.c).  This is the
+ *     one piece of mutable state besides passwd.c's caught signals;
+ *     messages never hold a password (cli.h note 3), so neither does it.
  */
 #include "config.h"
 
@@ -125,14 +131,27 @@ void cli_put_safe(FILE *f, const char *s)
 	}
 }
 
-static void vmessage(const char *prefix, const char *file, const char *fmt,
-                     va_list ap) CLI_PRINTF(3, 0);
-static void vmessage(const char *prefix, const char *file, const char *fmt,
+/* The last error message, "<what> (<file>)" (note 5). */
+static char last_error[1024];
+
+const char *cli_last_error(void)
+{
+	return last_error;
+}
+
+/* KEEP: remember the message as the last error. */
+static void vmessage(const char *prefix, int keep, const char *file, const char *fmt,
+                     va_list ap) CLI_PRINTF(4, 0);
+static void vmessage(const char *prefix, int keep, const char *file, const char *fmt,
                      va_list ap)
 {
 	char msg[1024];
 
 	vsnprintf(msg, sizeof msg, fmt, ap);
+	/* a long message is cut, as on stderr */
+	if (keep && snprintf(last_error, sizeof last_error, "%s%s%s%s", msg, file ? " (" : "",
+	                     file ? file : "", file ? ")" : "") < 0)
+		last_error[0] = '\0';
 	fputs("pdfstamp: ", stderr);
 	fputs(prefix, stderr);
 	cli_put_safe(stderr, msg);
@@ -149,7 +168,7 @@ void cli_error(const char *file, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmessage("", file, fmt, ap);
+	vmessage("", 1, file, fmt, ap);
 	va_end(ap);
 }
 
@@ -158,7 +177,7 @@ void cli_warning(const char *file, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vmessage("warning: ", file, fmt, ap);
+	vmessage("warning: ", 0, file, fmt, ap);
 	va_end(ap);
 }
 

@@ -20,7 +20,16 @@
  *  3. Parsing is getopt_long's (GNU permutation, unambiguous prefixes,
  *     "--"), its failures reported by cli_bad_option; cli_parse hands the
  *     command's own options to the command, the rest to cli_run_option.
- *  4. --help: a heading after an empty line; an option on a line of its
+ *  4. A failed command line still gives, with --json, a failure line per
+ *     FILE it names (cli_fail_early, driver.c note 4): since getopt_long
+ *     stopped at the error, the arguments are read again here, leniently
+ *     and with the same table (which options take an argument), to the
+ *     end: the operands, --json, --files-from, -o - (after which standard
+ *     output is the PDF's alone) and whether a password option reads
+ *     standard input (then a list there is not read).  Password options
+ *     are known by their names, "...password-file" and "...password-fd",
+ *     as cli_bad_option knows them.
+ *  5. --help: a heading after an empty line; an option on a line of its
  *     own, "  -o, --output OUT" or "      --json", its help from the
  *     column after the widest such line of the command (up to
  *     HELP_MAX_LEFT; a wider one has its help start on the next line),
@@ -30,6 +39,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -121,7 +131,7 @@ int cli_opt_table(const struct cli_opt *rows, const char *prefix, struct option 
 	return b.full ? -1 : 0;
 }
 
-/* ---- --help (note 4) -------------------------------------------------------- */
+/* ---- --help (note 5) -------------------------------------------------------- */
 
 /* "  -o, --output OUT", "      --json" or "  -o OUT" into BUF; its length. */
 static int left_part(const struct cli_opt *o, char *buf, size_t n)
@@ -247,14 +257,100 @@ void cli_help(const struct cli_cmd *cmd)
 	cli_help_rows(cmd->opts);
 }
 
-/* ---- parsing (note 3) ---------------------------------------------------- */
+/* ---- parsing (notes 3 and 4) ---------------------------------------------- */
+
+/* Whether option NAME given VAL reads a password from standard input. */
+static int pw_from_stdin(const char *name, const char *val)
+{
+	size_t n = strlen(name);
+
+	if (!val)
+		return 0;
+	if (n >= 13 && strcmp(name + n - 13, "password-file") == 0)
+		return strcmp(val, "-") == 0;
+	if (n >= 11 && strcmp(name + n - 11, "password-fd") == 0)
+		return *val && strspn(val, "0") == strlen(val);
+	return 0;
+}
+
+/* The long option of LO that ARG ("name" or "name=value") means: an exact
+ * match or the only one it is a prefix of; NULL if none. */
+static const struct option *long_match(const struct option *lo, const char *arg)
+{
+	const struct option *o, *found = NULL;
+	size_t n = strcspn(arg, "=");
+	int count = 0;
+
+	for (o = lo; o->name; o++) {
+		if (strncmp(o->name, arg, n) != 0)
+			continue;
+		if (strlen(o->name) == n)
+			return o;
+		found = o;
+		count++;
+	}
+	return count == 1 ? found : NULL;
+}
+
+/* Note 4: the --json failure lines of a command line that failed with
+ * STATUS.  ARGV as getopt_long left it (permuted, nothing lost). */
+static int fail_lines(const struct option *lo, const char *shorts, int argc, char **argv,
+                      int status)
+{
+	struct cli_run run;
+	const struct option *o;
+	const char *a, *p, *s, *val;
+	char **ops;
+	int i, nops = 0, literal = 0;
+
+	memset(&run, 0, sizeof run);
+	if (!(ops = calloc((size_t)argc + 1, sizeof *ops)))
+		return status;
+	for (i = 1; i < argc; i++) {
+		a = argv[i];
+		if (literal || a[0] != '-' || a[1] == '\0') {
+			ops[nops++] = argv[i];
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			literal = 1;
+			continue;
+		}
+		if (a[1] == '-') {
+			if (!(o = long_match(lo, a + 2)))
+				continue; /* unknown: taken to have no argument */
+			val = strchr(a, '=') ? strchr(a, '=') + 1 : NULL;
+			if (o->has_arg == required_argument && !val && i + 1 < argc)
+				val = argv[++i];
+			if (o->val == CLI_OPT_W_JSON)
+				run.json = 1;
+			else if (o->val == CLI_OPT_W_FILES_FROM && val)
+				run.files_from = val;
+			else if (o->val == 'o' && val)
+				run.output = val;
+			run.pw_stdin |= pw_from_stdin(o->name, val);
+			continue;
+		}
+		for (p = a + 1; *p; p++) {
+			if (*p == ':' || !(s = strchr(shorts, *p)) || s[1] != ':')
+				continue;
+			val = p[1] ? p + 1 : i + 1 < argc ? argv[++i] : NULL;
+			if (*p == 'o' && val)
+				run.output = val;
+			break;
+		}
+	}
+	status = cli_fail_early(&run, nops, ops, status);
+	free(ops);
+	return status;
+}
 
 int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_run *run,
               cli_opt_fn fn, void *arg, int *status)
 {
 	struct option lo[MAX_OPTS];
 	char shorts[2 * MAX_OPTS + 2];
-	int opt, rc;
+	int opt, rc, li = -1;
 
 	if (cli_opt_table(cmd->opts, ":", lo, MAX_OPTS, shorts, sizeof shorts) != 0) {
 		cli_error(NULL, "internal error: the option table of '%s' is too large", cmd->name);
@@ -262,7 +358,7 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_run *
 		return 1;
 	}
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, shorts, lo, &li)) != -1) {
 		if (opt == 'h') {
 			cli_help(cmd);
 			*status = cli_finish_stdout(CLI_EXIT_OK);
@@ -276,9 +372,12 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_run *
 			rc = CLI_EXIT_IO;
 		}
 		if (rc != 0) {
-			*status = rc;
+			*status = fail_lines(lo, shorts, argc, argv, rc);
 			return 1;
 		}
+		if (li >= 0 && pw_from_stdin(lo[li].name, optarg))
+			run->pw_stdin = 1;
+		li = -1;
 	}
 	*status = 0;
 	return 0;

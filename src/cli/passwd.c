@@ -38,8 +38,9 @@
  *     STATUS): the command line names something that is not there.
  *     Only the terminal's own failures (/dev/tty) are I/O errors.
  *
- * The only mutable static state in the program is the array of caught
- * signals below: a signal handler can communicate in no other way.
+ * The only mutable static state in the program besides the last error
+ * message (main.c note 5) is the array of caught signals below: a signal
+ * handler can communicate in no other way.
  */
 #include "config.h"
 

@@ -6,6 +6,13 @@
 #     --image, --font, dss --cert/--ocsp/--crl) that cannot be read is a
 #     usage error, exit 2, its message naming it, nothing written; a FILE
 #     operand that cannot be opened stays that file's I/O error, exit 1.
+#  2. With --json every failure has its line on stdout: a failure found
+#     before any file is opened (a bad option value wherever --json is, an
+#     unknown option, a missing argument, dss's inputs, the driver's and
+#     the commands' own checks) fails every FILE named, operands and the
+#     --files-from list (also on stdin), each line {"file","ok":false,
+#     "exit","error"} with the message printed on stderr; never with -o -,
+#     and a list on stdin is not read when stdin also gives a password.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -88,5 +95,92 @@ check_grep "^One rule for inputs that cannot be read" "$TOP_SRCDIR/README.md" \
 	"README: the rule for inputs that cannot be read"
 check_grep "^Inputs that cannot be read follow one rule" "$TOP_SRCDIR/man/pdfstamp.1" \
 	"pdfstamp(1): the rule for inputs that cannot be read"
+
+# ===========================================================================
+# 2. --json: every failure has its line
+# ===========================================================================
+cp "$S/r6-table.pdf" "$W/b.pdf"
+printf 'this is not a certificate\n' >"$W/text.der"
+printf '%s\n' "$W/l1.pdf" "$W/l2.pdf" >"$W/files.list"
+
+# failure_lines DESC STATUS FILE...: the last run exited STATUS and printed
+# exactly one failure line per FILE, in that order, with the message of
+# stderr as "error".
+failure_lines() {
+	local desc=$1 status=$2
+	shift 2
+	check_status "$status" "$desc"
+	checker_feed "$T/lines.py" "$desc" "$status" "$T/out" "$T/err" "$@"
+}
+cat >"$T/lines.py" <<'PY'
+import json, sys
+desc, status, out, err = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+files = sys.argv[5:]
+
+def result(ok, what, detail):
+    print("OK\t%s: %s" % (desc, what) if ok else "FAIL\t%s: %s\t%s" % (desc, what, detail))
+
+lines = [l for l in open(out, encoding="utf-8").read().split("\n") if l]
+msgs = [l[len("pdfstamp: "):] for l in open(err, encoding="utf-8").read().split("\n")
+        if l.startswith("pdfstamp: ")]
+try:
+    recs = [json.loads(l) for l in lines]
+except ValueError as e:
+    result(False, "JSON lines", "%s: %s" % (e, lines))
+    sys.exit(0)
+result([r.get("file") for r in recs] == files, "a line per file named", lines)
+result(all(list(r) == ["file", "ok", "exit", "error"] and r["ok"] is False and
+           r["exit"] == status for r in recs), "each a failure line, exit %d" % status, recs)
+result(bool(msgs) and all(r["error"] == msgs[0] for r in recs),
+       "the error is the message on stderr", "%s / %s" % (recs, msgs))
+PY
+
+run "$PDFSTAMP" stamp --password-file "$UPW" -i --json --color purple "$W/in.pdf" "$W/b.pdf"
+failure_lines "stamp --json --color purple" 2 "$W/in.pdf" "$W/b.pdf"
+check_grep "^pdfstamp: --color: expected RRGGBB" "$T/err" "stamp --color purple: the message says what is wrong"
+run "$PDFSTAMP" stamp --password-file "$UPW" -i --color purple "$W/in.pdf" --json "$W/b.pdf"
+failure_lines "stamp --color purple with --json after it" 2 "$W/in.pdf" "$W/b.pdf"
+run "$PDFSTAMP" stamp --password-file "$UPW" -i --js --colo=purple -- "$W/in.pdf" -x
+failure_lines "stamp --js --colo=purple -- FILE -x (prefixes, '--')" 2 "$W/in.pdf" -x
+run "$PDFSTAMP" stamp --password-file "$UPW" -i --json --files-from "$W/files.list" --page 0 "$W/in.pdf"
+failure_lines "stamp --page 0 with --files-from: the list's files too" 2 "$W/in.pdf" "$W/l1.pdf" "$W/l2.pdf"
+printf '%s\n' "$W/s1.pdf" "$W/s2.pdf" |
+	"$PDFSTAMP" stamp --password-file "$UPW" -i --json --files-from - --opacity 2 >"$T/out" 2>"$T/err"
+RC=$?
+failure_lines "stamp --opacity 2 with --files-from -: the files on stdin too" 2 "$W/s1.pdf" "$W/s2.pdf"
+printf 'pw-on-stdin\n' |
+	"$PDFSTAMP" stamp --password-fd 0 -i --json --files-from - --opacity 2 "$W/in.pdf" >"$T/out" 2>"$T/err"
+RC=$?
+failure_lines "--files-from - with --password-fd 0: stdin is not read as a list" 2 "$W/in.pdf"
+check_no_grep "pw-on-stdin" "$T/out" "--files-from - with --password-fd 0: the password is never printed"
+run "$PDFSTAMP" info --json --frobnicate "$W/in.pdf" "$W/b.pdf"
+failure_lines "info --json with an unknown option" 2 "$W/in.pdf" "$W/b.pdf"
+run "$PDFSTAMP" verify --json "$W/in.pdf" --password-file
+failure_lines "verify --json, an option without its argument" 2 "$W/in.pdf"
+run "$PDFSTAMP" rotate --json -j 99 -i "$W/in.pdf"
+failure_lines "rotate --json -j 99" 2 "$W/in.pdf"
+run "$PDFSTAMP" stamp --password-file "$UPW" --json -o "$W/out.pdf" -i "$W/in.pdf"
+failure_lines "stamp --json -o with -i (the driver's check)" 2 "$W/in.pdf"
+run "$PDFSTAMP" meta --password-file "$OPW" --json -i "$W/in.pdf" "$W/b.pdf"
+failure_lines "meta --json with nothing to change" 2 "$W/in.pdf" "$W/b.pdf"
+run "$PDFSTAMP" audit --password-file "$UPW" --json --extract-revision 1 "$W/in.pdf"
+failure_lines "audit --json --extract-revision without -o" 2 "$W/in.pdf"
+run "$PDFSTAMP" dss --password-file "$OPW" --json --date now --cert "$W/text.der" -i "$W/in.pdf"
+failure_lines "dss --json --date" 2 "$W/in.pdf"
+run "$PDFSTAMP" dss --password-file "$OPW" --json --cert "$W/missing.der" -i "$W/in.pdf" "$W/b.pdf"
+failure_lines "dss --json with a --cert that cannot be read" 2 "$W/in.pdf" "$W/b.pdf"
+run "$PDFSTAMP" dss --password-file "$OPW" --json --cert "$W/text.der" -i "$W/in.pdf" "$W/b.pdf"
+failure_lines "dss --json with a --cert that is no certificate" 4 "$W/in.pdf" "$W/b.pdf"
+run "$PDFSTAMP" rotate --password-file "$OPW" --json --new-user-password-file "$W/missing.pw" \
+	--new-owner-password-file "$T/no.pw" -i "$W/in.pdf"
+failure_lines "rotate --json with a new password file that cannot be read" 2 "$W/in.pdf"
+check_true cmp -s "$S/r6-table.pdf" "$W/in.pdf" "--json failures: the input is unchanged"
+# -o -: standard output is the PDF's alone, even for a failure line
+run "$PDFSTAMP" stamp --password-file "$UPW" --json --color purple -o - "$W/in.pdf"
+check_status 2 "stamp --json -o - --color purple"
+check_eq "$(stat -c %s "$T/out")" 0 "stamp --json -o -: nothing on stdout, no failure line either"
+# without --json nothing is printed on stdout
+run "$PDFSTAMP" stamp --password-file "$UPW" -i --color purple "$W/in.pdf"
+check_eq "$(stat -c %s "$T/out")" 0 "stamp --color purple without --json: nothing on stdout"
 
 finish
