@@ -22,8 +22,8 @@
  *     one is the message): -o with -i, neither, no input, the command's
  *     own check (ops->check, only once those and the count of operands for
  *     -o are right), -o - with --json/-v or a terminal, --files-from -
- *     with a password read from stdin, reading --files-from, the count for
- *     -o again.
+ *     with a password read from stdin, reading --files-from, '-' among the
+ *     files (note 10), the count for -o again.
  *  3. In place, a document is opened with PDFSTAMP_OPEN_WRITE (an
  *     exclusive, non-blocking lock held until it is closed); for -o it is
  *     opened read-only and the library writes OUT through a temporary
@@ -64,6 +64,11 @@
  *     (passwd.c note 5), dss's inputs (cmd_dss.c) and the stamp's font
  *     and image (the library's PDFSTAMP_E_USAGE); a FILE operand that
  *     cannot be opened is the file's I/O error (exit 1).
+ * 10. A FILE is read by name, through the library, which needs a regular
+ *     file it can seek in and lock: "-" (an operand or a --files-from
+ *     line) does not stand for standard input here and is refused, a
+ *     usage error naming the way out (./- for a file named "-"), rather
+ *     than reported as a missing file called "-".
  */
 #include "config.h"
 
@@ -289,6 +294,7 @@ static int make_list(const struct cli_ops *ops, const struct cli_run *run,
                      int nops, char **operands, struct file_list *files,
                      int *listed, void *arg)
 {
+	size_t k;
 	int i, rc;
 
 	*listed = 0;
@@ -336,6 +342,14 @@ static int make_list(const struct cli_ops *ops, const struct cli_run *run,
 	*listed = 1;
 	if (run->files_from && (rc = read_files_from(run->files_from, files, 0)) != 0)
 		return rc;
+	for (k = 0; k < files->n; k++) {
+		if (strcmp(files->v[k], "-") == 0) {
+			/* note 10 */
+			cli_error(NULL, "standard input ('-') is not an input here: give each FILE "
+			          "by its name (./- for a file named '-')");
+			return cli_usage_hint(ops->name);
+		}
+	}
 	if (writes(ops) && run->output && files->n != 1) {
 		cli_error(NULL, "-o needs exactly one input file (%zu given); "
 		          "use --in-place for several", files->n);

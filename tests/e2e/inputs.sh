@@ -13,6 +13,10 @@
 #     --files-from list (also on stdin), each line {"file","ok":false,
 #     "exit","error"} with the message printed on stderr; never with -o -,
 #     and a list on stdin is not read when stdin also gives a password.
+#  3. "-" as a FILE (an operand or a --files-from line) is refused by every
+#     command, exit 2, with a message that says standard input is not an
+#     input here; ./- names a file called "-", which is never touched by
+#     the refusal.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -182,5 +186,36 @@ check_eq "$(stat -c %s "$T/out")" 0 "stamp --json -o -: nothing on stdout, no fa
 # without --json nothing is printed on stdout
 run "$PDFSTAMP" stamp --password-file "$UPW" -i --color purple "$W/in.pdf"
 check_eq "$(stat -c %s "$T/out")" 0 "stamp --color purple without --json: nothing on stdout"
+
+# ===========================================================================
+# 3. "-" as FILE
+# ===========================================================================
+mkdir -p "$W/dash"
+cp "$S/plain-2page.pdf" "$W/dash/-"
+cp "$S/r6-table.pdf" "$W/dash/in.pdf"
+for cmd in info verify audit recover "stamp -o out.pdf" "stamp -i" "meta --set Title=x -i" \
+	"dss --cert c.der -i" "rotate -i ${NEW[*]}" "encrypt -i ${NEW[*]}"; do
+	# shellcheck disable=SC2086
+	(cd "$W/dash" && "$PDFSTAMP" $cmd - >"$T/out" 2>"$T/err")
+	RC=$?
+	check_status 2 "${cmd%% *} -: refused"
+	check_grep "standard input \('-'\) is not an input here" "$T/err" "${cmd%% *} -: says standard input is not an input here"
+	check_true cmp -s "$S/plain-2page.pdf" "$W/dash/-" "${cmd%% *} -: the file named '-' is not touched"
+	check_true test ! -e "$W/dash/out.pdf" "${cmd%% *} -: nothing written"
+done
+printf '%s\n' "$W/dash/in.pdf" - >"$W/dash/list"
+(cd "$W/dash" && "$PDFSTAMP" stamp --password-file "$UPW" -i --files-from list >"$T/out" 2>"$T/err")
+RC=$?
+check_status 2 "a --files-from line '-': refused"
+check_grep "standard input \('-'\) is not an input here" "$T/err" "a --files-from line '-': says why"
+check_true cmp -s "$S/r6-table.pdf" "$W/dash/in.pdf" "a --files-from line '-': no file of the list is updated"
+(cd "$W/dash" && "$PDFSTAMP" info --json ./- >"$T/out" 2>"$T/err")
+RC=$?
+check_status 0 "info ./-: a file named '-' is read by that name"
+check_eq "$(jget "$T/out" 'd["file"]')" '"./-"' "info ./-: its line names it"
+(cd "$W/dash" && "$PDFSTAMP" info --json in.pdf - >"$T/out" 2>"$T/err")
+RC=$?
+check_status 2 "info --json FILE -"
+check_eq "$(jget "$T/out" 'd["file"]' 2)" '"-"' "info --json FILE -: '-' gets its failure line"
 
 finish
