@@ -1131,6 +1131,28 @@ static int salvage(ps_doc **pdoc, int rc0)
 	return ps_err(ctx, rc0, "%s", why);
 }
 
+/* An open that failed as malformed (RC) of a file with no "%PDF-" in its
+ * first 1024 bytes, where readers look for the header (ISO 32000-2 7.5.2):
+ * says "not a PDF" rather than what the cross-reference reader tripped
+ * over.  Asked only once the open failed, so a file that opens reads
+ * exactly what it did; if the header cannot be read, RC and its message
+ * stand. */
+static int not_a_pdf(ps_doc *doc, int rc)
+{
+	char why[sizeof doc->ctx->errmsg];
+	ps_buf h = PS_BUF_INIT;
+
+	if (rc != PDFSTAMP_E_FORMAT)
+		return rc;
+	memcpy(why, doc->ctx->errmsg, sizeof why);
+	if (ps_doc_pread(doc, 0, 1024, &h) < 0)
+		rc = ps_err(doc->ctx, rc, "%s", why);
+	else if (!memmem(h.data, h.len, "%PDF-", 5))
+		rc = ps_err(doc->ctx, rc, "not a PDF: no %%PDF header");
+	ps_buf_free(&h);
+	return rc;
+}
+
 /* The public entry takes only the public flags: the internal PS_OPEN_*
  * ones (doc.h) skip the journal and the older revisions, which only the
  * library's own checks of what it just wrote may do. */
@@ -1215,8 +1237,10 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 	doc->mode = st.st_mode;
 	doc->open_flags = flags;
 	if ((rc = load_chain(doc)) < 0 &&
-	    (!(flags & PDFSTAMP_OPEN_SALVAGE) || !salvageable(rc) || (rc = salvage(&doc, rc)) < 0))
+	    (!(flags & PDFSTAMP_OPEN_SALVAGE) || !salvageable(rc) || (rc = salvage(&doc, rc)) < 0)) {
+		rc = not_a_pdf(doc, rc);
 		goto fail;
+	}
 	*out = doc;
 	return 0;
 fail:

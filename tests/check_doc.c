@@ -412,6 +412,57 @@ START_TEST(open_refusals)
 }
 END_TEST
 
+/* Writes LEN bytes of DATA, after JUNK bytes of 'x', to DIR/NAME. */
+static const char *write_raw(const char *name, size_t junk, const char *data, size_t len)
+{
+	static char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	ck_assert_ptr_nonnull(f = fopen(path, "wb"));
+	while (junk-- > 0)
+		ck_assert_int_eq(fputc('x', f), 'x');
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+	return path;
+}
+
+/* Issue 30: a file that does not open and has no "%PDF-" in its first
+ * 1024 bytes is called what it is; with a header, the reader's own
+ * message stands. */
+START_TEST(not_a_pdf_says_so)
+{
+	static const char text[] = "hello, this is text\nstartxref\nfoo\n%%EOF\n";
+	static const char headed[] = "%PDF-1.7\nhello\nstartxref\nfoo\n%%EOF\n";
+	const char *path;
+	unsigned flags[2] = { 0, PDFSTAMP_OPEN_SALVAGE };
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		path = write_raw("text.pdf", 0, text, sizeof text - 1);
+		ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, flags[k]), PDFSTAMP_E_FORMAT);
+		ck_assert_ptr_null(doc);
+		ck_assert_str_eq(ctx->errmsg, "not a PDF: no %PDF header");
+		path = write_raw("empty.pdf", 0, "", 0);
+		ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, flags[k]), PDFSTAMP_E_FORMAT);
+		ck_assert_str_eq(ctx->errmsg, "not a PDF: no %PDF header");
+		path = write_raw("headed.pdf", 0, headed, sizeof headed - 1);
+		ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, flags[k]), PDFSTAMP_E_FORMAT);
+		ck_assert_str_eq(ctx->errmsg, "startxref is not followed by a valid offset");
+		/* readers look for the header in the first 1024 bytes */
+		path = write_raw("late.pdf", 1015, headed, sizeof headed - 1);
+		ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, flags[k]), PDFSTAMP_E_FORMAT);
+		ck_assert_str_eq(ctx->errmsg, "startxref is not followed by a valid offset");
+		path = write_raw("later.pdf", 1020, headed, sizeof headed - 1);
+		ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, flags[k]), PDFSTAMP_E_FORMAT);
+		ck_assert_str_eq(ctx->errmsg, "not a PDF: no %PDF header");
+	}
+	/* an I/O failure is never renamed */
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, dir, 0), PDFSTAMP_E_IO);
+	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "a directory"));
+}
+END_TEST
+
 /* ---- the salvage open --------------------------------------------------- */
 
 /* The ways a second revision is damaged. */
@@ -772,6 +823,7 @@ static Suite *doc_suite(void)
 	tcase_add_test(tc, damaged_offset_other_object);
 	tcase_add_test(tc, damaged_offset_past_end);
 	tcase_add_test(tc, open_refusals);
+	tcase_add_test(tc, not_a_pdf_says_so);
 	tcase_add_test(tc, salvage_startxref_at_garbage);
 	tcase_add_test(tc, salvage_bad_entry_line);
 	tcase_add_test(tc, salvage_prev_nowhere);

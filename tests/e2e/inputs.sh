@@ -17,6 +17,9 @@
 #     command, exit 2, with a message that says standard input is not an
 #     input here; ./- names a file called "-", which is never touched by
 #     the refusal.
+#  4. A file that is not a PDF (text, random bytes, an empty file) says so,
+#     "not a PDF: no %PDF header", exit 4, for every command that reads
+#     one; a damaged PDF keeps the reader's own message.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -78,12 +81,14 @@ unreadable "--files-from missing" "cannot open the --files-from list.*missing\.l
 unreadable "--files-from a directory" "cannot read the --files-from list.*adir" \
 	"$PDFSTAMP" stamp --password-file "$UPW" -i --files-from "$W/adir"
 unreadable "stamp --image missing" "cannot open the image.*missing\.png" \
-	"$PDFSTAMP" stamp --password-file "$UPW" --image "$W/missing.png" -o "$W/out.pdf" "$W/in.pdf"
+	"$PDFSTAMP" stamp --password-file "$UPW" --image "$W/missing.png" \
+	-o "$W/out.pdf" "$W/in.pdf"
 unreadable "stamp --font missing" "cannot open the font.*missing\.ttf" \
 	"$PDFSTAMP" stamp --password-file "$UPW" --font "$W/missing.ttf" -o "$W/out.pdf" "$W/in.pdf"
 for o in cert ocsp crl; do
 	unreadable "dss --$o missing" "cannot open.*missing\.der" \
-		"$PDFSTAMP" dss --password-file "$OPW" --$o "$W/missing.der" -o "$W/out.pdf" "$W/in.pdf"
+		"$PDFSTAMP" dss --password-file "$OPW" --$o "$W/missing.der" \
+		-o "$W/out.pdf" "$W/in.pdf"
 done
 unreadable "dss --cert a directory" "not a regular file.*adir" \
 	"$PDFSTAMP" dss --password-file "$OPW" --cert "$W/adir" -o "$W/out.pdf" "$W/in.pdf"
@@ -141,22 +146,29 @@ PY
 
 run "$PDFSTAMP" stamp --password-file "$UPW" -i --json --color purple "$W/in.pdf" "$W/b.pdf"
 failure_lines "stamp --json --color purple" 2 "$W/in.pdf" "$W/b.pdf"
-check_grep "^pdfstamp: --color: expected RRGGBB" "$T/err" "stamp --color purple: the message says what is wrong"
+check_grep "^pdfstamp: --color: expected RRGGBB" "$T/err" \
+	"stamp --color purple: the message says what is wrong"
 run "$PDFSTAMP" stamp --password-file "$UPW" -i --color purple "$W/in.pdf" --json "$W/b.pdf"
 failure_lines "stamp --color purple with --json after it" 2 "$W/in.pdf" "$W/b.pdf"
 run "$PDFSTAMP" stamp --password-file "$UPW" -i --js --colo=purple -- "$W/in.pdf" -x
 failure_lines "stamp --js --colo=purple -- FILE -x (prefixes, '--')" 2 "$W/in.pdf" -x
-run "$PDFSTAMP" stamp --password-file "$UPW" -i --json --files-from "$W/files.list" --page 0 "$W/in.pdf"
-failure_lines "stamp --page 0 with --files-from: the list's files too" 2 "$W/in.pdf" "$W/l1.pdf" "$W/l2.pdf"
+run "$PDFSTAMP" stamp --password-file "$UPW" -i --json --files-from "$W/files.list" \
+	--page 0 "$W/in.pdf"
+failure_lines "stamp --page 0 with --files-from: the list's files too" 2 \
+	"$W/in.pdf" "$W/l1.pdf" "$W/l2.pdf"
 printf '%s\n' "$W/s1.pdf" "$W/s2.pdf" |
-	"$PDFSTAMP" stamp --password-file "$UPW" -i --json --files-from - --opacity 2 >"$T/out" 2>"$T/err"
+	"$PDFSTAMP" stamp --password-file "$UPW" -i --json --files-from - --opacity 2 \
+	>"$T/out" 2>"$T/err"
 RC=$?
-failure_lines "stamp --opacity 2 with --files-from -: the files on stdin too" 2 "$W/s1.pdf" "$W/s2.pdf"
+failure_lines "stamp --opacity 2 with --files-from -: the files on stdin too" 2 \
+	"$W/s1.pdf" "$W/s2.pdf"
 printf 'pw-on-stdin\n' |
-	"$PDFSTAMP" stamp --password-fd 0 -i --json --files-from - --opacity 2 "$W/in.pdf" >"$T/out" 2>"$T/err"
+	"$PDFSTAMP" stamp --password-fd 0 -i --json --files-from - --opacity 2 "$W/in.pdf" \
+	>"$T/out" 2>"$T/err"
 RC=$?
 failure_lines "--files-from - with --password-fd 0: stdin is not read as a list" 2 "$W/in.pdf"
-check_no_grep "pw-on-stdin" "$T/out" "--files-from - with --password-fd 0: the password is never printed"
+check_no_grep "pw-on-stdin" "$T/out" \
+	"--files-from - with --password-fd 0: the password is never printed"
 run "$PDFSTAMP" info --json --frobnicate "$W/in.pdf" "$W/b.pdf"
 failure_lines "info --json with an unknown option" 2 "$W/in.pdf" "$W/b.pdf"
 run "$PDFSTAMP" verify --json "$W/in.pdf" --password-file
@@ -199,16 +211,20 @@ for cmd in info verify audit recover "stamp -o out.pdf" "stamp -i" "meta --set T
 	(cd "$W/dash" && "$PDFSTAMP" $cmd - >"$T/out" 2>"$T/err")
 	RC=$?
 	check_status 2 "${cmd%% *} -: refused"
-	check_grep "standard input \('-'\) is not an input here" "$T/err" "${cmd%% *} -: says standard input is not an input here"
-	check_true cmp -s "$S/plain-2page.pdf" "$W/dash/-" "${cmd%% *} -: the file named '-' is not touched"
+	check_grep "standard input \('-'\) is not an input here" "$T/err" \
+		"${cmd%% *} -: says standard input is not an input here"
+	check_true cmp -s "$S/plain-2page.pdf" "$W/dash/-" \
+		"${cmd%% *} -: the file named '-' is not touched"
 	check_true test ! -e "$W/dash/out.pdf" "${cmd%% *} -: nothing written"
 done
 printf '%s\n' "$W/dash/in.pdf" - >"$W/dash/list"
 (cd "$W/dash" && "$PDFSTAMP" stamp --password-file "$UPW" -i --files-from list >"$T/out" 2>"$T/err")
 RC=$?
 check_status 2 "a --files-from line '-': refused"
-check_grep "standard input \('-'\) is not an input here" "$T/err" "a --files-from line '-': says why"
-check_true cmp -s "$S/r6-table.pdf" "$W/dash/in.pdf" "a --files-from line '-': no file of the list is updated"
+check_grep "standard input \('-'\) is not an input here" "$T/err" \
+	"a --files-from line '-': says why"
+check_true cmp -s "$S/r6-table.pdf" "$W/dash/in.pdf" \
+	"a --files-from line '-': no file of the list is updated"
 (cd "$W/dash" && "$PDFSTAMP" info --json ./- >"$T/out" 2>"$T/err")
 RC=$?
 check_status 0 "info ./-: a file named '-' is read by that name"
@@ -217,5 +233,33 @@ check_eq "$(jget "$T/out" 'd["file"]')" '"./-"' "info ./-: its line names it"
 RC=$?
 check_status 2 "info --json FILE -"
 check_eq "$(jget "$T/out" 'd["file"]' 2)" '"-"' "info --json FILE -: '-' gets its failure line"
+
+# ===========================================================================
+# 4. not a PDF
+# ===========================================================================
+printf 'Dear reader,\nthis is a letter.\nstartxref\nsoon\n%%%%EOF\n' >"$W/letter.pdf"
+head -c 3000 /dev/urandom | tr -d '%' >"$W/random.pdf"
+: >"$W/empty.pdf"
+for f in letter random empty; do
+	for cmd in info verify audit "stamp -o out.pdf" "meta --set Title=x -o out.pdf" \
+		"rotate -o out.pdf ${NEW[*]}" "encrypt -o out.pdf ${NEW[*]}"; do
+		# shellcheck disable=SC2086
+		(cd "$W" && "$PDFSTAMP" $cmd "$f.pdf" >"$T/out" 2>"$T/err")
+		RC=$?
+		check_status 4 "${cmd%% *} $f.pdf: malformed input"
+		check_grep "^pdfstamp: not a PDF: no %PDF header \($f\.pdf\)$" "$T/err" \
+			"${cmd%% *} $f.pdf: says it is not a PDF"
+	done
+done
+run "$PDFSTAMP" info --json "$W/letter.pdf"
+check_eq "$(jget "$T/out" 'd["error"]')" '"not a PDF: no %PDF header"' \
+	"info --json: the error of a text file"
+# a PDF cut short still says what is wrong with it
+head -c 900 "$S/plain-2page.pdf" >"$W/cut.pdf"
+run "$PDFSTAMP" info "$W/cut.pdf"
+check_status 4 "a truncated PDF: malformed input"
+check_no_grep "no %PDF header" "$T/err" \
+	"a truncated PDF: the reader's own message, not 'no %PDF header'"
+check_grep "^pdfstamp: .+" "$T/err" "a truncated PDF: a message"
 
 finish
