@@ -1068,8 +1068,6 @@ static int load_chain(ps_doc *doc)
 {
 	int rc;
 
-	if (doc->open_flags & PS_OPEN_MAP)
-		ps_doc_map(doc); /* input.c note 4 */
 	if ((rc = ps_xref_load(doc)) < 0 ||
 	    ((doc->open_flags & PDFSTAMP_OPEN_SALVAGE) && (rc = ps_xref_load_all(doc)) < 0) ||
 	    (!(doc->open_flags & PS_OPEN_NEWEST_ONLY) && (rc = read_encrypt(doc)) < 0))
@@ -1274,7 +1272,6 @@ void pdfstamp_doc_close(pdfstamp_doc *doc)
 	free(doc->sections);
 	free(doc->read_ranges);
 	free(doc->path);
-	ps_doc_unmap(doc);
 	if (doc->fd >= 0)
 		close(doc->fd);
 	free(doc);

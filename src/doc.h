@@ -78,7 +78,6 @@ struct pdfstamp_doc {
 	                                 effective end (doc.c note 6): nothing past it is read */
 	int64_t damaged_len;          /* salvage open: bytes of the damaged tail past size, else 0 */
 	char damaged_why[256];        /* and why the whole file did not open */
-	const uint8_t *map;           /* PS_OPEN_MAP: the file mapped read-only (input.c note 4), or NULL */
 	int64_t bytes_read;           /* distinct bytes read (input.c note 2), <= size */
 	int64_t *read_ranges;         /* what was read: start, end pairs, sorted and merged */
 	size_t nread_ranges, capread_ranges;
@@ -272,10 +271,6 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags);
  * ps_sec_share, encrypted, encrypt_num, authenticated): the cheap re-read
  * that checks an update we just appended. */
 #define PS_OPEN_NEWEST_ONLY 0x200
-/* Internal open flag: also map the file read-only, for ps_doc_mapped
- * (input.c note 4).  Only for a file that nobody else can shorten: the
- * rewrite's own unnamed output. */
-#define PS_OPEN_MAP 0x400
 /* Generation of object NUM in the newest revision (0 if compressed/free). */
 uint16_t ps_doc_gen(ps_doc *doc, uint32_t num);
 

@@ -30,40 +30,12 @@
  *     OBJ_WINDOW_MAX: an object's cost follows its size.  The object is
  *     returned as it is in the file (ISO 32000-2 7.3.10, "N G obj ...
  *     endobj"): never decrypted here; doc.c decrypts what it caches.
- *  4. A mapping instead of reads, for one file only: the rewrite's
- *     self-check re-reads the whole output it has just written, and
- *     copying 2 GB out of the page cache into buffers cost as much as
- *     reading the input (rwcheck.c note 4).  So a document opened with
- *     PS_OPEN_MAP is also mapped read-only (MADV_SEQUENTIAL) and
- *     ps_doc_mapped hands out pointers into it, bounded by the size at
- *     open and counted in bytes_read like any read.  A mapped file that
- *     shrinks kills the process (SIGBUS), so the flag is only for a file
- *     nobody else can shorten: the rewrite's output while it is unnamed
- *     (O_TMPFILE; for `-o -` without O_TMPFILE, a mkstemp file unlinked
- *     before anything is written: ps_outfile.unnamed, io.c), written
- *     through our descriptor only and never truncated.  An I/O error on
- *     a page of it is a SIGBUS too rather than an error message: the
- *     output is then gone with the process and the target untouched
- *     (io.c), as after a kill -- so the caller of the library must ask
- *     for it (PDFSTAMP_REWRITE_MAP_OUTPUT).  The command does not: once
- *     the reader's buffers were on huge pages (buf.c), reading into them
- *     beat the mapping's page faults on the benchmark VMs.  Everything
- *     else, the self-check's own xref and careful loads included, still
- *     goes through pread.  If the
- *     mapping fails, the document is simply read.  What the reader is
- *     done with leaves the resident set (ps_doc_mapped_done: MADV_DONTNEED
- *     on a shared file mapping drops only the process's page-table
- *     entries, the page cache keeps the pages and a later touch maps them
- *     again), so the resident size follows the segments in use, not the
- *     file's size.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "ps.h"
 #include "input.h"
@@ -164,49 +136,6 @@ int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out)
 	out->len = got;
 	out->data[got] = 0; /* a terminator for the parser's convenience */
 	return note_read(doc, off, off + (int64_t)got);
-}
-
-void ps_doc_map(ps_doc *doc)
-{
-	void *m;
-
-	if (doc->map || doc->size <= 0 || (uint64_t)doc->size > SIZE_MAX)
-		return;
-	m = mmap(NULL, (size_t)doc->size, PROT_READ, MAP_SHARED, doc->fd, 0);
-	if (m == MAP_FAILED)
-		return;
-	(void)madvise(m, (size_t)doc->size, MADV_SEQUENTIAL); /* a hint: its failure changes nothing */
-	doc->map = m;
-}
-
-void ps_doc_unmap(ps_doc *doc)
-{
-	if (doc->map)
-		munmap((void *)(uintptr_t)doc->map, (size_t)doc->size);
-	doc->map = NULL;
-}
-
-void ps_doc_mapped_done(const uint8_t *p, size_t len)
-{
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a, b;
-
-	if (!p || pg == 0 || pg == (uintptr_t)-1)
-		return;
-	a = ((uintptr_t)p + pg - 1) / pg * pg; /* the whole pages of [p, p + len) */
-	b = ((uintptr_t)p + len) / pg * pg;
-	if (b > a)
-		(void)madvise((void *)a, b - a, MADV_DONTNEED); /* a hint: its failure changes nothing */
-}
-
-const uint8_t *ps_doc_mapped(ps_doc *doc, int64_t off, size_t *len)
-{
-	if (!doc->map || off < 0 || off >= doc->size)
-		return NULL;
-	if ((int64_t)*len > doc->size - off)
-		*len = (size_t)(doc->size - off);
-	if (note_read(doc, off, off + (int64_t)*len) < 0)
-		return NULL;
-	return doc->map + off;
 }
 
 int ps_doc_parse_at(ps_doc *doc, int64_t off, uint32_t expect_num, ps_obj **out, uint32_t *num_out)

@@ -13,17 +13,6 @@ int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out);
 /* "1.7", or the header's version when it is a later one ("%PDF-2.0"): what
  * a full rewrite writes in its own header (OUT holds 16 bytes). */
 int ps_doc_header_version(ps_doc *doc, char out[16]);
-/* Note 4: [OFF, OFF + *LEN) of a document opened with PS_OPEN_MAP, *LEN
- * cut to the file's size, counted as read; NULL when the document is not
- * mapped or OFF is outside the file.  Valid until the document is closed. */
-const uint8_t *ps_doc_mapped(ps_doc *doc, int64_t off, size_t *len);
-/* Note 4: maps the document (ps_doc_open with PS_OPEN_MAP); a failure
- * leaves it unmapped, read with pread as any other.  And the unmapping. */
-void ps_doc_map(ps_doc *doc);
-void ps_doc_unmap(ps_doc *doc);
-/* Note 4: the caller is done with [P, P + LEN) of a mapping: its whole
- * pages leave the resident set until they are touched again. */
-void ps_doc_mapped_done(const uint8_t *p, size_t len);
 /* Parses the indirect object at OFF without decrypting (used for xref
  * streams and by lookup).  Owned result.  EXPECT_NUM 0 accepts any object
  * number; NUM_OUT (may be NULL) receives the number found. */

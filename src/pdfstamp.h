@@ -431,8 +431,7 @@ struct pdfstamp_rewrite_opts {
 	unsigned version;
 	const char *output;          /* new file; NULL with PDFSTAMP_WRITE_IN_PLACE (temp + rename over the input)
 	                                or PDFSTAMP_WRITE_TO_FD */
-	unsigned flags;              /* PDFSTAMP_WRITE_IN_PLACE, PDFSTAMP_WRITE_TO_FD, PDFSTAMP_REWRITE_FORCE,
-	                                PDFSTAMP_REWRITE_MAP_OUTPUT */
+	unsigned flags;              /* PDFSTAMP_WRITE_IN_PLACE, PDFSTAMP_WRITE_TO_FD, PDFSTAMP_REWRITE_FORCE */
 	const char *user_password;   /* UTF-8, SASLprep'd ("stored" profile) */
 	size_t user_len;
 	const char *owner_password;
@@ -445,15 +444,8 @@ struct pdfstamp_rewrite_opts {
 	int output_fd;               /* version 2: the descriptor of PDFSTAMP_WRITE_TO_FD, else ignored */
 };
 #define PDFSTAMP_REWRITE_FORCE 0x100  /* rewrite even if signatures or /SigFlags AppendOnly exist */
-/* The self-check reads the unnamed output back through a read-only mapping
- * instead of copying it; an I/O error reading it back is then SIGBUS in
- * the calling process instead of PDFSTAMP_E_IO (the target is untouched
- * either way).  Whether it is faster depends on the machine: where a page
- * fault is dear (virtual machines), reading is; the pdfstamp command
- * reads.  Ignored while the output has a name: -o FILE and in place on a
- * file system without O_TMPFILE (PDFSTAMP_WRITE_TO_FD's temporary file is
- * unlinked before it is written, and mapped). */
-#define PDFSTAMP_REWRITE_MAP_OUTPUT 0x200
+/* 0x200 is reserved and ignored (it asked an earlier version to map the
+ * output for its self-check). */
 /* Version 1 (without output_fd) is still accepted. */
 #define PDFSTAMP_REWRITE_OPTS_VERSION 2
 #define PDFSTAMP_REWRITE_OPTS_INIT {PDFSTAMP_REWRITE_OPTS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, -4, 0, NULL, NULL, -1}

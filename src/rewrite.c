@@ -1089,9 +1089,16 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	if (!to_fd) /* note 9: the fsync runs during the self-check */
 		ps_wstream_sync_start(&rw.w);
 	/* verify with the new password before anything is renamed (note 5) */
-	chk = (ps_rwcheck){ps_outfile_path(&rw.of), rw.of.unnamed && (o->flags & PDFSTAMP_REWRITE_MAP_OUTPUT),
-	                   o->owner_password ? o->owner_password : "", o->owner_len, rw.dropped, rw.ndropped,
-	                   enc_num, rw.nthreads ? rw.nthreads : 1, rw.offs.v, nsorted, rw.pool};
+	chk = (ps_rwcheck){.path = ps_outfile_path(&rw.of),
+	                   .owner = o->owner_password ? o->owner_password : "",
+	                   .owner_len = o->owner_len,
+	                   .dropped = rw.dropped,
+	                   .ndropped = rw.ndropped,
+	                   .enc_num = enc_num,
+	                   .jobs = rw.nthreads ? rw.nthreads : 1,
+	                   .sums = rw.offs.v,
+	                   .nsums = nsorted,
+	                   .pool = rw.pool};
 	if ((rc = ps_rewrite_check(doc, &chk)) < 0)
 		goto out;
 	if (to_fd)

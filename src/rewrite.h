@@ -57,7 +57,6 @@ int ps_rewrite_is_dropped(const uint32_t *dropped, size_t n, uint32_t num);
 struct ps_segpool;
 typedef struct ps_rwcheck {
 	const char *path;             /* the rewritten file */
-	int map;                      /* PATH may be mapped (nobody else can shorten it: input.c note 4) */
 	const char *owner;            /* the new owner password, OWNER_LEN bytes */
 	size_t owner_len;
 	const uint32_t *dropped;      /* the input's numbers the rewrite dropped, sorted */
@@ -85,14 +84,10 @@ uint64_t ps_rewrite_sum(unsigned cpu, const uint8_t *p, size_t n);
 
 /* A run of a document's file read with one pread.  Reference counted by
  * its users, all on one thread.  Its buffer comes from the reader's pool
- * (rwcheck.c note 6), which lives as long as the reader or any segment;
- * or, with no pool, it lies in the document's mapping (note 4), read-only:
- * only the self-check's output is ever mapped, never the rewrite's input,
- * whose segments it encrypts in place. */
+ * (rwcheck.c note 6), which lives as long as the reader or any segment. */
 typedef struct ps_seg {
 	uint8_t *data;
 	size_t cap;               /* bytes allocated at data */
-	size_t len;               /* cap 0: bytes mapped at data */
 	int refs;
 	struct ps_segpool *pool;
 } ps_seg;

@@ -39,11 +39,11 @@
  *     its own, freshly read xref, reads the file in segments of about 4 MB
  *     and parses each object from its bytes there (from its offset to the
  *     next object's), so the output is read once, in a few dozen preads,
- *     instead of three small preads and a window parse per object; the
- *     rewrite's own unnamed output, when the caller accepts a SIGBUS for
- *     an I/O error (PDFSTAMP_REWRITE_MAP_OUTPUT), is not even read but
- *     mapped (input.c note 4: a segment then points into the mapping and
- *     nothing is copied, which took as long as copying the input in).  The
+ *     instead of three small preads and a window parse per object.  It is
+ *     read, never mapped: a mapping turns an I/O error on the output into
+ *     a SIGBUS in the caller's process instead of PDFSTAMP_E_IO, and since
+ *     the reader's buffers sit on huge pages (note 6) reading into them is
+ *     no slower than the mapping's page faults were.  The
  *     decryption is real: the output's own handler, opened with the new
  *     password, decrypts every string and stream (ps_sec_convert_strings,
  *     ps_sec_decrypt_stream, as doc.c does).  An object the reader cannot
@@ -59,9 +59,7 @@
  *     file order starts (the file's end for the last), so stream data is
  *     only borrowed when it lies inside its own object's bytes: bytes of
  *     one object are never handed out as another's.  The segments are read
- *     with ps_doc_pread, or taken from the mapping by ps_doc_mapped
- *     (input.c note 4); either way bounded by the size at open, bytes_read
- *     counted.
+ *     with ps_doc_pread: bounded by the size at open, bytes_read counted.
  *  6. Segment buffers are reused: a segment of at most SEG_TARGET bytes
  *     gets a buffer of SEG_BUF bytes from the reader's pool, and gives it
  *     back when its last reference goes (ps_seg_release), so a long file is
@@ -79,10 +77,7 @@
  *     reads the output into the buffers the input was read into: none
  *     fresh.  The buffers hold what the file holds (the rewrite's are
  *     re-encrypted in place, and wiped by it where that stops half-way:
- *     rewrite.c batch_clear).  A mapped document's segments (no pool, cap
- *     0) use no buffer: they point into the mapping, and their whole pages
- *     leave the resident set when the last reference goes
- *     (ps_doc_mapped_done).
+ *     rewrite.c batch_clear).
  *  7. Check b runs on the rewrite's thread count: this thread lists the
  *     objects in batches of about one segment (with what needs the
  *     document: generation, xref stream or not), any thread parses and
@@ -278,10 +273,8 @@ void ps_seg_release(ps_seg *s)
 		if (p && s->cap == SEG_BUF) {
 			memcpy(s->data, &p->free, sizeof p->free);
 			p->free = s->data;
-		} else if (p) {
-			free(s->data); /* a buffer of its own size */
 		} else {
-			ps_doc_mapped_done(s->data, s->len); /* in the document's mapping (no pool) */
+			free(s->data); /* a buffer of its own size */
 		}
 		free(s);
 		ps_segpool_unref(p);
@@ -334,24 +327,6 @@ static int64_t item_end(const ps_seqread *r, size_t i)
 	return e < r->it[i].off ? r->it[i].off : e;
 }
 
-/* The segment [START, START + NEED) in the document's mapping, up to item K. */
-static int seg_mapped(ps_seqread *r, int64_t start, size_t need, size_t k)
-{
-	const uint8_t *p = ps_doc_mapped(r->doc, start, &need);
-
-	if (!p)
-		return ps_err(r->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	if (!(r->seg = calloc(1, sizeof *r->seg)))
-		return ps_err(r->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	r->seg->data = (uint8_t *)(uintptr_t)p; /* read only: a check's segments are never written */
-	r->seg->len = need;
-	r->seg->refs = 1;
-	r->start = start;
-	r->got = (int64_t)need;
-	r->k = k;
-	return 0;
-}
-
 /* The segment that starts with item I (note 5). */
 static int seg_next(ps_seqread *r)
 {
@@ -370,8 +345,6 @@ static int seg_next(ps_seqread *r)
 	while (k < r->n && r->it[k].off < doc->size && item_end(r, k) - start <= (int64_t)SEG_TARGET)
 		k++;
 	need = (size_t)(item_end(r, k - 1) - start);
-	if (doc->map) /* note 4: the segment lies in the mapping, nothing is copied */
-		return seg_mapped(r, start, need, k);
 	/* note 6: a pooled buffer when it fits, else one of its own size (in
 	 * bulk either way: ps_buf_reserve, buf.c) */
 	if (need + 1 <= SEG_BUF && p->free) {
@@ -1123,7 +1096,7 @@ int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c)
 	ps_doc *v = NULL;
 	int rc;
 
-	if ((rc = ps_doc_open(ctx, &v, c->path, PS_OPEN_NO_RECOVER | (c->map ? PS_OPEN_MAP : 0))) == 0 &&
+	if ((rc = ps_doc_open(ctx, &v, c->path, PS_OPEN_NO_RECOVER)) == 0 &&
 	    (rc = ps_xref_load_all(v)) == 0 &&
 	    (rc = pdfstamp_doc_auth(v, c->owner, c->owner_len, 0)) == 0 &&
 	    (rc = check_objects(v, c)) < 0 && rc != PDFSTAMP_E_NOMEM &&

@@ -674,12 +674,6 @@ static int op_rotate2(struct sc *s, pdfstamp_doc *doc)
 	return op_rewrite(s, doc, 2, 0, 0);
 }
 
-/* The self-check through a mapping of the output (rwcheck.c seg_mapped). */
-static int op_rotate_mapped(struct sc *s, pdfstamp_doc *doc)
-{
-	return op_rewrite(s, doc, 2, 0, PDFSTAMP_REWRITE_MAP_OUTPUT);
-}
-
 static int op_encrypt(struct sc *s, pdfstamp_doc *doc)
 {
 	return op_rewrite(s, doc, 1, 1, 0);
@@ -719,7 +713,6 @@ static const struct scenario scenarios[] = {
 	{ "meta-xmp-new", "r6-table.pdf", PW_OWNER, 0, 1, 0, 0, op_meta },
 	{ "rotate-jobs1", "r6-objstm.pdf", PW_OWNER, 0, 1, 0, 1, op_rotate1 },
 	{ "rotate-jobs2", "r6-table.pdf", PW_OWNER, 0, 1, 0, 1, op_rotate2 },
-	{ "rotate-mapped", "r6-objstm.pdf", PW_OWNER, 0, 1, 0, 1, op_rotate_mapped },
 	{ "encrypt", "plain-3page.pdf", PW_NONE, 0, 1, 0, 1, op_encrypt },
 	{ "verify", "r6-objstm.pdf", PW_USER, 0, 0, 0, 0, op_verify },
 };

@@ -281,9 +281,6 @@ static int call_rewrite(struct cli_file *f, void *arg)
 	o.output_fd = f->wopts.output_fd;
 	if (c->w.force)
 		o.flags |= PDFSTAMP_REWRITE_FORCE;
-	/* not PDFSTAMP_REWRITE_MAP_OUTPUT: since the reader's buffers sit on
-	 * huge pages (buf.c), reading the output back is the faster way on
-	 * the benchmark machines, and an I/O error stays an error message */
 	o.user_password = c->nu.buf;
 	o.user_len = c->nu.len;
 	o.owner_password = c->no.buf;

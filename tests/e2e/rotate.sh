@@ -711,9 +711,8 @@ pyfeed same archive-j2 "$A" "$T/ao.pw" "$T/arch-j2.pdf" "$NO" keep
 # on a loaded machine (parallel tests, two vCPUs) the posts of a small
 # file can all arrive before it first runs; ten leave it room, and the
 # output passes 32 MB, so that at least one data sync is due.
-# The command's self-check reads that output back into its buffers: it
-# does not ask for the library's mapping (PDFSTAMP_REWRITE_MAP_OUTPUT,
-# input.c note 4), which check_rewrite covers.
+# The self-check reads that output back into its buffers and never maps it
+# (rwcheck.c note 4; check_rewrite's output_never_mapped).
 # (LeakSanitizer cannot run under ptrace: a sanitizer build leaves leak
 # checking to the runs above.)
 "$TOP_BUILDDIR/bench/make-archive" --quiet --pages 5 --small 200 --large 10 --payload 40M -o "$T/archive-wb.pdf"
