@@ -986,15 +986,15 @@ static int record(struct audit *a, struct chg *c)
 			    !ps_obj_is_name(st, "Widget") && (h >= 0 || (!ps_obj_is_name(st, "Text") &&
 			                                                  !ps_obj_is_name(st, "Popup")))) {
 				ok = 0;
-				snprintf(why, sizeof why, "%s after a P=3 certification (--strict)",
+				snprintf(why, sizeof why, "%s after a P=3 certification (the strict reading)",
 				         h >= 0 ? "an annotation over a signature's widget" : "an annotation that draws content");
 			}
 		}
 		if ((a->r->flags & PDFSTAMP_AUDIT_STRICT) && g->docmdp == 1 &&
 		    (kind == PDFSTAMP_CHANGE_DSS || kind == PDFSTAMP_CHANGE_DOC_TIMESTAMP)) {
 			ok = 0;
-			snprintf(why, sizeof why, "a DSS or document timestamp after a P=1 certification (--strict: "
-			         "Acrobat's reading)");
+			snprintf(why, sizeof why, "a DSS or document timestamp after a P=1 certification (the strict "
+			         "reading: Acrobat's)");
 		}
 		if (in_policy(g, c->num)) {
 			ok = 0;

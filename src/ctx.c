@@ -115,6 +115,11 @@ void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdat
 	ctx->warn_ud = userdata;
 }
 
+int pdfstamp_ctx_errhint(const pdfstamp_ctx *ctx)
+{
+	return ctx ? ctx->errhint : PDFSTAMP_HINT_NONE;
+}
+
 int ps_err(ps_ctx *ctx, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -122,6 +127,21 @@ int ps_err(ps_ctx *ctx, int code, const char *fmt, ...)
 	if (!ctx)
 		return code;
 	ctx->errcode = code;
+	ctx->errhint = PDFSTAMP_HINT_NONE;
+	va_start(ap, fmt);
+	vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int ps_err_hint(ps_ctx *ctx, int hint, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ctx)
+		return code;
+	ctx->errcode = code;
+	ctx->errhint = hint;
 	va_start(ap, fmt);
 	vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
 	va_end(ap);

@@ -1017,7 +1017,7 @@ static int add_vri(struct dss *d, ps_dss_items *s, const struct pdfstamp_info *i
 	int k, rc = 0;
 
 	if (info->nsigs == 0)
-		ps_warn(d->ctx, "the document has no signature: --vri adds no /VRI entry");
+		ps_warn(d->ctx, "the document has no signature, so no /VRI entry is added");
 	for (k = 0; k < info->nsigs; k++) {
 		ps_obj *sig = NULL, *c;
 		char key[41];

@@ -374,8 +374,9 @@ static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 	const FcChar8 *file;
 
 	if (!cfg)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "fontconfig cannot load its configuration: no font can be chosen "
-		              "(give one with --font FILE)");
+		return ps_err_hint(ctx, PDFSTAMP_HINT_FONT, PDFSTAMP_E_USAGE,
+		                   "fontconfig cannot load its configuration: no installed font can be chosen, "
+		                   "only a font file");
 	pat = spec ? PS_X(FcNameParse)((const FcChar8 *)spec) : PS_X(FcPatternCreate)();
 	if (!pat) {
 		rc = spec ? ps_err(ctx, PDFSTAMP_E_USAGE, "cannot parse the font name '%s'", spec)
@@ -437,12 +438,13 @@ static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "no font of the family '%s' covers U+%04X", (const char *)family,
 			            (unsigned)miss);
 		else if (miss)
-			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "no installed font covers U+%04X (install one, or give it with --font)",
-			            (unsigned)miss);
+			rc = ps_err_hint(ctx, PDFSTAMP_HINT_FONT, PDFSTAMP_E_USAGE, "no installed font covers U+%04X",
+			                 (unsigned)miss);
 		else
-			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "no single installed font%s%s%s covers every character of the text "
-			            "(give one with --font)", family ? " of the family '" : "",
-			            family ? (const char *)family : "", family ? "'" : "");
+			rc = ps_err_hint(ctx, PDFSTAMP_HINT_FONT, PDFSTAMP_E_USAGE,
+			                 "no single installed font%s%s%s covers every character of the text",
+			                 family ? " of the family '" : "", family ? (const char *)family : "",
+			                 family ? "'" : "");
 	}
 out:
 	if (fs)

@@ -128,20 +128,22 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 	if (doc->encrypted && !doc->authenticated)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
 	if (doc->trailing > 0 && !(w->flags & PDFSTAMP_WRITE_ALLOW_TRAILING))
-		return ps_err(ctx, PDFSTAMP_E_FORMAT,
-		              "%lld bytes follow the last %%%%EOF; refusing to append after them "
-		              "(--allow-trailing-bytes keeps them and appends anyway)", (long long)doc->trailing);
+		return ps_err_hint(ctx, PDFSTAMP_HINT_ALLOW_TRAILING, PDFSTAMP_E_FORMAT,
+		                   "%lld bytes follow the last %%%%EOF; refusing to append after them",
+		                   (long long)doc->trailing);
 	if (!doc->encrypted && doc->password_given)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT,
 		              "a password was given, but the file is not encrypted (its newest revision may have cut "
 		              "off the encrypted ones); refusing to write in clear (give no password for plaintext "
 		              "files)");
 	if (doc->encrypted && (idf = ps_sec_identity(doc->sec)) != 0 && !(w->flags & PDFSTAMP_WRITE_ALLOW_IDENTITY))
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "the file is encrypted, but its %s filter is /Identity: new %s would be written in "
-		              "clear (--allow-identity writes them so anyway)",
-		              (idf & PS_SEC_STRF) ? ((idf & PS_SEC_STMF) ? "string and stream" : "string") : "stream",
-		              (idf & PS_SEC_STRF) ? ((idf & PS_SEC_STMF) ? "strings and streams" : "strings") : "streams");
+		return ps_err_hint(ctx, PDFSTAMP_HINT_ALLOW_IDENTITY, PDFSTAMP_E_UNSUPPORTED,
+		                   "the file is encrypted, but its %s filter is /Identity: new %s would be written "
+		                   "in clear",
+		                   (idf & PS_SEC_STRF) ? ((idf & PS_SEC_STMF) ? "string and stream" : "string")
+		                                       : "stream",
+		                   (idf & PS_SEC_STRF) ? ((idf & PS_SEC_STMF) ? "strings and streams" : "strings")
+		                                       : "streams");
 	if (doc->encrypted && ps_sec_weak(doc->sec, why, sizeof why))
 		ps_warn(ctx, "the file uses a weak security handler (%s); `pdfstamp rotate` upgrades it to AES-256",
 		        why);

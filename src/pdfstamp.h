@@ -80,6 +80,22 @@ void pdfstamp_ctx_free(pdfstamp_ctx *ctx);
 /* Message of the last error, "" if none.  Never contains a password. */
 const char *pdfstamp_ctx_errmsg(const pdfstamp_ctx *ctx);
 int pdfstamp_ctx_errcode(const pdfstamp_ctx *ctx);
+/* Messages describe the problem, never a command's options.  When the last
+ * error is a refusal that a setting of the caller's would lift, or needs a
+ * font the library could not find itself, pdfstamp_ctx_errhint says which,
+ * so that a program can offer it or name its own option for it (the
+ * pdfstamp command adds "--force", ...); PDFSTAMP_HINT_NONE for any other
+ * error, for none, and for a NULL CTX.  It belongs to the message: the
+ * next error replaces both. */
+enum pdfstamp_hint {
+	PDFSTAMP_HINT_NONE = 0,
+	PDFSTAMP_HINT_ALLOW_TRAILING = 1, /* PDFSTAMP_WRITE_ALLOW_TRAILING in the write options */
+	PDFSTAMP_HINT_ALLOW_IDENTITY = 2, /* PDFSTAMP_WRITE_ALLOW_IDENTITY in the write options */
+	PDFSTAMP_HINT_REWRITE_FORCE = 3,  /* PDFSTAMP_REWRITE_FORCE in the rewrite options */
+	PDFSTAMP_HINT_AUTH_FORCE = 4,     /* PDFSTAMP_AUTH_FORCE for pdfstamp_doc_auth */
+	PDFSTAMP_HINT_FONT = 5            /* a font in the stamp options (font, a file) */
+};
+int pdfstamp_ctx_errhint(const pdfstamp_ctx *ctx);
 /* Warnings (non-fatal oddities) go to this callback; default: dropped. */
 void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdata);
 

@@ -419,9 +419,9 @@ int ps_policy_rewrite(ps_doc *doc, unsigned flags)
 		goto out;
 	ps_obj_int(sf, &sigflags);
 	if ((info->nsigs > 0 || (sigflags & 2)) && !(flags & PDFSTAMP_REWRITE_FORCE))
-		rc = ps_err(doc->ctx, PDFSTAMP_E_PERM,
-		            "the document %s; a full rewrite invalidates every signature (--force to do it anyway)",
-		            info->nsigs > 0 ? "is signed" : "is marked append-only (/SigFlags AppendOnly)");
+		rc = ps_err_hint(doc->ctx, PDFSTAMP_HINT_REWRITE_FORCE, PDFSTAMP_E_PERM,
+		                 "the document %s; a full rewrite invalidates every signature",
+		                 info->nsigs > 0 ? "is signed" : "is marked append-only (/SigFlags AppendOnly)");
 	else if (info->nsigs > 0)
 		ps_warn(doc->ctx, "rewriting a signed document: its %d signature(s) will no longer validate", info->nsigs);
 out:

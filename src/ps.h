@@ -108,6 +108,7 @@ typedef struct pdfstamp_doc ps_doc;
 struct pdfstamp_ctx {
 	int errcode;
 	char errmsg[256];
+	int errhint;                 /* PDFSTAMP_HINT_* of errmsg (ps_err_hint), else 0 */
 	pdfstamp_warn_fn warn;
 	void *warn_ud;
 	struct ps_rng *rng;          /* DRBG and IV pool (rng.h), made on first use */
@@ -124,7 +125,12 @@ struct pdfstamp_ctx {
 
 /* Records CODE and a printf-style message; returns CODE. */
 int ps_err(ps_ctx *ctx, int code, const char *fmt, ...) PS_PRINTF(3, 4);
-/* Records CODE and "<printf-style prefix>: <the current message>". */
+/* The same for a refusal that a caller's setting lifts, or a need it can
+ * meet: HINT (PDFSTAMP_HINT_*, pdfstamp_ctx_errhint) names the setting,
+ * and the message describes only the problem, never a command's option. */
+int ps_err_hint(ps_ctx *ctx, int hint, int code, const char *fmt, ...) PS_PRINTF(4, 5);
+/* Records CODE and "<printf-style prefix>: <the current message>" (the
+ * hint of the current message kept). */
 int ps_err_wrap(ps_ctx *ctx, int code, const char *fmt, ...) PS_PRINTF(3, 4);
 void ps_warn(ps_ctx *ctx, const char *fmt, ...) PS_PRINTF(2, 3);
 /* Cryptographically strong random bytes from the context's CTR-DRBG,

@@ -485,9 +485,9 @@ int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned fla
 	eff = s->sp.p;
 	if (pstate != PS_PERMS_OK) {
 		if (!(flags & PDFSTAMP_AUTH_FORCE)) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
-			            "/Perms does not match /P and /EncryptMetadata (Algorithm 13); the "
-			            "encryption dictionary may have been tampered with (--force overrides)");
+			rc = ps_err_hint(ctx, PDFSTAMP_HINT_AUTH_FORCE, PDFSTAMP_E_FORMAT,
+			                 "/Perms does not match /P and /EncryptMetadata (Algorithm 13); the "
+			                 "encryption dictionary may have been tampered with");
 			goto out;
 		}
 		/* /EncryptMetadata is covered by /Perms too: with it in doubt,

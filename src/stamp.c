@@ -863,7 +863,8 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 		fw = swap ? rect[3] - rect[1] : rect[2] - rect[0];
 		fh = swap ? rect[2] - rect[0] : rect[3] - rect[1];
 		if (!(fw > 0 && fh > 0) || !isfinite(fw + fh))
-			return ps_err(ctx, PDFSTAMP_E_USAGE, "--rect must be x1,y1,x2,y2 with x1 < x2 and y1 < y2");
+			return ps_err(ctx, PDFSTAMP_E_USAGE,
+			              "the stamp rectangle (rect) must be finite, with x1 < x2 and y1 < y2");
 		fit_box(j, fw, fh, &g);
 		if (rect[0] < pg->box[0] || rect[1] < pg->box[1] || rect[2] > pg->box[2] || rect[3] > pg->box[3])
 			ps_warn(ctx, "the stamp rectangle on page %lld reaches outside the visible page "

@@ -194,8 +194,12 @@ START_TEST(test_fc_errors)
 
 	ck_assert_int_eq(ps_font_open(ctx, NULL, "ok \xf4\x8f\xbf\xbd", &f), PDFSTAMP_E_USAGE); /* U+10FFFD */
 	ck_assert_ptr_null(f);
-	ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "U+10FFFD") != NULL, "%s", pdfstamp_ctx_errmsg(ctx));
+	/* the problem in the message, no command's option: the hint says a
+	 * font given in the options would do (the CLI names --font) */
+	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "no installed font covers U+10FFFD");
+	ck_assert_int_eq(pdfstamp_ctx_errhint(ctx), PDFSTAMP_HINT_FONT);
 	ck_assert_int_eq(ps_font_open(ctx, "No Such Family Anywhere", "x", &f), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(pdfstamp_ctx_errhint(ctx), PDFSTAMP_HINT_NONE); /* a new error, a new hint */
 	ck_assert_int_eq(ps_font_open(ctx, "DejaVu Sans", "承認", &f), PDFSTAMP_E_USAGE);
 	ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "U+627F") != NULL, "%s", pdfstamp_ctx_errmsg(ctx));
 	ck_assert_int_eq(ps_font_open(ctx, DEJAVU_BOLD, "承認", &f), PDFSTAMP_E_USAGE);

@@ -503,8 +503,10 @@ START_TEST(rewrite_signed)
 {
 	make_signed("", 0, 1);
 	ck_assert_int_eq(ps_policy_rewrite(doc, 0), PDFSTAMP_E_PERM);
+	/* the problem in the message, the setting that lifts it in the hint */
 	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "the document is signed; a full rewrite invalidates every "
-	                 "signature (--force to do it anyway)");
+	                 "signature");
+	ck_assert_int_eq(pdfstamp_ctx_errhint(ctx), PDFSTAMP_HINT_REWRITE_FORCE);
 	ck_assert_int_eq(nwarn, 0);
 	ck_assert_int_eq(ps_policy_rewrite(doc, PDFSTAMP_REWRITE_FORCE), 0);
 	ck_assert_int_eq(nwarn, 1);
@@ -521,7 +523,8 @@ START_TEST(rewrite_append_only)
 	open_path(path);
 	ck_assert_int_eq(ps_policy_rewrite(doc, 0), PDFSTAMP_E_PERM);
 	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "the document is marked append-only (/SigFlags AppendOnly); a "
-	                 "full rewrite invalidates every signature (--force to do it anyway)");
+	                 "full rewrite invalidates every signature");
+	ck_assert_int_eq(pdfstamp_ctx_errhint(ctx), PDFSTAMP_HINT_REWRITE_FORCE);
 	ck_assert_int_eq(ps_policy_rewrite(doc, PDFSTAMP_REWRITE_FORCE), 0);
 	ck_assert_int_eq(nwarn, 0); /* no signature to lose */
 	/* SignaturesExist alone (bit 1) does not make it append-only */

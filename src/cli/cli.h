@@ -351,6 +351,9 @@ enum cli_open {
 	CLI_OPEN_NONE      /* not opened: the call gets the name alone (recover) */
 };
 
+/* A bit of cli_ops.hints. */
+#define CLI_HINT(h) (1u << (h))
+
 /* Flags of struct cli_ops. */
 #define CLI_FLUSH_ALWAYS 0x1  /* flush stdout after every file */
 #define CLI_FLUSH_LINES 0x2   /* ... when --json or -v print a line per file */
@@ -392,6 +395,10 @@ struct cli_ops {
 	unsigned open_flags;    /* PDFSTAMP_OPEN_* added when a file is opened
 	                           read-only (audit: PDFSTAMP_OPEN_SALVAGE) */
 	unsigned flags;         /* CLI_FLUSH_*, CLI_BLANK_BETWEEN */
+	unsigned hints;         /* CLI_HINT(PDFSTAMP_HINT_*) of each library hint
+	                           the command has an option for: the driver
+	                           names the option after such a failure's
+	                           message (driver.c note 4) */
 	const char *prompt;     /* for the password (NULL: "Password: ") */
 	int ask_first;          /* on a terminal, ask for the password before
 	                           the first file (commands that ask for more

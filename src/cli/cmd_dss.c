@@ -206,6 +206,8 @@ static const struct cli_ops dss_ops = {
 	.name = "dss",
 	.open = CLI_OPEN_UPDATE,
 	.flags = CLI_FLUSH_LINES,
+	.hints = CLI_HINT(PDFSTAMP_HINT_ALLOW_TRAILING) | CLI_HINT(PDFSTAMP_HINT_ALLOW_IDENTITY) |
+	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE),
 	.check = check_dss,
 	.prepare = prepare_dss,
 	.call = call_dss,

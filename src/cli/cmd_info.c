@@ -380,6 +380,7 @@ static const struct cli_ops info_ops = {
 	.name = "info",
 	.open = CLI_OPEN_READ,
 	.flags = CLI_BLANK_BETWEEN,
+	.hints = CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE),
 	.call = call_info,
 	.output = output_info
 };

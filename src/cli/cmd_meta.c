@@ -100,6 +100,8 @@ static const struct cli_ops meta_ops = {
 	.name = "meta",
 	.open = CLI_OPEN_UPDATE,
 	.flags = CLI_FLUSH_LINES,
+	.hints = CLI_HINT(PDFSTAMP_HINT_ALLOW_TRAILING) | CLI_HINT(PDFSTAMP_HINT_ALLOW_IDENTITY) |
+	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE),
 	.call = call_meta,
 	.output = output_meta
 };

@@ -289,6 +289,8 @@ static const struct cli_ops stamp_ops = {
 	.name = "stamp",
 	.open = CLI_OPEN_UPDATE,
 	.flags = CLI_FLUSH_LINES,
+	.hints = CLI_HINT(PDFSTAMP_HINT_ALLOW_TRAILING) | CLI_HINT(PDFSTAMP_HINT_ALLOW_IDENTITY) |
+	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE) | CLI_HINT(PDFSTAMP_HINT_FONT),
 	.call = call_stamp,
 	.output = output_stamp
 };

@@ -43,7 +43,12 @@
  *     pipeline that reads the lines loses no file silently.  The list of
  *     --files-from is read for that unless it is standard input and that
  *     is a terminal (it would wait) or a password source (the password
- *     would become a "file").
+ *     would become a "file").  The library's messages name no option:
+ *     when the context's carries a hint (pdfstamp_ctx_errhint: a refusal
+ *     that --force, --allow-trailing-bytes or --allow-identity lifts, a
+ *     font that --font can give) and the command has that option
+ *     (ops->hints), what the option does follows in parentheses, on stderr
+ *     and in the --json line alike.
  *  5. The password is read once, when the first encrypted file needs it,
  *     and reused; without a password option the empty password is tried
  *     first and, on a terminal, the user is asked once.  A failed intake
@@ -402,12 +407,34 @@ struct driver {
 	struct cli_auth auth;
 };
 
+/* What the option of a library hint does (note 4), or NULL. */
+static const char *hint_text(int hint)
+{
+	switch (hint) {
+	case PDFSTAMP_HINT_ALLOW_TRAILING: return "--allow-trailing-bytes keeps them and appends anyway";
+	case PDFSTAMP_HINT_ALLOW_IDENTITY: return "--allow-identity writes them so anyway";
+	case PDFSTAMP_HINT_REWRITE_FORCE: return "--force to do it anyway";
+	case PDFSTAMP_HINT_AUTH_FORCE: return "--force overrides";
+	case PDFSTAMP_HINT_FONT: return "give one with --font";
+	default: return NULL;
+	}
+}
+
 /* Reports a failure of FILE (note 4) and returns STATUS. */
 static int fail(const struct driver *d, const char *file, int status,
                 const char *msg, int rc)
 {
-	if (!msg || !*msg)
+	char full[512];
+
+	if (!msg || !*msg) {
+		int hint = pdfstamp_ctx_errhint(d->ctx);
+		const char *h = hint_text(hint);
 		msg = pdfstamp_ctx_errmsg(d->ctx);
+		if (msg && *msg && h && (d->ops->hints & CLI_HINT(hint))) {
+			snprintf(full, sizeof full, "%s (%s)", msg, h);
+			msg = full;
+		}
+	}
 	if (!msg || !*msg)
 		msg = rc < 0 ? pdfstamp_strerror(rc) : "cannot authenticate";
 	cli_error(file, "%s", msg);

@@ -135,6 +135,34 @@ jcheck stamp ok fail fail
 run "$PDFSTAMP" meta -i --json --set Title=json --password-file "$S/owner.pw" "$T/enc.pdf" "$T/garbage.pdf"
 jcheck meta ok fail
 
+# The library's messages name no option (issue 30); the command adds the
+# one that lifts the refusal (pdfstamp_ctx_errhint), on stderr and in the
+# --json line alike, and only when it has that option: audit has no --force.
+hint_check() { # HINT DESC: the last run's message ends in " (HINT)", on stderr and in the --json line
+	check_grep "\\($1\\) \\(.*\\)\$" "$T/err" "$2: stderr names the option"
+	check_eq "$(python3 -c 'import json, sys
+print(json.loads(open(sys.argv[1]).readline())["error"].endswith(" (%s)" % sys.argv[2]))' "$T/out" "$1")" \
+		True "$2: the --json error names it too"
+}
+cp "$T/tampered.pdf" "$T/tampered-hint.pdf"
+run "$PDFSTAMP" stamp -i --json --password-file "$S/user.pw" "$T/tampered-hint.pdf"
+check_status 4 "stamp of a /Perms mismatch"
+hint_check "--force overrides" "stamp of a /Perms mismatch"
+run "$PDFSTAMP" audit --json --password-file "$S/user.pw" "$T/tampered.pdf"
+check_status 4 "audit of a /Perms mismatch"
+check_grep 'tampered with \(.*tampered.pdf\)$' "$T/err" "audit of a /Perms mismatch: the library's message"
+check_no_grep '[-][-]force' "$T/err" "audit of a /Perms mismatch: no --force, which audit does not have"
+cp "$T/enc.pdf" "$T/trailing.pdf"
+printf 'JUNK-AFTER-EOF' >>"$T/trailing.pdf"
+run "$PDFSTAMP" stamp --json --password-file "$S/user.pw" -o "$T/trailing-out.pdf" "$T/trailing.pdf"
+check_status 4 "stamp after trailing bytes"
+check_grep 'follow the last %%EOF; refusing to append after them \(' "$T/err" \
+	"stamp after trailing bytes: the library's message"
+hint_check "--allow-trailing-bytes keeps them and appends anyway" "stamp after trailing bytes"
+run "$PDFSTAMP" stamp --json --text "$(printf 'ok \364\217\277\275')" -o "$T/nofont-out.pdf" "$T/plain.pdf"
+check_status 2 "stamp of a character no font has (U+10FFFD)"
+hint_check "give one with --font" "stamp of a character no font has"
+
 # rotate: the owner password; the second file does not open.
 cp "$S/r6-table.pdf" "$T/rot.pdf"
 run "$PDFSTAMP" rotate -i --json -q --password-file "$S/owner.pw" "${NEWPW[@]}" "$T/rot.pdf" "$T/garbage.pdf"
