@@ -507,11 +507,22 @@ struct pdfstamp_verify_report {
 };
 #define PDFSTAMP_VERIFY_REPORT_VERSION 1
 #define PDFSTAMP_VERIFY_REPORT_INIT {PDFSTAMP_VERIFY_REPORT_VERSION, 0, 0, 0, 0, 0, ""}
+
+struct pdfstamp_verify_opts {
+	unsigned version;            /* PDFSTAMP_VERIFY_OPTS_VERSION */
+	pdfstamp_progress_fn progress; /* called now and then with bytes done and the total; NULL: none */
+	void *progress_ud;
+};
+#define PDFSTAMP_VERIFY_OPTS_VERSION 1
+#define PDFSTAMP_VERIFY_OPTS_INIT {PDFSTAMP_VERIFY_OPTS_VERSION, NULL, NULL}
+
 /* Reads and decrypts every live object, string and stream (padding
  * checked), checks /Perms and that every xref entry points at its object.
- * Returns PDFSTAMP_E_FORMAT if anything failed (details in REPORT). */
-int pdfstamp_verify(pdfstamp_doc *doc, struct pdfstamp_verify_report *report,
-                    pdfstamp_progress_fn progress, void *progress_ud);
+ * OPTS (PDFSTAMP_VERIFY_OPTS_INIT, then a progress callback if wanted) and
+ * REPORT (PDFSTAMP_VERIFY_REPORT_INIT) are required.  Returns
+ * PDFSTAMP_E_FORMAT if anything failed (details in REPORT). */
+int pdfstamp_verify(pdfstamp_doc *doc, const struct pdfstamp_verify_opts *opts,
+                    struct pdfstamp_verify_report *report);
 
 /* ---- Auditing a signed document (pdfstamp audit) ---------------------- */
 

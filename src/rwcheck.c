@@ -1092,6 +1092,7 @@ int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c)
 {
 	ps_ctx *ctx = doc->ctx;
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT, in = PDFSTAMP_VERIFY_REPORT_INIT;
+	const struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 	char why[sizeof ctx->errmsg];
 	ps_doc *v = NULL;
 	int rc;
@@ -1103,7 +1104,7 @@ int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c)
 	    rc != PDFSTAMP_E_INTERNAL) { /* INTERNAL: note 8's, reported as it is (note 2) */
 		/* note 4: a fault; pdfstamp_verify makes the report note 2 needs */
 		snprintf(why, sizeof why, "%s", ctx->errmsg);
-		if ((rc = pdfstamp_verify(v, &rep, NULL, NULL)) == 0)
+		if ((rc = pdfstamp_verify(v, &vo, &rep)) == 0)
 			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "%s", why);
 	}
 	if (rc == PDFSTAMP_E_NOMEM)
@@ -1112,7 +1113,7 @@ int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c)
 		/* note 2 */
 		snprintf(why, sizeof why, "%s", ctx->errmsg);
 		if (rc == PDFSTAMP_E_FORMAT && rep.faults > 0 &&
-		    pdfstamp_verify(doc, &in, NULL, NULL) == PDFSTAMP_E_FORMAT && in.faults >= rep.faults)
+		    pdfstamp_verify(doc, &vo, &in) == PDFSTAMP_E_FORMAT && in.faults >= rep.faults)
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the input is damaged: %" PRId64
 			            " object(s) cannot be read; first: %s", in.faults, in.first_fault);
 		else

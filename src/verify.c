@@ -31,16 +31,21 @@ static int count_string(void *ud, ps_obj *str, const ps_obj *parent, const char 
 	return 0;
 }
 
-int pdfstamp_verify(pdfstamp_doc *doc, struct pdfstamp_verify_report *r, pdfstamp_progress_fn progress,
-                    void *ud)
+int pdfstamp_verify(pdfstamp_doc *doc, const struct pdfstamp_verify_opts *opts, struct pdfstamp_verify_report *r)
 {
 	ps_ctx *ctx = doc->ctx;
 	ps_buf data = PS_BUF_INIT;
+	pdfstamp_progress_fn progress;
+	void *ud;
 	uint32_t num;
 	int rc;
 
+	if (!opts || opts->version != PDFSTAMP_VERIFY_OPTS_VERSION)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "verify options of an unknown version");
 	if (!r || r->version != PDFSTAMP_VERIFY_REPORT_VERSION)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "verify report of an unknown version");
+	progress = opts->progress;
+	ud = opts->progress_ud;
 	memset(r, 0, sizeof *r);
 	r->version = PDFSTAMP_VERIFY_REPORT_VERSION;
 	data.secret = 1;

@@ -682,9 +682,10 @@ static int op_encrypt(struct sc *s, pdfstamp_doc *doc)
 static int op_verify(struct sc *s, pdfstamp_doc *doc)
 {
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
+	const struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 
 	(void)s;
-	return pdfstamp_verify(doc, &rep, NULL, NULL);
+	return pdfstamp_verify(doc, &vo, &rep);
 }
 
 enum pw_kind { PW_NONE, PW_USER, PW_OWNER };
@@ -781,6 +782,7 @@ static void validate(struct report *r, const struct scenario *sc, struct sc *s,
 {
 	const char *path = sc->writes_output ? s->out : s->in;
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
+	const struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 	pdfstamp_ctx *ctx = NULL;
 	pdfstamp_doc *doc = NULL;
 	int rc;
@@ -797,7 +799,7 @@ static void validate(struct report *r, const struct scenario *sc, struct sc *s,
 	if (rc == 0 && pw)
 		rc = pdfstamp_doc_auth(doc, pw, strlen(pw), 0);
 	if (rc == 0)
-		rc = pdfstamp_verify(doc, &rep, NULL, NULL);
+		rc = pdfstamp_verify(doc, &vo, &rep);
 	if (rc != 0)
 		problem(r, "returned 0 although an allocation failed, and its result does "
 		        "not verify: %d (%s)", rc, ctx ? pdfstamp_ctx_errmsg(ctx) : "");

@@ -2058,6 +2058,7 @@ START_TEST(test_legacy_qpdf)
 	for (i = 0; i < 4; i++) {
 		pdfstamp_doc *doc = NULL;
 		struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
+		const struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 		ps_secparams sp;
 		uint8_t want[16], key[16];
 		int owner = -1, found = 0;
@@ -2092,7 +2093,7 @@ START_TEST(test_legacy_qpdf)
 			ck_assert_mem_eq(mine.u, sp.u, sp.r == 2 ? 32 : 16);
 		}
 		ck_assert_int_eq(pdfstamp_doc_auth(doc, "u", 1, 0), 0);
-		ck_assert_int_eq(pdfstamp_verify(doc, &rep, NULL, NULL), 0);
+		ck_assert_int_eq(pdfstamp_verify(doc, &vo, &rep), 0);
 		ck_assert_int_eq(rep.faults, 0);
 		ck_assert_int_gt(rep.streams, 0);
 		pdfstamp_doc_close(doc);

@@ -131,6 +131,7 @@ static void whole_update_kept(void)
 {
 	static uint8_t a[65536], b[65536];
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
+	const struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
 	char src[512];
 	pdfstamp_doc *d = NULL;
@@ -149,7 +150,7 @@ static void whole_update_kept(void)
 	ck_assert_int_eq(pdfstamp_doc_auth(d, pw, strlen(pw), 0), 0);
 	ck_assert_int_eq(pdfstamp_doc_info(d, &info), 0);
 	ck_assert_int_eq(info.revisions, 2);
-	ck_assert_int_eq(pdfstamp_verify(d, &rep, NULL, NULL), 0);
+	ck_assert_int_eq(pdfstamp_verify(d, &vo, &rep), 0);
 	pdfstamp_info_clear(&info);
 	pdfstamp_doc_close(d);
 }
@@ -446,6 +447,7 @@ START_TEST(test_write_to_fd)
 	struct pdfstamp_meta_opts mo = PDFSTAMP_META_OPTS_INIT;
 	struct pdfstamp_write_opts wo = PDFSTAMP_WRITE_OPTS_INIT;
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
+	const struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
 	pdfstamp_doc *d = NULL, *v = NULL;
 	struct dirent *e;
@@ -487,7 +489,7 @@ START_TEST(test_write_to_fd)
 	ck_assert_int_gt(size_of(out), orig_size);
 	ck_assert_int_eq(pdfstamp_doc_open(ctx, &v, out, 0), 0);
 	ck_assert_int_eq(pdfstamp_doc_auth(v, pw, strlen(pw), 0), 0);
-	ck_assert_int_eq(pdfstamp_verify(v, &rep, NULL, NULL), 0);
+	ck_assert_int_eq(pdfstamp_verify(v, &vo, &rep), 0);
 	pdfstamp_doc_close(v);
 	dp = opendir(tmp);
 	ck_assert_ptr_nonnull(dp);

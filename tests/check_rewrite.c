@@ -244,9 +244,25 @@ static void encrypt_plain(void)
 	pdfstamp_doc_close(d);
 }
 
+/* A progress callback's calls, and the last figures it was given. */
+struct progress_log {
+	int calls;
+	int64_t done, total;
+};
+
+static void log_progress(void *ud, int64_t done, int64_t total)
+{
+	struct progress_log *pl = ud;
+
+	pl->calls++;
+	pl->done = done;
+	pl->total = total;
+}
+
 START_TEST(encrypt_plaintext)
 {
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
+	const struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 	pdfstamp_doc *in, *out;
 
 	encrypt_plain();
@@ -262,7 +278,7 @@ START_TEST(encrypt_plaintext)
 	ck_assert_int_eq(pdfstamp_doc_is_encrypted(out), 1);
 	ck_assert_int_eq(same_content(in, out), 9);
 	ck_assert_int_eq(p_of(out), -4); /* a plaintext input keeps every permission */
-	ck_assert_int_eq(pdfstamp_verify(out, &rep, NULL, NULL), 0);
+	ck_assert_int_eq(pdfstamp_verify(out, &vo, &rep), 0);
 	ck_assert_int_eq(rep.objects, 10);
 	ck_assert_int_eq(rep.streams, 3);
 	pdfstamp_doc_close(out);
@@ -282,16 +298,30 @@ START_TEST(encrypt_plaintext)
 		struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
 		struct pdfstamp_rewrite_stats st = PDFSTAMP_REWRITE_STATS_INIT;
 		struct pdfstamp_verify_report r2 = PDFSTAMP_VERIFY_REPORT_INIT;
+		struct pdfstamp_verify_opts vo2 = PDFSTAMP_VERIFY_OPTS_INIT;
+		struct progress_log pl = {0, 0, 0};
 
 		rw_opts(&o, enc2, U2, O2);
 		st.version = PDFSTAMP_REWRITE_STATS_VERSION + 1;
 		ck_assert_int_eq(pdfstamp_rotate(out, &o, &st), PDFSTAMP_E_USAGE);
 		ck_assert_int_eq(access(enc2, F_OK), -1);
 		r2.version = 0;
-		ck_assert_int_eq(pdfstamp_verify(out, &r2, NULL, NULL), PDFSTAMP_E_USAGE);
+		ck_assert_int_eq(pdfstamp_verify(out, &vo, &r2), PDFSTAMP_E_USAGE);
 		r2.version = PDFSTAMP_VERIFY_REPORT_VERSION;
-		ck_assert_int_eq(pdfstamp_verify(out, &r2, NULL, NULL), 0);
-		ck_assert_int_eq(pdfstamp_verify(out, &r2, NULL, NULL), 0); /* reusable */
+		/* the options: required, versioned, and their callback called */
+		ck_assert_int_eq(pdfstamp_verify(out, NULL, &r2), PDFSTAMP_E_USAGE);
+		vo2.version = PDFSTAMP_VERIFY_OPTS_VERSION + 1;
+		ck_assert_int_eq(pdfstamp_verify(out, &vo2, &r2), PDFSTAMP_E_USAGE);
+		ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "verify options of an unknown version");
+		vo2.version = PDFSTAMP_VERIFY_OPTS_VERSION;
+		vo2.progress = log_progress;
+		vo2.progress_ud = &pl;
+		ck_assert_int_eq(pdfstamp_verify(out, &vo2, &r2), 0);
+		ck_assert_int_ge(pl.calls, 1);
+		ck_assert_int_gt(pl.total, 0);
+		ck_assert_int_eq(pl.done, pl.total); /* the last call: all done */
+		ck_assert_int_eq(pdfstamp_verify(out, &vo, &r2), 0);
+		ck_assert_int_eq(pdfstamp_verify(out, &vo, &r2), 0); /* reusable */
 		ck_assert_int_eq(r2.version, PDFSTAMP_VERIFY_REPORT_VERSION);
 		ck_assert_int_eq(r2.objects, 10);
 	}
@@ -578,6 +608,7 @@ START_TEST(rotate_new_passwords)
 {
 	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
+	const struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 	pdfstamp_doc *in, *out;
 	size_t n1, n1b;
 	uint8_t *b1, *b1b;
@@ -598,7 +629,7 @@ START_TEST(rotate_new_passwords)
 	out = open_doc(enc2, O2);
 	ck_assert_int_eq(same_content(in, out), 9);
 	ck_assert_int_eq(p_of(out), p_of(in));
-	ck_assert_int_eq(pdfstamp_verify(out, &rep, NULL, NULL), 0);
+	ck_assert_int_eq(pdfstamp_verify(out, &vo, &rep), 0);
 	pdfstamp_doc_close(out);
 	out = open_doc(enc2, U2);
 	ck_assert_int_eq(same_content(in, out), 9);

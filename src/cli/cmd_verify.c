@@ -124,13 +124,16 @@ static void text_report(const char *file, const struct pdfstamp_verify_report *r
 static int call_verify(struct cli_file *f, void *arg)
 {
 	struct verify_cmd *c = arg;
+	struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 	struct cli_progress bar;
 	int rc;
 
 	memset(&c->rep, 0, sizeof c->rep);
 	c->rep.version = PDFSTAMP_VERIFY_REPORT_VERSION;
 	cli_progress_init(&bar, "verifying", c->quiet);
-	rc = pdfstamp_verify(f->doc, &c->rep, cli_progress_cb, &bar);
+	vo.progress = cli_progress_cb;
+	vo.progress_ud = &bar;
+	rc = pdfstamp_verify(f->doc, &vo, &c->rep);
 	cli_progress_end(&bar);
 	/* Faults are findings about the file's objects (the output reports
 	 * them), not a failed call. */
