@@ -23,7 +23,16 @@
  *    with `unsigned version`, which the caller sets:
  *    initialise them with the matching *_INIT macro (options:
  *    PDFSTAMP_STAMP_OPTS_INIT, ...; results: PDFSTAMP_INFO_INIT,
- *    PDFSTAMP_RESULT_INIT, ...).  A version the library does not know is
+ *    PDFSTAMP_RESULT_INIT, ...) or, where macros cannot be used (language
+ *    bindings), its function: pdfstamp_NAME_init(&s, PDFSTAMP_NAME_VERSION)
+ *    gives struct pdfstamp_NAME the macro's values and zero padding.  The
+ *    version passed is the one the caller was compiled with: only the
+ *    members of that version are written, nothing past them, so a program
+ *    built against an older header gets its older, shorter struct.  It
+ *    returns 0, or PDFSTAMP_E_USAGE (and writes nothing) for a NULL
+ *    pointer or a version the library does not know; like the macro it
+ *    allocates and frees nothing, so a result struct must be fresh or
+ *    cleared.  A version the library does not know is
  *    refused with PDFSTAMP_E_USAGE, so a struct may grow at its end in a
  *    later release without breaking programs built against this header.  Result structs hold no
  *    fixed-size arrays of items: a list is a pointer and a count owned by
@@ -220,6 +229,8 @@ struct pdfstamp_crypt_filter {
 #define PDFSTAMP_INFO_VERSION 2
 #define PDFSTAMP_INFO_INIT {PDFSTAMP_INFO_VERSION, 0, 0, "", 0, 0, 0, "", "", "", 0, 0, 0, 0, 0, NULL, \
 	0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, NULL, ""}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_info_init(struct pdfstamp_info *info, unsigned version);
 
 /* Fills INFO, which must have been initialised with PDFSTAMP_INFO_INIT (or
  * filled before: what it held is released first).  Reads the page count
@@ -263,6 +274,8 @@ struct pdfstamp_write_opts {
 /* Version 1 (without output_fd) is still accepted. */
 #define PDFSTAMP_WRITE_OPTS_VERSION 2
 #define PDFSTAMP_WRITE_OPTS_INIT {PDFSTAMP_WRITE_OPTS_VERSION, NULL, 0, -1}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_write_opts_init(struct pdfstamp_write_opts *opts, unsigned version);
 
 struct pdfstamp_result {
 	unsigned version;         /* PDFSTAMP_RESULT_VERSION, set by the caller */
@@ -279,6 +292,8 @@ struct pdfstamp_result {
 /* Version 1 (without weak) is still accepted. */
 #define PDFSTAMP_RESULT_VERSION 2
 #define PDFSTAMP_RESULT_INIT {PDFSTAMP_RESULT_VERSION, 0, 0, 0, 0, NULL, 0, ""}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_result_init(struct pdfstamp_result *result, unsigned version);
 
 /* Frees the list RES owns and zeroes everything but `version`.  NULL is
  * accepted.  pdfstamp_stamp and pdfstamp_meta take a RES initialised with
@@ -360,6 +375,8 @@ struct pdfstamp_stamp_opts {
 #define PDFSTAMP_STAMP_OPTS_VERSION 2
 #define PDFSTAMP_STAMP_OPTS_INIT {PDFSTAMP_STAMP_OPTS_VERSION, 1, NULL, NULL, 0, {0, 0, 0, 0}, \
 	PDFSTAMP_POS_TOP_RIGHT, 36.0, NULL, NULL, NULL, {0.75, 0.05, 0.05}, 1.0, 0, NULL, NULL, NULL, 0}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_stamp_opts_init(struct pdfstamp_stamp_opts *opts, unsigned version);
 
 /* Adds a stamp annotation with an appearance stream to the chosen page(s)
  * as one incremental update.  Requires the annotation permission (P bit 6)
@@ -384,6 +401,8 @@ struct pdfstamp_meta_opts {
 };
 #define PDFSTAMP_META_OPTS_VERSION 1
 #define PDFSTAMP_META_OPTS_INIT {PDFSTAMP_META_OPTS_VERSION, NULL, 0, 0, NULL}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_meta_opts_init(struct pdfstamp_meta_opts *opts, unsigned version);
 
 /* Writes a new version of the Info dictionary (and of the XMP stream with
  * opts->xmp) as one incremental update.  Requires the modify permission
@@ -418,6 +437,8 @@ struct pdfstamp_dss_opts {
 };
 #define PDFSTAMP_DSS_OPTS_VERSION 1
 #define PDFSTAMP_DSS_OPTS_INIT {PDFSTAMP_DSS_OPTS_VERSION, NULL, 0, 0}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_dss_opts_init(struct pdfstamp_dss_opts *opts, unsigned version);
 
 /* Checks every input of OPTS without a document: PEM split into DER,
  * certificates and CRLs parsed with mbedTLS, OCSP responses checked to be
@@ -465,6 +486,8 @@ struct pdfstamp_rewrite_opts {
 /* Version 1 (without output_fd) is still accepted. */
 #define PDFSTAMP_REWRITE_OPTS_VERSION 2
 #define PDFSTAMP_REWRITE_OPTS_INIT {PDFSTAMP_REWRITE_OPTS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, -4, 0, NULL, NULL, -1}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_rewrite_opts_init(struct pdfstamp_rewrite_opts *opts, unsigned version);
 
 struct pdfstamp_rewrite_stats {
 	unsigned version;            /* PDFSTAMP_REWRITE_STATS_VERSION, set by the caller */
@@ -481,6 +504,8 @@ struct pdfstamp_rewrite_stats {
 };
 #define PDFSTAMP_REWRITE_STATS_VERSION 1
 #define PDFSTAMP_REWRITE_STATS_INIT {PDFSTAMP_REWRITE_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_rewrite_stats_init(struct pdfstamp_rewrite_stats *stats, unsigned version);
 
 /* Rotation (ISO 32000-2 7.6.4.4): a new random file key, new /U /UE /O
  * /OE /Perms for the new passwords (always R6), every string and stream
@@ -507,6 +532,8 @@ struct pdfstamp_verify_report {
 };
 #define PDFSTAMP_VERIFY_REPORT_VERSION 1
 #define PDFSTAMP_VERIFY_REPORT_INIT {PDFSTAMP_VERIFY_REPORT_VERSION, 0, 0, 0, 0, 0, ""}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_verify_report_init(struct pdfstamp_verify_report *report, unsigned version);
 
 struct pdfstamp_verify_opts {
 	unsigned version;            /* PDFSTAMP_VERIFY_OPTS_VERSION */
@@ -515,6 +542,8 @@ struct pdfstamp_verify_opts {
 };
 #define PDFSTAMP_VERIFY_OPTS_VERSION 1
 #define PDFSTAMP_VERIFY_OPTS_INIT {PDFSTAMP_VERIFY_OPTS_VERSION, NULL, NULL}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_verify_opts_init(struct pdfstamp_verify_opts *opts, unsigned version);
 
 /* Reads and decrypts every live object, string and stream (padding
  * checked), checks /Perms and that every xref entry points at its object.
@@ -622,6 +651,8 @@ struct pdfstamp_audit_report {
 };
 #define PDFSTAMP_AUDIT_REPORT_VERSION 1
 #define PDFSTAMP_AUDIT_REPORT_INIT {PDFSTAMP_AUDIT_REPORT_VERSION, 0, 0, NULL, 0, NULL, 0, 0, 0}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_audit_report_init(struct pdfstamp_audit_report *report, unsigned version);
 /* flags: the stricter reading of certifications (pdfstamp(1), AUDIT):
  * after P=3 only text notes (/Text, /Popup) may be added, and an added
  * annotation over a signature's widget is forbidden; after P=1 a DSS and a

@@ -10,6 +10,8 @@
  * Each declares its internals in a header of its own, which a user
  * includes; ps.h includes the common ones (at its end) but never rng.h,
  * sec_aes.h, aesmb.h or any mbedTLS header.
+ *   init.c    the pdfstamp_*_init functions: the *_INIT macros' structs
+ *             for bindings (calls nothing; pdfstamp.h only).
  *   ctx.c     ps_ctx (= pdfstamp_ctx): error slot, warnings, ps_wipe; the
  *             DRBG and IV pool (rng.h).
  *   buf.c     ps_buf: growable byte buffer with a sticky out-of-memory
