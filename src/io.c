@@ -10,7 +10,7 @@
  * the file a hidden temporary name (linkat), rename that over the target,
  * fsync the directory.  Only the instant between linkat and rename can
  * leave a ".pdfstamp-XXXXXX" file behind after a kill -9.  Where O_TMPFILE
- * is not supported, mkstemp (O_EXCL, 0600) in the same directory is used,
+ * is not supported, mkostemp (O_EXCL, 0600, close-on-exec) in the same directory is used,
  * and a kill leaves that temp file (but never a damaged target).
  *
  * In-place replacement (ps_outfile_open_inplace, rotate/encrypt -i): the
@@ -23,7 +23,7 @@
  *
  * Output to a descriptor (PDFSTAMP_WRITE_TO_FD, `-o -`): the new file is
  * built the same way in $TMPDIR (else the current directory), but never
- * gets a name: O_TMPFILE, or mkstemp and unlink at once, so even a kill -9
+ * gets a name: O_TMPFILE, or mkostemp and unlink at once, so even a kill -9
  * leaves nothing behind.  It is checked through /proc/self/fd like any
  * uncommitted output, then copied to the descriptor (ps_outfile_copy_out)
  * instead of being committed.  Like every output, it holds what the
@@ -698,7 +698,7 @@ int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target)
 		return 0;
 	}
 #endif
-	of->fd = mkstemp(of->tmpname);
+	of->fd = mkostemp(of->tmpname, O_CLOEXEC);
 	if (of->fd >= 0)
 		of->named = 1;
 	if (of->fd < 0) {
@@ -779,7 +779,7 @@ int ps_outfile_open_fd(ps_ctx *ctx, ps_outfile *of)
 #ifdef O_TMPFILE
 	of->fd = open(of->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 #endif
-	if (of->fd < 0 && (of->fd = mkstemp(of->tmpname)) >= 0 && unlink(of->tmpname) < 0) {
+	if (of->fd < 0 && (of->fd = mkostemp(of->tmpname, O_CLOEXEC)) >= 0 && unlink(of->tmpname) < 0) {
 		int e = errno;
 		close(of->fd);
 		of->fd = -1;
@@ -869,9 +869,9 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode, int synced)
 		return ps_err(ctx, PDFSTAMP_E_IO, "cannot set the mode of the output %s: %s", of->target, strerror(errno));
 	if (of->unnamed) {
 		int fd;
-		/* linkat needs a fresh, unused name: reserve one with mkstemp,
+		/* linkat needs a fresh, unused name: reserve one with mkostemp,
 		 * then replace it by the unnamed file. */
-		fd = mkstemp(of->tmpname);
+		fd = mkostemp(of->tmpname, O_CLOEXEC);
 		if (fd < 0)
 			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output %s in %s: %s", of->target, of->dir,
 			              strerror(errno));

@@ -307,7 +307,7 @@ int ps_journal_write(ps_ctx *ctx, const ps_journal *j, int fd, const struct stat
 		if (!(tmp = malloc(tn)))
 			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		snprintf(tmp, tn, "%s.XXXXXX", j->path);
-		jfd = mkstemp(tmp);
+		jfd = mkostemp(tmp, O_CLOEXEC);
 		if (jfd < 0) {
 			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot create the journal %s: %s", j->path, strerror(errno));
 			free(tmp);
