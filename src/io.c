@@ -129,7 +129,7 @@ static const char *const fault_points[] = {
 
 int ps_fault(const char *point)
 {
-	/* Process-wide on purpose (the one exception to "no globals"): the
+	/* Process-wide on purpose (ps.h invariant 1, pdfstamp.h): the
 	 * count is "the Nth write of this process", and the rewrite's worker
 	 * threads have contexts of their own. */
 	static atomic_ulong hits[NFAULT_POINTS];

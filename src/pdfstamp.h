@@ -10,7 +10,46 @@
  *    the last failure is kept in the context (pdfstamp_ctx_errmsg).
  *  - Ownership is in the name: *_new / *_open return objects the caller
  *    frees with the matching *_free / *_close; both accept NULL.
- *  - A context is used by one thread at a time.  There are no globals.
+ *  - Threads.  What a call works on lives in its context and in the
+ *    documents opened with it: a context and its documents are used by one
+ *    thread at a time; different contexts may be used by different threads
+ *    at the same time; the functions that take no context
+ *    (pdfstamp_version, pdfstamp_strerror, pdfstamp_aes_engine,
+ *    pdfstamp_perm_name, pdfstamp_change_kind_name, pdfstamp_policy_allows,
+ *    pdfstamp_*_init) from any thread at any time.  There is no global
+ *    init or cleanup call.  Callbacks run on the calling thread, except that
+ *    during pdfstamp_rotate and pdfstamp_encrypt warnings may come from the
+ *    call's worker threads: one at a time, and all before it returns.
+ *  - What is process-wide, all of it safe to use from several threads at
+ *    once:
+ *     - the libraries some stamps need (HarfBuzz, hb-subset, fontconfig and
+ *       FriBidi for text in an embedded font, libspng for a PNG image),
+ *       opened with dlopen by the first such stamp under a mutex, their
+ *       table of functions filled once and then only read; they stay
+ *       loaded until the process exits.  fontconfig keeps process-wide
+ *       state of its own (thread-safe since 2.10); FcFini is never called.
+ *     - the environment, read with getenv at each use, never written:
+ *       PDFSTAMP_AES (the AES engine and the password-hash kernels; see
+ *       pdfstamp_aes_engine), TMPDIR (the temporary file of
+ *       PDFSTAMP_WRITE_TO_FD) and, through localtime_r, TZ (the offset of
+ *       the date "now").  POSIX does not make getenv safe against setenv or
+ *       putenv: do not change these while another thread is inside a call.
+ *     - the process's resources: file descriptors (every one the library
+ *       opens is close-on-exec and closed before the call returns, but a
+ *       document's, which pdfstamp_doc_close closes); the writers' lock,
+ *       flock(2) on the file, so that two PDFSTAMP_OPEN_WRITE opens of one
+ *       file exclude each other within one process too; locked memory for
+ *       secrets (RLIMIT_MEMLOCK: a failed mlock is no error); the threads
+ *       of pdfstamp_rotate and pdfstamp_encrypt (joined before they
+ *       return); and a child process: a password for /R 5 or 6 that is not
+ *       printable ASCII is prepared (SASLprep) in a child made with fork(),
+ *       which runs only that and _exit and is waited for by its pid (the
+ *       caller's pthread_atfork handlers run as for any fork).  Writing to
+ *       the descriptor of PDFSTAMP_WRITE_TO_FD raises SIGPIPE if it is a
+ *       pipe without a reader, as write(2) does: ignore SIGPIPE to get
+ *       PDFSTAMP_E_IO instead.
+ *     - test builds only (configure --enable-fault-injection, never a
+ *       release): PDFSTAMP_FAULT and the count of its hits.
  *  - fork(): a context may go on being used after fork() in the parent,
  *    the child, or both.  It notices that the process changed, reseeds its
  *    random generator with fresh OS entropy and drops the IVs it had drawn

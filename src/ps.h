@@ -69,8 +69,13 @@
  *             full rewrite; its objects' offsets and its xref (rewrite.h).
  *
  * Invariants:
- *  1. No globals.  Everything that lives longer than a call hangs off the
- *     context or the document.
+ *  1. No globals but two: extlib.c's table of the dlopen'ed libraries'
+ *     functions (filled once under a mutex, then only read) and, in test
+ *     builds, io.c's fault counters.  Everything else that lives longer
+ *     than a call hangs off the context or the document; pdfstamp.h lists
+ *     what is process-wide (the environment, descriptors, the writers'
+ *     lock, threads, the SASLprep child), and nothing may be added to it
+ *     without changing that list.
  *  2. Every function that can fail returns 0 or a negative PDFSTAMP_E_*
  *     code and, when it fails, has already called ps_err() with a message.
  *     Helpers that cannot fail in any way but OOM (ps_buf) use a sticky flag

@@ -12,15 +12,30 @@
  * is written; version 1 of a struct that has grown since gets exactly its
  * version-1 members; a NULL pointer and unknown versions are refused
  * without writing anything.
+ *
+ * What pdfstamp.h says is process-wide: two contexts used by two threads
+ * at once (stamps in an embedded font, which load the dlopen'ed libraries
+ * concurrently); the writers' lock excluding a second write open in the
+ * same process; a document's descriptor close-on-exec, and no descriptor
+ * or thread left behind by a rotation.
  */
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pdfstamp.h"
+
+#define SAMPLE TEST_SRCDIR "/../samples/r6-table.pdf"
+#define USER_PW "sample-user"
+#define OWNER_PW "sample-owner"
 
 #define MARK 0xa5
 #define SLACK 32 /* marker bytes after the struct */
@@ -119,9 +134,8 @@ START_TEST(init_structs_are_accepted)
 	unsigned v;
 
 	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
-	ck_assert_msg(pdfstamp_doc_open(ctx, &doc, TEST_SRCDIR "/../samples/r6-table.pdf", 0) == 0, "%s",
-	              pdfstamp_ctx_errmsg(ctx));
-	ck_assert_msg(pdfstamp_doc_auth(doc, "sample-user", 11, 0) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_msg(pdfstamp_doc_open(ctx, &doc, SAMPLE, 0) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_msg(pdfstamp_doc_auth(doc, USER_PW, strlen(USER_PW), 0) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
 	for (v = 1; v <= PDFSTAMP_INFO_VERSION; v++) {
 		ck_assert_int_eq(pdfstamp_info_init(&info, v), 0);
 		ck_assert_msg(pdfstamp_doc_info(doc, &info) == 0, "version %u: %s", v, pdfstamp_ctx_errmsg(ctx));
@@ -138,6 +152,206 @@ START_TEST(init_structs_are_accepted)
 	ck_assert_int_eq(pdfstamp_dss_check(ctx, &d), PDFSTAMP_E_USAGE);
 	ck_assert_ptr_null(strstr(pdfstamp_ctx_errmsg(ctx), "version"));
 	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* ---- what is process-wide (pdfstamp.h) ------------------------------------- */
+
+static char tmpdir[64];
+
+static void make_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/check_api-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+/* Removes the temporary directory and the files in it. */
+static void remove_tmpdir(void)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *e;
+	char path[192];
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
+		ck_assert_int_eq(unlink(path), 0);
+	}
+	closedir(d);
+	ck_assert_int_eq(rmdir(tmpdir), 0);
+}
+
+/* Copies the sample to the temporary directory as NAME; its path in PATH
+ * (N bytes). */
+static void copy_sample(const char *name, char *path, size_t n)
+{
+	char buf[1 << 16];
+	size_t k;
+	FILE *in = fopen(SAMPLE, "rb"), *out;
+
+	snprintf(path, n, "%s/%s", tmpdir, name);
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(out = fopen(path, "wb"));
+	while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, k, out), k);
+	ck_assert_int_eq(fclose(out), 0);
+	fclose(in);
+}
+
+/* The open descriptors below 1024 (SET[FD] = 1); their count. */
+static int fd_set_of(unsigned char set[1024])
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0, dfd;
+
+	ck_assert_ptr_nonnull(d);
+	dfd = dirfd(d);
+	memset(set, 0, 1024);
+	while ((e = readdir(d)) != NULL) {
+		int fd = atoi(e->d_name);
+		if (e->d_name[0] == '.' || fd == dfd || fd >= 1024)
+			continue;
+		set[fd] = 1;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* The threads of this process. */
+static int thread_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* One thread's work with a context of its own: open, authenticate, a
+ * stamp in an embedded font (text no standard-14 font has: the dlopen'ed
+ * libraries), verify the output.  The thread returns NULL, or its job's
+ * message. */
+struct job {
+	char in[128], out[128];
+	char why[300];
+};
+
+static void *stamp_job(void *arg)
+{
+	struct job *j = arg;
+	struct pdfstamp_stamp_opts so;
+	struct pdfstamp_write_opts wo;
+	struct pdfstamp_result res;
+	struct pdfstamp_verify_opts vo;
+	struct pdfstamp_verify_report rep;
+	pdfstamp_ctx *ctx = NULL;
+	pdfstamp_doc *doc = NULL;
+	int rc;
+
+	pdfstamp_stamp_opts_init(&so, PDFSTAMP_STAMP_OPTS_VERSION);
+	pdfstamp_write_opts_init(&wo, PDFSTAMP_WRITE_OPTS_VERSION);
+	pdfstamp_result_init(&res, PDFSTAMP_RESULT_VERSION);
+	pdfstamp_verify_opts_init(&vo, PDFSTAMP_VERIFY_OPTS_VERSION);
+	pdfstamp_verify_report_init(&rep, PDFSTAMP_VERIFY_REPORT_VERSION);
+	so.text = "\xd0\x9f\xd1\x80\xd0\xb8\xd0\xbd\xd1\x8f\xd1\x82\xd0\xbe"; /* Cyrillic */
+	so.date = "2026-01-02T03:04:05Z";
+	wo.output = j->out;
+	if ((rc = pdfstamp_ctx_new(&ctx)) == 0 && (rc = pdfstamp_doc_open(ctx, &doc, j->in, 0)) == 0 &&
+	    (rc = pdfstamp_doc_auth(doc, USER_PW, strlen(USER_PW), 0)) == 0)
+		rc = pdfstamp_stamp(doc, &so, &wo, &res);
+	pdfstamp_doc_close(doc);
+	doc = NULL;
+	if (rc == 0 && (rc = pdfstamp_doc_open(ctx, &doc, j->out, 0)) == 0 &&
+	    (rc = pdfstamp_doc_auth(doc, USER_PW, strlen(USER_PW), 0)) == 0)
+		rc = pdfstamp_verify(doc, &vo, &rep);
+	if (rc != 0)
+		snprintf(j->why, sizeof j->why, "%s: %d %s", j->in, rc, ctx ? pdfstamp_ctx_errmsg(ctx) : "no context");
+	pdfstamp_result_clear(&res);
+	pdfstamp_doc_close(doc);
+	pdfstamp_ctx_free(ctx);
+	return rc ? j->why : NULL;
+}
+
+START_TEST(contexts_in_threads)
+{
+	enum { N = 4 };
+	struct job jobs[N];
+	pthread_t th[N];
+	void *why;
+	int i;
+
+	make_tmpdir();
+	for (i = 0; i < N; i++) {
+		char name[32];
+		memset(&jobs[i], 0, sizeof jobs[i]);
+		snprintf(name, sizeof name, "in%d.pdf", i);
+		copy_sample(name, jobs[i].in, sizeof jobs[i].in);
+		snprintf(jobs[i].out, sizeof jobs[i].out, "%s/out%d.pdf", tmpdir, i);
+	}
+	for (i = 0; i < N; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, stamp_job, &jobs[i]), 0);
+	for (i = 0; i < N; i++) {
+		ck_assert_int_eq(pthread_join(th[i], &why), 0);
+		ck_assert_msg(why == NULL, "thread %d: %s", i, (const char *)why);
+	}
+	remove_tmpdir();
+}
+END_TEST
+
+START_TEST(process_resources)
+{
+	struct pdfstamp_rewrite_opts ro;
+	unsigned char before[1024], after[1024];
+	char a[128], b[128];
+	pdfstamp_ctx *c1 = NULL, *c2 = NULL;
+	pdfstamp_doc *d1 = NULL, *d2 = NULL;
+	int n, fd, threads;
+
+	make_tmpdir();
+	copy_sample("lock.pdf", a, sizeof a);
+	ck_assert_int_eq(pdfstamp_ctx_new(&c1), 0);
+	ck_assert_int_eq(pdfstamp_ctx_new(&c2), 0);
+	/* the writers' lock is flock(2): a second write open in this very
+	 * process is refused, without blocking */
+	n = fd_set_of(before);
+	ck_assert_msg(pdfstamp_doc_open(c1, &d1, a, PDFSTAMP_OPEN_WRITE) == 0, "%s", pdfstamp_ctx_errmsg(c1));
+	ck_assert_int_eq(pdfstamp_doc_open(c2, &d2, a, PDFSTAMP_OPEN_WRITE), PDFSTAMP_E_IO);
+	ck_assert_ptr_null(d2);
+	/* the document's descriptor (its only one) is close-on-exec */
+	ck_assert_int_eq(fd_set_of(after), n + 1);
+	for (fd = 0; fd < 1024; fd++)
+		if (after[fd] && !before[fd])
+			ck_assert_msg(fcntl(fd, F_GETFD) & FD_CLOEXEC, "descriptor %d is not close-on-exec", fd);
+	pdfstamp_doc_close(d1);
+	ck_assert_int_eq(fd_set_of(after), n);
+	/* a rotation with worker threads leaves no descriptor and no thread */
+	threads = thread_count();
+	ck_assert_msg(pdfstamp_doc_open(c1, &d1, a, 0) == 0, "%s", pdfstamp_ctx_errmsg(c1));
+	ck_assert_msg(pdfstamp_doc_auth(d1, OWNER_PW, strlen(OWNER_PW), 0) == 0, "%s", pdfstamp_ctx_errmsg(c1));
+	pdfstamp_rewrite_opts_init(&ro, PDFSTAMP_REWRITE_OPTS_VERSION);
+	snprintf(b, sizeof b, "%s/rotated.pdf", tmpdir);
+	ro.output = b;
+	ro.user_password = "u2";
+	ro.user_len = 2;
+	ro.owner_password = "o2";
+	ro.owner_len = 2;
+	ro.jobs = 3;
+	ck_assert_msg(pdfstamp_rotate(d1, &ro, NULL) == 0, "%s", pdfstamp_ctx_errmsg(c1));
+	pdfstamp_doc_close(d1);
+	ck_assert_int_eq(fd_set_of(after), n);
+	ck_assert_int_eq(memcmp(before, after, sizeof before), 0);
+	ck_assert_int_eq(thread_count(), threads);
+	pdfstamp_ctx_free(c2);
+	pdfstamp_ctx_free(c1);
+	remove_tmpdir();
 }
 END_TEST
 
@@ -173,6 +387,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, init_audit_report);
 	tcase_add_test(tc, init_structs_are_accepted);
 	tcase_add_test(tc, null_context);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("process");
+	tcase_add_test(tc, contexts_in_threads);
+	tcase_add_test(tc, process_resources);
 	suite_add_tcase(s, tc);
 	return s;
 }
