@@ -59,24 +59,24 @@
  *    lock).  Still never share a context between threads, and do not fork
  *    while another thread is inside a call on it.
  *  - Versioned structs.  The option structs and the result structs start
- *    with `unsigned version`, which the caller sets:
- *    initialise them with the matching *_INIT macro (options:
- *    PDFSTAMP_STAMP_OPTS_INIT, ...; results: PDFSTAMP_INFO_INIT,
- *    PDFSTAMP_RESULT_INIT, ...) or, where macros cannot be used (language
- *    bindings), its function: pdfstamp_NAME_init(&s, PDFSTAMP_NAME_VERSION)
- *    gives struct pdfstamp_NAME the macro's values and zero padding.  The
- *    version passed is the one the caller was compiled with: only the
+ *    with `unsigned version`, which the caller sets: initialise them with
+ *    the matching *_INIT macro (options: PDFSTAMP_STAMP_OPTS_INIT, ...;
+ *    results: PDFSTAMP_INFO_INIT, PDFSTAMP_RESULT_INIT, ...).  A version
+ *    the library does not know is refused with PDFSTAMP_E_USAGE, so a
+ *    struct may grow at its end in a later release without breaking
+ *    programs built against this header.
+ *    Where macros cannot be used (language bindings), each macro has a
+ *    function: pdfstamp_NAME_init(&s, PDFSTAMP_NAME_VERSION) gives struct
+ *    pdfstamp_NAME the values of PDFSTAMP_NAME_INIT, and zero padding.
+ *    The version passed is the one the caller was compiled with: only the
  *    members of that version are written, nothing past them, so a program
  *    built against an older header gets its older, shorter struct.  It
- *    returns 0, or PDFSTAMP_E_USAGE (and writes nothing) for a NULL
- *    pointer or a version the library does not know; like the macro it
- *    allocates and frees nothing, so a result struct must be fresh or
- *    cleared.  A version the library does not know is
- *    refused with PDFSTAMP_E_USAGE, so a struct may grow at its end in a
- *    later release without breaking programs built against this header.  Result structs hold no
- *    fixed-size arrays of items: a list is a pointer and a count owned by
- *    the struct, allocated by the call that fills it and released by the
- *    matching *_clear function (pdfstamp_info_clear,
+ *    returns 0, or PDFSTAMP_E_USAGE (writing nothing) for a NULL pointer or
+ *    a version the library does not know; like the macro it allocates and
+ *    frees nothing, so a result struct must be fresh or cleared.
+ *    Result structs hold no fixed-size arrays of items: a list is a pointer
+ *    and a count owned by the struct, allocated by the call that fills it
+ *    and released by the matching *_clear function (pdfstamp_info_clear,
  *    pdfstamp_result_clear), which accepts NULL, keeps `version` and leaves
  *    the struct ready to be filled again (a filling call releases what
  *    the struct held first, so reusing one struct for several calls does
@@ -173,8 +173,9 @@ void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdat
 /* Opens PATH and reads its trailer and cross-reference data (never the
  * payload).  The document is not yet authenticated.  A PATH that cannot be
  * opened (missing, not readable) or is not a regular file (FIFO, directory,
- * device) is refused with PDFSTAMP_E_IO, without blocking.  Without PDFSTAMP_OPEN_WRITE nothing is ever modified:
- * a pending journal only draws a warning (see pdfstamp_recover). */
+ * device) is refused with PDFSTAMP_E_IO, without blocking.  Without
+ * PDFSTAMP_OPEN_WRITE nothing is ever modified: a pending journal only
+ * draws a warning (see pdfstamp_recover). */
 int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path,
                       unsigned flags);
 void pdfstamp_doc_close(pdfstamp_doc *doc);
@@ -266,8 +267,8 @@ struct pdfstamp_crypt_filter {
 
 /* Version 1 (without the version-2 fields) is still accepted. */
 #define PDFSTAMP_INFO_VERSION 2
-#define PDFSTAMP_INFO_INIT {PDFSTAMP_INFO_VERSION, 0, 0, "", 0, 0, 0, "", "", "", 0, 0, 0, 0, 0, NULL, \
-	0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, NULL, ""}
+#define PDFSTAMP_INFO_INIT {PDFSTAMP_INFO_VERSION, 0, 0, "", 0, 0, 0, "", "", "", 0, 0, 0, 0, 0, \
+	NULL, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, NULL, ""}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_info_init(struct pdfstamp_info *info, unsigned version);
 
@@ -292,8 +293,9 @@ const char *pdfstamp_perm_name(int bit);
 /* Flags of pdfstamp_write_opts. */
 #define PDFSTAMP_WRITE_IN_PLACE 0x1       /* append to the input file itself */
 #define PDFSTAMP_WRITE_ALLOW_TRAILING 0x2 /* append even after bytes that follow the last %%EOF */
-#define PDFSTAMP_WRITE_ALLOW_IDENTITY 0x4 /* append to an encrypted file whose /StrF or /StmF is
-                                             /Identity, i.e. write new strings or streams in clear */
+/* append to an encrypted file whose /StrF or /StmF is /Identity, i.e.
+ * write new strings or streams in clear */
+#define PDFSTAMP_WRITE_ALLOW_IDENTITY 0x4
 /* Write the new file to the open descriptor output_fd (a pipe, a terminal,
  * standard output; it is written with write(2) from where it stands and is
  * not closed) instead of a path; output must be NULL.  The file is still
@@ -345,13 +347,15 @@ void pdfstamp_result_clear(struct pdfstamp_result *res);
 
 /* Values of *recovered. */
 #define PDFSTAMP_RECOVER_NONE 0        /* no journal: nothing to do */
-#define PDFSTAMP_RECOVER_ROLLED_BACK 1 /* no longer returned: recovery keeps a whole update (COMPLETED) */
+#define PDFSTAMP_RECOVER_ROLLED_BACK 1 /* no longer returned: a whole update is kept (COMPLETED) */
 #define PDFSTAMP_RECOVER_UNWRITTEN 2   /* the update never reached the file: journal removed */
-#define PDFSTAMP_RECOVER_COMPLETED 3   /* the update is whole in the file: kept (synced), journal removed */
+#define PDFSTAMP_RECOVER_COMPLETED 3   /* the update is whole in the file: kept (synced), journal
+                                          removed */
 
 /* Finishes an in-place update interrupted by a crash, if PATH has its
  * journal "PATH.pdfstamp-journal" (next to the file itself, where symbolic
- * links lead, so that every name of it finds the same journal).  Takes the writers' lock on PATH first
+ * links lead, so that every name of it finds the same journal).  Takes the
+ * writers' lock on PATH first
  * (non-blocking: PDFSTAMP_E_IO if another process holds it), then reads
  * the journal.  The journal is believed only if it is a regular file (not
  * a symbolic link, FIFO, ...) owned by the effective user, with mode 0600
@@ -505,9 +509,10 @@ typedef void (*pdfstamp_progress_fn)(void *userdata, int64_t done, int64_t total
 
 struct pdfstamp_rewrite_opts {
 	unsigned version;
-	const char *output;          /* new file; NULL with PDFSTAMP_WRITE_IN_PLACE (temp + rename over the input)
-	                                or PDFSTAMP_WRITE_TO_FD */
-	unsigned flags;              /* PDFSTAMP_WRITE_IN_PLACE, PDFSTAMP_WRITE_TO_FD, PDFSTAMP_REWRITE_FORCE */
+	const char *output;          /* new file; NULL with PDFSTAMP_WRITE_IN_PLACE (temp + rename
+	                                over the input) or PDFSTAMP_WRITE_TO_FD */
+	unsigned flags;              /* PDFSTAMP_WRITE_IN_PLACE, PDFSTAMP_WRITE_TO_FD,
+	                                PDFSTAMP_REWRITE_FORCE */
 	const char *user_password;   /* UTF-8, SASLprep'd ("stored" profile) */
 	size_t user_len;
 	const char *owner_password;
@@ -524,7 +529,8 @@ struct pdfstamp_rewrite_opts {
  * output for its self-check). */
 /* Version 1 (without output_fd) is still accepted. */
 #define PDFSTAMP_REWRITE_OPTS_VERSION 2
-#define PDFSTAMP_REWRITE_OPTS_INIT {PDFSTAMP_REWRITE_OPTS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, -4, 0, NULL, NULL, -1}
+#define PDFSTAMP_REWRITE_OPTS_INIT {PDFSTAMP_REWRITE_OPTS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, \
+	-4, 0, NULL, NULL, -1}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_rewrite_opts_init(struct pdfstamp_rewrite_opts *opts, unsigned version);
 
@@ -662,11 +668,11 @@ struct pdfstamp_audit_revision {
 struct pdfstamp_audit_sig {
 	char field[128];             /* full field name (truncated) */
 	int64_t objnum;              /* the signature dictionary, 0 if direct */
-	int revision;                /* 1-based from the oldest revision its /ByteRange ends in; 0 unknown */
+	int revision;                /* the one its /ByteRange ends in, 1 the oldest; 0 unknown */
 	int covers_revision;         /* the /ByteRange ends exactly at that revision's end */
 	int docmdp;                  /* 0 approval, else the certification's DocMDP /P */
 	int doc_timestamp;           /* /Type /DocTimeStamp */
-	int fieldmdp;                /* PDFSTAMP_FIELDMDP_* (the /Reference FieldMDP or the field's /Lock) */
+	int fieldmdp;                /* PDFSTAMP_FIELDMDP_* (the /Reference FieldMDP or the /Lock) */
 	int nfields;                 /* the locked field names (Include/Exclude) */
 	char **fields;               /* (owned) */
 	char subfilter[64];
@@ -686,7 +692,7 @@ struct pdfstamp_audit_report {
 	struct pdfstamp_audit_revision *revisions; /* oldest first (owned) */
 	int64_t forbidden;           /* forbidden changes in all */
 	int64_t bytes_read;          /* distinct bytes of the file read so far (as pdfstamp_info's) */
-	unsigned flags;              /* PDFSTAMP_AUDIT_*, set by the caller (kept by pdfstamp_audit_clear) */
+	unsigned flags;              /* PDFSTAMP_AUDIT_*, set by the caller (kept by *_clear) */
 };
 #define PDFSTAMP_AUDIT_REPORT_VERSION 1
 #define PDFSTAMP_AUDIT_REPORT_INIT {PDFSTAMP_AUDIT_REPORT_VERSION, 0, 0, NULL, 0, NULL, 0, 0, 0}
