@@ -170,7 +170,7 @@ static void remove_tmpdir(void)
 {
 	DIR *d = opendir(tmpdir);
 	struct dirent *e;
-	char path[192];
+	char path[sizeof tmpdir + sizeof e->d_name + 1];
 
 	ck_assert_ptr_nonnull(d);
 	while ((e = readdir(d)) != NULL) {
