@@ -25,6 +25,11 @@
  *     (audit.c note 2), and both views must permit the update.  That
  *     costs the audit's walk once per update, only on files that already
  *     have later revisions.
+ *  3. Already broken.  A document that a later revision has already
+ *     changed in a way a signature forbids (audit's verdict "violation")
+ *     gets nothing more: whatever this update is, `audit` would report a
+ *     violation after it, and an approval stamp on a tampered document is
+ *     worse than none.  The refusal names the first forbidden change.
  */
 #include "config.h"
 
@@ -54,6 +59,24 @@ static int signed_view(ps_doc *doc, int change, const char *what)
 		rc = ps_err_wrap(doc->ctx, rc, "cannot tell what the document's signatures permit; refusing to change "
 		                 "the file");
 		goto out;
+	}
+	/* already violated (note 3): name the first forbidden change */
+	for (i = 0; i < rep.nrevisions; i++) {
+		int k;
+		for (k = 0; k < rep.revisions[i].nchanges; k++) {
+			const struct pdfstamp_audit_change *c = &rep.revisions[i].changes[k];
+			if (!c->forbidden)
+				continue;
+			rc = ps_err(doc->ctx, PDFSTAMP_E_PERM, "the document already breaks signature object %lld: "
+			            "revision %d %s object %lld (%s%s%s), so %s is refused",
+			            c->signature >= 0 && c->signature < rep.nsigs ? (long long)rep.sigs[c->signature].objnum
+			                                                           : -1LL,
+			            i + 1, c->action == PDFSTAMP_CHANGE_ADDED ? "added"
+			                   : c->action == PDFSTAMP_CHANGE_FREED ? "freed" : "changed",
+			            (long long)c->object, pdfstamp_change_kind_name(c->kind), c->reason[0] ? ": " : "",
+			            c->reason, what);
+			goto out;
+		}
 	}
 	for (i = 0; i < rep.nsigs; i++) {
 		int p = rep.sigs[i].docmdp;

@@ -201,6 +201,18 @@ for src in qpdf-r6-table qpdf-r6-xrefstream; do
 	check_eq "$(kinds)" page-content "$src signed + content: the forbidden change is page content"
 	pageobj=$(qpage "$T/$src.content.pdf")
 	check_eq "$(forbidden)" "$pageobj" "$src signed + content: the JSON lists the page whose /Contents changed (object $pageobj, qpdf)"
+	# the pre-flight refuses to add to a document already violated, and
+	# names the change (preflight.c note 3); nothing is written
+	for cmd in stamp meta; do
+		extra=
+		[ "$cmd" = meta ] && extra="--set Title=x"
+		cp "$T/$src.content.pdf" "$T/$src.before.pdf"
+		run "$PDFSTAMP" "$cmd" $extra --password-file "$UPW" -i "$T/$src.content.pdf"
+		check_status 5 "$src signed + content: $cmd is refused"
+		check_grep "already breaks signature object .*changed object $pageobj [(]page-content" "$T/err" \
+			"$src signed + content: $cmd names the forbidden change"
+		check_true cmp -s "$T/$src.content.pdf" "$T/$src.before.pdf" "$src signed + content: $cmd left the file unchanged"
+	done
 
 	mu addpage "$s" "$T/$src.page.pdf"
 	expect "$T/$src.page.pdf" 6 violation "$src signed + page added"
