@@ -1053,7 +1053,8 @@ static int is_chain_xref(const struct audit *a, uint32_t num, int sec, const ps_
 
 /* Notes every reference inside O (direct structure, parser-bounded
  * depth) as referred to by a change of the revision being audited. */
-static int note_refs(struct audit *a, const ps_obj *o)
+/* Appends the numbers O refers to to *V (*N). */
+static int collect_refs(struct audit *a, const ps_obj *o, uint32_t **v, size_t *n)
 {
 	size_t i;
 	int rc = 0;
@@ -1062,23 +1063,43 @@ static int note_refs(struct audit *a, const ps_obj *o)
 		return 0;
 	switch (o->kind) {
 	case PS_REF:
-		if (a->nrefd >= MAX_REFS)
+		if (*n >= MAX_REFS)
 			return ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "a revision refers to more than %zu objects",
 			              MAX_REFS);
-		return push_u32(a->ctx, &a->refd, &a->nrefd, o->u.ref.num);
+		return push_u32(a->ctx, v, n, o->u.ref.num);
 	case PS_ARRAY:
 		for (i = 0; i < o->u.arr.len && rc == 0; i++)
-			rc = note_refs(a, o->u.arr.items[i]);
+			rc = collect_refs(a, o->u.arr.items[i], v, n);
 		return rc;
 	case PS_DICT:
 		for (i = 0; i < o->u.dict.len && rc == 0; i++)
-			rc = note_refs(a, o->u.dict.ents[i].val);
+			rc = collect_refs(a, o->u.dict.ents[i].val, v, n);
 		return rc;
 	case PS_STREAM:
-		return note_refs(a, o->u.stm.dict);
+		return collect_refs(a, o->u.stm.dict, v, n);
 	default:
 		return 0;
 	}
+}
+
+/* N, the new version of a changed object or trailer key, O its previous
+ * version (NULL: none): every number N refers to goes to a->refd, those
+ * that O does not name to a->newrefd as well. */
+static int note_refs(struct audit *a, const ps_obj *n, const ps_obj *o)
+{
+	uint32_t *old = NULL;
+	size_t nold = 0, i, from = a->nrefd;
+	int rc;
+
+	if ((rc = collect_refs(a, n, &a->refd, &a->nrefd)) < 0 || (rc = collect_refs(a, o, &old, &nold)) < 0)
+		goto out;
+	nold = ps_audit_uniq(old, nold);
+	for (i = from; i < a->nrefd && rc == 0; i++)
+		if (!nold || !bsearch(&a->refd[i], old, nold, sizeof *old, cmp_u32))
+			rc = push_u32(a->ctx, &a->newrefd, &a->nnewrefd, a->refd[i]);
+out:
+	free(old);
+	return rc;
 }
 
 static int referred(const struct audit *a, uint32_t num)
@@ -1397,7 +1418,7 @@ static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
 			goto out;
 		k2 = own_kind(a, num, c.n, sec, &rc);
 		if (rc == 0 && (rc = note_roles(a, c.n, worse(k1, k2), c.o, k1, sec)) == 0)
-			rc = note_refs(a, c.n);
+			rc = note_refs(a, c.n, c.o);
 		goto out;
 	}
 	c.action = !c.o ? PDFSTAMP_CHANGE_ADDED : !c.n ? PDFSTAMP_CHANGE_FREED : PDFSTAMP_CHANGE_MODIFIED;
@@ -1508,8 +1529,10 @@ static int audit_revision(struct audit *a, int sec)
 	rv->ncands = ps_audit_uniq(rv->cands, rv->ncands);
 	a->nroles = 0;
 	a->nrefd = 0;
-	if ((rc = note_refs(a, ps_audit_trailer_key(a, sec, 0))) < 0 || (rc = note_refs(a, ps_audit_trailer_key(a, sec, 1))) < 0)
-		return rc;
+	a->nnewrefd = 0;
+	for (i = 0; i < 2; i++)
+		if ((rc = note_refs(a, ps_audit_trailer_key(a, sec, (int)i), ps_audit_trailer_key(a, sec + 1, (int)i))) < 0)
+			return rc;
 	if ((rc = compare_trailer(a, sec)) < 0)
 		return rc;
 	for (pass = 0; pass < 2; pass++) {
@@ -1518,18 +1541,23 @@ static int audit_revision(struct audit *a, int sec)
 				return ps_err_wrap(a->ctx, rc, "revision %d, object %u", rev_no(a, sec), rv->cands[i]);
 		if (pass == 0 && a->nroles)
 			qsort(a->roles, a->nroles, sizeof *a->roles, cmp_role);
-		if (pass == 0)
+		if (pass == 0) {
 			a->nrefd = ps_audit_uniq(a->refd, a->nrefd);
+			a->nnewrefd = ps_audit_uniq(a->newrefd, a->nnewrefd);
+		}
 	}
 	/* a reference this revision adds to an object no revision defines:
-	 * readers that meet it rebuild their xref by scanning (note 5) */
-	for (i = 0; i < a->nrefd; i++) {
+	 * readers that meet it rebuild their xref by scanning (note 5).  One
+	 * the same object's previous version already held leads nowhere new
+	 * (a /DSS whose dangling entry `pdfstamp dss` kept); the revision
+	 * that added it was judged for it. */
+	for (i = 0; i < a->nnewrefd; i++) {
 		char why[96];
-		if (existed_at(a, a->refd[i], sec, NULL))
+		if (existed_at(a, a->newrefd[i], sec, NULL))
 			continue;
 		snprintf(why, sizeof why, "a reference to object %u, which is not defined as of this revision",
-		         a->refd[i]);
-		if ((rc = record_damaged(a, sec, a->refd[i], why)) < 0)
+		         a->newrefd[i]);
+		if ((rc = record_damaged(a, sec, a->newrefd[i], why)) < 0)
 			return rc;
 	}
 	return 0;
@@ -1868,5 +1896,6 @@ out:
 	doc->asof_cap = 0;
 	free(a.roles);
 	free(a.refd);
+	free(a.newrefd);
 	return rc;
 }

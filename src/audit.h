@@ -84,6 +84,11 @@ struct audit {
 	 * versions) and its trailer refer to, sorted after the first pass */
 	uint32_t *refd;
 	size_t nrefd;
+	/* those of them that the same object's (or trailer key's) previous
+	 * version did not name: only a new reference leads a reader somewhere
+	 * the signed revision did not (audit.c, the dangling check) */
+	uint32_t *newrefd;
+	size_t nnewrefd;
 	int64_t nchanges;
 	int cur_S;                   /* the signed section judging now (0: none; audit.c) */
 	int old_annot;               /* the change being judged alters an annotation or widget that

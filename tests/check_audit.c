@@ -40,7 +40,6 @@ static void teardown(void)
 	pg_rmdir(dir);
 }
 
-#define SIG_BR "/ByteRange[0 0000000000 0000000000 0000000000]"
 #define DOCMDP "/Reference[<</Type/SigRef/TransformMethod/DocMDP/TransformParams<</Type/TransformParams/P %d/V/1.2>>>>]"
 #define FIELDMDP "/Reference[<</Type/SigRef/TransformMethod/FieldMDP/TransformParams<</Type/TransformParams" \
 	"/Action/Include/Fields[(Name)]/V/1.2>>>>]"
@@ -54,17 +53,6 @@ static char *find(pg *p, size_t from, const char *str)
 		if (memcmp(p->b.data + i, str, n) == 0)
 			return (char *)p->b.data + i;
 	return NULL;
-}
-
-/* Sets the placeholder /ByteRange found at or after FROM to end at the
- * current end of P (the end of the revision just written). */
-static void set_byterange(pg *p, size_t from)
-{
-	char *br = find(p, from, "/ByteRange[0 "), tmp[64];
-
-	ck_assert_ptr_nonnull(br);
-	snprintf(tmp, sizeof tmp, "%010lld %010lld %010lld", 10LL, 20LL, (long long)p->b.len - 20);
-	memcpy(br + 13, tmp, strlen(tmp));
 }
 
 /* Revision 1: catalog 1, pages 2, page 3 (content 5, annots [6 7]), font
@@ -94,7 +82,7 @@ static int64_t signed_base(pg *p, int level, int lock)
 	pg_obj(p, 6, 0, "<</Type/Annot/Subtype/Widget/FT/Tx/T(Name)/V(before)/Rect[0 0 10 10]/P 3 0 R>>");
 	pg_obj(p, 7, 0, "<</Type/Annot/Subtype/Widget/FT/Sig/T(Sig1)/V 8 0 R/Rect[%s]/P 3 0 R/AP<</N 5 0 R>>>>",
 	       visible_sig ? "100 100 300 150" : "0 0 0 0");
-	pg_obj(p, 8, 0, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" SIG_BR
+	pg_obj(p, 8, 0, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" PG_SIG_BR
 	       "/Contents<00112233>%s>>", ref);
 	pg_obj(p, 9, 0, "<</Producer(check_audit)>>");
 	memset(e, 0, sizeof e);
@@ -105,7 +93,7 @@ static int64_t signed_base(pg *p, int level, int lock)
 	x = pg_table(p, e, 10, "<</Size 10/Root 1 0 R/Info 9 0 R>>");
 	/* the signed range ends at this revision's end */
 	ck_assert(!p->b.oom);
-	set_byterange(p, 0);
+	pg_set_byterange(p, 0);
 	return x;
 }
 
@@ -364,8 +352,8 @@ static void add_timestamp(int level, int dts)
 	pg_obj(&p, 3, 0, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Contents 5 0 R"
 	       "/Resources<</Font<</F1 4 0 R>>>>/Annots[6 0 R 7 0 R 10 0 R]>>");
 	pg_obj(&p, 10, 0, "<</Type/Annot/Subtype/Widget/FT/Sig/T(TS1)/V 11 0 R/Rect[0 0 0 0]/P 3 0 R>>");
-	pg_obj(&p, 11, 0, dts ? "<</Type/DocTimeStamp/Filter/Adobe.PPKLite/SubFilter/ETSI.RFC3161" SIG_BR
-	       "/Contents<00>>>" : "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" SIG_BR
+	pg_obj(&p, 11, 0, dts ? "<</Type/DocTimeStamp/Filter/Adobe.PPKLite/SubFilter/ETSI.RFC3161" PG_SIG_BR
+	       "/Contents<00>>>" : "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" PG_SIG_BR
 	       "/Contents<00>>>");
 	e[0] = pg_used(&p, 1);
 	e[1] = pg_used(&p, 3);
@@ -374,7 +362,7 @@ static void add_timestamp(int level, int dts)
 	{
 		size_t from = (size_t)x;
 		update(&p, e, 4, 12, 1, x, NULL);
-		set_byterange(&p, from);
+		pg_set_byterange(&p, from);
 	}
 	reopen(&p, "ts.pdf");
 	ck_assert_int_eq(do_audit(), 0);
@@ -550,7 +538,7 @@ START_TEST(objstm_replaced_under_old_entries)
 	pg_obj(&p, 2, 0, "<</Type/Pages/Kids[3 0 R]/Count 1>>");
 	pg_obj(&p, 3, 0, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Resources<</Font<</F1 12 0 R>>>>>>");
 	pg_obj(&p, 7, 0, "<</FT/Sig/T(Sig1)/V 8 0 R>>");
-	pg_obj(&p, 8, 0, "<</Type/Sig" SIG_BR "/Contents<00>>>");
+	pg_obj(&p, 8, 0, "<</Type/Sig" PG_SIG_BR "/Contents<00>>>");
 	pg_stream(&p, 10, "/Type/ObjStm/N 1/First 5", v1, strlen(v1));
 	memset(e, 0, sizeof e);
 	e[0].num = 0;
@@ -563,7 +551,7 @@ START_TEST(objstm_replaced_under_old_entries)
 	e[8].type = 2;
 	e[8].f2 = 10;
 	x = pg_xref_stream(&p, 11, e, 9, "/Size 13/Root 1 0 R");
-	set_byterange(&p, 0);
+	pg_set_byterange(&p, 0);
 	/* revision 2: object stream 10 again, with other content for 12 */
 	pg_stream(&p, 10, "/Type/ObjStm/N 1/First 5", v2, strlen(v2));
 	{
@@ -615,12 +603,12 @@ START_TEST(signature_redefined)
 	pg_ent e[2];
 	size_t from = p.b.len;
 
-	pg_obj(&p, 8, 0, "<</Type/Sig" SIG_BR "/Contents<00>" DOCMDP ">>", 3);
+	pg_obj(&p, 8, 0, "<</Type/Sig" PG_SIG_BR "/Contents<00>" DOCMDP ">>", 3);
 	pg_stream(&p, 5, "", "BT /F1 24 Tf 72 700 Td (forged) Tj ET", 37);
 	e[0] = pg_used(&p, 5);
 	e[1] = pg_used(&p, 8);
 	update(&p, e, 2, 10, 1, x, NULL);
-	set_byterange(&p, from);
+	pg_set_byterange(&p, from);
 	reopen(&p, "sig.pdf");
 	ck_assert_int_eq(do_audit(), 0);
 	ck_assert_int_eq(rep.verdict, PDFSTAMP_AUDIT_VIOLATION);
@@ -797,7 +785,7 @@ START_TEST(existing_annotation_appearance)
 		pg_stream(&p, 5, "", "BT /F1 24 Tf 72 700 Td (signed) Tj ET", 37);
 		pg_obj(&p, 6, 0, "null");
 		pg_obj(&p, 7, 0, "<</Type/Annot/Subtype/Widget/FT/Sig/T(Sig1)/V 8 0 R/Rect[0 0 0 0]/P 3 0 R>>");
-		pg_obj(&p, 8, 0, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" SIG_BR
+		pg_obj(&p, 8, 0, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" PG_SIG_BR
 		       "/Contents<00112233>" DOCMDP ">>", level);
 		pg_obj(&p, 9, 0, "<</Producer(check_audit)>>");
 		pg_obj(&p, 10, 0, "<</Type/Annot/Subtype/Square/Rect[0 0 50 50]/AP<</N 11 0 R>>>>");
@@ -807,7 +795,7 @@ START_TEST(existing_annotation_appearance)
 			e[i] = pg_used(&p, i);
 		e[0].f3 = 65535;
 		x = pg_table(&p, e, 12, "<</Size 12/Root 1 0 R/Info 9 0 R>>");
-		set_byterange(&p, 0);
+		pg_set_byterange(&p, 0);
 		/* the square now covers the page, its appearance stream in place */
 		{
 			pg_ent r[2];
@@ -927,8 +915,8 @@ START_TEST(later_signature_covers_change)
 	rev_objs(&p, x2, NULL, 4, 1u, "<</Type/Catalog/Pages 2 0 R/AcroForm<</Fields[6 0 R 7 0 R 10 0 R]/SigFlags 3>>>>",
 	         3u, PAGE3("6 0 R 7 0 R 10 0 R"),
 	         10u, "<</Type/Annot/Subtype/Widget/FT/Sig/T(Sig2)/V 11 0 R/Rect[0 0 0 0]/P 3 0 R>>",
-	         11u, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" SIG_BR "/Contents<00>>>");
-	set_byterange(&p, from);
+	         11u, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" PG_SIG_BR "/Contents<00>>>");
+	pg_set_byterange(&p, from);
 	reopen(&p, "two.pdf");
 	ck_assert_int_eq(do_audit(), 0);
 	ck_assert_int_eq(rep.nsigs, 2);
@@ -1054,7 +1042,7 @@ static int64_t dangling_base(pg *p, int shape)
 	pg_stream(p, 5, "", "BT /F1 24 Tf 72 700 Td (signed) Tj ET", 37);
 	pg_obj(p, 6, 0, "<</Type/Annot/Subtype/Widget/FT/Tx/T(Name)/V(before)/Rect[0 0 10 10]/P 3 0 R>>");
 	pg_obj(p, 7, 0, "<</Type/Annot/Subtype/Widget/FT/Sig/T(Sig1)/V 8 0 R/Rect[0 0 0 0]/P 3 0 R>>");
-	pg_obj(p, 8, 0, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" SIG_BR
+	pg_obj(p, 8, 0, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" PG_SIG_BR
 	       "/Contents<00112233>>>");
 	pg_obj(p, 9, 0, "<</Producer(check_audit)>>");
 	if (shape == 0)
@@ -1081,7 +1069,7 @@ static int64_t dangling_base(pg *p, int shape)
 		x = pg_xref_stream(p, 12, e, 13, "/Size 20/Root 1 0 R/Info 9 0 R");
 	}
 	ck_assert(!p->b.oom);
-	set_byterange(p, 0);
+	pg_set_byterange(p, 0);
 	return x;
 }
 
@@ -1121,6 +1109,44 @@ START_TEST(dangling_reference_shapes)
 }
 END_TEST
 
+/* A dangling reference is judged in the revision that adds it: one that a
+ * later revision keeps in the same object (pdfstamp dss keeps a hostile
+ * /DSS's entries) leads nowhere new and is no second finding. */
+START_TEST(dangling_reference_kept)
+{
+	pg p;
+	int64_t x1 = signed_base(&p, 0, 0), x2, x3;
+	int i, k, found[2] = {0, 0};
+
+	pg_obj(&p, 9, 0, "<</Producer(check_audit)/X 50 0 R>>");
+	x2 = (int64_t)p.b.len;
+	{
+		pg_ent e[1] = {pg_used(&p, 9)};
+		update(&p, e, 1, 10, 1, x1, NULL);
+	}
+	pg_obj(&p, 9, 0, "<</Producer(changed)/X 50 0 R>>");
+	x3 = (int64_t)p.b.len;
+	{
+		pg_ent e[1] = {pg_used(&p, 9)};
+		update(&p, e, 1, 10, 1, x2, NULL);
+	}
+	reopen(&p, "dangle-kept.pdf");
+	ck_assert_int_eq(do_audit(), 0);
+	ck_assert_int_eq(rep.verdict, PDFSTAMP_AUDIT_VIOLATION);
+	for (i = 0; i < rep.nrevisions; i++)
+		for (k = 0; k < rep.revisions[i].nchanges; k++) {
+			const struct pdfstamp_audit_change *c = &rep.revisions[i].changes[k];
+			if (c->object != 50)
+				continue;
+			ck_assert_int_eq(c->kind, PDFSTAMP_CHANGE_DAMAGED);
+			ck_assert(rep.revisions[i].offset == x2 || rep.revisions[i].offset == x3);
+			found[rep.revisions[i].offset == x3]++;
+		}
+	ck_assert_int_eq(found[0], 1); /* the revision that added it */
+	ck_assert_int_eq(found[1], 0); /* not the one that kept it */
+}
+END_TEST
+
 static Suite *audit_suite(void)
 {
 	Suite *s = suite_create("audit");
@@ -1156,6 +1182,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, acroform_appearance_keys);
 	tcase_add_test(tc, orphan_new_object);
 	tcase_add_test(tc, dangling_reference_shapes);
+	tcase_add_test(tc, dangling_reference_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -542,8 +542,16 @@ static void signed_file(pg *p, const char *catalog_extra)
 	pg_obj(p, 3, 0, "<</Type/Page/Parent 2 0 R/MediaBox[0 0 595 842]/Annots[7 0 R]>>");
 	pg_obj(p, 4, 0, "<</Producer(check_dss)>>");
 	pg_obj(p, 7, 0, "<</FT/Sig/T(Signature1)/V 8 0 R/Type/Annot/Subtype/Widget/Rect[0 0 0 0]/P 3 0 R>>");
-	pg_obj(p, 8, 0, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached/ByteRange[0 10 20 30]"
+	pg_obj(p, 8, 0, "<</Type/Sig/Filter/Adobe.PPKLite/SubFilter/adbe.pkcs7.detached" PG_SIG_BR
 	       "/Contents<%s>>>", hex);
+}
+
+/* P as in.pdf, one revision whose signature covers it. */
+static void save_signed(pg *p)
+{
+	pg_table_all(p, "/Info 4 0 R");
+	pg_set_byterange(p, 0);
+	pg_save(p, dir, "in.pdf");
 }
 
 static void open_doc(const char *pth, int write, const char *pw)
@@ -650,7 +658,7 @@ START_TEST(update_plaintext)
 	int64_t before;
 
 	signed_file(&p, "");
-	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	save_signed(&p);
 	open_doc(path, 1, NULL);
 	before = size_of(path);
 	/* without --vri first, then with it: only the VRI is new */
@@ -688,7 +696,7 @@ START_TEST(update_direct_dss)
 	/* a direct /DSS that already holds the CA (object 9, Flate-free) */
 	signed_file(&p, "/DSS<</Certs[9 0 R]/Foo 1>>");
 	pg_stream(&p, 9, "", ca_der, sizeof ca_der);
-	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	save_signed(&p);
 	open_doc(path, 0, NULL);
 	ck_assert_int_eq(run_dss(1, 0, outpath, &res), 0);
 	ck_assert_int_eq(res.nobjects, 4); /* leaf, CRL, OCSP, the catalog */
@@ -712,7 +720,7 @@ START_TEST(update_encrypted)
 	pg p;
 
 	signed_file(&p, "");
-	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	save_signed(&p);
 	open_doc(path, 0, NULL);
 	o.output = encpath;
 	o.flags = PDFSTAMP_REWRITE_FORCE;
@@ -754,13 +762,13 @@ START_TEST(update_refused)
 
 	/* /DSS that is not a dictionary, /Certs that is not an array */
 	signed_file(&p, "/DSS 5");
-	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	save_signed(&p);
 	open_doc(path, 0, NULL);
 	ck_assert_int_eq(run_dss(0, 0, outpath, &res), PDFSTAMP_E_FORMAT);
 	ck_assert(has_msg("/DSS"));
 	ck_assert_int_eq(access(outpath, F_OK), -1);
 	signed_file(&p, "/DSS<</Certs 7>>");
-	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	save_signed(&p);
 	open_doc(path, 0, NULL);
 	ck_assert_int_eq(run_dss(0, 0, outpath, &res), PDFSTAMP_E_FORMAT);
 	ck_assert(has_msg("/Certs"));
@@ -768,7 +776,7 @@ START_TEST(update_refused)
 	/* the pre-flight (policy.c) runs first: a certification that is not a
 	 * signature dictionary leaves the policy unknown, and nothing is built */
 	signed_file(&p, "/Perms<</DocMDP 5>>");
-	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	save_signed(&p);
 	open_doc(path, 0, NULL);
 	ck_assert_int_eq(run_dss(0, 0, outpath, &res), PDFSTAMP_E_UNSUPPORTED);
 	ck_assert_int_eq(access(outpath, F_OK), -1);
@@ -793,7 +801,7 @@ START_TEST(update_hostile_dss)
 	pg_obj(&p, 10, 0, "[10 0 R 11 0 R 12 0 R]");
 	pg_stream(&p, 11, "", ca_der, sizeof ca_der);
 	pg_stream(&p, 12, "/Filter/FlateDecode", "junk", 4);
-	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	save_signed(&p);
 	open_doc(path, 0, NULL);
 	ck_assert_int_eq(run_dss(1, 0, outpath, &res), 0);
 	ck_assert_int_gt(nwarn, 0); /* the unreadable entries */
@@ -869,7 +877,7 @@ START_TEST(update_amplified_dss)
 	big_array(&p, 10, 11, 20000, 12);
 	pg_stream(&p, 11, "/Filter/FlateDecode", z.data, z.len);
 	pg_stream(&p, 12, "", ca_der, sizeof ca_der);
-	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	save_signed(&p);
 	ps_buf_free(&z);
 	open_doc(path, 0, NULL);
 	ck_assert_int_eq(run_dss(0, 0, outpath, &res), 0);
@@ -901,7 +909,7 @@ START_TEST(update_decode_cap)
 	pg_stream(&p, 10, "/Filter/FlateDecode", z.data, z.len);
 	pg_stream(&p, 11, "/Filter/FlateDecode", z.data, z.len);
 	pg_stream(&p, 12, "/Filter/FlateDecode", z.data, z.len);
-	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	save_signed(&p);
 	ps_buf_free(&z);
 	before = size_of(path);
 	ck_assert_int_lt(before, 1 << 20);
@@ -919,7 +927,7 @@ START_TEST(update_decode_cap)
 	pg_stream(&p, 10, "/Filter/FlateDecode", z.data, z.len - 16);
 	pg_stream(&p, 11, "/Filter/FlateDecode", z.data, z.len - 16);
 	pg_stream(&p, 12, "/Filter/FlateDecode", z.data, z.len - 16);
-	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	save_signed(&p);
 	ps_buf_free(&z);
 	open_doc(path, 0, NULL);
 	nwarn = 0;
@@ -932,7 +940,7 @@ START_TEST(update_decode_cap)
 	zeros(32, &z);
 	pg_stream(&p, 10, "/Filter/FlateDecode", z.data, z.len);
 	pg_stream(&p, 11, "/Filter/FlateDecode", z.data, z.len);
-	pg_save_table(&p, "/Info 4 0 R", dir, "in.pdf");
+	save_signed(&p);
 	ps_buf_free(&z);
 	open_doc(path, 0, NULL);
 	ck_assert_int_eq(run_dss(0, 0, outpath, &res), 0);

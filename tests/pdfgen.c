@@ -159,7 +159,7 @@ uint8_t *pg_slurp(const char *path, size_t *n)
 	return d;
 }
 
-const char *pg_save_table(pg *p, const char *trailer_extra, const char *dir, const char *name)
+int64_t pg_table_all(pg *p, const char *trailer_extra)
 {
 	pg_ent ents[PG_MAX];
 	char trailer[512];
@@ -173,6 +173,27 @@ const char *pg_save_table(pg *p, const char *trailer_extra, const char *dir, con
 	}
 	ck_assert_int_lt(snprintf(trailer, sizeof trailer, "<</Size %u/Root 1 0 R%s>>", n, trailer_extra),
 	                 (int)sizeof trailer);
-	pg_table(p, ents, n, trailer);
+	return pg_table(p, ents, n, trailer);
+}
+
+const char *pg_save_table(pg *p, const char *trailer_extra, const char *dir, const char *name)
+{
+	pg_table_all(p, trailer_extra);
 	return pg_save(p, dir, name);
+}
+
+void pg_set_byterange(pg *p, size_t from)
+{
+	static const char ph[] = "/ByteRange[0 ";
+	char tmp[64];
+	size_t i, n = sizeof ph - 1;
+
+	ck_assert(!p->b.oom);
+	for (i = from; i + n <= p->b.len && memcmp(p->b.data + i, ph, n) != 0; i++)
+		;
+	ck_assert_uint_le(i + sizeof PG_SIG_BR - 1, p->b.len);
+	/* a hole of ten bytes, as the placeholders were written: what matters
+	 * to the readers is where the range ends */
+	snprintf(tmp, sizeof tmp, "%010lld %010lld %010lld", 10LL, 20LL, (long long)p->b.len - 20);
+	memcpy(p->b.data + i + n, tmp, strlen(tmp));
 }

@@ -50,7 +50,14 @@ void pg_rmdir(const char *dir);
 uint8_t *pg_slurp(const char *path, size_t *n);
 /* A classic section of objects 0 .. N-1, N - 1 the highest written (those
  * not written are free entries), trailer << /Size N /Root 1 0 R
- * TRAILER_EXTRA >>, then pg_save (check_policy, check_rewrite). */
+ * TRAILER_EXTRA >>.  Returns the section's offset. */
+int64_t pg_table_all(pg *p, const char *trailer_extra);
+/* pg_table_all, then pg_save (check_policy, check_rewrite). */
 const char *pg_save_table(pg *p, const char *trailer_extra, const char *dir, const char *name);
+/* A signature dictionary's placeholder /ByteRange, and the setting of the
+ * first one at or after FROM to end at P's current end (the end of the
+ * revision just written: the signature covers its revision). */
+#define PG_SIG_BR "/ByteRange[0 0000000000 0000000000 0000000000]"
+void pg_set_byterange(pg *p, size_t from);
 
 #endif
