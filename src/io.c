@@ -1,6 +1,6 @@
 /*
  * io.c - file I/O: durable replacement of a file (the output of -o and of
- * rewrites), durable writes, truncation, the pread loop and the fault hook.
+ * rewrites), durable writes, truncation, the pread loop and the fault points.
  *
  * DESIGN NOTES
  *
@@ -88,10 +88,11 @@
  * Every write, fsync, ftruncate and rename of a document or output goes
  * through this file (ps_write_all, ps_sync_fd, ps_sync_dir, ps_truncate_fd,
  * ps_outfile_commit; the journal, journal.c, writes and syncs with the same
- * calls), so the test hook ps_fault() (PDFSTAMP_FAULT, see io.h) lives here
- * too, compiled only with configure --enable-fault-injection (other builds
- * get a constant 0 from io.h).  Fault points here: "write" in ps_write_all
- * (and ps_wstream's pwritev) and ps_outfile_copy_out, "fsync" in ps_sync_fd,
+ * calls), so the fault points of the test hook (ps_fault(), io.h) are here
+ * too; the hook itself, tests/fault.c, is linked only into the test
+ * programs (the installed library has src/nofault.c).  Fault points here:
+ * "write" in ps_write_all (and ps_wstream's pwritev) and
+ * ps_outfile_copy_out, "fsync" in ps_sync_fd,
  * "datasync" in the writeback thread's data syncs, "before-rename" and
  * "rename" in ps_outfile_commit; the writers add their phases
  * (after-journal, after-write, after-fsync); ps_truncate_fd has none (it
@@ -106,9 +107,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,70 +116,6 @@
 #include <unistd.h>
 
 #include "ps.h"
-
-/* ---- fault injection (tests only; see io.h) -------------------------------- */
-
-#ifdef PDFSTAMP_FAULT_INJECTION
-/* The points the library reaches (keep in step with the man page). */
-static const char *const fault_points[] = {
-	"write", "fsync", "datasync", "rename", "before-rename", "after-journal", "after-write", "after-fsync",
-};
-#define NFAULT_POINTS (sizeof fault_points / sizeof fault_points[0])
-
-int ps_fault(const char *point)
-{
-	/* Process-wide on purpose (ps.h invariant 1, pdfstamp.h): the
-	 * count is "the Nth write of this process", and the rewrite's worker
-	 * threads have contexts of their own. */
-	static atomic_ulong hits[NFAULT_POINTS];
-	const char *f = getenv("PDFSTAMP_FAULT"), *p, *colon;
-	unsigned long nth = 0, hit;
-	size_t i, n;
-	int kill;
-
-	if (!f || !*f)
-		return 0;
-	for (i = 0; i < NFAULT_POINTS && strcmp(fault_points[i], point) != 0; i++)
-		;
-	if (i == NFAULT_POINTS)
-		return 0;
-	hit = atomic_fetch_add(&hits[i], 1) + 1;
-	if (strcmp(f, "trace") == 0) {
-		fprintf(stderr, "pdfstamp: fault point %s %lu\n", point, hit);
-		return 0;
-	}
-	if (strncmp(f, "kill:", 5) == 0)
-		kill = 1;
-	else if (strncmp(f, "fail:", 5) == 0)
-		kill = 0;
-	else
-		return 0;
-	p = f + 5;
-	colon = strchr(p, ':');
-	n = colon ? (size_t)(colon - p) : strlen(p);
-	if (n != strlen(point) || strncmp(p, point, n) != 0)
-		return 0;
-	if (colon) {
-		char *end;
-		errno = 0;
-		nth = strtoul(colon + 1, &end, 10);
-		if (errno || *end || end == colon + 1 || nth == 0)
-			return 0; /* malformed: never fires */
-		if (hit != nth)
-			return 0;
-	}
-	if (kill)
-		raise(SIGKILL);
-	return 1;
-}
-
-int ps_fault_corrupt(const char *point)
-{
-	const char *f = getenv("PDFSTAMP_FAULT");
-
-	return f && strncmp(f, "corrupt:", 8) == 0 && strcmp(f + 8, point) == 0;
-}
-#endif /* PDFSTAMP_FAULT_INJECTION */
 
 /* ---- reading ----------------------------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* io.h - internal: file I/O, durable writes, the fault hook (conventions: ps.h). */
+/* io.h - internal: file I/O, durable writes, the fault points (conventions: ps.h). */
 #ifndef PS_IO_H
 #define PS_IO_H
 
@@ -116,34 +116,22 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode, int synced);
 /* Closes; removes the temporary file unless committed.  Accepts a zeroed struct with fd -1. */
 void ps_outfile_free(ps_outfile *of);
 
-/* Test hook (io.c): PDFSTAMP_FAULT="fail:POINT" makes the named step fail
- * with an I/O error, "kill:POINT" kills the process there (SIGKILL);
- * "fail:POINT:N" and "kill:POINT:N" act only the Nth time this process
- * reaches POINT; "trace" prints every point reached, with its count, to
- * standard error.  POINT is write, fsync, datasync, rename (the I/O calls) or
+/* The fault points.  ps_fault(POINT) is called at each step named below
+ * and returns 1 if the step must fail; ps_fault_corrupt(POINT) returns 1
+ * if the caller must damage its data at POINT.  The installed library
+ * links src/nofault.c, where both return 0 and read nothing; the test
+ * programs link the same objects with tests/fault.c, the PDFSTAMP_FAULT
+ * hook: "fail:POINT" makes the named step fail with an I/O error,
+ * "kill:POINT" kills the process there (SIGKILL); "fail:POINT:N" and
+ * "kill:POINT:N" act only the Nth time this process reaches POINT;
+ * "trace" prints every point reached, with its count, to standard error.
+ * POINT is write, fsync, datasync, rename (the I/O calls) or
  * before-rename, after-journal, after-write, after-fsync (phases).
- * Returns 1 if the step must fail.  Compiled only with configure
- * --enable-fault-injection (PDFSTAMP_FAULT_INJECTION in config.h); other
- * builds get a constant 0 and ignore the variable.
- * ps_fault_corrupt: 1 when PDFSTAMP_FAULT is "corrupt:POINT" -- the
- * caller then damages its data there, to show that a check catches it
- * (POINT plaintext: the first bit of the rewrite's stream plaintext of 16
- * bytes or more, after it was summed: rwcheck.c note 8).  Not a step:
- * never traced, never swept. */
-#ifdef PDFSTAMP_FAULT_INJECTION
+ * "corrupt:POINT" makes ps_fault_corrupt return 1 there (POINT plaintext:
+ * the first bit of the rewrite's stream plaintext of 16 bytes or more,
+ * after it was summed, rwcheck.c note 8, to show that a check catches
+ * it); it is not a step: never traced, never swept. */
 int ps_fault(const char *point);
 int ps_fault_corrupt(const char *point);
-#else
-static inline int ps_fault(const char *point)
-{
-	(void)point;
-	return 0;
-}
-static inline int ps_fault_corrupt(const char *point)
-{
-	(void)point;
-	return 0;
-}
-#endif
 
 #endif

@@ -36,7 +36,8 @@
  *             batches; the only user of the AES engine for object data
  *             (sec.h, sec_aes.h).
  *   io.c      file I/O: durable writes, fsync/ftruncate, the one pread
- *             loop, temporary and output files, the fault hook (io.h).
+ *             loop, temporary and output files, the fault points (io.h;
+ *             nofault.c here, the test hook tests/fault.c in the tests).
  *   journal.c the journal of in-place appends and its recovery (journal.h).
  *   input.c   reading a document's file: ps_doc_pread (distinct bytes
  *             read), ps_doc_parse_at (input.h).

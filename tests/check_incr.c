@@ -8,8 +8,8 @@
  * new objects, /Prev, /Size, the trailer and the untouched original bytes
  * are checked; numbers that objects of the file name are never handed
  * out, and an object read too late to be looked at is refused at the
- * commit (incr.c note 6).  A failed commit (PDFSTAMP_FAULT, builds with
- * --enable-fault-injection) must leave the input exactly as it was.
+ * commit (incr.c note 6).  A failed commit (PDFSTAMP_FAULT: tests/fault.c)
+ * must leave the input exactly as it was.
  * The xref writer: exact bytes of a classic section with subsections and
  * free entries; an xref stream's /W, /Index and rows; its refusals; and
  * sections it wrote read back by the xref reader.
@@ -499,7 +499,6 @@ START_TEST(late_reads_are_checked)
 }
 END_TEST
 
-#ifdef PDFSTAMP_FAULT_INJECTION
 /* A failed in-place commit at POINT leaves the file as it was, and no journal. */
 static void failed_in_place(const char *fault)
 {
@@ -569,7 +568,6 @@ START_TEST(failed_rename_new_file)
 	free(o);
 }
 END_TEST
-#endif
 
 /* ---- the xref writer ------------------------------------------------------------ */
 
@@ -836,11 +834,9 @@ static Suite *incr_suite(void)
 	tcase_add_test(tc, misuse_is_refused);
 	tcase_add_test(tc, missing_objects_are_never_written);
 	tcase_add_test(tc, late_reads_are_checked);
-#ifdef PDFSTAMP_FAULT_INJECTION
 	tcase_add_test(tc, failed_write_in_place);
 	tcase_add_test(tc, failed_fsync_in_place);
 	tcase_add_test(tc, failed_rename_new_file);
-#endif
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tx, setup, teardown);
 	tcase_add_test(tx, xrefw_table_bytes);

@@ -9,7 +9,7 @@
  * streams is rotated too.  Each output is re-opened with the new password
  * (the old one must fail) and every object in use is compared, decrypted,
  * with the input's (ps_obj_equal, and the decrypted bytes of every
- * stream).  With the PDFSTAMP_FAULT hook (--enable-fault-injection), a
+ * stream).  With the PDFSTAMP_FAULT hook (tests/fault.c), a
  * failed write or rename must leave no output and no temporary file, and
  * an in-place rotation must leave the input as it was.  This program's own
  * mmap (below) counts the library's read-only shared file mappings: the
@@ -737,7 +737,6 @@ START_TEST(rotate_object_streams)
 }
 END_TEST
 
-#ifdef PDFSTAMP_FAULT_INJECTION
 /* A rotation to ENC2 (or in place) with PDFSTAMP_FAULT=SPEC fails and
  * leaves nothing behind. */
 static void rotate_fails(const char *spec, int in_place)
@@ -789,7 +788,6 @@ START_TEST(fault_leaves_no_output)
 	}
 }
 END_TEST
-#endif
 
 /* The sequential reader (rewrite.c note 7, rwcheck.c notes 4-5): objects
  * in the file in descending number order, an old version of object 20 and
@@ -866,11 +864,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, rotate_needs_owner);
 	tcase_add_test(tc, rotate_object_streams);
 	tcase_add_test(tc, rewrite_file_order);
-#ifdef PDFSTAMP_FAULT_INJECTION
 	tcase_add_test(tc, fault_leaves_no_output);
-#else
-	puts("note: built without --enable-fault-injection: the PDFSTAMP_FAULT case is left out");
-#endif
 	suite_add_tcase(s, tc);
 	return s;
 }

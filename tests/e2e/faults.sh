@@ -1,22 +1,22 @@
 #!/bin/bash
 # tests/e2e/faults.sh - crash and fault tests of the incremental writer.
 #
-# PDFSTAMP_FAULT (tests only; see src/io.h and pdfstamp(1); compiled only
-# with configure --enable-fault-injection, else this script is skipped)
-# makes one step fail with an I/O error (fail:write, fail:fsync,
-# fail:rename) or SIGKILLs the process at a point (kill:after-journal,
-# kill:after-write, kill:after-fsync for --in-place; kill:before-rename
-# for -o).  In every case the input must be byte-identical to a saved
-# copy afterwards, with no journal or temporary file left and the
-# documented exit status - except for an in-place append killed after its
-# write: the update is whole in the file (the page cache outlives the
-# process), and `pdfstamp recover` (read-only commands only report the
-# journal and change nothing) must keep it and say so (roll forward,
-# src/journal.c): then the input's bytes come first, followed by exactly
-# one new revision that qpdf and `pdfstamp verify` read.  Also a real ENOSPC on a tiny
-# tmpfs (when this user may mount one), a wrong password (3), no
-# annotation permission (5), and a journal that does not belong to the
-# file (never touched).
+# PDFSTAMP_FAULT (tests only; see src/io.h and pdfstamp(1); read only by
+# tests/pdfstamp-fault, $PDFSTAMP_HOOKED, which runs the faulted commands;
+# the installed CLI, $PDFSTAMP, runs the others) makes one step fail with an
+# I/O error (fail:write, fail:fsync, fail:rename) or SIGKILLs the process at
+# a point (kill:after-journal, kill:after-write, kill:after-fsync for
+# --in-place; kill:before-rename for -o).  In every case the input must be
+# byte-identical to a saved copy afterwards, with no journal or temporary
+# file left and the documented exit status - except for an in-place append
+# killed after its write: the update is whole in the file (the page cache
+# outlives the process), and `pdfstamp recover` (read-only commands only
+# report the journal and change nothing) must keep it and say so (roll
+# forward, src/journal.c): then the input's bytes come first, followed by
+# exactly one new revision that qpdf and `pdfstamp verify` read.  Also a
+# real ENOSPC on a tiny tmpfs (when this user may mount one), a wrong
+# password (3), no annotation permission (5), and a journal that does not
+# belong to the file (never touched).
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -60,7 +60,7 @@ fault_run() {
 	local f=$1
 	shift
 	RC=0
-	PDFSTAMP_FAULT=$f "$PDFSTAMP" "$@" >"$T/out" 2>"$T/err" </dev/null || RC=$?
+	PDFSTAMP_FAULT=$f "$PDFSTAMP_HOOKED" "$@" >"$T/out" 2>"$T/err" </dev/null || RC=$?
 }
 
 # ===========================================================================

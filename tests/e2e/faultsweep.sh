@@ -22,8 +22,9 @@
 #     a complete hidden ".pdfstamp-XXXXXX" file, never readable by more
 #     users than the input (src/io.c).
 # The input itself passes qpdf --check, so byte-identical means readable.
-# The hook exists only in builds configured with --enable-fault-injection
-# (src/io.h); elsewhere this script is skipped.
+# The hook exists only in the test programs (tests/fault.c, src/io.h): the
+# traced and faulted runs are tests/pdfstamp-fault's ($PDFSTAMP_HOOKED);
+# recover and verify are the installed CLI's ($PDFSTAMP).
 #
 # The input has three 700 KB streams, so that a rewrite writes in several
 # pieces (one pwritev per MB listed: io.c note "Gathered writes").
@@ -81,7 +82,7 @@ sweep() {
 	cmd+=("$f")
 
 	cp "$input" "$f"
-	run env PDFSTAMP_FAULT=trace "$PDFSTAMP" "${cmd[@]}" </dev/null
+	run env PDFSTAMP_FAULT=trace "$PDFSTAMP_HOOKED" "${cmd[@]}" </dev/null
 	check_status 0 "$name: the traced run succeeds"
 	# "point count" pairs: the highest count seen of each point
 	pts=$(sed -n 's/^pdfstamp: fault point \([a-z-]*\) \([0-9]*\)$/\1 \2/p' "$T/err" |
@@ -99,7 +100,7 @@ sweep() {
 				runs=$((runs + 1))
 				cp "$input" "$f"
 				RC=0
-				PDFSTAMP_FAULT=$fault "$PDFSTAMP" "${cmd[@]}" >"$T/out" 2>"$T/err" </dev/null || RC=$?
+				PDFSTAMP_FAULT=$fault "$PDFSTAMP_HOOKED" "${cmd[@]}" >"$T/out" 2>"$T/err" </dev/null || RC=$?
 				case $fault in
 				fail:*)
 					if [ "$RC" != 1 ] || ! grep -q '^pdfstamp: .*doc\.pdf' "$T/err"; then
@@ -189,7 +190,7 @@ sweep "encrypt -o" o "$T/plain.pdf" encrypt "${NEWPW[@]}"
 # gathered writes (one pwritev per MB listed, and the rest of the batch:
 # io.c note "Gathered writes"), then the xref.
 cp "$T/enc.pdf" "$W/doc.pdf"
-run env PDFSTAMP_FAULT=trace "$PDFSTAMP" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$W/doc.pdf" </dev/null
+run env PDFSTAMP_FAULT=trace "$PDFSTAMP_HOOKED" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$W/doc.pdf" </dev/null
 check_true test "$(grep -c '^pdfstamp: fault point write ' "$T/err")" -ge 3 \
 	"rotate writes the 2.1 MB input in at least three pieces"
 # The input is a valid file, so "byte-identical" above means "readable".
@@ -200,7 +201,7 @@ rm -f "$W"/*
 # A malformed fault spec never fires (so a typo cannot pass as a fault test).
 for spec in fail:write:0 fail:write:x fail:write: fail:writes kill:nowhere; do
 	cp "$T/enc.pdf" "$W/doc.pdf"
-	run env PDFSTAMP_FAULT="$spec" "$PDFSTAMP" stamp --password-file "$UPW" -i "$W/doc.pdf"
+	run env PDFSTAMP_FAULT="$spec" "$PDFSTAMP_HOOKED" stamp --password-file "$UPW" -i "$W/doc.pdf"
 	check_status 0 "PDFSTAMP_FAULT=$spec does not fire"
 done
 

@@ -226,7 +226,7 @@ check_true test ! -e "$J" "C: removed_journal: the journal is removed"
 # ===========================================================================
 if have_faults; then
 fresh
-PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP_HOOKED" stamp --password-file "$UPW" -i "$F"
 check_eq "$RC" 137 "D: stamp -i killed after its write"
 check_true test -e "$J" "D: the journal is left"
 printf '%% appended by another tool\n' >>"$F"
@@ -244,7 +244,7 @@ check_status 4 "D: stamp -i refuses"
 same "$F" "$T/d.pdf" "D: stamp -i"
 # the torn update's bytes were changed (same size): refused too
 fresh
-PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP_HOOKED" stamp --password-file "$UPW" -i "$F"
 printf 'X' | dd of="$F" bs=1 seek=$((L0 + 20)) conv=notrunc 2>/dev/null
 cp "$F" "$T/d2.pdf"
 pr recover "$F"
@@ -254,7 +254,7 @@ check_true test -e "$J" "D: changed bytes: the journal is left"
 # a torn update (the file between L and L+N): nothing proves that the bytes
 # after L are ours, so they are neither kept silently nor removed
 fresh
-PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP_HOOKED" stamp --password-file "$UPW" -i "$F"
 LN=$(size_of "$F")
 for cut in $((L0 + 1)) $(((L0 + LN) / 2)) $((LN - 1)); do
 	truncate -s "$cut" "$F"
@@ -269,7 +269,7 @@ pr stamp --password-file "$UPW" -i "$F"
 check_status 4 "D: stamp -i refuses next to a torn update"
 same "$F" "$T/d3.pdf" "D: stamp -i, torn"
 else
-	skip "D: stale crash journals (needs --enable-fault-injection)"
+	skip "D: stale crash journals (needs tests/pdfstamp-fault: PDFSTAMP_HOOKED)"
 fi
 
 # ===========================================================================
@@ -353,7 +353,7 @@ same "$F" "$ORIG" "G: torn"
 # ===========================================================================
 if have_faults; then
 fresh
-PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP_HOOKED" stamp --password-file "$UPW" -i "$F"
 check_eq "$RC" 137 "H: stamp -i killed after its write"
 check_eq "$(stat -c %a "$J")" 600 "H: the journal has mode 0600"
 cp "$F" "$T/killed.pdf"
@@ -379,17 +379,17 @@ check_status 0 "H: a second recover has nothing to do"
 check_grep 'nothing to do' "$T/out" "H: and says so"
 same "$F" "$T/killed.pdf" "H: a second recover changes nothing"
 else
-	skip "H: genuine crash journals recovered (needs --enable-fault-injection)"
+	skip "H: genuine crash journals recovered (needs tests/pdfstamp-fault: PDFSTAMP_HOOKED)"
 fi
 if have_faults; then
 fresh
-PDFSTAMP_FAULT=kill:after-journal run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+PDFSTAMP_FAULT=kill:after-journal run "$PDFSTAMP_HOOKED" stamp --password-file "$UPW" -i "$F"
 check_eq "$RC" 137 "H: stamp -i killed after its journal"
 pr recover --json "$F"
 check_status 0 "H: recover after a kill before the write"
 check_eq "$(jget "$T/out" 'd["action"]')" '"removed_journal"' "H: action removed_journal"
 same "$F" "$ORIG" "H: kill before the write"
-PDFSTAMP_FAULT=kill:after-fsync run "$PDFSTAMP" meta --password-file "$UPW" --set Title=x -i "$F"
+PDFSTAMP_FAULT=kill:after-fsync run "$PDFSTAMP_HOOKED" meta --password-file "$UPW" --set Title=x -i "$F"
 check_eq "$RC" 137 "H: meta -i killed after its fsync"
 LM=$(size_of "$F")
 pr stamp --json --password-file "$UPW" -i "$F"
@@ -402,7 +402,7 @@ check_eq "$(jget "$T/out" 'd["revisions"]')" 3 "H: the original, the kept meta u
 run qpdf --password-file="$UPW" --check "$F"
 check_status 0 "H: qpdf --check reads all three revisions"
 else
-	skip "H: kills after the journal and after the fsync (needs --enable-fault-injection)"
+	skip "H: kills after the journal and after the fsync (needs tests/pdfstamp-fault: PDFSTAMP_HOOKED)"
 fi
 pr recover "$W/missing.pdf"
 check_status 1 "H: recover on a missing file is an I/O error"
@@ -413,7 +413,7 @@ check_status 1 "H: recover on a missing file is an I/O error"
 if have_faults; then
 if command -v flock >/dev/null 2>&1; then
 	fresh
-	PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$F"
+	PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP_HOOKED" stamp --password-file "$UPW" -i "$F"
 	cp "$F" "$T/torn.pdf"
 	flock -x "$F" sleep 5 &
 	LP=$!
@@ -426,7 +426,7 @@ if command -v flock >/dev/null 2>&1; then
 	wait "$LP" 2>/dev/null
 fi
 else
-	skip "I: recover takes the lock (needs --enable-fault-injection)"
+	skip "I: recover takes the lock (needs tests/pdfstamp-fault: PDFSTAMP_HOOKED)"
 fi
 
 # ===========================================================================
@@ -447,7 +447,7 @@ if have_faults; then
 fresh
 mkdir -p "$W/links"
 ln -s "$F" "$W/links/doc.pdf"
-PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP" stamp --password-file "$UPW" -i "$W/links/doc.pdf"
+PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP_HOOKED" stamp --password-file "$UPW" -i "$W/links/doc.pdf"
 check_eq "$RC" 137 "J: stamp -i through a link, killed after its write"
 check_true test -e "$J" "J: the journal is next to the real file"
 check_true test ! -e "$W/links/doc.pdf.pdfstamp-journal" "J: no journal next to the link"
@@ -460,7 +460,7 @@ check_eq "$(jget "$T/out" 'd["action"]')" '"completed"' "J: action completed"
 same "$F" "$T/j-killed.pdf" "J: recover keeps it"
 check_true test ! -e "$J" "J: the journal is removed"
 else
-	skip "J: journal next to the real file (needs --enable-fault-injection)"
+	skip "J: journal next to the real file (needs tests/pdfstamp-fault: PDFSTAMP_HOOKED)"
 fi
 
 # ===========================================================================

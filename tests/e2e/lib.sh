@@ -3,15 +3,17 @@
 # Source it first thing:   . "$TOP_SRCDIR/tests/e2e/lib.sh"
 # Environment (set by Makefile.am's AM_TESTS_ENVIRONMENT, or by hand):
 #   PDFSTAMP    the pdfstamp binary to test
+#   PDFSTAMP_HOOKED  the same CLI with the PDFSTAMP_FAULT test hook
+#               (tests/pdfstamp-fault, which make check builds), for the
+#               crash and fault cases
 #   TOP_SRCDIR  the source tree (samples/, man/)
 # Provides:
 #   $T          a private temporary directory, removed on exit
 #   run CMD...  runs CMD; stdout in $T/out, stderr in $T/err, status in $RC
 #   ok/fail/check_* assertions that count passes and failures
 #   need CMD    skip the whole script (exit 77) if CMD is missing
-#   have_faults true if the binary has the PDFSTAMP_FAULT hook (configure
-#               --enable-fault-injection; PDFSTAMP_TEST_FAULTS=1 from make)
-#   need_faults skip the whole script (exit 77) without it
+#   have_faults true if $PDFSTAMP_HOOKED is there (always under make check)
+#   need_faults skip the whole script (exit 77) without it (a run by hand)
 #   skip DESC   counts and prints a case left out (shown by finish)
 #   jget FILE EXPR   a value from a one-line JSON file, printed as JSON
 #   finish      prints "N passed, N failed" and exits 0 or 1
@@ -55,12 +57,12 @@ need() {
 }
 
 have_faults() {
-	[ "${PDFSTAMP_TEST_FAULTS:-0}" = 1 ]
+	[ -n "${PDFSTAMP_HOOKED:-}" ] && [ -x "$PDFSTAMP_HOOKED" ]
 }
 
 need_faults() {
 	if ! have_faults; then
-		echo "SKIP: built without --enable-fault-injection (no PDFSTAMP_FAULT hook)"
+		echo "SKIP: PDFSTAMP_HOOKED does not name the CLI with the PDFSTAMP_FAULT hook (tests/pdfstamp-fault)"
 		exit 77
 	fi
 }

@@ -198,20 +198,20 @@ nothing_left "$TMP" "encrypt -o -: nothing left in TMPDIR"
 # to standard output.
 if have_faults; then
 for fault in fail:write fail:write:2 kill:after-write; do
-	(cd "$W" && TMPDIR=$TMP PDFSTAMP_FAULT=$fault "$PDFSTAMP" stamp --password-file "$UPW" -o - "$IN" \
+	(cd "$W" && TMPDIR=$TMP PDFSTAMP_FAULT=$fault "$PDFSTAMP_HOOKED" stamp --password-file "$UPW" -o - "$IN" \
 		>"$T/faulted.pdf" 2>"$T/err")
 	RC=$?
 	check_ne "$RC" 0 "stamp -o - with $fault fails"
 	nothing_left "$TMP" "stamp -o - with $fault: nothing left in TMPDIR"
 	nothing_left "$W" "stamp -o - with $fault: nothing left in the current directory"
 done
-(cd "$W" && TMPDIR=$TMP PDFSTAMP_FAULT=kill:after-write "$PDFSTAMP" rotate --password-file "$OPW" "${NEW[@]}" \
+(cd "$W" && TMPDIR=$TMP PDFSTAMP_FAULT=kill:after-write "$PDFSTAMP_HOOKED" rotate --password-file "$OPW" "${NEW[@]}" \
 	-o - "$IN" >"$T/faulted.pdf" 2>"$T/err")
 RC=$?
 check_ne "$RC" 0 "rotate -o - killed after writing"
 nothing_left "$TMP" "rotate -o - killed: nothing left in TMPDIR"
 else
-	skip "-o -: injected failures and kills leave nothing behind (needs --enable-fault-injection)"
+	skip "-o -: injected failures and kills leave nothing behind (needs tests/pdfstamp-fault: PDFSTAMP_HOOKED)"
 fi
 (cd "$W" && TMPDIR=$TMP "$PDFSTAMP" stamp --password-file "$OPW.wrong" -o - "$IN" >"$T/faulted.pdf" 2>"$T/err")
 RC=$?

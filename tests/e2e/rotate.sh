@@ -574,7 +574,7 @@ if have_faults; then
 for fault in fail:write fail:fsync fail:rename kill:after-write; do
 	cp "$D/qpdf-r6-table.pdf" "$F/t.pdf"
 	cp "$F/t.pdf" "$T/saved.pdf"
-	run env PDFSTAMP_FAULT="$fault" "$PDFSTAMP" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$F/t.pdf"
+	run env PDFSTAMP_FAULT="$fault" "$PDFSTAMP_HOOKED" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$F/t.pdf"
 	case $fault in
 	kill:*) check_status 137 "rotate -i with $fault (SIGKILL)" ;;
 	*) check_status 1 "rotate -i with $fault" ;;
@@ -583,14 +583,14 @@ for fault in fail:write fail:fsync fail:rename kill:after-write; do
 	no_temp "$F" "$fault (-i)"
 	# -o over an existing file
 	cp "$S/r6-table.pdf" "$F/out.pdf"
-	run env PDFSTAMP_FAULT="$fault" "$PDFSTAMP" rotate --password-file "$OPW" "${NEWPW[@]}" -o "$F/out.pdf" "$F/t.pdf"
+	run env PDFSTAMP_FAULT="$fault" "$PDFSTAMP_HOOKED" rotate --password-file "$OPW" "${NEWPW[@]}" -o "$F/out.pdf" "$F/t.pdf"
 	check_ne "$RC" 0 "rotate -o with $fault fails"
 	unchanged "$F/out.pdf" "$S/r6-table.pdf" "$fault (-o over an existing file)"
 	no_temp "$F" "$fault (-o)"
 done
 # the injection points exist: without the fault the same command works
 cp "$D/qpdf-r6-table.pdf" "$F/t.pdf"
-run env PDFSTAMP_FAULT=fail:nothing "$PDFSTAMP" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$F/t.pdf"
+run env PDFSTAMP_FAULT=fail:nothing "$PDFSTAMP_HOOKED" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$F/t.pdf"
 check_status 0 "rotate -i with an unused fault name"
 # The self-check compares what each stream decrypts to with what was
 # encrypted (rwcheck.c note 8): corrupt:plaintext flips a bit of every
@@ -599,20 +599,20 @@ check_status 0 "rotate -i with an unused fault name"
 for form in qpdf-r6-table qpdf-r6-xrefstream; do
 	cp "$D/$form.pdf" "$F/t.pdf"
 	cp "$F/t.pdf" "$T/saved.pdf"
-	run env PDFSTAMP_FAULT=corrupt:plaintext "$PDFSTAMP" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$F/t.pdf"
+	run env PDFSTAMP_FAULT=corrupt:plaintext "$PDFSTAMP_HOOKED" rotate --password-file "$OPW" "${NEWPW[@]}" -i "$F/t.pdf"
 	check_status 1 "$form: rotate -i whose stream plaintext went wrong fails"
 	check_grep 'self-check.*decrypts to other bytes than the rewrite encrypted' "$T/err" \
 		"$form: the self-check names it"
 	unchanged "$F/t.pdf" "$T/saved.pdf" "$form: corrupt:plaintext (-i)"
 	no_temp "$F" "$form: corrupt:plaintext (-i)"
 done
-run env PDFSTAMP_FAULT=corrupt:plaintext "$PDFSTAMP" encrypt "${NEWPW[@]}" -o "$F/enc.pdf" "$S/plain-3page.pdf"
+run env PDFSTAMP_FAULT=corrupt:plaintext "$PDFSTAMP_HOOKED" encrypt "${NEWPW[@]}" -o "$F/enc.pdf" "$S/plain-3page.pdf"
 check_status 1 "encrypt whose stream plaintext went wrong fails"
 check_grep 'decrypts to other bytes than the rewrite encrypted' "$T/err" "encrypt: the self-check names it"
 check_true test ! -e "$F/enc.pdf" "encrypt: no output after corrupt:plaintext"
 no_temp "$F" "encrypt: corrupt:plaintext"
 else
-	skip "rotate: injected write/fsync/rename failures and kills (needs --enable-fault-injection)"
+	skip "rotate: injected write/fsync/rename failures and kills (needs tests/pdfstamp-fault: PDFSTAMP_HOOKED)"
 fi
 
 cp "$D/qpdf-r6-table.pdf" "$F/t.pdf"
@@ -806,7 +806,7 @@ fi
 if have_faults; then
 	for fault in fail:datasync:1 kill:datasync:1; do
 		cp "$T/archive-wb.pdf" "$F/big.pdf"
-		run env PDFSTAMP_FAULT="$fault" "$PDFSTAMP" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -i "$F/big.pdf"
+		run env PDFSTAMP_FAULT="$fault" "$PDFSTAMP_HOOKED" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -i "$F/big.pdf"
 		case $fault in
 		kill:*) check_status 137 "rotate -i of 40 MB with $fault (SIGKILL)" ;;
 		*)
@@ -817,7 +817,7 @@ if have_faults; then
 		unchanged "$F/big.pdf" "$T/archive-wb.pdf" "$fault (-i)"
 		no_temp "$F" "$fault (-i)"
 	done
-	run env PDFSTAMP_FAULT=trace "$PDFSTAMP" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -o "$F/big2.pdf" \
+	run env PDFSTAMP_FAULT=trace "$PDFSTAMP_HOOKED" rotate -q --password-file "$T/ao.pw" "${NEWPW[@]}" -o "$F/big2.pdf" \
 		"$T/archive-wb.pdf"
 	check_status 0 "rotate -o of 40 MB, traced"
 	check_grep '^pdfstamp: fault point datasync 1$' "$T/err" "the rotate of 40 MB reaches a data sync"

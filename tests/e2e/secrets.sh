@@ -497,17 +497,17 @@ mkdir -p "$K"
 cp "$W/in.pdf" "$K/in.pdf"
 cp "$W/in.pdf" "$K/inplace.pdf"
 if have_faults; then
-PDFSTAMP_FAULT=kill:after-write prun "$PDFSTAMP" rotate --password-file "$PWD_DIR/o" -q "${NEW[@]}" \
+PDFSTAMP_FAULT=kill:after-write prun "$PDFSTAMP_HOOKED" rotate --password-file "$PWD_DIR/o" -q "${NEW[@]}" \
 	-o "$K/rotated.pdf" "$K/in.pdf"
 check_eq "$RC" 137 "rotate killed at after-write"
-PDFSTAMP_FAULT=kill:before-rename prun "$PDFSTAMP" meta --password-file "$PWD_DIR/u" --xmp \
+PDFSTAMP_FAULT=kill:before-rename prun "$PDFSTAMP_HOOKED" meta --password-file "$PWD_DIR/u" --xmp \
 	--set "Title=$CANARY-killedmeta" -o "$K/meta.pdf" "$K/in.pdf"
 check_eq "$RC" 137 "meta -o killed before the rename"
-PDFSTAMP_FAULT=kill:after-write prun "$PDFSTAMP" stamp --password-file "$PWD_DIR/u" \
+PDFSTAMP_FAULT=kill:after-write prun "$PDFSTAMP_HOOKED" stamp --password-file "$PWD_DIR/u" \
 	--text "$CANARY-killedstamp" -i "$K/inplace.pdf"
 check_eq "$RC" 137 "stamp --in-place killed after the write (the update and its journal left)"
 else
-	skip "kill -9 in the middle of rotate, meta and stamp (needs --enable-fault-injection)"
+	skip "kill -9 in the middle of rotate, meta and stamp (needs tests/pdfstamp-fault: PDFSTAMP_HOOKED)"
 fi
 
 # The scans.  Needles: the canary, every password, every file key (raw and
