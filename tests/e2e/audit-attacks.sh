@@ -224,18 +224,6 @@ fi
 
 # MuPDF (audit.js: the signature structure with a dummy CMS; its
 # /ByteRange set to end at the end of its revision)
-byterange() {
-	python3 - "$1" <<'PY'
-import re, sys
-p = sys.argv[1]
-d = bytearray(open(p, "rb").read())
-m = list(re.finditer(rb"/ByteRange\s*\[\s*0\s+9999999\s+9999999\s+9999999\s*\]", d))[-1]
-a = m.start(); b = a + 1
-new = (b"/ByteRange [0 %d %d %d]" % (a, b, len(d) - b)).ljust(m.end() - m.start(), b" ")
-d[m.start():m.end()] = new
-open(p, "wb").write(d)
-PY
-}
 for p in 1 2; do
 	if mutool run "$JS" certify "$T/r6.pdf" "$U" "$T/mu$p.pdf" $p nolock >"$T/mu.log" 2>&1; then
 		byterange "$T/mu$p.pdf"

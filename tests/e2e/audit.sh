@@ -62,21 +62,6 @@ mu() {
 		return 1
 	fi
 }
-# byterange FILE: the placeholder /ByteRange of the newest revision made to
-# end at the end of the file (that revision's %%EOF and EOL)
-byterange() {
-	python3 - "$1" <<'PY'
-import re, sys
-p = sys.argv[1]
-d = bytearray(open(p, "rb").read())
-m = list(re.finditer(rb"/ByteRange\s*\[\s*0\s+9999999\s+9999999\s+9999999\s*\]", d))[-1]
-a = m.start(); b = a + 1
-new = (b"/ByteRange [0 %d %d %d]" % (a, b, len(d) - b)).ljust(m.end() - m.start(), b" ")
-assert len(new) == m.end() - m.start()
-d[m.start():m.end()] = new
-open(p, "wb").write(d)
-PY
-}
 # Object numbers read with qpdf (independent of pdfstamp): page 1, and the
 # form field of full name NAME.
 qpage() { qpdf --password-file="$UPW" --show-pages "$1" | sed -n 's/^page 1: \([0-9]*\) .*/\1/p'; }

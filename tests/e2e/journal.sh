@@ -47,7 +47,6 @@ F=$W/doc.pdf
 J=$F.pdfstamp-journal
 TO=(timeout 10)
 
-size_of() { stat -c %s "$1"; }
 sha_of() { sha256sum | cut -d' ' -f1; }
 # same FILE ORIG DESC
 same() {

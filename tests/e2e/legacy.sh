@@ -73,8 +73,6 @@ LIST=$T/corpus.txt
 STAMPTEXT=LEGACY-OK
 NOTE='Geprüft – legacy ✓'
 
-size_of() { stat -c %s "$1"; }
-
 # mk NAME FLAGS CMD...: runs a producer that writes $C/NAME.pdf and lists
 # the file.  FLAGS: "-", or a comma list of empty (empty user password),
 # noannot (annotations denied).
@@ -185,17 +183,6 @@ echo "# corpus: $(cut -d' ' -f1 "$LIST" | tr '\n' ' ')"
 # Helpers
 # ===========================================================================
 
-# cmp_prefix IN OUT DESC: OUT starts with the exact bytes of IN and is longer.
-cmp_prefix() {
-	if cmp -s -n "$(size_of "$1")" "$1" "$2" && [ "$(size_of "$2")" -gt "$(size_of "$1")" ]; then
-		ok "$3: the output starts with the exact bytes of the input"
-	else
-		fail "$3: the output starts with the exact bytes of the input" "$(cmp -n "$(size_of "$1")" "$1" "$2" 2>&1)"
-	fi
-}
-
-showenc() { qpdf --password-file="$OPW" --show-encryption "$1" 2>&1; }
-
 # weak_stderr DESC WEAK(yes|no) ERRFILE: the weak-handler warning on stderr.
 weak_stderr() {
 	if [ "$2" = yes ]; then
@@ -205,8 +192,6 @@ weak_stderr() {
 		check_no_grep '[Ww]eak|RC4' "$3" "$1: no weak-handler warning for AES-128"
 	fi
 }
-
-objs_of() { jget "$1" '",".join(str(n) for n in d["objects"])' | tr -d '"'; }
 
 # pdf.js (Debian's libjs-pdf) as a fourth reader, where installed
 PJ=
@@ -225,7 +210,6 @@ pj() {
 	fi
 	check_eq "$(jget "$T/pj.json" "$4")" "$5" "$1 (pdf.js)"
 }
-js() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"; }
 
 # ===========================================================================
 # Every file, both passwords: info, verify, stamp, meta
@@ -298,7 +282,7 @@ while read -r name flags; do
 			checker_feed "$L" weak "$n: stamp" "$T/$name.$leg.stamp.json" "$f" "$OPW"
 			cmp_prefix "$f" "$o" "$n: stamp"
 			checker_feed "$E" trailer "$f" "$o" "$n: stamp"
-			check_eq "$(showenc "$o")" "$(showenc "$f")" "$n: stamp: qpdf --show-encryption unchanged"
+			check_eq "$(showenc "$o" "$OPW")" "$(showenc "$f" "$OPW")" "$n: stamp: qpdf --show-encryption unchanged"
 			checker_feed "$E" annot "$o" "$pwf" 1 "$n: stamp" objects="$(objs_of "$T/$name.$leg.stamp.json")" \
 				subtype=Stamp contents="$NOTE" text="$STAMPTEXT" count=1
 			run mutool draw -q ${pw:+-p "$pw"} -r 36 -o "$T/mu.png" "$o" 1

@@ -16,6 +16,9 @@
 #   need_faults skip the whole script (exit 77) without it (a run by hand)
 #   skip DESC   counts and prints a case left out (shown by finish)
 #   jget FILE EXPR   a value from a one-line JSON file, printed as JSON
+#   qcheck, qcheck_linearized, opens, cmp_prefix, sigstate ...
+#               assertions and helpers that several scripts share (below,
+#               each with its own comment)
 #   finish      prints "N passed, N failed" and exits 0 or 1
 # Each assertion prints one "ok - ..." or "FAIL - ..." line, so the .log
 # file of a run explains itself.
@@ -190,6 +193,100 @@ checker_feed() {
 		esac
 	done < <(python3 "$script" "$@" 2>&1)
 	[ $n -gt 0 ] || fail "checker '$1' printed no result for: ${*:2}"
+}
+
+# ---- helpers shared by several scripts ---------------------------------------
+
+# size_of FILE: its size in bytes.
+size_of() { stat -c %s "$1"; }
+
+# js STRING: the JSON form of a UTF-8 string, as jget prints it.
+js() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"; }
+
+# pwargs PWFILE: "--password-file PWFILE", one word a line, or nothing for
+# an empty.pw (e2e_inputs' files without a user password).
+pwargs() {
+	case $1 in
+	*/empty.pw) ;;
+	*) printf '%s\n' --password-file "$1" ;;
+	esac
+}
+
+# last_startxref FILE: the offset of the last startxref.
+last_startxref() { python3 -c 'import re,sys; print(re.findall(rb"startxref\s+(\d+)", open(sys.argv[1],"rb").read())[-1].decode())' "$1"; }
+
+# objs_of JSONFILE [LINE]: the "objects" of a --json line, comma-separated.
+objs_of() { jget "$1" '",".join(str(n) for n in d["objects"])' "${2:-1}" | tr -d '"'; }
+
+# showenc FILE PWFILE: what qpdf --show-encryption says about FILE.
+showenc() { qpdf --password-file="$2" --show-encryption "$1" 2>&1; }
+
+# qcheck FILE PWFILE DESC: qpdf --check passes without warnings.
+qcheck() {
+	local rc=0
+	qpdf --password-file="$2" --check "$1" >"$T/qcheck.out" 2>&1 || rc=$?
+	if [ $rc = 0 ] && grep -q 'No syntax or stream encoding errors' "$T/qcheck.out"; then
+		ok "$3: qpdf --check passes"
+	else
+		fail "$3: qpdf --check passes (exit $rc)" "$(head -c 600 "$T/qcheck.out")"
+	fi
+}
+
+# qcheck_linearized FILE PWFILE DESC: qpdf --check finds no error.  Its
+# warnings about linearization data are expected for a catalog with a
+# /Linearized key (qpdf warns about such an input too) and accepted.
+qcheck_linearized() {
+	local rc=0
+	qpdf --password-file="$2" --check "$1" >"$T/qcheck.out" 2>&1 || rc=$?
+	if { [ $rc = 0 ] && grep -q 'No syntax or stream encoding errors' "$T/qcheck.out"; } ||
+		{ [ $rc = 3 ] && ! grep 'WARNING' "$T/qcheck.out" | grep -qv 'linearization'; }; then
+		ok "$3: qpdf --check passes"
+	else
+		fail "$3: qpdf --check passes (exit $rc)" "$(head -c 600 "$T/qcheck.out")"
+	fi
+}
+
+# opens FILE PWFILE user|owner DESC: qpdf takes the password as that one.
+opens() {
+	local s
+	s=$(qpdf --password-file="$2" --show-encryption "$1" 2>&1)
+	if printf '%s\n' "$s" | grep -q "^Supplied password is $3 password"; then
+		ok "$4"
+	else
+		fail "$4" "$(printf '%s' "$s" | head -c 300)"
+	fi
+}
+
+# cmp_prefix IN OUT DESC: OUT is IN's exact bytes followed by more.
+cmp_prefix() {
+	if cmp -s -n "$(size_of "$1")" "$1" "$2" && [ "$(size_of "$2")" -gt "$(size_of "$1")" ]; then
+		ok "$3: the output starts with the exact bytes of the input"
+	else
+		fail "$3: the output starts with the exact bytes of the input" "$(cmp -n "$(size_of "$1")" "$1" "$2" 2>&1)"
+	fi
+}
+
+# sigstate FILE: pdfsig's verdict lines for FILE's signatures (the NSS
+# database $NSS, the user password $U).
+sigstate() {
+	pdfsig -nssdir "sql:$NSS" -upw "$U" "$1" 2>/dev/null | grep -E 'Signature Validation|Signed Ranges|Signature #'
+}
+
+# byterange FILE: the placeholder /ByteRange [0 9999999 9999999 9999999] of
+# the newest revision (MuPDF's signatures, fixtures/audit.js) made to end at
+# the end of the file (that revision's %%EOF and EOL).
+byterange() {
+	python3 - "$1" <<'PY'
+import re, sys
+p = sys.argv[1]
+d = bytearray(open(p, "rb").read())
+m = list(re.finditer(rb"/ByteRange\s*\[\s*0\s+9999999\s+9999999\s+9999999\s*\]", d))[-1]
+a = m.start(); b = a + 1
+new = (b"/ByteRange [0 %d %d %d]" % (a, b, len(d) - b)).ljust(m.end() - m.start(), b" ")
+assert len(new) == m.end() - m.start()
+d[m.start():m.end()] = new
+open(p, "wb").write(d)
+PY
 }
 
 # finish: the summary line and the exit status for the test driver.

@@ -27,32 +27,7 @@ e2e_inputs
 
 # pyfeed ARGS...: the checker's OK/FAIL lines as assertions (lib.sh).
 pyfeed() { checker_feed "$E" "$@"; }
-pwargs() {
-	case $1 in
-	*/empty.pw) ;;
-	*) printf '%s\n' --password-file "$1" ;;
-	esac
-}
 pw_of() { head -n 1 "$1"; }
-size_of() { stat -c %s "$1"; }
-last_startxref() { python3 -c 'import re,sys; print(re.findall(rb"startxref\s+(\d+)", open(sys.argv[1],"rb").read())[-1].decode())' "$1"; }
-qcheck() {
-	local rc=0
-	qpdf --password-file="$2" --check "$1" >"$T/qcheck.out" 2>&1 || rc=$?
-	if [ $rc = 0 ] && grep -q 'No syntax or stream encoding errors' "$T/qcheck.out"; then
-		ok "$3: qpdf --check passes"
-	else
-		fail "$3: qpdf --check passes (exit $rc)" "$(head -c 600 "$T/qcheck.out")"
-	fi
-}
-showenc() { qpdf --password-file="$2" --show-encryption "$1" 2>&1; }
-cmp_prefix() {
-	if cmp -s -n "$(size_of "$1")" "$1" "$2" && [ "$(size_of "$2")" -gt "$(size_of "$1")" ]; then
-		ok "$3: the output starts with the exact bytes of the input"
-	else
-		fail "$3: the output starts with the exact bytes of the input" "$(cmp -n "$(size_of "$1")" "$1" "$2" 2>&1)"
-	fi
-}
 # appended IN OUT: the bytes OUT has after IN's length, in $T/appended.bin
 appended() { tail -c +"$(($(size_of "$1") + 1))" "$2" >"$T/appended.bin"; }
 no_plaintext() {

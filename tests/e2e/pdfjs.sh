@@ -21,10 +21,6 @@ qpdf --encrypt 'user pw' 'owner pw' 256 --force-R5 -- "$SRC" "$T/r5.pdf" 2>/dev/
 qpdf --linearize --encrypt 'user pw' 'owner pw' 256 -- "$SRC" "$T/r6-lin.pdf"
 mutool clean -E aes-256 -U 'user pw' -O 'owner pw' "$SRC" "$T/mupdf.pdf"
 
-js() { # the JSON form of a UTF-8 string, as jget prints it
-	python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"
-}
-
 pj() { # FILE PAGE -> $T/pj.json
 	node "$CHECK" "$1" 'user pw' "$2" >"$T/pj.json" 2>"$T/pj.err"
 }

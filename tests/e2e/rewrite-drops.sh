@@ -34,29 +34,6 @@ no_temp() {
 	check_eq "$(find "$1" -maxdepth 1 -name '.pdfstamp-*' | head -3)" "" "$2: no temporary file left"
 }
 
-# qcheck FILE PWFILE DESC: qpdf --check finds no error.  Its warnings about
-# linearization data are expected for the catalog with a /Linearized key
-# (qpdf warns about the input too) and accepted.
-qcheck() {
-	local rc=0
-	qpdf --password-file="$2" --check "$1" >"$T/qcheck.out" 2>&1 || rc=$?
-	if { [ $rc = 0 ] && grep -q 'No syntax or stream encoding errors' "$T/qcheck.out"; } ||
-		{ [ $rc = 3 ] && ! grep 'WARNING' "$T/qcheck.out" | grep -qv 'linearization'; }; then
-		ok "$3: qpdf --check passes"
-	else
-		fail "$3: qpdf --check passes (exit $rc)" "$(head -c 600 "$T/qcheck.out")"
-	fi
-}
-
-# opens FILE PWFILE WHO DESC: qpdf accepts the password as the WHO password.
-opens() {
-	if qpdf --password-file="$2" --show-encryption "$1" 2>&1 | grep -q "^Supplied password is $3 password"; then
-		ok "$4"
-	else
-		fail "$4" "$(qpdf --password-file="$2" --show-encryption "$1" 2>&1 | head -c 300)"
-	fi
-}
-
 # mshow FILE PWFILE PATH...: mutool show (decrypted); empty on failure.
 # mstream FILE PWFILE N: the decrypted, decoded data of stream N.
 mshow() {
@@ -136,14 +113,14 @@ keeps_content() {
 
 run "$PDFSTAMP" encrypt "${NEWPW[@]}" -o "$T/enc.pdf" "$T/plain.pdf"
 check_status 0 "encrypt a file whose catalog has /Linearized and with a stream typed /XRef"
-qcheck "$T/enc.pdf" "$NU" "encrypt"
+qcheck_linearized "$T/enc.pdf" "$NU" "encrypt"
 keeps_content "$T/enc.pdf" "$NU" 4 "encrypt -o"
 check_true test "$(grep -ac "$SECRET" "$T/enc.pdf")" = 0 "encrypt: the /XRef-typed stream is encrypted (its text is not in the file)"
 
 cp "$T/plain.pdf" "$T/ip.pdf"
 run "$PDFSTAMP" encrypt "${NEWPW[@]}" -i "$T/ip.pdf"
 check_status 0 "encrypt -i of the same file"
-qcheck "$T/ip.pdf" "$NU" "encrypt -i"
+qcheck_linearized "$T/ip.pdf" "$NU" "encrypt -i"
 keeps_content "$T/ip.pdf" "$NU" 4 "encrypt -i"
 
 # The same content encrypted by qpdf (which renumbers, and encrypts the
@@ -158,7 +135,7 @@ for os in disable generate; do
 	cp "$q" "$T/qi.pdf"
 	run "$PDFSTAMP" rotate --password-file "$T/o.pw" "${NEWPW[@]}" -i "$T/qi.pdf"
 	check_status 0 "rotate -i of the qpdf file ($os object streams)"
-	qcheck "$T/qi.pdf" "$NU" "rotate -i ($os object streams)"
+	qcheck_linearized "$T/qi.pdf" "$NU" "rotate -i ($os object streams)"
 	opens "$T/qi.pdf" "$NO" owner "rotate -i ($os object streams): the new owner password opens it"
 	keeps_content "$T/qi.pdf" "$NU" "$n" "rotate -i ($os object streams)"
 	# only the chain's own xref streams went: qpdf lists exactly the one
@@ -180,7 +157,7 @@ for os in disable generate; do
 		"linearized ($os): the input has a second xref stream (the main section's)"
 	run "$PDFSTAMP" rotate --password-file "$T/o.pw" "${NEWPW[@]}" -o "$T/lin-rot.pdf" "$l"
 	check_status 0 "linearized ($os): rotate"
-	qcheck "$T/lin-rot.pdf" "$NU" "linearized ($os)"
+	qcheck_linearized "$T/lin-rot.pdf" "$NU" "linearized ($os)"
 	check_eq "$(mshow "$T/lin-rot.pdf" "$NU" "$lin")" "$(printf '%s 0 obj\nnull\nendobj' "$lin")" \
 		"linearized ($os): the linearization dictionary (object $lin) is dropped"
 	check_eq "$(qpdf --password-file="$NU" --show-npages "$T/lin-rot.pdf" 2>&1)" 3 "linearized ($os): 3 pages"

@@ -277,17 +277,6 @@ pwopt() {
 	esac
 }
 
-# opens FILE PWFILE WHO DESC: qpdf accepts the password as the WHO password.
-opens() {
-	local s
-	s=$(qpdf --password-file="$2" --show-encryption "$1" 2>&1)
-	if printf '%s\n' "$s" | grep -q "^Supplied password is $3 password"; then
-		ok "$4"
-	else
-		fail "$4" "$(printf '%s' "$s" | head -c 300)"
-	fi
-}
-
 # refuses FILE PWFILE DESC: qpdf rejects the password.
 refuses() {
 	local rc=0
@@ -298,20 +287,6 @@ refuses() {
 		fail "$3 (qpdf exit $rc)" "$(head -c 300 "$T/q.out")"
 	fi
 }
-
-# qcheck FILE PWFILE DESC: qpdf --check passes without warnings.
-qcheck() {
-	local rc=0
-	qpdf --password-file="$2" --check "$1" >"$T/qcheck.out" 2>&1 || rc=$?
-	if [ $rc = 0 ] && grep -q 'No syntax or stream encoding errors' "$T/qcheck.out"; then
-		ok "$3: qpdf --check passes"
-	else
-		fail "$3: qpdf --check passes (exit $rc)" "$(head -c 600 "$T/qcheck.out")"
-	fi
-}
-
-# showenc FILE PWFILE: qpdf --show-encryption.
-showenc() { qpdf --password-file="$2" --show-encryption "$1" 2>&1; }
 
 # r6_aes FILE PWFILE DESC: (b) revision 6, AESv3 for everything.
 r6_aes() {

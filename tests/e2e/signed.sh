@@ -30,16 +30,6 @@ U=$(head -n 1 "$UPW")
 
 # pyfeed ARGS...: the checker's OK/FAIL lines as assertions (lib.sh).
 pyfeed() { checker_feed "$E" "$@"; }
-size_of() { stat -c %s "$1"; }
-qcheck() {
-	local rc=0
-	qpdf --password-file="$UPW" --check "$1" >"$T/qcheck.out" 2>&1 || rc=$?
-	if [ $rc = 0 ] && grep -q 'No syntax or stream encoding errors' "$T/qcheck.out"; then
-		ok "$2: qpdf --check passes"
-	else
-		fail "$2: qpdf --check passes (exit $rc)" "$(head -c 600 "$T/qcheck.out")"
-	fi
-}
 same() {
 	if cmp -s "$1" "$2"; then ok "$3: the input is unchanged"; else fail "$3: the input is unchanged"; fi
 }
@@ -56,11 +46,6 @@ if ! certutil -N -d "sql:$NSS" --empty-password >"$T/nss.log" 2>&1 ||
 	fail "making a throwaway NSS database" "$(cat "$T/nss.log")"
 	finish
 fi
-
-# sigstate FILE: pdfsig's verdict lines (signature validity and ranges)
-sigstate() {
-	pdfsig -nssdir "sql:$NSS" -upw "$U" "$1" 2>/dev/null | grep -E 'Signature Validation|Signed Ranges|Signature #'
-}
 
 # ===========================================================================
 # Part 1: approval signatures made by pdfsig on encrypted files
@@ -86,7 +71,7 @@ for src in qpdf-r6-table qpdf-r6-xrefstream; do
 	cp "$T/out" "$T/stamp.json"
 	if cmp -s -n "$(size_of "$s")" "$s" "$o"; then ok "$src signed: the signed bytes are intact"; else
 		fail "$src signed: the signed bytes are intact"; fi
-	qcheck "$o" "$src signed+stamped"
+	qcheck "$o" "$UPW" "$src signed+stamped"
 	sigstate "$o" >"$T/sig1.txt"
 	check_grep 'Signature Validation: Signature is Valid\.' "$T/sig1.txt" \
 		"$src signed+stamped: pdfsig still reports the signature valid"
@@ -99,7 +84,7 @@ for src in qpdf-r6-table qpdf-r6-xrefstream; do
 	cp "$o" "$T/$src.meta.pdf"
 	run "$PDFSTAMP" meta --password-file "$UPW" --set "Title=signed, stamped, retitled" --xmp -i "$T/$src.meta.pdf"
 	check_status 0 "$src signed+stamped: meta -i"
-	qcheck "$T/$src.meta.pdf" "$src signed+stamped+meta"
+	qcheck "$T/$src.meta.pdf" "$UPW" "$src signed+stamped+meta"
 	sigstate "$T/$src.meta.pdf" >"$T/sig2.txt"
 	check_grep 'Signature Validation: Signature is Valid\.' "$T/sig2.txt" \
 		"$src signed+stamped+meta: pdfsig still reports the signature valid"
@@ -121,7 +106,7 @@ for p in 1 2 3; do
 		if [ "$p" = 3 ]; then
 			check_status 0 "DocMDP P=3: stamp is allowed ($who password)"
 			check_grep '^pdfstamp: warning: .*(DocMDP|certif)' "$T/err" "DocMDP P=3: with a warning ($who password)"
-			qcheck "$T/mdp$p.pdf" "DocMDP P=3 stamped"
+			qcheck "$T/mdp$p.pdf" "$UPW" "DocMDP P=3 stamped"
 			cp "$T/mdp$p.orig" "$T/mdp$p.pdf"
 		else
 			check_status 5 "DocMDP P=$p: stamp is refused ($who password)"

@@ -36,17 +36,7 @@ e2e_inputs
 # pyfeed ARGS...: the checker's OK/FAIL lines as assertions (lib.sh).
 pyfeed() { checker_feed "$E" "$@"; }
 
-# pwargs PWFILE: the pdfstamp password options (none for the empty password).
-pwargs() {
-	case $1 in
-	*/empty.pw) ;;
-	*) printf '%s\n' --password-file "$1" ;;
-	esac
-}
 pw_of() { head -n 1 "$1"; }
-
-size_of() { stat -c %s "$1"; }
-last_startxref() { python3 -c 'import re,sys; print(re.findall(rb"startxref\s+(\d+)", open(sys.argv[1],"rb").read())[-1].decode())' "$1"; }
 
 # render FILE PWFILE PAGE OUTBASE: OUTBASE.mu.pgm (MuPDF), OUTBASE.pp.pgm (poppler)
 render() {
@@ -58,19 +48,6 @@ render() {
 	[ -s "$o.mu.pgm" ] || fail "mutool draw renders page $p of $(basename "$f")" "$(head -c 300 "$o.mu.err")"
 	[ -s "$o.pp.pgm" ] || fail "pdftoppm renders page $p of $(basename "$f")" "$(head -c 300 "$o.pp.err")"
 }
-
-# qcheck FILE PWFILE DESC: qpdf --check passes without warnings.
-qcheck() {
-	local rc=0
-	qpdf --password-file="$2" --check "$1" >"$T/qcheck.out" 2>&1 || rc=$?
-	if [ $rc = 0 ] && grep -q 'No syntax or stream encoding errors' "$T/qcheck.out"; then
-		ok "$3: qpdf --check passes"
-	else
-		fail "$3: qpdf --check passes (exit $rc)" "$(head -c 600 "$T/qcheck.out")"
-	fi
-}
-
-showenc() { qpdf --password-file="$2" --show-encryption "$1" 2>&1; }
 
 # no_plaintext IN OUT DESC STR...: none of STR appears in the appended bytes.
 no_plaintext() {
@@ -84,15 +61,6 @@ no_plaintext() {
 			ok "$desc: '$s' does not appear in plaintext in the appended bytes"
 		fi
 	done
-}
-
-# cmp_prefix IN OUT DESC: OUT starts with the exact bytes of IN.
-cmp_prefix() {
-	if cmp -s -n "$(size_of "$1")" "$1" "$2" && [ "$(size_of "$2")" -gt "$(size_of "$1")" ]; then
-		ok "$3: the output starts with the exact bytes of the input"
-	else
-		fail "$3: the output starts with the exact bytes of the input" "$(cmp -n "$(size_of "$1")" "$1" "$2" 2>&1)"
-	fi
 }
 
 # pixels NAME BEFORE-BASE AFTER-BASE RECTJSON CORNER MARGIN: both renderers.
@@ -119,8 +87,6 @@ json_result() {
 		"$name: --json lists the annotation objects"
 	check_eq "$(jget "$j" 'd["bytes_appended"] < 8192' "$l")" true "$name: fewer than 8 KiB appended"
 }
-
-objs_of() { jget "$1" '",".join(str(n) for n in d["objects"])' "${2:-1}" | tr -d '"'; }
 
 # ===========================================================================
 # Part 1: every input form, full checks (a)-(e)
