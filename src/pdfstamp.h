@@ -48,8 +48,8 @@
  *       the descriptor of PDFSTAMP_WRITE_TO_FD raises SIGPIPE if it is a
  *       pipe without a reader, as write(2) does: ignore SIGPIPE to get
  *       PDFSTAMP_E_IO instead.
- *     - test builds only (configure --enable-fault-injection, never a
- *       release): PDFSTAMP_FAULT and the count of its hits.
+ *     - test programs only (tests/fault.c, linked into them; never in
+ *       this library): PDFSTAMP_FAULT and the count of its hits.
  *  - fork(): a context may go on being used after fork() in the parent,
  *    the child, or both.  It notices that the process changed, reseeds its
  *    random generator with fresh OS entropy and drops the IVs it had drawn
