@@ -32,10 +32,11 @@
 
 static void fza_check_report(ps_ctx *ctx, const ps_doc *doc, const struct pdfstamp_audit_report *r, size_t size)
 {
-	int i, k, violated = 0;
+	int i, k, nsec, violated = 0;
 	int64_t forbidden = 0;
 
-	if (r->nrevisions != doc->nsections || r->nrevisions < 1 || !r->revisions)
+	ps_xref_sections(ps_doc_xref(doc), &nsec);
+	if (r->nrevisions != nsec || r->nrevisions < 1 || !r->revisions)
 		fz_bug(ctx, "the report does not list one revision per cross-reference section");
 	if (r->nsigs < 0 || (r->nsigs > 0 && !r->sigs))
 		fz_bug(ctx, "a bad signature count");

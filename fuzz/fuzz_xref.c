@@ -43,8 +43,12 @@ static void fzx_lazy_vs_full(ps_doc *doc)
 {
 	static ps_xent lazy[FZX_DIFF_MAX];
 	static signed char state[FZX_DIFF_MAX]; /* 0 absent, 1 in use, -1 error */
-	uint32_t num, top = doc->xref_bound < FZX_DIFF_MAX ? doc->xref_bound : FZX_DIFF_MAX;
+	struct ps_xref_info xi;
+	uint32_t num, top;
 	int failed = 0;
+
+	ps_xref_info(ps_doc_xref(doc), &xi);
+	top = xi.bound < FZX_DIFF_MAX ? xi.bound : FZX_DIFF_MAX;
 
 	for (num = 1; num < top; num++) {
 		const ps_xent *e = NULL;
@@ -62,7 +66,7 @@ static void fzx_lazy_vs_full(ps_doc *doc)
 	if (failed)
 		fz_bug(doc->ctx, "a lazy entry read failed where the full load did not");
 	for (num = 1; num < top; num++) {
-		const ps_xent *f = ps_xref_get(doc, num);
+		const ps_xent *f = ps_xref_get(ps_doc_xref(doc), num);
 		if ((f != NULL) != (state[num] == 1))
 			fz_bug(doc->ctx, "the lazy index and the full load disagree on an entry's use");
 		if (f && (f->type != lazy[num].type || f->off != lazy[num].off || f->aux != lazy[num].aux ||
@@ -80,7 +84,7 @@ static void fzx_walk(ps_doc *doc)
 	if (ps_xref_load_all(doc) < 0)
 		return;
 	/* the objects in use, in order, however sparse their numbers */
-	for (num = ps_xref_next(doc, 0); num != 0 && n++ < FZ_XREF_MAX_LOOKUPS; num = ps_xref_next(doc, num)) {
+	for (num = ps_xref_next(ps_doc_xref(doc), 0); num != 0 && n++ < FZ_XREF_MAX_LOOKUPS; num = ps_xref_next(ps_doc_xref(doc), num)) {
 		ps_obj *o = NULL, *again = NULL;
 		rc = ps_doc_lookup(doc, num, &o);
 		fzx_check_rc_valid(doc->ctx, rc, "ps_doc_lookup");

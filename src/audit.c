@@ -246,7 +246,7 @@ static int existed_at(const struct audit *a, uint32_t num, int S, ps_xent *e)
 
 	if (!e)
 		e = &x;
-	return num && ps_xref_as_of(a->doc, num, S, e) && e->type != 0;
+	return num && ps_xref_as_of(a->xref, num, S, e) && e->type != 0;
 }
 
 static size_t roles_at(const struct audit *a, uint32_t num, int S, const struct vent **r)
@@ -662,7 +662,7 @@ static int give_role(struct audit *a, const ps_obj *ref, int kind, void *ud)
 
 	if (!ref || ref->kind != PS_REF)
 		return 0;
-	if (ps_xref_as_of(a->doc, ref->u.ref.num, src->sec + 1, &e) && e.type != 0 &&
+	if (ps_xref_as_of(a->xref, ref->u.ref.num, src->sec + 1, &e) && e.type != 0 &&
 	    !(src->old && each_role_ref(a, src->old, src->kind_old, is_same_ref, (void *)ref) > 0))
 		return 0;
 	return add_role(a, ref, kind);
@@ -948,7 +948,7 @@ static int record(struct audit *a, struct chg *c)
 				snprintf(why, sizeof why, "a signature dictionary made before");
 		}
 		if ((c->flags & REC_ORPHAN) &&
-		    (a->doc->sections[g->sec - 1].size < 0 || c->num < a->doc->sections[g->sec - 1].size)) {
+		    (a->secs[g->sec - 1].size < 0 || c->num < a->secs[g->sec - 1].size)) {
 			ok = 0; /* note 4: reached only through signed objects */
 			if (!why[0])
 				snprintf(why, sizeof why, "a new object that no change refers to");
@@ -1045,7 +1045,7 @@ static int streams_equal(struct audit *a, uint32_t num, ps_obj *o, uint16_t og, 
 
 static int is_chain_xref(const struct audit *a, uint32_t num, int sec, const ps_obj *o)
 {
-	const ps_section *s = &a->doc->sections[sec - 1];
+	const ps_section *s = &a->secs[sec - 1];
 
 	return o && o->kind == PS_STREAM && ps_obj_is_name(ps_dict_get(o, "Type"), "XRef") &&
 	       (num == s->stream_num || num == s->xrefstm_num);
@@ -1114,7 +1114,7 @@ static int chain_xref_num(const struct audit *a, uint32_t num)
 	int i;
 
 	for (i = 0; i < a->ns; i++)
-		if (num && (a->doc->sections[i].stream_num == num || a->doc->sections[i].xrefstm_num == num))
+		if (num && (a->secs[i].stream_num == num || a->secs[i].xrefstm_num == num))
 			return 1;
 	return 0;
 }
@@ -1475,7 +1475,7 @@ static int compare_trailer(struct audit *a, int sec)
 	}
 	/* a /Size that shrinks drops objects for readers that honour it (7.5.5) */
 	{
-		int64_t so = a->doc->sections[sec].size, sn = a->doc->sections[sec - 1].size;
+		int64_t so = a->secs[sec].size, sn = a->secs[sec - 1].size;
 		if (so >= 0 && (sn < 0 || sn < so)) {
 			c.num = 0;
 			c.kind = PDFSTAMP_CHANGE_CATALOG;
@@ -1502,7 +1502,7 @@ static int audit_revision(struct audit *a, int sec)
 			uint32_t *m = NULL;
 			size_t nm = 0, j;
 			ps_xent e;
-			if (!ps_xref_as_of(a->doc, rv->cands[i], s2, &e) || e.type != 1)
+			if (!ps_xref_as_of(a->xref, rv->cands[i], s2, &e) || e.type != 1)
 				continue;
 			if ((rc = ps_audit_load(a, rv->cands[i], s2, &o)) < 0 ||
 			    (is_objstm(o) && (rc = ps_doc_objstm_members(a->doc, rv->cands[i], s2, &m, &nm)) < 0)) {
@@ -1574,7 +1574,7 @@ static int count_entry(struct audit *a, uint32_t num, const ps_xent *x)
 	if (s < 1 || s > a->ns)
 		return 0;
 	rv = &a->r->revisions[a->ns - s];
-	existed = s < a->ns && ps_xref_as_of(a->doc, num, s + 1, &prev) && prev.type != 0;
+	existed = s < a->ns && ps_xref_as_of(a->xref, num, s + 1, &prev) && prev.type != 0;
 	if (x->type == 0 && !existed)
 		return 0;
 	if (x->type == 0)
@@ -1617,7 +1617,7 @@ static int owner_of(const struct audit *a, int64_t x)
 	int sec, best = 1;
 
 	for (sec = a->limit - 1; sec >= 1; sec--)
-		if (a->doc->sections[sec - 1].off > x) {
+		if (a->secs[sec - 1].off > x) {
 			best = sec;
 			break;
 		}
@@ -1636,7 +1636,7 @@ static int listed_at(struct audit *a, int sec, uint32_t num, uint32_t gen, int64
 	int i;
 
 	for (i = 0; i < a->ns; i++)
-		if (a->doc->sections[i].off == x || a->doc->sections[i].xrefstm == x)
+		if (a->secs[i].off == x || a->secs[i].xrefstm == x)
 			return 1;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -1695,7 +1695,7 @@ static int scan_unlisted(struct audit *a)
 		if (a->sigs[i].sec == a->limit && a->sigs[i].exact && a->sigs[i].end > start)
 			start = a->sigs[i].end;
 	if (start < 0)
-		start = a->doc->sections[a->limit - 1].off + 1;
+		start = a->secs[a->limit - 1].off + 1;
 	for (i = 1; i < a->limit; i++)
 		if (a->revs[i].nlisted > 1)
 			qsort(a->revs[i].listed, a->revs[i].nlisted, sizeof *a->revs[i].listed, cmp_lobj);
@@ -1774,9 +1774,11 @@ void pdfstamp_audit_clear(struct pdfstamp_audit_report *r)
 int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 {
 	struct audit a;
+	struct ps_xref_info xi;
+	const ps_xshadow *hidden;
 	int docmdp = 0, incomplete = 0, rc, i, sec;
 	uint32_t num;
-	size_t k;
+	size_t k, nhidden;
 
 	if (!doc || !r)
 		return doc ? ps_err(doc->ctx, PDFSTAMP_E_USAGE, "pdfstamp_audit: NULL argument") : PDFSTAMP_E_USAGE;
@@ -1787,13 +1789,15 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
 	if ((rc = ps_xref_load_all(doc)) < 0)
 		return rc;
-	if (doc->shadows_lost)
-		return ps_err(doc->ctx, PDFSTAMP_E_UNSUPPORTED, "the revisions redefine too many objects to audit");
 	memset(&a, 0, sizeof a);
+	a.xref = ps_doc_xref(doc);
+	ps_xref_info(a.xref, &xi);
+	if (xi.hidden_lost)
+		return ps_err(doc->ctx, PDFSTAMP_E_UNSUPPORTED, "the revisions redefine too many objects to audit");
 	a.doc = doc;
 	a.ctx = doc->ctx;
 	a.r = r;
-	a.ns = doc->nsections;
+	a.secs = ps_xref_sections(a.xref, &a.ns);
 	/* note 7: what reading older revisions may decode, object streams
 	 * (doc.c) and compared stream data together */
 	doc->asof_decoded = 0;
@@ -1805,7 +1809,7 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 	}
 	r->nrevisions = a.ns;
 	for (i = 0; i < a.ns; i++) {
-		const ps_section *s = &doc->sections[a.ns - 1 - i];
+		const ps_section *s = &a.secs[a.ns - 1 - i];
 		r->revisions[i].offset = s->off;
 		r->revisions[i].xref = s->kind;
 	}
@@ -1828,11 +1832,12 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 	for (i = 0; i < r->nsigs; i++)
 		if (a.sigs[i].sec > a.limit)
 			a.limit = a.sigs[i].sec;
-	for (num = ps_xref_next_slot(doc, 0); num; num = ps_xref_next_slot(doc, num))
-		if ((rc = count_entry(&a, num, ps_xref_slot(doc, num))) < 0)
+	for (num = ps_xref_next_slot(a.xref, 0); num; num = ps_xref_next_slot(a.xref, num))
+		if ((rc = count_entry(&a, num, ps_xref_slot(a.xref, num))) < 0)
 			goto out;
-	for (k = 0; k < doc->nshadows; k++)
-		if ((rc = count_entry(&a, doc->shadows[k].num, &doc->shadows[k].e)) < 0)
+	hidden = ps_xref_hidden(a.xref, &nhidden);
+	for (k = 0; k < nhidden; k++)
+		if ((rc = count_entry(&a, hidden[k].num, &hidden[k].e)) < 0)
 			goto out;
 	/* the view of every signed revision that later ones change (note 4) */
 	if (a.limit > 1) {

@@ -71,6 +71,8 @@ struct rev {
 struct audit {
 	ps_doc *doc;
 	ps_ctx *ctx;
+	const ps_xref *xref;         /* the document's index (doc.h), loaded whole */
+	const ps_section *secs;      /* its sections, newest first: section SEC is secs[SEC - 1] */
 	struct pdfstamp_audit_report *r;
 	struct sigrec *sigs;
 	int ns;

@@ -52,7 +52,7 @@ const ps_obj *ps_audit_trailer_key(const struct audit *a, int sec, int info)
 	int i;
 
 	for (i = sec - 1; i < a->ns; i++) {
-		const ps_obj *v = info ? a->doc->sections[i].info : a->doc->sections[i].root;
+		const ps_obj *v = info ? a->secs[i].info : a->secs[i].root;
 		if (v)
 			return v;
 	}
@@ -94,7 +94,8 @@ static int revision_at(ps_doc *doc, int64_t end, int *exact)
 	ps_buf w = PS_BUF_INIT;
 	int64_t start = end > 256 ? end - 256 : 0, v = 0, mul = 1;
 	size_t p;
-	int i, sec = 0;
+	int i, ns, sec = 0;
+	const ps_section *secs = ps_xref_sections(ps_doc_xref(doc), &ns);
 
 	*exact = 0;
 	if (end <= 0 || end > doc->size || ps_doc_pread(doc, start, (size_t)(end - start) + 2, &w) < 0) {
@@ -129,8 +130,8 @@ static int revision_at(ps_doc *doc, int64_t end, int *exact)
 			q--;
 		if (q < 9 || memcmp(w.data + q - 9, "startxref", 9) != 0)
 			goto out;
-		for (i = 0; i < doc->nsections; i++) {
-			if (doc->sections[i].off == v) {
+		for (i = 0; i < ns; i++) {
+			if (secs[i].off == v) {
 				sec = i + 1;
 				*exact = !cut;
 				break;
@@ -149,7 +150,7 @@ static int revision_before(const struct audit *a, int64_t end)
 	int i;
 
 	for (i = 0; i < a->ns; i++)
-		if (a->doc->sections[i].off < end && a->doc->sections[i].xrefstm < end)
+		if (a->secs[i].off < end && a->secs[i].xrefstm < end)
 			return i + 1;
 	return a->ns;
 }
@@ -362,13 +363,13 @@ int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32
 	if (!exact)
 		s->violated = 1; /* note 2: bytes of its revision are unsigned */
 	if (snum) {
-		const ps_xent *e = ps_xref_slot(a->doc, snum);
+		const ps_xent *e = ps_xref_slot(a->xref, snum);
 		ps_xent old;
 		if (e && e->sec < g->sec)
 			s->violated = 1; /* note 2: redefined after the revision it covers */
 		/* a signature dictionary is new in its own revision: one that
 		 * replaces an older version of itself was redefined */
-		if (e && e->sec < a->ns && ps_xref_as_of(a->doc, snum, e->sec + 1, &old) && old.type != 0) {
+		if (e && e->sec < a->ns && ps_xref_as_of(a->xref, snum, e->sec + 1, &old) && old.type != 0) {
 			ps_obj *prev = NULL;
 			if ((rc = ps_audit_load(a, snum, e->sec + 1, &prev)) < 0)
 				return rc;
@@ -520,11 +521,15 @@ int ps_audit_sig_real(struct audit *a, int i)
  * past its section that closes it ("startxref <its offset>"); -1 if none. */
 static int64_t revision_end(ps_doc *doc, int sec)
 {
+	const ps_xref *x = ps_doc_xref(doc);
+	struct ps_xref_info xi;
 	ps_buf b = PS_BUF_INIT;
-	int64_t off = doc->sections[sec - 1].off, end = -1;
+	int ns;
+	int64_t off = ps_xref_sections(x, &ns)[sec - 1].off, end = -1;
 
+	ps_xref_info(x, &xi);
 	if (sec == 1)
-		return doc->eof_end > 0 ? doc->eof_end : doc->size;
+		return xi.eof_end > 0 ? xi.eof_end : doc->size;
 	while (off < doc->size && end < 0) {
 		size_t i;
 		if (ps_doc_pread(doc, off, (size_t)1 << 16, &b) < 0 || b.len < 6)
@@ -553,18 +558,18 @@ int pdfstamp_audit_extract(pdfstamp_doc *doc, int revision, const char *path, in
 	ps_outfile of;
 	struct stat in, out;
 	int64_t end;
-	int rc, sec;
+	int rc, sec, ns;
 
 	if (!doc || !path)
 		return doc ? ps_err(doc->ctx, PDFSTAMP_E_USAGE, "pdfstamp_audit_extract: NULL argument") : PDFSTAMP_E_USAGE;
 	ctx = doc->ctx;
-	if (revision < 1 || revision > doc->nsections)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "there is no revision %d (the file has %d)", revision,
-		              doc->nsections);
+	ps_xref_sections(ps_doc_xref(doc), &ns);
+	if (revision < 1 || revision > ns)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "there is no revision %d (the file has %d)", revision, ns);
 	/* the output must not be the input: that would drop its later revisions */
 	if (fstat(doc->fd, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the output is the input file itself");
-	sec = doc->nsections - revision + 1;
+	sec = ns - revision + 1;
 	if ((end = revision_end(doc, sec)) <= 0)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "revision %d has no %%%%EOF that closes it", revision);
 	if ((rc = ps_outfile_open(ctx, &of, path)) < 0)
@@ -609,13 +614,15 @@ static int stray_sig(struct audit *a, uint32_t num, const ps_xent *x, int64_t *l
 int ps_audit_stray_sigs(struct audit *a)
 {
 	int64_t loads = 0;
+	const ps_xshadow *hidden;
 	uint32_t num;
-	size_t k;
+	size_t k, nhidden;
 	int rc = 0;
 
-	for (num = ps_xref_next_slot(a->doc, 0); num && rc == 0; num = ps_xref_next_slot(a->doc, num))
-		rc = stray_sig(a, num, ps_xref_slot(a->doc, num), &loads);
-	for (k = 0; k < a->doc->nshadows && rc == 0; k++)
-		rc = stray_sig(a, a->doc->shadows[k].num, &a->doc->shadows[k].e, &loads);
+	for (num = ps_xref_next_slot(a->xref, 0); num && rc == 0; num = ps_xref_next_slot(a->xref, num))
+		rc = stray_sig(a, num, ps_xref_slot(a->xref, num), &loads);
+	hidden = ps_xref_hidden(a->xref, &nhidden);
+	for (k = 0; k < nhidden && rc == 0; k++)
+		rc = stray_sig(a, hidden[k].num, &hidden[k].e, &loads);
 	return rc;
 }

@@ -95,6 +95,16 @@ struct walk {
 	uint32_t owner;              /* walk_ap: the owner of the appearance being walked */
 };
 
+/* One more than the highest number any section mentions: the size of
+ * the tables indexed by object number. */
+static uint32_t xref_bound(const struct audit *a)
+{
+	struct ps_xref_info xi;
+
+	ps_xref_info(a->xref, &xi);
+	return xi.bound;
+}
+
 static int mark(struct walk *w, const ps_obj *ref, int role)
 {
 	struct vent *e;
@@ -470,7 +480,7 @@ int ps_audit_view_build(struct audit *a, int sec, struct view *v)
 	w.a = a;
 	w.v = v;
 	w.sec = sec;
-	w.bound = a->doc->xref_bound;
+	w.bound = xref_bound(a);
 	bytes = ((size_t)w.bound >> 3) + 1;
 	for (t = 0; t < W_TYPES; t++)
 		if (!(w.seen[t] = calloc(bytes, 1))) {
@@ -590,7 +600,7 @@ static int reach(void *arg, uint32_t num)
 
 static int build_refs(struct audit *a, struct view *v)
 {
-	struct refgraph g = { .a = a, .bound = a->doc->xref_bound + 1 };
+	struct refgraph g = { .a = a, .bound = xref_bound(a) + 1 };
 	size_t bytes = ((size_t)g.bound >> 3) + 1, head = 0;
 	int rc = 0, info;
 

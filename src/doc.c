@@ -483,8 +483,8 @@ static int is_xref_stream_at(const ps_doc *doc, uint32_t num, int64_t off)
 {
 	size_t i;
 
-	for (i = 0; i < doc->nxstm; i++)
-		if (doc->xstm[i].num == num && doc->xstm[i].off == off)
+	for (i = 0; i < doc->xref.nxstm; i++)
+		if (doc->xref.xstm[i].num == num && doc->xref.xstm[i].off == off)
 			return 1;
 	return 0;
 }
@@ -534,9 +534,9 @@ static int load_objstm_as_of(ps_doc *doc, uint32_t num, int sec, struct ps_asof_
 	ps_xent e;
 	int rc, k;
 
-	if (!ps_xref_as_of(doc, num, sec, &e) || e.type != 1)
+	if (!ps_xref_as_of(&doc->xref, num, sec, &e) || e.type != 1)
 		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object stream %u is not a plain indirect object in "
-		              "revision %d", num, doc->nsections - sec + 1);
+		              "revision %d", num, doc->xref.nsections - sec + 1);
 	for (k = 0; k < 2; k++) {
 		c = &doc->asof_stm[k];
 		if (c->offs && c->num == num && c->off == e.off) {
@@ -582,7 +582,8 @@ int ps_doc_load_as_of(ps_doc *doc, uint32_t num, int sec, ps_obj **out, uint16_t
 	*out = NULL;
 	if (gen)
 		*gen = 0;
-	if (num == 0 || sec < 1 || sec > doc->nsections || !ps_xref_as_of(doc, num, sec, &e) || e.type == 0)
+	if (num == 0 || sec < 1 || sec > doc->xref.nsections ||
+	    !ps_xref_as_of(&doc->xref, num, sec, &e) || e.type == 0)
 		return 0;
 	if (doc->encrypted && !doc->authenticated)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
@@ -826,15 +827,15 @@ int ps_doc_refs_as_of(ps_doc *doc, int sec, ps_refs_fn fn, void *arg)
 	uint32_t num;
 	int rc = 0;
 
-	if (sec < 1 || sec > doc->nsections)
+	if (sec < 1 || sec > doc->xref.nsections)
 		return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL, "no revision %d to read", sec);
 	if (doc->encrypted && !doc->authenticated)
 		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
-	for (num = ps_xref_next_slot(doc, 0); num; num = ps_xref_next_slot(doc, num)) {
+	for (num = ps_xref_next_slot(&doc->xref, 0); num; num = ps_xref_next_slot(&doc->xref, num)) {
 		struct each_ent **a;
 		size_t *n;
 		ps_xent x;
-		if (!ps_xref_as_of(doc, num, sec, &x) || x.type == 0)
+		if (!ps_xref_as_of(&doc->xref, num, sec, &x) || x.type == 0)
 			continue;
 		a = x.type == 1 ? &plain : &comp;
 		n = x.type == 1 ? &np : &nc;
@@ -904,7 +905,7 @@ int ps_doc_resolve(ps_doc *doc, ps_obj *o, ps_obj **out)
 /* Revision K of N, counted from the oldest, for messages. */
 static int rev_no(const ps_doc *doc, int i)
 {
-	return doc->nsections - i;
+	return doc->xref.nsections - i;
 }
 
 /*
@@ -921,11 +922,12 @@ static int rev_no(const ps_doc *doc, int i)
 static int check_chain(ps_doc *doc)
 {
 	ps_ctx *ctx = doc->ctx;
+	const ps_xref *x = &doc->xref;
 	const ps_obj *first_enc = NULL, *first_id0 = NULL;
 	int i, oldest = -1;
 
-	for (i = doc->nsections - 1; i >= 0; i--) {
-		const ps_obj *e = doc->sections[i].enc;
+	for (i = x->nsections - 1; i >= 0; i--) {
+		const ps_obj *e = x->sections[i].enc;
 		if (e && e->kind != PS_NULL) {
 			oldest = i;
 			first_enc = e;
@@ -935,21 +937,21 @@ static int check_chain(ps_doc *doc)
 	if (oldest < 0)
 		return 0; /* not encrypted in any revision */
 	for (i = oldest - 1; i >= 0; i--) {
-		const ps_obj *e = doc->sections[i].enc;
+		const ps_obj *e = x->sections[i].enc;
 		if (!e || e->kind == PS_NULL)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
 			              "revision %d of %d (cross-reference section at offset %lld) drops the /Encrypt "
 			              "entry of the revisions before it: the file was changed by someone without the "
-			              "password; refusing it", rev_no(doc, i), doc->nsections,
-			              (long long)doc->sections[i].off);
+			              "password; refusing it", rev_no(doc, i), x->nsections,
+			              (long long)x->sections[i].off);
 		if (!ps_obj_equal(e, first_enc, 0))
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
 			              "revision %d of %d (cross-reference section at offset %lld) points /Encrypt at "
 			              "another encryption dictionary than the revisions before it; refusing it",
-			              rev_no(doc, i), doc->nsections, (long long)doc->sections[i].off);
+			              rev_no(doc, i), x->nsections, (long long)x->sections[i].off);
 	}
-	for (i = doc->nsections - 1; i >= 0; i--) {
-		const ps_obj *id0 = doc->sections[i].id0;
+	for (i = x->nsections - 1; i >= 0; i--) {
+		const ps_obj *id0 = x->sections[i].id0;
 		if (!id0)
 			continue;
 		if (!first_id0)
@@ -957,8 +959,8 @@ static int check_chain(ps_doc *doc)
 		else if (!ps_obj_equal(id0, first_id0, 0))
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
 			              "revision %d of %d (cross-reference section at offset %lld) changes the first "
-			              "/ID string of the encrypted file; refusing it", rev_no(doc, i), doc->nsections,
-			              (long long)doc->sections[i].off);
+			              "/ID string of the encrypted file; refusing it", rev_no(doc, i), x->nsections,
+			              (long long)x->sections[i].off);
 	}
 	return 0;
 }
@@ -968,15 +970,16 @@ static int check_chain(ps_doc *doc)
 static int check_enc_versions(ps_doc *doc, const ps_obj *enc)
 {
 	ps_ctx *ctx = doc->ctx;
+	const ps_xref *x = &doc->xref;
 	const ps_xent *cur;
 	int i, rc;
 
 	if ((rc = ps_xref_find(doc, doc->encrypt_num, &cur)) < 0)
 		return rc;
-	if (doc->enc_versions_oom)
+	if (x->enc_versions_oom)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory checking the revisions of the /Encrypt dictionary");
-	for (i = 0; cur && i < doc->nenc_versions; i++) {
-		const ps_enc_version *v = &doc->enc_versions[i];
+	for (i = 0; cur && i < x->nenc_versions; i++) {
+		const ps_enc_version *v = &x->enc_versions[i];
 		ps_obj *o = NULL;
 		int same;
 		if (v->off == cur->off)
@@ -990,7 +993,7 @@ static int check_enc_versions(ps_doc *doc, const ps_obj *enc)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
 			              "revision %d of %d gives the /Encrypt dictionary (object %u) other content than "
 			              "revision %d did: the file was changed by someone without the password; refusing it",
-			              rev_no(doc, cur->sec - 1), doc->nsections, doc->encrypt_num, rev_no(doc, v->sec));
+			              rev_no(doc, cur->sec - 1), x->nsections, doc->encrypt_num, rev_no(doc, v->sec));
 	}
 	return 0;
 }
@@ -998,7 +1001,7 @@ static int check_enc_versions(ps_doc *doc, const ps_obj *enc)
 static int read_encrypt(ps_doc *doc)
 {
 	ps_ctx *ctx = doc->ctx;
-	ps_obj *encref = ps_dict_get(doc->trailer, "Encrypt"), *enc = NULL, *id;
+	ps_obj *encref = ps_dict_get(doc->xref.trailer, "Encrypt"), *enc = NULL, *id;
 	int rc;
 
 	if ((rc = check_chain(doc)) < 0)
@@ -1025,12 +1028,12 @@ static int read_encrypt(ps_doc *doc)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer's /Encrypt is not a dictionary");
 	if (doc->encrypt_num && (rc = check_enc_versions(doc, enc)) < 0)
 		return rc;
-	if (ps_dict_get(doc->trailer, "AuthCode"))
+	if (ps_dict_get(doc->xref.trailer, "AuthCode"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
 		              "the file is protected by a PDF-MAC (ISO/TS 32004), which pdfstamp does not support");
 	/* the handler itself: sec.c parses the resolved dictionary; R2-R4 key
 	 * derivation takes the first /ID element (ISO 32000-1 7.6.3.3) */
-	id = ps_array_get(ps_dict_get(doc->trailer, "ID"), 0);
+	id = ps_array_get(ps_dict_get(doc->xref.trailer, "ID"), 0);
 	if (id && id->kind != PS_STR)
 		id = NULL;
 	if ((rc = ps_sec_new(ctx, enc, doc->encrypt_num, id ? id->u.str.p : NULL, id ? id->u.str.len : 0,
@@ -1251,7 +1254,6 @@ void pdfstamp_doc_close(pdfstamp_doc *doc)
 	if (!doc)
 		return;
 	cache_clear(doc);
-	ps_obj_free(doc->trailer);
 	ps_obj_free(doc->encrypt);
 	ps_sec_free(doc->sec);
 	ps_buf_free(&doc->objstm_data);
@@ -1260,16 +1262,7 @@ void pdfstamp_doc_close(pdfstamp_doc *doc)
 		ps_buf_free(&doc->asof_stm[k].data);
 		free(doc->asof_stm[k].offs);
 	}
-	ps_xref_free(doc);
-	free(doc->enc_versions);
-	free(doc->xstm);
-	for (int i = 0; doc->sections && i < doc->nsections; i++) {
-		ps_obj_free(doc->sections[i].enc);
-		ps_obj_free(doc->sections[i].id0);
-		ps_obj_free(doc->sections[i].root);
-		ps_obj_free(doc->sections[i].info);
-	}
-	free(doc->sections);
+	ps_xref_free(&doc->xref);
 	free(doc->read_ranges);
 	free(doc->path);
 	if (doc->fd >= 0)
@@ -1336,7 +1329,7 @@ uint16_t ps_doc_gen(ps_doc *doc, uint32_t num)
 
 int ps_doc_catalog(ps_doc *doc, enum ps_catalog_need need, ps_obj **root, ps_obj **ref)
 {
-	ps_obj *r = ps_dict_get(doc->trailer, "Root");
+	ps_obj *r = ps_dict_get(doc->xref.trailer, "Root");
 	int rc;
 
 	*root = NULL;

@@ -8,7 +8,9 @@
 #include "sec.h"
 #include "input.h" /* input.c: ps_doc_pread, ps_doc_parse_at */
 
-/* ---- xref.c / doc.c: the document ------------------------------------------ */
+typedef struct ps_xref ps_xref;
+
+/* ---- the records the document and its index hand out ------------------------------ */
 
 #define PS_MAX_SECTIONS 4096      /* /Prev chain depth guard */
 #define PS_MAX_OBJNUM 8388607     /* highest object number we accept (ISO 32000 C.2) */
@@ -65,6 +67,49 @@ typedef struct ps_xshadow {
 	ps_xent e;                    /* e.sec: its section (1-based, newest first) */
 } ps_xshadow;
 
+/* The cross-reference index of one document (xref.c): the /Prev chain as
+ * read at open, the merged entries, the entries newer sections hide, and
+ * the numbers that bound them. */
+struct ps_xref {
+	/* the chain (ps_xref_load) */
+	int64_t startxref;            /* value of the last startxref */
+	int64_t eof_end;              /* offset just past the last %%EOF (and its EOL) */
+	int64_t trailing;             /* non-white bytes after the last %%EOF */
+	ps_section *sections;         /* newest first */
+	int nsections;
+	ps_obj *trailer;              /* newest trailer (or xref stream dict), owned */
+	int64_t size_key;             /* trailer /Size */
+	ps_xstm *xstm;                /* the chain's xref streams, sorted by number */
+	size_t nxstm;
+	uint32_t enc_watch;           /* newest trailer's /Encrypt object number, 0 if none */
+	ps_enc_version *enc_versions; /* every in-file definition of it (at most one per section) */
+	int nenc_versions, capenc_versions;
+	int enc_versions_oom;         /* a definition could not be recorded: refuse */
+
+	/* The merged entries, paged so that memory follows the entries
+	 * present, not the highest object number: page P holds numbers
+	 * P*PS_XREF_PAGE .. +PS_XREF_PAGE-1 and is allocated on its first
+	 * entry.  Lazy until ps_xref_load_all: only the entries asked for
+	 * (ps_xref_find). */
+	ps_xent **pages;              /* directory, NULL slots for empty pages */
+	uint32_t npages;              /* directory length (highest page + 1) */
+	int full;                     /* every entry loaded (ps_xref_load_all) */
+	uint32_t used;                /* full: entries in use (type 1 or 2) */
+	uint32_t max;                 /* full: highest object number in use, 0 if none */
+	uint32_t bound;               /* highest number any section mentions + 1 (>= max + 1) */
+	uint64_t mentioned;           /* entries the sections list (>= used) */
+	uint64_t lazy_work;           /* sections walked by lazy lookups */
+	int full_failed;              /* a full load was tried and failed: stay lazy */
+	int merged;                   /* sections merged into the index at open */
+	size_t kept;                  /* decoded xref stream bytes kept for lazy lookups */
+	size_t bytes;                 /* memory held by the pages and the directory */
+
+	/* the older entries newer sections hide (full state) */
+	ps_xshadow *shadows;          /* sorted by number, then section */
+	size_t nshadows, capshadows;
+	int shadows_lost;             /* too many (or no memory) to keep them all: no audit */
+};
+
 typedef struct ps_cache_ent {
 	uint32_t num;
 	ps_obj *obj;
@@ -82,40 +127,8 @@ struct pdfstamp_doc {
 	int64_t *read_ranges;         /* what was read: start, end pairs, sorted and merged */
 	size_t nread_ranges, capread_ranges;
 	int read_ranges_full;         /* too many ranges (or no memory): reads counted whole */
-	int64_t startxref;            /* value of the last startxref */
-	int64_t eof_end;              /* offset just past the last %%EOF (and its EOL) */
-	int64_t trailing;             /* non-white bytes after the last %%EOF */
 
-	/* The cross-reference index (xref.c), paged so that its memory follows
-	 * the entries present, not the highest object number: page P holds
-	 * numbers P*PS_XREF_PAGE .. +PS_XREF_PAGE-1 and is allocated on its
-	 * first entry.  Lazy until ps_xref_load_all: it holds only the entries
-	 * asked for (ps_xref_find).  Read it only through the ps_xref_* calls. */
-	ps_xent **xpages;             /* directory, NULL slots for empty pages */
-	uint32_t nxpages;             /* directory length (highest page + 1) */
-	int xref_full;                /* every entry loaded (ps_xref_load_all) */
-	uint32_t xref_used;           /* full: entries in use (type 1 or 2) */
-	uint32_t xref_max;            /* full: highest object number in use, 0 if none */
-	uint32_t xref_bound;          /* highest number any section mentions + 1 (>= xref_max + 1) */
-	uint64_t xref_mentioned;      /* entries the sections list (>= xref_used) */
-	uint64_t xref_lazy_work;      /* sections walked by lazy lookups (xref.c) */
-	int xref_full_failed;         /* a full load was tried and failed: stay lazy */
-	int xref_merged;              /* sections merged into the index at open */
-	size_t xref_kept;             /* decoded xref stream bytes kept for lazy lookups */
-	uint32_t enc_watch;           /* newest trailer's /Encrypt object number, 0 if none */
-	size_t xref_bytes;            /* memory held by the index */
-	ps_section *sections;         /* newest first */
-	int nsections;
-	ps_obj *trailer;              /* newest trailer (or xref stream dict), owned */
-	ps_xstm *xstm;                /* the chain's xref streams, sorted by number (xref.c) */
-	size_t nxstm;
-	ps_enc_version *enc_versions; /* every in-file definition of it (at most one per section) */
-	int nenc_versions, capenc_versions;
-	int enc_versions_oom;         /* a definition could not be recorded: refuse */
-	int64_t size_key;             /* trailer /Size */
-	ps_xshadow *shadows;          /* hidden older entries, sorted by number, then section */
-	size_t nshadows, capshadows;
-	int shadows_lost;             /* too many (or no memory) to keep them all: no audit */
+	ps_xref xref;                 /* the cross-reference index (xref.c) */
 
 	/* security */
 	int encrypted;
@@ -159,6 +172,8 @@ struct pdfstamp_doc {
 	int64_t objstm_n, objstm_first;
 };
 
+/* ---- xref.c: the cross-reference index -------------------------------------- */
+
 /* xref.c: locates startxref and reads the /Prev chain: every trailer, the
  * layout of every section (xrefsec.c), no entry yet (lazy). */
 int ps_xref_load(ps_doc *doc);
@@ -168,6 +183,13 @@ int ps_xref_load(ps_doc *doc);
  * EOL), 0 if there is none; called again with BELOW = *MARK, the calls
  * together read the file at most once (the salvage open, doc.c). */
 int ps_xref_prev_eof(ps_doc *doc, int64_t below, int64_t *mark, int64_t *end);
+/* Frees everything the index holds (the chain included). */
+void ps_xref_free(ps_xref *x);
+
+/* The document's index, borrowed: valid (at the same address) as long as
+ * the document, whatever lookups and loads change in it.  The queries
+ * below take it; the calls that may read the file take the document. */
+const ps_xref *ps_doc_xref(const ps_doc *doc);
 /* The merged entry of object NUM into *out if it is in use (type 1 or 2),
  * else NULL (free, absent or out of range); reads the entry on first use.
  * The pointer stays valid as long as the document. */
@@ -177,43 +199,59 @@ int ps_xref_find(ps_doc *doc, uint32_t num, const ps_xent **out);
  * ps_xref_get, ps_xref_next and the revision calls below may be used. */
 int ps_xref_load_all(ps_doc *doc);
 /* After ps_xref_load_all (or for an entry ps_xref_find returned): the
- * merged entry of NUM if it is in use, else NULL.  Two array indexings:
- * whole-file walks are hot. */
-static inline const ps_xent *ps_xref_get(const ps_doc *doc, uint32_t num)
-{
-	uint32_t p = num >> PS_XREF_PAGE_BITS;
-	const ps_xent *e;
-
-	if (p >= doc->nxpages || !doc->xpages[p])
-		return NULL;
-	e = &doc->xpages[p][num & (PS_XREF_PAGE - 1)];
-	return e->type != 0 ? e : NULL;
-}
+ * merged entry of NUM if it is in use, else NULL.  Two array indexings
+ * behind one call: whole-file walks are hot. */
+const ps_xent *ps_xref_get(const ps_xref *x, uint32_t num);
 /* Its type: 1 in use, 2 compressed, 0 free or absent (after
  * ps_xref_load_all; doc.c's lookups use ps_xref_find). */
-static inline int ps_xref_type(const ps_doc *doc, uint32_t num)
-{
-	const ps_xent *e = ps_xref_get(doc, num);
-
-	return e ? e->type : 0;
-}
+int ps_xref_type(const ps_xref *x, uint32_t num);
 /* The lowest object number above AFTER that is in use, 0 if none: a walk
  * over every object in use is O(objects), empty pages are skipped. */
-uint32_t ps_xref_next(const ps_doc *doc, uint32_t after);
-/* Frees the index. */
-void ps_xref_free(ps_doc *doc);
+uint32_t ps_xref_next(const ps_xref *x, uint32_t after);
 /* Revisions (audit.c).  SEC numbers a section 1.. from the newest, as
  * ps_xent.sec does; "as of SEC" is the state a reader saw when that
  * section was the newest (sections SEC..nsections merged).
  * The merged slot of NUM whatever its type (a free entry included), NULL
  * if no section mentions NUM. */
-const ps_xent *ps_xref_slot(const ps_doc *doc, uint32_t num);
+const ps_xent *ps_xref_slot(const ps_xref *x, uint32_t num);
 /* The lowest number above AFTER that some section mentions (free entries
  * included), 0 if none. */
-uint32_t ps_xref_next_slot(const ps_doc *doc, uint32_t after);
+uint32_t ps_xref_next_slot(const ps_xref *x, uint32_t after);
 /* The entry of NUM as of section SEC into *OUT (its type may be 0: freed
  * by that revision): 1, or 0 if no section SEC.. mentions NUM. */
-int ps_xref_as_of(const ps_doc *doc, uint32_t num, int sec, ps_xent *out);
+int ps_xref_as_of(const ps_xref *x, uint32_t num, int sec, ps_xent *out);
+/* The chain's sections, newest first (section SEC is element SEC - 1),
+ * *N of them (at least one once the document is open); borrowed, valid as
+ * long as the document. */
+const ps_section *ps_xref_sections(const ps_xref *x, int *n);
+/* The newest trailer (an xref stream's dictionary for a stream section),
+ * with /Root, /Info, /ID and /Encrypt carried over from older trailers
+ * that have them when it lacks them; borrowed, as long as the document. */
+const ps_obj *ps_xref_trailer(const ps_xref *x);
+/* What the index knows of the file's end and of the object numbers
+ * (ps_xref_info fills it; a copy, no pointers). */
+struct ps_xref_info {
+	int64_t startxref;            /* the last startxref's offset: the newest section */
+	int64_t eof_end;              /* just past the last %%EOF and one end of line */
+	int64_t trailing;             /* non-white bytes after the last %%EOF, 0 if none */
+	int64_t size_key;             /* the newest trailer's /Size */
+	uint32_t bound;               /* the highest number any section mentions + 1: new numbers go
+	                                 at or above it (known at open, no entry read) */
+	uint64_t mentioned;           /* entries the sections list, free ones included (>= used) */
+	/* counted by the full load (ps_xref_load_all); 0 until then: */
+	uint32_t used;                /* entries in use (type 1 or 2) */
+	uint32_t max;                 /* the highest number in use, 0 if none */
+	int hidden_lost;              /* some hidden entries could not be kept (too many, or no
+	                                 memory): ps_xref_hidden is incomplete, audit refuses */
+};
+void ps_xref_info(const ps_xref *x, struct ps_xref_info *out);
+/* After ps_xref_load_all: the entries that newer sections hide (xref.c
+ * note "Older entries"), sorted by number, then section, *N of them;
+ * borrowed, as long as the document.  Incomplete if info.hidden_lost. */
+const ps_xshadow *ps_xref_hidden(const ps_xref *x, size_t *n);
+
+/* ---- doc.c: the document ------------------------------------------------------- */
+
 /* Borrowed pointer to object NUM (parsed, strings decrypted), NULL with
  * *err = 0 if the object is free or absent (the PDF null object), or an
  * error.  The object lives as long as the document. */

@@ -1124,8 +1124,10 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o, const str
 	if (d.up.nobjs == 0) {
 		/* nothing new (note 4): no update, no output */
 		if (res) {
+			struct ps_xref_info xi;
+			ps_xref_info(ps_doc_xref(doc), &xi);
 			res->base_length = doc->size;
-			res->xref_offset = doc->startxref;
+			res->xref_offset = xi.startxref;
 			if (res->version >= 2)
 				ps_sec_weak(doc->encrypted ? doc->sec : NULL, res->weak, sizeof res->weak);
 		}

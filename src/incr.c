@@ -101,6 +101,7 @@
 int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update *up)
 {
 	ps_ctx *ctx = doc->ctx;
+	struct ps_xref_info xi;
 	uint32_t hi;
 	unsigned idf;
 	char why[64];
@@ -127,10 +128,11 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "in-place updates need a document opened for writing");
 	if (doc->encrypted && !doc->authenticated)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
-	if (doc->trailing > 0 && !(w->flags & PDFSTAMP_WRITE_ALLOW_TRAILING))
+	ps_xref_info(ps_doc_xref(doc), &xi);
+	if (xi.trailing > 0 && !(w->flags & PDFSTAMP_WRITE_ALLOW_TRAILING))
 		return ps_err_hint(ctx, PDFSTAMP_HINT_ALLOW_TRAILING, PDFSTAMP_E_FORMAT,
 		                   "%lld bytes follow the last %%%%EOF; refusing to append after them",
-		                   (long long)doc->trailing);
+		                   (long long)xi.trailing);
 	if (!doc->encrypted && doc->password_given)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT,
 		              "a password was given, but the file is not encrypted (its newest revision may have cut "
@@ -149,13 +151,15 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 		        why);
 	up->base_len = doc->size;
 	/* above every number a section mentions (read without loading the
-	 * entries: xref_bound >= the highest number in use + 1) */
-	hi = doc->xref_bound ? doc->xref_bound - 1 : 0;
-	if (hi >= PS_MAX_OBJNUM && ps_xref_load_all(doc) == 0)
-		hi = doc->xref_max; /* free entries listed up to the limit: the numbers in use decide */
-	if (doc->size_key > PS_MAX_OBJNUM || hi >= PS_MAX_OBJNUM)
+	 * entries: the bound >= the highest number in use + 1) */
+	hi = xi.bound ? xi.bound - 1 : 0;
+	if (hi >= PS_MAX_OBJNUM && ps_xref_load_all(doc) == 0) {
+		ps_xref_info(ps_doc_xref(doc), &xi);
+		hi = xi.max; /* free entries listed up to the limit: the numbers in use decide */
+	}
+	if (xi.size_key > PS_MAX_OBJNUM || hi >= PS_MAX_OBJNUM)
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no object numbers left for new objects");
-	up->next_num = (uint32_t)doc->size_key > hi + 1 ? (uint32_t)doc->size_key : hi + 1;
+	up->next_num = (uint32_t)xi.size_key > hi + 1 ? (uint32_t)xi.size_key : hi + 1;
 	up->first_num = up->next_num;
 	up->trailer_set = ps_new_dict();
 	if (!up->trailer_set)
@@ -217,7 +221,7 @@ static int make_skip(ps_update *up)
 	int oom = 0;
 
 	up->skip_ready = 1;
-	note_refs(up, doc->trailer, 0, &oom);
+	note_refs(up, ps_xref_trailer(ps_doc_xref(doc)), 0, &oom);
 	for (i = 0; i < doc->capcache && !oom; i++)
 		if (doc->cache[i].num)
 			note_refs(up, doc->cache[i].obj, 0, &oom);
@@ -451,7 +455,10 @@ static int build_trailer(ps_update *up, uint32_t size, int for_stream, ps_obj **
 	                                   "DecodeParms", "Length", "Size", "ID"};
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
-	ps_obj *t = ps_obj_copy(doc->trailer), *id, *old_id, *id0;
+	const ps_xref *x = ps_doc_xref(doc);
+	const ps_obj *old_id, *id0;
+	ps_obj *t = ps_obj_copy(ps_xref_trailer(x)), *id;
+	struct ps_xref_info xi;
 	uint8_t rnd[16];
 	size_t k;
 	int rc = 0;
@@ -462,7 +469,7 @@ static int build_trailer(ps_update *up, uint32_t size, int for_stream, ps_obj **
 		ps_dict_del(t, drop[k]);
 	if ((rc = ps_random(ctx, rnd, sizeof rnd)) < 0)
 		goto fail;
-	old_id = ps_dict_get(doc->trailer, "ID");
+	old_id = ps_dict_get(ps_xref_trailer(x), "ID");
 	id0 = ps_array_get(old_id, 0);
 	id = ps_new_array();
 	if (!id)
@@ -489,8 +496,9 @@ static int build_trailer(ps_update *up, uint32_t size, int for_stream, ps_obj **
 		goto oom;
 	if (for_stream && (rc = ps_dict_put(t, "Type", ps_new_name("XRef"))) < 0)
 		goto oom;
+	ps_xref_info(x, &xi);
 	if ((rc = ps_dict_put(t, "Size", ps_new_int(size))) < 0 ||
-	    (rc = ps_dict_put(t, "Prev", ps_new_int(doc->startxref))) < 0)
+	    (rc = ps_dict_put(t, "Prev", ps_new_int(xi.startxref))) < 0)
 		goto oom;
 	for (k = 0; k < up->trailer_set->u.dict.len; k++) {
 		ps_dict_ent *e = &up->trailer_set->u.dict.ents[k];
@@ -513,7 +521,9 @@ static int build_section(ps_update *up, int lead_eol, ps_buf *out, int64_t *xref
 {
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = doc->ctx;
-	int stream_form = doc->sections[0].kind == PDFSTAMP_XREF_STREAM;
+	const ps_xref *x = ps_doc_xref(doc);
+	int nsec, stream_form = ps_xref_sections(x, &nsec)[0].kind == PDFSTAMP_XREF_STREAM;
+	struct ps_xref_info xi;
 	ps_xrefw_ent *ents = NULL;
 	ps_xrefw_array arr;
 	ps_xrefw_src src;
@@ -540,7 +550,8 @@ static int build_section(ps_update *up, int lead_eol, ps_buf *out, int64_t *xref
 		if ((rc = emit_object(up, &up->objs[i], out)) < 0)
 			goto out;
 	}
-	size = up->next_num > (uint32_t)doc->size_key ? up->next_num : (uint32_t)doc->size_key;
+	ps_xref_info(x, &xi);
+	size = up->next_num > (uint32_t)xi.size_key ? up->next_num : (uint32_t)xi.size_key;
 	*xref_off = up->base_len + (int64_t)out->len;
 	n = up->nobjs;
 	if (stream_form) {
@@ -568,16 +579,19 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 	ps_ctx *ctx = up->doc->ctx;
 	ps_doc *v = NULL;
 	ps_buf data = PS_BUF_INIT;
-	const ps_obj *id0;
+	const ps_obj *id0, *vt, *t = ps_xref_trailer(ps_doc_xref(up->doc));
+	struct ps_xref_info vi, xi;
 	size_t i;
-	int rc;
+	int rc, nsec;
 
 	data.secret = 1;
 	/* Only the new section is read back; the security state is the
 	 * original's (checked below: its /Encrypt is referenced unchanged). */
 	if ((rc = ps_doc_open(ctx, &v, path, PS_OPEN_NO_RECOVER | PS_OPEN_NEWEST_ONLY)) < 0)
 		goto out;
-	if (v->startxref != xref_off || v->sections[0].prev != up->doc->startxref) {
+	ps_xref_info(ps_doc_xref(v), &vi);
+	ps_xref_info(ps_doc_xref(up->doc), &xi);
+	if (vi.startxref != xref_off || ps_xref_sections(ps_doc_xref(v), &nsec)[0].prev != xi.startxref) {
 		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new revision is not the file's newest");
 		goto out;
 	}
@@ -586,11 +600,12 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 	 * depend on and readers compare), and ps_update_put never replaces
 	 * the /Encrypt object: this stands in for re-running the password,
 	 * which the library does not keep. */
-	id0 = ps_array_get(ps_dict_get(up->doc->trailer, "ID"), 0);
+	id0 = ps_array_get(ps_dict_get(t, "ID"), 0);
 	if (id0 && id0->kind != PS_STR)
 		id0 = NULL; /* unusable: the writer made a new /ID (build_trailer) */
-	if (!ps_obj_equal(ps_dict_get(v->trailer, "Encrypt"), ps_dict_get(up->doc->trailer, "Encrypt"), 0) ||
-	    (id0 && !ps_obj_equal(ps_array_get(ps_dict_get(v->trailer, "ID"), 0), id0, 0))) {
+	vt = ps_xref_trailer(ps_doc_xref(v));
+	if (!ps_obj_equal(ps_dict_get(vt, "Encrypt"), ps_dict_get(t, "Encrypt"), 0) ||
+	    (id0 && !ps_obj_equal(ps_array_get(ps_dict_get(vt, "ID"), 0), id0, 0))) {
 		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new trailer changes /Encrypt or ID[0]");
 		goto out;
 	}

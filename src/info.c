@@ -46,8 +46,10 @@ void pdfstamp_info_clear(struct pdfstamp_info *info)
 int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 {
 	ps_obj *root = NULL, *pages = NULL;
-	uint32_t i;
-	int rc;
+	const ps_xref *x = ps_doc_xref(doc);
+	const ps_section *secs;
+	struct ps_xref_info xi;
+	int i, nsec, rc;
 
 	if (!info || (info->version != PDFSTAMP_INFO_VERSION && info->version != 1))
 		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "pdfstamp_info of an unknown version (use PDFSTAMP_INFO_INIT)");
@@ -60,19 +62,21 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 		info->authenticated_as = doc->authenticated;
 		info->p = doc->perms;
 	}
-	info->revisions = doc->nsections;
-	info->xref_kinds = calloc((size_t)doc->nsections, sizeof *info->xref_kinds);
+	secs = ps_xref_sections(x, &nsec);
+	info->revisions = nsec;
+	info->xref_kinds = calloc((size_t)nsec, sizeof *info->xref_kinds);
 	if (!info->xref_kinds)
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	for (i = 0; i < (uint32_t)doc->nsections; i++)
-		info->xref_kinds[i] = doc->sections[i].kind;
-	info->last_is_stream = doc->sections[0].kind == PDFSTAMP_XREF_STREAM;
+	for (i = 0; i < nsec; i++)
+		info->xref_kinds[i] = secs[i].kind;
+	info->last_is_stream = secs[0].kind == PDFSTAMP_XREF_STREAM;
 	if ((rc = ps_xref_load_all(doc)) < 0)
 		return rc;
-	info->objects = doc->xref_used;
-	info->size = doc->size_key;
-	info->has_trailing_bytes = doc->trailing > 0;
-	info->trailing_bytes = doc->trailing;
+	ps_xref_info(x, &xi);
+	info->objects = xi.used;
+	info->size = xi.size_key;
+	info->has_trailing_bytes = xi.trailing > 0;
+	info->trailing_bytes = xi.trailing;
 	if (doc->encrypted && !doc->authenticated)
 		goto done;
 	if ((rc = ps_doc_catalog(doc, PS_CATALOG_DICT, &root, NULL)) < 0 ||

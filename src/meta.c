@@ -246,7 +246,7 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 		goto out;
 	if ((rc = ps_policy_check(doc, PS_UPDATE_METADATA)) < 0)
 		goto out;
-	iref = ps_dict_get(doc->trailer, "Info");
+	iref = ps_dict_get(ps_xref_trailer(ps_doc_xref(doc)), "Info");
 	if ((rc = ps_doc_resolve(doc, iref, &info)) < 0)
 		goto out;
 	if (info && info->kind != PS_DICT) {

@@ -100,7 +100,7 @@ int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 	             : kind == PS_UPDATE_DSS ? PDFSTAMP_CHANGE_DSS : PDFSTAMP_CHANGE_METADATA;
 	const char *what = kind == PS_UPDATE_ANNOTATION ? "adding annotations"
 	                   : kind == PS_UPDATE_DSS ? "adding validation data (/DSS)" : "changing metadata";
-	int i, rc;
+	int i, nsec, rc;
 
 	{
 		int bit = kind == PS_UPDATE_ANNOTATION ? PS_PERM_ANNOTATE : PS_PERM_MODIFY;
@@ -129,7 +129,8 @@ int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 	}
 	/* later revisions exist: each signature's policy as of the revision
 	 * it covers (audit.c), so that a later revision cannot raise it */
-	if (doc->nsections > 1 && (rc = signed_view(doc, change, what)) < 0)
+	ps_xref_sections(ps_doc_xref(doc), &nsec);
+	if (nsec > 1 && (rc = signed_view(doc, change, what)) < 0)
 		goto out;
 	for (i = 0; i < info->nsigs; i++) {
 		int p = info->sigs[i].docmdp;

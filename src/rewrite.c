@@ -219,6 +219,7 @@ struct rw_batch {
 
 struct rw {
 	ps_doc *doc;
+	const ps_xref *xref;           /* its index, loaded whole */
 	ps_ctx *ctx;
 	unsigned cpu;                  /* ps_cpu_bits: the plaintext sum's kernel */
 	ps_sec *nsec;                  /* the new handler (its own key schedules) */
@@ -741,7 +742,7 @@ static int is_dropped(const struct rw *rw, uint32_t num)
 static int read_job_at(struct rw *rw, uint32_t num, int root, struct rw_job *j, int *skip)
 {
 	ps_doc *doc = rw->doc;
-	const ps_xent *e = ps_xref_get(doc, num);
+	const ps_xent *e = ps_xref_get(rw->xref, num);
 	int64_t len;
 	int rc;
 
@@ -820,7 +821,7 @@ static int batch_add(struct rw *rw, struct rw_batch **bp, int64_t off, const str
 	struct rw_batch *b = *bp;
 	struct rw_job *j = &b->jobs[b->n++];
 	size_t len = !j->obj || j->obj->kind == PS_STREAM ? j->srclen : 0; /* unparsed: its bytes */
-	int rc, body = ps_xref_type(rw->doc, j->num) == 1;
+	int rc, body = ps_xref_type(rw->xref, j->num) == 1;
 
 	b->bytes += len;
 	if (len > b->maxlen)
@@ -875,7 +876,7 @@ static int read_all(struct rw *rw, uint32_t root_num, const struct pdfstamp_rewr
 	struct rw_batch *b = NULL;
 	ps_seqread r;
 	ps_seq_obj so;
-	int rc, skip, root2 = root_num != doc->encrypt_num && ps_xref_type(doc, root_num) == 2;
+	int rc, skip, root2 = root_num != doc->encrypt_num && ps_xref_type(rw->xref, root_num) == 2;
 
 	if ((rc = ps_seq_open(&r, doc, NULL, skip_num, rw)) < 0)
 		goto out;
@@ -899,14 +900,14 @@ static int read_all(struct rw *rw, uint32_t root_num, const struct pdfstamp_rewr
 		if (so.seg) { /* parsed by the worker */
 			j->so = so;
 			j->num = so.num;
-			j->gen = (uint16_t)ps_xref_get(doc, so.num)->aux;
+			j->gen = (uint16_t)ps_xref_get(rw->xref, so.num)->aux;
 			j->root = so.num == root_num;
 			j->srclen = so.end > so.off ? (size_t)(so.end - so.off) : 0;
 		} else if ((rc = read_job(rw, so.num, so.num == root_num, j, &skip)) < 0) {
 			job_clear(j);
 			goto out;
 		}
-		if (!skip && (rc = batch_add(rw, &b, ps_xref_get(doc, so.num)->off, o)) < 0)
+		if (!skip && (rc = batch_add(rw, &b, ps_xref_get(rw->xref, so.num)->off, o)) < 0)
 			goto out;
 	}
 	if (rc == 0 && b) {
@@ -964,6 +965,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 {
 	ps_ctx *ctx = doc->ctx;
 	struct rw rw;
+	struct ps_xref_info xi;
 	ps_rwcheck chk;
 	uint8_t id[16];
 	char ver[16], hdr[64];
@@ -976,6 +978,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 
 	memset(&rw, 0, sizeof rw);
 	rw.doc = doc;
+	rw.xref = ps_doc_xref(doc);
 	rw.ctx = ctx;
 	rw.cpu = ps_cpu_bits(ctx);
 	rw.of.fd = -1;
@@ -1004,10 +1007,10 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	if ((rc = ps_random(ctx, id, sizeof id)) < 0 || (rc = ps_doc_header_version(doc, ver)) < 0)
 		goto out;
 	/* which object numbers are live; is there any object stream? */
-	for (num = ps_xref_next(doc, 0); num != 0; num = ps_xref_next(doc, num)) {
+	for (num = ps_xref_next(rw.xref, 0); num != 0; num = ps_xref_next(rw.xref, num)) {
 		if (num != doc->encrypt_num) {
 			maxnum = num;
-			if (ps_xref_get(doc, num)->type == 2)
+			if (ps_xref_get(rw.xref, num)->type == 2)
 				stream_form = 1;
 		}
 	}
@@ -1018,7 +1021,8 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	enc_num = maxnum + 1;
 	/* one offset per object written: at most the objects in use, the new
 	 * /Encrypt and the xref stream */
-	if ((rc = ps_rwoffs_init(ctx, &rw.offs, (size_t)doc->xref_used + 2)) < 0)
+	ps_xref_info(rw.xref, &xi);
+	if ((rc = ps_rwoffs_init(ctx, &rw.offs, (size_t)xi.used + 2)) < 0)
 		goto out;
 	if ((rc = ps_rewrite_dropped(doc, root_num, &rw.dropped, &rw.ndropped)) < 0)
 		goto out;

@@ -293,9 +293,13 @@ static int cmp_item(const void *a, const void *b)
 int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool, int (*skip)(void *ud, uint32_t num),
                 void *ud)
 {
-	size_t cap = (size_t)doc->xref_used + 1;
+	const ps_xref *x = ps_doc_xref(doc);
+	struct ps_xref_info xi;
+	size_t cap;
 	uint32_t num;
 
+	ps_xref_info(x, &xi);
+	cap = (size_t)xi.used + 1;
 	memset(r, 0, sizeof *r);
 	r->doc = doc;
 	if (pool) {
@@ -306,8 +310,8 @@ int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool, int (*skip)
 	}
 	if (!r->pool || !(r->it = ps_bulk_alloc(cap * sizeof *r->it)))
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	for (num = ps_xref_next(doc, 0); num != 0 && r->n < cap; num = ps_xref_next(doc, num)) {
-		const ps_xent *e = ps_xref_get(doc, num);
+	for (num = ps_xref_next(x, 0); num != 0 && r->n < cap; num = ps_xref_next(x, num)) {
+		const ps_xent *e = ps_xref_get(x, num);
 		if (e->type != 1 || (skip && skip(ud, num)))
 			continue;
 		r->it[r->n].off = e->off;
@@ -482,10 +486,11 @@ static int find_linearization(ps_doc *doc, uint32_t root_num, uint32_t *out)
 	ps_obj *o = NULL, *lin;
 	double v;
 	int rc = 0;
+	const ps_xref *x = ps_doc_xref(doc);
 
 	*out = 0;
-	for (num = ps_xref_next(doc, 0); num != 0; num = ps_xref_next(doc, num)) {
-		const ps_xent *e = ps_xref_get(doc, num);
+	for (num = ps_xref_next(x, 0); num != 0; num = ps_xref_next(x, num)) {
+		const ps_xent *e = ps_xref_get(x, num);
 		if (e->type == 1 && e->off < off) {
 			off = e->off;
 			first = num;
@@ -514,18 +519,20 @@ out:
 
 int ps_rewrite_dropped(ps_doc *doc, uint32_t root_num, uint32_t **out, size_t *nout)
 {
+	const ps_section *secs;
 	uint32_t lin, *d;
 	size_t n = 0;
-	int i, rc;
+	int i, nsec, rc;
 
 	*out = NULL;
 	*nout = 0;
 	if ((rc = find_linearization(doc, root_num, &lin)) < 0)
 		return rc;
-	if (!(d = malloc(((size_t)doc->nsections * 2 + 1) * sizeof *d)))
+	secs = ps_xref_sections(ps_doc_xref(doc), &nsec);
+	if (!(d = malloc(((size_t)nsec * 2 + 1) * sizeof *d)))
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	for (i = 0; i < doc->nsections; i++) {
-		uint32_t c[2] = {doc->sections[i].stream_num, doc->sections[i].xrefstm_num};
+	for (i = 0; i < nsec; i++) {
+		uint32_t c[2] = {secs[i].stream_num, secs[i].xrefstm_num};
 		int k;
 		for (k = 0; k < 2; k++)
 			if (c[k] != 0 && c[k] != root_num && ps_doc_is_xref_stream(doc, c[k]))
@@ -548,16 +555,19 @@ int ps_rewrite_dropped(ps_doc *doc, uint32_t root_num, uint32_t **out, size_t *n
  * /Encrypt and the output's own xref stream. */
 static int check_live_objects(ps_doc *doc, ps_doc *v, const uint32_t *dropped, size_t ndropped, uint32_t enc_num)
 {
+	const ps_xref *xd = ps_doc_xref(doc), *xv = ps_doc_xref(v);
+	int nsec;
+	const ps_section *vs = ps_xref_sections(xv, &nsec);
 	uint32_t a, b, num, self = 0;
 
-	if (v->nsections != 1)
+	if (nsec != 1)
 		return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL, "self-check: the output has %d cross-reference sections",
-		              v->nsections);
-	if (v->sections[0].kind == PDFSTAMP_XREF_STREAM)
-		self = v->sections[0].stream_num;
+		              nsec);
+	if (vs[0].kind == PDFSTAMP_XREF_STREAM)
+		self = vs[0].stream_num;
 	/* both walks in step, over the numbers in use in either file */
-	a = ps_xref_next(doc, 0);
-	b = ps_xref_next(v, 0);
+	a = ps_xref_next(xd, 0);
+	b = ps_xref_next(xv, 0);
 	while (a != 0 || b != 0) {
 		int in, want, got;
 		num = a == 0 ? b : b == 0 ? a : a < b ? a : b;
@@ -569,9 +579,9 @@ static int check_live_objects(ps_doc *doc, ps_doc *v, const uint32_t *dropped, s
 			return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u is %s the output", num,
 			              got ? "new in" : "missing from");
 		if (in)
-			a = ps_xref_next(doc, a);
+			a = ps_xref_next(xd, a);
 		if (got)
-			b = ps_xref_next(v, b);
+			b = ps_xref_next(xv, b);
 	}
 	return 0;
 }
@@ -957,6 +967,7 @@ static int chk_take(struct chk *c, ps_buf *plain, ps_arena *ar)
 static int check_objects(ps_doc *v, const ps_rwcheck *in)
 {
 	ps_ctx *ctx = v->ctx;
+	const ps_xref *vx = ps_doc_xref(v);
 	struct chk c;
 	struct chk_batch *b = NULL;
 	ps_seqread r;
@@ -1061,8 +1072,8 @@ static int check_objects(ps_doc *v, const ps_rwcheck *in)
 	if (rc < 0)
 		goto out;
 	/* the members of object streams, as pdfstamp_verify loads them */
-	for (num = ps_xref_next(v, 0); num != 0; num = ps_xref_next(v, num)) {
-		if (ps_xref_type(v, num) != 2)
+	for (num = ps_xref_next(vx, 0); num != 0; num = ps_xref_next(vx, num)) {
+		if (ps_xref_type(vx, num) != 2)
 			continue;
 		o = NULL;
 		rc = ps_doc_load(v, num, &o);

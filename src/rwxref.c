@@ -91,7 +91,8 @@ int ps_rwoffs_sort(ps_ctx *ctx, ps_rwoffs *t)
 /* ---- the entries (note 2) ------------------------------------------------------- */
 
 struct xout {
-	const ps_doc *doc;
+	const ps_xref *xref;  /* the input's index */
+	uint32_t old_enc;     /* the input's /Encrypt, not carried over */
 	const ps_rwoffs *t;
 	int members;          /* list the carried-over members (xref stream) */
 	int head;             /* object 0 is still to come */
@@ -99,12 +100,12 @@ struct xout {
 	uint32_t b;           /* next carried-over member, 0 if none */
 };
 
-static uint32_t next_member(const ps_doc *doc, uint32_t after)
+static uint32_t next_member(const struct xout *x, uint32_t after)
 {
 	uint32_t n;
 
-	for (n = ps_xref_next(doc, after); n != 0; n = ps_xref_next(doc, n))
-		if (ps_xref_get(doc, n)->type == 2 && n != doc->encrypt_num)
+	for (n = ps_xref_next(x->xref, after); n != 0; n = ps_xref_next(x->xref, n))
+		if (ps_xref_get(x->xref, n)->type == 2 && n != x->old_enc)
 			return n;
 	return 0;
 }
@@ -115,7 +116,7 @@ static void xout_start(void *ud)
 
 	x->head = 1;
 	x->a = 0;
-	x->b = x->members ? next_member(x->doc, 0) : 0;
+	x->b = x->members ? next_member(x, 0) : 0;
 }
 
 static int xout_next(void *ud, ps_xrefw_ent *e)
@@ -135,7 +136,7 @@ static int xout_next(void *ud, ps_xrefw_ent *e)
 	if (na != 0 && (num == 0 || na <= num)) {
 		const ps_rwoff *o = &x->t->v[x->a++];
 		if (num == na) /* the catalog, taken out of its object stream */
-			x->b = next_member(x->doc, num);
+			x->b = next_member(x, num);
 		e->num = na;
 		e->type = 1;
 		e->f2 = (uint64_t)o->off;
@@ -144,12 +145,12 @@ static int xout_next(void *ud, ps_xrefw_ent *e)
 	}
 	if (num == 0)
 		return 0;
-	xe = ps_xref_get(x->doc, num);
+	xe = ps_xref_get(x->xref, num);
 	e->num = num;
 	e->type = 2;
 	e->f2 = (uint64_t)xe->off;
 	e->f3 = xe->aux;
-	x->b = next_member(x->doc, num);
+	x->b = next_member(x, num);
 	return 1;
 }
 
@@ -160,7 +161,8 @@ int ps_rwxref_write(ps_ctx *ctx, const ps_doc *doc, ps_rwoffs *t, uint32_t enc_n
 {
 	uint32_t size = enc_num + 1;
 	ps_obj *tr = ps_new_dict(), *ida = ps_new_array(), *v;
-	struct xout x = {doc, t, stream_form, 1, 0, 0};
+	const ps_obj *trailer = ps_xref_trailer(ps_doc_xref(doc));
+	struct xout x = {ps_doc_xref(doc), doc->encrypt_num, t, stream_form, 1, 0, 0};
 	ps_xrefw_src src = {xout_start, xout_next, &x};
 	int rc = 0;
 
@@ -168,9 +170,9 @@ int ps_rwxref_write(ps_ctx *ctx, const ps_doc *doc, ps_rwoffs *t, uint32_t enc_n
 		goto oom;
 	if (stream_form)
 		size++; /* the xref stream itself */
-	if ((v = ps_dict_get(doc->trailer, "Root")) && ps_dict_put(tr, "Root", ps_obj_copy(v)) < 0)
+	if ((v = ps_dict_get(trailer, "Root")) && ps_dict_put(tr, "Root", ps_obj_copy(v)) < 0)
 		goto oom;
-	if ((v = ps_dict_get(doc->trailer, "Info")) && v->kind == PS_REF && ps_dict_put(tr, "Info", ps_obj_copy(v)) < 0)
+	if ((v = ps_dict_get(trailer, "Info")) && v->kind == PS_REF && ps_dict_put(tr, "Info", ps_obj_copy(v)) < 0)
 		goto oom;
 	if (ps_dict_put(tr, "Encrypt", ps_new_ref(enc_num, 0)) < 0 || ps_array_push(ida, ps_new_str(id, 16)) < 0 ||
 	    ps_array_push(ida, ps_new_str(id, 16)) < 0)

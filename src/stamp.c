@@ -280,6 +280,7 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 	} st[MAX_TREE_DEPTH];
 	ps_ctx *ctx = doc->ctx;
 	ps_obj *root = NULL, *rref = NULL, *kids = NULL;
+	struct ps_xref_info xi;
 	int64_t idx = 1, budget;
 	int depth = 0, rc;
 	inherit in;
@@ -302,7 +303,8 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 	/* each node of a sound tree is an object of the file that stands in
 	 * one /Kids array: no more kids than objects are ever visited, whatever
 	 * the /Count entries claim (a DAG of shared nodes is a tree of 2^depth) */
-	budget = (int64_t)(doc->xref_mentioned < PS_MAX_OBJNUM ? doc->xref_mentioned : PS_MAX_OBJNUM) + MAX_TREE_DEPTH;
+	ps_xref_info(ps_doc_xref(doc), &xi);
+	budget = (int64_t)(xi.mentioned < PS_MAX_OBJNUM ? xi.mentioned : PS_MAX_OBJNUM) + MAX_TREE_DEPTH;
 	st[0].kids = kids;
 	st[0].k = 0;
 	st[0].in = in;

@@ -34,6 +34,7 @@ static int count_string(void *ud, ps_obj *str, const ps_obj *parent, const char 
 int pdfstamp_verify(pdfstamp_doc *doc, const struct pdfstamp_verify_opts *opts, struct pdfstamp_verify_report *r)
 {
 	ps_ctx *ctx = doc->ctx;
+	const ps_xref *x = ps_doc_xref(doc);
 	ps_buf data = PS_BUF_INIT;
 	pdfstamp_progress_fn progress;
 	void *ud;
@@ -57,8 +58,8 @@ int pdfstamp_verify(pdfstamp_doc *doc, const struct pdfstamp_verify_opts *opts, 
 		r->faults++;
 		snprintf(r->first_fault, sizeof r->first_fault, "/Perms does not match /P and /EncryptMetadata");
 	}
-	for (num = ps_xref_next(doc, 0); num != 0; num = ps_xref_next(doc, num)) {
-		const ps_xent *e = ps_xref_get(doc, num);
+	for (num = ps_xref_next(x, 0); num != 0; num = ps_xref_next(x, num)) {
+		const ps_xent *e = ps_xref_get(x, num);
 		ps_obj *o = NULL;
 
 		/* load (uncached) decrypts every string; memory stays flat */

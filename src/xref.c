@@ -13,6 +13,14 @@
  * than xref streams is parsed here; object streams are opened lazily by
  * doc.c.
  *
+ * The index is a type of its own, struct ps_xref (one per document,
+ * doc->xref): the chain (sections, newest trailer, the file's tail), the
+ * merged entries, the hidden older entries and the numbers that bound
+ * them.  Other modules reach it through ps_doc_xref and read it only
+ * through the ps_xref_* calls of doc.h, which take the index itself
+ * (const: nothing outside the reader changes it); the calls that may
+ * read the file (ps_xref_find, ps_xref_load_all) take the document.
+ *
  * Two states of the index:
  *   lazy  (after open)  an entry is read from the parts when first asked
  *                       for (ps_xref_find) and kept in its slot, marked
@@ -20,7 +28,7 @@
  *                       path to its page, a few KB of a 10 MB table.
  *   full  (ps_xref_load_all, for whole-file passes: rewrite, verify, info,
  *                       audit) every entry of every part, the counts
- *                       (xref_used, xref_max) and the hidden older entries.
+ *                       (used, max) and the hidden older entries.
  *                       The walks (ps_xref_next, ps_xref_slot, ps_xref_as_of)
  *                       exist only here.
  * Both states apply the same merge rule to the same parts, so an entry
@@ -35,14 +43,14 @@
  *
  * The index is sparse: a directory of pages of PS_XREF_PAGE entries, a page
  * allocated when the first entry in its range is recorded.  A lookup is two
- * array indexings (ps_xref_get, inline in doc.h); ps_xref_next walks the
+ * array indexings behind one call (ps_xref_get); ps_xref_next walks the
  * numbers in use, skipping empty pages.  Memory follows the entries
  * present (or asked for), not the highest object number: one object
  * numbered 8,388,000 costs one 4 KiB page and a 256 KiB directory at most,
  * not 134 MB.
  *
  * Older entries (full state): an entry that a newer section hides is kept
- * in doc->shadows (not for hybrid precedence inside one section), sorted
+ * in the index's shadows (not for hybrid precedence inside one section), sorted
  * by number and section once the chain is read, so that an object can be
  * found as of any revision (ps_xref_as_of: the merged slot if its section
  * is old enough, else the newest hidden entry that is).  They cost memory
@@ -65,7 +73,7 @@
  * against the file size before anything is allocated for it (xrefsec.c),
  * and each entry recorded allocates at most one page, so memory is bounded
  * by the size of the cross-reference data actually present.  New object
- * numbers are chosen above xref_bound, the highest number any section
+ * numbers are chosen above the bound, the highest number any section
  * mentions, which needs no entry read.
  */
 #include "config.h"
@@ -88,46 +96,47 @@
  * first use. */
 static int xref_slot(ps_doc *doc, uint32_t num, ps_xent **out)
 {
+	ps_xref *x = &doc->xref;
 	uint32_t p = num >> PS_XREF_PAGE_BITS;
 
 	if (num > PS_MAX_OBJNUM)
 		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object number %u is out of range", num);
-	if (p >= doc->nxpages) {
-		uint32_t ncap = doc->nxpages ? doc->nxpages : 16;
+	if (p >= x->npages) {
+		uint32_t ncap = x->npages ? x->npages : 16;
 		ps_xent **d;
 		while (ncap <= p)
 			ncap *= 2; /* at most (PS_MAX_OBJNUM >> PS_XREF_PAGE_BITS) + 1, a power of 2 */
-		d = realloc(doc->xpages, (size_t)ncap * sizeof *d);
+		d = realloc(x->pages, (size_t)ncap * sizeof *d);
 		if (!d)
 			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
-		memset(d + doc->nxpages, 0, (size_t)(ncap - doc->nxpages) * sizeof *d);
-		doc->xref_bytes += (size_t)(ncap - doc->nxpages) * sizeof *d;
-		doc->xpages = d;
-		doc->nxpages = ncap;
+		memset(d + x->npages, 0, (size_t)(ncap - x->npages) * sizeof *d);
+		x->bytes += (size_t)(ncap - x->npages) * sizeof *d;
+		x->pages = d;
+		x->npages = ncap;
 	}
-	if (!doc->xpages[p]) {
-		doc->xpages[p] = calloc(PS_XREF_PAGE, sizeof(ps_xent));
-		if (!doc->xpages[p])
+	if (!x->pages[p]) {
+		x->pages[p] = calloc(PS_XREF_PAGE, sizeof(ps_xent));
+		if (!x->pages[p])
 			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
-		doc->xref_bytes += PS_XREF_PAGE * sizeof(ps_xent);
+		x->bytes += PS_XREF_PAGE * sizeof(ps_xent);
 	}
-	*out = &doc->xpages[p][num & (PS_XREF_PAGE - 1)];
+	*out = &x->pages[p][num & (PS_XREF_PAGE - 1)];
 	return 0;
 }
 
 /* The lowest number above AFTER whose slot is in use (SLOTS 0) or
  * mentioned by some section at all (SLOTS 1), 0 if none. */
-static uint32_t next_num(const ps_doc *doc, uint32_t after, int slots)
+static uint32_t next_num(const ps_xref *x, uint32_t after, int slots)
 {
 	uint32_t num = after + 1, p;
 
-	assert(doc->xref_full); /* ps_xref_load_all first: a lazy index has only what was asked */
-	if (!doc->xref_full)
+	assert(x->full); /* ps_xref_load_all first: a lazy index has only what was asked */
+	if (!x->full)
 		return 0;
 	if (num == 0) /* after was UINT32_MAX */
 		return 0;
-	for (p = num >> PS_XREF_PAGE_BITS; p < doc->nxpages; p++, num = p << PS_XREF_PAGE_BITS) {
-		const ps_xent *pg = doc->xpages[p];
+	for (p = num >> PS_XREF_PAGE_BITS; p < x->npages; p++, num = p << PS_XREF_PAGE_BITS) {
+		const ps_xent *pg = x->pages[p];
 		uint32_t i;
 		if (!pg)
 			continue;
@@ -138,33 +147,58 @@ static uint32_t next_num(const ps_doc *doc, uint32_t after, int slots)
 	return 0;
 }
 
-uint32_t ps_xref_next(const ps_doc *doc, uint32_t after)
-{
-	return next_num(doc, after, 0);
-}
-
-const ps_xent *ps_xref_slot(const ps_doc *doc, uint32_t num)
+/* The slot of NUM, NULL if its page was never allocated. */
+static const ps_xent *slot_of(const ps_xref *x, uint32_t num)
 {
 	uint32_t p = num >> PS_XREF_PAGE_BITS;
+
+	if (p >= x->npages || !x->pages[p])
+		return NULL;
+	return &x->pages[p][num & (PS_XREF_PAGE - 1)];
+}
+
+const ps_xref *ps_doc_xref(const ps_doc *doc)
+{
+	return &doc->xref;
+}
+
+const ps_xent *ps_xref_get(const ps_xref *x, uint32_t num)
+{
+	const ps_xent *e = slot_of(x, num);
+
+	return e && e->type != 0 ? e : NULL;
+}
+
+int ps_xref_type(const ps_xref *x, uint32_t num)
+{
+	const ps_xent *e = slot_of(x, num);
+
+	return e ? e->type : 0;
+}
+
+uint32_t ps_xref_next(const ps_xref *x, uint32_t after)
+{
+	return next_num(x, after, 0);
+}
+
+const ps_xent *ps_xref_slot(const ps_xref *x, uint32_t num)
+{
 	const ps_xent *e;
 
-	assert(doc->xref_full);
-
-	if (p >= doc->nxpages || !doc->xpages[p])
-		return NULL;
-	e = &doc->xpages[p][num & (PS_XREF_PAGE - 1)];
-	return e->sec != 0 ? e : NULL;
+	assert(x->full);
+	e = slot_of(x, num);
+	return e && e->sec != 0 ? e : NULL;
 }
 
-uint32_t ps_xref_next_slot(const ps_doc *doc, uint32_t after)
+uint32_t ps_xref_next_slot(const ps_xref *x, uint32_t after)
 {
-	return next_num(doc, after, 1);
+	return next_num(x, after, 1);
 }
 
-int ps_xref_as_of(const ps_doc *doc, uint32_t num, int sec, ps_xent *out)
+int ps_xref_as_of(const ps_xref *x, uint32_t num, int sec, ps_xent *out)
 {
-	const ps_xent *e = ps_xref_slot(doc, num);
-	size_t lo = 0, hi = doc->nshadows;
+	const ps_xent *e = ps_xref_slot(x, num);
+	size_t lo = 0, hi = x->nshadows;
 
 	if (!e)
 		return 0;
@@ -176,18 +210,49 @@ int ps_xref_as_of(const ps_doc *doc, uint32_t num, int sec, ps_xent *out)
 	 * section is SEC or older */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (doc->shadows[mid].num < num)
+		if (x->shadows[mid].num < num)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (; lo < doc->nshadows && doc->shadows[lo].num == num; lo++) {
-		if (doc->shadows[lo].e.sec >= sec) {
-			*out = doc->shadows[lo].e;
+	for (; lo < x->nshadows && x->shadows[lo].num == num; lo++) {
+		if (x->shadows[lo].e.sec >= sec) {
+			*out = x->shadows[lo].e;
 			return 1;
 		}
 	}
 	return 0;
+}
+
+const ps_section *ps_xref_sections(const ps_xref *x, int *n)
+{
+	*n = x->nsections;
+	return x->sections;
+}
+
+const ps_obj *ps_xref_trailer(const ps_xref *x)
+{
+	return x->trailer;
+}
+
+void ps_xref_info(const ps_xref *x, struct ps_xref_info *out)
+{
+	memset(out, 0, sizeof *out);
+	out->startxref = x->startxref;
+	out->eof_end = x->eof_end;
+	out->trailing = x->trailing;
+	out->size_key = x->size_key;
+	out->bound = x->bound;
+	out->mentioned = x->mentioned;
+	out->used = x->used;
+	out->max = x->max;
+	out->hidden_lost = x->shadows_lost;
+}
+
+const ps_xshadow *ps_xref_hidden(const ps_xref *x, size_t *n)
+{
+	*n = x->nshadows;
+	return x->shadows;
 }
 
 static int cmp_shadow(const void *a, const void *b)
@@ -204,102 +269,102 @@ static int cmp_shadow(const void *a, const void *b)
 /* Sorts the hidden entries and keeps one per number and section, by the
  * merge rule's hybrid precedence (a table's free entry yields to the same
  * section's /XRefStm entry). */
-static void sort_shadows(ps_doc *doc)
+static void sort_shadows(ps_xref *x)
 {
 	size_t i, n = 0;
 
-	if (!doc->nshadows)
+	if (!x->nshadows)
 		return;
-	qsort(doc->shadows, doc->nshadows, sizeof *doc->shadows, cmp_shadow);
-	for (i = 0; i < doc->nshadows; i++) {
-		ps_xshadow *x = &doc->shadows[i];
-		if (n > 0 && doc->shadows[n - 1].num == x->num && doc->shadows[n - 1].e.sec == x->e.sec) {
-			ps_xshadow *k = &doc->shadows[n - 1];
-			if ((k->e.flags & PS_XENT_TABLE) && k->e.type == 0 && !(x->e.flags & PS_XENT_TABLE))
-				*k = *x;
+	qsort(x->shadows, x->nshadows, sizeof *x->shadows, cmp_shadow);
+	for (i = 0; i < x->nshadows; i++) {
+		ps_xshadow *h = &x->shadows[i];
+		if (n > 0 && x->shadows[n - 1].num == h->num && x->shadows[n - 1].e.sec == h->e.sec) {
+			ps_xshadow *k = &x->shadows[n - 1];
+			if ((k->e.flags & PS_XENT_TABLE) && k->e.type == 0 && !(h->e.flags & PS_XENT_TABLE))
+				*k = *h;
 			continue;
 		}
-		doc->shadows[n++] = *x;
+		x->shadows[n++] = *h;
 	}
-	doc->nshadows = n;
+	x->nshadows = n;
 }
 
-void ps_xref_free(ps_doc *doc)
+static void free_parts(ps_section *s);
+
+void ps_xref_free(ps_xref *x)
 {
 	uint32_t p;
 
-	for (p = 0; p < doc->nxpages; p++)
-		free(doc->xpages[p]);
-	free(doc->xpages);
-	doc->xpages = NULL;
-	doc->nxpages = 0;
-	doc->xref_used = doc->xref_max = 0;
-	doc->xref_bytes = 0;
-	free(doc->shadows);
-	doc->shadows = NULL;
-	doc->nshadows = doc->capshadows = 0;
-	for (int i = 0; doc->sections && i < doc->nsections; i++) {
-		ps_xpart_free(doc->sections[i].tab);
-		ps_xpart_free(doc->sections[i].stm);
-		free(doc->sections[i].tab);
-		free(doc->sections[i].stm);
-		doc->sections[i].tab = doc->sections[i].stm = NULL;
+	for (p = 0; p < x->npages; p++)
+		free(x->pages[p]);
+	free(x->pages);
+	free(x->shadows);
+	for (int i = 0; x->sections && i < x->nsections; i++) {
+		free_parts(&x->sections[i]);
+		ps_obj_free(x->sections[i].enc);
+		ps_obj_free(x->sections[i].id0);
+		ps_obj_free(x->sections[i].root);
+		ps_obj_free(x->sections[i].info);
 	}
-	doc->xref_full = 0;
+	free(x->sections);
+	ps_obj_free(x->trailer);
+	free(x->xstm);
+	free(x->enc_versions);
+	memset(x, 0, sizeof *x);
 }
 
 /* Notes one in-file definition of the /Encrypt object, whether or not a
  * newer section hides it: doc.c compares them all with the one in use.
  * At most one per section and offset, so bounded by PS_MAX_SECTIONS. */
-static void note_enc_version(ps_doc *doc, int64_t off, uint16_t sec)
+static void note_enc_version(ps_xref *x, int64_t off, uint16_t sec)
 {
 	int i;
 
-	for (i = 0; i < doc->nenc_versions; i++)
-		if (doc->enc_versions[i].off == off)
+	for (i = 0; i < x->nenc_versions; i++)
+		if (x->enc_versions[i].off == off)
 			return;
-	if (doc->nenc_versions == doc->capenc_versions) {
-		int ncap = doc->capenc_versions ? 2 * doc->capenc_versions : 4;
-		ps_enc_version *n = realloc(doc->enc_versions, (size_t)ncap * sizeof *n);
+	if (x->nenc_versions == x->capenc_versions) {
+		int ncap = x->capenc_versions ? 2 * x->capenc_versions : 4;
+		ps_enc_version *n = realloc(x->enc_versions, (size_t)ncap * sizeof *n);
 		if (!n) {
-			doc->enc_versions_oom = 1;
+			x->enc_versions_oom = 1;
 			return;
 		}
-		doc->enc_versions = n;
-		doc->capenc_versions = ncap;
+		x->enc_versions = n;
+		x->capenc_versions = ncap;
 	}
-	doc->enc_versions[doc->nenc_versions].off = off;
-	doc->enc_versions[doc->nenc_versions].sec = sec - 1;
-	doc->nenc_versions++;
+	x->enc_versions[x->nenc_versions].off = off;
+	x->enc_versions[x->nenc_versions].sec = sec - 1;
+	x->nenc_versions++;
 }
 
 /* Keeps an entry that a newer section hides (note "Older entries"). */
-static void note_shadow(ps_doc *doc, uint32_t num, int type, int64_t off, uint32_t aux, uint16_t sec,
+static void note_shadow(ps_xref *x, uint32_t num, int type, int64_t off, uint32_t aux, uint16_t sec,
                         int from_table)
 {
-	ps_xshadow *x;
+	ps_xshadow *h;
 
-	if (doc->shadows_lost)
+	if (x->shadows_lost)
 		return;
-	if (doc->nshadows == doc->capshadows) {
-		size_t ncap = doc->capshadows ? 2 * doc->capshadows : 64;
+	if (x->nshadows == x->capshadows) {
+		size_t ncap = x->capshadows ? 2 * x->capshadows : 64;
 		ps_xshadow *n;
-		if (ncap > PS_MAX_SHADOWS || !(n = realloc(doc->shadows, ncap * sizeof *n))) {
-			doc->shadows_lost = 1;
+		if (ncap > PS_MAX_SHADOWS || !(n = realloc(x->shadows, ncap * sizeof *n))) {
+			x->shadows_lost = 1;
 			return;
 		}
-		doc->shadows = n;
-		doc->capshadows = ncap;
+		x->shadows = n;
+		x->capshadows = ncap;
 	}
-	x = &doc->shadows[doc->nshadows];
-	memset(x, 0, sizeof *x);
-	x->num = num;
-	x->seq = (uint32_t)doc->nshadows++;
-	x->e.type = (uint8_t)type;
-	x->e.off = off;
-	x->e.aux = aux;
-	x->e.sec = sec;
-	x->e.flags = (uint8_t)((from_table ? PS_XENT_TABLE : 0) | PS_XENT_KNOWN);
+	h = &x->shadows[x->nshadows];
+	memset(h, 0, sizeof *h);
+	h->num = num;
+	h->seq = (uint32_t)x->nshadows++;
+	h->e.type = (uint8_t)type;
+	h->e.off = off;
+	h->e.aux = aux;
+	h->e.sec = sec;
+	h->e.flags = (uint8_t)((from_table ? PS_XENT_TABLE : 0) | PS_XENT_KNOWN);
 }
 
 /* Records an entry unless a newer section already decided this object
@@ -307,11 +372,12 @@ static void note_shadow(ps_doc *doc, uint32_t num, int type, int64_t off, uint32
 static int set_entry(ps_doc *doc, uint32_t num, int type, int64_t off, uint32_t aux,
                      uint16_t sec, int from_table)
 {
+	ps_xref *x = &doc->xref;
 	ps_xent *e = NULL;
 	int rc;
 
-	if (num == doc->enc_watch && num != 0 && type == 1)
-		note_enc_version(doc, off, sec); /* every definition, hidden or not */
+	if (num == x->enc_watch && num != 0 && type == 1)
+		note_enc_version(x, off, sec); /* every definition, hidden or not */
 	if (num == 0)
 		return 0; /* the head of the free list, never an object */
 	if ((rc = xref_slot(doc, num, &e)) < 0)
@@ -320,16 +386,16 @@ static int set_entry(ps_doc *doc, uint32_t num, int type, int64_t off, uint32_t 
 		/* hybrid: this section's XRefStm overrides its own table's free entry */
 		if (!(e->sec == sec && (e->flags & PS_XENT_TABLE) && e->type == 0 && !from_table)) {
 			if (e->sec != sec)
-				note_shadow(doc, num, type, off, aux, sec, from_table);
+				note_shadow(x, num, type, off, aux, sec, from_table);
 			return 0;
 		}
 	}
 	/* An entry in use is never overwritten (only a free one yields), so
 	 * the counts only grow. */
 	if (type != 0) {
-		doc->xref_used++;
-		if (num > doc->xref_max)
-			doc->xref_max = num;
+		x->used++;
+		if (num > x->max)
+			x->max = num;
 	}
 	e->type = (uint8_t)type;
 	e->off = off;
@@ -342,6 +408,7 @@ static int set_entry(ps_doc *doc, uint32_t num, int type, int64_t off, uint32_t 
 /* Finds the last "startxref" and "%%EOF" near the end of the file. */
 static int find_startxref(ps_doc *doc)
 {
+	ps_xref *x = &doc->xref;
 	ps_buf tail = PS_BUF_INIT;
 	size_t want = TAIL_FIRST;
 	int64_t base;
@@ -372,18 +439,18 @@ static int find_startxref(ps_doc *doc)
 		goto out;
 	}
 	pos = ps_skip_ws(tail.data, tail.len, i + 9);
-	if (ps_parse_uint(tail.data, tail.len, &pos, &doc->startxref) < 0) {
+	if (ps_parse_uint(tail.data, tail.len, &pos, &x->startxref) < 0) {
 		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "startxref is not followed by a valid offset");
 		goto out;
 	}
-	if (doc->startxref >= doc->size) {
+	if (x->startxref >= doc->size) {
 		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "startxref %lld points past the end of the file",
-		            (long long)doc->startxref);
+		            (long long)x->startxref);
 		goto out;
 	}
 	/* The last %%EOF after startxref; what follows it (beyond one EOL and
 	 * white space) is reported as trailing bytes. */
-	doc->eof_end = -1;
+	x->eof_end = -1;
 	for (i = tail.len >= 5 ? tail.len - 5 + 1 : 0; i-- > pos;) {
 		if (memcmp(tail.data + i, "%%EOF", 5) == 0) {
 			size_t e = i + 5, j;
@@ -392,15 +459,15 @@ static int find_startxref(ps_doc *doc)
 				e++;
 			if (e < tail.len && tail.data[e] == '\n')
 				e++;
-			doc->eof_end = base + (int64_t)e;
+			x->eof_end = base + (int64_t)e;
 			for (j = e; j < tail.len; j++)
 				if (!ps_is_space(tail.data[j]))
 					junk = (int64_t)(tail.len - e);
-			doc->trailing = junk;
+			x->trailing = junk;
 			break;
 		}
 	}
-	if (doc->eof_end < 0) {
+	if (x->eof_end < 0) {
 		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "no %%%%EOF after the last startxref: the file is truncated");
 		goto out;
 	}
@@ -530,7 +597,7 @@ static int visited(const ps_doc *doc, int64_t off, int n)
 	int i;
 
 	for (i = 0; i < n; i++)
-		if (doc->sections[i].off == off || doc->sections[i].xrefstm == off)
+		if (doc->xref.sections[i].off == off || doc->xref.sections[i].xrefstm == off)
 			return 1;
 	return 0;
 }
@@ -595,22 +662,23 @@ static int cmp_xstm(const void *a, const void *b)
  * sorted by object number, for ps_doc_is_xref_stream. */
 static int index_xref_streams(ps_doc *doc)
 {
+	ps_xref *x = &doc->xref;
 	int i;
 
-	doc->xstm = calloc((size_t)doc->nsections + 1, sizeof *doc->xstm);
-	if (!doc->xstm)
+	x->xstm = calloc((size_t)x->nsections + 1, sizeof *x->xstm);
+	if (!x->xstm)
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	for (i = 0; i < doc->nsections; i++) {
-		const ps_section *s = &doc->sections[i];
+	for (i = 0; i < x->nsections; i++) {
+		const ps_section *s = &x->sections[i];
 		if (s->kind == PDFSTAMP_XREF_STREAM) {
-			doc->xstm[doc->nxstm].num = s->stream_num;
-			doc->xstm[doc->nxstm++].off = s->off;
+			x->xstm[x->nxstm].num = s->stream_num;
+			x->xstm[x->nxstm++].off = s->off;
 		} else if (s->kind == PDFSTAMP_XREF_HYBRID) {
-			doc->xstm[doc->nxstm].num = s->xrefstm_num;
-			doc->xstm[doc->nxstm++].off = s->xrefstm;
+			x->xstm[x->nxstm].num = s->xrefstm_num;
+			x->xstm[x->nxstm++].off = s->xrefstm;
 		}
 	}
-	qsort(doc->xstm, doc->nxstm, sizeof *doc->xstm, cmp_xstm);
+	qsort(x->xstm, x->nxstm, sizeof *x->xstm, cmp_xstm);
 	return 0;
 }
 
@@ -623,28 +691,28 @@ struct watch {
 static int watch_def(ps_doc *doc, void *ud, const ps_xrec *r)
 {
 	if (r->type == 1)
-		note_enc_version(doc, r->off, ((struct watch *)ud)->sec);
+		note_enc_version(&doc->xref, r->off, ((struct watch *)ud)->sec);
 	return 0;
 }
 
 static int watch_encrypt(ps_doc *doc)
 {
+	ps_xref *x = &doc->xref;
 	int i, k, rc;
 
-	if (!doc->enc_watch)
+	if (!x->enc_watch)
 		return 0;
-	for (i = 0; i < doc->nsections; i++) {
-		ps_xpart *parts[2] = {doc->sections[i].tab, doc->sections[i].stm};
+	for (i = 0; i < x->nsections; i++) {
+		ps_xpart *parts[2] = {x->sections[i].tab, x->sections[i].stm};
 		struct watch w = {(uint16_t)(i + 1)};
 		for (k = 0; k < 2; k++)
-			if (parts[k] && (rc = ps_xpart_defs(doc, parts[k], doc->enc_watch, watch_def, &w)) < 0)
+			if (parts[k] && (rc = ps_xpart_defs(doc, parts[k], x->enc_watch, watch_def, &w)) < 0)
 				return rc;
 	}
 	return 0;
 }
 
 static int merge_section(ps_doc *doc, int i);
-static void free_parts(ps_section *s);
 
 /* Past this many bytes of decoded xref streams kept for lazy lookups (or
  * with a stream whose /Index ranges are unsorted or overlap), the chain
@@ -663,27 +731,28 @@ static int new_part(ps_doc *doc, ps_xpart **p)
 
 int ps_xref_load(ps_doc *doc)
 {
+	ps_xref *x = &doc->xref;
 	ps_ctx *ctx = doc->ctx;
 	int64_t off;
 	int rc;
 
 	if ((rc = find_startxref(doc)) < 0)
 		return rc;
-	off = doc->startxref;
+	off = x->startxref;
 	while (off >= 0) {
 		ps_section *s;
 		ps_obj *trailer = NULL;
 		int is_table;
 
-		if (doc->nsections >= PS_MAX_SECTIONS)
+		if (x->nsections >= PS_MAX_SECTIONS)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "more than %d cross-reference sections", PS_MAX_SECTIONS);
-		if (visited(doc, off, doc->nsections))
+		if (visited(doc, off, x->nsections))
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Prev chain loops back to offset %lld", (long long)off);
-		s = realloc(doc->sections, (size_t)(doc->nsections + 1) * sizeof *s);
+		s = realloc(x->sections, (size_t)(x->nsections + 1) * sizeof *s);
 		if (!s)
 			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-		doc->sections = s;
-		s = &doc->sections[doc->nsections++];
+		x->sections = s;
+		s = &x->sections[x->nsections++];
 		memset(s, 0, sizeof *s);
 		s->off = off;
 		s->xrefstm = -1;
@@ -702,7 +771,7 @@ int ps_xref_load(ps_doc *doc)
 				return rc;
 			}
 			if (s->xrefstm >= 0) {
-				if (s->xrefstm == off || visited(doc, s->xrefstm, doc->nsections - 1)) {
+				if (s->xrefstm == off || visited(doc, s->xrefstm, x->nsections - 1)) {
 					ps_obj_free(trailer);
 					return ps_err(ctx, PDFSTAMP_E_FORMAT, "/XRefStm at offset %lld points at a section already read", (long long)s->xrefstm);
 				}
@@ -732,42 +801,42 @@ int ps_xref_load(ps_doc *doc)
 			for (int k = 0; k < 2; k++) {
 				if (!parts[k])
 					continue;
-				if (parts[k]->bound > doc->xref_bound)
-					doc->xref_bound = parts[k]->bound;
-				doc->xref_mentioned += parts[k]->nents;
+				if (parts[k]->bound > x->bound)
+					x->bound = parts[k]->bound;
+				x->mentioned += parts[k]->nents;
 			}
 		}
-		if (doc->nsections == 1) {
+		if (x->nsections == 1) {
 			ps_obj *enc = ps_dict_get(trailer, "Encrypt");
 			if (enc && enc->kind == PS_REF)
-				doc->enc_watch = enc->u.ref.num; /* every definition of it is noted (doc.c compares them) */
+				x->enc_watch = enc->u.ref.num; /* every definition of it is noted (doc.c compares them) */
 		}
 		if (s->stm) {
-			doc->xref_kept += s->stm->kept;
-			if (doc->xref_kept > XREF_KEPT_MAX || !s->stm->sorted)
-				doc->xref_full = 1; /* from now on: the full load, merged as read */
+			x->kept += s->stm->kept;
+			if (x->kept > XREF_KEPT_MAX || !s->stm->sorted)
+				x->full = 1; /* from now on: the full load, merged as read */
 		}
-		if (doc->xref_full) {
+		if (x->full) {
 			int i0;
-			for (i0 = doc->xref_merged; i0 < doc->nsections; i0++) {
+			for (i0 = x->merged; i0 < x->nsections; i0++) {
 				if ((rc = merge_section(doc, i0)) < 0) {
 					ps_obj_free(trailer);
 					return rc;
 				}
-				free_parts(&doc->sections[i0]);
+				free_parts(&x->sections[i0]);
 			}
-			doc->xref_merged = doc->nsections;
+			x->merged = x->nsections;
 		}
-		if (!doc->trailer) {
-			doc->trailer = trailer;
+		if (!x->trailer) {
+			x->trailer = trailer;
 		} else {
 			/* Keys the newest trailer lacks are taken from older ones. */
 			static const char *const carry[] = {"Root", "Info", "ID", "Encrypt"};
 			size_t k;
 			for (k = 0; k < sizeof carry / sizeof carry[0]; k++) {
 				ps_obj *v = ps_dict_get(trailer, carry[k]);
-				if (v && !ps_dict_get(doc->trailer, carry[k])) {
-					if ((rc = ps_dict_put(doc->trailer, carry[k], ps_obj_copy(v))) < 0) {
+				if (v && !ps_dict_get(x->trailer, carry[k])) {
+					if ((rc = ps_dict_put(x->trailer, carry[k], ps_obj_copy(v))) < 0) {
 						ps_obj_free(trailer);
 						return ps_err(ctx, rc, "out of memory");
 					}
@@ -777,13 +846,13 @@ int ps_xref_load(ps_doc *doc)
 		}
 		off = (doc->open_flags & PS_OPEN_NEWEST_ONLY) ? -1 : s->prev;
 	}
-	if (ps_obj_int(ps_dict_get(doc->trailer, "Size"), &doc->size_key) < 0 || doc->size_key < 0)
+	if (ps_obj_int(ps_dict_get(x->trailer, "Size"), &x->size_key) < 0 || x->size_key < 0)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer has no valid /Size");
-	if (!ps_dict_get(doc->trailer, "Root"))
+	if (!ps_dict_get(x->trailer, "Root"))
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer has no /Root");
-	if (doc->xref_full) {
-		sort_shadows(doc);
-		doc->xref_kept = 0;
+	if (x->full) {
+		sort_shadows(x);
+		x->kept = 0;
 	} else if ((rc = watch_encrypt(doc)) < 0) {
 		return rc;
 	}
@@ -796,8 +865,8 @@ static int merged_entry(ps_doc *doc, uint32_t num, ps_xent *out)
 {
 	int i, rc;
 
-	for (i = 0; i < doc->nsections; i++) {
-		const ps_section *s = &doc->sections[i];
+	for (i = 0; i < doc->xref.nsections; i++) {
+		const ps_section *s = &doc->xref.sections[i];
 		ps_xrec t, x;
 		int has_t = 0, from_tab = 1;
 		if (s->tab) {
@@ -835,38 +904,39 @@ found:
 
 int ps_xref_find(ps_doc *doc, uint32_t num, const ps_xent **out)
 {
+	ps_xref *x = &doc->xref;
 	ps_xent *e, m;
 	int rc;
 
 	*out = NULL;
 	if (num == 0 || num > PS_MAX_OBJNUM)
 		return 0;
-	if (doc->xref_full) {
-		*out = ps_xref_get(doc, num);
+	if (x->full) {
+		*out = ps_xref_get(x, num);
 		return 0;
 	}
 	{
 		uint32_t p = num >> PS_XREF_PAGE_BITS;
-		if (p < doc->nxpages && doc->xpages[p]) {
-			e = &doc->xpages[p][num & (PS_XREF_PAGE - 1)];
+		if (p < x->npages && x->pages[p]) {
+			e = &x->pages[p][num & (PS_XREF_PAGE - 1)];
 			if (e->flags & PS_XENT_KNOWN) {
 				*out = e->type != 0 ? e : NULL;
 				return 0;
 			}
 		}
 	}
-	if (num >= doc->xref_bound)
+	if (num >= x->bound)
 		return 0; /* no section lists it */
 	/* Many lookups on a long chain: the full load is cheaper from here on
 	 * (each lazy lookup walks the sections; hostile files can have 4096).
 	 * If it fails (a damaged entry nobody asked for), stay lazy. */
-	doc->xref_lazy_work += (uint64_t)doc->nsections;
-	if (doc->xref_lazy_work > XREF_LAZY_WORK_MAX && !doc->xref_full_failed) {
+	x->lazy_work += (uint64_t)x->nsections;
+	if (x->lazy_work > XREF_LAZY_WORK_MAX && !x->full_failed) {
 		if (ps_xref_load_all(doc) == 0) {
-			*out = ps_xref_get(doc, num);
+			*out = ps_xref_get(x, num);
 			return 0;
 		}
-		doc->xref_full_failed = 1;
+		x->full_failed = 1;
 		doc->ctx->errmsg[0] = '\0';
 	}
 	memset(&m, 0, sizeof m);
@@ -895,7 +965,7 @@ static int full_entry(ps_doc *doc, void *ud, const ps_xrec *r)
  * newest first) and frees its parts, which the full index replaces. */
 static int merge_section(ps_doc *doc, int i)
 {
-	ps_section *s = &doc->sections[i];
+	ps_section *s = &doc->xref.sections[i];
 	struct full_load f = {(uint16_t)(i + 1), 1};
 	int rc;
 
@@ -918,57 +988,59 @@ static void free_parts(ps_section *s)
 
 int ps_xref_load_all(ps_doc *doc)
 {
+	ps_xref *x = &doc->xref;
 	uint32_t p;
 	int i, rc = 0;
 
-	if (doc->xref_full)
+	if (x->full)
 		return 0;
 	/* Entries resolved lazily so far are recomputed in place: pointers
 	 * handed out stay valid and see the same values (the parts answer
 	 * alike lazily and in full: xrefsec.c). */
-	for (p = 0; p < doc->nxpages; p++)
-		if (doc->xpages[p])
-			memset(doc->xpages[p], 0, PS_XREF_PAGE * sizeof(ps_xent));
-	doc->xref_used = doc->xref_max = 0;
-	for (i = 0; i < doc->nsections && rc >= 0; i++)
+	for (p = 0; p < x->npages; p++)
+		if (x->pages[p])
+			memset(x->pages[p], 0, PS_XREF_PAGE * sizeof(ps_xent));
+	x->used = x->max = 0;
+	for (i = 0; i < x->nsections && rc >= 0; i++)
 		rc = merge_section(doc, i);
 	if (rc < 0) { /* back to an empty lazy index */
-		for (p = 0; p < doc->nxpages; p++)
-			if (doc->xpages[p])
-				memset(doc->xpages[p], 0, PS_XREF_PAGE * sizeof(ps_xent));
-		doc->xref_used = doc->xref_max = 0;
-		doc->nshadows = 0;
+		for (p = 0; p < x->npages; p++)
+			if (x->pages[p])
+				memset(x->pages[p], 0, PS_XREF_PAGE * sizeof(ps_xent));
+		x->used = x->max = 0;
+		x->nshadows = 0;
 		return rc;
 	}
-	sort_shadows(doc);
-	for (i = 0; i < doc->nsections; i++)
-		free_parts(&doc->sections[i]);
-	doc->xref_kept = 0;
-	doc->xref_full = 1;
+	sort_shadows(x);
+	for (i = 0; i < x->nsections; i++)
+		free_parts(&x->sections[i]);
+	x->kept = 0;
+	x->full = 1;
 	return 0;
 }
 
 int ps_doc_is_xref_stream(ps_doc *doc, uint32_t num)
 {
+	const ps_xref *x = &doc->xref;
 	/* The live object NUM is a section of the chain when its entry points
 	 * at that section's xref stream; a number an xref stream once had but a
 	 * newer revision gave to another object is not (issue 11).  Binary
 	 * search: every stream of a rewrite asks, and a chain may have
 	 * PS_MAX_SECTIONS sections. */
 	const ps_xent *e;
-	size_t lo = 0, hi = doc->nxstm;
+	size_t lo = 0, hi = x->nxstm;
 
 	if (ps_xref_find(doc, num, &e) < 0 || !e || e->type != 1)
 		return 0; /* an entry that cannot be read is not one of the chain's (their entries were read at open) */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (doc->xstm[mid].num < num)
+		if (x->xstm[mid].num < num)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (; lo < doc->nxstm && doc->xstm[lo].num == num; lo++)
-		if (doc->xstm[lo].off == e->off)
+	for (; lo < x->nxstm && x->xstm[lo].num == num; lo++)
+		if (x->xstm[lo].off == e->off)
 			return 1;
 	return 0;
 }

@@ -77,19 +77,19 @@ START_TEST(classic_lookup_resolve_generations)
 
 	classic(&p, 0);
 	ck_assert_int_eq(open_file(pg_save(&p, dir, "classic.pdf")), 0);
-	ck_assert_int_eq(doc->nsections, 1);
-	ck_assert_int_eq(doc->sections[0].kind, PDFSTAMP_XREF_TABLE);
-	ck_assert_int_eq(doc->size_key, 5);
-	ck_assert_uint_eq(doc->xref_bound, 5); /* known from the subsection header alone */
+	ck_assert_int_eq(doc->xref.nsections, 1);
+	ck_assert_int_eq(doc->xref.sections[0].kind, PDFSTAMP_XREF_TABLE);
+	ck_assert_int_eq(doc->xref.size_key, 5);
+	ck_assert_uint_eq(doc->xref.bound, 5); /* known from the subsection header alone */
 	ck_assert_int_eq(ps_xref_load_all(doc), 0);
-	ck_assert_uint_eq(doc->xref_max, 4);
-	ck_assert_int_eq(ps_xref_type(doc, 0), 0);
-	ck_assert_int_eq(ps_xref_type(doc, 3), 1);
+	ck_assert_uint_eq(doc->xref.max, 4);
+	ck_assert_int_eq(ps_xref_type(ps_doc_xref(doc), 0), 0);
+	ck_assert_int_eq(ps_xref_type(ps_doc_xref(doc), 3), 1);
 	ck_assert_uint_eq(ps_doc_gen(doc, 3), 2);
 	ck_assert_uint_eq(ps_doc_gen(doc, 4), 7);
 	ck_assert_uint_eq(ps_doc_gen(doc, 1), 0);
-	ck_assert_uint_eq(ps_xref_next(doc, 0), 1);
-	ck_assert_uint_eq(ps_xref_next(doc, 4), 0);
+	ck_assert_uint_eq(ps_xref_next(ps_doc_xref(doc), 0), 1);
+	ck_assert_uint_eq(ps_xref_next(ps_doc_xref(doc), 4), 0);
 
 	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0);
 	ck_assert_ptr_nonnull(o);
@@ -187,9 +187,9 @@ START_TEST(xref_stream_and_object_stream)
 
 	with_objstm(&p);
 	ck_assert_int_eq(open_file(pg_save(&p, dir, "objstm.pdf")), 0);
-	ck_assert_int_eq(doc->nsections, 1);
-	ck_assert_int_eq(doc->sections[0].kind, PDFSTAMP_XREF_STREAM);
-	ck_assert_uint_eq(doc->sections[0].stream_num, 5);
+	ck_assert_int_eq(doc->xref.nsections, 1);
+	ck_assert_int_eq(doc->xref.sections[0].kind, PDFSTAMP_XREF_STREAM);
+	ck_assert_uint_eq(doc->xref.sections[0].stream_num, 5);
 	ck_assert(ps_doc_is_xref_stream(doc, 5));
 	ck_assert(!ps_doc_is_xref_stream(doc, 4));
 	ck_assert_int_eq(ps_xref_find(doc, 2, &x), 0);
@@ -235,12 +235,12 @@ START_TEST(two_revisions)
 	snprintf(tr, sizeof tr, "<</Size 6/Root 1 0 R/Prev %lld>>", (long long)x1);
 	x2 = pg_table(&p, e, 3, tr);
 	ck_assert_int_eq(open_file(pg_save(&p, dir, "two.pdf")), 0);
-	ck_assert_int_eq(doc->nsections, 2);
-	ck_assert_int_eq(doc->startxref, x2);
-	ck_assert_int_eq(doc->sections[0].off, x2);
-	ck_assert_int_eq(doc->sections[0].prev, x1);
-	ck_assert_int_eq(doc->sections[1].off, x1);
-	ck_assert_int_eq(doc->size_key, 6);
+	ck_assert_int_eq(doc->xref.nsections, 2);
+	ck_assert_int_eq(doc->xref.startxref, x2);
+	ck_assert_int_eq(doc->xref.sections[0].off, x2);
+	ck_assert_int_eq(doc->xref.sections[0].prev, x1);
+	ck_assert_int_eq(doc->xref.sections[1].off, x1);
+	ck_assert_int_eq(doc->xref.size_key, 6);
 	ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), 0);
 	ck_assert_int_eq(ps_array_len(ps_dict_get(o, "Kids")), 2); /* the newer object 2 */
 	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);          /* older ones stay visible */
@@ -309,15 +309,17 @@ START_TEST(parse_at_checks_the_number)
 	pg p;
 	ps_obj *o = NULL;
 	uint32_t num = 0;
+	int64_t off;
 
 	classic(&p, 0);
 	ck_assert_int_eq(open_file(pg_save(&p, dir, "classic.pdf")), 0);
 	ck_assert_int_eq(ps_xref_load_all(doc), 0);
-	ck_assert_int_eq(ps_doc_parse_at(doc, ps_xref_get(doc, 4)->off, 0, &o, &num), 0);
+	off = ps_xref_get(ps_doc_xref(doc), 4)->off;
+	ck_assert_int_eq(ps_doc_parse_at(doc, off, 0, &o, &num), 0);
 	ck_assert_uint_eq(num, 4);
 	ck_assert_int_eq(o->kind, PS_STR);
 	ps_obj_free(o);
-	ck_assert_int_eq(ps_doc_parse_at(doc, ps_xref_get(doc, 4)->off, 3, &o, &num), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(ps_doc_parse_at(doc, off, 3, &o, &num), PDFSTAMP_E_FORMAT);
 	ck_assert_ptr_null(o);
 	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "object 3"));
 }
@@ -582,9 +584,9 @@ static void salvage_case(enum tail_damage how)
 	ck_assert_str_eq(why, whole);
 	ck_assert_int_eq(pdfstamp_doc_damaged_tail(doc, NULL, NULL, NULL, 0), 1);
 	ck_assert_int_eq(doc->size, good);
-	ck_assert_int_eq(doc->nsections, 1);
-	ck_assert_int_eq(doc->trailing, 0);
-	ck_assert(doc->xref_full);
+	ck_assert_int_eq(doc->xref.nsections, 1);
+	ck_assert_int_eq(doc->xref.trailing, 0);
+	ck_assert(doc->xref.full);
 	assert_read_within(doc, good);
 	/* revision 1 as it was: object 2 with one kid, no object 5 */
 	ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), 0);
@@ -679,7 +681,7 @@ START_TEST(salvage_clean_and_usage)
 	ck_assert_int_eq(len, 0);
 	ck_assert_str_eq(why, "");
 	ck_assert_int_eq(pdfstamp_doc_damaged_tail(NULL, &off, NULL, why, sizeof why), 0);
-	ck_assert(doc->xref_full); /* every entry read at open */
+	ck_assert(doc->xref.full); /* every entry read at open */
 }
 END_TEST
 

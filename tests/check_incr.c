@@ -33,6 +33,36 @@ static ps_ctx *ctx;
 static ps_doc *doc, *out;
 static ps_update up;
 
+/* What the index of D says (doc.h): its sections, newest first, their
+ * number, its facts and its newest trailer. */
+static const ps_section *sections(ps_doc *d)
+{
+	int n;
+
+	return ps_xref_sections(ps_doc_xref(d), &n);
+}
+
+static int nsections(ps_doc *d)
+{
+	int n;
+
+	ps_xref_sections(ps_doc_xref(d), &n);
+	return n;
+}
+
+static struct ps_xref_info xinfo(ps_doc *d)
+{
+	struct ps_xref_info xi;
+
+	ps_xref_info(ps_doc_xref(d), &xi);
+	return xi;
+}
+
+static const ps_obj *trailer(ps_doc *d)
+{
+	return ps_xref_trailer(ps_doc_xref(d));
+}
+
 static void setup(void)
 {
 	dir = pg_tmpdir("check_incr");
@@ -147,7 +177,7 @@ START_TEST(commit_new_file_table)
 
 	before = pg_slurp(in, &nb);
 	ck_assert_int_eq(ps_doc_open(ctx, &doc, in, 0), 0);
-	prev = doc->startxref;
+	prev = xinfo(doc).startxref;
 	w.output = o;
 	ck_assert_int_eq(ps_update_begin(doc, &w, &up), 0);
 	typical_update(&anum, &inum);
@@ -163,24 +193,24 @@ START_TEST(commit_new_file_table)
 
 	ck_assert_int_eq(ps_doc_open(ctx, &out, o, 0), 0);
 	ck_assert_int_eq(out->size, res.base_length + res.bytes_appended);
-	ck_assert_int_eq(out->startxref, res.xref_offset);
-	ck_assert_int_eq(out->nsections, 2);
-	ck_assert_int_eq(out->sections[0].kind, PDFSTAMP_XREF_TABLE);
-	ck_assert_int_eq(out->sections[0].prev, prev);
-	ck_assert_int_eq(out->size_key, 8);
+	ck_assert_int_eq(xinfo(out).startxref, res.xref_offset);
+	ck_assert_int_eq(nsections(out), 2);
+	ck_assert_int_eq(sections(out)[0].kind, PDFSTAMP_XREF_TABLE);
+	ck_assert_int_eq(sections(out)[0].prev, prev);
+	ck_assert_int_eq(xinfo(out).size_key, 8);
 	ck_assert_int_eq(ps_xref_load_all(out), 0);
-	ck_assert_int_eq(ps_xref_type(out, 6), 0);
+	ck_assert_int_eq(ps_xref_type(ps_doc_xref(out), 6), 0);
 	ck_assert_int_eq(ps_doc_lookup(out, anum, &x), 0);
 	ck_assert(ps_obj_is_name(ps_dict_get(x, "Subtype"), "Stamp"));
 	ck_assert_int_eq(ps_doc_lookup(out, 3, &x), 0);
 	ck_assert_ptr_nonnull(ps_dict_get(x, "Annots"));
 	ck_assert_uint_eq(ps_doc_gen(out, 3), 2); /* the generation is kept */
-	x = ps_dict_get(out->trailer, "Info");
+	x = ps_dict_get(trailer(out), "Info");
 	ck_assert_int_eq(x->kind, PS_REF);
 	ck_assert_uint_eq(x->u.ref.num, inum);
-	ck_assert_ptr_nonnull(ps_dict_get(out->trailer, "Root"));
+	ck_assert_ptr_nonnull(ps_dict_get(trailer(out), "Root"));
 	/* no /ID in the input: both halves new */
-	id = ps_dict_get(out->trailer, "ID");
+	id = ps_dict_get(trailer(out), "ID");
 	ck_assert_int_eq(ps_array_len(id), 2);
 	ck_assert_uint_eq(ps_array_get(id, 0)->u.str.len, 16);
 	ck_assert_uint_eq(ps_array_get(id, 1)->u.str.len, 16);
@@ -212,7 +242,7 @@ START_TEST(commit_new_file_stream)
 	const ps_xent *e;
 
 	ck_assert_int_eq(ps_doc_open(ctx, &doc, in, 0), 0);
-	prev = doc->startxref;
+	prev = xinfo(doc).startxref;
 	base = doc->size;
 	w.output = o;
 	ck_assert_int_eq(ps_update_begin(doc, &w, &up), 0);
@@ -223,25 +253,25 @@ START_TEST(commit_new_file_stream)
 	xnum = inum + 1; /* the stream's own number comes last */
 
 	ck_assert_int_eq(ps_doc_open(ctx, &out, o, 0), 0);
-	ck_assert_int_eq(out->nsections, 2);
-	ck_assert_int_eq(out->sections[0].kind, PDFSTAMP_XREF_STREAM);
-	ck_assert_uint_eq(out->sections[0].stream_num, xnum);
-	ck_assert_int_eq(out->sections[0].prev, prev);
+	ck_assert_int_eq(nsections(out), 2);
+	ck_assert_int_eq(sections(out)[0].kind, PDFSTAMP_XREF_STREAM);
+	ck_assert_uint_eq(sections(out)[0].stream_num, xnum);
+	ck_assert_int_eq(sections(out)[0].prev, prev);
 	ck_assert_int_eq(ps_xref_find(out, xnum, &e), 0); /* it lists itself */
 	ck_assert_ptr_nonnull(e);
 	ck_assert_int_eq(e->off, res.xref_offset);
-	ck_assert_int_eq(out->size_key, xnum + 1);
+	ck_assert_int_eq(xinfo(out).size_key, xnum + 1);
 	/* ID[0] kept, ID[1] new */
-	x = ps_dict_get(out->trailer, "ID");
+	x = ps_dict_get(trailer(out), "ID");
 	ck_assert_uint_eq(ps_array_get(x, 0)->u.str.len, 16);
 	ck_assert_mem_eq(ps_array_get(x, 0)->u.str.p, "\x00\x11\x22\x33\x44\x55\x66\x77", 8);
 	ck_assert_uint_eq(ps_array_get(x, 1)->u.str.len, 16);
 	/* /W [1 2 2] for offsets under 64 KiB; /Index [3 1 6 3] */
-	wa = ps_dict_get(out->trailer, "W");
+	wa = ps_dict_get(trailer(out), "W");
 	ck_assert_int_eq(ps_array_len(wa), 3);
 	ck_assert_int_eq(ps_array_get(wa, 1)->u.i, res.xref_offset > 255 ? 2 : 1);
 	ck_assert_int_eq(ps_array_get(wa, 2)->u.i, 2);
-	idx = ps_dict_get(out->trailer, "Index");
+	idx = ps_dict_get(trailer(out), "Index");
 	ck_assert_int_eq(ps_array_len(idx), 4);
 	ck_assert_int_eq(ps_array_get(idx, 0)->u.i, 3);
 	ck_assert_int_eq(ps_array_get(idx, 1)->u.i, 1);
@@ -286,7 +316,7 @@ START_TEST(commit_in_place)
 	pdfstamp_doc_close(doc);
 	doc = NULL;
 	ck_assert_int_eq(ps_doc_open(ctx, &out, in, 0), 0);
-	ck_assert_int_eq(out->nsections, 2);
+	ck_assert_int_eq(nsections(out), 2);
 	ck_assert_int_eq(ps_doc_lookup(out, anum, &x), 0);
 	ck_assert_ptr_nonnull(x);
 	free(before);
@@ -428,7 +458,7 @@ START_TEST(missing_objects_are_never_written)
 	ck_assert_int_eq(ps_update_put(&up, 3, 0, ps_obj_copy(x)), 0); /* in use */
 	ck_assert_int_eq(ps_update_commit(&up, &w, NULL), 0);
 	ck_assert_int_eq(ps_doc_open(ctx, &out, o, 0), 0);
-	ck_assert_int_eq(out->size_key, 10);
+	ck_assert_int_eq(xinfo(out).size_key, 10);
 	ck_assert_int_eq(ps_doc_lookup(out, 6, &x), 0);
 	ck_assert_ptr_null(x); /* /Info still names nothing */
 	ck_assert_int_eq(ps_doc_lookup(out, 8, &x), 0);
@@ -794,16 +824,16 @@ static void round_trip(int stream)
 	ck_assert_int_eq(ps_xrefw_write(ctx, &src, t, stream, 6, xoff, &p.b), 0);
 	ps_obj_free(t);
 	ck_assert_int_eq(ps_doc_open(ctx, &doc, pg_save(&p, dir, "rt.pdf"), 0), 0);
-	ck_assert_int_eq(doc->sections[0].kind, stream ? PDFSTAMP_XREF_STREAM : PDFSTAMP_XREF_TABLE);
-	ck_assert_int_eq(doc->startxref, xoff);
+	ck_assert_int_eq(sections(doc)[0].kind, stream ? PDFSTAMP_XREF_STREAM : PDFSTAMP_XREF_TABLE);
+	ck_assert_int_eq(xinfo(doc).startxref, xoff);
 	ck_assert_int_eq(ps_xref_load_all(doc), 0);
 	for (i = 1; i < n; i++) {
-		const ps_xent *xe = ps_xref_get(doc, e[i].num);
+		const ps_xent *xe = ps_xref_get(ps_doc_xref(doc), e[i].num);
 		ck_assert_ptr_nonnull(xe);
 		ck_assert_int_eq(xe->off, (int64_t)e[i].f2);
 		ck_assert_uint_eq(xe->aux, e[i].f3);
 	}
-	ck_assert_int_eq(ps_xref_type(doc, 3), 0);
+	ck_assert_int_eq(ps_xref_type(ps_doc_xref(doc), 3), 0);
 	ck_assert_int_eq(ps_doc_lookup(doc, 5, &x), 0);
 	ck_assert_mem_eq(x->u.str.p, "five", 4);
 }

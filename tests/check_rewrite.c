@@ -144,7 +144,7 @@ static void rw_opts(struct pdfstamp_rewrite_opts *o, const char *out, const char
 /* The number of the trailer's /Encrypt object, 0 if none. */
 static uint32_t encrypt_num(ps_doc *d)
 {
-	ps_obj *e = ps_dict_get(d->trailer, "Encrypt");
+	ps_obj *e = ps_dict_get(ps_xref_trailer(ps_doc_xref(d)), "Encrypt");
 
 	return e && e->kind == PS_REF ? e->u.ref.num : 0;
 }
@@ -188,23 +188,24 @@ static void same_object(ps_doc *a, ps_doc *b, uint32_t num, int root)
 static int same_content(ps_doc *in, ps_doc *out)
 {
 	uint32_t num, ein = encrypt_num(in), eout = encrypt_num(out);
+	const ps_xref *xin = ps_doc_xref(in), *xout = ps_doc_xref(out);
 	ps_obj *root = NULL, *ref = NULL;
 	int n = 0;
 
 	ck_assert_int_eq(ps_doc_catalog(in, PS_CATALOG_INDIRECT, &root, &ref), 0);
 	ck_assert_int_eq(ps_xref_load_all(in), 0);
 	ck_assert_int_eq(ps_xref_load_all(out), 0);
-	for (num = ps_xref_next(in, 0); num; num = ps_xref_next(in, num)) {
+	for (num = ps_xref_next(xin, 0); num; num = ps_xref_next(xin, num)) {
 		if (num == ein || ps_doc_is_xref_stream(in, num))
 			continue;
 		ck_assert_msg(num != eout, "object %u is the output's /Encrypt", num);
 		same_object(in, out, num, num == ref->u.ref.num);
 		n++;
 	}
-	for (num = ps_xref_next(out, 0); num; num = ps_xref_next(out, num)) {
+	for (num = ps_xref_next(xout, 0); num; num = ps_xref_next(xout, num)) {
 		if (num == eout || ps_doc_is_xref_stream(out, num))
 			continue;
-		ck_assert_msg(ps_xref_type(in, num) != 0 && num != ein, "object %u is new in the output", num);
+		ck_assert_msg(ps_xref_type(xin, num) != 0 && num != ein, "object %u is new in the output", num);
 	}
 	return n;
 }
@@ -426,6 +427,7 @@ START_TEST(self_check_compares_plaintext)
 {
 	char bad[192];
 	pdfstamp_doc *in, *out;
+	const ps_xref *xout;
 	ps_rwoff rows[64];
 	struct ps_segpool *pool;
 	size_t nrows = 0, k, n;
@@ -441,7 +443,8 @@ START_TEST(self_check_compares_plaintext)
 	out = open_doc(enc1, O1);
 	enc = encrypt_num(out);
 	ck_assert_int_eq(ps_xref_load_all(out), 0);
-	for (num = ps_xref_next(out, 0); num; num = ps_xref_next(out, num)) {
+	xout = ps_doc_xref(out);
+	for (num = ps_xref_next(xout, 0); num; num = ps_xref_next(xout, num)) {
 		ps_buf d = PS_BUF_INIT;
 		ck_assert_uint_lt(nrows, 64);
 		memset(&rows[nrows], 0, sizeof rows[nrows]);

@@ -536,7 +536,7 @@ START_TEST(xref_stream_decoded_as_needed)
 			              pdfstamp_ctx_errmsg(ctx));
 			ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
 			ck_assert_ptr_nonnull(ps_dict_get(o, "MediaBox"));
-			part = doc->sections[0].stm;
+			part = doc->xref.sections[0].stm;
 			ck_assert_ptr_nonnull(part);
 			ck_assert_uint_eq(part->total, (size_t)200000 * 7);
 			ck_assert_msg(part->data.len <= 256 * 1024, "decoded %zu bytes for three lookups", part->data.len);
@@ -600,7 +600,7 @@ START_TEST(xref_stream_damage_is_sticky)
 	pdf_stream_obj(&p, 4, dict, z, zlen);
 	ps_buf_printf(&p.b, "startxref\n%lld\n%%%%EOF\n", (long long)x);
 	ck_assert_int_eq(open_buf(&p), 0);
-	part = doc->sections[0].stm;
+	part = doc->xref.sections[0].stm;
 	ck_assert_int_eq(ps_xpart_get(doc, part, 3, &r), 1);
 	ck_assert_int_eq(ps_xpart_get(doc, part, 25000, &r), PDFSTAMP_E_FORMAT);
 	ck_assert_int_eq(ps_xpart_get(doc, part, 25000, &r), PDFSTAMP_E_FORMAT);
@@ -705,12 +705,14 @@ START_TEST(xref_stream_wide_row_is_trimmed)
 		ck_assert_int_eq(ps_xref_find(doc, num, &e), 0);
 		ck_assert_int_eq(e->type, 1);
 	}
-	for (s = 0; s < doc->nsections; s++)
-		if (doc->sections[s].stm) {
-			held += doc->sections[s].stm->data.cap + doc->sections[s].stm->raw.cap;
-			counted += doc->sections[s].stm->kept;
-			ck_assert_ptr_null(doc->sections[s].stm->fr);
+	for (s = 0; s < doc->xref.nsections; s++) {
+		const ps_xpart *part = doc->xref.sections[s].stm;
+		if (part) {
+			held += part->data.cap + part->raw.cap;
+			counted += part->kept;
+			ck_assert_ptr_null(part->fr);
 		}
+	}
 	ck_assert_msg(held <= counted && held < ((size_t)1 << 20), "held %zu, counted %zu", held, counted);
 	free(z);
 	ps_buf_free(&rows);
@@ -771,7 +773,7 @@ START_TEST(hybrid_file)
 	ck_assert_ptr_nonnull(o);
 	ck_assert_mem_eq(o->u.str.p, "five", 4);
 	/* issue 11: the /XRefStm stream (object 7) is one of the chain's */
-	ck_assert_int_eq(doc->sections[0].xrefstm_num, 7);
+	ck_assert_int_eq(doc->xref.sections[0].xrefstm_num, 7);
 	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 7), 1);
 	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 4), 0);
 	pdfstamp_info_clear(&info);
@@ -945,26 +947,26 @@ START_TEST(sparse_high_numbers_cost_little)
 	ck_assert_int_eq(info.pages, 1);
 	ck_assert_int_eq(info.size, 8388003);
 	/* one 4 KiB page and a directory of at most 32768 slots */
-	ck_assert_uint_le(doc->xref_bytes, PS_XREF_PAGE * sizeof(ps_xent) + 32768 * sizeof(ps_xent *));
+	ck_assert_uint_le(doc->xref.bytes, PS_XREF_PAGE * sizeof(ps_xent) + 32768 * sizeof(ps_xent *));
 	if (before >= 0)
 		ck_assert_int_lt(after - before, 4 << 20);
 	/* lookups, the walk over the objects in use, the highest number */
 	ck_assert_int_eq(ps_doc_lookup(doc, 8388002, &o), 0);
 	ck_assert_ptr_nonnull(o);
 	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
-	ck_assert_ptr_null(ps_xref_get(doc, 8387999));
-	ck_assert_ptr_null(ps_xref_get(doc, 8388003));
-	ck_assert_ptr_null(ps_xref_get(doc, PS_MAX_OBJNUM));
-	ck_assert_ptr_null(ps_xref_get(doc, UINT32_MAX));
-	ck_assert_ptr_null(ps_xref_get(doc, 0));
-	ck_assert_int_eq(ps_xref_type(doc, 8388001), 1);
-	ck_assert_uint_eq(ps_xref_next(doc, 0), 8388000);
-	ck_assert_uint_eq(ps_xref_next(doc, 8388000), 8388001);
-	ck_assert_uint_eq(ps_xref_next(doc, 8388001), 8388002);
-	ck_assert_uint_eq(ps_xref_next(doc, 8388002), 0);
-	ck_assert_uint_eq(ps_xref_next(doc, UINT32_MAX), 0);
-	ck_assert_uint_eq(doc->xref_max, 8388002);
-	ck_assert_uint_eq(doc->xref_used, 3);
+	ck_assert_ptr_null(ps_xref_get(ps_doc_xref(doc), 8387999));
+	ck_assert_ptr_null(ps_xref_get(ps_doc_xref(doc), 8388003));
+	ck_assert_ptr_null(ps_xref_get(ps_doc_xref(doc), PS_MAX_OBJNUM));
+	ck_assert_ptr_null(ps_xref_get(ps_doc_xref(doc), UINT32_MAX));
+	ck_assert_ptr_null(ps_xref_get(ps_doc_xref(doc), 0));
+	ck_assert_int_eq(ps_xref_type(ps_doc_xref(doc), 8388001), 1);
+	ck_assert_uint_eq(ps_xref_next(ps_doc_xref(doc), 0), 8388000);
+	ck_assert_uint_eq(ps_xref_next(ps_doc_xref(doc), 8388000), 8388001);
+	ck_assert_uint_eq(ps_xref_next(ps_doc_xref(doc), 8388001), 8388002);
+	ck_assert_uint_eq(ps_xref_next(ps_doc_xref(doc), 8388002), 0);
+	ck_assert_uint_eq(ps_xref_next(ps_doc_xref(doc), UINT32_MAX), 0);
+	ck_assert_uint_eq(doc->xref.max, 8388002);
+	ck_assert_uint_eq(doc->xref.used, 3);
 	pdfstamp_info_clear(&info);
 }
 END_TEST
@@ -1017,18 +1019,19 @@ START_TEST(sparse_scattered_revisions)
 	ck_assert_int_eq(ps_xref_load_all(doc), 0);
 	{
 		static const uint32_t want[] = {1, 2, 3, 4, 300, 70000, 1000000, 5000000, 6000000, 8000000, PS_MAX_OBJNUM};
+		const ps_xref *x = ps_doc_xref(doc);
 		i = 0;
-		for (n = ps_xref_next(doc, 0); n != 0; n = ps_xref_next(doc, n)) {
+		for (n = ps_xref_next(x, 0); n != 0; n = ps_xref_next(x, n)) {
 			ck_assert_int_lt(i, (int)(sizeof want / sizeof want[0]));
 			ck_assert_uint_eq(n, want[i]);
 			i++;
 		}
 		ck_assert_int_eq(i, (int)(sizeof want / sizeof want[0]));
 	}
-	ck_assert_uint_eq(doc->xref_used, 11);
-	ck_assert_uint_eq(doc->xref_max, PS_MAX_OBJNUM);
+	ck_assert_uint_eq(doc->xref.used, 11);
+	ck_assert_uint_eq(doc->xref.max, PS_MAX_OBJNUM);
 	/* pages: 1-4, 300, 70000, 1000000, 4000000, 5000000, 6000000, 8000000, max */
-	ck_assert_uint_le(doc->xref_bytes, 9 * PS_XREF_PAGE * sizeof(ps_xent) + 32768 * sizeof(ps_xent *));
+	ck_assert_uint_le(doc->xref.bytes, 9 * PS_XREF_PAGE * sizeof(ps_xent) + 32768 * sizeof(ps_xent *));
 }
 END_TEST
 
@@ -1178,7 +1181,7 @@ START_TEST(xref_type_is_not_an_exemption)
 	build_stream_pdf(&p, 4, 0, "");
 	ck_assert_int_eq(open_buf(&p), 0);
 	ck_assert_int_eq(ps_doc_is_xref_stream(doc, 1), 0);
-	ck_assert_int_ne(ps_doc_is_xref_stream(doc, doc->sections[0].stream_num), 0);
+	ck_assert_int_ne(ps_doc_is_xref_stream(doc, doc->xref.sections[0].stream_num), 0);
 	{
 		ps_obj *d = ps_new_dict(), *stm;
 		ck_assert_int_eq(ps_dict_put(d, "Type", ps_new_name("XRef")), 0);
@@ -1253,10 +1256,10 @@ static void lazy_equals_full(const char *path)
 	ck_assert_int_eq(pdfstamp_doc_open(ctx, &lazy, path, 0), 0);
 	ck_assert_int_eq(pdfstamp_doc_open(ctx, &full, path, 0), 0);
 	ck_assert_int_eq(ps_xref_load_all(full), 0);
-	ck_assert_uint_ge(lazy->xref_bound, full->xref_max + 1);
-	ck_assert_uint_ge(lazy->xref_mentioned, full->xref_used);
-	for (num = 0; num < lazy->xref_bound + 2; num++) {
-		const ps_xent *a = NULL, *b = ps_xref_get(full, num);
+	ck_assert_uint_ge(lazy->xref.bound, full->xref.max + 1);
+	ck_assert_uint_ge(lazy->xref.mentioned, full->xref.used);
+	for (num = 0; num < lazy->xref.bound + 2; num++) {
+		const ps_xent *a = NULL, *b = ps_xref_get(ps_doc_xref(full), num);
 		ck_assert_int_eq(ps_xref_find(lazy, num, &a), 0);
 		ck_assert_msg((a != NULL) == (b != NULL), "object %u: lazy %p, full %p", num, (void *)a, (void *)b);
 		if (a) {
@@ -1293,10 +1296,10 @@ START_TEST(lazy_table_reads_little)
 	write_file(p.b.data, p.b.len);
 	ps_buf_free(&p.b);
 	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, tmpl, 0), 0);
-	ck_assert_ptr_nonnull(doc->sections[0].tab);
-	ck_assert_int_eq(doc->sections[0].tab->form, PS_XPART_SUBS);
-	ck_assert_uint_eq(doc->sections[0].tab->nsubs, 2);
-	ck_assert_uint_eq(doc->xref_bound, (uint32_t)n);
+	ck_assert_ptr_nonnull(doc->xref.sections[0].tab);
+	ck_assert_int_eq(doc->xref.sections[0].tab->form, PS_XPART_SUBS);
+	ck_assert_uint_eq(doc->xref.sections[0].tab->nsubs, 2);
+	ck_assert_uint_eq(doc->xref.bound, (uint32_t)n);
 	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
 	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
 	ck_assert_int_eq(ps_doc_lookup(doc, 19999, &o), 0);
@@ -1308,7 +1311,7 @@ START_TEST(lazy_table_reads_little)
 		ck_assert_int_eq(ps_doc_lookup(doc, (uint32_t)(n + i * 8000), &o), 0);
 		ck_assert_ptr_null(o);
 	}
-	ck_assert_int_lt(doc->xref_bytes, 64 * 1024);
+	ck_assert_int_lt(doc->xref.bytes, 64 * 1024);
 	lazy_equals_full(tmpl);
 }
 END_TEST
@@ -1363,7 +1366,7 @@ START_TEST(lazy_irregular_tables)
 		ck_assert_msg(o && ps_obj_is_name(ps_dict_get(o, "Type"), "Page"), "%s", sh);
 		ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), 0);
 		ck_assert_msg(o && ps_obj_is_name(ps_dict_get(o, "Type"), "Pages"), "%s", sh);
-		ck_assert_msg(doc->sections[0].tab->form == want, "%s: form %d", sh, doc->sections[0].tab->form);
+		ck_assert_msg(doc->xref.sections[0].tab->form == want, "%s: form %d", sh, doc->xref.sections[0].tab->form);
 		lazy_equals_full(tmpl);
 		pdfstamp_doc_close(doc);
 		doc = NULL;
@@ -1428,8 +1431,8 @@ START_TEST(lazy_xref_stream_unsorted_index)
 	ps_buf_free(&p.b);
 	(void)x;
 	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, tmpl, 0), 0);
-	ck_assert_int_eq(doc->xref_full, 1); /* loaded whole at open, the parts freed */
-	ck_assert_ptr_null(doc->sections[0].stm);
+	ck_assert_int_eq(doc->xref.full, 1); /* loaded whole at open, the parts freed */
+	ck_assert_ptr_null(doc->xref.sections[0].stm);
 	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
 	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
 	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0);
@@ -1460,7 +1463,7 @@ START_TEST(lazy_entries_that_add_up)
 	ps_buf_printf(&p.b, "%010lld 00000 n\r\n%010lld 00000 n\r\n", (long long)p.off[3], (long long)p.off[2]);
 	ps_buf_printf(&p.b, "trailer\n<</Size 6 /Root 1 0 R>>\nstartxref\n%lld\n%%%%EOF\n", (long long)x);
 	ck_assert_int_eq(open_buf(&p), 0);
-	ck_assert_int_eq(doc->sections[0].tab->form, PS_XPART_SUBS);
+	ck_assert_int_eq(doc->xref.sections[0].tab->form, PS_XPART_SUBS);
 	ck_assert_int_eq(ps_doc_lookup(doc, 1, &o), 0);
 	ck_assert_ptr_nonnull(o);
 	/* 7.5.4 puts entry 4 at 4 x 20 bytes: that is what is read */
@@ -1473,7 +1476,7 @@ START_TEST(lazy_entries_that_add_up)
 	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), PDFSTAMP_E_FORMAT);
 	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "7.5.4"));
 	ck_assert_int_eq(ps_doc_lookup(doc, 2, &o), PDFSTAMP_E_FORMAT);
-	ck_assert_int_eq(doc->sections[0].tab->form, PS_XPART_SUBS);
+	ck_assert_int_eq(doc->xref.sections[0].tab->form, PS_XPART_SUBS);
 	ck_assert_int_eq(ps_xref_load_all(doc), PDFSTAMP_E_FORMAT);
 }
 END_TEST
@@ -1552,9 +1555,9 @@ START_TEST(lazy_big_streams_load_whole)
 	ps_buf_printf(&p.b, "startxref\n%lld\n%%%%EOF\n", (long long)prev);
 	ps_buf_free(&raw);
 	ck_assert_int_eq(open_buf(&p), 0);
-	ck_assert_int_eq(doc->xref_full, 1);
-	ck_assert_ptr_null(doc->sections[0].stm);
-	ck_assert_ptr_null(doc->sections[1].stm);
+	ck_assert_int_eq(doc->xref.full, 1);
+	ck_assert_ptr_null(doc->xref.sections[0].stm);
+	ck_assert_ptr_null(doc->xref.sections[1].stm);
 	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
 	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
 }
@@ -1583,14 +1586,14 @@ START_TEST(lazy_long_chain_goes_full)
 		prev = x;
 	}
 	ck_assert_int_eq(open_buf(&p), 0);
-	ck_assert_int_eq(doc->nsections, 301);
-	ck_assert_int_eq(doc->xref_full, 0);
+	ck_assert_int_eq(doc->xref.nsections, 301);
+	ck_assert_int_eq(doc->xref.full, 0);
 	/* distinct numbers, each a walk over the 301 sections */
-	for (i = 4; i < 1000 && !doc->xref_full; i++) {
+	for (i = 4; i < 1000 && !doc->xref.full; i++) {
 		ck_assert_int_eq(ps_doc_lookup(doc, (uint32_t)i, &o), 0);
 		ck_assert_ptr_null(o);
 	}
-	ck_assert_int_eq(doc->xref_full, 1);
+	ck_assert_int_eq(doc->xref.full, 1);
 	ck_assert_int_lt(i, 400);
 	ck_assert_int_eq(ps_doc_lookup(doc, 3, &o), 0);
 	ck_assert(ps_obj_is_name(ps_dict_get(o, "Type"), "Page"));
