@@ -360,7 +360,7 @@ static int own_kind(struct audit *a, uint32_t num, const ps_obj *o, int sec, int
 	*rc = 0;
 	if (!o)
 		return -1;
-	if (num && num == a->doc->encrypt_num)
+	if (num && num == a->enc_num)
 		return PDFSTAMP_CHANGE_ENCRYPTION;
 	{
 		const ps_obj *info = ps_audit_trailer_key(a, sec, 1);
@@ -1033,10 +1033,7 @@ static int streams_equal(struct audit *a, uint32_t num, ps_obj *o, uint16_t og, 
 	if ((rc = ps_doc_stream_data_as(a->doc, num, og, 0, o, 0, &bo)) == 0 &&
 	    (rc = ps_doc_stream_data_as(a->doc, num, ng, 0, n, 0, &bn)) == 0) {
 		*eq = bo.len == bn.len && (bo.len == 0 || memcmp(bo.data, bn.data, bo.len) == 0);
-		a->doc->asof_decoded += (int64_t)bo.len + (int64_t)bn.len;
-		if (a->doc->asof_decoded > a->doc->asof_cap)
-			rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "reading the older revisions would decode more than "
-			            "%lld bytes (4 times the file size and 64 MiB): refused", (long long)a->doc->asof_cap);
+		rc = ps_doc_asof_charge(a->doc, (int64_t)bo.len + (int64_t)bn.len);
 	}
 	ps_buf_free(&bo);
 	ps_buf_free(&bn);
@@ -1688,7 +1685,7 @@ static int obj_header(const uint8_t *b, size_t n, size_t p, uint32_t *num, uint3
 static int scan_unlisted(struct audit *a)
 {
 	ps_buf b = PS_BUF_INIT;
-	int64_t start = -1, off;
+	int64_t start = -1, off, size = ps_doc_size(a->doc);
 	int i, rc = 0, found = 0;
 
 	for (i = 0; i < a->r->nsigs; i++)
@@ -1699,7 +1696,7 @@ static int scan_unlisted(struct audit *a)
 	for (i = 1; i < a->limit; i++)
 		if (a->revs[i].nlisted > 1)
 			qsort(a->revs[i].listed, a->revs[i].nlisted, sizeof *a->revs[i].listed, cmp_lobj);
-	for (off = start; off < a->doc->size && rc == 0 && found < MAX_UNLISTED;) {
+	for (off = start; off < size && rc == 0 && found < MAX_UNLISTED;) {
 		size_t p, n;
 		int64_t next;
 		if ((rc = ps_doc_pread(a->doc, off, SCAN_CHUNK, &b)) < 0)
@@ -1713,7 +1710,7 @@ static int scan_unlisted(struct audit *a)
 			int64_t x = off + (int64_t)p;
 			if (b.data[p] < '0' || b.data[p] > '9' || (p > 0 && regular(b.data[p - 1])))
 				continue;
-			if (p + SCAN_OVERLAP > n && next < a->doc->size)
+			if (p + SCAN_OVERLAP > n && next < size)
 				break; /* read again from here with the next chunk */
 			if (!obj_header(b.data, n, p, &num, &gen))
 				continue;
@@ -1736,7 +1733,7 @@ static int scan_unlisted(struct audit *a)
 				}
 			}
 		}
-		if (p < n && next < a->doc->size && found < MAX_UNLISTED && rc == 0)
+		if (p < n && next < size && found < MAX_UNLISTED && rc == 0)
 			next = off + (int64_t)p;
 		if (next <= off)
 			break;
@@ -1775,33 +1772,38 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 {
 	struct audit a;
 	struct ps_xref_info xi;
+	struct ps_doc_security ds;
 	const ps_xshadow *hidden;
+	ps_ctx *ctx;
 	int docmdp = 0, incomplete = 0, rc, i, sec;
 	uint32_t num;
 	size_t k, nhidden;
 
 	if (!doc || !r)
-		return doc ? ps_err(doc->ctx, PDFSTAMP_E_USAGE, "pdfstamp_audit: NULL argument") : PDFSTAMP_E_USAGE;
+		return doc ? ps_err(ps_doc_ctx(doc), PDFSTAMP_E_USAGE, "pdfstamp_audit: NULL argument")
+		           : PDFSTAMP_E_USAGE;
+	ctx = ps_doc_ctx(doc);
 	if (r->version != PDFSTAMP_AUDIT_REPORT_VERSION)
-		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "pdfstamp_audit: unknown report version %u", r->version);
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_audit: unknown report version %u", r->version);
 	pdfstamp_audit_clear(r);
-	if (doc->encrypted && !doc->authenticated)
-		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
+	ps_doc_security(doc, &ds);
+	if (ds.sec && !ds.authenticated)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
 	if ((rc = ps_xref_load_all(doc)) < 0)
 		return rc;
 	memset(&a, 0, sizeof a);
 	a.xref = ps_doc_xref(doc);
 	ps_xref_info(a.xref, &xi);
 	if (xi.hidden_lost)
-		return ps_err(doc->ctx, PDFSTAMP_E_UNSUPPORTED, "the revisions redefine too many objects to audit");
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "the revisions redefine too many objects to audit");
 	a.doc = doc;
-	a.ctx = doc->ctx;
+	a.ctx = ctx;
+	a.enc_num = ds.encrypt_num;
 	a.r = r;
 	a.secs = ps_xref_sections(a.xref, &a.ns);
 	/* note 7: what reading older revisions may decode, object streams
 	 * (doc.c) and compared stream data together */
-	doc->asof_decoded = 0;
-	doc->asof_cap = 4 * doc->size + ((int64_t)64 << 20);
+	ps_doc_asof_cap(doc, 4 * ps_doc_size(doc) + ((int64_t)64 << 20));
 	if (!(r->revisions = calloc((size_t)a.ns, sizeof *r->revisions)) ||
 	    !(a.revs = calloc((size_t)a.ns + 2, sizeof *a.revs))) {
 		rc = ps_err(a.ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -1880,7 +1882,7 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 	for (i = 0; i < r->nsigs; i++)
 		if (r->sigs[i].violated)
 			r->verdict = PDFSTAMP_AUDIT_VIOLATION;
-	r->bytes_read = doc->bytes_read;
+	r->bytes_read = ps_doc_bytes_read(doc);
 	rc = 0;
 out:
 	for (i = 0; a.sigs && i < r->nsigs; i++) {
@@ -1898,7 +1900,7 @@ out:
 	for (i = 0; a.views && i <= a.ns; i++)
 		ps_audit_view_free(&a.views[i]);
 	free(a.views);
-	doc->asof_cap = 0;
+	ps_doc_asof_cap(doc, 0);
 	free(a.roles);
 	free(a.refd);
 	free(a.newrefd);

@@ -73,6 +73,7 @@ struct audit {
 	ps_ctx *ctx;
 	const ps_xref *xref;         /* the document's index (doc.h), loaded whole */
 	const ps_section *secs;      /* its sections, newest first: section SEC is secs[SEC - 1] */
+	uint32_t enc_num;            /* its /Encrypt dictionary's number, 0 if direct or none */
 	struct pdfstamp_audit_report *r;
 	struct sigrec *sigs;
 	int ns;

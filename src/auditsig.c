@@ -98,7 +98,7 @@ static int revision_at(ps_doc *doc, int64_t end, int *exact)
 	const ps_section *secs = ps_xref_sections(ps_doc_xref(doc), &ns);
 
 	*exact = 0;
-	if (end <= 0 || end > doc->size || ps_doc_pread(doc, start, (size_t)(end - start) + 2, &w) < 0) {
+	if (end <= 0 || end > ps_doc_size(doc) || ps_doc_pread(doc, start, (size_t)(end - start) + 2, &w) < 0) {
 		ps_buf_free(&w);
 		return 0;
 	}
@@ -348,10 +348,11 @@ int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32
 	if (ps_dict_get(sig, "SubFilter") && ps_dict_get(sig, "SubFilter")->kind == PS_NAME)
 		snprintf(s->subfilter, sizeof s->subfilter, "%s", ps_dict_get(sig, "SubFilter")->u.name.p);
 	if (ps_array_len(br) == 4) {
+		int64_t size = ps_doc_size(a->doc);
 		for (k = 0; k < 4; k++)
-			if (ps_obj_int(ps_array_get(br, k), &v[k]) < 0 || v[k] < 0 || v[k] > a->doc->size)
+			if (ps_obj_int(ps_array_get(br, k), &v[k]) < 0 || v[k] < 0 || v[k] > size)
 				v[k] = -1;
-		if (v[0] == 0 && v[1] >= 0 && v[2] >= v[1] && v[3] >= 0 && v[2] <= a->doc->size - v[3])
+		if (v[0] == 0 && v[1] >= 0 && v[2] >= v[1] && v[3] >= 0 && v[2] <= size - v[3])
 			end = v[2] + v[3];
 	}
 	g->end = end;
@@ -525,12 +526,12 @@ static int64_t revision_end(ps_doc *doc, int sec)
 	struct ps_xref_info xi;
 	ps_buf b = PS_BUF_INIT;
 	int ns;
-	int64_t off = ps_xref_sections(x, &ns)[sec - 1].off, end = -1;
+	int64_t off = ps_xref_sections(x, &ns)[sec - 1].off, end = -1, size = ps_doc_size(doc);
 
 	ps_xref_info(x, &xi);
 	if (sec == 1)
-		return xi.eof_end > 0 ? xi.eof_end : doc->size;
-	while (off < doc->size && end < 0) {
+		return xi.eof_end > 0 ? xi.eof_end : size;
+	while (off < size && end < 0) {
 		size_t i;
 		if (ps_doc_pread(doc, off, (size_t)1 << 16, &b) < 0 || b.len < 6)
 			break;
@@ -556,25 +557,28 @@ int pdfstamp_audit_extract(pdfstamp_doc *doc, int revision, const char *path, in
 {
 	ps_ctx *ctx;
 	ps_outfile of;
+	struct ps_doc_file f;
 	struct stat in, out;
 	int64_t end;
 	int rc, sec, ns;
 
 	if (!doc || !path)
-		return doc ? ps_err(doc->ctx, PDFSTAMP_E_USAGE, "pdfstamp_audit_extract: NULL argument") : PDFSTAMP_E_USAGE;
-	ctx = doc->ctx;
+		return doc ? ps_err(ps_doc_ctx(doc), PDFSTAMP_E_USAGE, "pdfstamp_audit_extract: NULL argument")
+		           : PDFSTAMP_E_USAGE;
+	ctx = ps_doc_ctx(doc);
+	ps_doc_file(doc, &f);
 	ps_xref_sections(ps_doc_xref(doc), &ns);
 	if (revision < 1 || revision > ns)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "there is no revision %d (the file has %d)", revision, ns);
 	/* the output must not be the input: that would drop its later revisions */
-	if (fstat(doc->fd, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+	if (fstat(f.fd, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the output is the input file itself");
 	sec = ns - revision + 1;
 	if ((end = revision_end(doc, sec)) <= 0)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "revision %d has no %%%%EOF that closes it", revision);
 	if ((rc = ps_outfile_open(ctx, &of, path)) < 0)
 		return rc;
-	if ((rc = ps_copy_prefix(ctx, doc->fd, of.fd, end)) == 0 && (rc = ps_outfile_commit(ctx, &of, 0644, 0)) == 0 &&
+	if ((rc = ps_copy_prefix(ctx, f.fd, of.fd, end)) == 0 && (rc = ps_outfile_commit(ctx, &of, 0644, 0)) == 0 &&
 	    length)
 		*length = end;
 	ps_outfile_free(&of);

@@ -551,12 +551,10 @@ static int load_objstm_as_of(ps_doc *doc, uint32_t num, int sec, struct ps_asof_
 	ps_obj_free(stm);
 	if (rc < 0)
 		return rc;
-	doc->asof_decoded += (int64_t)data.len;
-	if (doc->asof_cap > 0 && doc->asof_decoded > doc->asof_cap) {
+	if ((rc = ps_doc_asof_charge(doc, (int64_t)data.len)) < 0) {
 		ps_buf_free(&data);
 		free(offs);
-		return ps_err(doc->ctx, PDFSTAMP_E_UNSUPPORTED, "reading the older revisions would decode more than "
-		              "%lld bytes (4 times the file size and 64 MiB): refused", (long long)doc->asof_cap);
+		return rc;
 	}
 	/* install (a nested load may have filled a slot meanwhile) */
 	c = doc->asof_stm[0].used <= doc->asof_stm[1].used ? &doc->asof_stm[0] : &doc->asof_stm[1];
@@ -1286,6 +1284,80 @@ int pdfstamp_doc_damaged_tail(const pdfstamp_doc *doc, int64_t *offset, int64_t 
 int pdfstamp_doc_is_encrypted(const pdfstamp_doc *doc)
 {
 	return doc->encrypted;
+}
+
+/* ---- what other modules know of the document (doc.h) ------------------------------ */
+
+ps_ctx *ps_doc_ctx(const ps_doc *doc)
+{
+	return doc->ctx;
+}
+
+int64_t ps_doc_size(const ps_doc *doc)
+{
+	return doc->size;
+}
+
+void ps_doc_file(const ps_doc *doc, struct ps_doc_file *out)
+{
+	memset(out, 0, sizeof *out);
+	out->fd = doc->fd;
+	out->path = doc->path;
+	out->mode = doc->mode;
+	out->locked = doc->locked;
+}
+
+void ps_doc_security(const ps_doc *doc, struct ps_doc_security *out)
+{
+	memset(out, 0, sizeof *out);
+	out->sec = doc->encrypted ? doc->sec : NULL;
+	out->encrypt_num = doc->encrypt_num;
+	out->authenticated = doc->authenticated;
+	out->perms = doc->perms;
+	out->password_given = doc->password_given;
+}
+
+int ps_doc_share_security(ps_doc *doc, const ps_doc *from)
+{
+	int rc;
+
+	if (!from->encrypted)
+		return 0;
+	if ((rc = ps_sec_share(doc->ctx, from->sec, &doc->sec)) < 0)
+		return rc;
+	doc->encrypted = 1;
+	doc->encrypt_num = from->encrypt_num;
+	doc->authenticated = from->authenticated;
+	return 0;
+}
+
+int ps_doc_cached_next(const ps_doc *doc, size_t *pos, uint32_t *num, const ps_obj **obj)
+{
+	for (; *pos < doc->capcache; (*pos)++) {
+		const ps_cache_ent *e = &doc->cache[*pos];
+		if (e->num) {
+			*num = e->num;
+			*obj = e->obj;
+			(*pos)++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void ps_doc_asof_cap(ps_doc *doc, int64_t cap)
+{
+	doc->asof_decoded = 0;
+	doc->asof_cap = cap;
+}
+
+int ps_doc_asof_charge(ps_doc *doc, int64_t n)
+{
+	doc->asof_decoded += n;
+	if (doc->asof_cap > 0 && doc->asof_decoded > doc->asof_cap)
+		return ps_err(doc->ctx, PDFSTAMP_E_UNSUPPORTED, "reading the older revisions would decode more than "
+		              "%lld bytes (4 times the file size and 64 MiB): refused", (long long)doc->asof_cap);
+	return 0;
 }
 
 /* Permissions (issue 11): /P is not authenticated, /Perms is (it is

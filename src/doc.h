@@ -252,6 +252,53 @@ const ps_xshadow *ps_xref_hidden(const ps_xref *x, size_t *n);
 
 /* ---- doc.c: the document ------------------------------------------------------- */
 
+/* What other modules know of the document's state, by concern; none of
+ * these fails, and the copies they fill hold no pointer the caller owns. */
+
+/* Its context (the one it was opened with): errors and warnings go there. */
+ps_ctx *ps_doc_ctx(const ps_doc *doc);
+/* Where reading stops: the file's size at open, or after a salvage open
+ * the end of the last revision that loads (doc.c note 6).  Every read is
+ * bounded by it (input.c note 1). */
+int64_t ps_doc_size(const ps_doc *doc);
+/* The file behind the document, for the writers: */
+struct ps_doc_file {
+	int fd;                       /* its descriptor, the document's (callers never close it) */
+	const char *path;             /* as opened (borrowed, as long as the document) */
+	mode_t mode;                  /* its permission bits at open (a replacement keeps them) */
+	int locked;                   /* the exclusive lock of PDFSTAMP_OPEN_WRITE is held */
+};
+void ps_doc_file(const ps_doc *doc, struct ps_doc_file *out);
+/* The security state (doc.c note 4): */
+struct ps_doc_security {
+	ps_sec *sec;                  /* the handler (borrowed, as long as the document), NULL
+	                                 exactly when the file is not encrypted */
+	uint32_t encrypt_num;         /* the /Encrypt dictionary's number if indirect, else 0 */
+	int authenticated;            /* 0 not yet, 1 with the user password, 2 with the owner's */
+	int64_t perms;                /* once authenticated: the effective permissions (read by
+	                                 policy.c's ps_doc_permits and info.c only) */
+	int password_given;           /* pdfstamp_doc_auth had a password, but the file is not
+	                                 encrypted (writers refuse to write in clear then) */
+};
+void ps_doc_security(const ps_doc *doc, struct ps_doc_security *out);
+/* Gives DOC, just opened with PS_OPEN_NEWEST_ONLY, the security state of
+ * FROM (the document it re-reads): FROM's handler shared (ps_sec_share:
+ * the key schedules borrowed, so FROM must outlive DOC), its /Encrypt
+ * number and its authentication.  Nothing to do if FROM is not
+ * encrypted.  0 or PDFSTAMP_E_NOMEM. */
+int ps_doc_share_security(ps_doc *doc, const ps_doc *from);
+/* The objects looked up so far (the cache, note 2), in no set order:
+ * start with *POS = 0; 1 with *NUM and *OBJ (borrowed, as long as the
+ * document) for the next one, 0 after the last. */
+int ps_doc_cached_next(const ps_doc *doc, size_t *pos, uint32_t *num, const ps_obj **obj);
+/* Reads as of older revisions (note 5), byte accounting: what they decode
+ * (object streams here, the stream data a caller decodes and charges)
+ * counts against a cap.  ps_doc_asof_cap sets the cap (0: none) and
+ * restarts the count; ps_doc_asof_charge counts N more bytes: 0, or
+ * PDFSTAMP_E_UNSUPPORTED once the count is past the cap. */
+void ps_doc_asof_cap(ps_doc *doc, int64_t cap);
+int ps_doc_asof_charge(ps_doc *doc, int64_t n);
+
 /* Borrowed pointer to object NUM (parsed, strings decrypted), NULL with
  * *err = 0 if the object is free or absent (the PDF null object), or an
  * error.  The object lives as long as the document. */
@@ -305,9 +352,9 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags);
  * verifying our own output while the journal is still in place). */
 #define PS_OPEN_NO_RECOVER 0x100
 /* Internal open flag: read only the newest cross-reference section and not
- * /Encrypt (the caller supplies the security state: doc->sec from
- * ps_sec_share, encrypted, encrypt_num, authenticated): the cheap re-read
- * that checks an update we just appended. */
+ * /Encrypt (the caller supplies the security state:
+ * ps_doc_share_security): the cheap re-read that checks an update we just
+ * appended. */
 #define PS_OPEN_NEWEST_ONLY 0x200
 /* Generation of object NUM in the newest revision (0 if compressed/free). */
 uint16_t ps_doc_gen(ps_doc *doc, uint32_t num);

@@ -906,6 +906,7 @@ static int match_existing(struct dss *d, ps_dss_items *s)
 	ps_obj *dss, *arr;
 	seen_set ss;
 	uint8_t (*dig)[32] = NULL;
+	int64_t size = ps_doc_size(d->doc);
 	size_t i, k;
 	int kind, rc = 0;
 
@@ -914,10 +915,10 @@ static int match_existing(struct dss *d, ps_dss_items *s)
 		return rc;
 	/* note 3's cap, without overflow */
 	ss.limit = (uint64_t)DECODE_SLACK;
-	if (d->doc->size > 0)
-		ss.limit = (uint64_t)d->doc->size > (UINT64_MAX - DECODE_SLACK) / DECODE_FACTOR
+	if (size > 0)
+		ss.limit = (uint64_t)size > (UINT64_MAX - DECODE_SLACK) / DECODE_FACTOR
 		                 ? UINT64_MAX
-		                 : (uint64_t)d->doc->size * DECODE_FACTOR + DECODE_SLACK;
+		                 : (uint64_t)size * DECODE_FACTOR + DECODE_SLACK;
 	ss.left = ss.limit;
 	if (s->n && !(dig = calloc(s->n, sizeof *dig)))
 		return ps_err(d->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -1061,7 +1062,7 @@ static int cmp_u32(const void *a, const void *b)
 int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o, const struct pdfstamp_write_opts *w,
                  struct pdfstamp_result *res)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_dss_items s;
 	struct dss d;
 	struct pdfstamp_info *info = NULL;
@@ -1125,11 +1126,13 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o, const str
 		/* nothing new (note 4): no update, no output */
 		if (res) {
 			struct ps_xref_info xi;
+			struct ps_doc_security ds;
 			ps_xref_info(ps_doc_xref(doc), &xi);
-			res->base_length = doc->size;
+			ps_doc_security(doc, &ds);
+			res->base_length = ps_doc_size(doc);
 			res->xref_offset = xi.startxref;
 			if (res->version >= 2)
-				ps_sec_weak(doc->encrypted ? doc->sec : NULL, res->weak, sizeof res->weak);
+				ps_sec_weak(ds.sec, res->weak, sizeof res->weak);
 		}
 		goto out;
 	}

@@ -450,7 +450,7 @@ static int still_pending(const ps_update *up, uint32_t num, const ps_obj *obj)
 
 int ps_image_embed(ps_image *im, ps_update *up, uint32_t *num)
 {
-	ps_ctx *ctx = up->doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(up->doc);
 	static const char *const cs[5] = {NULL, "DeviceGray", NULL, "DeviceRGB", "DeviceCMYK"};
 	ps_obj *img = NULL, *smask = NULL, *dec;
 	uint32_t inum, snum = 0;

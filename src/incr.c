@@ -100,14 +100,18 @@
 
 int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update *up)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct ps_xref_info xi;
+	struct ps_doc_file f;
+	int64_t damaged;
 	uint32_t hi;
 	unsigned idf;
 	char why[64];
 
 	memset(up, 0, sizeof *up);
 	up->doc = doc;
+	ps_doc_security(doc, &up->ds);
+	ps_doc_file(doc, &f);
 	up->state = PS_UP_FAILED;
 	if (!w || w->version < 1 || w->version > PDFSTAMP_WRITE_OPTS_VERSION)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "write options of an unknown version");
@@ -117,28 +121,28 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "give exactly one of an output file, an output descriptor and "
 		              "in-place mode");
 	if (w->flags & PDFSTAMP_WRITE_TO_FD) {
-		int rc = ps_check_out_fd(ctx, w->output_fd, doc->fd);
+		int rc = ps_check_out_fd(ctx, w->output_fd, f.fd);
 		if (rc < 0)
 			return rc;
 	}
-	if (doc->damaged_len > 0)
+	if (pdfstamp_doc_damaged_tail(doc, NULL, &damaged, NULL, 0))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document was salvaged (its last %lld bytes cannot be read); "
-		              "refusing to append to it", (long long)doc->damaged_len);
-	if ((w->flags & PDFSTAMP_WRITE_IN_PLACE) && !doc->locked)
+		              "refusing to append to it", (long long)damaged);
+	if ((w->flags & PDFSTAMP_WRITE_IN_PLACE) && !f.locked)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "in-place updates need a document opened for writing");
-	if (doc->encrypted && !doc->authenticated)
+	if (up->ds.sec && !up->ds.authenticated)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
 	ps_xref_info(ps_doc_xref(doc), &xi);
 	if (xi.trailing > 0 && !(w->flags & PDFSTAMP_WRITE_ALLOW_TRAILING))
 		return ps_err_hint(ctx, PDFSTAMP_HINT_ALLOW_TRAILING, PDFSTAMP_E_FORMAT,
 		                   "%lld bytes follow the last %%%%EOF; refusing to append after them",
 		                   (long long)xi.trailing);
-	if (!doc->encrypted && doc->password_given)
+	if (!up->ds.sec && up->ds.password_given)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT,
 		              "a password was given, but the file is not encrypted (its newest revision may have cut "
 		              "off the encrypted ones); refusing to write in clear (give no password for plaintext "
 		              "files)");
-	if (doc->encrypted && (idf = ps_sec_identity(doc->sec)) != 0 && !(w->flags & PDFSTAMP_WRITE_ALLOW_IDENTITY))
+	if (up->ds.sec && (idf = ps_sec_identity(up->ds.sec)) != 0 && !(w->flags & PDFSTAMP_WRITE_ALLOW_IDENTITY))
 		return ps_err_hint(ctx, PDFSTAMP_HINT_ALLOW_IDENTITY, PDFSTAMP_E_UNSUPPORTED,
 		                   "the file is encrypted, but its %s filter is /Identity: new %s would be written "
 		                   "in clear",
@@ -146,10 +150,10 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 		                                       : "stream",
 		                   (idf & PS_SEC_STRF) ? ((idf & PS_SEC_STMF) ? "strings and streams" : "strings")
 		                                       : "streams");
-	if (doc->encrypted && ps_sec_weak(doc->sec, why, sizeof why))
+	if (up->ds.sec && ps_sec_weak(up->ds.sec, why, sizeof why))
 		ps_warn(ctx, "the file uses a weak security handler (%s); `pdfstamp rotate` upgrades it to AES-256",
 		        why);
-	up->base_len = doc->size;
+	up->base_len = ps_doc_size(doc);
 	/* above every number a section mentions (read without loading the
 	 * entries: the bound >= the highest number in use + 1) */
 	hi = xi.bound ? xi.bound - 1 : 0;
@@ -217,16 +221,17 @@ static int cmp_u32(const void *a, const void *b)
 static int make_skip(ps_update *up)
 {
 	ps_doc *doc = up->doc;
-	size_t i, n = 0;
+	size_t i, pos = 0, n = 0;
+	const ps_obj *o;
+	uint32_t num;
 	int oom = 0;
 
 	up->skip_ready = 1;
 	note_refs(up, ps_xref_trailer(ps_doc_xref(doc)), 0, &oom);
-	for (i = 0; i < doc->capcache && !oom; i++)
-		if (doc->cache[i].num)
-			note_refs(up, doc->cache[i].obj, 0, &oom);
+	while (!oom && ps_doc_cached_next(doc, &pos, &num, &o))
+		note_refs(up, o, 0, &oom);
 	if (oom)
-		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
 	if (up->nskip)
 		qsort(up->skip, up->nskip, sizeof *up->skip, cmp_u32);
 	for (i = 0; i < up->nskip; i++)
@@ -248,7 +253,7 @@ uint32_t ps_update_alloc(ps_update *up)
 	while (up->next_num <= PS_MAX_OBJNUM && skipped(up, up->next_num))
 		up->next_num++;
 	if (up->next_num > PS_MAX_OBJNUM) {
-		ps_err(up->doc->ctx, PDFSTAMP_E_UNSUPPORTED, "no object numbers left for new objects");
+		ps_err(ps_doc_ctx(up->doc), PDFSTAMP_E_UNSUPPORTED, "no object numbers left for new objects");
 		return 0;
 	}
 	return up->next_num++;
@@ -293,17 +298,18 @@ static uint32_t captured(const ps_update *up, const ps_obj *o, int depth)
 static int check_no_capture(ps_update *up)
 {
 	ps_doc *doc = up->doc;
-	uint32_t n;
-	size_t i;
+	const ps_obj *o;
+	uint32_t num, n;
+	size_t pos = 0;
 
 	if (!up->skip_ready || up->next_num == up->first_num)
 		return 0;
-	for (i = 0; i < doc->capcache; i++) {
-		if (doc->cache[i].num && (n = captured(up, doc->cache[i].obj, 0)) != 0)
-			return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL,
+	while (ps_doc_cached_next(doc, &pos, &num, &o)) {
+		if ((n = captured(up, o, 0)) != 0)
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_INTERNAL,
 			              "object %u of the file names object %u, a number this update gave to one of its "
 			              "new objects (it was read after the first number was handed out); nothing "
-			              "written", doc->cache[i].num, n);
+			              "written", num, n);
 	}
 	return 0;
 }
@@ -323,15 +329,15 @@ int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj)
 
 	if (up->state != PS_UP_OPEN || !obj || num == 0) {
 		ps_obj_free(obj);
-		return ps_err(up->doc->ctx, obj ? PDFSTAMP_E_INTERNAL : PDFSTAMP_E_NOMEM,
+		return ps_err(ps_doc_ctx(up->doc), obj ? PDFSTAMP_E_INTERNAL : PDFSTAMP_E_NOMEM,
 		              obj ? "bad update state" : "out of memory");
 	}
-	if (up->doc->encrypt_num && num == up->doc->encrypt_num) {
+	if (up->ds.encrypt_num && num == up->ds.encrypt_num) {
 		/* The page tree, /Annots, /Root or /Info of a damaged file names the
 		 * encryption dictionary, which is never encrypted and must not be
 		 * replaced (found by fuzz_incr). */
 		ps_obj_free(obj);
-		return ps_err(up->doc->ctx, PDFSTAMP_E_FORMAT,
+		return ps_err(ps_doc_ctx(up->doc), PDFSTAMP_E_FORMAT,
 		              "object %u, which this update would have to replace, is the /Encrypt dictionary: "
 		              "the file is damaged", num);
 	}
@@ -342,7 +348,7 @@ int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj)
 		 * own new objects (7.3.10, 7.5.6; the callers resolve a reference
 		 * to a missing object to null first). */
 		ps_obj_free(obj);
-		return ps_err(up->doc->ctx, PDFSTAMP_E_INTERNAL,
+		return ps_err(ps_doc_ctx(up->doc), PDFSTAMP_E_INTERNAL,
 		              "object %u is neither an object of the file nor a new one of this update", num);
 	}
 	for (i = 0; i < up->nobjs; i++) {
@@ -352,7 +358,7 @@ int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj)
 			 * /Info is its /Root: replacing would free what the first
 			 * role's caller still uses; found by replaying fuzz corpora). */
 			ps_obj_free(obj);
-			return ps_err(up->doc->ctx, PDFSTAMP_E_FORMAT,
+			return ps_err(ps_doc_ctx(up->doc), PDFSTAMP_E_FORMAT,
 			              "object %u would be replaced twice by this update: the file uses it for two "
 			              "different things (e.g. as both /Root and /Info)", num);
 		}
@@ -362,7 +368,7 @@ int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj)
 		ps_newobj *n = realloc(up->objs, ncap * sizeof *n);
 		if (!n) {
 			ps_obj_free(obj);
-			return ps_err(up->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+			return ps_err(ps_doc_ctx(up->doc), PDFSTAMP_E_NOMEM, "out of memory");
 		}
 		up->objs = n;
 		up->cap = ncap;
@@ -378,7 +384,7 @@ int ps_update_set_trailer(ps_update *up, const char *key, ps_obj *val)
 {
 	int rc = ps_dict_put(up->trailer_set, key, val);
 
-	return rc < 0 ? ps_err(up->doc->ctx, rc, "out of memory") : 0;
+	return rc < 0 ? ps_err(ps_doc_ctx(up->doc), rc, "out of memory") : 0;
 }
 
 void ps_update_free(ps_update *up)
@@ -401,7 +407,7 @@ void ps_update_free(ps_update *up)
 static int emit_object(ps_update *up, const ps_newobj *no, ps_buf *out)
 {
 	ps_doc *doc = up->doc;
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_buf data = PS_BUF_INIT;
 	ps_obj *copy = ps_obj_copy(no->obj);
 	int rc = 0;
@@ -409,12 +415,12 @@ static int emit_object(ps_update *up, const ps_newobj *no, ps_buf *out)
 	if (!copy)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	/* strings and stream data under the document's handler (sec.c) */
-	if ((rc = ps_sec_convert_strings(ctx, NULL, doc->sec, no->num, no->gen, copy, NULL)) < 0)
+	if ((rc = ps_sec_convert_strings(ctx, NULL, up->ds.sec, no->num, no->gen, copy, NULL)) < 0)
 		goto out;
 	ps_buf_printf(out, "%u %u obj\n", no->num, no->gen);
 	if (copy->kind == PS_STREAM) {
-		if (ps_sec_stream_encrypted(doc->sec, copy)) {
-			if ((rc = ps_sec_encrypt(ctx, doc->sec, no->num, no->gen, copy->u.stm.data, copy->u.stm.len, &data)) < 0)
+		if (ps_sec_stream_encrypted(up->ds.sec, copy)) {
+			if ((rc = ps_sec_encrypt(ctx, up->ds.sec, no->num, no->gen, copy->u.stm.data, copy->u.stm.len, &data)) < 0)
 				goto out;
 		} else {
 			ps_buf_append(&data, copy->u.stm.data, copy->u.stm.len);
@@ -454,7 +460,7 @@ static int build_trailer(ps_update *up, uint32_t size, int for_stream, ps_obj **
 	static const char *const drop[] = {"Prev", "XRefStm", "DocChecksum", "Type", "W", "Index", "Filter",
 	                                   "DecodeParms", "Length", "Size", "ID"};
 	ps_doc *doc = up->doc;
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	const ps_xref *x = ps_doc_xref(doc);
 	const ps_obj *old_id, *id0;
 	ps_obj *t = ps_obj_copy(ps_xref_trailer(x)), *id;
@@ -520,7 +526,7 @@ fail:
 static int build_section(ps_update *up, int lead_eol, ps_buf *out, int64_t *xref_off)
 {
 	ps_doc *doc = up->doc;
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	const ps_xref *x = ps_doc_xref(doc);
 	int nsec, stream_form = ps_xref_sections(x, &nsec)[0].kind == PDFSTAMP_XREF_STREAM;
 	struct ps_xref_info xi;
@@ -576,7 +582,7 @@ out:
 
 static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 {
-	ps_ctx *ctx = up->doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(up->doc);
 	ps_doc *v = NULL;
 	ps_buf data = PS_BUF_INIT;
 	const ps_obj *id0, *vt, *t = ps_xref_trailer(ps_doc_xref(up->doc));
@@ -609,14 +615,9 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new trailer changes /Encrypt or ID[0]");
 		goto out;
 	}
-	if (up->doc->encrypted) {
-		/* the original's handler, its key schedules borrowed */
-		if ((rc = ps_sec_share(ctx, up->doc->sec, &v->sec)) < 0)
-			goto out;
-		v->encrypted = 1;
-		v->encrypt_num = up->doc->encrypt_num;
-		v->authenticated = up->doc->authenticated;
-	}
+	/* the original's handler, its key schedules borrowed */
+	if ((rc = ps_doc_share_security(v, up->doc)) < 0)
+		goto out;
 	for (i = 0; i < up->nobjs; i++) {
 		ps_newobj *no = &up->objs[i];
 		ps_obj *got = NULL;
@@ -649,7 +650,7 @@ out:
 static int last_byte_is_eol(ps_doc *doc, int *yes)
 {
 	ps_buf b = PS_BUF_INIT;
-	int rc = ps_doc_pread(doc, doc->size - 1, 1, &b);
+	int rc = ps_doc_pread(doc, ps_doc_size(doc) - 1, 1, &b);
 
 	*yes = rc == 0 && b.len == 1 && (b.data[0] == '\n' || b.data[0] == '\r');
 	ps_buf_free(&b);
@@ -660,25 +661,26 @@ static int last_byte_is_eol(ps_doc *doc, int *yes)
 static int commit_to_new_file(ps_update *up, const char *output, int out_fd, const ps_buf *sec,
                               int64_t xref_off)
 {
-	ps_doc *doc = up->doc;
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(up->doc);
+	struct ps_doc_file f;
 	ps_outfile of;
 	struct stat st;
 	int rc;
 
+	ps_doc_file(up->doc, &f);
 	if ((rc = output ? ps_outfile_open(ctx, &of, output) : ps_outfile_open_fd(ctx, &of)) < 0)
 		return rc;
-	if (fstat(doc->fd, &st) < 0 || (int64_t)st.st_size != up->base_len) {
+	if (fstat(f.fd, &st) < 0 || (int64_t)st.st_size != up->base_len) {
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "the input changed size since it was opened");
 		goto out;
 	}
-	if ((rc = ps_copy_prefix(ctx, doc->fd, of.fd, up->base_len)) < 0 ||
+	if ((rc = ps_copy_prefix(ctx, f.fd, of.fd, up->base_len)) < 0 ||
 	    (rc = ps_write_all(ctx, of.fd, sec->data, sec->len, up->base_len, "the output")) < 0)
 		goto out;
 	ps_fault("after-write");
 	if ((rc = verify_output(up, ps_outfile_path(&of), xref_off)) < 0)
 		goto out;
-	rc = output ? ps_outfile_commit(ctx, &of, doc->mode, 0) : ps_outfile_copy_out(ctx, &of, out_fd);
+	rc = output ? ps_outfile_commit(ctx, &of, f.mode, 0) : ps_outfile_copy_out(ctx, &of, out_fd);
 out:
 	ps_outfile_free(&of);
 	return rc;
@@ -686,31 +688,32 @@ out:
 
 static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
 {
-	ps_doc *doc = up->doc;
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(up->doc);
+	struct ps_doc_file f;
 	ps_journal j;
 	struct stat st;
 	int rc;
 
-	if (fstat(doc->fd, &st) < 0 || (int64_t)st.st_size != up->base_len)
+	ps_doc_file(up->doc, &f);
+	if (fstat(f.fd, &st) < 0 || (int64_t)st.st_size != up->base_len)
 		return ps_err(ctx, PDFSTAMP_E_IO, "the file changed size since it was opened");
-	if ((rc = ps_journal_begin(ctx, &j, doc->path)) < 0)
+	if ((rc = ps_journal_begin(ctx, &j, f.path)) < 0)
 		return rc;
 	/* The journal records the section (length and hash) before a byte of
 	 * it reaches the file: recovery keeps exactly this update, whole, or
 	 * finds the file untouched, or leaves a torn one alone. */
-	if ((rc = ps_journal_write(ctx, &j, doc->fd, &st, up->base_len, sec)) < 0)
+	if ((rc = ps_journal_write(ctx, &j, f.fd, &st, up->base_len, sec)) < 0)
 		goto out;
 	ps_fault("after-journal");
-	if ((rc = ps_write_all(ctx, doc->fd, sec->data, sec->len, up->base_len, "the update")) < 0)
+	if ((rc = ps_write_all(ctx, f.fd, sec->data, sec->len, up->base_len, "the update")) < 0)
 		goto rollback;
 	ps_fault("after-write");
-	if ((rc = ps_sync_fd(ctx, doc->fd, "the file")) < 0)
+	if ((rc = ps_sync_fd(ctx, f.fd, "the file")) < 0)
 		goto rollback;
 	/* Durable: from here a crash keeps the update (journal.c); only a
 	 * failed check below still undoes it, in this process. */
 	ps_fault("after-fsync");
-	if ((rc = verify_output(up, doc->path, xref_off)) < 0)
+	if ((rc = verify_output(up, f.path, xref_off)) < 0)
 		goto rollback;
 	/* A journal that cannot be removed is removed by the next recovery,
 	 * which keeps the same whole update: the update stands. */
@@ -720,7 +723,7 @@ static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
 	rc = 0;
 	goto out;
 rollback:
-	rc = ps_journal_rollback(ctx, &j, doc->fd, up->base_len);
+	rc = ps_journal_rollback(ctx, &j, f.fd, up->base_len);
 out:
 	ps_journal_end(&j);
 	return rc;
@@ -765,7 +768,7 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w, struct 
 	int eol, rc;
 
 	if (up->state != PS_UP_OPEN)
-		return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL, "bad update state");
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_INTERNAL, "bad update state");
 	up->state = PS_UP_FAILED;
 	if ((rc = check_no_capture(up)) < 0 || (rc = last_byte_is_eol(doc, &eol)) < 0 ||
 	    (rc = build_section(up, !eol, &sec, &xref_off)) < 0)
@@ -783,7 +786,7 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w, struct 
 		res->xref_offset = xref_off;
 		res->bytes_appended = (int64_t)sec.len;
 		if (res->version >= 2)
-			ps_sec_weak(doc->encrypted ? doc->sec : NULL, res->weak, sizeof res->weak);
+			ps_sec_weak(up->ds.sec, res->weak, sizeof res->weak);
 	}
 out:
 	ps_buf_free(&sec);

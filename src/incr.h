@@ -17,6 +17,7 @@ typedef enum { PS_UP_OPEN = 0, PS_UP_DONE, PS_UP_FAILED } ps_up_state;
 
 typedef struct ps_update {
 	ps_doc *doc;
+	struct ps_doc_security ds;   /* its security state (doc.h), taken at begin */
 	int64_t base_len;         /* L: the input's length; nothing before it is touched */
 	uint32_t next_num;        /* next object number to hand out */
 	uint32_t first_num;       /* the first one handed out (the numbers below are the file's) */

@@ -47,26 +47,28 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 {
 	ps_obj *root = NULL, *pages = NULL;
 	const ps_xref *x = ps_doc_xref(doc);
+	struct ps_doc_security ds;
 	const ps_section *secs;
 	struct ps_xref_info xi;
 	int i, nsec, rc;
 
 	if (!info || (info->version != PDFSTAMP_INFO_VERSION && info->version != 1))
-		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "pdfstamp_info of an unknown version (use PDFSTAMP_INFO_INIT)");
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_USAGE, "pdfstamp_info of an unknown version (use PDFSTAMP_INFO_INIT)");
 	pdfstamp_info_clear(info);
-	info->file_size = doc->size;
-	info->encrypted = doc->encrypted;
-	if (doc->encrypted) {
-		if ((rc = ps_sec_describe(doc->ctx, doc->sec, info)) < 0)
+	info->file_size = ps_doc_size(doc);
+	ps_doc_security(doc, &ds);
+	info->encrypted = ds.sec != NULL;
+	if (ds.sec) {
+		if ((rc = ps_sec_describe(ps_doc_ctx(doc), ds.sec, info)) < 0)
 			return rc;
-		info->authenticated_as = doc->authenticated;
-		info->p = doc->perms;
+		info->authenticated_as = ds.authenticated;
+		info->p = ds.perms;
 	}
 	secs = ps_xref_sections(x, &nsec);
 	info->revisions = nsec;
 	info->xref_kinds = calloc((size_t)nsec, sizeof *info->xref_kinds);
 	if (!info->xref_kinds)
-		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
 	for (i = 0; i < nsec; i++)
 		info->xref_kinds[i] = secs[i].kind;
 	info->last_is_stream = secs[0].kind == PDFSTAMP_XREF_STREAM;
@@ -77,7 +79,7 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 	info->size = xi.size_key;
 	info->has_trailing_bytes = xi.trailing > 0;
 	info->trailing_bytes = xi.trailing;
-	if (doc->encrypted && !doc->authenticated)
+	if (ds.sec && !ds.authenticated)
 		goto done;
 	if ((rc = ps_doc_catalog(doc, PS_CATALOG_DICT, &root, NULL)) < 0 ||
 	    (rc = ps_doc_pages(doc, &pages, NULL, &info->pages)) < 0)
@@ -85,6 +87,6 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 	if ((rc = ps_doc_signatures(doc, info)) < 0)
 		return rc;
 done:
-	info->bytes_read = doc->bytes_read;
+	info->bytes_read = ps_doc_bytes_read(doc);
 	return 0;
 }

@@ -138,6 +138,11 @@ int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out)
 	return note_read(doc, off, off + (int64_t)got);
 }
 
+int64_t ps_doc_bytes_read(const ps_doc *doc)
+{
+	return doc->bytes_read;
+}
+
 int ps_doc_parse_at(ps_doc *doc, int64_t off, uint32_t expect_num, ps_obj **out, uint32_t *num_out)
 {
 	ps_buf w = PS_BUF_INIT;

@@ -10,6 +10,9 @@
  * only at end of file.  Counts bytes_read (distinct bytes, see
  * struct pdfstamp_doc). */
 int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out);
+/* The distinct bytes read so far (note 2): what the reports give as
+ * bytes_read, never more than the size. */
+int64_t ps_doc_bytes_read(const ps_doc *doc);
 /* "1.7", or the header's version when it is a later one ("%PDF-2.0"): what
  * a full rewrite writes in its own header (OUT holds 16 bytes). */
 int ps_doc_header_version(ps_doc *doc, char out[16]);

@@ -86,7 +86,7 @@ struct xmp_src {
 
 static int xmp_read(ps_doc *doc, struct xmp_src *x)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	int rc;
 
 	memset(x, 0, sizeof *x);
@@ -109,7 +109,8 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const s
                       const ps_obj *ninfo, const char *iso)
 {
 	ps_doc *doc = up->doc;
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
+	struct ps_doc_security ds;
 	ps_obj *root = x->root, *rref = x->rref, *mref = x->mref, *md = x->md, *dict = NULL, *stm, *cat;
 	ps_buf out = PS_BUF_INIT;
 	ps_meta_kv *kv = NULL;
@@ -143,7 +144,8 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const s
 	if (!dict || ps_dict_put_name(dict, "Type", "Metadata") < 0 ||
 	    ps_dict_put_name(dict, "Subtype", "XML") < 0)
 		goto oom;
-	if (md && !ps_sec_same_keystream(doc->sec)) {
+	ps_doc_security(doc, &ds);
+	if (md && !ps_sec_same_keystream(ds.sec)) {
 		num = mref->u.ref.num;
 		gen = mref->u.ref.gen;
 	} else {
@@ -164,7 +166,7 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const s
 	}
 	if ((rc = ps_xmp_update(ctx, x->old.data, x->old.len, kv, nkv, iso, &out)) < 0)
 		goto out;
-	if (doc->encrypted && !ps_sec_encrypt_metadata(doc->sec)) {
+	if (ds.sec && !ps_sec_encrypt_metadata(ds.sec)) {
 		/* Plaintext metadata (EncryptMetadata false).  Saying so with an
 		 * Identity crypt filter (7.6.6) lets readers that ignore
 		 * EncryptMetadata (MuPDF, poppler) read it too. */
@@ -213,7 +215,8 @@ out:
 int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
                   const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
+	struct ps_doc_security ds;
 	ps_update up;
 	ps_time when;
 	ps_obj *iref, *info = NULL, *ninfo = NULL, *ninfo_written = NULL;
@@ -272,7 +275,8 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 	}
 	if (ps_dict_put_str(ninfo, "ModDate", pdfdate, strlen(pdfdate)) < 0)
 		goto oom;
-	if (info && iref->kind == PS_REF && !ps_sec_same_keystream(doc->sec)) {
+	ps_doc_security(doc, &ds);
+	if (info && iref->kind == PS_REF && !ps_sec_same_keystream(ds.sec)) {
 		num = iref->u.ref.num;
 		gen = iref->u.ref.gen;
 	} else {

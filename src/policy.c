@@ -169,16 +169,22 @@ int pdfstamp_parse_permissions(pdfstamp_ctx *ctx, const char *list, int64_t *p)
 
 int ps_doc_permits(const ps_doc *doc, int bit)
 {
-	if (!doc->encrypted || doc->authenticated == 2)
+	struct ps_doc_security ds;
+
+	ps_doc_security(doc, &ds);
+	if (!ds.sec || ds.authenticated == 2)
 		return 1;
-	if (doc->authenticated != 1 || bit < 1 || bit > 32)
+	if (ds.authenticated != 1 || bit < 1 || bit > 32)
 		return 0;
-	return (int)(((uint64_t)doc->perms >> (bit - 1)) & 1);
+	return (int)(((uint64_t)ds.perms >> (bit - 1)) & 1);
 }
 
 int64_t ps_doc_kept_p(const ps_doc *doc)
 {
-	return doc->encrypted ? doc->perms : -4;
+	struct ps_doc_security ds;
+
+	ps_doc_security(doc, &ds);
+	return ds.sec ? ds.perms : -4;
 }
 
 /* ---- signatures (note 2) ------------------------------------------------- */
@@ -280,7 +286,7 @@ int ps_doc_sig_fields(ps_doc *doc, int *docmdp_out, int *incomplete, ps_sig_fiel
 		}
 		ref = ps_array_get(stack[sp - 1].arr, stack[sp - 1].i++);
 		if (++visited > 100000) {
-			rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "the form field tree is too large or has a cycle");
+			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "the form field tree is too large or has a cycle");
 			goto out;
 		}
 		if ((rc = ps_doc_resolve(doc, ref, &field)) < 0)
@@ -288,10 +294,10 @@ int ps_doc_sig_fields(ps_doc *doc, int *docmdp_out, int *incomplete, ps_sig_fiel
 		if (!field || field->kind != PS_DICT)
 			continue;
 		path.len = stack[sp - 1].namelen;
-		name_push(doc->ctx, &path, ps_dict_get(field, "T"));
+		name_push(ps_doc_ctx(doc), &path, ps_dict_get(field, "T"));
 		ps_buf_putc(&path, 0);
 		if (path.oom) {
-			rc = ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
 			goto out;
 		}
 		path.len--;
@@ -342,7 +348,7 @@ static int add_sig_info(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uin
 	(void)fnum;
 	(void)name;
 	if (ps_array_grow((void **)&info->sigs, (size_t)info->nsigs, sizeof *si) < 0)
-		return ps_err(w->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		return ps_err(ps_doc_ctx(w->doc), PDFSTAMP_E_NOMEM, "out of memory");
 	si = &info->sigs[info->nsigs++];
 	memset(si, 0, sizeof *si);
 	si->objnum = snum;
@@ -401,14 +407,15 @@ int ps_policy_rewrite(ps_doc *doc, unsigned flags)
 {
 	struct pdfstamp_info *info = calloc(1, sizeof *info);
 	ps_obj *root = NULL, *acro = NULL, *sf = NULL;
-	int64_t sigflags = 0;
+	ps_ctx *ctx = ps_doc_ctx(doc);
+	int64_t sigflags = 0, damaged;
 	int rc;
 
 	if (!info)
-		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	if (doc->damaged_len > 0) {
-		rc = ps_err(doc->ctx, PDFSTAMP_E_USAGE, "the document was salvaged (its last %lld bytes cannot be "
-		            "read); refusing to rewrite it", (long long)doc->damaged_len);
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (pdfstamp_doc_damaged_tail(doc, NULL, &damaged, NULL, 0)) {
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the document was salvaged (its last %lld bytes cannot be "
+		            "read); refusing to rewrite it", (long long)damaged);
 		goto out;
 	}
 	if ((rc = ps_doc_signatures(doc, info)) < 0)
@@ -419,11 +426,11 @@ int ps_policy_rewrite(ps_doc *doc, unsigned flags)
 		goto out;
 	ps_obj_int(sf, &sigflags);
 	if ((info->nsigs > 0 || (sigflags & 2)) && !(flags & PDFSTAMP_REWRITE_FORCE))
-		rc = ps_err_hint(doc->ctx, PDFSTAMP_HINT_REWRITE_FORCE, PDFSTAMP_E_PERM,
+		rc = ps_err_hint(ctx, PDFSTAMP_HINT_REWRITE_FORCE, PDFSTAMP_E_PERM,
 		                 "the document %s; a full rewrite invalidates every signature",
 		                 info->nsigs > 0 ? "is signed" : "is marked append-only (/SigFlags AppendOnly)");
 	else if (info->nsigs > 0)
-		ps_warn(doc->ctx, "rewriting a signed document: its %d signature(s) will no longer validate", info->nsigs);
+		ps_warn(ctx, "rewriting a signed document: its %d signature(s) will no longer validate", info->nsigs);
 out:
 	free(info->sigs); /* ps_doc_signatures' list (info.c, above, owns pdfstamp_info_clear) */
 	free(info);

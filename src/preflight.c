@@ -56,7 +56,7 @@ static int signed_view(ps_doc *doc, int change, const char *what)
 	int i, rc;
 
 	if ((rc = pdfstamp_audit(doc, &rep)) < 0) {
-		rc = ps_err_wrap(doc->ctx, rc, "cannot tell what the document's signatures permit; refusing to change "
+		rc = ps_err_wrap(ps_doc_ctx(doc), rc, "cannot tell what the document's signatures permit; refusing to change "
 		                 "the file");
 		goto out;
 	}
@@ -81,7 +81,7 @@ static int signed_view(ps_doc *doc, int change, const char *what)
 	for (i = 0; i < rep.nsigs; i++) {
 		int p = rep.sigs[i].docmdp;
 		if (!pdfstamp_policy_allows(p, change, 1)) {
-			rc = ps_err(doc->ctx, PDFSTAMP_E_PERM, "signature object %lld is %s as signed; %s breaks it",
+			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_PERM, "signature object %lld is %s as signed; %s breaks it",
 			            (long long)rep.sigs[i].objnum, level_name(p), what);
 			goto out;
 		}
@@ -94,7 +94,7 @@ out:
 
 int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct pdfstamp_info *info;
 	int change = kind == PS_UPDATE_ANNOTATION ? PDFSTAMP_CHANGE_ANNOTATION
 	             : kind == PS_UPDATE_DSS ? PDFSTAMP_CHANGE_DSS : PDFSTAMP_CHANGE_METADATA;

@@ -220,6 +220,7 @@ struct rw_batch {
 struct rw {
 	ps_doc *doc;
 	const ps_xref *xref;           /* its index, loaded whole */
+	struct ps_doc_security ds;     /* its security state: the old handler (NULL: plaintext) */
 	ps_ctx *ctx;
 	unsigned cpu;                  /* ps_cpu_bits: the plaintext sum's kernel */
 	ps_sec *nsec;                  /* the new handler (its own key schedules) */
@@ -291,7 +292,7 @@ static void tally_add(struct rw *rw, const struct rw_tally *t)
  * decryption is left to reenc_all, timed once per batch. */
 static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j, struct rw_tally *t)
 {
-	ps_doc *doc = rw->doc;
+	ps_sec *osec = rw->ds.sec;
 	ps_buf plain = PS_BUF_INIT;
 	const uint8_t *src = j->src;
 	size_t srclen = j->srclen;
@@ -303,20 +304,20 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j, struct rw_tall
 	if (j->extensions && (rc = add_extensions(wctx, j->obj)) < 0)
 		goto out;
 	/* strings: old handler to new (design note 3 for the exemptions) */
-	if ((rc = ps_sec_convert_strings(wctx, j->plain_strings ? NULL : doc->sec, rw->nsec, j->num, j->gen, j->obj,
+	if ((rc = ps_sec_convert_strings(wctx, j->plain_strings ? NULL : osec, rw->nsec, j->num, j->gen, j->obj,
 	                                 &nstrings)) < 0)
 		goto out;
 	if (j->obj->kind == PS_STREAM) {
-		int was = ps_sec_stream_encrypted(doc->sec, j->obj);
+		int was = ps_sec_stream_encrypted(osec, j->obj);
 		/* in place needs IV + at least one block (an AESV2 IV alone reads
 		 * as empty data: the decrypt path takes it) */
-		int in_place = was && srclen >= 32 && ps_sec_reencrypt_in_place(doc->sec, rw->nsec, j->obj);
+		int in_place = was && srclen >= 32 && ps_sec_reencrypt_in_place(osec, rw->nsec, j->obj);
 		payload = (int64_t)srclen;
 		j->pay = j->src;
 		j->paylen = srclen;
 		if (was && !in_place) {
 			double t0 = cpu_seconds();
-			rc = ps_sec_decrypt_stream(wctx, doc->sec, j->obj, j->num, j->gen, src, srclen, &plain);
+			rc = ps_sec_decrypt_stream(wctx, osec, j->obj, j->num, j->gen, src, srclen, &plain);
 			aes = cpu_seconds() - t0;
 			if (rc < 0)
 				goto out;
@@ -391,7 +392,7 @@ static int reenc_all(struct rw *rw, ps_ctx *wctx, struct rw_job *jobs, size_t n,
 		if (!j->reenc)
 			continue;
 		j->reenc = 0;
-		if ((rc = ps_sec_reencrypt_prepare(wctx, rw->doc->sec, rw->nsec, j->num, j->gen, j->src, j->srclen,
+		if ((rc = ps_sec_reencrypt_prepare(wctx, rw->ds.sec, rw->nsec, j->num, j->gen, j->src, j->srclen,
 		                                   &j->job)) < 0 && wctx->errcode == rc)
 			ps_err_wrap(wctx, rc, "object %u", j->num);
 	}
@@ -810,7 +811,7 @@ static int skip_num(void *ud, uint32_t num)
 {
 	const struct rw *rw = ud;
 
-	return num == rw->doc->encrypt_num || is_dropped(rw, num);
+	return num == rw->ds.encrypt_num || is_dropped(rw, num);
 }
 
 /* The job just filled in *BP joins its batch; a batch is complete (and
@@ -832,7 +833,7 @@ static int batch_add(struct rw *rw, struct rw_batch **bp, int64_t off, const str
 	if ((rc = submit(rw, b)) < 0)
 		return rc;
 	if (o->progress && body)
-		o->progress(o->progress_ud, off, rw->doc->size);
+		o->progress(o->progress_ud, off, ps_doc_size(rw->doc));
 	return 0;
 }
 
@@ -876,7 +877,7 @@ static int read_all(struct rw *rw, uint32_t root_num, const struct pdfstamp_rewr
 	struct rw_batch *b = NULL;
 	ps_seqread r;
 	ps_seq_obj so;
-	int rc, skip, root2 = root_num != doc->encrypt_num && ps_xref_type(rw->xref, root_num) == 2;
+	int rc, skip, root2 = root_num != rw->ds.encrypt_num && ps_xref_type(rw->xref, root_num) == 2;
 
 	if ((rc = ps_seq_open(&r, doc, NULL, skip_num, rw)) < 0)
 		goto out;
@@ -963,7 +964,7 @@ out:
 
 static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct rw rw;
 	struct ps_xref_info xi;
 	ps_rwcheck chk;
@@ -973,19 +974,23 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	int stream_form = 0, rc, i, started = 0;
 	size_t nsorted = 0;
 	double t0 = clock_seconds(CLOCK_MONOTONIC);
-	const char *target = o->output ? o->output : doc->path;
+	struct ps_doc_file f;
+	const char *target;
 	int to_fd = (o->flags & PDFSTAMP_WRITE_TO_FD) != 0; /* version >= 2: checked by the callers */
 
 	memset(&rw, 0, sizeof rw);
+	ps_doc_file(doc, &f);
+	target = o->output ? o->output : f.path;
 	rw.doc = doc;
 	rw.xref = ps_doc_xref(doc);
+	ps_doc_security(doc, &rw.ds);
 	rw.ctx = ctx;
 	rw.cpu = ps_cpu_bits(ctx);
 	rw.of.fd = -1;
 	if (!!(o->flags & PDFSTAMP_WRITE_IN_PLACE) + to_fd + !!o->output != 1)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "give exactly one of an output file, an output descriptor and "
 		              "in-place mode");
-	if (to_fd && (rc = ps_check_out_fd(ctx, o->output_fd, doc->fd)) < 0)
+	if (to_fd && (rc = ps_check_out_fd(ctx, o->output_fd, f.fd)) < 0)
 		return rc;
 	if ((rc = ps_policy_rewrite(doc, o->flags)) < 0 || (rc = ps_xref_load_all(doc)) < 0)
 		return rc;
@@ -1002,13 +1007,13 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	/* new key and security parameters (Alg. 8, 9, 10) */
 	if ((rc = ps_sec_new_r6(ctx, o->user_password, o->user_len, o->owner_password, o->owner_len,
 	                        o->set_permissions ? o->permissions : ps_doc_kept_p(doc),
-	                        ps_sec_encrypt_metadata(doc->sec), &rw.nsec)) < 0)
+	                        ps_sec_encrypt_metadata(rw.ds.sec), &rw.nsec)) < 0)
 		goto out;
 	if ((rc = ps_random(ctx, id, sizeof id)) < 0 || (rc = ps_doc_header_version(doc, ver)) < 0)
 		goto out;
 	/* which object numbers are live; is there any object stream? */
 	for (num = ps_xref_next(rw.xref, 0); num != 0; num = ps_xref_next(rw.xref, num)) {
-		if (num != doc->encrypt_num) {
+		if (num != rw.ds.encrypt_num) {
 			maxnum = num;
 			if (ps_xref_get(rw.xref, num)->type == 2)
 				stream_form = 1;
@@ -1062,7 +1067,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	}
 	/* In place: the file itself, wherever symbolic links lead, with its
 	 * owner; a file with other hard links is refused (io.c). */
-	rc = (o->flags & PDFSTAMP_WRITE_IN_PLACE) ? ps_outfile_open_inplace(ctx, &rw.of, doc->path, doc->fd)
+	rc = (o->flags & PDFSTAMP_WRITE_IN_PLACE) ? ps_outfile_open_inplace(ctx, &rw.of, f.path, f.fd)
 	     : to_fd                              ? ps_outfile_open_fd(ctx, &rw.of)
 	                                          : ps_outfile_open(ctx, &rw.of, target);
 	if (rc < 0)
@@ -1088,7 +1093,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	if ((rc = write_xref(&rw, enc_num, id, stream_form)) < 0 || (rc = ps_wstream_flush(&rw.w)) < 0)
 		goto out;
 	if (o->progress)
-		o->progress(o->progress_ud, doc->size, doc->size);
+		o->progress(o->progress_ud, ps_doc_size(doc), ps_doc_size(doc));
 	ps_fault("after-write");
 	if (!to_fd) /* note 9: the fsync runs during the self-check */
 		ps_wstream_sync_start(&rw.w);
@@ -1108,7 +1113,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	if (to_fd)
 		rc = ps_outfile_copy_out(ctx, &rw.of, o->output_fd);
 	else if ((rc = ps_wstream_sync_wait(&rw.w)) == 0)
-		rc = ps_outfile_commit(ctx, &rw.of, doc->mode, 1);
+		rc = ps_outfile_commit(ctx, &rw.of, f.mode, 1);
 	if (rc < 0)
 		goto out;
 	if (st) {
@@ -1179,19 +1184,21 @@ static int check_opts(ps_ctx *ctx, const struct pdfstamp_rewrite_opts *o, struct
 
 int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
+	struct ps_doc_security ds;
 	int rc;
 
 	if ((rc = check_opts(ctx, o, st)) < 0)
 		return rc;
-	if (!doc->encrypted)
+	ps_doc_security(doc, &ds);
+	if (!ds.sec)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not encrypted; use encrypt");
-	if (!doc->authenticated)
+	if (!ds.authenticated)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
-	if (doc->authenticated == 1) {
+	if (ds.authenticated == 1) {
 		/* the user password is enough only when the owner password is empty */
 		int as = 0;
-		rc = ps_sec_check_password(ctx, doc->sec, "", 0, &as);
+		rc = ps_sec_check_password(ctx, ds.sec, "", 0, &as);
 		if (rc < 0 || as != 2)
 			return ps_err(ctx, PDFSTAMP_E_PERM, "rotating the key needs the owner password");
 	}
@@ -1200,12 +1207,12 @@ int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, st
 
 int pdfstamp_encrypt(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	int rc;
 
 	if ((rc = check_opts(ctx, o, st)) < 0)
 		return rc;
-	if (doc->encrypted)
+	if (pdfstamp_doc_is_encrypted(doc))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is already encrypted; use rotate to change its key");
 	return rewrite(doc, o, st);
 }

@@ -101,6 +101,7 @@ typedef struct ps_seq_item {
 /* The objects of a document's body (type 1 entries), in file order. */
 typedef struct ps_seqread {
 	ps_doc *doc;
+	int64_t size;          /* its size (ps_doc_size): where the last item ends */
 	ps_seq_item *it;
 	size_t n, i, k;        /* items; the next one; the end of the segment's */
 	ps_seg *seg;           /* the current segment (NULL: its items go the careful way) */

@@ -302,6 +302,7 @@ int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool, int (*skip)
 	cap = (size_t)xi.used + 1;
 	memset(r, 0, sizeof *r);
 	r->doc = doc;
+	r->size = ps_doc_size(doc);
 	if (pool) {
 		pool->refs++;
 		r->pool = pool;
@@ -309,7 +310,7 @@ int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool, int (*skip)
 		r->pool->refs = 1;
 	}
 	if (!r->pool || !(r->it = ps_bulk_alloc(cap * sizeof *r->it)))
-		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
 	for (num = ps_xref_next(x, 0); num != 0 && r->n < cap; num = ps_xref_next(x, num)) {
 		const ps_xent *e = ps_xref_get(x, num);
 		if (e->type != 1 || (skip && skip(ud, num)))
@@ -324,10 +325,10 @@ int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool, int (*skip)
 /* Where item I's bytes end (note 5). */
 static int64_t item_end(const ps_seqread *r, size_t i)
 {
-	int64_t e = i + 1 < r->n ? r->it[i + 1].off : r->doc->size;
+	int64_t e = i + 1 < r->n ? r->it[i + 1].off : r->size;
 
-	if (e > r->doc->size)
-		e = r->doc->size;
+	if (e > r->size)
+		e = r->size;
 	return e < r->it[i].off ? r->it[i].off : e;
 }
 
@@ -344,9 +345,9 @@ static int seg_next(ps_seqread *r)
 	ps_seg_release(r->seg);
 	r->seg = NULL;
 	r->k = k;
-	if (start < 0 || start >= doc->size || item_end(r, i) - start > (int64_t)SEG_MAX)
+	if (start < 0 || start >= r->size || item_end(r, i) - start > (int64_t)SEG_MAX)
 		return 0;
-	while (k < r->n && r->it[k].off < doc->size && item_end(r, k) - start <= (int64_t)SEG_TARGET)
+	while (k < r->n && r->it[k].off < r->size && item_end(r, k) - start <= (int64_t)SEG_TARGET)
 		k++;
 	need = (size_t)(item_end(r, k - 1) - start);
 	/* note 6: a pooled buffer when it fits, else one of its own size (in
@@ -360,7 +361,7 @@ static int seg_next(ps_seqread *r)
 	}
 	if (!b.data || !(r->seg = malloc(sizeof *r->seg))) {
 		ps_buf_free(&b);
-		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
 	}
 	r->seg->data = b.data;
 	r->seg->cap = b.cap;
@@ -530,7 +531,7 @@ int ps_rewrite_dropped(ps_doc *doc, uint32_t root_num, uint32_t **out, size_t *n
 		return rc;
 	secs = ps_xref_sections(ps_doc_xref(doc), &nsec);
 	if (!(d = malloc(((size_t)nsec * 2 + 1) * sizeof *d)))
-		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
 	for (i = 0; i < nsec; i++) {
 		uint32_t c[2] = {secs[i].stream_num, secs[i].xrefstm_num};
 		int k;
@@ -555,13 +556,16 @@ int ps_rewrite_dropped(ps_doc *doc, uint32_t root_num, uint32_t **out, size_t *n
  * /Encrypt and the output's own xref stream. */
 static int check_live_objects(ps_doc *doc, ps_doc *v, const uint32_t *dropped, size_t ndropped, uint32_t enc_num)
 {
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	const ps_xref *xd = ps_doc_xref(doc), *xv = ps_doc_xref(v);
+	struct ps_doc_security ds;
 	int nsec;
 	const ps_section *vs = ps_xref_sections(xv, &nsec);
 	uint32_t a, b, num, self = 0;
 
+	ps_doc_security(doc, &ds);
 	if (nsec != 1)
-		return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL, "self-check: the output has %d cross-reference sections",
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the output has %d cross-reference sections",
 		              nsec);
 	if (vs[0].kind == PDFSTAMP_XREF_STREAM)
 		self = vs[0].stream_num;
@@ -573,10 +577,10 @@ static int check_live_objects(ps_doc *doc, ps_doc *v, const uint32_t *dropped, s
 		num = a == 0 ? b : b == 0 ? a : a < b ? a : b;
 		in = num == a;
 		got = num == b;
-		want = (in && num != doc->encrypt_num && !ps_rewrite_is_dropped(dropped, ndropped, num)) ||
+		want = (in && num != ds.encrypt_num && !ps_rewrite_is_dropped(dropped, ndropped, num)) ||
 		       num == enc_num || num == self;
 		if (want != got)
-			return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u is %s the output", num,
+			return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u is %s the output", num,
 			              got ? "new in" : "missing from");
 		if (in)
 			a = ps_xref_next(xd, a);
@@ -692,7 +696,7 @@ static int walk_pages(ps_doc *d, int *root_ok, int64_t *pages, char *why, size_t
 	}
 	goto out;
 oom:
-	rc = ps_err(d->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	rc = ps_err(ps_doc_ctx(d), PDFSTAMP_E_NOMEM, "out of memory");
 out:
 	ps_obj_free(node);
 	free(stack);
@@ -704,6 +708,7 @@ out:
  * pages (when the input's page tree can be walked at all). */
 static int check_page_trees(ps_doc *in, ps_doc *out)
 {
+	ps_ctx *ctx = ps_doc_ctx(in);
 	char wa[160], wb[160];
 	int64_t na, nb;
 	int ra, rb, rc;
@@ -711,11 +716,11 @@ static int check_page_trees(ps_doc *in, ps_doc *out)
 	if ((rc = walk_pages(in, &ra, &na, wa, sizeof wa)) < 0 || (rc = walk_pages(out, &rb, &nb, wb, sizeof wb)) < 0)
 		return rc;
 	if (!rb)
-		return ps_err(in->ctx, PDFSTAMP_E_INTERNAL, "self-check: in the output, %s", wb);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: in the output, %s", wb);
 	if (!wa[0] && wb[0])
-		return ps_err(in->ctx, PDFSTAMP_E_INTERNAL, "self-check: in the output, %s", wb);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: in the output, %s", wb);
 	if (!wa[0] && na != nb)
-		return ps_err(in->ctx, PDFSTAMP_E_INTERNAL,
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
 		              "self-check: the output's page tree has %" PRId64 " pages, the input's %" PRId64, nb, na);
 	return 0;
 }
@@ -752,6 +757,7 @@ struct chk_batch {
 
 struct chk {
 	ps_doc *v;
+	ps_sec *vsec;                 /* its handler (ps_doc_security), NULL if not encrypted */
 	const ps_rwoff *sums;         /* note 8: sorted by number, or NULL */
 	size_t nsums;
 	unsigned cpu;                 /* ps_cpu_bits: the sum's kernel */
@@ -803,7 +809,7 @@ static int sum_check(ps_ctx *ctx, const struct chk *c, uint32_t num, const uint8
  * reset for the next (obj.c note 9): one object's worth of it is used. */
 static void chk_run(const struct chk *c, ps_ctx *ctx, struct chk_batch *b, ps_buf *plain, ps_arena *ar)
 {
-	ps_doc *v = c->v;
+	ps_sec *vsec = c->vsec;
 	size_t i, used = 0;
 	int rc = 0;
 
@@ -819,10 +825,10 @@ static void chk_run(const struct chk *c, ps_ctx *ctx, struct chk_batch *b, ps_bu
 			e->careful = 1;
 			continue;
 		}
-		if (v->encrypted && !(o->kind == PS_STREAM && e->xs))
-			rc = ps_sec_convert_strings(ctx, v->sec, NULL, e->so.num, e->gen, o, NULL);
-		if (rc == 0 && o->kind == PS_STREAM && v->encrypted && !e->xs && ps_sec_stream_encrypted(v->sec, o)) {
-			if ((rc = ps_sec_decrypt_stream(ctx, v->sec, o, e->so.num, e->gen, data, len, plain)) < 0)
+		if (vsec && !(o->kind == PS_STREAM && e->xs))
+			rc = ps_sec_convert_strings(ctx, vsec, NULL, e->so.num, e->gen, o, NULL);
+		if (rc == 0 && o->kind == PS_STREAM && vsec && !e->xs && ps_sec_stream_encrypted(vsec, o)) {
+			if ((rc = ps_sec_decrypt_stream(ctx, vsec, o, e->so.num, e->gen, data, len, plain)) < 0)
 				rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u", e->so.num);
 			else
 				rc = sum_check(ctx, c, e->so.num, plain->data, plain->len, &b->summed);
@@ -934,7 +940,7 @@ static int chk_take(struct chk *c, ps_buf *plain, ps_arena *ar)
 		}
 		q->state = 1;
 		pthread_mutex_unlock(&c->mu);
-		chk_run(c, v->ctx, q, plain, ar);
+		chk_run(c, ps_doc_ctx(v), q, plain, ar);
 		pthread_mutex_lock(&c->mu);
 		q->state = 2;
 		pthread_cond_broadcast(&c->cv);
@@ -944,14 +950,14 @@ static int chk_take(struct chk *c, ps_buf *plain, ps_arena *ar)
 	pthread_mutex_unlock(&c->mu);
 	for (i = 0; i < b->n && rc == 0; i++) {
 		if (b->rc < 0 && i == b->fail) {
-			rc = ps_err(v->ctx, b->rc, "%s", b->err);
+			rc = ps_err(ps_doc_ctx(v), b->rc, "%s", b->err);
 		} else if (b->it[i].careful) { /* the careful way, as pdfstamp_verify */
 			ps_obj *o = NULL;
 			uint32_t num = b->it[i].so.num;
 			if ((rc = ps_doc_load(v, num, &o)) == 0 && o && o->kind == PS_STREAM &&
-			    (rc = ps_doc_stream_data(v, num, o, 0, plain)) == 0 && v->encrypted && !b->it[i].xs &&
-			    ps_sec_stream_encrypted(v->sec, o))
-				rc = sum_check(v->ctx, c, num, plain->data, plain->len, &b->summed);
+			    (rc = ps_doc_stream_data(v, num, o, 0, plain)) == 0 && c->vsec && !b->it[i].xs &&
+			    ps_sec_stream_encrypted(c->vsec, o))
+				rc = sum_check(ps_doc_ctx(v), c, num, plain->data, plain->len, &b->summed);
 			ps_buf_reset(plain); /* wipes the plaintext (a secret buffer) */
 			ps_obj_free(o);
 		}
@@ -966,8 +972,9 @@ static int chk_take(struct chk *c, ps_buf *plain, ps_arena *ar)
  * fault; NOMEM is not one). */
 static int check_objects(ps_doc *v, const ps_rwcheck *in)
 {
-	ps_ctx *ctx = v->ctx;
+	ps_ctx *ctx = ps_doc_ctx(v);
 	const ps_xref *vx = ps_doc_xref(v);
+	struct ps_doc_security vs;
 	struct chk c;
 	struct chk_batch *b = NULL;
 	ps_seqread r;
@@ -980,10 +987,12 @@ static int check_objects(ps_doc *v, const ps_rwcheck *in)
 	int rc, i, nth = 0, more = 1, jobs = in->jobs < 1 ? 1 : in->jobs > 9 ? 9 : in->jobs;
 
 	plain.secret = 1;
-	if (v->encrypted && !ps_sec_perms_ok(v->sec))
+	ps_doc_security(v, &vs);
+	if (vs.sec && !ps_sec_perms_ok(vs.sec))
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Perms does not match /P and /EncryptMetadata");
 	memset(&c, 0, sizeof c);
 	c.v = v;
+	c.vsec = vs.sec;
 	c.sums = in->sums;
 	c.nsums = in->nsums;
 	c.cpu = ps_cpu_bits(ctx);
@@ -1101,9 +1110,10 @@ out:
 
 int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT, in = PDFSTAMP_VERIFY_REPORT_INIT;
 	const struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
+	struct ps_doc_security vs;
 	char why[sizeof ctx->errmsg];
 	ps_doc *v = NULL;
 	int rc;
@@ -1131,7 +1141,8 @@ int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c)
 			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check of the rewritten file failed: %s", why);
 		goto out;
 	}
-	if (v->authenticated != 2) {
+	ps_doc_security(v, &vs);
+	if (vs.authenticated != 2) {
 		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new owner password does not open the output");
 		goto out;
 	}

@@ -162,10 +162,13 @@ int ps_rwxref_write(ps_ctx *ctx, const ps_doc *doc, ps_rwoffs *t, uint32_t enc_n
 	uint32_t size = enc_num + 1;
 	ps_obj *tr = ps_new_dict(), *ida = ps_new_array(), *v;
 	const ps_obj *trailer = ps_xref_trailer(ps_doc_xref(doc));
-	struct xout x = {ps_doc_xref(doc), doc->encrypt_num, t, stream_form, 1, 0, 0};
+	struct ps_doc_security ds;
+	struct xout x = {.xref = ps_doc_xref(doc), .t = t, .members = stream_form, .head = 1};
 	ps_xrefw_src src = {xout_start, xout_next, &x};
 	int rc = 0;
 
+	ps_doc_security(doc, &ds);
+	x.old_enc = ds.encrypt_num;
 	if (!tr || !ida)
 		goto oom;
 	if (stream_form)

@@ -535,7 +535,7 @@ static int hash_range(ps_doc *doc, mbedtls_md_type_t md, const int64_t br[4], ui
 	mbedtls_md_init(&mc);
 	if (!info || mbedtls_md_setup(&mc, info, 0) != 0 || mbedtls_md_starts(&mc) != 0) {
 		mbedtls_md_free(&mc);
-		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory setting up %s", md_name(md));
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory setting up %s", md_name(md));
 	}
 	for (part = 0; part < 2 && rc == 0 && !*shortread; part++) {
 		int64_t off = part ? br[2] : br[0], left = part ? br[3] : br[1];
@@ -569,6 +569,7 @@ static int get_val(ps_doc *doc, const ps_obj *sig, const char *key, ps_obj **out
 static int byte_range(ps_doc *doc, const ps_obj *sig, int64_t br[4], struct ps_sigcms *out)
 {
 	ps_obj *a, *v;
+	int64_t size = ps_doc_size(doc);
 	size_t i;
 	int rc;
 
@@ -590,9 +591,9 @@ static int byte_range(ps_doc *doc, const ps_obj *sig, int64_t br[4], struct ps_s
 		why(out, "the /ByteRange does not start at the file's first byte");
 		return 1;
 	}
-	if (br[1] > br[2] || br[2] > doc->size || br[3] > doc->size - br[2]) {
+	if (br[1] > br[2] || br[2] > size || br[3] > size - br[2]) {
 		why(out, "the /ByteRange [0 %lld %lld %lld] overlaps itself or leaves the file (%lld bytes)",
-		    (long long)br[1], (long long)br[2], (long long)br[3], (long long)doc->size);
+		    (long long)br[1], (long long)br[2], (long long)br[3], (long long)size);
 		return 1;
 	}
 	return 0;
@@ -782,9 +783,9 @@ static int check_digest(ps_doc *doc, const int64_t br[4], int subfilter, const s
 			return 0;
 		}
 		if (mbedtls_md(mi, c->econtent, c->econtent_len, hc) != 0)
-			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory hashing the encapsulated content");
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory hashing the encapsulated content");
 	}
-	if ((rc = check_signature(doc->ctx, c, hc, out)) < 0)
+	if ((rc = check_signature(ps_doc_ctx(doc), c, hc, out)) < 0)
 		return rc;
 	if (c->msgdig) {
 		if (c->msgdig_len != hlen || memcmp(c->msgdig, hc, hlen) != 0) {

@@ -245,8 +245,8 @@ static int page_annots(ps_doc *doc, ps_page *pg)
 	if ((rc = ps_doc_lookup(doc, annots->u.ref.num, &target)) < 0)
 		return rc;
 	if (!target) {
-		ps_warn(doc->ctx, "page object %u: /Annots names object %u, which does not exist; "
-		        "the page gets a new /Annots array", pg->num, annots->u.ref.num);
+		ps_warn(ps_doc_ctx(doc), "page object %u: /Annots names object %u, which does not "
+		        "exist; the page gets a new /Annots array", pg->num, annots->u.ref.num);
 		pg->annots_missing = 1;
 		return 0;
 	}
@@ -256,14 +256,15 @@ static int page_annots(ps_doc *doc, ps_page *pg)
 /* Appends the page REF/DICT, with the attributes IN brings down, to PL. */
 static int collect_page(ps_doc *doc, ps_obj *ref, ps_obj *dict, const inherit *in, page_list *pl)
 {
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_page pg;
 	int rc;
 
 	memset(&pg, 0, sizeof pg);
-	if ((rc = make_page(doc->ctx, ref, dict, in, &pg)) < 0 || (rc = page_annots(doc, &pg)) < 0)
+	if ((rc = make_page(ctx, ref, dict, in, &pg)) < 0 || (rc = page_annots(doc, &pg)) < 0)
 		return rc;
 	if (ps_array_grow((void **)&pl->v, pl->n, sizeof *pl->v) < 0)
-		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	pl->v[pl->n++] = pg;
 	return 0;
 }
@@ -278,7 +279,7 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 		size_t k;
 		inherit in;
 	} st[MAX_TREE_DEPTH];
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_obj *root = NULL, *rref = NULL, *kids = NULL;
 	struct ps_xref_info xi;
 	int64_t idx = 1, budget;
@@ -609,7 +610,7 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 {
 	static const double rot[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, -1, 0, 0, 0},
 	                                 {-1, 0, 0, -1, 0, 0}, {0, -1, 1, 0, 0, 0}};
-	ps_ctx *ctx = up->doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(up->doc);
 	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_buf c = PS_BUF_INIT;
 	ps_obj *d = NULL, *res = NULL, *stm;
@@ -757,11 +758,11 @@ static int shared_text(ps_update *up, const char *utf8, uint32_t *num)
 	ps_obj *s = NULL;
 	int rc;
 
-	if ((rc = ps_text_from_utf8(up->doc->ctx, utf8, strlen(utf8), &s)) < 0)
+	if ((rc = ps_text_from_utf8(ps_doc_ctx(up->doc), utf8, strlen(utf8), &s)) < 0)
 		return rc;
 	if (!(*num = ps_update_alloc(up))) {
 		ps_obj_free(s);
-		return up->doc->ctx->errcode;
+		return ps_doc_ctx(up->doc)->errcode;
 	}
 	return ps_update_put(up, *num, 0, s);
 }
@@ -772,10 +773,10 @@ static int shared_color(ps_update *up, const double color[3], uint32_t *num)
 	ps_obj *c = real_array(color, 3);
 
 	if (!c)
-		return ps_err(up->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		return ps_err(ps_doc_ctx(up->doc), PDFSTAMP_E_NOMEM, "out of memory");
 	if (!(*num = ps_update_alloc(up))) {
 		ps_obj_free(c);
-		return up->doc->ctx->errcode;
+		return ps_doc_ctx(up->doc)->errcode;
 	}
 	return ps_update_put(up, *num, 0, c);
 }
@@ -784,7 +785,7 @@ static int shared_color(ps_update *up, const double color[3], uint32_t *num)
 static int link_annotation(ps_update *up, const ps_page *pg, uint32_t annot)
 {
 	ps_doc *doc = up->doc;
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_obj *annots = ps_dict_get(pg->dict, "Annots"), *arr, *page;
 	size_t i;
 	int rc;
@@ -850,7 +851,7 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 {
 	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_doc *doc = up->doc;
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct stamp_geom g;
 	char nm[16];
 	double rect[4];
@@ -962,7 +963,7 @@ out:
 int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
                    const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_update up;
 	ps_time when;
 	stamp_job j;

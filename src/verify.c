@@ -33,8 +33,10 @@ static int count_string(void *ud, ps_obj *str, const ps_obj *parent, const char 
 
 int pdfstamp_verify(pdfstamp_doc *doc, const struct pdfstamp_verify_opts *opts, struct pdfstamp_verify_report *r)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	const ps_xref *x = ps_doc_xref(doc);
+	int64_t size = ps_doc_size(doc);
+	struct ps_doc_security ds;
 	ps_buf data = PS_BUF_INIT;
 	pdfstamp_progress_fn progress;
 	void *ud;
@@ -50,11 +52,12 @@ int pdfstamp_verify(pdfstamp_doc *doc, const struct pdfstamp_verify_opts *opts, 
 	memset(r, 0, sizeof *r);
 	r->version = PDFSTAMP_VERIFY_REPORT_VERSION;
 	data.secret = 1;
-	if (doc->encrypted && !doc->authenticated)
+	ps_doc_security(doc, &ds);
+	if (ds.sec && !ds.authenticated)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
 	if ((rc = ps_xref_load_all(doc)) < 0)
 		return rc;
-	if (doc->encrypted && !ps_sec_perms_ok(doc->sec) && doc->authenticated) {
+	if (ds.sec && !ps_sec_perms_ok(ds.sec) && ds.authenticated) {
 		r->faults++;
 		snprintf(r->first_fault, sizeof r->first_fault, "/Perms does not match /P and /EncryptMetadata");
 	}
@@ -80,11 +83,11 @@ int pdfstamp_verify(pdfstamp_doc *doc, const struct pdfstamp_verify_opts *opts, 
 			}
 		}
 		if (progress && e->type == 1 && (num & 1023) == 0)
-			progress(ud, e->off, doc->size);
+			progress(ud, e->off, size);
 	}
 	ps_buf_free(&data);
 	if (progress)
-		progress(ud, doc->size, doc->size);
+		progress(ud, size, size);
 	if (r->faults)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%lld object(s) failed verification; first: %s",
 		              (long long)r->faults, r->first_fault);

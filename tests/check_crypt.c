@@ -423,12 +423,14 @@ START_TEST(test_hash_count_files)
 		for (w = 0; w < 2; w++) {
 			ps_ctx *ctx = new_ctx();
 			pdfstamp_doc *doc = NULL;
+			struct ps_doc_security ds;
 
 			snprintf(path, sizeof path, "%s/../samples/%s", TEST_SRCDIR, files[f]);
 			ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, 0), 0);
 			ck_assert_uint_eq(ctx->kdf_hashes, 0);
 			ck_assert_int_eq(pdfstamp_doc_auth(doc, pws[w], strlen(pws[w]), 0), 0);
-			ck_assert_int_eq(doc->authenticated, w == 0 ? 2 : 1);
+			ps_doc_security(doc, &ds);
+			ck_assert_int_eq(ds.authenticated, w == 0 ? 2 : 1);
 			ck_assert_msg(ctx->kdf_hashes == (w == 0 ? 1u : 2u), "%s, %s password: %lu hashes", files[f],
 			              w == 0 ? "owner" : "user", ctx->kdf_hashes);
 			pdfstamp_doc_close(doc);
@@ -2059,6 +2061,7 @@ START_TEST(test_legacy_qpdf)
 		pdfstamp_doc *doc = NULL;
 		struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
 		const struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
+		struct ps_doc_security ds;
 		ps_secparams sp;
 		uint8_t want[16], key[16];
 		int owner = -1, found = 0;
@@ -2078,7 +2081,8 @@ START_TEST(test_legacy_qpdf)
 		pclose(f);
 		ck_assert_int_gt(found, 0);
 		ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, 0), 0);
-		sp = *ps_sec_params(doc->sec);
+		ps_doc_security(doc, &ds);
+		sp = *ps_sec_params(ds.sec);
 		ck_assert_int_eq(sp.length, found);
 		ck_assert_int_eq(ps_kdf_legacy_authenticate(ctx, &sp, "u", 1, key, &owner), 0);
 		ck_assert_int_eq(owner, 0);

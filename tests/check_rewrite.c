@@ -428,6 +428,7 @@ START_TEST(self_check_compares_plaintext)
 	char bad[192];
 	pdfstamp_doc *in, *out;
 	const ps_xref *xout;
+	struct ps_doc_security os;
 	ps_rwoff rows[64];
 	struct ps_segpool *pool;
 	size_t nrows = 0, k, n;
@@ -444,13 +445,14 @@ START_TEST(self_check_compares_plaintext)
 	enc = encrypt_num(out);
 	ck_assert_int_eq(ps_xref_load_all(out), 0);
 	xout = ps_doc_xref(out);
+	ps_doc_security(out, &os);
 	for (num = ps_xref_next(xout, 0); num; num = ps_xref_next(xout, num)) {
 		ps_buf d = PS_BUF_INIT;
 		ck_assert_uint_lt(nrows, 64);
 		memset(&rows[nrows], 0, sizeof rows[nrows]);
 		rows[nrows].num = num;
 		ck_assert_int_eq(ps_doc_load(out, num, &o), 0);
-		if (num != enc && o && o->kind == PS_STREAM && ps_sec_stream_encrypted(out->sec, o)) {
+		if (num != enc && o && o->kind == PS_STREAM && ps_sec_stream_encrypted(os.sec, o)) {
 			ck_assert_int_eq(ps_doc_stream_data(out, num, o, 0, &d), 0);
 			rows[nrows].summed = 1;
 			rows[nrows].sum = ps_rewrite_sum(ps_cpu_probe(), d.data, d.len);
