@@ -32,6 +32,9 @@
 #include <unistd.h>
 
 #include "ps.h"
+/* fz_doc_auth below is the harness's copy of pdfstamp_doc_auth and sets
+ * the outcome as doc.c does: the one use of the reader's fields here. */
+#include "docpriv.h"
 
 #define FZ_MAX_INPUT (1u << 20)   /* larger inputs are ignored */
 
@@ -127,22 +130,25 @@ static inline int fz_sec_auth(ps_ctx *ctx, const ps_secparams *sp, const char *p
 static inline int fz_doc_auth(ps_doc *doc)
 {
 	static const char *const pws[] = {"", "user", "sample-user"};
+	ps_ctx *ctx = ps_doc_ctx(doc);
+	struct ps_doc_security ds;
 	uint8_t key[32];
 	int is_owner, perms_ok, rc = PDFSTAMP_E_PASSWORD;
 	size_t i;
 
-	if (!doc->encrypted)
+	ps_doc_security(doc, &ds);
+	if (!ds.sec)
 		return 0;
 	for (i = 0; i < sizeof pws / sizeof pws[0]; i++) {
-		rc = fz_sec_auth(doc->ctx, ps_sec_params(doc->sec), pws[i], strlen(pws[i]), key, &is_owner, &perms_ok);
+		rc = fz_sec_auth(ctx, ps_sec_params(ds.sec), pws[i], strlen(pws[i]), key, &is_owner, &perms_ok);
 		if (rc == PDFSTAMP_E_PASSWORD)
 			continue;
 		if (rc < 0)
 			break;
 		/* Like PDFSTAMP_AUTH_FORCE: a /Perms mismatch is not fatal here. */
-		rc = ps_sec_auth_key(doc->ctx, doc->sec, key, is_owner ? 2 : 1, perms_ok);
+		rc = ps_sec_auth_key(ctx, ds.sec, key, is_owner ? 2 : 1, perms_ok);
 		if (rc == 0)
-			doc->authenticated = is_owner ? 2 : 1;
+			doc->authenticated = is_owner ? 2 : 1; /* the one field set here (docpriv.h) */
 		break;
 	}
 	ps_wipe(key, sizeof key);

@@ -64,14 +64,14 @@ static void fzx_lazy_vs_full(ps_doc *doc)
 	if (ps_xref_load_all(doc) < 0)
 		return;
 	if (failed)
-		fz_bug(doc->ctx, "a lazy entry read failed where the full load did not");
+		fz_bug(ps_doc_ctx(doc), "a lazy entry read failed where the full load did not");
 	for (num = 1; num < top; num++) {
 		const ps_xent *f = ps_xref_get(ps_doc_xref(doc), num);
 		if ((f != NULL) != (state[num] == 1))
-			fz_bug(doc->ctx, "the lazy index and the full load disagree on an entry's use");
+			fz_bug(ps_doc_ctx(doc), "the lazy index and the full load disagree on an entry's use");
 		if (f && (f->type != lazy[num].type || f->off != lazy[num].off || f->aux != lazy[num].aux ||
 		          f->sec != lazy[num].sec))
-			fz_bug(doc->ctx, "the lazy index and the full load disagree on an entry");
+			fz_bug(ps_doc_ctx(doc), "the lazy index and the full load disagree on an entry");
 	}
 }
 
@@ -84,19 +84,20 @@ static void fzx_walk(ps_doc *doc)
 	if (ps_xref_load_all(doc) < 0)
 		return;
 	/* the objects in use, in order, however sparse their numbers */
-	for (num = ps_xref_next(ps_doc_xref(doc), 0); num != 0 && n++ < FZ_XREF_MAX_LOOKUPS; num = ps_xref_next(ps_doc_xref(doc), num)) {
+	for (num = ps_xref_next(ps_doc_xref(doc), 0); num != 0 && n++ < FZ_XREF_MAX_LOOKUPS;
+	     num = ps_xref_next(ps_doc_xref(doc), num)) {
 		ps_obj *o = NULL, *again = NULL;
 		rc = ps_doc_lookup(doc, num, &o);
-		fzx_check_rc_valid(doc->ctx, rc, "ps_doc_lookup");
+		fzx_check_rc_valid(ps_doc_ctx(doc), rc, "ps_doc_lookup");
 		if (rc < 0 || !o)
 			continue;
 		rc = ps_doc_lookup(doc, num, &again);
 		if (rc < 0 || again != o)
-			fz_bug(doc->ctx, "a second lookup of a cached object differs");
+			fz_bug(ps_doc_ctx(doc), "a second lookup of a cached object differs");
 		if (o->kind == PS_STREAM) {
 			ps_buf_reset(&data);
 			rc = ps_doc_stream_data(doc, num, o, 1, &data);
-			fzx_check_rc_valid(doc->ctx, rc, "ps_doc_stream_data");
+			fzx_check_rc_valid(ps_doc_ctx(doc), rc, "ps_doc_stream_data");
 		}
 	}
 	ps_buf_free(&data);

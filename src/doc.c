@@ -11,6 +11,21 @@
  * policy.c, info.c (the `info` report) and every writer.  It calls no
  * writer, so the reader needs nothing of incr.c.
  *
+ * Privacy: struct pdfstamp_doc and its index (struct ps_xref, xref.c) are
+ * complete only in the reader's four files (doc.c, input.c, xref.c,
+ * xrefsec.c), which include docpriv.h; layout.sh checks that nobody else
+ * does.  Other modules see the document through doc.h's functions, by
+ * concern: ps_doc_ctx, ps_doc_size (where reading stops), ps_doc_file
+ * (what the writers need of the file), ps_doc_security (the handler and
+ * the outcome of authentication; ps_doc_share_security for the
+ * writers' re-reads), ps_doc_cached_next (the cache, for incr.c's capture
+ * check), ps_doc_asof_cap/ps_doc_asof_charge (note 5's budget), and
+ * input.c's ps_doc_bytes_read; the snapshots they fill hold borrowed
+ * pointers only.  A caller that needs a fact per object keeps its own
+ * copy (the rewrite's handler, the sequential reader's size), so hiding
+ * the fields costs a whole-file pass one call per object at most (the
+ * index's ps_xref_get and ps_xref_next, no longer inline).
+ *
  * States:  OPENED (xref read, /Encrypt parsed, no key) --auth--> KEYED.
  * A plaintext document is usable as soon as it is OPENED.  Objects of an
  * encrypted document can be looked up only when KEYED (before that only the
@@ -39,7 +54,8 @@
  *     authenticated by pdfstamp_doc_auth, which keeps only the outcome
  *     (doc->authenticated, doc->perms).  The file key never leaves it.  The
  *     writer's self-check gives the re-opened output a handler sharing the
- *     original's key schedules (ps_sec_share).
+ *     original's key schedules (ps_doc_share_security, ps_sec_share); no
+ *     other module sets any of this state.
  *  5. Older revisions (audit.c): ps_doc_load_as_of reads an object as a
  *     reader saw it when section SEC was the newest (xref.c's hidden
  *     entries), with that version's generation for its key and the object
@@ -102,6 +118,7 @@
 #include <unistd.h>
 
 #include "ps.h"
+#include "docpriv.h"
 #include "io.h"
 #include "journal.h"
 

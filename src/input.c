@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "ps.h"
+#include "docpriv.h"
 #include "input.h"
 
 #define OBJ_WINDOW_FIRST 1024

@@ -83,6 +83,7 @@
 #include <string.h>
 
 #include "ps.h"
+#include "docpriv.h"
 #include "input.h"
 #include "xrefsec.h"
 

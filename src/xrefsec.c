@@ -77,6 +77,7 @@
 #include <string.h>
 
 #include "ps.h"
+#include "docpriv.h"
 #include "flate.h"
 #include "input.h"
 #include "xrefsec.h"

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ps.h"
+#include "docpriv.h" /* the reader's own suite: its fields too */
 #include "incr.h"
 #include "policy.h"
 #include "pdfgen.h"

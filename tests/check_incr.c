@@ -192,7 +192,7 @@ START_TEST(commit_new_file_table)
 	ck_assert_uint_eq(n2, nb); /* the input is not touched */
 
 	ck_assert_int_eq(ps_doc_open(ctx, &out, o, 0), 0);
-	ck_assert_int_eq(out->size, res.base_length + res.bytes_appended);
+	ck_assert_int_eq(ps_doc_size(out), res.base_length + res.bytes_appended);
 	ck_assert_int_eq(xinfo(out).startxref, res.xref_offset);
 	ck_assert_int_eq(nsections(out), 2);
 	ck_assert_int_eq(sections(out)[0].kind, PDFSTAMP_XREF_TABLE);
@@ -243,7 +243,7 @@ START_TEST(commit_new_file_stream)
 
 	ck_assert_int_eq(ps_doc_open(ctx, &doc, in, 0), 0);
 	prev = xinfo(doc).startxref;
-	base = doc->size;
+	base = ps_doc_size(doc);
 	w.output = o;
 	ck_assert_int_eq(ps_update_begin(doc, &w, &up), 0);
 	typical_update(&anum, &inum);

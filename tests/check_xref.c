@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "ps.h"
+#include "docpriv.h" /* the reader's own suite: its fields too */
 #include "xrefw.h"
 #include "xrefsec.h"
 
