@@ -12,19 +12,21 @@
  * writer, so the reader needs nothing of incr.c.
  *
  * Privacy: struct pdfstamp_doc and its index (struct ps_xref, xref.c) are
- * complete only in the reader's four files (doc.c, input.c, xref.c,
- * xrefsec.c), which include docpriv.h; layout.sh checks that nobody else
- * does.  Other modules see the document through doc.h's functions, by
- * concern: ps_doc_ctx, ps_doc_size (where reading stops), ps_doc_file
- * (what the writers need of the file), ps_doc_security (the handler and
- * the outcome of authentication; ps_doc_share_security for the
- * writers' re-reads), ps_doc_cached_next (the cache, for incr.c's capture
- * check), ps_doc_asof_cap/ps_doc_asof_charge (note 5's budget), and
- * input.c's ps_doc_bytes_read; the snapshots they fill hold borrowed
- * pointers only.  A caller that needs a fact per object keeps its own
- * copy (the rewrite's handler, the sequential reader's size), so hiding
- * the fields costs a whole-file pass one call per object at most (the
- * index's ps_xref_get and ps_xref_next, no longer inline).
+ * complete only in the reader's files that keep their state (doc.c,
+ * input.c, xref.c), which include docpriv.h; layout.sh checks that nobody
+ * else does (xrefsec.c, the reader's fourth file, needs only the context
+ * and the size).  Other modules see the document through functions, by
+ * concern: input.h's ps_doc_ctx, ps_doc_size (where reading stops),
+ * ps_doc_file (what the writers need of the file) and ps_doc_bytes_read;
+ * doc.h's ps_doc_security (the handler and the outcome of authentication;
+ * ps_doc_share_security for the writers' re-reads), ps_doc_cached_next
+ * (the cache, for incr.c's capture check) and ps_doc_asof_cap and
+ * ps_doc_asof_charge (note 5's budget); the index through ps_doc_xref and
+ * the ps_xref_* queries.  The snapshots they fill hold borrowed pointers
+ * only.  A caller that needs a fact per object keeps its own copy (the
+ * rewrite's handler, the sequential reader's size), so hiding the fields
+ * costs a whole-file pass one call per object at most (the index's
+ * ps_xref_get and ps_xref_next, no longer inline).
  *
  * States:  OPENED (xref read, /Encrypt parsed, no key) --auth--> KEYED.
  * A plaintext document is usable as soon as it is OPENED.  Objects of an
@@ -1304,25 +1306,6 @@ int pdfstamp_doc_is_encrypted(const pdfstamp_doc *doc)
 }
 
 /* ---- what other modules know of the document (doc.h) ------------------------------ */
-
-ps_ctx *ps_doc_ctx(const ps_doc *doc)
-{
-	return doc->ctx;
-}
-
-int64_t ps_doc_size(const ps_doc *doc)
-{
-	return doc->size;
-}
-
-void ps_doc_file(const ps_doc *doc, struct ps_doc_file *out)
-{
-	memset(out, 0, sizeof *out);
-	out->fd = doc->fd;
-	out->path = doc->path;
-	out->mode = doc->mode;
-	out->locked = doc->locked;
-}
 
 void ps_doc_security(const ps_doc *doc, struct ps_doc_security *out)
 {

@@ -5,8 +5,8 @@
  * Both types are incomplete here: their fields are the reader's alone
  * (docpriv.h), and every other module uses the functions below, grouped
  * by concern: the index (lookups, revisions, the chain and its numbers),
- * then the document (context, size, file, security state, cache, the
- * as-of budget, lookups and stream data, the catalog). */
+ * then the document (security state, cache, the as-of budget, lookups and
+ * stream data, the catalog); its context, size and file are input.h's. */
 #ifndef PS_DOC_H
 #define PS_DOC_H
 
@@ -125,23 +125,10 @@ const ps_xshadow *ps_xref_hidden(const ps_xref *x, size_t *n);
 
 /* ---- doc.c: the document ------------------------------------------------------- */
 
-/* What other modules know of the document's state, by concern; none of
- * these fails, and the copies they fill hold no pointer the caller owns. */
+/* What other modules know of the document's state, by concern (its
+ * context, size and file: input.h); none of these fails, and the copies
+ * they fill hold no pointer the caller owns. */
 
-/* Its context (the one it was opened with): errors and warnings go there. */
-ps_ctx *ps_doc_ctx(const ps_doc *doc);
-/* Where reading stops: the file's size at open, or after a salvage open
- * the end of the last revision that loads (doc.c note 6).  Every read is
- * bounded by it (input.c note 1). */
-int64_t ps_doc_size(const ps_doc *doc);
-/* The file behind the document, for the writers: */
-struct ps_doc_file {
-	int fd;                       /* its descriptor, the document's (callers never close it) */
-	const char *path;             /* as opened (borrowed, as long as the document) */
-	mode_t mode;                  /* its permission bits at open (a replacement keeps them) */
-	int locked;                   /* the exclusive lock of PDFSTAMP_OPEN_WRITE is held */
-};
-void ps_doc_file(const ps_doc *doc, struct ps_doc_file *out);
 /* The security state (doc.c note 4): */
 struct ps_doc_security {
 	ps_sec *sec;                  /* the handler (borrowed, as long as the document), NULL

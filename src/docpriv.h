@@ -1,11 +1,14 @@
 /* docpriv.h - private to the reader: the fields of the open document and
  * of its cross-reference index.
  *
- * Included by the reader's four files only: doc.c (the document), input.c
- * (reads of its file), xref.c (the index) and xrefsec.c (one section's
- * entries); tests/e2e/layout.sh checks that no other file of the library
- * or the CLI does (of the tests, the reader's own unit suites check_doc.c
- * and check_xref.c may).  Every other module reads and changes the
+ * Included by the reader's files that keep this state, and by them only:
+ * doc.c (the document), input.c (reads of its file and their count) and
+ * xref.c (the index).  The reader's fourth file, xrefsec.c (one section's
+ * entries), needs only the context and the size and asks for them like
+ * any other module.  tests/e2e/layout.sh checks that no other file of the
+ * library or the CLI includes it (of the tests, the reader's own unit
+ * suites check_doc.c and check_xref.c, and fuzz.h's copy of
+ * pdfstamp_doc_auth, may).  Every other module reads and changes the
  * document through the functions of doc.h and input.h, which say who owns
  * what; doc.h keeps struct pdfstamp_doc and struct ps_xref incomplete. */
 #ifndef PS_DOCPRIV_H

@@ -144,6 +144,25 @@ int64_t ps_doc_bytes_read(const ps_doc *doc)
 	return doc->bytes_read;
 }
 
+ps_ctx *ps_doc_ctx(const ps_doc *doc)
+{
+	return doc->ctx;
+}
+
+int64_t ps_doc_size(const ps_doc *doc)
+{
+	return doc->size;
+}
+
+void ps_doc_file(const ps_doc *doc, struct ps_doc_file *out)
+{
+	memset(out, 0, sizeof *out);
+	out->fd = doc->fd;
+	out->path = doc->path;
+	out->mode = doc->mode;
+	out->locked = doc->locked;
+}
+
 int ps_doc_parse_at(ps_doc *doc, int64_t off, uint32_t expect_num, ps_obj **out, uint32_t *num_out)
 {
 	ps_buf w = PS_BUF_INIT;

@@ -6,9 +6,25 @@
 
 /* ---- input.c: the input file of a document ------------------------------------- */
 
+/* What every module may know of the document's file (the fields are the
+ * reader's: docpriv.h).  None of these fails. */
+/* Its context (the one it was opened with): errors and warnings go there. */
+ps_ctx *ps_doc_ctx(const ps_doc *doc);
+/* Where reading stops: the file's size at open, or after a salvage open
+ * the end of the last revision that loads (doc.c note 6).  Every read is
+ * bounded by it (input.c note 1). */
+int64_t ps_doc_size(const ps_doc *doc);
+/* The file behind the document, for the writers: */
+struct ps_doc_file {
+	int fd;                       /* its descriptor, the document's (callers never close it) */
+	const char *path;             /* as opened (borrowed, as long as the document) */
+	mode_t mode;                  /* its permission bits at open (a replacement keeps them) */
+	int locked;                   /* the exclusive lock of PDFSTAMP_OPEN_WRITE is held */
+};
+void ps_doc_file(const ps_doc *doc, struct ps_doc_file *out);
+
 /* Reads up to LEN bytes at OFF into OUT (replacing its contents); fewer
- * only at end of file.  Counts bytes_read (distinct bytes, see
- * struct pdfstamp_doc). */
+ * only at end of file.  Counts bytes_read (distinct bytes, note 2). */
 int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out);
 /* The distinct bytes read so far (note 2): what the reports give as
  * bytes_read, never more than the size. */

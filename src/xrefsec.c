@@ -77,7 +77,6 @@
 #include <string.h>
 
 #include "ps.h"
-#include "docpriv.h"
 #include "flate.h"
 #include "input.h"
 #include "xrefsec.h"
@@ -97,11 +96,11 @@ static int table_entry(ps_doc *doc, int64_t num, int c, int64_t eoff, int64_t eg
 	if (c == 'f' && egen > 65535)
 		egen = 65535; /* MuPDF writes "65536 f" for object 0 */
 	if ((c != 'n' && c != 'f') || egen > 65535)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "bad entry %lld in the table at offset %lld", (long long)num,
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "bad entry %lld in the table at offset %lld", (long long)num,
 		              (long long)table_off);
-	if (c == 'n' && (eoff <= 0 || eoff >= doc->size)) {
+	if (c == 'n' && (eoff <= 0 || eoff >= ps_doc_size(doc))) {
 		if (eoff != 0)
-			return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %lld is listed at offset %lld, past the end of the file",
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "object %lld is listed at offset %lld, past the end of the file",
 			              (long long)num, (long long)eoff);
 		c = 'f'; /* some writers mark unused entries "0 0 n" */
 	}
@@ -162,8 +161,8 @@ static int stream_entry(ps_doc *doc, const ps_xpart *p, const uint8_t *d, uint32
 		out->aux = f[2] > 65535 ? 65535 : (uint32_t)f[2];
 		return 1;
 	case 1:
-		if (f[1] == 0 || f[1] >= (uint64_t)doc->size || f[2] > 65535)
-			return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "xref stream entry for object %u points outside the file",
+		if (f[1] == 0 || f[1] >= (uint64_t)ps_doc_size(doc) || f[2] > 65535)
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "xref stream entry for object %u points outside the file",
 			              num);
 		out->type = 1;
 		out->off = (int64_t)f[1];
@@ -171,7 +170,7 @@ static int stream_entry(ps_doc *doc, const ps_xpart *p, const uint8_t *d, uint32
 		return 1;
 	case 2:
 		if (f[1] == 0 || f[1] > PS_MAX_OBJNUM || f[2] > PS_MAX_OBJNUM)
-			return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "bad compressed entry for object %u", num);
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "bad compressed entry for object %u", num);
 		out->type = 2;
 		out->off = (int64_t)f[1];
 		out->aux = (uint32_t)f[2];
@@ -189,7 +188,7 @@ static int push_rec(ps_doc *doc, ps_xpart *p, const ps_xrec *r)
 		size_t ncap = p->caprecs ? 2 * p->caprecs : 64;
 		ps_xrec *n = realloc(p->recs, ncap * sizeof *n);
 		if (!n)
-			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
 		p->recs = n;
 		p->caprecs = ncap;
 	}
@@ -254,7 +253,7 @@ static int win_at(ps_doc *doc, struct win *w, int64_t off, size_t need, const ui
  * just past the "trailer" keyword. */
 static int read_table_recs(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_buf w = PS_BUF_INIT;
 	size_t pos, want;
 	int64_t cur = off;
@@ -290,7 +289,7 @@ static int read_table_recs(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trail
 			            (long long)cur);
 			goto out;
 		}
-		if (first > PS_MAX_OBJNUM || count > PS_MAX_OBJNUM + 1 - first || count * 18 > doc->size - cur) {
+		if (first > PS_MAX_OBJNUM || count > PS_MAX_OBJNUM + 1 - first || count * 18 > ps_doc_size(doc) - cur) {
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
 			            "cross-reference subsection %lld+%lld at offset %lld does not fit the file",
 			            (long long)first, (long long)count, (long long)cur);
@@ -361,7 +360,7 @@ static int scan_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 		goto out;
 	pos = ps_skip_ws(q, avail, 0);
 	if (avail - pos < 4 || memcmp(q + pos, "xref", 4) != 0) {
-		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "no cross-reference table at offset %lld", (long long)off);
+		rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "no cross-reference table at offset %lld", (long long)off);
 		goto out;
 	}
 	cur = off + (int64_t)pos + 4;
@@ -393,7 +392,7 @@ static int scan_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 			pos = e;
 		}
 		if (first > PS_MAX_OBJNUM || count > PS_MAX_OBJNUM + 1 - first ||
-		    count * 19 > doc->size - (cur + (int64_t)pos))
+		    count * 19 > ps_doc_size(doc) - (cur + (int64_t)pos))
 			goto out;
 		cur += (int64_t)pos;
 		if (count > 0) {
@@ -401,7 +400,7 @@ static int scan_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 				goto out;
 			if (sub_stride(q, avail, &stride) < 0)
 				goto out;
-			if (count * (int64_t)stride > doc->size - cur)
+			if (count * (int64_t)stride > ps_doc_size(doc) - cur)
 				goto out;
 			/* the last entry must be one, and end where the next header or
 			 * the trailer begins */
@@ -420,7 +419,7 @@ static int scan_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 			size_t ncap = p->capsubs ? 2 * p->capsubs : 4;
 			ps_xsub *n = realloc(p->subs, ncap * sizeof *n);
 			if (!n) {
-				rc = ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
+				rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
 				goto out;
 			}
 			p->subs = n;
@@ -472,7 +471,7 @@ static int sub_entry(ps_doc *doc, const ps_xsub *s, uint32_t i, const uint8_t *q
 			goto misfit;
 	return table_entry(doc, (int64_t)s->first + i, c, o, g, s->off, out);
 misfit:
-	return ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+	return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT,
 	              "bad entry %lld in the table at offset %lld: not a %u-byte entry where ISO 32000-2 7.5.4 puts it",
 	              (long long)s->first + i, (long long)s->off, s->stride);
 }
@@ -489,7 +488,7 @@ static int get_uint_key(ps_ctx *ctx, const ps_obj *d, const char *key, int64_t m
 
 int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *p)
 {
-	ps_ctx *ctx = doc->ctx;
+	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_obj *w, *index, *filter, *parms;
 	ps_buf raw = PS_BUF_INIT, dec = PS_BUF_INIT;
 	int64_t size, len, n, i, ranges;
@@ -502,7 +501,7 @@ int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *
 		goto out;
 	/* /Length of an xref stream must be direct: the index it would need
 	 * to resolve an indirect one is what we are reading. */
-	if (ps_obj_int(ps_dict_get(stm, "Length"), &len) < 0 || len < 0 || len > doc->size - stm->u.stm.off) {
+	if (ps_obj_int(ps_dict_get(stm, "Length"), &len) < 0 || len < 0 || len > ps_doc_size(doc) - stm->u.stm.off) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /Length in the xref stream at offset %lld", (long long)off);
 		goto out;
 	}
@@ -644,9 +643,9 @@ static int stream_cover(ps_doc *doc, ps_xpart *p, size_t upto)
 		 * near; the last entries: to the end of the stream, judged (and
 		 * capped) as a whole as the full load always did */
 		size_t want = upto + LOOKAHEAD < p->total ? upto + LOOKAHEAD : p->total;
-		rc = ps_flate_reader_fill(doc->ctx, p->fr, want, &p->data);
+		rc = ps_flate_reader_fill(ps_doc_ctx(doc), p->fr, want, &p->data);
 		if (rc == 0 && p->data.len >= p->total) /* all entries: the rest of the stream too */
-			rc = ps_flate_reader_fill(doc->ctx, p->fr, SIZE_MAX, &p->data);
+			rc = ps_flate_reader_fill(ps_doc_ctx(doc), p->fr, SIZE_MAX, &p->data);
 		if (p->data.len > p->total) /* a wide predictor row, or bytes after the entries (also on an error: a bomb's tail) */
 			p->data.len = p->total;
 		if (p->data.cap > p->total + 2 * 65536 && p->data.len == p->total) {
@@ -658,7 +657,7 @@ static int stream_cover(ps_doc *doc, ps_xpart *p, size_t upto)
 		}
 		if (rc < 0) { /* the reader refuses from now on (flate.c: failed), the full load too */
 			p->failed = rc;
-			return ps_err_wrap(doc->ctx, rc, "xref stream at offset %lld", (long long)p->stm_off);
+			return ps_err_wrap(ps_doc_ctx(doc), rc, "xref stream at offset %lld", (long long)p->stm_off);
 		}
 		if (ps_flate_reader_done(p->fr)) { /* the input is needed no more */
 			ps_flate_reader_free(p->fr);
@@ -667,7 +666,7 @@ static int stream_cover(ps_doc *doc, ps_xpart *p, size_t upto)
 		}
 	}
 	if (upto > p->data.len)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld has fewer entries than /Index says",
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "xref stream at offset %lld has fewer entries than /Index says",
 		              (long long)p->stm_off);
 	return 0;
 }
@@ -817,7 +816,7 @@ int ps_xpart_each(ps_doc *doc, ps_xpart *p, ps_xpart_fn fn, void *ud)
 	case PS_XPART_STREAM:
 		/* all of it, judged now; a stream whose decoding failed fails here
 		 * even when the rows before the damage cover the entries */
-		rc = p->failed ? ps_err(doc->ctx, p->failed, "xref stream at offset %lld is damaged (found by an earlier lookup)",
+		rc = p->failed ? ps_err(ps_doc_ctx(doc), p->failed, "xref stream at offset %lld is damaged (found by an earlier lookup)",
 		                        (long long)p->stm_off)
 		               : stream_cover(doc, p, p->total);
 		for (i = 0; i < p->nranges && rc >= 0; i++) {
