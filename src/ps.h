@@ -3,76 +3,21 @@
  *
  * DESIGN NOTES
  *
- * Modules, lowest first: a module calls only the modules listed before it
- * (tests/e2e/layout.sh checks the graph from the objects: no cycle, sec.c
- * alone references the AES engine for object data and kdf.c for Alg. 2.B's
- * chain, xrefw.c alone writes xref sections).
+ * Modules: one table lists them all, layer by layer with a line each:
+ * tests/e2e/layers.  A module calls only the modules of its own layer and
+ * of the layers listed before it; tests/e2e/layout.sh checks the table
+ * from the built objects, with the rest of the library's shape (no cycle,
+ * sec.c alone references the AES engine for object data and kdf.c for
+ * Alg. 2.B's chain, xrefw.c alone writes xref sections, only the reader
+ * sees the document's fields: docpriv.h).
  * Each declares its internals in a header of its own, which a user
  * includes; ps.h includes the common ones (at its end) but never rng.h,
- * sec_aes.h, aesmb.h or any mbedTLS header.
- *   init.c    the pdfstamp_*_init functions: the *_INIT macros' structs
- *             for bindings (calls nothing; pdfstamp.h only).
- *   ctx.c     ps_ctx (= pdfstamp_ctx): error slot, warnings, ps_wipe; the
- *             DRBG and IV pool (rng.h).
- *   buf.c     ps_buf: growable byte buffer with a sticky out-of-memory
- *             flag; secret buffers are wiped.
- *   obj.c     ps_obj: object model, typed dictionary helpers, ps_obj_equal
- *             (obj.h, which also declares parse.c and serialize.c).
- *   parse.c   the lexer and parser (objects from a memory window).
- *   serialize.c  the serializer and the one number formatter.
- *   flate.c   FlateDecode and PNG predictors (flate.h).
- *   text.c    text strings and dates (text.h).
- *   xml.c     the small, strict XML tokenizer (xml.h; only xmp.c uses it).
- *   xmp.c     the XMP packet editor (xmp.h).
- *   cpu.c     the one CPUID probe, made once per context (cpu.h).
- *   sha2.c    SHA-256 with the SHA extensions, for Alg. 2.B (sha2.h, which
- *             also names mbedTLS's SHA-2 calls).
- *   aesmb.c   the multi-lane AES engine and Alg. 2.B's AES-128 chain
- *             (aesmb.h; needs only wipe.h, cpu.h and pdfstamp.h's error
- *             codes).
- *   kdf.c     password preparation, key derivation and checks (7.6.4; kdf.h).
- *   sec.c     the security handler: /Encrypt read and written, which bytes
- *             are encrypted, the one string walker, stream data and
- *             batches; the only user of the AES engine for object data
- *             (sec.h, sec_aes.h).
- *   io.c      file I/O: durable writes, fsync/ftruncate, the one pread
- *             loop, temporary and output files, the fault points (io.h;
- *             nofault.c here, the test hook tests/fault.c in the tests).
- *   journal.c the journal of in-place appends and its recovery (journal.h).
- *   input.c   reading a document's file: ps_doc_pread (distinct bytes
- *             read), ps_doc_parse_at (input.h).
- *   xref.c    startxref, /Prev chain, merge rule, the lazy index (doc.h).
- *   xrefsec.c one section's entries: tables by arithmetic, xref streams.
- *   xrefw.c   the one cross-reference writer, table or stream (xrefw.h).
- *   doc.c     pdfstamp_doc: open, the revision chain check, authenticate,
- *             lazy lookup, object streams, stream data, the catalog and
- *             page tree root (ps_doc_catalog, ps_doc_pages; doc.h).
- *   policy.c  permission names and lists, ps_doc_permits, signatures and
- *             DocMDP, the writers' pre-flight (policy.h).
- *   info.c    pdfstamp_doc_info.
- *   incr.c    the incremental writer (incr.h).
- *   extlib.c  HarfBuzz, hb-subset, fontconfig, FriBidi and libspng,
- *             opened on first use: their functions' table (extlib.h).
- *   image.c   the stamp's images: PNG decoded with libspng, JPEG checked
- *             and passed through (image.h; only stamp.c uses it).
- *   font.c, fontpdf.c  the stamp's fonts: choice (fontconfig), shaping
- *             (FriBidi, HarfBuzz); the subset (hb-subset) and its PDF
- *             objects (font.h, fontint.h; only stamp.c uses them).
- *   stamp.c, meta.c  the stamp annotation; /Info and XMP.
- *   dss.c     the Document Security Store (/DSS, /VRI) and the checks of
- *             its inputs with mbedTLS (dss.h).
- *   verify.c  pdfstamp_verify.
- *   sigcms.c  whether a signature's CMS signs its /ByteRange bytes: the
- *             digest and the signer's signature, with mbedTLS (sigcms.h).
- *   audit.c   pdfstamp_audit: the changes after each signature, judged by
- *             policy.c's rule table (objects as of a revision: doc.c).
- *   rwcheck.c, rewrite.c, rwxref.c  the full rewrite's self-check; the
- *             full rewrite; its objects' offsets and its xref (rewrite.h).
+ * sec_aes.h, aesmb.h, docpriv.h or any mbedTLS header.
  *
  * Invariants:
  *  1. No globals but two: extlib.c's table of the dlopen'ed libraries'
  *     functions (filled once under a mutex, then only read) and, in test
- *     builds, io.c's fault counters.  Everything else that lives longer
+ *     programs, tests/fault.c's fault counters.  Everything else that lives longer
  *     than a call hangs off the context or the document; pdfstamp.h lists
  *     what is process-wide (the environment, descriptors, the writers'
  *     lock, threads, the SASLprep child), and nothing may be added to it

@@ -28,6 +28,11 @@
 #      libtool build makes a second (non-PIC) copy.  Objects on disk that
 #      the current Makefile does not name (left by an older tree) are not
 #      counted.
+#   7. the layers: the one table of which module may call which is
+#      tests/e2e/layers (README.md and src/ps.h point to it); every
+#      library object is in it once, the CLI's objects are its layer
+#      "cli", and no module references a symbol of a module in a layer
+#      listed after its own.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -43,10 +48,10 @@ ls "$OBJDIR"/libpscore_la-*.o >/dev/null 2>&1 || {
 	exit 77
 }
 
-python3 - "$OBJDIR" "$CLIDIR" "$TOP_SRCDIR/src" "$TOP_BUILDDIR" >"$T/py.out" 2>&1 <<'PY'
+python3 - "$OBJDIR" "$CLIDIR" "$TOP_SRCDIR/src" "$TOP_BUILDDIR" "$TOP_SRCDIR" >"$T/py.out" 2>&1 <<'PY'
 import os, re, subprocess, sys
 
-objdir, clidir, srcdir, builddir = sys.argv[1:5]
+objdir, clidir, srcdir, builddir, topdir = sys.argv[1:6]
 
 def nm(path, *args):
     out = subprocess.run(["nm", *args, path], capture_output=True, text=True, check=True).stdout
@@ -174,6 +179,46 @@ check(not twice, "a build tree holds each library object once (%d sources, %d ob
 if stale:
     print("# not counted, not named by the Makefile: " + " ".join(sorted(stale)[:5])
           + (" ..." if len(stale) > 5 else ""))
+
+# 7. the layers (tests/e2e/layers): "[name] ..." starts a layer, then one
+# module a line; a module may reference the modules of its own layer and
+# of the layers listed before it
+layer_of, layer_names, dups = {}, [], []
+for line in open(os.path.join(topdir, "tests/e2e/layers"), encoding="utf-8"):
+    if not line.strip() or line.startswith("#"):
+        continue
+    m = re.match(r"^\[(\w+)\]", line)
+    if m:
+        layer_names.append(m.group(1))
+        continue
+    mod = line.split()[0]
+    if mod in layer_of or not layer_names:
+        dups.append(mod)
+    layer_of[mod] = len(layer_names) - 1
+check(len(layer_names) >= 3 and not dups, "the layer table lists %d layers, each module once"
+      % len(layer_names), "repeated or before any layer: " + ", ".join(dups))
+check(layer_of.get("cli") == len(layer_names) - 1, "the CLI is the table's last layer")
+unlisted = sorted(set(mods) - set(layer_of))
+check(not unlisted, "every library module is in the layer table", "not listed: " + ", ".join(unlisted))
+stale = sorted(set(layer_of) - set(mods) - {"cli"})
+check(not stale, "the layer table lists no module without an object", "no object: " + ", ".join(stale))
+calls = {m: set(e) for m, e in edges.items()}
+calls["cli"] = set()
+if os.path.isdir(clidir):
+    for f in os.listdir(clidir):
+        if f.endswith(".o"):
+            calls["cli"] |= {owner[s] for s in undefined(os.path.join(clidir, f)) if s in owner}
+for m, (_, u) in mods.items():
+    if u & cli:
+        calls[m].add("cli")
+up = sorted("%s (%s) -> %s (%s)" % (a, layer_names[layer_of[a]], b, layer_names[layer_of[b]])
+            for a, bs in calls.items() for b in bs
+            if a in layer_of and b in layer_of and layer_of[b] > layer_of[a])
+check(not up, "no module calls a module of a higher layer (tests/e2e/layers)", "; ".join(up))
+for f in ("README.md", "src/ps.h"):
+    text = open(os.path.join(topdir, f), encoding="utf-8").read()
+    check("tests/e2e/layers" in text, f + " points to the layer table")
+
 PY
 status=$?
 cat "$T/py.out"
