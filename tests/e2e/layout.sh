@@ -32,7 +32,13 @@
 #      tests/e2e/layers (README.md and src/ps.h point to it); every
 #      library object is in it once, the CLI's objects are its layer
 #      "cli", and no module references a symbol of a module in a layer
-#      listed after its own.
+#      listed after its own;
+#   7. the document is private to the reader: struct pdfstamp_doc and
+#      struct ps_xref are defined in src/docpriv.h alone, and of the
+#      library and CLI sources only files of the layer "reader" include
+#      it (the rest use doc.h's and input.h's functions); of the tests,
+#      only the reader's own suites and fuzz.h's copy of
+#      pdfstamp_doc_auth (PRIVATE_TESTS below).
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -219,6 +225,26 @@ for f in ("README.md", "src/ps.h"):
     text = open(os.path.join(topdir, f), encoding="utf-8").read()
     check("tests/e2e/layers" in text, f + " points to the layer table")
 
+# 7. the document's fields are the reader's
+PRIVATE_TESTS = {"tests/check_doc.c", "tests/check_xref.c", "fuzz/fuzz.h"}
+reader = {m + ".c" for m, l in layer_of.items() if layer_names[l] == "reader"}
+includers, defines = [], []
+for sub in ("src", "src/cli", "tests", "fuzz", "bench"):
+    d = os.path.join(topdir, sub)
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if not f.endswith((".c", ".h")):
+            continue
+        rel = sub + "/" + f
+        text = open(os.path.join(d, f), encoding="utf-8", errors="replace").read()
+        if re.search(r'^\s*#\s*include\s+[<"]([^>"]*/)?docpriv\.h[>"]', text, re.M):
+            if not ((sub == "src" and f in reader) or rel in PRIVATE_TESTS):
+                includers.append(rel)
+        if rel != "src/docpriv.h" and re.search(r"\bstruct\s+(pdfstamp_doc|ps_xref)\s*\{", text):
+            defines.append(rel)
+check(len(reader) >= 3, "the table's reader layer has the reader's files (%s)" % ", ".join(sorted(reader)))
+check(not includers, "only the reader includes docpriv.h", "also: " + ", ".join(includers))
+check(not defines, "struct pdfstamp_doc and struct ps_xref are defined in docpriv.h alone",
+      "also in: " + ", ".join(defines))
 PY
 status=$?
 cat "$T/py.out"
