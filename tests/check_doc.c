@@ -7,7 +7,8 @@
  * bytes_read, and damaged offsets (PDFSTAMP_E_FORMAT); the salvage open
  * (PDFSTAMP_OPEN_SALVAGE, doc.c note 6) of files whose newest revisions
  * are damaged: the readable prefix, nothing read past it, the tail
- * reported, the whole file's error when no prefix reads.
+ * reported, the whole file's error when no prefix reads; the functions
+ * through which the other modules see the document (doc.h, input.h).
  */
 #include "config.h"
 
@@ -809,6 +810,87 @@ START_TEST(salvage_encrypted)
 }
 END_TEST
 
+/* doc.h's and input.h's view of the document, which every module outside
+ * the reader has instead of the fields: each tells what the fields hold,
+ * the cache walk sees every object looked up once, the as-of budget
+ * counts and refuses past its cap, a re-read shares the security state. */
+START_TEST(accessors_tell_the_fields)
+{
+	char src[600];
+	struct ps_doc_security ds;
+	struct ps_doc_file f;
+	ps_doc *v = NULL;
+	const ps_obj *o;
+	ps_obj *root = NULL;
+	uint32_t num, seen = 0;
+	size_t pos = 0, n = 0;
+	pg p;
+
+	/* plaintext: no handler, nothing to share */
+	classic(&p, 0);
+	ck_assert_int_eq(ps_doc_open(ctx, &doc, pg_save(&p, dir, "plain.pdf"), PDFSTAMP_OPEN_WRITE), 0);
+	ck_assert_ptr_eq(ps_doc_ctx(doc), ctx);
+	ck_assert_int_eq(ps_doc_size(doc), doc->size);
+	ps_doc_file(doc, &f);
+	ck_assert_int_eq(f.fd, doc->fd);
+	ck_assert_str_eq(f.path, doc->path);
+	ck_assert_int_eq(f.locked, 1);
+	ck_assert_int_eq(f.mapped, 0);
+	ps_doc_security(doc, &ds);
+	ck_assert_ptr_null(ds.sec);
+	ck_assert_int_eq(ds.authenticated, 0);
+	ck_assert_int_eq(pdfstamp_doc_auth(doc, "x", 1, 0), 0);
+	ps_doc_security(doc, &ds);
+	ck_assert_int_eq(ds.password_given, 1);
+	/* the cache: objects 1 to 4, each once */
+	ck_assert_int_eq(ps_doc_pages(doc, &root, NULL, NULL), 0);
+	ck_assert_int_eq(ps_doc_lookup(doc, 3, &root), 0);
+	ck_assert_int_eq(ps_doc_lookup(doc, 4, &root), 0);
+	while (ps_doc_cached_next(doc, &pos, &num, &o)) {
+		ck_assert_ptr_nonnull(o);
+		ck_assert_uint_eq(seen & (1u << num), 0);
+		seen |= 1u << num;
+		n++;
+	}
+	ck_assert_uint_eq(n, doc->ncache);
+	ck_assert_uint_eq(seen, 0x1e);
+	ck_assert_int_eq(ps_doc_cached_next(doc, &pos, &num, &o), 0);
+	/* the as-of budget: counted against the cap, refused past it */
+	ps_doc_asof_cap(doc, 100);
+	ck_assert_int_eq(ps_doc_asof_charge(doc, 100), 0);
+	ck_assert_int_eq(ps_doc_asof_charge(doc, 1), PDFSTAMP_E_UNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "100 bytes"));
+	ps_doc_asof_cap(doc, 0);
+	ck_assert_int_eq(ps_doc_asof_charge(doc, INT64_MAX / 2), 0);
+	pdfstamp_doc_close(doc);
+	doc = NULL;
+
+	/* AES-256: the handler, the /Encrypt number, the authentication, and
+	 * a PS_OPEN_NEWEST_ONLY re-read given the same state */
+	snprintf(src, sizeof src, "%s/../samples/r6-table.pdf", TEST_SRCDIR);
+	ck_assert_int_eq(ps_doc_open(ctx, &doc, src, 0), 0);
+	ps_doc_security(doc, &ds);
+	ck_assert_ptr_eq(ds.sec, doc->sec);
+	ck_assert_ptr_nonnull(ds.sec);
+	ck_assert_uint_eq(ds.encrypt_num, doc->encrypt_num);
+	ck_assert_int_eq(ds.authenticated, 0);
+	ck_assert_int_eq(pdfstamp_doc_auth(doc, "sample-owner", 12, 0), 0);
+	ps_doc_security(doc, &ds);
+	ck_assert_int_eq(ds.authenticated, 2);
+	ck_assert_int_eq(ds.perms, doc->perms);
+	ck_assert_int_eq(ps_doc_open(ctx, &v, src, PS_OPEN_NO_RECOVER | PS_OPEN_NEWEST_ONLY), 0);
+	ps_doc_security(v, &ds);
+	ck_assert_ptr_null(ds.sec);
+	ck_assert_int_eq(ps_doc_share_security(v, doc), 0);
+	ps_doc_security(v, &ds);
+	ck_assert_ptr_nonnull(ds.sec);
+	ck_assert_uint_eq(ds.encrypt_num, doc->encrypt_num);
+	ck_assert_int_eq(ds.authenticated, 2);
+	ck_assert_int_eq(ps_doc_catalog(v, PS_CATALOG_DICT, &root, NULL), 0);
+	pdfstamp_doc_close(v);
+}
+END_TEST
+
 static Suite *doc_suite(void)
 {
 	Suite *s = suite_create("doc");
@@ -837,6 +919,7 @@ static Suite *doc_suite(void)
 	tcase_add_test(tc, salvage_first_revision_broken);
 	tcase_add_test(tc, salvage_with_pending_journal);
 	tcase_add_test(tc, salvage_encrypted);
+	tcase_add_test(tc, accessors_tell_the_fields);
 	suite_add_tcase(s, tc);
 	return s;
 }
