@@ -67,7 +67,7 @@ static int signed_view(ps_doc *doc, int change, const char *what)
 			const struct pdfstamp_audit_change *c = &rep.revisions[i].changes[k];
 			if (!c->forbidden)
 				continue;
-			rc = ps_err(doc->ctx, PDFSTAMP_E_PERM, "the document already breaks signature object %lld: "
+			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_PERM, "the document already breaks signature object %lld: "
 			            "revision %d %s object %lld (%s%s%s), so %s is refused",
 			            c->signature >= 0 && c->signature < rep.nsigs ? (long long)rep.sigs[c->signature].objnum
 			                                                           : -1LL,
