@@ -835,7 +835,6 @@ START_TEST(accessors_tell_the_fields)
 	ck_assert_int_eq(f.fd, doc->fd);
 	ck_assert_str_eq(f.path, doc->path);
 	ck_assert_int_eq(f.locked, 1);
-	ck_assert_int_eq(f.mapped, 0);
 	ps_doc_security(doc, &ds);
 	ck_assert_ptr_null(ds.sec);
 	ck_assert_int_eq(ds.authenticated, 0);
