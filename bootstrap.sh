@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bootstrap.sh - from a fresh checkout on Debian 12: install the build and
 # test dependencies (apt-get, as root or through sudo), build pdfstamp in
 # build/, run `pdfstamp info` on an encrypted sample and stamp a copy of it.

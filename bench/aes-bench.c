@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aes-bench.c - single-threaded AES-256-CBC throughput per object size:
  * mbedTLS (one mbedtls_aes_crypt_cbc call per object) against every engine

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kdf-bench.c - times ISO 32000-2 Algorithm 2.B (the R6 password hash) as
  * opening a file runs it: once with the user password (no U) and once with

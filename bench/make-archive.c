@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * make-archive.c - writes AES-256 (R6) encrypted "scanned archive" PDFs of a
  * requested shape, fast, for the benchmark harness and the test suite.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz.h - helpers shared by the libFuzzer targets in fuzz/ (and by
  * tests/check_fuzzregress.c, which compiles every target into one program

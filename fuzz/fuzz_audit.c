@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_audit.c - libFuzzer target for pdfstamp_audit (audit.c, auditsig.c):
  * what changed after each signature, and whether its policy permits it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_dss.c - libFuzzer target for the inputs of `pdfstamp dss` (dss.c):
  * the PEM splitter, the DER framing, mbedTLS's X.509 and CRL parsers, the

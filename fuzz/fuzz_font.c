@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_font.c - libFuzzer target for the font loader, the shaper and the
  * subsetter (font.c, fontpdf.c), which `pdfstamp stamp --font FILE` runs

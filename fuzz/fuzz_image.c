@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_image.c - libFuzzer target for the stamp images (image.c): the PNG
  * decoder (libspng, under our limits) and the JPEG marker walk, which

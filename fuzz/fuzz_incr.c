@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_incr.c - libFuzzer target for the incremental writer round trip.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_parse.c - libFuzzer target for the lexer and object parser.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_security.c - libFuzzer target for the standard security handler
  * (ISO 32000-2 7.6.4.3: Algorithms 2.A, 2.B, 11, 12, 13).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_xmp.c - libFuzzer target for the XMP packet editor (xmp.c, on the
  * XML tokenizer of xml.c), which `pdfstamp meta --xmp` runs over the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_xref.c - libFuzzer target for the whole read path: the input is a
  * complete file.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """fuzz/make-seeds.py SRCDIR OUTDIR - seed corpora for the libFuzzer targets.
 
 Writes OUTDIR/<target>/<name> for every target in fuzz/ from the files in

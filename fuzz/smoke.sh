@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # fuzz/smoke.sh SRCDIR BUILDDIR TARGET... - the `make fuzz-smoke` run.
 #
 # Makes the seed corpora (fuzz/make-seeds.py) in BUILDDIR/fuzz/corpus/, then

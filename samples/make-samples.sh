@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # make-samples.sh - regenerate the sample PDFs in this directory.
 #
 # The plaintext sources are written by hand below (a few objects with exact

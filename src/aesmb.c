@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * aesmb.c - multi-lane AES-256-CBC engine (issue 6).
  *

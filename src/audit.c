@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * audit.c - pdfstamp_audit: what changed after each signature, and does
  * the signature's policy permit it.

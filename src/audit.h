@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* audit.h - internal: the state of one signature audit, shared by
  * audit.c (revisions, kinds, verdicts) and auditsig.c (the signatures and
  * the objects as of a revision).  Conventions: ps.h; design: audit.c. */

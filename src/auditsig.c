@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * auditsig.c - the signatures of pdfstamp_audit: where each one's
  * /ByteRange ends (the revision it covers), its DocMDP and FieldMDP

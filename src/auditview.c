@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * auditview.c - the signed revision's view for pdfstamp_audit: what every
  * object reachable from a signed revision's catalog was used as when that

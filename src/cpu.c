@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu.c - the one CPUID probe (cpu.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu.h - what the CPU can run: the one CPUID probe of the library
  * (cpu.c), kept once per context (ps_cpu_bits), for the AES engine

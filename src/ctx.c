@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ctx.c - the library context: error slot, warnings, DRBG and IV pool
  * (rng.h), and ps_wipe (wipe.h).

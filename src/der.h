@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* der.h - internal: the two DER readers that dss.c and sigcms.c share,
  * over mbedTLS's ASN.1 reader (which refuses a length past END and
  * indefinite lengths).  Included only by the modules that use mbedTLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * doc.c - an open document: opening (the revision chain and its security
  * checks, the security handler made from the resolved /Encrypt),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* doc.h - internal: the open document (doc.c: open, authentication, lazy
  * lookup, the catalog and page tree root) and its cross-reference index
  * (xref.c); conventions: ps.h, design notes atop doc.c and xref.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* docpriv.h - private to the reader: the fields of the open document and
  * of its cross-reference index.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dss.c - long-term validation data: the catalog's Document Security Store
  * (/DSS) and its /VRI entries, appended as one incremental update.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dss.h - internal: the Document Security Store's inputs (dss.c; conventions:
  * ps.h, design notes atop dss.c), for pdfstamp_dss and the unit suite. */
 #ifndef PS_DSS_H

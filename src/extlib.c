@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * extlib.c - the libraries only some stamps need, opened when the first
  * such stamp is built: HarfBuzz, hb-subset, fontconfig and FriBidi for

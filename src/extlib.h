@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* extlib.h - internal: the libraries only some stamps need -- HarfBuzz and
  * hb-subset, fontconfig and FriBidi for text in an embedded font, libspng
  * for PNG images -- opened on first use (extlib.c; conventions: ps.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * flate.c - zlib glue: inflate with a size cap, deflate, PNG predictors.
  *

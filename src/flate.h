@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flate.h - internal: FlateDecode (conventions: ps.h). */
 #ifndef PS_FLATE_H
 #define PS_FLATE_H

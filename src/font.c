@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * font.c - the stamp's fonts: which font (fontconfig), shaping (FriBidi +
  * HarfBuzz), and what is drawn with it.  The embedded subset and its PDF

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* font.h - internal: the stamp's fonts: choice (fontconfig), shaping
  * (FriBidi + HarfBuzz), the embedded subset (hb-subset) or a standard-14
  * font for Latin-1 text (conventions: ps.h).  Only stamp.c uses it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fontint.h - internal to font.c and fontpdf.c: the font object (see the
  * notes atop font.c and fontpdf.c; conventions: ps.h). */
 #ifndef PS_FONTINT_H

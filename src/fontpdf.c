@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fontpdf.c - the stamp font's PDF objects: the standard-14 font
  * dictionary, or the subset (hb-subset) and the Type 0 font around it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * image.c - images for stamps: PNG decoded with libspng, JPEG passed
  * through as /DCTDecode.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* image.h - internal: images for stamps: PNG (libspng) and JPEG (passed
  * through as /DCTDecode) (conventions: ps.h).  Only stamp.c uses it. */
 #ifndef PS_IMAGE_H

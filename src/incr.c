@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * incr.c - the incremental writer: one appended revision per transaction.
  *

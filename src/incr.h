@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* incr.h - internal: the incremental writer (conventions: ps.h). */
 #ifndef PS_INCR_H
 #define PS_INCR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * info.c - the facts `pdfstamp info` reports about a document
  * (pdfstamp_doc_info) and the release of what a report holds.

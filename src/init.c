@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * init.c - the pdfstamp_*_init functions: each versioned struct of the
  * public API filled with its *_INIT macro's values, for callers that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * input.c - reading a document's input file: every byte the library reads
  * from the document goes through ps_doc_pread, every indirect object parsed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* input.h - internal: reading a document's input file (conventions: ps.h). */
 #ifndef PS_INPUT_H
 #define PS_INPUT_H

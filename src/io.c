@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * io.c - file I/O: durable replacement of a file (the output of -o and of
  * rewrites), durable writes, truncation, the pread loop and the fault points.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* io.h - internal: file I/O, durable writes, the fault points (conventions: ps.h). */
 #ifndef PS_IO_H
 #define PS_IO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * journal.c - the journal of in-place appends, and recovery from it.
  *

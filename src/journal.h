@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal.h - internal: the journal of in-place appends and its recovery
  * (conventions: ps.h; the design notes are atop journal.c). */
 #ifndef PS_JOURNAL_H

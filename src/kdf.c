@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kdf.c - the standard security handler's password side: password
  * preparation and the key derivation and checks of ISO 32000-2 7.6.4

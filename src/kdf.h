@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kdf.h - internal: password preparation and key derivation of the
  * standard security handler, ISO 32000-2 7.6.4 (conventions: ps.h).
  * Pure functions of the handler parameters; no AES engine, no document. */

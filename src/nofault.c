@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * nofault.c - the installed library's fault points: they do nothing.
  *

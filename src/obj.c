@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * obj.c - the PDF object model: constructors, containers, typed dictionary
  * helpers, deep copy, comparison and the string walk.  The lexer and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* obj.h - internal: the object model (obj.c), its parser (parse.c) and
  * serializer (serialize.c); conventions: ps.h. */
 #ifndef PS_OBJ_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse.c - the PDF lexer and parser: objects from a memory window.
  *

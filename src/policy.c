@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy.c - what a document lets us do: permission names and lists, the
  * permission check, the signatures and their DocMDP levels, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy.h - internal: permissions and signature policy (conventions: ps.h; design: policy.c). */
 #ifndef PS_POLICY_H
 #define PS_POLICY_H

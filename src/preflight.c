@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * preflight.c - the writers' pre-flight: may this incremental update be
  * written to this document (ps_policy_check; policy.h)?

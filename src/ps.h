@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ps.h - internal declarations shared by the library's modules.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rewrite.c - full rewrite: key rotation (`rotate`) and encryption of a
  * plaintext file (`encrypt`).  Whole-file verification is verify.c; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rewrite.h - internal: the full rewrite (conventions: ps.h). */
 #ifndef PS_REWRITE_H
 #define PS_REWRITE_H

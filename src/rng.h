@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rng.h - internal: the context's random state (ctx.c; tests look inside).
  * Kept out of ps.h so that no module but ctx.c sees mbedTLS's DRBG types. */
 #ifndef PS_RNG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rwcheck.c - the full rewrite's self-check: the temporary output is
  * re-read and compared with the input before it replaces anything

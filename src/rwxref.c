@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rwxref.c - where the full rewrite put each object, and the output's
  * trailer and cross-reference section built from that (rewrite.c notes 2,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sec.c - the security handler: /Encrypt read and written, authentication,
  * the rules for which bytes are encrypted, the one string walker, stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sec.h - internal: the security handler (conventions: ps.h; design notes
  * atop sec.c).  The only door to the AES engine: no other module sees a
  * key, a key schedule or an aesmb.h type. */

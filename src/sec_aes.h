@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sec_aes.h - internal to sec.c (and its unit tests and benchmarks): the
  * AESV3 layer over the AES engine (ISO 32000-2 7.6.3.1, Table 25).  It
  * includes aesmb.h, so no other library module may include it. */

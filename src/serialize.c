@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * serialize.c - writing ps_obj trees in PDF syntax, and the library's one
  * number formatter.

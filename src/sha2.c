@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sha2.c - SHA-256 with the CPU's SHA extensions, for the password hash.
  *

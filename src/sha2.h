@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sha2.h - SHA-256/384/512 through mbedTLS 2.28 or 3.x: the one place that
  * knows which names the installed mbedTLS gives them (the _ret suffix was

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sigcms.c - whether a signature dictionary's CMS really signs the bytes
  * its /ByteRange names: the structure of the CMS, the digest of the signed

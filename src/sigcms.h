@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sigcms.h - internal: whether a signature's CMS really signs its
  * /ByteRange bytes (sigcms.c; conventions: ps.h, design notes atop
  * sigcms.c).  Certificate trust is not judged here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stamp.c - the approval stamp: the pages, the annotations and their
  * shared appearance.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * text.c - PDF text strings, WinAnsi text for standard-14 fonts, dates.
  *

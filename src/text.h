@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* text.h - internal: text strings and dates (conventions: ps.h). */
 #ifndef PS_TEXT_H
 #define PS_TEXT_H

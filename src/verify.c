@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * verify.c - whole-file verification (pdfstamp_verify, `pdfstamp verify`),
  * also the first part of the full rewrite's self-check (rwcheck.c).

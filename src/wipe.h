@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wipe.h - internal: the one helper the AES engine needs from the library.
  * Kept apart from ps.h so that aesmb.c depends on nothing else. */
 #ifndef PS_WIPE_H

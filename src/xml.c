@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xml.c - a small, strict XML tokenizer for XMP packets.
  *

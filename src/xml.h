@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xml.h - internal: the small, strict XML tokenizer behind the XMP editor
  * (xml.c; conventions: ps.h).  Only xmp.c includes it. */
 #ifndef PS_XML_H

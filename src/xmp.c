@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xmp.c - a textual editor for XMP metadata packets.
  *

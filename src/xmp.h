@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xmp.h - internal: XMP packets (conventions: ps.h). */
 #ifndef PS_XMP_H
 #define PS_XMP_H

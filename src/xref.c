@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xref.c - the cross-reference reader: the /Prev chain, the merge rule and
  * the index of entries.

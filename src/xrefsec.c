@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xrefsec.c - the entries of one cross-reference section, read only as
  * far as they are needed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xrefsec.h - internal: the entries of one cross-reference section part
  * (a classic table or an xref stream), read as far as needed; design
  * notes atop xrefsec.c.  Only xref.c uses it. */

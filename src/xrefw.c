@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xrefw.c - the cross-reference writer: the one place that writes a
  * cross-reference section, its trailer and the startxref line.

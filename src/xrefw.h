@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xrefw.h - internal: the cross-reference writer (conventions: ps.h; the
  * design notes are atop xrefw.c). */
 #ifndef PS_XREFW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_aesmb.c - unit tests for src/aesmb.c (the multi-lane AES engine).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_alloc.c - every allocation of the library can fail, and the public
  * calls then return an error, leak nothing and leave the files alone.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_api.c - the public API as a program sees it: linked against the
  * shared library (only the exported pdfstamp_* symbols), including only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_audit.c - the signature audit (audit.c) and its rule table
  * (policy.c): files written byte by byte (pdfgen), a signed first revision

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_crypt.c - unit tests for src/kdf.c and src/sec.c.
  *

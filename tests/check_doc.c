@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_doc.c - opening a document and looking objects up (doc.c, with
  * xref.c and input.c underneath), on files written byte by byte in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_dss.c - the Document Security Store (dss.c): inputs (DER, PEM,
  * refusals), OCSP structure checks on hand-built DER, duplicates, the

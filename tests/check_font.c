@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_font.c - unit tests for src/font.c and src/fontpdf.c: choosing,
  * shaping, subsetting and drawing the stamp's font.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_fuzzregress.c - replays kept fuzzer inputs in a normal build.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_incr.c - the incremental writer (incr.c) and the cross-reference
  * writer (xrefw.c).

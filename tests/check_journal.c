@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_journal.c - the journal of in-place updates at library level
  * (journal.c pdfstamp_recover, ps_journal_recover; doc.c pdfstamp_doc_open).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_obj.c - unit tests for obj.c (object model, typed dictionary
  * helpers), parse.c (parser) and serialize.c (serializer, ps_buf_put_real).

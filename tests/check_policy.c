@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_policy.c - permissions and signature policy (policy.c) and the
  * catalog / page tree helpers it stands on (doc.c ps_doc_catalog,

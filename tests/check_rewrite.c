@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_rewrite.c - the full rewrite through the library API
  * (pdfstamp_encrypt, pdfstamp_rotate: rewrite.c, its self-check, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_sigcms.c - whether a signature's CMS signs its /ByteRange bytes
  * (sigcms.c).  The signed files are written byte by byte (pdfgen) with a

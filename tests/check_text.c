@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_text.c - unit tests for src/text.c and src/xmp.c (with src/xml.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_xref.c - the cross-reference reader and lazy lookup (xref.c, doc.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fault.c - the PDFSTAMP_FAULT test hook: the library's fault points made
  * to fail, kill the process, or damage data on request (src/io.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * header_c99.c - pdfstamp.h as a C99 program sees it: compiled with
  * -std=c99 -pedantic -Werror -Wall -Wextra (Makefile.am), including

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * header_cxx.cc - pdfstamp.h as a C++ program sees it: compiled with
  * the C++ compiler and -pedantic -Werror -Wall -Wextra (Makefile.am), including

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/header_cxx.sh - stands in for tests/header_cxx when configure found
 # no working C++ compiler: the check that pdfstamp.h compiles as C++ is
 # reported as skipped, not silently left out.

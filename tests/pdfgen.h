@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pdfgen.h - small PDF files written byte by byte for the unit suites
  * (check_doc, check_incr): objects at recorded offsets, a classic section

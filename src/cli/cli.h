@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cli.h - shared declarations of the pdfstamp command-line tool.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_audit.c - `pdfstamp audit [--json] [password options] FILE...`: what
  * changed after each signature of each FILE, and is it permitted.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_dss.c - `pdfstamp dss [--cert F]... [--ocsp F]... [--crl F]... [--vri]
  * FILE...`: add certificates, OCSP responses and CRLs to the Document

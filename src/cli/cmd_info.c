@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_info.c - `pdfstamp info [--json] [--force] [password options] FILE...`
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_meta.c - `pdfstamp meta [options] FILE...`: write a new version of
  * the document information dictionary (and, with --xmp, of the XMP

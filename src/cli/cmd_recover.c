@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_recover.c - `pdfstamp recover [--json] FILE...`
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_rewrite.c - `pdfstamp rotate` and `pdfstamp encrypt`: a full rewrite
  * of each FILE with a new random file key and new passwords (AES-256, R6).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_stamp.c - `pdfstamp stamp [options] FILE...`: append a stamp
  * annotation to one page, the last page or every page of each FILE as one

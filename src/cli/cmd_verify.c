@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_verify.c - `pdfstamp verify [--json] [-q] [password options] FILE...`:
  * read and decrypt every live object, string and stream of each FILE.

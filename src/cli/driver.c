@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * driver.c - the one per-file driver of the pdfstamp commands:
  * cli_each_file() and what it owns (the context and its warnings, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * json.c - a tiny streaming JSON writer (one value per line) and a strict
  * UTF-8 decoder.

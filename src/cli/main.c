@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * main.c - pdfstamp entry point: global options, the command table,
  * messages and the exit status contract.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * opts.c - one table per command: its options parsed, its --help printed.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * passwd.c - obtaining passwords without ever taking them from argv.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * progress.c - a one-line progress bar on stderr for long rewrites and
  * verifications.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * write_common.c - what the writing commands share besides the driver
  * (driver.c): their common options (a table of rows, with their help),

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/audit-attacks.sh - `pdfstamp audit` against hostile revisions
 # appended after real signatures (issue 29), and legitimate work after
 # signing that must stay "ok".

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/audit.sh - `pdfstamp audit`: what changed after each signature of
 # an encrypted file, and is it permitted (issue 15).
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/chain.sh - the revision chain is attacker-writable (issue 11).
 #
 # Someone who can append to an encrypted file, but does not know its

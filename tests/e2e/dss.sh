@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/dss.sh - `pdfstamp dss`: long-term validation data in /DSS and
 # /VRI of signed, encrypted files (issue 15).
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/faults.sh - crash and fault tests of the incremental writer.
 #
 # PDFSTAMP_FAULT (tests only; see src/io.h and pdfstamp(1); read only by

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/faultsweep.sh - every write, fsync and rename of every writing
 # command fails in turn, and the process is killed at each of them and at
 # each named phase.

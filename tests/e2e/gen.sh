@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/gen.sh - end-to-end tests of bench/make-archive, the generator of
 # encrypted "scanned archive" PDFs used by the benchmark harness.
 #

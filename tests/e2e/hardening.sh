@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/hardening.sh - process hardening and new-password warnings
 # (issue 11, "Hardening").
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/image.sh - image stamps (`pdfstamp stamp --image`, image.c) in
 # real readers.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/info.sh - end-to-end tests of the CLI contract and `pdfstamp info`.
 #
 # Part 1 checks the command line itself (usage errors, help, the command

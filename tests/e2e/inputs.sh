@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/inputs.sh - inputs, the first hour of a newcomer (issue 30).
 #
 #  1. One rule for inputs that cannot be read: anything an option names

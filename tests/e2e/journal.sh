@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/journal.sh - journals are input: a planted, stale, foreign or
 # special-file journal never costs data, and a FIFO never hangs a command.
 #

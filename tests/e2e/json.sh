@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/json.sh - the one shape of every command's --json lines, and the
 # README kept in step with the program (issue 17).
 #

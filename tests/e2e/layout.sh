@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/layout.sh - the library's shape, judged from the built objects.
 #
 # "One home per concern" (README, Layout) is a property of the code that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/legacy.sh - legacy security handlers (issue 13): RC4 40-128 and
 # AES-128 files (/V 1, 2, 4; /R 2, 3, 4) from several producers.
 #

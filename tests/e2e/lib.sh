@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/lib.sh - helpers shared by the end-to-end scripts (bash).
 #
 # Source it first thing:   . "$TOP_SRCDIR/tests/e2e/lib.sh"

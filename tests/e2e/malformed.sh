@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/malformed.sh - the hostile-input corpus (tests/malformed/).
 #
 # For every file listed in tests/malformed/INDEX (made by make-corpus.py)

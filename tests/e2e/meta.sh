@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/meta.sh - end-to-end and interoperability tests of `pdfstamp meta`.
 #
 # The same encrypted inputs as stamp.sh (tests/e2e/fixtures/e2e.py inputs).

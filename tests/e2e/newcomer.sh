@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/newcomer.sh - the command-line rough edges of issue 17.
 #
 #  1. A password on the command line (--password X, --password=X, --pass,

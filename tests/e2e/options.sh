@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/options.sh - one table per option (issue 30).
 #
 # Each command's options are one table (src/cli/opts.c) from which its

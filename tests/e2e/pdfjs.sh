@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # pdfjs.sh - pdf.js (a fourth, independent reader: Debian's libjs-pdf under
 # node) opens every stamped or updated output with the original password and
 # sees the new annotation (decrypted /Contents and /T, an appearance stream

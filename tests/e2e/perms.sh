@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/perms.sh - /P is not authenticated, /Perms is (issue 11,
 # "--force and permissions").
 #

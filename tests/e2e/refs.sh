@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/refs.sh - hostile references on the stamp, meta, verify and
 # audit paths.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/rewrite-drops.sh - what a full rewrite (`rotate`, `encrypt`)
 # keeps and where it writes (issue 11, "Trust boundaries"):
 #  1. Objects are dropped by number, never by content: a catalog with a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/rotate.sh - end-to-end tests of `pdfstamp rotate`, `encrypt` and
 # `verify` (issue 4).
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/salvage.sh - a file whose newest revision cannot be read:
 # `audit` opens it as the prefix that can (PDFSTAMP_OPEN_SALVAGE), the
 # other commands refuse it as before (exit 4).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/secrets.sh - no password, key or plaintext escapes (issue 7,
 # "Secrets").
 #

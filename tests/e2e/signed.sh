@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/signed.sh - stamping signed and certified encrypted documents.
 #
 # 1. Approval signatures.  A throwaway NSS database with a self-signed

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/sparse.sh - memory and output follow the objects present, not
 # the highest object number (issue 11, "Amplification").
 #

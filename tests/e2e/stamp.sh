@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/stamp.sh - end-to-end and interoperability tests of `pdfstamp stamp`.
 #
 # The inputs are encrypted inside the run (tests/e2e/fixtures/e2e.py inputs):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/unicode.sh - stamps in any script and with images (issue 14),
 # checked with independent readers on qpdf-made R6 inputs.
 #

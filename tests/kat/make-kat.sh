@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # make-kat.sh - regenerate the R5/R6 known-answer files in this directory
 # from qpdf (an independent implementation of ISO 32000-2 7.6.4).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/malformed/make-corpus.py [OUTDIR] - regenerates the hostile-input corpus.
 
 Builds two valid bases and derives every file of INDEX from them:
