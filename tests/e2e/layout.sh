@@ -34,7 +34,7 @@
 #      library object is in it once, the CLI's objects are its layer
 #      "cli", and no module references a symbol of a module in a layer
 #      listed after its own;
-#   7. the document is private to the reader: struct pdfstamp_doc and
+#   8. the document is private to the reader: struct pdfstamp_doc and
 #      struct ps_xref are defined in src/docpriv.h alone, and of the
 #      library and CLI sources only files of the layer "reader" include
 #      it (the rest use doc.h's and input.h's functions); of the tests,
@@ -226,7 +226,7 @@ for f in ("README.md", "src/ps.h"):
     text = open(os.path.join(topdir, f), encoding="utf-8").read()
     check("tests/e2e/layers" in text, f + " points to the layer table")
 
-# 7. the document's fields are the reader's
+# 8. the document's fields are the reader's
 PRIVATE_TESTS = {"tests/check_doc.c", "tests/check_xref.c", "fuzz/fuzz.h"}
 reader = {m + ".c" for m, l in layer_of.items() if layer_names[l] == "reader"}
 includers, defines = [], []
