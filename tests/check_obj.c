@@ -1878,8 +1878,6 @@ END_TEST
 
 /* ---- fuzz ------------------------------------------------------------------------ */
 
-/* Parses BUF[0..N) object after object; on every success the object must
- * survive serialize -> parse unchanged. */
 /* ---- ps_scan_refs against the parser ----------------------------------------- */
 
 struct refl {
@@ -1899,6 +1897,25 @@ static int refl_add(void *ud, uint32_t num)
 	return 0;
 }
 
+/* Every reference the parser built into O is among the scan's S (as a
+ * multiset: the scan may report more, never fewer); B[0..N) is the source,
+ * for the message. */
+static void scan_covers(const ps_obj *o, const struct refl *s, const uint8_t *b, size_t n)
+{
+	struct refl p = {{0}, 0, 0};
+	uint8_t used[512] = {0};
+	size_t i, j;
+
+	ps_obj_each_ref(o, refl_add, &p);
+	for (i = 0; i < p.n && !p.over; i++) {
+		for (j = 0; j < s->n && (used[j] || s->v[j] != p.v[i]); j++)
+			;
+		ck_assert_msg(j < s->n, "the parser found reference %u that the scan missed in: %.*s", p.v[i],
+		              (int)(n < 200 ? n : 200), (const char *)b);
+		used[j] = 1;
+	}
+}
+
 /* The oracle of the scan (parse.c "References only"): it answers 0, 1 or
  * NEEDMORE; when it and the parser both read the object at B[0..N) (an
  * exact-size copy: ASan sees a read past it), the header numbers agree
@@ -1907,12 +1924,10 @@ static int refl_add(void *ud, uint32_t num)
  * answer; *SCANNED (may be NULL) its references. */
 static int scan_vs_parse(const uint8_t *b, size_t n, struct refl *scanned)
 {
-	struct refl s = {{0}, 0, 0}, p = {{0}, 0, 0};
+	struct refl s = {{0}, 0, 0};
 	uint32_t snum = 0, num = 0;
 	uint16_t gen = 0;
-	uint8_t used[512] = {0};
 	ps_obj *o = NULL;
-	size_t i, j;
 	int rc, prc;
 
 	rc = ps_scan_refs(b, n, &snum, refl_add, &s);
@@ -1920,14 +1935,7 @@ static int scan_vs_parse(const uint8_t *b, size_t n, struct refl *scanned)
 	prc = ps_parse_indirect(ctx, b, n, 0, 0, &num, &gen, &o);
 	if (rc == 0 && prc == 0 && !s.over) {
 		ck_assert_uint_eq(snum, num);
-		ps_obj_each_ref(o, refl_add, &p);
-		for (i = 0; i < p.n && !p.over; i++) {
-			for (j = 0; j < s.n && (used[j] || s.v[j] != p.v[i]); j++)
-				;
-			ck_assert_msg(j < s.n, "the parser found reference %u that the scan missed in: %.*s", p.v[i],
-			              (int)(n < 200 ? n : 200), (const char *)b);
-			used[j] = 1;
-		}
+		scan_covers(o, &s, b, n);
 	}
 	ps_obj_free(o);
 	if (scanned)
@@ -1939,24 +1947,15 @@ static int scan_vs_parse(const uint8_t *b, size_t n, struct refl *scanned)
  * member): ps_scan_refs_direct against ps_parse_obj. */
 static int scan_vs_parse_direct(const uint8_t *b, size_t n, struct refl *scanned)
 {
-	struct refl s = {{0}, 0, 0}, p = {{0}, 0, 0};
-	uint8_t used[512] = {0};
+	struct refl s = {{0}, 0, 0};
 	ps_obj *o = NULL;
-	size_t i, j, pos = 0;
+	size_t pos = 0;
 	int rc;
 
 	rc = ps_scan_refs_direct(b, n, 0, refl_add, &s);
 	ck_assert(rc == 0 || rc == 1);
-	if (rc == 0 && ps_parse_obj(ctx, b, n, &pos, &o) == 0 && !s.over) {
-		ps_obj_each_ref(o, refl_add, &p);
-		for (i = 0; i < p.n && !p.over; i++) {
-			for (j = 0; j < s.n && (used[j] || s.v[j] != p.v[i]); j++)
-				;
-			ck_assert_msg(j < s.n, "the parser found reference %u that the scan missed in: %.*s", p.v[i],
-			              (int)(n < 200 ? n : 200), (const char *)b);
-			used[j] = 1;
-		}
-	}
+	if (rc == 0 && ps_parse_obj(ctx, b, n, &pos, &o) == 0 && !s.over)
+		scan_covers(o, &s, b, n);
 	ps_obj_free(o);
 	if (scanned)
 		*scanned = s;
@@ -2059,6 +2058,8 @@ START_TEST(test_scan_refs)
 }
 END_TEST
 
+/* Parses SRC[0..N) object after object; on every success the object must
+ * survive serialize -> parse unchanged; and the scan's oracles. */
 static void fuzz_one(const uint8_t *src, size_t n)
 {
 	uint8_t *b = malloc(n ? n : 1);

@@ -5,7 +5,8 @@
  * nothing but pdfstamp.h, linked against the shared library.  Every *_INIT
  * macro is used as an initialiser; a few calls check that the program
  * links and runs.  Exits 0, or the number of the first check that failed.
- * tests/header_cxx.cc is the same program in C++.
+ * tests/header_cxx.cc compiles this same file as C++ (so it must stay
+ * valid in both languages).
  */
 #include <pdfstamp.h>
 
@@ -52,7 +53,7 @@ int main(void)
 		return 4;
 	if (pdfstamp_ctx_new(&ctx) != 0)
 		return 5;
-	rc = pdfstamp_doc_open(ctx, &doc, "/nonexistent/header-c99.pdf", 0);
+	rc = pdfstamp_doc_open(ctx, &doc, "/nonexistent/header-test.pdf", 0);
 	if (rc != PDFSTAMP_E_IO || doc != NULL || pdfstamp_ctx_errcode(ctx) != PDFSTAMP_E_IO ||
 	    !*pdfstamp_ctx_errmsg(ctx) || pdfstamp_ctx_errhint(ctx) != PDFSTAMP_HINT_NONE)
 		return 6;
