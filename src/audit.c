@@ -1049,9 +1049,8 @@ static int is_chain_xref(const struct audit *a, uint32_t num, int sec, const ps_
 	       (num == s->stream_num || num == s->xrefstm_num);
 }
 
-/* Notes every reference inside O (direct structure, parser-bounded
- * depth) as referred to by a change of the revision being audited. */
-/* Appends the numbers O refers to to *V (*N). */
+/* Appends every number O refers to (its direct structure, of a depth the
+ * parser bounds) to *V (*N). */
 static int collect_refs(struct audit *a, const ps_obj *o, uint32_t **v, size_t *n)
 {
 	size_t i;
