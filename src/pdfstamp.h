@@ -309,7 +309,8 @@ const char *pdfstamp_perm_name(int bit);
 
 struct pdfstamp_write_opts {
 	unsigned version;
-	const char *output;   /* path of the new file; NULL with PDFSTAMP_WRITE_IN_PLACE or _TO_FD */
+	const char *output;   /* path of the new file; NULL with
+	                       * PDFSTAMP_WRITE_IN_PLACE or _TO_FD */
 	unsigned flags;
 	int output_fd;        /* version 2: the descriptor of PDFSTAMP_WRITE_TO_FD, else ignored */
 };
@@ -321,7 +322,8 @@ int pdfstamp_write_opts_init(struct pdfstamp_write_opts *opts, unsigned version)
 
 struct pdfstamp_result {
 	unsigned version;         /* PDFSTAMP_RESULT_VERSION, set by the caller */
-	int64_t base_length;      /* length of the input (the new section starts here, after an EOL) */
+	int64_t base_length;      /* length of the input (the new section
+	                           * starts here, after an EOL) */
 	int64_t xref_offset;      /* offset of the new cross-reference section (new startxref) */
 	int64_t bytes_appended;
 	int nobjects;             /* annotation (stamp) or Info (meta) objects written */
@@ -410,15 +412,17 @@ struct pdfstamp_stamp_opts {
 	double opacity;          /* 0..1 (default 1) */
 	int freetext;            /* write a /FreeText annotation instead of /Stamp */
 	/* version 2 */
-	const char *font;        /* font file (contains '/') or fontconfig family; NULL: Helvetica-Bold
-	                          * for WinAnsi text, else a font fontconfig finds for the text */
+	const char *font;        /* font file (contains '/') or fontconfig family; NULL:
+	                          * Helvetica-Bold for WinAnsi text, else a font
+	                          * fontconfig finds for the text */
 	const char *image;       /* PNG or JPEG file drawn in the stamp (optional) */
 	const uint8_t *image_data; /* or the image's bytes when image is NULL (not kept) */
 	size_t image_len;
 };
 #define PDFSTAMP_STAMP_OPTS_VERSION 2
 #define PDFSTAMP_STAMP_OPTS_INIT {PDFSTAMP_STAMP_OPTS_VERSION, 1, NULL, NULL, 0, {0, 0, 0, 0}, \
-	PDFSTAMP_POS_TOP_RIGHT, 36.0, NULL, NULL, NULL, {0.75, 0.05, 0.05}, 1.0, 0, NULL, NULL, NULL, 0}
+	PDFSTAMP_POS_TOP_RIGHT, 36.0, NULL, NULL, NULL, {0.75, 0.05, 0.05}, 1.0, 0, NULL, NULL, \
+	NULL, 0}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_stamp_opts_init(struct pdfstamp_stamp_opts *opts, unsigned version);
 
@@ -460,7 +464,8 @@ enum pdfstamp_dss_kind {
 	PDFSTAMP_DSS_CERT = 1,   /* X.509 certificate: one DER certificate, or PEM with one or more
 	                            CERTIFICATE blocks */
 	PDFSTAMP_DSS_OCSP = 2,   /* one DER OCSPResponse (RFC 6960 4.2.1): successful, basic */
-	PDFSTAMP_DSS_CRL = 3     /* X.509 CRL: one DER CRL, or PEM with one or more X509 CRL blocks */
+	PDFSTAMP_DSS_CRL = 3     /* X.509 CRL: one DER CRL, or PEM with one
+	                          * or more X509 CRL blocks */
 };
 
 /* One input: the bytes of a file, which the call reads but does not keep. */
@@ -523,7 +528,8 @@ struct pdfstamp_rewrite_opts {
 	int jobs;                    /* worker threads; 0 = number of online CPUs */
 	pdfstamp_progress_fn progress;
 	void *progress_ud;
-	int output_fd;               /* version 2: the descriptor of PDFSTAMP_WRITE_TO_FD, else ignored */
+	int output_fd;               /* version 2: the descriptor of
+	                              * PDFSTAMP_WRITE_TO_FD, else ignored */
 };
 #define PDFSTAMP_REWRITE_FORCE 0x100  /* rewrite even if signatures or /SigFlags AppendOnly exist */
 /* 0x200 is reserved and ignored (it asked an earlier version to map the
@@ -540,8 +546,10 @@ struct pdfstamp_rewrite_stats {
 	int64_t objects;             /* objects written */
 	int64_t streams;             /* streams re-encrypted */
 	int64_t strings;             /* strings re-encrypted */
-	int64_t payload_bytes;       /* stream bytes pushed through AES (decrypt + encrypt counted once) */
-	double crypto_seconds;       /* summed CPU time spent in AES by all workers (decrypt + encrypt) */
+	int64_t payload_bytes;       /* stream bytes pushed through AES
+	                              * (decrypt + encrypt counted once) */
+	double crypto_seconds;       /* summed CPU time spent in AES by all
+	                              * workers (decrypt + encrypt) */
 	double decrypt_seconds;      /* of which decrypting the old ciphertext */
 	double encrypt_seconds;      /* of which encrypting (multi-lane batches) */
 	double seconds;              /* wall time of the whole rewrite */
@@ -583,7 +591,8 @@ int pdfstamp_verify_report_init(struct pdfstamp_verify_report *report, unsigned 
 
 struct pdfstamp_verify_opts {
 	unsigned version;            /* PDFSTAMP_VERIFY_OPTS_VERSION */
-	pdfstamp_progress_fn progress; /* called now and then with bytes done and the total; NULL: none */
+	pdfstamp_progress_fn progress; /* called now and then with bytes done
+	                                * and the total; NULL: none */
 	void *progress_ud;
 };
 #define PDFSTAMP_VERIFY_OPTS_VERSION 1
@@ -614,9 +623,9 @@ enum pdfstamp_change_kind {
 	PDFSTAMP_CHANGE_PAGE_TREE,       /* /Pages nodes, /Kids, /Count, other keys of a page */
 	PDFSTAMP_CHANGE_CATALOG,         /* other keys of the catalog, or another /Root */
 	PDFSTAMP_CHANGE_ENCRYPTION,      /* the encryption dictionary */
-	PDFSTAMP_CHANGE_DAMAGED          /* a later revision that cannot be read as written, an object
-	                                    its cross-reference data does not list, or an entry that
-	                                    does not lead to the object it names */
+	PDFSTAMP_CHANGE_DAMAGED          /* a later revision that cannot be read as written, an
+	                                    object its cross-reference data does not list, or an
+	                                    entry that does not lead to the object it names */
 };
 #define PDFSTAMP_CHANGE_KINDS 12
 /* "other", "annotation", "form-field", "signature", "dss", "doc-timestamp",
@@ -673,7 +682,8 @@ struct pdfstamp_audit_sig {
 	int covers_revision;         /* the /ByteRange ends exactly at that revision's end */
 	int docmdp;                  /* 0 approval, else the certification's DocMDP /P */
 	int doc_timestamp;           /* /Type /DocTimeStamp */
-	int fieldmdp;                /* PDFSTAMP_FIELDMDP_* (the /Reference FieldMDP or the /Lock) */
+	int fieldmdp;                /* PDFSTAMP_FIELDMDP_* (the /Reference
+	                              * FieldMDP or the /Lock) */
 	int nfields;                 /* the locked field names (Include/Exclude) */
 	char **fields;               /* (owned) */
 	char subfilter[64];
@@ -692,7 +702,8 @@ struct pdfstamp_audit_report {
 	int nrevisions;
 	struct pdfstamp_audit_revision *revisions; /* oldest first (owned) */
 	int64_t forbidden;           /* forbidden changes in all */
-	int64_t bytes_read;          /* distinct bytes of the file read so far (as pdfstamp_info's) */
+	int64_t bytes_read;          /* distinct bytes of the file read so
+	                              * far (as pdfstamp_info's) */
 	unsigned flags;              /* PDFSTAMP_AUDIT_*, set by the caller (kept by *_clear) */
 };
 #define PDFSTAMP_AUDIT_REPORT_VERSION 1

@@ -66,8 +66,10 @@ struct pdfstamp_ctx {
 	pdfstamp_warn_fn warn;
 	void *warn_ud;
 	struct ps_rng *rng;          /* DRBG and IV pool (rng.h), made on first use */
-	unsigned long kdf_hashes;    /* Alg. 2.B / R5 hashes run (kdf.c): read by tests and benches */
-	unsigned cpu;                /* cpu.c's probe | 1u << 31 once made (ps_cpu_bits: CPUID is slow in a VM) */
+	unsigned long kdf_hashes;    /* Alg. 2.B / R5 hashes run (kdf.c):
+	                              * read by tests and benches */
+	unsigned cpu;                /* cpu.c's probe | 1u << 31 once made (ps_cpu_bits:
+	                              * CPUID is slow in a VM) */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	/* Fuzz builds only (configure --enable-fuzzing): Algorithm 2.B with
 	 * scaled-down constants (see ps_hash_r6), so that fuzz_security reaches
@@ -162,9 +164,10 @@ int ps_array_adopt(void **p, const void *src, size_t n, size_t elem);
 void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *));
 /* N bytes for data passing through in bulk (the sequential reader's
  * segments, an xref stream's bytes): from N >= 1 MB on, whole 2 MB pages
- * (N rounded up), aligned and marked for transparent huge pages (madvise MADV_HUGEPAGE; a hint, ignored where the kernel has
- * none), so that filling it costs a fault per 2 MB rather than per 4 KB
- * page (buf.c note).  Freed with free(); NULL when out of memory. */
+ * (N rounded up), aligned and marked for transparent huge pages (madvise
+ * MADV_HUGEPAGE; a hint, ignored where the kernel has none), so that
+ * filling it costs a fault per 2 MB rather than per 4 KB page (buf.c
+ * note).  Freed with free(); NULL when out of memory. */
 void *ps_bulk_alloc(size_t n);
 
 /* Big-endian fields of binary formats (font tables, PNG and JPEG headers);
