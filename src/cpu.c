@@ -140,8 +140,8 @@ __attribute__((noinline)) void ps_cpu_wipe_vectors(unsigned bits)
 			"pxor %%xmm3, %%xmm3\n\tpxor %%xmm4, %%xmm4\n\tpxor %%xmm5, %%xmm5\n\t"
 			"pxor %%xmm6, %%xmm6\n\tpxor %%xmm7, %%xmm7\n\tpxor %%xmm8, %%xmm8\n\t"
 			"pxor %%xmm9, %%xmm9\n\tpxor %%xmm10, %%xmm10\n\tpxor %%xmm11, %%xmm11\n\t"
-			"pxor %%xmm12, %%xmm12\n\tpxor %%xmm13, %%xmm13\n\tpxor %%xmm14, %%xmm14\n\t"
-			"pxor %%xmm15, %%xmm15" ::: "memory");
+			"pxor %%xmm12, %%xmm12\n\tpxor %%xmm13, %%xmm13\n\t"
+			"pxor %%xmm14, %%xmm14\n\tpxor %%xmm15, %%xmm15" ::: "memory");
 	}
 #else
 	(void)bits;

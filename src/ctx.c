@@ -245,8 +245,8 @@ static int drbg_seed(ps_ctx *ctx)
 		rc = mbedtls_ctr_drbg_reseed(&ctx->rng->drbg, pers, plen);
 		if (rc != 0)
 			return ps_err(ctx, PDFSTAMP_E_INTERNAL,
-			              "cannot reseed the random generator after fork (mbedTLS -0x%04x)",
-			              (unsigned)-rc);
+			              "cannot reseed the random generator after fork "
+			              "(mbedTLS -0x%04x)", (unsigned)-rc);
 		ctx->rng->drbg_pid = pid;
 		return 0;
 	}
@@ -255,8 +255,8 @@ static int drbg_seed(ps_ctx *ctx)
 	rc = mbedtls_ctr_drbg_seed(&ctx->rng->drbg, os_entropy, ctx, pers, plen);
 	if (rc != 0) {
 		mbedtls_ctr_drbg_free(&ctx->rng->drbg);
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot seed the random generator (mbedTLS -0x%04x)",
-		              (unsigned)-rc);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+		              "cannot seed the random generator (mbedTLS -0x%04x)", (unsigned)-rc);
 	}
 	ctx->rng->drbg_ready = 1;
 	ctx->rng->drbg_pid = pid;
@@ -273,8 +273,8 @@ int ps_random(ps_ctx *ctx, uint8_t *out, size_t n)
 		size_t k = n > MBEDTLS_CTR_DRBG_MAX_REQUEST ? MBEDTLS_CTR_DRBG_MAX_REQUEST : n;
 		rc = mbedtls_ctr_drbg_random(&ctx->rng->drbg, out, k);
 		if (rc != 0)
-			return ps_err(ctx, PDFSTAMP_E_INTERNAL, "random generator failed (mbedTLS -0x%04x)",
-			              (unsigned)-rc);
+			return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+			              "random generator failed (mbedTLS -0x%04x)", (unsigned)-rc);
 		out += k;
 		n -= k;
 	}
@@ -315,7 +315,8 @@ int ps_random_iv(ps_ctx *ctx, uint8_t iv[16])
 		return rc;
 	/* A wiped page (fork, MADV_WIPEONFORK) reads live == 0; without the
 	 * advice, the pid tells. */
-	if (ctx->rng->iv->live != PS_IVPAGE_LIVE || (!ctx->rng->iv_wipeonfork && getpid() != ctx->rng->drbg_pid))
+	if (ctx->rng->iv->live != PS_IVPAGE_LIVE ||
+	    (!ctx->rng->iv_wipeonfork && getpid() != ctx->rng->drbg_pid))
 		ivpool_drop(ctx);
 	if (ctx->rng->ivpos + 16 > PS_IVPOOL_SIZE) {
 		/* ps_random reseeds first if the process changed */
@@ -346,7 +347,8 @@ int ps_random_os(ps_ctx *ctx, uint8_t *out, size_t n)
 				continue;
 			if (k < 0 && errno != ENOSYS) {
 				ps_wipe(out, got);
-				return ps_err(ctx, PDFSTAMP_E_INTERNAL, "getrandom failed: %s", strerror(errno));
+				return ps_err(ctx, PDFSTAMP_E_INTERNAL, "getrandom failed: %s",
+				              strerror(errno));
 			}
 		}
 #endif
@@ -354,8 +356,8 @@ int ps_random_os(ps_ctx *ctx, uint8_t *out, size_t n)
 			fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 			if (fd < 0) {
 				ps_wipe(out, got);
-				return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot open /dev/urandom: %s",
-				              strerror(errno));
+				return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+				              "cannot open /dev/urandom: %s", strerror(errno));
 			}
 		}
 		if (fd >= 0) {
@@ -366,7 +368,8 @@ int ps_random_os(ps_ctx *ctx, uint8_t *out, size_t n)
 				int e = k < 0 ? errno : EIO;
 				close(fd);
 				ps_wipe(out, got);
-				return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot read /dev/urandom: %s", strerror(e));
+				return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+				              "cannot read /dev/urandom: %s", strerror(e));
 			}
 		}
 		got += (size_t)k;

@@ -42,7 +42,8 @@ static int fill(void *p, const void *tmpl, const size_t *lens, unsigned nversion
 	if (!p || version < 1 || version > nversions)
 		return PDFSTAMP_E_USAGE;
 	memcpy(p, tmpl, lens[version - 1]);
-	memcpy(p, &version, sizeof version); /* every versioned struct starts with `unsigned version` */
+	memcpy(p, &version, sizeof version); /* every versioned struct starts
+	                                      * with `unsigned version` */
 	return 0;
 }
 
@@ -105,7 +106,8 @@ int pdfstamp_dss_opts_init(struct pdfstamp_dss_opts *opts, unsigned version)
 int pdfstamp_rewrite_opts_init(struct pdfstamp_rewrite_opts *opts, unsigned version)
 {
 	static const struct pdfstamp_rewrite_opts tmpl = PDFSTAMP_REWRITE_OPTS_INIT;
-	static const size_t lens[] = {END_OF(struct pdfstamp_rewrite_opts, progress_ud), sizeof tmpl};
+	static const size_t lens[] = {END_OF(struct pdfstamp_rewrite_opts, progress_ud),
+	                              sizeof tmpl};
 
 	_Static_assert(NVERSIONS(lens) == PDFSTAMP_REWRITE_OPTS_VERSION, "one length per version");
 	return fill(opts, &tmpl, lens, NVERSIONS(lens), version);
