@@ -40,9 +40,11 @@ struct ps_flate_reader {
 	size_t max_out, got;     /* the cap and what was inflated (before the predictor) */
 	int ended;               /* Z_STREAM_END seen */
 	size_t rowlen, bpp;      /* a PNG predictor: the decoded row, bytes per pixel */
-	uint8_t *prev;           /* the previous decoded row (rowlen bytes, zero before the first) */
+	uint8_t *prev;           /* the previous decoded row (rowlen bytes,
+	                          * zero before the first) */
 	ps_buf pend;             /* inflated bytes of rows not yet whole */
-	int failed;              /* a fill failed: the state is not resumable, every later fill fails */
+	int failed;              /* a fill failed: the state is not resumable,
+	                          * every later fill fails */
 };
 
 static int predictor(ps_ctx *ctx, const ps_obj *parms, size_t *rowlen, size_t *bpp)
@@ -57,7 +59,8 @@ static int predictor(ps_ctx *ctx, const ps_obj *parms, size_t *rowlen, size_t *b
 		ps_obj_int(ps_dict_get(parms, "Columns"), &cols);
 	}
 	if (pred != 1 && pred < 10)
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "predictor %lld is not supported", (long long)pred);
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "predictor %lld is not supported",
+		              (long long)pred);
 	if (pred < 10)
 		return 0;
 	if (colors < 1 || colors > 32 || cols < 1 || cols > (1 << 24) ||
@@ -68,8 +71,8 @@ static int predictor(ps_ctx *ctx, const ps_obj *parms, size_t *rowlen, size_t *b
 	return 0;
 }
 
-int ps_flate_reader_new(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n, size_t max_out,
-                        ps_flate_reader **out)
+int ps_flate_reader_new(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n,
+                        size_t max_out, ps_flate_reader **out)
 {
 	ps_flate_reader *r;
 	int rc;
@@ -84,7 +87,8 @@ int ps_flate_reader_new(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, siz
 	if (r->rowlen && r->rowlen >= max_out) { /* not one whole row could arrive */
 		size_t rowlen = r->rowlen;
 		free(r);
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "predictor rows of %zu bytes are longer than the stream may inflate",
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "predictor rows of %zu bytes are longer than the stream may inflate",
 		              rowlen);
 	}
 	if (r->rowlen && !(r->prev = calloc(1, r->rowlen))) {
@@ -134,7 +138,8 @@ static int paeth(int a, int b, int c)
 /* Undoes the PNG predictor (ISO 32000-2 7.4.4.4, PNG filter types 0-4) of
  * one row: TYPE, then ROWLEN bytes at ROW, in place; PREV is the previous
  * decoded row (NULL: none). */
-static int png_row(ps_ctx *ctx, int type, uint8_t *row, const uint8_t *prev, size_t rowlen, size_t bpp)
+static int png_row(ps_ctx *ctx, int type, uint8_t *row, const uint8_t *prev, size_t rowlen,
+                   size_t bpp)
 {
 	size_t i;
 
@@ -181,7 +186,8 @@ int ps_flate_reader_fill(ps_ctx *ctx, ps_flate_reader *r, size_t want, ps_buf *o
 	int rc;
 
 	if (r->failed)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "compressed stream is damaged (reported before)");
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "compressed stream is damaged (reported before)");
 	if ((rc = fill(ctx, r, want, out)) < 0)
 		r->failed = 1;
 	return rc;
@@ -217,20 +223,24 @@ static int fill(ps_ctx *ctx, ps_flate_reader *r, size_t want, ps_buf *out)
 		dst->len += chunk - zs->avail_out;
 		r->got += chunk - zs->avail_out;
 		if (r->got > r->max_out)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "compressed stream inflates past %zu bytes", r->max_out);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "compressed stream inflates past %zu bytes", r->max_out);
 		if (zr == Z_STREAM_END)
 			r->ended = 1;
 		else if (zr == Z_BUF_ERROR && zs->avail_in == 0 && r->fed == r->n)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "compressed stream is truncated");
 		else if (zr != Z_OK && zr != Z_BUF_ERROR)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "corrupt compressed stream (%s)", zs->msg ? zs->msg : "zlib error");
-		else if (zr == Z_BUF_ERROR && zs->avail_in == avail_in_before && zs->avail_out > 0 && r->fed == r->n)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "corrupt compressed stream (%s)",
+			              zs->msg ? zs->msg : "zlib error");
+		else if (zr == Z_BUF_ERROR && zs->avail_in == avail_in_before &&
+		         zs->avail_out > 0 && r->fed == r->n)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "compressed stream is truncated");
 		if (r->rowlen && (rc = take_rows(ctx, r, out)) < 0)
 			return rc;
 	}
 	if (r->ended && r->rowlen && r->pend.len)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "predicted data is not a whole number of rows");
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "predicted data is not a whole number of rows");
 	return 0;
 }
 
@@ -285,7 +295,8 @@ int ps_png_unpredict(ps_ctx *ctx, uint8_t *data, size_t *len, int colors, int bp
 	bpp = ((size_t)colors * (size_t)bpc + 7) / 8;
 	rowlen = ((size_t)colors * (size_t)bpc * (size_t)columns + 7) / 8;
 	if (*len % (rowlen + 1) != 0)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "predicted data is not a whole number of rows");
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "predicted data is not a whole number of rows");
 	nrows = *len / (rowlen + 1);
 	for (r = 0, in = 0; r < nrows; r++) {
 		int type = data[in++];
@@ -303,7 +314,8 @@ int ps_png_unpredict(ps_ctx *ctx, uint8_t *data, size_t *len, int colors, int bp
 	return 0;
 }
 
-int ps_flate_decode(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n, size_t max_out, ps_buf *out)
+int ps_flate_decode(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n, size_t max_out,
+                    ps_buf *out)
 {
 	ps_flate_reader *r;
 	size_t start = out->len;

@@ -12,7 +12,8 @@
 int ps_inflate(ps_ctx *ctx, const uint8_t *in, size_t n, size_t max_out, ps_buf *out);
 /* FlateDecode with its /DecodeParms (PARMS may be NULL): inflate, then undo
  * a PNG predictor (10-15); TIFF predictor 2 is UNSUPPORTED. */
-int ps_flate_decode(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n, size_t max_out, ps_buf *out);
+int ps_flate_decode(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n, size_t max_out,
+                    ps_buf *out);
 /* A FlateDecode stream (with PARMS' PNG predictor) decoded as far as it is
  * asked (flate.c): IN, N bytes, is borrowed until the free; more than
  * MAX_OUT inflated bytes is a FORMAT error.  fill appends to OUT until it
@@ -20,8 +21,8 @@ int ps_flate_decode(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t 
  * more; it fails on a corrupt, truncated or badly predicted stream as
  * ps_flate_decode does.  free accepts NULL. */
 typedef struct ps_flate_reader ps_flate_reader;
-int ps_flate_reader_new(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n, size_t max_out,
-                        ps_flate_reader **out);
+int ps_flate_reader_new(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n,
+                        size_t max_out, ps_flate_reader **out);
 int ps_flate_reader_fill(ps_ctx *ctx, ps_flate_reader *r, size_t want, ps_buf *out);
 int ps_flate_reader_done(const ps_flate_reader *r);
 void ps_flate_reader_free(ps_flate_reader *r);

@@ -665,8 +665,10 @@ int ps_array_push(ps_obj *arr, ps_obj *item)
 		ps_obj_free(item);
 		return PDFSTAMP_E_USAGE;
 	}
-	if (abuf_out(arr, (void **)&arr->u.arr.items, arr->u.arr.len, sizeof *arr->u.arr.items) < 0 ||
-	    ps_array_grow((void **)&arr->u.arr.items, arr->u.arr.len, sizeof *arr->u.arr.items) < 0) {
+	if (abuf_out(arr, (void **)&arr->u.arr.items, arr->u.arr.len,
+	             sizeof *arr->u.arr.items) < 0 ||
+	    ps_array_grow((void **)&arr->u.arr.items, arr->u.arr.len,
+	                  sizeof *arr->u.arr.items) < 0) {
 		ps_obj_free(item);
 		return PDFSTAMP_E_NOMEM;
 	}
@@ -681,7 +683,8 @@ int ps_array_del(ps_obj *arr, size_t i)
 	if (!arr || arr->kind != PS_ARRAY || i >= arr->u.arr.len)
 		return PDFSTAMP_E_USAGE;
 	ps_obj_free(arr->u.arr.items[i]);
-	memmove(arr->u.arr.items + i, arr->u.arr.items + i + 1, (arr->u.arr.len - i - 1) * sizeof *arr->u.arr.items);
+	memmove(arr->u.arr.items + i, arr->u.arr.items + i + 1,
+	        (arr->u.arr.len - i - 1) * sizeof *arr->u.arr.items);
 	arr->u.arr.len--;
 	return 0;
 }
@@ -864,7 +867,8 @@ ps_obj *ps_obj_copy(const ps_obj *o)
 		return ps_new_int(o->u.i);
 	case PS_REAL:
 		if (o->u.real.text)
-			return ps_new_real_text(o->u.real.v, o->u.real.text, strlen(o->u.real.text));
+			return ps_new_real_text(o->u.real.v, o->u.real.text,
+			                        strlen(o->u.real.text));
 		return ps_new_real(o->u.real.v);
 	case PS_STR:
 		c = ps_new_str(o->u.str.p, o->u.str.len);
@@ -889,7 +893,8 @@ ps_obj *ps_obj_copy(const ps_obj *o)
 		if (!c)
 			return NULL;
 		for (i = 0; i < o->u.dict.len; i++) {
-			char *k = ps_dict_key_dup(o->u.dict.ents[i].key, strlen(o->u.dict.ents[i].key));
+			char *k = ps_dict_key_dup(o->u.dict.ents[i].key,
+			                          strlen(o->u.dict.ents[i].key));
 			ps_obj *v = ps_obj_copy(o->u.dict.ents[i].val);
 
 			if (!k || !v) {
@@ -947,7 +952,8 @@ static int walk(ps_obj *o, ps_str_fn fn, void *ud, const ps_obj *pd, const char 
 		return 0;
 	case PS_DICT:
 		for (i = 0; i < o->u.dict.len; i++)
-			if ((rc = walk(o->u.dict.ents[i].val, fn, ud, o, o->u.dict.ents[i].key)) != 0)
+			if ((rc = walk(o->u.dict.ents[i].val, fn, ud, o,
+			               o->u.dict.ents[i].key)) != 0)
 				return rc;
 		return 0;
 	case PS_STREAM:
@@ -1015,7 +1021,8 @@ int ps_obj_equal(const ps_obj *a, const ps_obj *b, int skip_length)
 	case PS_INT: return a->u.i == b->u.i;
 	case PS_REAL: return a->u.real.v == b->u.real.v ||
 	                     (a->u.real.v - b->u.real.v < 1e-4 && b->u.real.v - a->u.real.v < 1e-4);
-	case PS_STR: return a->u.str.len == b->u.str.len && memcmp(a->u.str.p, b->u.str.p, a->u.str.len) == 0;
+	case PS_STR: return a->u.str.len == b->u.str.len &&
+	                    memcmp(a->u.str.p, b->u.str.p, a->u.str.len) == 0;
 	case PS_NAME: return strcmp(a->u.name.p, b->u.name.p) == 0;
 	case PS_REF: return a->u.ref.num == b->u.ref.num && a->u.ref.gen == b->u.ref.gen;
 	case PS_ARRAY:

@@ -36,7 +36,8 @@ struct ps_obj {
 		int64_t i;
 		struct {
 			double v;
-			char *text;     /* original token, re-emitted verbatim; NULL for new reals */
+			char *text;     /* original token, re-emitted
+			                 * verbatim; NULL for new reals */
 		} real;
 		struct {
 			uint8_t *p;     /* bytes after escape/hex decoding (and decryption) */
@@ -208,11 +209,13 @@ int ps_parse_indirect_in(ps_ctx *ctx, ps_arena *ar, const uint8_t *buf, size_t l
  * the object is not of the plain shape the scan is sure about (the caller
  * parses it instead; FN may have been called already); PS_E_NEEDMORE when
  * the window ends first; or FN's non-zero result.  No message is set. */
-int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *, uint32_t), void *arg);
+int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *, uint32_t),
+                 void *arg);
 /* The same for the direct object at BUF[POS..), which ends where its
  * value does (an object stream's member): 0, 1 (parse it instead; also
  * when the data ends first) or FN's non-zero result. */
-int ps_scan_refs_direct(const uint8_t *buf, size_t len, size_t pos, int (*fn)(void *, uint32_t), void *arg);
+int ps_scan_refs_direct(const uint8_t *buf, size_t len, size_t pos, int (*fn)(void *, uint32_t),
+                        void *arg);
 
 /* Lexer helpers used by the xref reader.  The character classes of ISO
  * 32000-2 7.2.3 are a table (parse.c) read by inline accessors: bit

@@ -73,22 +73,38 @@
 /* The class of every byte (obj.h: PS_CH_*), generated from the rules of
  * ISO 32000-2 7.2.3 and checked against them by tests/check_obj.c. */
 const uint8_t ps_chclass[256] = {
-	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00, 0x01, 0x05, 0x00, 0x00,  /* 00 */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 10 */
-	0x01, 0x08, 0x08, 0x00, 0x08, 0x02, 0x08, 0x08, 0x06, 0x06, 0x08, 0x08, 0x08, 0x08, 0x08, 0x02,  /* 20 */
-	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x02, 0x08, 0x02, 0x08,  /* 30 */
-	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08,  /* 40 */
-	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x02, 0x0c, 0x02, 0x08, 0x08,  /* 50 */
-	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08,  /* 60 */
-	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x02, 0x08, 0x02, 0x08, 0x00,  /* 70 */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 80 */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 90 */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* a0 */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* b0 */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* c0 */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* d0 */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* e0 */
-	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* f0 */
+	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 00 */
+	0x00, 0x01, 0x01, 0x00, 0x01, 0x05, 0x00, 0x00,  /* 08 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 10 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 18 */
+	0x01, 0x08, 0x08, 0x00, 0x08, 0x02, 0x08, 0x08,  /* 20 */
+	0x06, 0x06, 0x08, 0x08, 0x08, 0x08, 0x08, 0x02,  /* 28 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08,  /* 30 */
+	0x08, 0x08, 0x08, 0x08, 0x02, 0x08, 0x02, 0x08,  /* 38 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08,  /* 40 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08,  /* 48 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08,  /* 50 */
+	0x08, 0x08, 0x08, 0x02, 0x0c, 0x02, 0x08, 0x08,  /* 58 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08,  /* 60 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08,  /* 68 */
+	0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08,  /* 70 */
+	0x08, 0x08, 0x08, 0x02, 0x08, 0x02, 0x08, 0x00,  /* 78 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 80 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 88 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 90 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 98 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* a0 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* a8 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* b0 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* b8 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* c0 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* c8 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* d0 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* d8 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* e0 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* e8 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* f0 */
+	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* f8 */
 };
 
 /* The value of a hex digit + 1, 0 for any other byte (7.3.4.3, 7.3.5). */
@@ -193,8 +209,9 @@ static const char *show(char out[40], const uint8_t *p, size_t n)
 
 static int p_needmore(const pstate *st, size_t start, const char *what)
 {
-	return ps_err(st->ctx, PS_E_NEEDMORE, "%s at offset %" PRId64 " is cut off by the end of the data",
-	              what, st_off(st, start));
+	return ps_err(st->ctx, PS_E_NEEDMORE,
+	              "%s at offset %" PRId64 " is cut off by the end of the data", what,
+	              st_off(st, start));
 }
 
 static int p_nomem(const pstate *st)
@@ -308,7 +325,8 @@ static double real_value(const uint8_t *s, size_t n)
  * integer at the top of a value may turn out to be "N G R". */
 /* The integer V of token [P, E) (UNSIGNED: written without a sign),
  * or the reference "V G R" that starts there, into *OUT. */
-static int int_or_ref(const pstate *st, size_t p, size_t e, int64_t v, int unsigned_, size_t *pos, ps_obj **out)
+static int int_or_ref(const pstate *st, size_t p, size_t e, int64_t v, int unsigned_, size_t *pos,
+                      ps_obj **out)
 {
 	const uint8_t *buf = st->buf;
 	ps_obj *o;
@@ -329,11 +347,14 @@ static int int_or_ref(const pstate *st, size_t p, size_t e, int64_t v, int unsig
 				r = skip_ws(buf, st->len, ge);
 				if (r >= st->len)
 					return p_needmore(st, p, "integer or reference");
-				if (buf[r] == 'R' && (r + 1 >= st->len || !is_regular(buf[r + 1]))) {
+				if (buf[r] == 'R' &&
+				    (r + 1 >= st->len || !is_regular(buf[r + 1]))) {
 					if (v > INT32_MAX)
-						return p_format(st, p, "object number %" PRId64 " in reference out of range", v);
+						return p_format(st, p, "object number %" PRId64
+						                " in reference out of range", v);
 					if (gen > 65535)
-						return p_format(st, g, "generation %" PRId64 " in reference out of range", gen);
+						return p_format(st, g, "generation %" PRId64
+						                " in reference out of range", gen);
 					o = ps_arena_obj(st->ar, PS_REF);
 					if (!o)
 						return p_nomem(st);
@@ -398,7 +419,8 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 		double v = real_value(buf + p, e - p);
 
 		if (!(v <= DBL_MAX && v >= -DBL_MAX))
-			return p_format(st, p, "real number (%s) out of range", show(tmp, buf + p, e - p));
+			return p_format(st, p, "real number (%s) out of range",
+			                show(tmp, buf + p, e - p));
 		o = ps_arena_real_text(st->ar, v, (const char *)buf + p, e - p);
 		if (!o)
 			return p_nomem(st);
@@ -418,7 +440,8 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 
 			/* 18 digits always fit; check only beyond them */
 			if (q - i >= 18 && mag > (lim - d) / 10)
-				return p_format(st, p, "integer (%s) out of range", show(tmp, buf + p, e - p));
+				return p_format(st, p, "integer (%s) out of range",
+				                show(tmp, buf + p, e - p));
 			mag = mag * 10 + d;
 		}
 		if (neg)
@@ -523,7 +546,8 @@ static int str_from_buf(const pstate *st, ps_buf *b, int hex, ps_obj **out)
 	size_t n;
 
 	if (st->ar) {   /* object and bytes in the arena (obj.c note 9) */
-		o = b->oom ? NULL : ps_arena_str(st->ar, b->len ? b->data : (const uint8_t *)"", b->len, hex);
+		o = b->oom ? NULL : ps_arena_str(st->ar, b->len ? b->data : (const uint8_t *)"",
+		                                 b->len, hex);
 		ps_buf_free(b);
 		if (!o)
 			return p_nomem(st);
@@ -597,7 +621,8 @@ static int parse_literal(const pstate *st, size_t *pos, ps_obj **out)
 			case '4': case '5': case '6': case '7': {
 				int v = c - '0', k;
 
-				for (k = 1; k < 3 && q < st->len && buf[q] >= '0' && buf[q] <= '7'; k++)
+				for (k = 1; k < 3 && q < st->len && buf[q] >= '0' && buf[q] <= '7';
+				     k++)
 					v = v * 8 + (buf[q++] - '0');
 				c = v & 0xff;   /* high-order overflow is ignored */
 				break;
@@ -695,7 +720,8 @@ static int parse_array(const pstate *st, size_t *pos, ps_obj **out, int depth)
 			continue;
 		}
 		if (!spilled) {
-			if (ps_arena_adopt(st->ar, arr, (void **)&arr->u.arr.items, stk, ns, sizeof *stk) < 0) {
+			if (ps_arena_adopt(st->ar, arr, (void **)&arr->u.arr.items, stk, ns,
+			                   sizeof *stk) < 0) {
 				ps_obj_free(item);
 				rc = p_nomem(st);
 				goto fail;
@@ -710,7 +736,8 @@ static int parse_array(const pstate *st, size_t *pos, ps_obj **out, int depth)
 		}
 	}
 	if (!spilled) {
-		if (ps_arena_adopt(st->ar, arr, (void **)&arr->u.arr.items, stk, ns, sizeof *stk) < 0) {
+		if (ps_arena_adopt(st->ar, arr, (void **)&arr->u.arr.items, stk, ns,
+		                   sizeof *stk) < 0) {
 			rc = p_nomem(st);
 			goto fail;
 		}
@@ -757,7 +784,8 @@ static int dict_dedup(const pstate *st, ps_obj *d, size_t at)
 	if (n <= 16) {
 		for (i = 0; i < n && !found; i++)
 			for (j = i + 1; j < n && !found; j++)
-				found = ents[i].key[0] == ents[j].key[0] && strcmp(ents[i].key, ents[j].key) == 0;
+				found = ents[i].key[0] == ents[j].key[0] &&
+				        strcmp(ents[i].key, ents[j].key) == 0;
 		if (!found)
 			return 0;
 	}
@@ -780,9 +808,10 @@ static int dict_dedup(const pstate *st, ps_obj *d, size_t at)
 			if (!found) {
 				char m[40];
 
-				ps_warn(st->ctx, "duplicate key (%s) in dictionary at offset %" PRId64
-				        " (the last one is used)",
-				        show(m, (const uint8_t *)ki[i].key, strlen(ki[i].key)), st_off(st, at));
+				ps_warn(st->ctx, "duplicate key (%s) in dictionary at offset %"
+				        PRId64 " (the last one is used)",
+				        show(m, (const uint8_t *)ki[i].key, strlen(ki[i].key)),
+				        st_off(st, at));
 				found = 1;
 			}
 			tmp = ents[first].val;
@@ -863,7 +892,8 @@ static int parse_dict(const pstate *st, size_t *pos, ps_obj **out, int depth)
 			continue;
 		}
 		if (!spilled) {
-			if (ps_arena_adopt(st->ar, d, (void **)&d->u.dict.ents, stk, ns, sizeof *stk) < 0) {
+			if (ps_arena_adopt(st->ar, d, (void **)&d->u.dict.ents, stk, ns,
+			                   sizeof *stk) < 0) {
 				ps_dict_key_free(key);
 				ps_obj_free(val);
 				rc = p_nomem(st);
@@ -983,7 +1013,8 @@ int ps_parse_obj(ps_ctx *ctx, const uint8_t *buf, size_t len, size_t *pos, ps_ob
 	st.ar = NULL;
 	*out = NULL;
 	if (*pos > len)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "parse position %zu beyond window of %zu bytes", *pos, len);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+		              "parse position %zu beyond window of %zu bytes", *pos, len);
 	return parse_value(&st, pos, out, 0);
 }
 
@@ -1000,7 +1031,8 @@ static int header_uint(const pstate *st, size_t *pos, int64_t max, const char *w
 		return p_needmore(st, p, "object header");
 	*pos = p;
 	if (parse_uint(st->buf, e, pos, out) < 0 || *pos != e)
-		return p_format(st, p, "expected %s, found a %s", what, show(tmp, st->buf + p, e - p));
+		return p_format(st, p, "expected %s, found a %s", what,
+		                show(tmp, st->buf + p, e - p));
 	if (*out > max)
 		return p_format(st, p, "%s %" PRId64 " out of range", what, *out);
 	return 0;
@@ -1042,17 +1074,19 @@ static int64_t scan_uint(const uint8_t *buf, size_t p, size_t e)
 /* The scan from P: of an indirect object's value up to its "endobj" or
  * "stream" (INDIRECT), or of one direct object, which ends where its
  * value does (an object stream's member). */
-static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect, int (*fn)(void *, uint32_t),
-                      void *arg);
+static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect,
+                      int (*fn)(void *, uint32_t), void *arg);
 
-int ps_scan_refs_direct(const uint8_t *buf, size_t len, size_t pos, int (*fn)(void *, uint32_t), void *arg)
+int ps_scan_refs_direct(const uint8_t *buf, size_t len, size_t pos, int (*fn)(void *, uint32_t),
+                        void *arg)
 {
 	int rc = pos <= len ? scan_value(buf, len, pos, 0, fn, arg) : 1;
 
 	return rc == PS_E_NEEDMORE ? 1 : rc; /* the data is all there is */
 }
 
-int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *, uint32_t), void *arg)
+int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *, uint32_t),
+                 void *arg)
 {
 	int64_t v;
 	size_t p = 0, e;
@@ -1079,8 +1113,8 @@ int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *
 	return scan_value(buf, len, p, 1, fn, arg);
 }
 
-static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect, int (*fn)(void *, uint32_t),
-                      void *arg)
+static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect,
+                      int (*fn)(void *, uint32_t), void *arg)
 {
 	uint8_t open[PS_MAX_DEPTH]; /* '[' or '<' per open container */
 	int64_t i1 = -1, i2 = -1;   /* the last two tokens, when unsigned integers */
@@ -1111,7 +1145,8 @@ static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect, in
 			p = e;
 		} else if (c == '/') {
 			for (e = p + 1; e < len && is_regular(buf[e]); e++)
-				if (buf[e] == '#' && (e + 2 >= len || hex_val(buf[e + 1]) < 0 || hex_val(buf[e + 2]) < 0))
+				if (buf[e] == '#' && (e + 2 >= len || hex_val(buf[e + 1]) < 0 ||
+				                      hex_val(buf[e + 2]) < 0))
 					return e + 2 >= len ? PS_E_NEEDMORE : 1;
 			if (e >= len)
 				return PS_E_NEEDMORE;
@@ -1142,10 +1177,12 @@ static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect, in
 				i1 = i2 = -1;
 				continue; /* a container is one value when it closes */
 			}
-			for (e = p + 1; e + 8 <= len && (hex_or_space[buf[e]] & hex_or_space[buf[e + 1]] &
-			                                  hex_or_space[buf[e + 2]] & hex_or_space[buf[e + 3]] &
-			                                  hex_or_space[buf[e + 4]] & hex_or_space[buf[e + 5]] &
-			                                  hex_or_space[buf[e + 6]] & hex_or_space[buf[e + 7]]); e += 8)
+			for (e = p + 1;
+			     e + 8 <= len && (hex_or_space[buf[e]] & hex_or_space[buf[e + 1]] &
+			                      hex_or_space[buf[e + 2]] & hex_or_space[buf[e + 3]] &
+			                      hex_or_space[buf[e + 4]] & hex_or_space[buf[e + 5]] &
+			                      hex_or_space[buf[e + 6]] & hex_or_space[buf[e + 7]]);
+			     e += 8)
 				; /* the digits eight at a time, then one by one */
 			for (; e < len && hex_or_space[buf[e]]; e++)
 				;
@@ -1157,7 +1194,8 @@ static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect, in
 		} else if (c == '>' || c == ']') {
 			if (c == '>' && p + 1 >= len)
 				return PS_E_NEEDMORE;
-			if (depth == 0 || open[depth - 1] != (c == '>' ? '<' : '[') || (c == '>' && buf[p + 1] != '>'))
+			if (depth == 0 || open[depth - 1] != (c == '>' ? '<' : '[') ||
+			    (c == '>' && buf[p + 1] != '>'))
 				return 1;
 			depth--;
 			p += c == '>' ? 2 : 1;
@@ -1167,7 +1205,8 @@ static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect, in
 			for (e = p; e < len && is_regular(buf[e]); e++)
 				;
 			if (e >= len && !(e - p == 6 && memcmp(buf + p, "endobj", 6) == 0))
-				return PS_E_NEEDMORE; /* a longer token?  (the window's last "endobj" is one) */
+				return PS_E_NEEDMORE; /* a longer token?  (the window's
+				                       * last "endobj" is one) */
 			if (e - p == 1 && c == 'R') {
 				if (i1 < 0 || i2 < 0 || i1 > INT32_MAX || i2 > 65535 || depth == 0)
 					return 1;
@@ -1182,7 +1221,8 @@ static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect, in
 					return 1;
 				return 0;
 			} else if (!(c == '+' || c == '-' || c == '.') &&
-			           !(e - p == 4 && (memcmp(buf + p, "true", 4) == 0 || memcmp(buf + p, "null", 4) == 0)) &&
+			           !(e - p == 4 && (memcmp(buf + p, "true", 4) == 0 ||
+			                            memcmp(buf + p, "null", 4) == 0)) &&
 			           !(e - p == 5 && memcmp(buf + p, "false", 5) == 0)) {
 				return 1;
 			}
@@ -1219,7 +1259,8 @@ int ps_parse_indirect_in(ps_ctx *ctx, ps_arena *ar, const uint8_t *buf, size_t l
 	st.ar = ar;
 	*out = NULL;
 	if (pos > len)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "parse position %zu beyond window of %zu bytes", pos, len);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+		              "parse position %zu beyond window of %zu bytes", pos, len);
 
 	hdr = skip_ws(buf, len, p);
 	if ((rc = header_uint(&st, &p, INT32_MAX, "object number", &n)) < 0)
@@ -1233,8 +1274,9 @@ int ps_parse_indirect_in(ps_ctx *ctx, ps_arena *ar, const uint8_t *buf, size_t l
 	if (e >= len && tok_prefix_of(&st, p, e, "obj"))
 		return p_needmore(&st, hdr, "object header");
 	if (!tok_is(&st, p, e, "obj"))
-		return p_format(&st, p, "expected 'obj' after '%" PRId64 " %" PRId64 "', found a %s",
-		                n, g, show(tmp, buf + p, e - p));
+		return p_format(&st, p,
+		                "expected 'obj' after '%" PRId64 " %" PRId64 "', found a %s", n, g,
+		                show(tmp, buf + p, e - p));
 	p = e;
 
 	if ((rc = parse_value(&st, &p, &o, 0)) < 0)
@@ -1263,13 +1305,15 @@ int ps_parse_indirect_in(ps_ctx *ctx, ps_arena *ar, const uint8_t *buf, size_t l
 				if (buf[d + 1] == '\n') {
 					d += 2;
 				} else {
-					ps_warn(ctx, "object %" PRId64 " %" PRId64 ": 'stream' keyword at offset %"
-					        PRId64 " is followed by CR alone", n, g, st_off(&st, p));
+					ps_warn(ctx, "object %" PRId64 " %" PRId64
+					        ": 'stream' keyword at offset %" PRId64
+					        " is followed by CR alone", n, g, st_off(&st, p));
 					d++;
 				}
 			} else {
 				ps_obj_free(o);
-				return p_format(&st, p, "'stream' keyword not followed by an end of line");
+				return p_format(&st, p,
+				                "'stream' keyword not followed by an end of line");
 			}
 			s = ps_new_stream(o, NULL, 0);   /* frees O on failure */
 			if (!s)
@@ -1277,17 +1321,19 @@ int ps_parse_indirect_in(ps_ctx *ctx, ps_arena *ar, const uint8_t *buf, size_t l
 			s->u.stm.off = base + (int64_t)d;
 			o = s;
 		} else if (!tok_is(&st, p, e, "endobj")) {
-			ps_warn(ctx, "object %" PRId64 " %" PRId64 ": missing 'endobj' at offset %" PRId64,
-			        n, g, st_off(&st, p));
+			ps_warn(ctx, "object %" PRId64 " %" PRId64 ": missing 'endobj' at offset %"
+			        PRId64, n, g, st_off(&st, p));
 		}
 	} else if (p < len) {
 		if (tok_is(&st, p, e, "stream")) {
 			ps_obj_free(o);
-			return p_format(&st, p, "'stream' after an object that is not a dictionary");
+			return p_format(&st, p,
+			                "'stream' after an object that is not a dictionary");
 		}
-		if (!tok_is(&st, p, e, "endobj") && !(e >= len && tok_prefix_of(&st, p, e, "endobj")))
-			ps_warn(ctx, "object %" PRId64 " %" PRId64 ": missing 'endobj' at offset %" PRId64,
-			        n, g, st_off(&st, p));
+		if (!tok_is(&st, p, e, "endobj") &&
+		    !(e >= len && tok_prefix_of(&st, p, e, "endobj")))
+			ps_warn(ctx, "object %" PRId64 " %" PRId64 ": missing 'endobj' at offset %"
+			        PRId64, n, g, st_off(&st, p));
 	}
 	*num = (uint32_t)n;
 	*gen = (uint16_t)g;

@@ -277,7 +277,8 @@ static void utf16_to_utf8(const uint8_t *p, size_t len, int le, ps_buf *out)
 	int in_lang = 0;
 
 	while (i + 1 < len) {
-		uint32_t c = le ? (uint32_t)(p[i] | p[i + 1] << 8) : (uint32_t)(p[i] << 8 | p[i + 1]);
+		uint32_t c = le ? (uint32_t)(p[i] | p[i + 1] << 8)
+		                : (uint32_t)(p[i] << 8 | p[i + 1]);
 
 		i += 2;
 		if (c >= 0xD800 && c <= 0xDBFF && i + 1 < len) {

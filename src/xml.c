@@ -234,8 +234,10 @@ static int parse_start_tag(ps_ctx *ctx, xdoc *d, size_t *pos, int cur, int *self
 	for (k = e->a0 + 1; k < e->a0 + e->na; k++) {
 		size_t j, qn = d->at[k].q1 - d->at[k].q0;
 		for (j = e->a0; j < k; j++)
-			if (d->at[j].q1 - d->at[j].q0 == qn && memcmp(s + d->at[j].q0, s + d->at[k].q0, qn) == 0)
-				return ps_xml_bad(ctx, "an attribute repeated on one element", d->at[k].q0);
+			if (d->at[j].q1 - d->at[j].q0 == qn &&
+			    memcmp(s + d->at[j].q0, s + d->at[k].q0, qn) == 0)
+				return ps_xml_bad(ctx, "an attribute repeated on one element",
+				                  d->at[k].q0);
 	}
 	/* Namespace declarations first: they apply to the tag they are on. */
 	for (k = e->a0; k < e->a0 + e->na; k++) {
@@ -272,7 +274,8 @@ static int parse_start_tag(ps_ctx *ctx, xdoc *d, size_t *pos, int cur, int *self
 		e->local = c ? colon + 1 : e->q0;
 		if (!qname_ok(s + e->q0, e->q1 - e->q0))
 			return ps_xml_bad(ctx, "bad qualified name", e->q0);
-		if (!ps_xml_lookup(d, NULL, 0, idx, s + e->q0, colon - e->q0, &e->uri, &e->urilen)) {
+		if (!ps_xml_lookup(d, NULL, 0, idx, s + e->q0, colon - e->q0, &e->uri,
+		                   &e->urilen)) {
 			if (c)
 				return ps_xml_bad(ctx, "undeclared namespace prefix", e->q0);
 			e->uri = NULL;

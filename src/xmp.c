@@ -301,7 +301,8 @@ static int ensure_prefix(editor *ed, int e, const char *uri, const char *pref, c
 			snprintf(out, 32, "%s%d", pref, n);
 		else
 			snprintf(out, 32, "%s", pref);
-		if (ps_xml_lookup(d, ed->pd, ed->npd, e, (const uint8_t *)out, strlen(out), &u, &ul))
+		if (ps_xml_lookup(d, ed->pd, ed->npd, e, (const uint8_t *)out, strlen(out), &u,
+		                  &ul))
 			continue;
 		if (ps_array_grow((void **)&ed->pd, ed->npd, sizeof *ed->pd))
 			return ps_err(ed->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -438,7 +439,8 @@ static int set_alt(editor *ed, int desc, int i, const prop *pr, const char *valu
 
 		indent_of(d, e->s0, &ind);
 		t0 = ed->pool.len;
-		rc = put_property(ed, &ed->pool, desc, pr, d->s + e->q0, e->q1 - e->q0, &ind, value);
+		rc = put_property(ed, &ed->pool, desc, pr, d->s + e->q0, e->q1 - e->q0, &ind,
+		                  value);
 		return rc ? rc : add_splice(ed, e->s0, e->e1 - e->s0, t0);
 	}
 	for (j = (size_t)alt + 1; j < d->nel && d->el[j].s0 < d->el[alt].e0; j++) {
@@ -550,7 +552,8 @@ static int update_prop(editor *ed, const prop *pr, const char *value)
 		child_indent_of(d, tg, &ind);
 		ps_buf_putc(&ed->ins, '\n');
 		put_indent(&ed->ins, &ind, 0);
-		rc = put_property(ed, &ed->ins, tg, pr, (const uint8_t *)qn, (size_t)qlen, &ind, value);
+		rc = put_property(ed, &ed->ins, tg, pr, (const uint8_t *)qn, (size_t)qlen, &ind,
+		                  value);
 		if (rc)
 			return rc;
 		if (ps_array_grow((void **)&ed->ne, ed->nne, sizeof *ed->ne))
@@ -662,7 +665,8 @@ static int apply(editor *ed, ps_buf *out)
 		const splice *s = &ed->sp[k];
 
 		if (s->off < pos || s->off + s->len > d->n)
-			return ps_err(ed->ctx, PDFSTAMP_E_INTERNAL, "XMP edit: overlapping changes");
+			return ps_err(ed->ctx, PDFSTAMP_E_INTERNAL,
+			              "XMP edit: overlapping changes");
 		ps_buf_append(out, d->s + pos, s->off - pos);
 		if (s->t1 > s->t0)
 			ps_buf_append(out, ed->pool.data + s->t0, s->t1 - s->t0);
@@ -742,7 +746,8 @@ static int edit(ps_ctx *ctx, const uint8_t *s, size_t n, const ps_meta_kv *kv, s
 	ed.rdf = find_rdf(&d);
 	ed.target = -1;
 	if (ed.rdf < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "XMP packet not understood: no rdf:RDF element");
+		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		            "XMP packet not understood: no rdf:RDF element");
 		goto out;
 	}
 	for (i = 0; i < d.nel; i++)
@@ -774,8 +779,8 @@ static int edit(ps_ctx *ctx, const uint8_t *s, size_t n, const ps_meta_kv *kv, s
 		if (!pr) {
 			if (!is_ascii_ncname(kv[i].key)) {
 				/* The key may come from a decrypted /Info: not echoed. */
-				ps_warn(ctx, "XMP: Info key number %zu is not a valid XML name; not mirrored in XMP",
-				        i + 1);
+				ps_warn(ctx, "XMP: Info key number %zu is not a valid XML name; "
+				        "not mirrored in XMP", i + 1);
 				continue;
 			}
 			custom.uri = NS_PDFX;
@@ -896,8 +901,8 @@ int ps_xmp_update(ps_ctx *ctx, const uint8_t *old, size_t oldlen,
 			return ps_err(ctx, PDFSTAMP_E_USAGE, "XMP: NULL key");
 		if (kv[i].value && !xml_text_ok(kv[i].value))
 			return ps_err(ctx, PDFSTAMP_E_USAGE,
-			              "value of %s is not valid UTF-8 or holds a character XML cannot carry",
-			              kv[i].key);
+			              "value of %s is not valid UTF-8 or holds a character XML "
+			              "cannot carry", kv[i].key);
 	}
 	if (moddate_iso && !xml_text_ok(moddate_iso))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "XMP: bad modification date");
@@ -927,7 +932,8 @@ int ps_xmp_update(ps_ctx *ctx, const uint8_t *old, size_t oldlen,
 	if (rc == PS_E_NEEDMORE) {
 		ps_buf_reset(&src);
 		if (s == src.data) {
-			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "XMP skeleton without rdf:Description");
+			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL,
+			            "XMP skeleton without rdf:Description");
 			goto out;
 		}
 		rc = add_description(ctx, s, n, &src);
@@ -951,8 +957,9 @@ int ps_xmp_update(ps_ctx *ctx, const uint8_t *old, size_t oldlen,
 	ndc = chk.ndc;
 	ps_xml_free(&chk);
 	if (rc) {
-		rc = rc == PDFSTAMP_E_NOMEM ? rc :
-		     ps_err_wrap(ctx, PDFSTAMP_E_INTERNAL, "XMP edit produced an unreadable packet");
+		rc = rc == PDFSTAMP_E_NOMEM ? rc
+		                            : ps_err_wrap(ctx, PDFSTAMP_E_INTERNAL,
+		                                          "XMP edit produced an unreadable packet");
 		goto out;
 	}
 	/* The result must be editable again (edit's own input limit). */
