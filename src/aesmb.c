@@ -177,9 +177,11 @@ static INLINE_ALWAYS TGT_NI __m128i ks_mix(__m128i k, __m128i t)
  * AESKEYGENASSIST; odd ones (i mod 8 == 4): temp = SubWord(w[i-1]), dword 2
  * of AESKEYGENASSIST with rcon 0. */
 #define KS_EVEN(i, rcon) \
-	rk[i] = ks_mix(rk[(i) - 2], _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[(i) - 1], rcon), 0xff))
+	rk[i] = ks_mix(rk[(i) - 2], \
+	               _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[(i) - 1], rcon), 0xff))
 #define KS_ODD(i) \
-	rk[i] = ks_mix(rk[(i) - 2], _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[(i) - 1], 0), 0xaa))
+	rk[i] = ks_mix(rk[(i) - 2], \
+	               _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[(i) - 1], 0), 0xaa))
 
 static TGT_NI void ni_expand(ps_aes_engine *e, const uint8_t key[32])
 {
@@ -220,7 +222,8 @@ static TGT_NI void ni_ecb_encrypt(const ps_aes_engine *e, const uint8_t in[16], 
 /* FIPS-197 5.2 for Nk = 4: every round key is temp = SubWord(RotWord(w[i-1]))
  * ^ Rcon (dword 3 of AESKEYGENASSIST) mixed into the previous one. */
 #define KS128(i, rcon) \
-	k[i] = ks_mix(k[(i) - 1], _mm_shuffle_epi32(_mm_aeskeygenassist_si128(k[(i) - 1], rcon), 0xff))
+	k[i] = ks_mix(k[(i) - 1], \
+	              _mm_shuffle_epi32(_mm_aeskeygenassist_si128(k[(i) - 1], rcon), 0xff))
 
 /* One AES-128-CBC chain in place (ps_aes128_cbc_encrypt): the schedule goes
  * through W's locked memory, the chain is the latency of 10 AESENC per
@@ -239,7 +242,8 @@ static TGT_NI void ni_cbc128(ps_aes128_work *w, const uint8_t key[16], const uin
 	x = _mm_loadu_si128((const __m128i *)(const void *)iv);
 	for (; nblk > 0; nblk--, buf += 16) {
 		/* SP 800-38A 6.2: C_i = E_K(P_i ^ C_i-1) */
-		x = _mm_xor_si128(_mm_xor_si128(x, _mm_loadu_si128((const __m128i *)(const void *)buf)), k0);
+		x = _mm_xor_si128(_mm_xor_si128(x, _mm_loadu_si128(
+			(const __m128i *)(const void *)buf)), k0);
 		x = _mm_aesenc_si128(x, k1);
 		x = _mm_aesenc_si128(x, k2);
 		x = _mm_aesenc_si128(x, k3);
@@ -459,7 +463,8 @@ static TGT_VAES void vaes_dec(const ps_aes_engine *e, const uint8_t iv[16], cons
 		for (j = 0; j < 8; j++)
 			c[j] = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32 * j));
 		p[0] = _mm256_inserti128_si256(_mm256_castsi128_si256(prev),
-					       _mm_loadu_si128((const __m128i *)(const void *)s), 1);
+		                               _mm_loadu_si128((const __m128i *)(const void *)s),
+		                               1);
 #pragma GCC unroll 7
 		for (j = 1; j < 8; j++)
 			p[j] = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32 * j - 16));
@@ -545,7 +550,8 @@ static size_t *order_jobs(const ps_aes_job *jobs, size_t n)
 /* Moves the batch cursor *NEXT to the next job (in the order ORD, if any)
  * with at least one block and loads it into lane L; returns 0 when none is
  * left. */
-static int lane_take(ps_aes_job *jobs, const size_t *ord, size_t n, size_t *next, struct lane *ln, uint8_t cv[16])
+static int lane_take(ps_aes_job *jobs, const size_t *ord, size_t n, size_t *next, struct lane *ln,
+                     uint8_t cv[16])
 {
 	while (*next < n) {
 		size_t j = ord ? ord[*next] : *next;
@@ -703,7 +709,8 @@ void ps_aes_engine_free(ps_aes_engine *e)
 	ps_wipe(e, sizeof *e);
 }
 
-void ps_aes_cbc_encrypt_batch_stats(const ps_aes_engine *e, ps_aes_job *jobs, size_t n, ps_aes_batch_stats *st)
+void ps_aes_cbc_encrypt_batch_stats(const ps_aes_engine *e, ps_aes_job *jobs, size_t n,
+                                    ps_aes_batch_stats *st)
 {
 	ps_aes_batch_stats dummy;
 	size_t i;
@@ -763,7 +770,8 @@ void ps_aes_ecb_encrypt_block(const ps_aes_engine *e, const uint8_t in[16], uint
 		return;
 	}
 #endif
-	(void)mbedtls_aes_crypt_ecb((mbedtls_aes_context *)&e->mb_enc, MBEDTLS_AES_ENCRYPT, in, out);
+	(void)mbedtls_aes_crypt_ecb((mbedtls_aes_context *)&e->mb_enc, MBEDTLS_AES_ENCRYPT, in,
+	                            out);
 }
 
 int ps_aes128_cbc_encrypt(ps_aes128_work *w, int ni, const uint8_t key[16], const uint8_t iv[16],

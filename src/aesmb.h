@@ -81,7 +81,8 @@ typedef struct ps_aes_batch_stats {
 	                    * time; blocks / (steps * lanes) is the lane occupancy */
 } ps_aes_batch_stats;
 /* The same, reporting into ST (may be NULL). */
-void ps_aes_cbc_encrypt_batch_stats(const ps_aes_engine *e, ps_aes_job *jobs, size_t n, ps_aes_batch_stats *st);
+void ps_aes_cbc_encrypt_batch_stats(const ps_aes_engine *e, ps_aes_job *jobs, size_t n,
+                                    ps_aes_batch_stats *st);
 /* CBC-decrypts one chain with many blocks in flight (8 with AES-NI, 16 with
  * VAES).  OUT may equal IN.  LEN is a multiple of 16 (a trailing partial
  * block is ignored).  The caller who continues a chain must keep the last

@@ -193,7 +193,8 @@ static int saslprep_inproc(const char *pw, size_t len, int stored, uint8_t *out,
 			return PDFSTAMP_E_NOMEM;
 		memcpy(buf, pw, len);
 		buf[len] = '\0';
-		rc = stringprep(buf, cap, stored ? STRINGPREP_NO_UNASSIGNED : 0, stringprep_saslprep);
+		rc = stringprep(buf, cap, stored ? STRINGPREP_NO_UNASSIGNED : 0,
+		                stringprep_saslprep);
 		if (rc != STRINGPREP_TOO_SMALL_BUFFER || cap > PREP_INPUT_MAX * 32)
 			break;
 		ps_wipe(buf, cap);
@@ -286,7 +287,8 @@ static int saslprep_isolated(ps_ctx *ctx, const char *pw, size_t len, int stored
 	secret_free(msg, maplen);
 	return rc;
 inproc:
-	ps_warn(ctx, "cannot isolate SASLprep in a child process; preparing the password in process");
+	ps_warn(ctx,
+	        "cannot isolate SASLprep in a child process; preparing the password in process");
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 inproc_quiet:
 #endif
@@ -510,7 +512,8 @@ int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
  * /Perms block of Alg. 10 / Alg. 13), or CBC with a zero IV and no
  * padding over two blocks (N 32: the /UE and /OE key wrap, Alg. 2.A e-f
  * reading, Alg. 8 c / 9 c writing). */
-static int aes256(ps_ctx *ctx, int mode, const uint8_t key[32], const uint8_t *in, uint8_t *out, size_t n)
+static int aes256(ps_ctx *ctx, int mode, const uint8_t key[32], const uint8_t *in, uint8_t *out,
+                  size_t n)
 {
 	mbedtls_aes_context aes;
 	uint8_t iv[16] = {0};
@@ -527,8 +530,9 @@ static int aes256(ps_ctx *ctx, int mode, const uint8_t key[32], const uint8_t *i
 	mbedtls_aes_free(&aes);
 	ps_wipe(iv, sizeof iv);
 	if (rc != 0)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, n == 16 ? "/Perms cipher failed inside mbedTLS" :
-		              "key wrap failed inside mbedTLS");
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+		              n == 16 ? "/Perms cipher failed inside mbedTLS"
+		                      : "key wrap failed inside mbedTLS");
 	return 0;
 }
 
@@ -645,7 +649,8 @@ static int authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *passwor
 	 * (design note 2). */
 	for (owner = 1; owner >= 0 && role < 0; owner--) {
 		for (i = 0; i < (size_t)ncand; i++) {
-			if ((rc = unwrap_key(ctx, &sc->w, sc->h, sp, owner, cand[i], clen[i], sc->k[owner][i])) < 0 ||
+			if ((rc = unwrap_key(ctx, &sc->w, sc->h, sp, owner, cand[i], clen[i],
+			                     sc->k[owner][i])) < 0 ||
 			    (rc = perms_check(ctx, sp, sc->k[owner][i], &ok)) < 0)
 				goto out;
 			if (ok) {
@@ -709,8 +714,9 @@ static int prepare_new(ps_ctx *ctx, const char *which, const char *pw, size_t le
 		return rc;
 	take_raw(pw, len, raw, &rlen);
 	if (rlen != *outlen || ct_diff(raw, out, rlen))
-		ps_warn(ctx, "SASLprep (ISO 32000-2 7.6.4.3.3) changes the new %s password; readers "
-		        "that do not apply SASLprep, such as qpdf, will not accept it as typed", which);
+		ps_warn(ctx, "SASLprep (ISO 32000-2 7.6.4.3.3) changes the new %s password; "
+		        "readers that do not apply SASLprep, such as qpdf, will not accept "
+		        "it as typed", which);
 	ps_wipe(raw, 128);
 	return 0;
 }
@@ -810,8 +816,10 @@ int ps_kdf_make(ps_ctx *ctx, ps_secparams *sp,
 
 /* Algorithm 2 step a: the padding string (ISO 32000-1 7.6.3.3). */
 static const uint8_t pad32[32] = {
-	0x28, 0xBF, 0x4E, 0x5E, 0x4E, 0x75, 0x8A, 0x41, 0x64, 0x00, 0x4E, 0x56, 0xFF, 0xFA, 0x01, 0x08,
-	0x2E, 0x2E, 0x00, 0xB6, 0xD0, 0x68, 0x3E, 0x80, 0x2F, 0x0C, 0xA9, 0xFE, 0x64, 0x53, 0x69, 0x7A,
+	0x28, 0xBF, 0x4E, 0x5E, 0x4E, 0x75, 0x8A, 0x41,
+	0x64, 0x00, 0x4E, 0x56, 0xFF, 0xFA, 0x01, 0x08,
+	0x2E, 0x2E, 0x00, 0xB6, 0xD0, 0x68, 0x3E, 0x80,
+	0x2F, 0x0C, 0xA9, 0xFE, 0x64, 0x53, 0x69, 0x7A,
 };
 
 void ps_rc4(const uint8_t *key, size_t klen, const uint8_t *in, uint8_t *out, size_t n)
@@ -850,7 +858,8 @@ void ps_md5(const uint8_t *in, size_t n, uint8_t out[16])
 	(void)md5_once(in, n, out);
 }
 
-size_t ps_kdf_object_key(const uint8_t *fkey, size_t n, uint32_t num, uint16_t gen, int aes, uint8_t out[16])
+size_t ps_kdf_object_key(const uint8_t *fkey, size_t n, uint32_t num, uint16_t gen, int aes,
+                         uint8_t out[16])
 {
 	uint8_t b[16 + 5 + 4];
 	size_t m = n;
@@ -886,7 +895,8 @@ static void legacy_file_key(const ps_secparams *sp, const uint8_t pw[32], uint8_
 	static const uint8_t ff[4] = {0xFF, 0xFF, 0xFF, 0xFF};
 	mbedtls_md5_context m;
 	uint32_t p = (uint32_t)sp->p;
-	uint8_t h[16], pb[4] = {(uint8_t)p, (uint8_t)(p >> 8), (uint8_t)(p >> 16), (uint8_t)(p >> 24)};
+	uint8_t h[16], pb[4] = {(uint8_t)p, (uint8_t)(p >> 8), (uint8_t)(p >> 16),
+	                        (uint8_t)(p >> 24)};
 	size_t n = (size_t)sp->length;
 	int i;
 
@@ -988,13 +998,14 @@ static int owner_ok(const ps_secparams *sp, const uint8_t pw[32], uint8_t key[16
 
 static int legacy_params_ok(ps_ctx *ctx, const ps_secparams *sp)
 {
-	if (!sp || sp->r < 2 || sp->r > 4 || sp->length < 5 || sp->length > 16 || sp->id0len > sizeof sp->id0)
+	if (!sp || sp->r < 2 || sp->r > 4 || sp->length < 5 || sp->length > 16 ||
+	    sp->id0len > sizeof sp->id0)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "legacy handler: bad parameters");
 	return 0;
 }
 
-static int legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password, size_t len,
-                               uint8_t key[16], int *is_owner)
+static int legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password,
+                               size_t len, uint8_t key[16], int *is_owner)
 {
 	struct {
 		uint8_t doc[32], raw[32], pw[32], k[16];
@@ -1034,12 +1045,13 @@ static int legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *
 		}
 	secret_free(sc, maplen);        /* wipes */
 	if (rc)
-		return ps_err(ctx, PDFSTAMP_E_PASSWORD, "the password matches neither the owner nor the user password");
+		return ps_err(ctx, PDFSTAMP_E_PASSWORD,
+		              "the password matches neither the owner nor the user password");
 	return rc;
 }
 
-int ps_kdf_legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password, size_t len,
-                               uint8_t key[16], int *is_owner)
+int ps_kdf_legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password,
+                               size_t len, uint8_t key[16], int *is_owner)
 {
 	/* passwords, keys (the MD5 and RC4 state passed through them) */
 	return wiped(ctx, legacy_authenticate(ctx, sp, password, len, key, is_owner));

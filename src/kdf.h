@@ -79,13 +79,14 @@ void ps_rc4(const uint8_t *key, size_t klen, const uint8_t *in, uint8_t *out, si
 void ps_md5(const uint8_t *in, size_t n, uint8_t out[16]);
 /* Algorithm 1: the key of object NUM GEN from the file key FKEY (N bytes),
  * with "sAlT" for AESV2 (AES nonzero); returns its length, min(N + 5, 16). */
-size_t ps_kdf_object_key(const uint8_t *fkey, size_t n, uint32_t num, uint16_t gen, int aes, uint8_t out[16]);
+size_t ps_kdf_object_key(const uint8_t *fkey, size_t n, uint32_t num, uint16_t gen, int aes,
+                         uint8_t out[16]);
 /* Algorithms 6 and 7 (owner first): PASSWORD (UTF-8, tried as
  * PDFDocEncoding, then as raw bytes) against /U and /O of SP (r 2-4).  On
  * success KEY holds the sp->length-byte file key (Algorithm 2) and
  * *is_owner is set; PDFSTAMP_E_PASSWORD if nothing matches. */
-int ps_kdf_legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password, size_t len,
-                               uint8_t key[16], int *is_owner);
+int ps_kdf_legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *password,
+                               size_t len, uint8_t key[16], int *is_owner);
 /* Algorithms 3, 4, 5: fills sp->o and sp->u (32 bytes each) from the
  * passwords (bytes as given, padded) for sp->r, length, p, id0 and
  * encrypt_metadata (for tests and for writing legacy files, which pdfstamp

@@ -110,7 +110,8 @@ struct ps_sec {
 	ps_cipher c;                  /* ready once authenticated (note 3) */
 	struct ps_sec *lender;        /* ps_sec_share: whose schedules C borrows */
 	int loans;                    /* handlers borrowing this one's schedules */
-	int kstr, kstm, keff;         /* cipher kinds of strings, streams, embedded files (note 8) */
+	int kstr, kstm, keff;         /* cipher kinds of strings, streams,
+	                               * embedded files (note 8) */
 	int ncf;                      /* /CF, as read (V 4 and 5) */
 	struct {
 		char name[32], method[16];
@@ -123,8 +124,8 @@ struct ps_sec {
 /* Cipher kinds (note 8). */
 enum { CK_NONE = 0, CK_RC4, CK_AESV2, CK_AESV3 };
 
-static int sec_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, uint16_t gen, const uint8_t *in,
-                     size_t n, ps_buf *out, int enc);
+static int sec_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, uint16_t gen,
+                     const uint8_t *in, size_t n, ps_buf *out, int enc);
 static int pkcs7_bad(const uint8_t *p, size_t m, uint8_t *pad);
 
 const char *pdfstamp_aes_engine(void)
@@ -152,15 +153,18 @@ static int copy_sec_string(ps_ctx *ctx, const ps_obj *enc, const char *key, uint
 
 	memset(dst, 0, n);
 	if (!s || s->kind != PS_STR)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Encrypt dictionary has no /%s string", key);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Encrypt dictionary has no /%s string",
+		              key);
 	/* ISO 32000-2 Table 27: fixed sizes.  A short value cannot hold its
 	 * hash and salts, so the file is malformed; longer ones are read by
 	 * their leading bytes, as qpdf does. */
 	if (s->u.str.len < n)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Encrypt dictionary's /%s is %zu bytes; it must be %zu",
-		              key, s->u.str.len, n);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "the /Encrypt dictionary's /%s is %zu bytes; it must be %zu", key,
+		              s->u.str.len, n);
 	if (s->u.str.len > n)
-		ps_warn(ctx, "/Encrypt /%s is %zu bytes; using its first %zu", key, s->u.str.len, n);
+		ps_warn(ctx, "/Encrypt /%s is %zu bytes; using its first %zu", key, s->u.str.len,
+		        n);
 	memcpy(dst, s->u.str.p, n);
 	return 0;
 }
@@ -193,7 +197,9 @@ static int parse_cf(ps_ctx *ctx, ps_sec *s, const ps_obj *cf, int v)
 		int k;
 
 		if (!f || f->kind != PS_DICT)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "crypt filter /%s is not a dictionary", cf->u.dict.ents[i].key);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "crypt filter /%s is not a dictionary",
+			              cf->u.dict.ents[i].key);
 		if (strcmp(mn, "None") == 0)
 			k = CK_NONE;
 		else if (strcmp(mn, "V2") == 0 && v == 4)
@@ -221,22 +227,26 @@ static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer's /Encrypt is not a dictionary");
 	if (ps_dict_get(enc, "KDFSalt"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "the file is protected by a PDF-MAC (ISO/TS 32004), which pdfstamp does not support");
+		              "the file is protected by a PDF-MAC (ISO/TS 32004), which pdfstamp "
+		              "does not support");
 	fo = ps_dict_get(enc, "Filter");
 	if (!name_is(fo, "Standard"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "the security handler is /%s, not /Standard (public-key and custom handlers are not "
-		              "supported)", fo && fo->kind == PS_NAME ? fo->u.name.p : "?");
+		              "the security handler is /%s, not /Standard (public-key and custom "
+		              "handlers are not supported)",
+		              fo && fo->kind == PS_NAME ? fo->u.name.p : "?");
 	if (ps_dict_get(enc, "SubFilter"))
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "the /Encrypt dictionary has a /SubFilter");
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the /Encrypt dictionary has a /SubFilter");
 	ps_obj_int(ps_dict_get(enc, "V"), &v);
 	ps_obj_int(ps_dict_get(enc, "R"), &r);
 	/* ISO 32000-1 7.6.3 Tables 20-21: V 1 R 2, V 2 R 3, V 4 R 4; ISO 32000-2: V 5 R 5/6 */
-	if (!((v == 1 && (r == 2 || r == 3)) || (v == 2 && (r == 2 || r == 3)) || (v == 4 && r == 4) ||
-	      (v == 5 && (r == 5 || r == 6))))
+	if (!((v == 1 && (r == 2 || r == 3)) || (v == 2 && (r == 2 || r == 3)) ||
+	      (v == 4 && r == 4) || (v == 5 && (r == 5 || r == 6))))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "the standard security handler with /V %lld /R %lld is not supported (supported: "
-		              "/V 1 /R 2, /V 2 /R 3, /V 4 /R 4, /V 5 /R 5 or 6)", (long long)v, (long long)r);
+		              "the standard security handler with /V %lld /R %lld is not supported "
+		              "(supported: /V 1 /R 2, /V 2 /R 3, /V 4 /R 4, /V 5 /R 5 or 6)",
+		              (long long)v, (long long)r);
 	legacy = r <= 4;
 	if (ps_obj_int(ps_dict_get(enc, "P"), &p) < 0)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Encrypt dictionary has no /P");
@@ -257,8 +267,9 @@ static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 	/* the file key length (ISO 32000-1 Table 20 /Length; V 4: 128 bits) */
 	if (v == 2 && ps_dict_get(enc, "Length") &&
 	    (ps_obj_int(ps_dict_get(enc, "Length"), &len) < 0 || len < 40 || len > 128 || len % 8))
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "/Length %lld is not a key length of 40 to 128 bits "
-		              "in steps of 8", (long long)len);
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "/Length %lld is not a key length of 40 to 128 bits in steps of 8",
+		              (long long)len);
 	s->sp.length = v == 1 ? 5 : v == 2 ? (int)(len / 8) : v == 4 ? 16 : 32;
 	if (r == 2)
 		s->sp.length = 5; /* Algorithm 2 step h: n = 5 for R2, whatever /Length says */
@@ -275,11 +286,12 @@ static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 		if (names[k]->kind != PS_NAME)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT, "/StrF or /StmF is not a name");
 		if ((kinds[k] = cf_kind(s, names[k]->u.name.p)) == -1)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "crypt filter /%s is not defined in /CF",
-			              names[k]->u.name.p);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "crypt filter /%s is not defined in /CF", names[k]->u.name.p);
 		if (kinds[k] < 0 || (v == 5 && kinds[k] != CK_AESV3 && kinds[k] != CK_NONE))
-			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "crypt filter /%s uses a method that is not "
-			              "supported with /V %lld (V2 and AESV2 need /V 4 /R 4, AESV3 needs /V 5)",
+			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+			              "crypt filter /%s uses a method that is not supported with "
+			              "/V %lld (V2 and AESV2 need /V 4 /R 4, AESV3 needs /V 5)",
 			              names[k]->u.name.p, (long long)v);
 	}
 	s->kstr = kinds[0];
@@ -288,8 +300,9 @@ static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 	s->keff = s->kstm;
 	fo = ps_dict_get(enc, "EFF");
 	if (v == 4 && fo && fo->kind == PS_NAME && (s->keff = cf_kind(s, fo->u.name.p)) < 0)
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "/EFF names crypt filter /%s, which /CF does not define "
-		              "or which is not supported", fo->u.name.p);
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "/EFF names crypt filter /%s, which /CF does not define or which is "
+		              "not supported", fo->u.name.p);
 	s->strf_identity = s->kstr == CK_NONE;
 	s->stmf_identity = s->kstm == CK_NONE;
 	if ((rc = copy_sec_string(ctx, enc, "O", s->sp.o, legacy ? 32 : 48)) < 0 ||
@@ -302,21 +315,23 @@ static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 	/* what `info` reports: the names, and the method of the stream filter */
 	copy_name(s->strf, sizeof s->strf, strf);
 	copy_name(s->stmf, sizeof s->stmf, stmf);
-	copy_name(s->cfm, sizeof s->cfm, ps_dict_get(ps_dict_get(cf, s->stmf[0] ? s->stmf : "StdCF"), "CFM"));
+	copy_name(s->cfm, sizeof s->cfm,
+	          ps_dict_get(ps_dict_get(cf, s->stmf[0] ? s->stmf : "StdCF"), "CFM"));
 	if (v < 4)
 		snprintf(s->cfm, sizeof s->cfm, "V2");
 	return 0;
 }
 
-int ps_sec_new(ps_ctx *ctx, const ps_obj *encdict, uint32_t enc_num, const uint8_t *id0, size_t id0len,
-               ps_sec **out)
+int ps_sec_new(ps_ctx *ctx, const ps_obj *encdict, uint32_t enc_num, const uint8_t *id0,
+               size_t id0len, ps_sec **out)
 {
 	ps_sec *s;
 	int rc;
 
 	*out = NULL;
 	if (id0len > sizeof s->sp.id0)
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "the trailer's first /ID element is %zu bytes long", id0len);
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the trailer's first /ID element is %zu bytes long", id0len);
 	if (!(s = calloc(1, sizeof *s)))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	s->enc_num = enc_num;
@@ -356,7 +371,8 @@ int ps_sec_new_r6(ps_ctx *ctx, const char *user_pw, size_t ulen, const char *own
 	s->sp.encrypt_metadata = encrypt_metadata;
 	s->sp.length = 32;
 	if ((rc = ps_random_os(ctx, key, sizeof key)) < 0 || /* file key: the OS, never the DRBG */
-	    (rc = ps_kdf_make(ctx, &s->sp, user_pw ? user_pw : "", ulen, owner_pw ? owner_pw : "", olen, key)) < 0 ||
+	    (rc = ps_kdf_make(ctx, &s->sp, user_pw ? user_pw : "", ulen, owner_pw ? owner_pw : "",
+	                      olen, key)) < 0 ||
 	    (rc = ps_cipher_init(ctx, &s->c, key)) < 0) {
 		ps_wipe(key, sizeof key);
 		ps_sec_free(s);
@@ -404,7 +420,8 @@ int ps_sec_share(ps_ctx *ctx, ps_sec *src, ps_sec **out)
 	/* legacy: the key stays in the lender (legacy_key), only AESV3 has schedules */
 	if (src->sp.r <= 4 && !src->authenticated) {
 		ps_sec_free(s);
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_share: the handler is not authenticated");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "ps_sec_share: the handler is not authenticated");
 	}
 	if (src->sp.r >= 5 && (rc = ps_cipher_borrow(ctx, &s->c, &src->c)) < 0) {
 		ps_sec_free(s);
@@ -424,7 +441,8 @@ int ps_sec_auth_key(ps_ctx *ctx, ps_sec *s, const uint8_t key[32], int as, int p
 
 	/* Re-keying a lender would leave its borrowers on wiped schedules. */
 	if (s->loans > 0)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the security handler's key is lent; it cannot change");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "the security handler's key is lent; it cannot change");
 	if (s->sp.r <= 4)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_auth_key: an AES-256 handler only");
 	/* Objects read before (only /Encrypt) stay valid: never encrypted. */
@@ -457,14 +475,16 @@ static int64_t r2_perms(int64_t p)
  *    that disagrees (else refused);
  *  - with FORCE no optional permission (PS_P_NONE) when /Perms is no
  *    permissions block at all (else refused): nothing trustworthy grants any. */
-int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned flags, int64_t *perms, int *as)
+int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned flags, int64_t *perms,
+                int *as)
 {
 	uint8_t key[32];
 	int64_t genuine = 0, eff;
 	int is_owner = 0, perms_ok = 0, pstate = PS_PERMS_GARBLED, rc;
 
 	if (s->loans > 0)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the security handler's key is lent; it cannot change");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "the security handler's key is lent; it cannot change");
 	if (s->sp.r <= 4) {
 		/* Algorithms 7 then 6 (note 8); no /Perms before R5: /P is all there is */
 		int owner = 0;
@@ -487,8 +507,9 @@ int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned fla
 	if (pstate != PS_PERMS_OK) {
 		if (!(flags & PDFSTAMP_AUTH_FORCE)) {
 			rc = ps_err_hint(ctx, PDFSTAMP_HINT_AUTH_FORCE, PDFSTAMP_E_FORMAT,
-			                 "/Perms does not match /P and /EncryptMetadata (Algorithm 13); the "
-			                 "encryption dictionary may have been tampered with");
+			                 "/Perms does not match /P and /EncryptMetadata "
+			                 "(Algorithm 13); the encryption dictionary may have been "
+			                 "tampered with");
 			goto out;
 		}
 		/* /EncryptMetadata is covered by /Perms too: with it in doubt,
@@ -497,15 +518,17 @@ int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned fla
 		if (pstate == PS_PERMS_MISMATCH) {
 			eff = genuine;
 			if (genuine != s->sp.p)
-				ps_warn(ctx, "/Perms does not match /P (Algorithm 13); continuing (forced) with the "
-				        "permissions /Perms records (P=%lld), not /P (%lld)",
-				        (long long)genuine, (long long)s->sp.p);
+				ps_warn(ctx, "/Perms does not match /P (Algorithm 13); continuing "
+				        "(forced) with the permissions /Perms records (P=%lld), "
+				        "not /P (%lld)", (long long)genuine, (long long)s->sp.p);
 			else
-				ps_warn(ctx, "/Perms does not match /EncryptMetadata (Algorithm 13); continuing (forced)");
+				ps_warn(ctx, "/Perms does not match /EncryptMetadata "
+				        "(Algorithm 13); continuing (forced)");
 		} else {
 			eff = PS_P_NONE;
-			ps_warn(ctx, "/Perms is not a permissions block (Algorithm 13); continuing (forced) "
-			        "with no optional permissions, since /P cannot be trusted");
+			ps_warn(ctx, "/Perms is not a permissions block (Algorithm 13); "
+			        "continuing (forced) with no optional permissions, "
+			        "since /P cannot be trusted");
 		}
 	}
 	if ((rc = ps_sec_auth_key(ctx, s, key, is_owner ? 2 : 1, perms_ok)) < 0)
@@ -597,8 +620,10 @@ int ps_sec_describe(ps_ctx *ctx, const ps_sec *s, struct pdfstamp_info *info)
 	if (!(info->crypt_filters = calloc((size_t)s->ncf, sizeof *info->crypt_filters)))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	for (i = 0; i < s->ncf; i++) {
-		snprintf(info->crypt_filters[i].name, sizeof info->crypt_filters[i].name, "%s", s->cf[i].name);
-		snprintf(info->crypt_filters[i].method, sizeof info->crypt_filters[i].method, "%s", s->cf[i].method);
+		snprintf(info->crypt_filters[i].name, sizeof info->crypt_filters[i].name, "%s",
+		         s->cf[i].name);
+		snprintf(info->crypt_filters[i].method, sizeof info->crypt_filters[i].method, "%s",
+		         s->cf[i].method);
 	}
 	info->ncrypt_filters = s->ncf;
 	return 0;
@@ -620,10 +645,11 @@ int ps_sec_write_dict(ps_ctx *ctx, const ps_sec *s, ps_obj **out)
 		goto fail;
 	}
 	/* one crypt filter, StdCF, for strings and streams (7.6.5, Table 25) */
-	if (!d || !cf || !std || ps_dict_put_name(d, "Filter", "Standard") < 0 || ps_dict_put_int(d, "V", 5) < 0 ||
-	    ps_dict_put_int(d, "R", 6) < 0 || ps_dict_put_int(d, "Length", 256) < 0 ||
-	    ps_dict_put_name(std, "AuthEvent", "DocOpen") < 0 || ps_dict_put_name(std, "CFM", "AESV3") < 0 ||
-	    ps_dict_put_int(std, "Length", 32) < 0)
+	if (!d || !cf || !std || ps_dict_put_name(d, "Filter", "Standard") < 0 ||
+	    ps_dict_put_int(d, "V", 5) < 0 || ps_dict_put_int(d, "R", 6) < 0 ||
+	    ps_dict_put_int(d, "Length", 256) < 0 ||
+	    ps_dict_put_name(std, "AuthEvent", "DocOpen") < 0 ||
+	    ps_dict_put_name(std, "CFM", "AESV3") < 0 || ps_dict_put_int(std, "Length", 32) < 0)
 		goto oom;
 	rc = ps_dict_put(cf, "StdCF", std);
 	std = NULL;
@@ -631,8 +657,8 @@ int ps_sec_write_dict(ps_ctx *ctx, const ps_sec *s, ps_obj **out)
 		goto oom;
 	rc = ps_dict_put(d, "CF", cf);
 	cf = NULL;
-	if (rc < 0 || ps_dict_put_name(d, "StmF", "StdCF") < 0 || ps_dict_put_name(d, "StrF", "StdCF") < 0 ||
-	    ps_dict_put_int(d, "P", s->sp.p) < 0)
+	if (rc < 0 || ps_dict_put_name(d, "StmF", "StdCF") < 0 ||
+	    ps_dict_put_name(d, "StrF", "StdCF") < 0 || ps_dict_put_int(d, "P", s->sp.p) < 0)
 		goto oom;
 	for (k = 0; k < 5; k++) {
 		ps_obj *str = ps_new_str(vals[k], lens[k]);
@@ -724,13 +750,17 @@ static int convert_string(void *ud, ps_obj *str, const ps_obj *parent, const cha
 		return 0;
 	u->a.len = u->b.len = 0;
 	if (u->from) {
-		if ((rc = sec_crypt(u->ctx, u->from, u->from->kstr, u->num, u->gen, p, n, &u->a, 0)) < 0)
-			return u->to ? rc : ps_err_wrap(u->ctx, rc, "cannot decrypt a string in object %u", u->num);
+		if ((rc = sec_crypt(u->ctx, u->from, u->from->kstr, u->num, u->gen, p, n, &u->a,
+		                    0)) < 0)
+			return u->to ? rc
+			             : ps_err_wrap(u->ctx, rc,
+			                           "cannot decrypt a string in object %u", u->num);
 		p = u->a.data;
 		n = u->a.len;
 	}
 	if (u->to) {
-		if ((rc = sec_crypt(u->ctx, u->to, u->to->kstr, u->num, u->gen, p, n, &u->b, 1)) < 0)
+		if ((rc = sec_crypt(u->ctx, u->to, u->to->kstr, u->num, u->gen, p, n, &u->b,
+		                    1)) < 0)
 			return rc;
 		p = u->b.data;
 		n = u->b.len;
@@ -744,8 +774,8 @@ static int convert_string(void *ud, ps_obj *str, const ps_obj *parent, const cha
 	return 0;
 }
 
-int ps_sec_convert_strings(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, uint32_t num, uint16_t gen,
-                           ps_obj *o, int64_t *count)
+int ps_sec_convert_strings(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, uint32_t num,
+                           uint16_t gen, ps_obj *o, int64_t *count)
 {
 	struct conv u = {ctx, NULL, NULL, num, gen, PS_BUF_INIT, PS_BUF_INIT, 0};
 	int rc;
@@ -775,13 +805,15 @@ static const uint8_t *legacy_key(const ps_sec *s)
 }
 
 /* AES-128-CBC of N bytes (whole blocks) at BUF in place, under KEY. */
-static int aes128_cbc(ps_ctx *ctx, int mode, const uint8_t key[16], uint8_t iv[16], uint8_t *buf, size_t n)
+static int aes128_cbc(ps_ctx *ctx, int mode, const uint8_t key[16], uint8_t iv[16], uint8_t *buf,
+                      size_t n)
 {
 	mbedtls_aes_context a;
 	int rc;
 
 	mbedtls_aes_init(&a);
-	rc = mode == MBEDTLS_AES_ENCRYPT ? mbedtls_aes_setkey_enc(&a, key, 128) : mbedtls_aes_setkey_dec(&a, key, 128);
+	rc = mode == MBEDTLS_AES_ENCRYPT ? mbedtls_aes_setkey_enc(&a, key, 128)
+	                                 : mbedtls_aes_setkey_dec(&a, key, 128);
 	if (rc == 0 && n)
 		rc = mbedtls_aes_crypt_cbc(&a, mode, n, iv, buf, buf);
 	mbedtls_aes_free(&a);            /* zeroizes the schedule */
@@ -790,8 +822,8 @@ static int aes128_cbc(ps_ctx *ctx, int mode, const uint8_t key[16], uint8_t iv[1
 
 /* Decrypts (ENC 0) or encrypts N bytes at IN for object NUM GEN under a
  * legacy KIND, appending to OUT.  The object key is wiped on every path. */
-static int legacy_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, uint16_t gen, const uint8_t *in,
-                        size_t n, ps_buf *out, int enc)
+static int legacy_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, uint16_t gen,
+                        const uint8_t *in, size_t n, ps_buf *out, int enc)
 {
 	uint8_t ok[16], iv[16], pad, *dst;
 	size_t kl, m, full;
@@ -826,7 +858,8 @@ static int legacy_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, ui
 		out->len += PS_AESV3_LEN(n);
 	} else if (n == 0 || n == 16) {             /* nothing, or an IV alone: empty */
 	} else if (n < 32 || n % 16 != 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data of %zu bytes is not an IV plus whole blocks", n);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "AES data of %zu bytes is not an IV plus whole blocks", n);
 	} else {
 		m = n - 16;
 		if (ps_buf_reserve(out, m) < 0) {
@@ -852,23 +885,26 @@ out:
 	return rc;
 }
 
-static int sec_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, uint16_t gen, const uint8_t *in,
-                     size_t n, ps_buf *out, int enc)
+static int sec_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, uint16_t gen,
+                     const uint8_t *in, size_t n, ps_buf *out, int enc)
 {
 	if (!s)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_%scrypt: no security handler", enc ? "en" : "de");
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_%scrypt: no security handler",
+		              enc ? "en" : "de");
 	switch (kind) {
 	case CK_AESV3: /* one key for every object (7.6.3.1): num and gen unused */
-		return enc ? ps_aesv3_encrypt(ctx, &s->c, in, n, out) : ps_aesv3_decrypt(ctx, &s->c, in, n, out);
+		return enc ? ps_aesv3_encrypt(ctx, &s->c, in, n, out)
+		           : ps_aesv3_decrypt(ctx, &s->c, in, n, out);
 	case CK_RC4:
 	case CK_AESV2:
 		return legacy_crypt(ctx, s, kind, num, gen, in, n, out, enc);
 	case CK_NONE:
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_%scrypt: the data is not encrypted (Identity)",
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "ps_sec_%scrypt: the data is not encrypted (Identity)",
 		              enc ? "en" : "de");
 	default:
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "the data names a crypt filter that is not defined or not "
-		              "supported");
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the data names a crypt filter that is not defined or not supported");
 	}
 }
 
@@ -879,22 +915,22 @@ static int stm_kind(const ps_sec *s)
 	return s && s->kstm != CK_NONE ? s->kstm : s ? s->kstr : CK_NONE;
 }
 
-int ps_sec_decrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in, size_t n,
-                   ps_buf *out)
+int ps_sec_decrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in,
+                   size_t n, ps_buf *out)
 {
 	return sec_crypt(ctx, s, stm_kind(s), num, gen, in, n, out, 0);
 }
 
-int ps_sec_decrypt_stream(ps_ctx *ctx, const ps_sec *s, const ps_obj *stm, uint32_t num, uint16_t gen,
-                          const uint8_t *in, size_t n, ps_buf *out)
+int ps_sec_decrypt_stream(ps_ctx *ctx, const ps_sec *s, const ps_obj *stm, uint32_t num,
+                          uint16_t gen, const uint8_t *in, size_t n, ps_buf *out)
 {
 	int k = s ? stream_kind(s, stm) : CK_NONE;
 
 	return sec_crypt(ctx, s, k == CK_NONE ? stm_kind(s) : k, num, gen, in, n, out, 0);
 }
 
-int ps_sec_encrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in, size_t n,
-                   ps_buf *out)
+int ps_sec_encrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in,
+                   size_t n, ps_buf *out)
 {
 	return sec_crypt(ctx, s, stm_kind(s), num, gen, in, n, out, 1);
 }
@@ -911,8 +947,8 @@ static void job_from_aes(ps_sec_job *job, const ps_aes_job *aj)
 	memcpy(job->iv, aj->iv, 16);
 }
 
-int ps_sec_encrypt_prepare(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in,
-                           size_t n, uint8_t *out, ps_sec_job *job)
+int ps_sec_encrypt_prepare(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen,
+                           const uint8_t *in, size_t n, uint8_t *out, ps_sec_job *job)
 {
 	ps_aes_job aj;
 	int rc;
@@ -920,7 +956,8 @@ int ps_sec_encrypt_prepare(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t 
 	(void)num;
 	(void)gen;
 	if (stm_kind(s) != CK_AESV3)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_encrypt_prepare: batches are for AES-256 handlers");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "ps_sec_encrypt_prepare: batches are for AES-256 handlers");
 	if ((rc = ps_aesv3_prepare(ctx, in, n, out, &aj)) < 0)
 		return rc;
 	job_from_aes(job, &aj);
@@ -965,7 +1002,8 @@ int ps_sec_reencrypt_in_place(const ps_sec *from, const ps_sec *to, const ps_obj
 {
 	int k = from ? stream_kind(from, stm) : CK_NONE;
 
-	return to && stm_kind(to) == CK_AESV3 && (k == CK_AESV3 || k == CK_AESV2) && k == stm_kind(from);
+	return to && stm_kind(to) == CK_AESV3 && (k == CK_AESV3 || k == CK_AESV2) &&
+	       k == stm_kind(from);
 }
 
 /* The end of an in-place re-encryption: BUF is IV || M bytes of decrypted,
@@ -991,15 +1029,16 @@ static int reencrypt_finish(ps_ctx *ctx, uint8_t *buf, size_t m, ps_aes_job *job
 }
 
 /* AESV2 to AESV3 in place (note 8): the same layout, IV || blocks || pad. */
-static int aesv2_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, uint32_t num, uint16_t gen, uint8_t *buf,
-                                   size_t n, ps_aes_job *job)
+static int aesv2_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, uint32_t num, uint16_t gen,
+                                   uint8_t *buf, size_t n, ps_aes_job *job)
 {
 	uint8_t ok[16], iv[16];
 	size_t m = n - 16;
 	int rc;
 
 	if (n < 32 || n % 16 != 0)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data of %zu bytes is not an IV plus whole blocks", n);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "AES data of %zu bytes is not an IV plus whole blocks", n);
 	if (from->authenticated == 0)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the security handler is not authenticated");
 	(void)ps_kdf_object_key(legacy_key(from), (size_t)from->sp.length, num, gen, 1, ok);
@@ -1012,20 +1051,22 @@ static int aesv2_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, uint32_t num
 	return reencrypt_finish(ctx, buf, m, job);
 }
 
-int ps_sec_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, uint32_t num, uint16_t gen,
-                             uint8_t *buf, size_t n, ps_sec_job *job)
+int ps_sec_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, uint32_t num,
+                             uint16_t gen, uint8_t *buf, size_t n, ps_sec_job *job)
 {
 	ps_aes_job aj;
 	int rc;
 
 	if (!from || !to || stm_kind(to) != CK_AESV3)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_reencrypt_prepare: no AES-256 handler to write");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "ps_sec_reencrypt_prepare: no AES-256 handler to write");
 	if (stm_kind(from) == CK_AESV2)
 		rc = aesv2_reencrypt_prepare(ctx, from, num, gen, buf, n, &aj);
 	else if (stm_kind(from) == CK_AESV3)
 		rc = ps_aesv3_reencrypt_prepare(ctx, &from->c, buf, n, &aj);
 	else
-		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_reencrypt_prepare: the data cannot be re-encrypted in place");
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE,
+		            "ps_sec_reencrypt_prepare: the data cannot be re-encrypted in place");
 	if (rc < 0)
 		return rc;
 	job_from_aes(job, &aj);
@@ -1177,7 +1218,8 @@ int ps_aesv3_encrypt(ps_ctx *ctx, const ps_cipher *c, const uint8_t *in, size_t 
 	return 0;
 }
 
-int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, const ps_cipher *old, uint8_t *buf, size_t n, ps_aes_job *job)
+int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, const ps_cipher *old, uint8_t *buf, size_t n,
+                               ps_aes_job *job)
 {
 	uint8_t iv[16];
 	size_t m;
@@ -1185,7 +1227,8 @@ int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, const ps_cipher *old, uint8_t *buf, 
 	if (!old || !old->ready)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_aesv3_reencrypt_prepare: bad arguments");
 	if (n < 32 || n % 16 != 0)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "AES data of %zu bytes is not an IV plus whole blocks", n);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "AES data of %zu bytes is not an IV plus whole blocks", n);
 	m = n - 16;
 	memcpy(iv, buf, 16);
 	ps_aes_cbc_decrypt(ps_cipher_eng(old), iv, buf + 16, buf + 16, m); /* in place */

@@ -22,8 +22,8 @@ typedef struct ps_sec ps_sec;
  * (/V 1 /R 2, /V 2 /R 3, /V 4 /R 4 with V2/AESV2 filters, /V 5 /R 5 or 6
  * with AESV3) are refused: UNSUPPORTED; malformed entries: FORMAT.  The
  * handler is parsed, not authenticated. */
-int ps_sec_new(ps_ctx *ctx, const ps_obj *encdict, uint32_t enc_num, const uint8_t *id0, size_t id0len,
-               ps_sec **out);
+int ps_sec_new(ps_ctx *ctx, const ps_obj *encdict, uint32_t enc_num, const uint8_t *id0,
+               size_t id0len, ps_sec **out);
 /* A new AES-256 R6 handler for a new file: a random file key from the OS,
  * /U /UE /O /OE /Perms from the passwords (Algorithms 8, 9, 10), P and
  * EncryptMetadata as given.  Authenticated as owner. */
@@ -43,7 +43,8 @@ void ps_sec_free(ps_sec *s);
  * handling as pdfstamp_doc_auth documents.  On success the cipher state
  * is built, *as is 1 (user) or 2 (owner) and *perms the effective
  * permissions; on failure the handler is unchanged. */
-int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned flags, int64_t *perms, int *as);
+int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned flags, int64_t *perms,
+                int *as);
 /* Does PW open S, and as whom (*as 1 user, 2 owner)?  Changes nothing. */
 int ps_sec_check_password(ps_ctx *ctx, const ps_sec *s, const char *pw, size_t len, int *as);
 /* Authenticates with a file key the caller already derived from
@@ -111,20 +112,20 @@ int ps_is_signature_dict(const ps_obj *d);
  * as hex.  COUNT (may be NULL) is increased by the strings changed.  A
  * pure decryption (TO NULL) reports a bad string as "cannot decrypt a
  * string in object NUM". */
-int ps_sec_convert_strings(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, uint32_t num, uint16_t gen,
-                           ps_obj *o, int64_t *count);
+int ps_sec_convert_strings(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, uint32_t num,
+                           uint16_t gen, ps_obj *o, int64_t *count);
 /* Decrypts (appends the plaintext of) IN, the data of object NUM GEN, to
  * OUT; FORMAT for data that is no ciphertext.  IN must not point into OUT. */
-int ps_sec_decrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in, size_t n,
-                   ps_buf *out);
+int ps_sec_decrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in,
+                   size_t n, ps_buf *out);
 /* ps_sec_decrypt for the data of stream STM, which may name its own crypt
  * filter (/Filter /Crypt with /DecodeParms /Name, 7.4.10); ps_sec_decrypt
  * and ps_sec_encrypt use /StmF's. */
-int ps_sec_decrypt_stream(ps_ctx *ctx, const ps_sec *s, const ps_obj *stm, uint32_t num, uint16_t gen,
-                          const uint8_t *in, size_t n, ps_buf *out);
+int ps_sec_decrypt_stream(ps_ctx *ctx, const ps_sec *s, const ps_obj *stm, uint32_t num,
+                          uint16_t gen, const uint8_t *in, size_t n, ps_buf *out);
 /* Encrypts IN, the data of object NUM GEN, appending the ciphertext to OUT. */
-int ps_sec_encrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in, size_t n,
-                   ps_buf *out);
+int ps_sec_encrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in,
+                   size_t n, ps_buf *out);
 
 /* ---- batches: many objects through the multi-lane engine ------------------------ */
 
@@ -142,14 +143,14 @@ size_t ps_sec_encrypted_len(const ps_sec *s, size_t n);
 /* Lays out IN (object NUM GEN) at OUT (ps_sec_encrypted_len(s, n) bytes;
  * the two may overlap) as the ciphertext-to-be and fills JOB: running the
  * job on S completes the ciphertext. */
-int ps_sec_encrypt_prepare(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in,
-                           size_t n, uint8_t *out, ps_sec_job *job);
+int ps_sec_encrypt_prepare(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen,
+                           const uint8_t *in, size_t n, uint8_t *out, ps_sec_job *job);
 /* Re-encryption without copies: BUF holds N bytes of ciphertext under
  * FROM; decrypts it in place and fills JOB so that running it on TO
  * completes the ciphertext under TO (same length).  The plaintext exists
  * only in BUF, between this call and the batch. */
-int ps_sec_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, uint32_t num, uint16_t gen,
-                             uint8_t *buf, size_t n, ps_sec_job *job);
+int ps_sec_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, uint32_t num,
+                             uint16_t gen, uint8_t *buf, size_t n, ps_sec_job *job);
 /* Runs N prepared jobs on S's engine (8 or 16 chains at a time). */
 int ps_sec_run_batch(ps_ctx *ctx, const ps_sec *s, ps_sec_job *jobs, size_t n);
 

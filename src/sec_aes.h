@@ -23,7 +23,8 @@ typedef struct ps_cipher {
 int ps_cipher_init(ps_ctx *ctx, ps_cipher *c, const uint8_t key[32]);
 /* Makes C use SRC's schedules (SRC must be ready and outlive C). */
 int ps_cipher_borrow(ps_ctx *ctx, ps_cipher *c, const ps_cipher *src);
-void ps_cipher_free(ps_cipher *c);     /* wipes (a borrower only lets go); accepts a zeroed struct */
+void ps_cipher_free(ps_cipher *c);     /* wipes (a borrower only lets go);
+                                        * accepts a zeroed struct */
 /* The engine a cipher encrypts with: its own or the one it borrows. */
 static inline const ps_aes_engine *ps_cipher_eng(const ps_cipher *c)
 {
@@ -48,6 +49,7 @@ int ps_aesv3_prepare(ps_ctx *ctx, const uint8_t *in, size_t n, uint8_t *out, ps_
  * decrypts it in place (padding checked), writes a fresh IV and fills JOB
  * so that encrypting it in place under the new key completes it.  The
  * plaintext exists only in BUF, between this call and the encryption. */
-int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, const ps_cipher *old, uint8_t *buf, size_t n, ps_aes_job *job);
+int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, const ps_cipher *old, uint8_t *buf, size_t n,
+                               ps_aes_job *job);
 
 #endif

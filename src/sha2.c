@@ -50,28 +50,38 @@
 /* FIPS 180-4 4.2.2: the first 32 bits of the fractional parts of the cube
  * roots of the first 64 primes, four per round group. */
 static const uint32_t sha256_k[64] __attribute__((aligned(16))) = {
-	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5,
+	0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
+	0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+	0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+	0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+	0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+	0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+	0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+	0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+	0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3,
+	0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+	0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5,
+	0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+	0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
 /* One group of four rounds (note 2): W + K, then two SHA256RNDS2; the
  * first leaves the new ABEF in CDGH's register and the old ABEF, the new
  * CDGH, in the other, so the second swaps them back. */
 #define RND4(wv, g) do { \
-		m = _mm_add_epi32((wv), _mm_load_si128((const __m128i *)(const void *)&sha256_k[4 * (g)])); \
+		m = _mm_add_epi32((wv), _mm_load_si128( \
+			(const __m128i *)(const void *)&sha256_k[4 * (g)])); \
 		cdgh = _mm_sha256rnds2_epu32(cdgh, abef, m); \
 		abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(m, 0x0e)); \
 	} while (0)
 /* The next four message words into W4 (which held W[t-16..t-13]) from
  * W3 (W[t-12..]), W2 (W[t-8..]) and W1 (W[t-4..t-1]). */
 #define SCHED(w4, w3, w2, w1) \
-	w4 = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(w4, w3), _mm_alignr_epi8(w1, w2, 4)), w1)
+	w4 = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(w4, w3), \
+	                                        _mm_alignr_epi8(w1, w2, 4)), w1)
 #define GROUPS4(g) do { \
 		SCHED(w0, w1, w2, w3); RND4(w0, (g)); \
 		SCHED(w1, w2, w3, w0); RND4(w1, (g) + 1); \
@@ -90,8 +100,10 @@ static TGT_SHA void ni_blocks(uint32_t s[8], const uint8_t *p, size_t nblk, uint
 
 	/* (a,b,c,d), (e,f,g,h) -> ABEF = (f,e,b,a) and CDGH = (h,g,d,c),
 	 * listed from the low lane up */
-	t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(const void *)&s[0]), 0xb1);  /* b,a,d,c */
-	cdgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(const void *)&s[4]), 0x1b); /* h,g,f,e */
+	t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(const void *)&s[0]),
+	                      0xb1);            /* b,a,d,c */
+	cdgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(const void *)&s[4]),
+	                         0x1b);         /* h,g,f,e */
 	abef = _mm_alignr_epi8(t, cdgh, 8);     /* f,e,b,a */
 	cdgh = _mm_blend_epi16(cdgh, t, 0xf0);  /* h,g,d,c */
 
@@ -99,9 +111,12 @@ static TGT_SHA void ni_blocks(uint32_t s[8], const uint8_t *p, size_t nblk, uint
 		save0 = abef;
 		save1 = cdgh;
 		w0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), bswap);
-		w1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)), bswap);
-		w2 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 32)), bswap);
-		w3 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 48)), bswap);
+		w1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)),
+		                      bswap);
+		w2 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 32)),
+		                      bswap);
+		w3 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + 48)),
+		                      bswap);
 		RND4(w0, 0);
 		RND4(w1, 1);
 		RND4(w2, 2);
