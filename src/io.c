@@ -120,7 +120,8 @@
 
 /* ---- reading ----------------------------------------------------------------- */
 
-int ps_pread_full(ps_ctx *ctx, int fd, void *p, size_t n, int64_t off, size_t *got, const char *fmt, ...)
+int ps_pread_full(ps_ctx *ctx, int fd, void *p, size_t n, int64_t off, size_t *got, const char *fmt,
+                  ...)
 {
 	uint8_t *b = p;
 	size_t done = 0;
@@ -154,7 +155,8 @@ const char *ps_file_kind(mode_t mode)
 	       "a socket or other special file";
 }
 
-int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, uint8_t **out, size_t *len)
+int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, uint8_t **out,
+                 size_t *len)
 {
 	struct stat st;
 	uint8_t *d;
@@ -165,9 +167,11 @@ int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, ui
 	*len = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "cannot open %s %s: %s", what, path, strerror(errno));
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "cannot open %s %s: %s", what, path,
+		              strerror(errno));
 	if (fstat(fd, &st) < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read %s %s: %s", what, path, strerror(errno));
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read %s %s: %s", what, path,
+		            strerror(errno));
 		close(fd);
 		return rc;
 	}
@@ -178,13 +182,15 @@ int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, ui
 	}
 	if ((uint64_t)st.st_size > max) {
 		close(fd);
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "%s %s is larger than %zu MiB", what, path, max >> 20);
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "%s %s is larger than %zu MiB", what,
+		              path, max >> 20);
 	}
 	if (!(d = malloc(st.st_size ? (size_t)st.st_size : 1))) {
 		close(fd);
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory reading %s %s", what, path);
 	}
-	rc = ps_pread_full(ctx, fd, d, (size_t)st.st_size, 0, &got, "cannot read %s %s", what, path);
+	rc = ps_pread_full(ctx, fd, d, (size_t)st.st_size, 0, &got, "cannot read %s %s", what,
+	                   path);
 	close(fd);
 	if (rc < 0) {
 		free(d);
@@ -205,22 +211,27 @@ int ps_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len)
 	int rc;
 
 	while (in < len) {
-		ssize_t k = copy_file_range(src, &in, dst, &out, (size_t)(len - in > (1 << 30) ? (1 << 30) : len - in), 0);
+		ssize_t k = copy_file_range(src, &in, dst, &out,
+		                            (size_t)(len - in > (1 << 30) ? (1 << 30) : len - in),
+		                            0);
 		if (k > 0)
 			continue;
 		if (k == 0)
-			return ps_err(ctx, PDFSTAMP_E_IO, "the input shrank while it was being copied");
+			return ps_err(ctx, PDFSTAMP_E_IO,
+			              "the input shrank while it was being copied");
 		if (errno == EINTR)
 			continue;
 		if (errno != EXDEV && errno != ENOSYS && errno != EOPNOTSUPP && errno != EINVAL)
-			return ps_err(ctx, PDFSTAMP_E_IO, "cannot copy the input: %s", strerror(errno));
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot copy the input: %s",
+			              strerror(errno));
 		break; /* fall back to read/write */
 	}
 	while (in < len) {
 		size_t k, want = (size_t)(len - in > (1 << 20) ? (1 << 20) : len - in);
 		if (!buf && !(buf = malloc(1 << 20)))
 			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-		if ((rc = ps_pread_full(ctx, src, buf, want, in, &k, "cannot read the input")) == 0 && k < want)
+		if ((rc = ps_pread_full(ctx, src, buf, want, in, &k,
+		                        "cannot read the input")) == 0 && k < want)
 			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read the input: short file");
 		if (rc == 0)
 			rc = ps_write_all(ctx, dst, buf, k, out, "the output");
@@ -246,7 +257,8 @@ static int writev_all(ps_ctx *ctx, int fd, struct iovec *iov, int n, int64_t off
 	for (;;) {
 		ssize_t k;
 
-		while (n > 0 && iov->iov_len == 0) /* so that pending bytes and k == 0 mean no progress */
+		while (n > 0 && iov->iov_len == 0) /* so that pending bytes and
+		                                    * k == 0 mean no progress */
 			iov++, n--;
 		if (n == 0)
 			return 0;
@@ -254,9 +266,11 @@ static int writev_all(ps_ctx *ctx, int fd, struct iovec *iov, int n, int64_t off
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
-			return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what, strerror(errno));
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: %s", what,
+			              strerror(errno));
 		if (k == 0) /* never loop on a write that takes nothing */
-			return ps_err(ctx, PDFSTAMP_E_IO, "cannot write %s: the write made no progress", what);
+			return ps_err(ctx, PDFSTAMP_E_IO,
+			              "cannot write %s: the write made no progress", what);
 		off += k;
 		while (n > 0 && (size_t)k >= iov->iov_len) {
 			k -= (ssize_t)iov->iov_len;
@@ -281,7 +295,8 @@ int ps_sync_fd(ps_ctx *ctx, int fd, const char *what)
 {
 	errno = 0;
 	if (ps_fault("fsync") || fsync(fd) < 0)
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot fsync %s: %s", what, errno ? strerror(errno) : "injected fault");
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot fsync %s: %s", what,
+		              errno ? strerror(errno) : "injected fault");
 	return 0;
 }
 
@@ -329,7 +344,8 @@ static int data_sync(int fd)
 
 static int derr_msg(ps_ctx *ctx, int derr, const char *what)
 {
-	return ps_err(ctx, PDFSTAMP_E_IO, "cannot fdatasync %s: %s", what, derr < 0 ? "injected fault" : strerror(derr));
+	return ps_err(ctx, PDFSTAMP_E_IO, "cannot fdatasync %s: %s", what,
+	              derr < 0 ? "injected fault" : strerror(derr));
 }
 
 /* The fsync before the rename: a data sync's kept error (DERR) stands for
@@ -432,7 +448,8 @@ static int ws_drain(ps_wstream *w)
 	int rc = 0;
 
 	if (w->niov) {
-		rc = writev_all(w->ctx, w->fd, w->iov, w->niov, w->off - (int64_t)w->pending, w->what);
+		rc = writev_all(w->ctx, w->fd, w->iov, w->niov, w->off - (int64_t)w->pending,
+		                w->what);
 		w->niov = 0;
 		w->pending = 0;
 		w->buf.len = 0;
@@ -454,7 +471,8 @@ static int ws_list(ps_wstream *w, const void *p, size_t n)
 		return ps_err(w->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if (w->niov == WS_IOV && (rc = ws_drain(w)) < 0)
 		return rc;
-	if (w->niov && (const uint8_t *)w->iov[w->niov - 1].iov_base + w->iov[w->niov - 1].iov_len == p) {
+	if (w->niov &&
+	    (const uint8_t *)w->iov[w->niov - 1].iov_base + w->iov[w->niov - 1].iov_len == p) {
 		w->iov[w->niov - 1].iov_len += n;
 	} else {
 		w->iov[w->niov].iov_base = (void *)p;
@@ -587,7 +605,8 @@ int ps_sync_dir(ps_ctx *ctx, const char *dir)
 
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fsync(fd) < 0)
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot fsync directory %s: %s", dir, strerror(errno));
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot fsync directory %s: %s", dir,
+		            strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	return rc;
@@ -606,9 +625,11 @@ int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target)
 	 * A FIFO or device is not renamed over either (-o /dev/null as root
 	 * would replace the device; -o - is standard output). */
 	if (lstat(target, &st) == 0 && S_ISDIR(st.st_mode))
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write the output %s: %s", target, strerror(EISDIR));
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write the output %s: %s", target,
+		              strerror(EISDIR));
 	if (lstat(target, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write the output %s: not a regular file (%s; -o - writes "
+		return ps_err(ctx, PDFSTAMP_E_IO,
+		              "cannot write the output %s: not a regular file (%s; -o - writes "
 		              "standard output)", target, ps_file_kind(st.st_mode));
 	of->target = strdup(target);
 	copy = strdup(target);
@@ -639,7 +660,8 @@ int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target)
 		of->named = 1;
 	if (of->fd < 0) {
 		int e = errno;
-		ps_err(ctx, PDFSTAMP_E_IO, "cannot create a temporary file for the output %s in %s: %s", target,
+		ps_err(ctx, PDFSTAMP_E_IO,
+		       "cannot create a temporary file for the output %s in %s: %s", target,
 		       of->dir, strerror(e));
 		ps_outfile_free(of);
 		return PDFSTAMP_E_IO;
@@ -662,17 +684,20 @@ int ps_outfile_open_inplace(ps_ctx *ctx, ps_outfile *of, const char *path, int f
 		return ps_err(ctx, PDFSTAMP_E_IO, "cannot stat the file: %s", strerror(errno));
 	if (st.st_nlink > 1)
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "the file has %ju hard links: replacing it in place would split them, and the other "
-		              "names would keep the old file (its key and passwords); write a new file with -o instead",
+		              "the file has %ju hard links: replacing it in place would split "
+		              "them, and the other names would keep the old file (its key and "
+		              "passwords); write a new file with -o instead",
 		              (uintmax_t)st.st_nlink);
 	/* The final target of any symbolic links, checked to be the file we
 	 * read: the new file goes into its directory and is renamed over it. */
 	if (!(real = realpath(path, NULL)))
-		return ps_err(ctx, errno == ENOMEM ? PDFSTAMP_E_NOMEM : PDFSTAMP_E_IO, "cannot resolve the file's path: %s",
-		              strerror(errno));
-	if (stat(real, &rs) < 0 || rs.st_dev != st.st_dev || rs.st_ino != st.st_ino || st.st_nlink == 0) {
+		return ps_err(ctx, errno == ENOMEM ? PDFSTAMP_E_NOMEM : PDFSTAMP_E_IO,
+		              "cannot resolve the file's path: %s", strerror(errno));
+	if (stat(real, &rs) < 0 || rs.st_dev != st.st_dev || rs.st_ino != st.st_ino ||
+	    st.st_nlink == 0) {
 		free(real);
-		return ps_err(ctx, PDFSTAMP_E_IO, "the file was moved or replaced while it was being rewritten");
+		return ps_err(ctx, PDFSTAMP_E_IO,
+		              "the file was moved or replaced while it was being rewritten");
 	}
 	rc = ps_outfile_open(ctx, of, real);
 	free(real);
@@ -689,9 +714,12 @@ int ps_check_out_fd(ps_ctx *ctx, int out_fd, int in_fd)
 	struct stat os, is;
 
 	if (out_fd < 0 || fstat(out_fd, &os) < 0)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the output descriptor %d is not open", out_fd);
-	if (in_fd >= 0 && fstat(in_fd, &is) == 0 && os.st_dev == is.st_dev && os.st_ino == is.st_ino)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the output (descriptor %d) is the input file itself", out_fd);
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the output descriptor %d is not open",
+		              out_fd);
+	if (in_fd >= 0 && fstat(in_fd, &is) == 0 && os.st_dev == is.st_dev &&
+	    os.st_ino == is.st_ino)
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "the output (descriptor %d) is the input file itself", out_fd);
 	return 0;
 }
 
@@ -715,7 +743,8 @@ int ps_outfile_open_fd(ps_ctx *ctx, ps_outfile *of)
 #ifdef O_TMPFILE
 	of->fd = open(of->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 #endif
-	if (of->fd < 0 && (of->fd = mkostemp(of->tmpname, O_CLOEXEC)) >= 0 && unlink(of->tmpname) < 0) {
+	if (of->fd < 0 && (of->fd = mkostemp(of->tmpname, O_CLOEXEC)) >= 0 &&
+	    unlink(of->tmpname) < 0) {
 		int e = errno;
 		close(of->fd);
 		of->fd = -1;
@@ -725,7 +754,8 @@ int ps_outfile_open_fd(ps_ctx *ctx, ps_outfile *of)
 	if (of->fd < 0) {
 		int e = errno;
 		ps_err(ctx, PDFSTAMP_E_IO, "cannot create a temporary file in %s (%s): %s", of->dir,
-		       tmp && *tmp ? "TMPDIR" : "the current directory, as TMPDIR is not set", strerror(e));
+		       tmp && *tmp ? "TMPDIR" : "the current directory, as TMPDIR is not set",
+		       strerror(e));
 		ps_outfile_free(of);
 		return PDFSTAMP_E_IO;
 	}
@@ -746,22 +776,24 @@ int ps_outfile_copy_out(ps_ctx *ctx, ps_outfile *of, int out_fd)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if (ps_fault("write")) {
 		free(buf);
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write the output (descriptor %d): %s", out_fd,
-		              strerror(ENOSPC));
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot write the output (descriptor %d): %s",
+		              out_fd, strerror(ENOSPC));
 	}
 	for (;;) {
 		size_t k, done = 0;
 		ssize_t w;
 
-		if ((rc = ps_pread_full(ctx, of->fd, buf, bufsz, off, &k, "cannot read the temporary file in %s",
-		                        of->dir)) < 0 || k == 0)
+		if ((rc = ps_pread_full(ctx, of->fd, buf, bufsz, off, &k,
+		                        "cannot read the temporary file in %s", of->dir)) < 0 ||
+		    k == 0)
 			break;
 		while (done < k) {
 			w = write(out_fd, buf + done, k - done);
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0) {
-				rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot write the output (descriptor %d): %s", out_fd,
+				rc = ps_err(ctx, PDFSTAMP_E_IO,
+				            "cannot write the output (descriptor %d): %s", out_fd,
 				            w < 0 ? strerror(errno) : "nothing written");
 				break;
 			}
@@ -797,33 +829,37 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode, int synced)
 	 * is ours, and we say so. */
 	if (of->keep_owner && fchown(of->fd, of->uid, of->gid) < 0) {
 		if (errno != EPERM)
-			return ps_err(ctx, PDFSTAMP_E_IO, "cannot set the owner of %s: %s", of->target, strerror(errno));
-		ps_warn(ctx, "%s: the new file could not be given the old owner and group (uid %ju, gid %ju: not "
-		        "permitted); it has yours", of->target, (uintmax_t)of->uid, (uintmax_t)of->gid);
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot set the owner of %s: %s",
+			              of->target, strerror(errno));
+		ps_warn(ctx, "%s: the new file could not be given the old owner and group "
+		        "(uid %ju, gid %ju: not permitted); it has yours",
+		        of->target, (uintmax_t)of->uid, (uintmax_t)of->gid);
 	}
 	if (fchmod(of->fd, mode & 07777) < 0)
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot set the mode of the output %s: %s", of->target, strerror(errno));
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot set the mode of the output %s: %s",
+		              of->target, strerror(errno));
 	if (of->unnamed) {
 		int fd;
 		/* linkat needs a fresh, unused name: reserve one with mkostemp,
 		 * then replace it by the unnamed file. */
 		fd = mkostemp(of->tmpname, O_CLOEXEC);
 		if (fd < 0)
-			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output %s in %s: %s", of->target, of->dir,
-			              strerror(errno));
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output %s in %s: %s",
+			              of->target, of->dir, strerror(errno));
 		close(fd);
 		unlink(of->tmpname);
-		if (linkat(AT_FDCWD, ps_outfile_path(of), AT_FDCWD, of->tmpname, AT_SYMLINK_FOLLOW) < 0)
-			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output %s in %s: %s", of->target, of->dir,
-			              strerror(errno));
+		if (linkat(AT_FDCWD, ps_outfile_path(of), AT_FDCWD, of->tmpname,
+		           AT_SYMLINK_FOLLOW) < 0)
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot name the output %s in %s: %s",
+			              of->target, of->dir, strerror(errno));
 		of->unnamed = 0;
 		of->named = 1;
 	}
 	ps_fault("before-rename");
 	errno = 0;
 	if (ps_fault("rename") || rename(of->tmpname, of->target) < 0)
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot rename the output into place as %s: %s", of->target,
-		              errno ? strerror(errno) : "injected fault");
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot rename the output into place as %s: %s",
+		              of->target, errno ? strerror(errno) : "injected fault");
 	of->named = 0; /* the name is the target's now */
 	of->committed = 1;
 	return ps_sync_dir(ctx, of->dir); /* nothing after the rename may allocate */

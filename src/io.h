@@ -69,15 +69,16 @@ int ps_truncate_fd(ps_ctx *ctx, int fd, int64_t len, const char *what);
 /* The one pread loop: reads N bytes of FD at OFF into P, retrying EINTR
  * and short reads; fewer (*GOT < N) only at end of file.  A read error is
  * PDFSTAMP_E_IO with the message "<FMT...>: <strerror>". */
-int ps_pread_full(ps_ctx *ctx, int fd, void *p, size_t n, int64_t off, size_t *got, const char *fmt, ...)
-	PS_PRINTF(7, 8);
+int ps_pread_full(ps_ctx *ctx, int fd, void *p, size_t n, int64_t off, size_t *got, const char *fmt,
+                  ...) PS_PRINTF(7, 8);
 /* Reads the regular file PATH whole into *OUT (malloc'd, *LEN bytes; the
  * caller frees it), for inputs that are not PDFs (fonts, images).  WHAT
  * names it in messages ("the font").  It is opened non-blocking, so a FIFO
  * cannot hang the call: a file that cannot be opened or is not a regular
  * file is PDFSTAMP_E_USAGE, one larger than MAX bytes PDFSTAMP_E_UNSUPPORTED,
  * a read error PDFSTAMP_E_IO. */
-int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, uint8_t **out, size_t *len);
+int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, uint8_t **out,
+                 size_t *len);
 /* "a FIFO", "a directory", ... for messages about a file of mode MODE. */
 const char *ps_file_kind(mode_t mode);
 

@@ -76,9 +76,10 @@
  * pdfstamp remove that journal (a file of this user, 0600) next to a file
  * that already holds exactly the bytes it names.  If the in-process
  * rollback cannot truncate, it sets the journal's mode to 0400, so that
- * recovery refuses it instead of keeping an update that failed.  Writers create the journal unnamed (O_TMPFILE),
- * write and fsync it and only then link it into place, so a crash never
- * leaves a torn journal under the journal's name.
+ * recovery refuses it instead of keeping an update that failed.  Writers
+ * create the journal unnamed (O_TMPFILE), write and fsync it and only
+ * then link it into place, so a crash never leaves a torn journal under
+ * the journal's name.
  *
  * What a crash leaves, by the step it interrupts: before the link, no
  * journal and the file untouched; between the link and the file's fsync,
@@ -200,9 +201,9 @@ static int before_hash(ps_ctx *ctx, int fd, int64_t l, char hex[65])
 
 static int jrec_format(const struct jrec *r, char *text, size_t cap)
 {
-	return snprintf(text, cap, "%s\nfile %ju %ju\nlength %" PRId64 "\nappended %" PRId64 " %s\nbefore %s\n",
-	                r->v2 ? JOURNAL_MAGIC_V2 : JOURNAL_MAGIC, r->dev, r->ino, r->len, r->appended, r->sum,
-	                r->before);
+	return snprintf(text, cap, "%s\nfile %ju %ju\nlength %" PRId64 "\nappended %" PRId64
+	                " %s\nbefore %s\n", r->v2 ? JOURNAL_MAGIC_V2 : JOURNAL_MAGIC, r->dev,
+	                r->ino, r->len, r->appended, r->sum, r->before);
 }
 
 /* Parses TEXT (N bytes); 0 only if it is exactly what jrec_format writes
@@ -225,8 +226,8 @@ static int jrec_parse(const char *text, size_t n, struct jrec *r)
 	r->len = (int64_t)len;
 	r->appended = (int64_t)app;
 	k = jrec_format(r, again, sizeof again);
-	if (k < 0 || (size_t)k != n || memcmp(again, text, n) != 0 || strspn(r->sum, "0123456789abcdef") != 64 ||
-	    strspn(r->before, "0123456789abcdef") != 64)
+	if (k < 0 || (size_t)k != n || memcmp(again, text, n) != 0 ||
+	    strspn(r->sum, "0123456789abcdef") != 64 || strspn(r->before, "0123456789abcdef") != 64)
 		return -1;
 	return 0;
 }
@@ -273,10 +274,13 @@ static int journal_link(ps_ctx *ctx, const ps_journal *j, int jfd, const char *t
 	if (r == 0)
 		return 0;
 	if (errno == EEXIST)
-		return ps_err(ctx, PDFSTAMP_E_IO, "a journal %s already exists (from an interrupted update that could not "
-		              "be validated, or not written by pdfstamp); not appending: run 'pdfstamp recover' on the "
-		              "file, or check the journal and remove it by hand", j->path);
-	return ps_err(ctx, PDFSTAMP_E_IO, "cannot create the journal %s: %s", j->path, strerror(errno));
+		return ps_err(ctx, PDFSTAMP_E_IO,
+		              "a journal %s already exists (from an interrupted update that could "
+		              "not be validated, or not written by pdfstamp); not appending: "
+		              "run 'pdfstamp recover' on the file, or check the journal and "
+		              "remove it by hand", j->path);
+	return ps_err(ctx, PDFSTAMP_E_IO, "cannot create the journal %s: %s", j->path,
+	              strerror(errno));
 }
 
 int ps_journal_write(ps_ctx *ctx, const ps_journal *j, int fd, const struct stat *st, int64_t l,
@@ -310,17 +314,20 @@ int ps_journal_write(ps_ctx *ctx, const ps_journal *j, int fd, const struct stat
 		snprintf(tmp, tn, "%s.XXXXXX", j->path);
 		jfd = mkostemp(tmp, O_CLOEXEC);
 		if (jfd < 0) {
-			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot create the journal %s: %s", j->path, strerror(errno));
+			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot create the journal %s: %s", j->path,
+			            strerror(errno));
 			free(tmp);
 			return rc;
 		}
 	}
 	/* Exactly 0600 whatever the umask: recovery accepts nothing else. */
 	if (fchmod(jfd, 0600) < 0)
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot set the mode of the journal %s: %s", j->path, strerror(errno));
-	else if ((rc = ps_write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0, "the journal")) == 0 &&
-	         (rc = ps_sync_fd(ctx, jfd, "the journal")) == 0 && (rc = journal_link(ctx, j, jfd, tmp)) == 0 &&
-	         (rc = ps_sync_dir(ctx, j->dir)) < 0)
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot set the mode of the journal %s: %s",
+		            j->path, strerror(errno));
+	else if ((rc = ps_write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0,
+	                            "the journal")) == 0 &&
+	         (rc = ps_sync_fd(ctx, jfd, "the journal")) == 0 &&
+	         (rc = journal_link(ctx, j, jfd, tmp)) == 0 && (rc = ps_sync_dir(ctx, j->dir)) < 0)
 		unlink(j->path);
 	close(jfd);
 	if (tmp) {
@@ -335,7 +342,8 @@ int ps_journal_write(ps_ctx *ctx, const ps_journal *j, int fd, const struct stat
 int ps_journal_remove(ps_ctx *ctx, const ps_journal *j)
 {
 	if (unlink(j->path) < 0 && errno != ENOENT)
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot remove the journal %s: %s", j->path, strerror(errno));
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot remove the journal %s: %s", j->path,
+		              strerror(errno));
 	return 0;
 }
 
@@ -350,9 +358,12 @@ int ps_journal_rollback(ps_ctx *ctx, const ps_journal *j, int fd, int64_t l)
 		/* The bytes after L may be a whole update that failed its check:
 		 * mode 0400 makes recovery refuse the journal, not keep them. */
 		int marked = chmod(j->path, 0400) == 0;
-		return ps_err(ctx, PDFSTAMP_E_IO, "%s; and the rollback failed (%s): the file may hold the failed "
-		              "update after byte %" PRId64 "; the journal %s is kept%s: truncate the file to %" PRId64
-		              " bytes, then remove the journal", msg, strerror(e), l, j->path,
+		return ps_err(ctx, PDFSTAMP_E_IO,
+		              "%s; and the rollback failed (%s): the file may hold the failed "
+		              "update after byte %" PRId64
+		              "; the journal %s is kept%s: truncate the file to %" PRId64
+		              " bytes, then remove the journal",
+		              msg, strerror(e), l, j->path,
 		              marked ? " (mode 0400, so that no recovery acts on it)" : "", l);
 	}
 	ps_journal_remove(ctx, j);
@@ -373,52 +384,64 @@ static int journal_load(ps_ctx *ctx, const ps_journal *j, const struct stat *fst
 		if (errno == ENOENT)
 			return 1;
 		if (errno == ELOOP)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is a symbolic link, not a journal written by pdfstamp; "
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "%s is a symbolic link, not a journal written by pdfstamp; "
 			              "left alone", j->path);
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot read the journal %s: %s", j->path, strerror(errno));
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot read the journal %s: %s", j->path,
+		              strerror(errno));
 	}
 	if (fstat(jfd, jst) < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot stat the journal %s: %s", j->path, strerror(errno));
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot stat the journal %s: %s", j->path,
+		            strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(jst->st_mode)) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is not a regular file, so not a journal written by pdfstamp; "
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "%s is not a regular file, so not a journal written by pdfstamp; "
 		            "left alone", j->path);
 		goto out;
 	}
 	if (jst->st_uid != geteuid()) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s belongs to uid %ju, not to this user (uid %ju): "
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "journal %s belongs to uid %ju, not to this user (uid %ju): "
 		            "only journals of this user are trusted; left alone", j->path,
 		            (uintmax_t)jst->st_uid, (uintmax_t)geteuid());
 		goto out;
 	}
 	if ((jst->st_mode & 07777) != 0600 || jst->st_nlink != 1) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s has mode %04o and %ju link(s), pdfstamp writes 0600 "
-		            "and 1; left alone", j->path, (unsigned)(jst->st_mode & 07777), (uintmax_t)jst->st_nlink);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s has mode %04o and %ju link(s), "
+		            "pdfstamp writes 0600 and 1; left alone", j->path,
+		            (unsigned)(jst->st_mode & 07777), (uintmax_t)jst->st_nlink);
 		goto out;
 	}
 	if (jst->st_size > JOURNAL_MAX) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is too large to be a pdfstamp journal; left alone", j->path);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "%s is too large to be a pdfstamp journal; left alone", j->path);
 		goto out;
 	}
-	if ((rc = ps_pread_full(ctx, jfd, text, (size_t)jst->st_size, 0, &got, "cannot read the journal %s",
-	                        j->path)) < 0)
+	if ((rc = ps_pread_full(ctx, jfd, text, (size_t)jst->st_size, 0, &got,
+	                        "cannot read the journal %s", j->path)) < 0)
 		goto out;
 	text[got] = '\0';
-	if (got >= sizeof JOURNAL_MAGIC_V1 - 1 && memcmp(text, JOURNAL_MAGIC_V1, sizeof JOURNAL_MAGIC_V1 - 1) == 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is a journal of an older pdfstamp, which does not record what "
-		            "it appended, so it cannot be checked; left alone (compare the file with a backup, "
-		            "then remove the journal by hand)", j->path);
+	if (got >= sizeof JOURNAL_MAGIC_V1 - 1 &&
+	    memcmp(text, JOURNAL_MAGIC_V1, sizeof JOURNAL_MAGIC_V1 - 1) == 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "%s is a journal of an older pdfstamp, which does not record what it "
+		            "appended, so it cannot be checked; left alone (compare the file with "
+		            "a backup, then remove the journal by hand)", j->path);
 		goto out;
 	}
 	if (strlen(text) != got || jrec_parse(text, got, r) < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is not a complete pdfstamp journal; left alone", j->path);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "%s is not a complete pdfstamp journal; left alone", j->path);
 		goto out;
 	}
 	if (r->dev != (uintmax_t)fst->st_dev || r->ino != (uintmax_t)fst->st_ino) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s was written for another file (device %ju, inode %ju; "
-		            "this one is %ju, %ju): the file was replaced or the journal copied; left alone",
-		            j->path, r->dev, r->ino, (uintmax_t)fst->st_dev, (uintmax_t)fst->st_ino);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "journal %s was written for another file (device %ju, inode %ju; "
+		            "this one is %ju, %ju): the file was replaced or the journal copied; "
+		            "left alone", j->path, r->dev, r->ino, (uintmax_t)fst->st_dev,
+		            (uintmax_t)fst->st_ino);
 		goto out;
 	}
 out:
@@ -453,51 +476,60 @@ int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 	}
 	size = (int64_t)fst.st_size;
 	if (size < r.len) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s says the file had %" PRId64 " bytes, but it has only %"
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "journal %s says the file had %" PRId64 " bytes, but it has only %"
 		            PRId64 "; left alone", j.path, r.len, size);
 		goto out;
 	}
 	if ((rc = before_hash(ctx, fd, r.len, hex)) < 0)
 		goto out;
 	if (strcmp(hex, r.before) != 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s does not match the file's first %" PRId64
-		            " bytes; left alone", j.path, r.len);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s does not match the file's first %"
+		            PRId64 " bytes; left alone", j.path, r.len);
 		goto out;
 	}
 	/* Only S == L and S == L+N with our hash are acted on (design notes). */
 	if (size > r.len && size - r.len < r.appended) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s: the interrupted update was to append %" PRId64
-		            " bytes to %" PRId64 ", but the file has %" PRId64 ": the update is torn (a crash before "
-		            "it was synced); left alone: compare the file with a backup, or truncate it to %" PRId64
-		            " bytes, then remove the journal", j.path, r.appended, r.len, size, r.len);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "journal %s: the interrupted update was to append %" PRId64
+		            " bytes to %" PRId64 ", but the file has %" PRId64
+		            ": the update is torn (a crash before it was synced); left alone: "
+		            "compare the file with a backup, or truncate it to %" PRId64
+		            " bytes, then remove the journal",
+		            j.path, r.appended, r.len, size, r.len);
 		goto out;
 	}
 	if (size > r.len) {
 		if ((rc = range_hash(ctx, fd, r.len, r.appended, hex)) < 0)
 			goto out;
 		if (strcmp(hex, r.sum) != 0) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s: the %" PRId64 " bytes after offset %" PRId64
-			            " are not the ones the interrupted update wrote; left alone", j.path, r.appended,
-			            r.len);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+			            "journal %s: the %" PRId64 " bytes after offset %" PRId64
+			            " are not the ones the interrupted update wrote; left alone",
+			            j.path, r.appended, r.len);
 			goto out;
 		}
 		if (size - r.len > r.appended) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s: the interrupted update (%" PRId64 " bytes at %"
-			            PRId64 ") is whole, but %" PRId64 " more bytes were appended after it by something "
-			            "else; left alone: check the file, then remove the journal", j.path, r.appended,
-			            r.len, size - r.len - r.appended);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+			            "journal %s: the interrupted update (%" PRId64
+			            " bytes at %" PRId64 ") is whole, but %" PRId64
+			            " more bytes were appended after it by something else; "
+			            "left alone: check the file, then remove the journal",
+			            j.path, r.appended, r.len, size - r.len - r.appended);
 			goto out;
 		}
 	}
 	/* Remove the name only if it is still the journal we checked. */
 	if (lstat(j.path, &now) < 0 || now.st_dev != jst.st_dev || now.st_ino != jst.st_ino) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "journal %s changed while it was being checked; left alone", j.path);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "journal %s changed while it was being checked; left alone", j.path);
 		goto out;
 	}
 	/* flock is advisory: a program that is not pdfstamp may have appended
 	 * while the bytes were hashed.  Conclude only about what was checked. */
 	if (fstat(fd, &now) < 0 || (int64_t)now.st_size != size) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s changed size while its journal was being checked; left alone",
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "%s changed size while its journal was being checked; left alone",
 		            path);
 		goto out;
 	}
@@ -524,8 +556,8 @@ int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered)
 	if (fd < 0) {
 		int e = errno, pending = 1;
 		/* A file we may not write cannot need our recovery unless it has a journal. */
-		if ((e == EACCES || e == EPERM || e == EROFS) && pdfstamp_journal_pending(ctx, path, &pending) == 0 &&
-		    !pending)
+		if ((e == EACCES || e == EPERM || e == EROFS) &&
+		    pdfstamp_journal_pending(ctx, path, &pending) == 0 && !pending)
 			return 0;
 		return ps_err(ctx, PDFSTAMP_E_IO, "cannot open for writing: %s", strerror(e));
 	}
@@ -534,7 +566,8 @@ int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered)
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "not a regular file (%s)", ps_file_kind(st.st_mode));
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "not a regular file (%s)",
+		            ps_file_kind(st.st_mode));
 		goto out;
 	}
 	/* The writers' lock first, then the journal (never the other way). */
