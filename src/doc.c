@@ -145,7 +145,8 @@ static ps_obj **cache_slot(ps_doc *doc, uint32_t num, int insert)
 			size_t k;
 			if (!e->num)
 				continue;
-			for (k = (e->num * 2654435761u) & (ncap - 1); n[k].num; k = (k + 1) & (ncap - 1))
+			for (k = (e->num * 2654435761u) & (ncap - 1); n[k].num;
+			     k = (k + 1) & (ncap - 1))
 				;
 			n[k] = *e;
 		}
@@ -197,16 +198,17 @@ int ps_doc_stream_length(ps_doc *doc, ps_obj *stm, int64_t *len)
 
 	if ((rc = ps_doc_resolve(doc, ps_dict_get(stm, "Length"), &l)) < 0)
 		return rc;
-	if (ps_obj_int(l, len) < 0 || *len < 0 || stm->u.stm.off < 0 || *len > doc->size - stm->u.stm.off)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "stream at offset %lld has a bad /Length",
-		              (long long)stm->u.stm.off);
+	if (ps_obj_int(l, len) < 0 || *len < 0 || stm->u.stm.off < 0 ||
+	    *len > doc->size - stm->u.stm.off)
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+		              "stream at offset %lld has a bad /Length", (long long)stm->u.stm.off);
 	return 0;
 }
 
 int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_buf *out)
 {
-	return ps_doc_stream_data_as(doc, num, ps_doc_gen(doc, num), ps_doc_is_xref_stream(doc, num), stm, decode,
-	                             out);
+	return ps_doc_stream_data_as(doc, num, ps_doc_gen(doc, num),
+	                             ps_doc_is_xref_stream(doc, num), stm, decode, out);
 }
 
 /* ps_doc_stream_data_as, and with LEFT (decode only) the budget of
@@ -239,7 +241,8 @@ static int stream_data(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_o
 		if ((rc = ps_doc_pread(doc, stm->u.stm.off, (size_t)len, &raw)) < 0)
 			goto out;
 		if ((int64_t)raw.len != len) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "stream of object %u is truncated", num);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "stream of object %u is truncated",
+			            num);
 			goto out;
 		}
 	}
@@ -252,7 +255,8 @@ static int stream_data(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_o
 		}
 		*left -= raw.len;
 	}
-	encrypted = stm->u.stm.off >= 0 && num != 0 && !exempt && ps_sec_stream_encrypted(doc->sec, stm);
+	encrypted = stm->u.stm.off >= 0 && num != 0 && !exempt &&
+	            ps_sec_stream_encrypted(doc->sec, stm);
 	if (encrypted) {
 		if ((rc = ps_sec_decrypt_stream(ctx, doc->sec, stm, num, gen, raw.data, raw.len,
 		                                &plain)) < 0) {
@@ -273,7 +277,8 @@ static int stream_data(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_o
 				flate = 1;
 				continue;
 			}
-			rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "stream of object %u uses a filter we do not decode", num);
+			rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+			            "stream of object %u uses a filter we do not decode", num);
 			goto out;
 		}
 		if (flate) {
@@ -282,13 +287,17 @@ static int stream_data(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_o
 			if (parms && parms->kind == PS_ARRAY)
 				parms = ps_array_get(parms, 0);
 			if (!left) {
-				if ((rc = ps_flate_decode(ctx, parms, cur->data, cur->len, OBJSTM_MAX_DECODED, out)) < 0)
+				if ((rc = ps_flate_decode(ctx, parms, cur->data, cur->len,
+				                          OBJSTM_MAX_DECODED, out)) < 0)
 					ps_err_wrap(ctx, rc, "stream of object %u", num);
 				goto out;
 			}
 			/* at most *LEFT + 1 bytes (and what one fill adds past them) */
-			if ((rc = ps_flate_reader_new(ctx, parms, cur->data, cur->len, OBJSTM_MAX_DECODED, &r)) == 0)
-				rc = ps_flate_reader_fill(ctx, r, *left < SIZE_MAX - 1 ? (size_t)*left + 1 : SIZE_MAX, out);
+			if ((rc = ps_flate_reader_new(ctx, parms, cur->data, cur->len,
+			                              OBJSTM_MAX_DECODED, &r)) == 0)
+				rc = ps_flate_reader_fill(ctx, r,
+				                          *left < SIZE_MAX - 1 ? (size_t)*left + 1
+				                                               : SIZE_MAX, out);
 			if (out->len > *left || (rc == 0 && !ps_flate_reader_done(r))) {
 				*over = 1; /* failed or not, the budget is spent */
 				*left = 0;
@@ -321,16 +330,18 @@ out:
 	return rc;
 }
 
-int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm, int decode,
-                          ps_buf *out)
+int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm,
+                          int decode, ps_buf *out)
 {
 	return stream_data(doc, num, gen, exempt, stm, decode, NULL, NULL, out);
 }
 
-int ps_doc_stream_data_budget(ps_doc *doc, uint32_t num, ps_obj *stm, uint64_t *left, int *over, ps_buf *out)
+int ps_doc_stream_data_budget(ps_doc *doc, uint32_t num, ps_obj *stm, uint64_t *left, int *over,
+                              ps_buf *out)
 {
 	*over = 0;
-	return stream_data(doc, num, ps_doc_gen(doc, num), ps_doc_is_xref_stream(doc, num), stm, 1, left, over, out);
+	return stream_data(doc, num, ps_doc_gen(doc, num), ps_doc_is_xref_stream(doc, num), stm, 1,
+	                   left, over, out);
 }
 
 /* The one object-stream decoder (ISO 32000-2 7.5.7), for the current
@@ -338,8 +349,8 @@ int ps_doc_stream_data_budget(ps_doc *doc, uint32_t num, ps_obj *stm, uint64_t *
  * EXEMPT if it is one of the chain's xref streams) checked and decoded
  * into *DATA (sentinel appended) and its header into *OFFS (2*N:
  * object number, offset from /First).  Owned by the caller on success. */
-static int objstm_decode(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm, ps_buf *data,
-                         int64_t **offsp, int64_t *np, int64_t *firstp)
+static int objstm_decode(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm,
+                         ps_buf *data, int64_t **offsp, int64_t *np, int64_t *firstp)
 {
 	ps_ctx *ctx = doc->ctx;
 	int64_t n, first, i, *offs = NULL;
@@ -350,9 +361,11 @@ static int objstm_decode(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps
 	data->secret = 1; /* decrypted object streams are plaintext */
 	if (!stm || stm->kind != PS_STREAM || !ps_obj_is_name(ps_dict_get(stm, "Type"), "ObjStm"))
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "object %u is not an object stream", num);
-	if (ps_obj_int(ps_dict_get(stm, "N"), &n) < 0 || ps_obj_int(ps_dict_get(stm, "First"), &first) < 0 ||
+	if (ps_obj_int(ps_dict_get(stm, "N"), &n) < 0 ||
+	    ps_obj_int(ps_dict_get(stm, "First"), &first) < 0 ||
 	    n < 0 || n > PS_MAX_OBJNUM || first < 0)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u has a bad /N or /First", num);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u has a bad /N or /First",
+		              num);
 	if ((rc = ps_doc_stream_data_as(doc, num, gen, exempt, stm, 1, data)) < 0)
 		goto out;
 	/* A sentinel keyword ends the last member, so that a bare number at the
@@ -363,7 +376,8 @@ static int objstm_decode(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps
 		goto out;
 	}
 	if ((uint64_t)first > data->len || (uint64_t)n > data->len / 2) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u: /First or /N does not fit its data", num);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "object stream %u: /First or /N does not fit its data", num);
 		goto out;
 	}
 	offs = malloc((size_t)(n ? n : 1) * 2 * sizeof(int64_t));
@@ -379,7 +393,8 @@ static int objstm_decode(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps
 		    (pos = ps_skip_ws(data->data, (size_t)first, pos),
 		     ps_parse_uint(data->data, (size_t)first, &pos, &ooff) < 0) ||
 		    ooff > (int64_t)data->len - first) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u has a bad header", num);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u has a bad header",
+			            num);
 			goto out;
 		}
 		offs[2 * i] = onum;
@@ -396,22 +411,25 @@ out:
 }
 
 /* Member NUM at index IDX of a decoded object stream (number STMNUM). */
-static int objstm_member(ps_doc *doc, const ps_buf *data, const int64_t *offs, int64_t n, int64_t first,
-                         uint32_t num, int64_t idx, int64_t stmnum, ps_obj **out)
+static int objstm_member(ps_doc *doc, const ps_buf *data, const int64_t *offs, int64_t n,
+                         int64_t first, uint32_t num, int64_t idx, int64_t stmnum, ps_obj **out)
 {
 	size_t pos;
 	int rc;
 
 	if (idx >= n || offs[2 * idx] != num)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %u is not at index %lld of object stream %lld",
-		              num, (long long)idx, (long long)stmnum);
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+		              "object %u is not at index %lld of object stream %lld", num,
+		              (long long)idx, (long long)stmnum);
 	pos = (size_t)(first + offs[2 * idx + 1]);
 	rc = ps_parse_obj(doc->ctx, data->data, data->len, &pos, out);
 	if (rc == PS_E_NEEDMORE)
-		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %u is truncated in its object stream", num);
+		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+		            "object %u is truncated in its object stream", num);
 	else if (rc < 0) /* offsets in the message are inside the decoded stream */
-		rc = ps_err_wrap(doc->ctx, rc, "object %u in object stream %lld (offsets are in its decoded data)",
-		                 num, (long long)stmnum);
+		rc = ps_err_wrap(doc->ctx, rc,
+		                 "object %u in object stream %lld (offsets are in its "
+		                 "decoded data)", num, (long long)stmnum);
 	return rc;
 }
 
@@ -434,11 +452,12 @@ static int load_objstm(ps_doc *doc, uint32_t num)
 	if ((rc = ps_xref_find(doc, num, &e)) < 0)
 		return rc;
 	if (!e || e->type != 1)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object stream %u is not a plain indirect object", num);
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+		              "object stream %u is not a plain indirect object", num);
 	if ((rc = ps_doc_lookup(doc, num, &stm)) < 0)
 		return rc;
-	if ((rc = objstm_decode(doc, num, ps_doc_gen(doc, num), ps_doc_is_xref_stream(doc, num), stm, &data, &offs,
-	                        &n, &first)) < 0)
+	if ((rc = objstm_decode(doc, num, ps_doc_gen(doc, num), ps_doc_is_xref_stream(doc, num),
+	                        stm, &data, &offs, &n, &first)) < 0)
 		return rc;
 	/* Install: whatever a nested load left behind is replaced. */
 	ps_buf_free(&doc->objstm_data);
@@ -457,8 +476,8 @@ static int load_compressed(ps_doc *doc, uint32_t num, const ps_xent *e, ps_obj *
 
 	if ((rc = load_objstm(doc, (uint32_t)e->off)) < 0)
 		return rc;
-	return objstm_member(doc, &doc->objstm_data, doc->objstm_offs, doc->objstm_n, doc->objstm_first, num,
-	                     e->aux, e->off, out);
+	return objstm_member(doc, &doc->objstm_data, doc->objstm_offs, doc->objstm_n,
+	                     doc->objstm_first, num, e->aux, e->off, out);
 }
 
 int ps_doc_load(ps_doc *doc, uint32_t num, ps_obj **out)
@@ -475,9 +494,11 @@ int ps_doc_load(ps_doc *doc, uint32_t num, ps_obj **out)
 	if (num == 0 || !ep)
 		return 0; /* a reference to a free or missing object is the null object */
 	if (doc->encrypted && !doc->authenticated && num != doc->encrypt_num)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "the document is encrypted and not yet authenticated");
 	if (doc->depth >= MAX_LOOKUP_DEPTH)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "objects refer to each other too deeply (at object %u)", num);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "objects refer to each other too deeply (at object %u)", num);
 	doc->depth++;
 	e = *ep;
 	if (e.type == 1) {
@@ -519,12 +540,15 @@ static int load_plain_as_of(ps_doc *doc, uint32_t num, const ps_xent *e, int sec
 	*out = NULL;
 	if ((rc = ps_doc_parse_at(doc, e->off, num, &o, NULL)) < 0)
 		return rc;
-	if (doc->encrypted && num != doc->encrypt_num && !(o->kind == PS_STREAM && is_xref_stream_at(doc, num, e->off)) &&
-	    (rc = ps_sec_convert_strings(doc->ctx, doc->sec, NULL, num, (uint16_t)e->aux, o, NULL)) < 0) {
+	if (doc->encrypted && num != doc->encrypt_num &&
+	    !(o->kind == PS_STREAM && is_xref_stream_at(doc, num, e->off)) &&
+	    (rc = ps_sec_convert_strings(doc->ctx, doc->sec, NULL, num, (uint16_t)e->aux, o,
+	                                 NULL)) < 0) {
 		ps_obj_free(o);
 		return rc;
 	}
-	if (o->kind == PS_STREAM && (len = ps_dict_get(o, "Length")) != NULL && len->kind == PS_REF) {
+	if (o->kind == PS_STREAM && (len = ps_dict_get(o, "Length")) != NULL &&
+	    len->kind == PS_REF) {
 		ps_obj *l = NULL;
 		int64_t v = -1;
 		if ((rc = ps_doc_load_as_of(doc, len->u.ref.num, sec, &l, NULL)) < 0) {
@@ -535,7 +559,8 @@ static int load_plain_as_of(ps_doc *doc, uint32_t num, const ps_xent *e, int sec
 		ps_obj_free(l);
 		if (v < 0 || (rc = ps_dict_put_int(o, "Length", v)) < 0) {
 			ps_obj_free(o);
-			return v < 0 ? ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %u: bad indirect /Length", num)
+			return v < 0 ? ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+			                      "object %u: bad indirect /Length", num)
 			             : ps_err(doc->ctx, rc, "out of memory");
 		}
 	}
@@ -555,8 +580,9 @@ static int load_objstm_as_of(ps_doc *doc, uint32_t num, int sec, struct ps_asof_
 	int rc, k;
 
 	if (!ps_xref_as_of(&doc->xref, num, sec, &e) || e.type != 1)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object stream %u is not a plain indirect object in "
-		              "revision %d", num, doc->xref.nsections - sec + 1);
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+		              "object stream %u is not a plain indirect object in revision %d", num,
+		              doc->xref.nsections - sec + 1);
 	for (k = 0; k < 2; k++) {
 		c = &doc->asof_stm[k];
 		if (c->offs && c->num == num && c->off == e.off) {
@@ -604,9 +630,11 @@ int ps_doc_load_as_of(ps_doc *doc, uint32_t num, int sec, ps_obj **out, uint16_t
 	    !ps_xref_as_of(&doc->xref, num, sec, &e) || e.type == 0)
 		return 0;
 	if (doc->encrypted && !doc->authenticated)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "the document is encrypted and not yet authenticated");
 	if (doc->depth >= MAX_LOOKUP_DEPTH)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "objects refer to each other too deeply (at object %u)", num);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "objects refer to each other too deeply (at object %u)", num);
 	doc->depth++;
 	if (e.type == 1) {
 		if (gen)
@@ -615,7 +643,8 @@ int ps_doc_load_as_of(ps_doc *doc, uint32_t num, int sec, ps_obj **out, uint16_t
 	} else {
 		struct ps_asof_stm *c;
 		if ((rc = load_objstm_as_of(doc, (uint32_t)e.off, sec, &c)) == 0)
-			rc = objstm_member(doc, &c->data, c->offs, c->n, c->first, num, e.aux, e.off, out);
+			rc = objstm_member(doc, &c->data, c->offs, c->n, c->first, num, e.aux,
+			                   e.off, out);
 	}
 	doc->depth--;
 	if (rc < 0) {
@@ -691,7 +720,8 @@ static int sort_each(struct each_ent *e, size_t n)
 			for (k = j < n ? j + 1 : j; k < n && each_le(&src[k - 1], &src[k]); k++)
 				;
 			for (a = i, b = j, o = i; a < j || b < k; o++)
-				dst[o] = b >= k || (a < j && each_le(&src[a], &src[b])) ? src[a++] : src[b++];
+				dst[o] = b >= k || (a < j && each_le(&src[a], &src[b])) ? src[a++]
+				                                                        : src[b++];
 		}
 		t = src;
 		src = dst;
@@ -771,7 +801,8 @@ static int each_plain(struct each *st, const struct each_ent *e, size_t n)
 		/* the run: objects starting within EACH_GAP of the previous
 		 * one's head, the window at most EACH_WINDOW */
 		for (k = i + 1; k < n; k++) {
-			if (e[k].key > end + EACH_GAP || e[k].key + EACH_HEAD - e[i].key > (int64_t)EACH_WINDOW)
+			if (e[k].key > end + EACH_GAP ||
+			    e[k].key + EACH_HEAD - e[i].key > (int64_t)EACH_WINDOW)
 				break;
 			end = e[k].key + EACH_HEAD;
 		}
@@ -781,7 +812,9 @@ static int each_plain(struct each *st, const struct each_ent *e, size_t n)
 		for (; i < k && rc == 0; i++) {
 			size_t at = (size_t)(e[i].key - woff);
 			st->n = 0;
-			rc = at < w.len ? ps_scan_refs(w.data + at, w.len - at, &num, each_collect, st) : PS_E_NEEDMORE;
+			rc = at < w.len
+			         ? ps_scan_refs(w.data + at, w.len - at, &num, each_collect, st)
+			         : PS_E_NEEDMORE;
 			if (rc == PS_E_NEEDMORE) /* longer than its part of the window */
 				rc = scan_alone(st, e[i].key, &num);
 			if (rc == 0 && num != e[i].num)
@@ -814,7 +847,8 @@ static int each_member(struct each *st, int sec, const struct each_ent *e, size_
 		if (i == 0 || e[i].key != e[i - 1].key) {
 			rc = e[i].key > 0 && e[i].key <= PS_MAX_OBJNUM
 			         ? load_objstm_as_of(doc, (uint32_t)e[i].key, sec, &c)
-			         : ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object %u: no object stream %lld", e[i].num,
+			         : ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+			                  "object %u: no object stream %lld", e[i].num,
 			                  (long long)e[i].key);
 			bad = rc;
 		}
@@ -823,12 +857,13 @@ static int each_member(struct each *st, int sec, const struct each_ent *e, size_
 			rc = bad;
 		} else if (e[i].idx < (uint64_t)c->n && c->offs[2 * e[i].idx] == e[i].num &&
 		           (rc = ps_scan_refs_direct(c->data.data, c->data.len,
-		                                     (size_t)(c->first + c->offs[2 * e[i].idx + 1]), each_collect,
-		                                     st)) <= 0) {
+		                                     (size_t)(c->first + c->offs[2 * e[i].idx + 1]),
+		                                     each_collect, st)) <= 0) {
 			rc = each_report(st, e[i].num, rc, NULL);
 			continue;
 		} else { /* the parser's object or message */
-			rc = objstm_member(doc, &c->data, c->offs, c->n, c->first, e[i].num, e[i].idx, e[i].key, &o);
+			rc = objstm_member(doc, &c->data, c->offs, c->n, c->first, e[i].num,
+			                   e[i].idx, e[i].key, &o);
 		}
 		rc = each_report(st, e[i].num, rc, o);
 		ps_obj_free(o);
@@ -848,8 +883,10 @@ int ps_doc_refs_as_of(ps_doc *doc, int sec, ps_refs_fn fn, void *arg)
 	if (sec < 1 || sec > doc->xref.nsections)
 		return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL, "no revision %d to read", sec);
 	if (doc->encrypted && !doc->authenticated)
-		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
-	for (num = ps_xref_next_slot(&doc->xref, 0); num; num = ps_xref_next_slot(&doc->xref, num)) {
+		return ps_err(doc->ctx, PDFSTAMP_E_USAGE,
+		              "the document is encrypted and not yet authenticated");
+	for (num = ps_xref_next_slot(&doc->xref, 0); num;
+	     num = ps_xref_next_slot(&doc->xref, num)) {
 		struct each_ent **a;
 		size_t *n;
 		ps_xent x;
@@ -862,7 +899,8 @@ int ps_doc_refs_as_of(ps_doc *doc, int sec, ps_refs_fn fn, void *arg)
 			free(comp);
 			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		}
-		(*a)[(*n)++] = (struct each_ent){ .key = x.off, .num = num, .idx = x.type == 1 ? 0 : x.aux };
+		(*a)[(*n)++] = (struct each_ent){ .key = x.off, .num = num,
+		                                  .idx = x.type == 1 ? 0 : x.aux };
 	}
 	if (sort_each(plain, np) < 0 || sort_each(comp, nc) < 0) {
 		free(plain);
@@ -958,14 +996,16 @@ static int check_chain(ps_doc *doc)
 		const ps_obj *e = x->sections[i].enc;
 		if (!e || e->kind == PS_NULL)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
-			              "revision %d of %d (cross-reference section at offset %lld) drops the /Encrypt "
-			              "entry of the revisions before it: the file was changed by someone without the "
-			              "password; refusing it", rev_no(doc, i), x->nsections,
-			              (long long)x->sections[i].off);
+			              "revision %d of %d (cross-reference section at offset %lld) "
+			              "drops the /Encrypt entry of the revisions before it: "
+			              "the file was changed by someone without the password; "
+			              "refusing it",
+			              rev_no(doc, i), x->nsections, (long long)x->sections[i].off);
 		if (!ps_obj_equal(e, first_enc, 0))
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
-			              "revision %d of %d (cross-reference section at offset %lld) points /Encrypt at "
-			              "another encryption dictionary than the revisions before it; refusing it",
+			              "revision %d of %d (cross-reference section at offset %lld) "
+			              "points /Encrypt at another encryption dictionary than the "
+			              "revisions before it; refusing it",
 			              rev_no(doc, i), x->nsections, (long long)x->sections[i].off);
 	}
 	for (i = x->nsections - 1; i >= 0; i--) {
@@ -976,9 +1016,10 @@ static int check_chain(ps_doc *doc)
 			first_id0 = id0;
 		else if (!ps_obj_equal(id0, first_id0, 0))
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
-			              "revision %d of %d (cross-reference section at offset %lld) changes the first "
-			              "/ID string of the encrypted file; refusing it", rev_no(doc, i), x->nsections,
-			              (long long)x->sections[i].off);
+			              "revision %d of %d (cross-reference section at offset %lld) "
+			              "changes the first /ID string of the encrypted file; "
+			              "refusing it",
+			              rev_no(doc, i), x->nsections, (long long)x->sections[i].off);
 	}
 	return 0;
 }
@@ -995,7 +1036,8 @@ static int check_enc_versions(ps_doc *doc, const ps_obj *enc)
 	if ((rc = ps_xref_find(doc, doc->encrypt_num, &cur)) < 0)
 		return rc;
 	if (x->enc_versions_oom)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory checking the revisions of the /Encrypt dictionary");
+		return ps_err(ctx, PDFSTAMP_E_NOMEM,
+		              "out of memory checking the revisions of the /Encrypt dictionary");
 	for (i = 0; cur && i < x->nenc_versions; i++) {
 		const ps_enc_version *v = &x->enc_versions[i];
 		ps_obj *o = NULL;
@@ -1003,15 +1045,18 @@ static int check_enc_versions(ps_doc *doc, const ps_obj *enc)
 		if (v->off == cur->off)
 			continue;
 		if ((rc = ps_doc_parse_at(doc, v->off, doc->encrypt_num, &o, NULL)) < 0)
-			return ps_err_wrap(ctx, rc, "an older definition of the /Encrypt dictionary (revision %d)",
-			                   rev_no(doc, v->sec));
+			return ps_err_wrap(ctx, rc,
+			                   "an older definition of the /Encrypt dictionary "
+			                   "(revision %d)", rev_no(doc, v->sec));
 		same = ps_obj_equal(o, enc, 0);
 		ps_obj_free(o);
 		if (!same)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
-			              "revision %d of %d gives the /Encrypt dictionary (object %u) other content than "
-			              "revision %d did: the file was changed by someone without the password; refusing it",
-			              rev_no(doc, cur->sec - 1), x->nsections, doc->encrypt_num, rev_no(doc, v->sec));
+			              "revision %d of %d gives the /Encrypt dictionary (object %u) "
+			              "other content than revision %d did: the file was changed by "
+			              "someone without the password; refusing it",
+			              rev_no(doc, cur->sec - 1), x->nsections, doc->encrypt_num,
+			              rev_no(doc, v->sec));
 	}
 	return 0;
 }
@@ -1035,7 +1080,8 @@ static int read_encrypt(ps_doc *doc)
 		if ((rc = ps_xref_find(doc, doc->encrypt_num, &e)) < 0)
 			return rc;
 		if (e && e->type == 2)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Encrypt dictionary (object %u) is inside an object "
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "the /Encrypt dictionary (object %u) is inside an object "
 			              "stream, which is not allowed", doc->encrypt_num);
 		if ((rc = ps_doc_lookup(doc, encref->u.ref.num, &enc)) < 0)
 			return rc;
@@ -1048,14 +1094,15 @@ static int read_encrypt(ps_doc *doc)
 		return rc;
 	if (ps_dict_get(doc->xref.trailer, "AuthCode"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "the file is protected by a PDF-MAC (ISO/TS 32004), which pdfstamp does not support");
+		              "the file is protected by a PDF-MAC (ISO/TS 32004), which pdfstamp "
+		              "does not support");
 	/* the handler itself: sec.c parses the resolved dictionary; R2-R4 key
 	 * derivation takes the first /ID element (ISO 32000-1 7.6.3.3) */
 	id = ps_array_get(ps_dict_get(doc->xref.trailer, "ID"), 0);
 	if (id && id->kind != PS_STR)
 		id = NULL;
-	if ((rc = ps_sec_new(ctx, enc, doc->encrypt_num, id ? id->u.str.p : NULL, id ? id->u.str.len : 0,
-	                     &doc->sec)) < 0)
+	if ((rc = ps_sec_new(ctx, enc, doc->encrypt_num, id ? id->u.str.p : NULL,
+	                     id ? id->u.str.len : 0, &doc->sec)) < 0)
 		return rc;
 	doc->encrypt = ps_obj_copy(enc);
 	if (!doc->encrypt)
@@ -1180,12 +1227,15 @@ int pdfstamp_doc_open(pdfstamp_ctx *ctx, pdfstamp_doc **out, const char *path, u
 	if (out)
 		*out = NULL;
 	if (!ctx || !out || !path)
-		return ctx ? ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_doc_open: NULL argument") : PDFSTAMP_E_USAGE;
+		return ctx ? ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_doc_open: NULL argument")
+		           : PDFSTAMP_E_USAGE;
 	if (flags & ~(unsigned)(PDFSTAMP_OPEN_WRITE | PDFSTAMP_OPEN_SALVAGE))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_doc_open: unknown flags 0x%x", flags);
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_doc_open: unknown flags 0x%x",
+		              flags);
 	if ((flags & PDFSTAMP_OPEN_WRITE) && (flags & PDFSTAMP_OPEN_SALVAGE))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_doc_open: PDFSTAMP_OPEN_SALVAGE is for reading only, "
-		              "not with PDFSTAMP_OPEN_WRITE");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "pdfstamp_doc_open: PDFSTAMP_OPEN_SALVAGE is for reading only, not "
+		              "with PDFSTAMP_OPEN_WRITE");
 	return ps_doc_open(ctx, out, path, flags);
 }
 
@@ -1200,7 +1250,8 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	/* O_NONBLOCK: a FIFO or device given as input must not hang the
 	 * open; it is refused below, before any read. */
-	doc->fd = open(path, ((flags & PDFSTAMP_OPEN_WRITE) ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	doc->fd = open(path, ((flags & PDFSTAMP_OPEN_WRITE) ? O_RDWR : O_RDONLY) |
+	                     O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	/* A file that cannot be opened, whatever the reason (missing, not
 	 * permitted, a directory, not a regular file), is an I/O error. */
 	if (doc->fd < 0) {
@@ -1212,7 +1263,8 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot open: not a regular file (%s)", ps_file_kind(st.st_mode));
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot open: not a regular file (%s)",
+		            ps_file_kind(st.st_mode));
 		goto fail;
 	}
 	if ((rc = fcntl(doc->fd, F_GETFL)) < 0 || fcntl(doc->fd, F_SETFL, rc & ~O_NONBLOCK) < 0) {
@@ -1233,10 +1285,12 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 			if ((rc = ps_journal_recover(ctx, doc->fd, path, &recovered)) < 0)
 				goto fail;
 			if (recovered == PDFSTAMP_RECOVER_COMPLETED)
-				ps_warn(ctx, "found the journal of an interrupted in-place update that is whole in the file: "
+				ps_warn(ctx, "found the journal of an interrupted in-place update "
+				        "that is whole in the file: "
 				        "the update is kept, the journal removed");
 			else if (recovered == PDFSTAMP_RECOVER_UNWRITTEN)
-				ps_warn(ctx, "removed the journal of an interrupted in-place update that had not changed the file");
+				ps_warn(ctx, "removed the journal of an interrupted in-place "
+				        "update that had not changed the file");
 			if (recovered && fstat(doc->fd, &st) < 0) {
 				rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot stat: %s", strerror(errno));
 				goto fail;
@@ -1248,15 +1302,17 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 		if ((rc = pdfstamp_journal_pending(ctx, path, &pending)) == PDFSTAMP_E_NOMEM)
 			goto fail;
 		if (rc == 0 && pending)
-			ps_warn(ctx, "%s.pdfstamp-journal exists: an in-place update of this file may have been interrupted; "
-			        "the file was read as it is and nothing was changed ('pdfstamp recover %s' checks the "
-			        "journal and keeps the update if it is whole)", path, path);
+			ps_warn(ctx, "%s.pdfstamp-journal exists: an in-place update of this file "
+			        "may have been interrupted; the file was read as it is and nothing "
+			        "was changed ('pdfstamp recover %s' checks the journal and keeps "
+			        "the update if it is whole)", path, path);
 	}
 	doc->size = (int64_t)st.st_size;
 	doc->mode = st.st_mode;
 	doc->open_flags = flags;
 	if ((rc = load_chain(doc)) < 0 &&
-	    (!(flags & PDFSTAMP_OPEN_SALVAGE) || !salvageable(rc) || (rc = salvage(&doc, rc)) < 0)) {
+	    (!(flags & PDFSTAMP_OPEN_SALVAGE) || !salvageable(rc) ||
+	     (rc = salvage(&doc, rc)) < 0)) {
 		rc = not_a_pdf(doc, rc);
 		goto fail;
 	}
@@ -1288,7 +1344,8 @@ void pdfstamp_doc_close(pdfstamp_doc *doc)
 	free(doc);
 }
 
-int pdfstamp_doc_damaged_tail(const pdfstamp_doc *doc, int64_t *offset, int64_t *length, char *why, size_t whylen)
+int pdfstamp_doc_damaged_tail(const pdfstamp_doc *doc, int64_t *offset, int64_t *length, char *why,
+                              size_t whylen)
 {
 	int damaged = doc && doc->damaged_len > 0;
 
@@ -1356,8 +1413,10 @@ int ps_doc_asof_charge(ps_doc *doc, int64_t n)
 {
 	doc->asof_decoded += n;
 	if (doc->asof_cap > 0 && doc->asof_decoded > doc->asof_cap)
-		return ps_err(doc->ctx, PDFSTAMP_E_UNSUPPORTED, "reading the older revisions would decode more than "
-		              "%lld bytes (4 times the file size and 64 MiB): refused", (long long)doc->asof_cap);
+		return ps_err(doc->ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "reading the older revisions would decode more than %lld bytes "
+		              "(4 times the file size and 64 MiB): refused",
+		              (long long)doc->asof_cap);
 	return 0;
 }
 
@@ -1413,8 +1472,9 @@ int ps_doc_catalog(ps_doc *doc, enum ps_catalog_need need, ps_obj **root, ps_obj
 	if (need == PS_CATALOG_ANY ||
 	    (*root && (*root)->kind == PS_DICT && (need == PS_CATALOG_DICT || r->kind == PS_REF)))
 		return 0;
-	return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, need == PS_CATALOG_DICT ? "/Root is not a dictionary"
-	              : "/Root is not an indirect dictionary");
+	return ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+	              need == PS_CATALOG_DICT ? "/Root is not a dictionary"
+	                                      : "/Root is not an indirect dictionary");
 }
 
 int ps_doc_pages(ps_doc *doc, ps_obj **pages, ps_obj **ref, int64_t *count)
@@ -1428,8 +1488,10 @@ int ps_doc_pages(ps_doc *doc, ps_obj **pages, ps_obj **ref, int64_t *count)
 	p = ps_dict_get(root, "Pages");
 	if ((rc = ps_doc_resolve(doc, p, &node)) < 0)
 		return rc;
-	if (!node || node->kind != PS_DICT || ps_obj_int(ps_dict_get(node, "Count"), &n) < 0 || n < 0)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "the page tree root has no valid /Count");
+	if (!node || node->kind != PS_DICT || ps_obj_int(ps_dict_get(node, "Count"), &n) < 0 ||
+	    n < 0)
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+		              "the page tree root has no valid /Count");
 	if (pages)
 		*pages = node;
 	if (ref)

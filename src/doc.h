@@ -45,9 +45,11 @@ typedef struct ps_section {
 	 * been appended by someone without the password. */
 	ps_obj *enc;                  /* its /Encrypt value (owned copy), NULL if absent */
 	ps_obj *id0;                  /* its ID[0] (owned copy), NULL if absent */
-	ps_obj *root, *info;          /* its /Root and /Info (owned copies), NULL if absent (audit) */
+	ps_obj *root, *info;          /* its /Root and /Info (owned copies),
+	                               * NULL if absent (audit) */
 	int64_t size;                 /* its /Size, -1 if absent or not a count (audit) */
-	struct ps_xpart *tab, *stm;   /* its table and xref stream parts (xrefsec.c), owned, NULL if none */
+	struct ps_xpart *tab, *stm;   /* its table and xref stream parts
+	                               * (xrefsec.c), owned, NULL if none */
 } ps_section;
 
 /* An entry of an older section that a newer one hides (xref.c note
@@ -175,7 +177,8 @@ int ps_doc_stream_data(ps_doc *doc, uint32_t num, ps_obj *stm, int decode, ps_bu
  * raw bytes read and the bytes decoded are taken from *LEFT, even when
  * decoding fails; a stream that would take more sets *OVER (*LEFT 0,
  * OUT empty) and returns 0 without going past the budget. */
-int ps_doc_stream_data_budget(ps_doc *doc, uint32_t num, ps_obj *stm, uint64_t *left, int *over, ps_buf *out);
+int ps_doc_stream_data_budget(ps_doc *doc, uint32_t num, ps_obj *stm, uint64_t *left, int *over,
+                              ps_buf *out);
 /* Object NUM as of section SEC (see ps_xref_as_of): parsed and decrypted
  * with that version's own generation, an object-stream member read from
  * the object stream as of SEC too; an indirect /Length of a stream is
@@ -196,8 +199,8 @@ typedef int (*ps_refs_fn)(void *arg, uint32_t num, const uint32_t *refs, size_t 
 int ps_doc_refs_as_of(ps_doc *doc, int sec, ps_refs_fn fn, void *arg);
 /* ps_doc_stream_data for a stream loaded by ps_doc_load_as_of: GEN and
  * whether it is one of the chain's xref streams (EXEMPT) given. */
-int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm, int decode,
-                          ps_buf *out);
+int ps_doc_stream_data_as(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps_obj *stm,
+                          int decode, ps_buf *out);
 /* Length of a stream's raw data (resolves an indirect /Length). */
 int ps_doc_stream_length(ps_doc *doc, ps_obj *stm, int64_t *len);
 /* xref.c: is the live object NUM one of the chain's own xref streams (a

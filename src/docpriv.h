@@ -88,7 +88,8 @@ struct pdfstamp_doc {
 	char *path;
 	int64_t size;                 /* file size when opened; after a salvage open the
 	                                 effective end (doc.c note 6): nothing past it is read */
-	int64_t damaged_len;          /* salvage open: bytes of the damaged tail past size, else 0 */
+	int64_t damaged_len;          /* salvage open: bytes of the damaged
+	                               * tail past size, else 0 */
 	char damaged_why[256];        /* and why the whole file did not open */
 	int64_t bytes_read;           /* distinct bytes read (input.c note 2), <= size */
 	int64_t *read_ranges;         /* what was read: start, end pairs, sorted and merged */
@@ -102,7 +103,8 @@ struct pdfstamp_doc {
 	ps_obj *encrypt;              /* the /Encrypt dictionary (owned copy) */
 	uint32_t encrypt_num;         /* its object number if indirect, else 0 */
 	ps_sec *sec;                  /* the security handler (sec.c), NULL if not encrypted */
-	int64_t perms;                /* after auth: the effective permissions (pdfstamp_doc_auth) */
+	int64_t perms;                /* after auth: the effective
+	                               * permissions (pdfstamp_doc_auth) */
 	int authenticated;            /* 0 none, 1 user, 2 owner */
 	int password_given;           /* auth was given a password, but the file is not encrypted */
 

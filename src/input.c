@@ -52,8 +52,9 @@ int ps_doc_header_version(ps_doc *doc, char out[16])
 	int rc = ps_doc_pread(doc, 0, 16, &h);
 
 	snprintf(out, 16, "1.7");
-	if (rc == 0 && h.len >= 8 && memcmp(h.data, "%PDF-", 5) == 0 && h.data[5] >= '1' && h.data[5] <= '9' &&
-	    h.data[6] == '.' && h.data[7] >= '0' && h.data[7] <= '9' && (h.data[5] > '1' || h.data[7] >= '7'))
+	if (rc == 0 && h.len >= 8 && memcmp(h.data, "%PDF-", 5) == 0 && h.data[5] >= '1' &&
+	    h.data[5] <= '9' && h.data[6] == '.' && h.data[7] >= '0' && h.data[7] <= '9' &&
+	    (h.data[5] > '1' || h.data[7] >= '7'))
 		snprintf(out, 16, "%c.%c", h.data[5], h.data[7]);
 	ps_buf_free(&h);
 	return rc;
@@ -127,7 +128,8 @@ int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out)
 
 	out->len = 0;
 	if (off < 0 || off > doc->size)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "offset %lld is outside the file", (long long)off);
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "offset %lld is outside the file",
+		              (long long)off);
 	if ((int64_t)len > doc->size - off)
 		len = (size_t)(doc->size - off);
 	if (ps_buf_reserve(out, len + 1) < 0)
@@ -182,7 +184,8 @@ int ps_doc_parse_at(ps_doc *doc, int64_t off, uint32_t expect_num, ps_obj **out,
 			continue;
 		}
 		if (rc == PS_E_NEEDMORE)
-			rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "object at offset %lld is truncated or too large",
+			rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+			            "object at offset %lld is truncated or too large",
 			            (long long)off);
 		break;
 	}

@@ -107,10 +107,12 @@ static int xref_slot(ps_doc *doc, uint32_t num, ps_xent **out)
 		uint32_t ncap = x->npages ? x->npages : 16;
 		ps_xent **d;
 		while (ncap <= p)
-			ncap *= 2; /* at most (PS_MAX_OBJNUM >> PS_XREF_PAGE_BITS) + 1, a power of 2 */
+			ncap *= 2; /* at most
+			            * (PS_MAX_OBJNUM >> PS_XREF_PAGE_BITS) + 1, a power of 2 */
 		d = realloc(x->pages, (size_t)ncap * sizeof *d);
 		if (!d)
-			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
+			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM,
+			              "out of memory for the cross-reference index");
 		memset(d + x->npages, 0, (size_t)(ncap - x->npages) * sizeof *d);
 		x->bytes += (size_t)(ncap - x->npages) * sizeof *d;
 		x->pages = d;
@@ -119,7 +121,8 @@ static int xref_slot(ps_doc *doc, uint32_t num, ps_xent **out)
 	if (!x->pages[p]) {
 		x->pages[p] = calloc(PS_XREF_PAGE, sizeof(ps_xent));
 		if (!x->pages[p])
-			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
+			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM,
+			              "out of memory for the cross-reference index");
 		x->bytes += PS_XREF_PAGE * sizeof(ps_xent);
 	}
 	*out = &x->pages[p][num & (PS_XREF_PAGE - 1)];
@@ -280,9 +283,11 @@ static void sort_shadows(ps_xref *x)
 	qsort(x->shadows, x->nshadows, sizeof *x->shadows, cmp_shadow);
 	for (i = 0; i < x->nshadows; i++) {
 		ps_xshadow *h = &x->shadows[i];
-		if (n > 0 && x->shadows[n - 1].num == h->num && x->shadows[n - 1].e.sec == h->e.sec) {
+		if (n > 0 && x->shadows[n - 1].num == h->num &&
+		    x->shadows[n - 1].e.sec == h->e.sec) {
 			ps_xshadow *k = &x->shadows[n - 1];
-			if ((k->e.flags & PS_XENT_TABLE) && k->e.type == 0 && !(h->e.flags & PS_XENT_TABLE))
+			if ((k->e.flags & PS_XENT_TABLE) && k->e.type == 0 &&
+			    !(h->e.flags & PS_XENT_TABLE))
 				*k = *h;
 			continue;
 		}
@@ -418,8 +423,8 @@ static int find_startxref(ps_doc *doc)
 	int rc = 0, found = 0;
 
 	if (doc->size < 20)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "file is too small to be a PDF (%lld bytes)",
-		              (long long)doc->size);
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+		              "file is too small to be a PDF (%lld bytes)", (long long)doc->size);
 	for (;;) {
 		if ((int64_t)want > doc->size)
 			want = (size_t)doc->size;
@@ -437,16 +442,19 @@ static int find_startxref(ps_doc *doc)
 		want *= 16;
 	}
 	if (!found) {
-		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "no startxref found: not a PDF, or truncated");
+		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+		            "no startxref found: not a PDF, or truncated");
 		goto out;
 	}
 	pos = ps_skip_ws(tail.data, tail.len, i + 9);
 	if (ps_parse_uint(tail.data, tail.len, &pos, &x->startxref) < 0) {
-		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "startxref is not followed by a valid offset");
+		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+		            "startxref is not followed by a valid offset");
 		goto out;
 	}
 	if (x->startxref >= doc->size) {
-		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "startxref %lld points past the end of the file",
+		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+		            "startxref %lld points past the end of the file",
 		            (long long)x->startxref);
 		goto out;
 	}
@@ -470,7 +478,8 @@ static int find_startxref(ps_doc *doc)
 		}
 	}
 	if (x->eof_end < 0) {
-		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "no %%%%EOF after the last startxref: the file is truncated");
+		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
+		            "no %%%%EOF after the last startxref: the file is truncated");
 		goto out;
 	}
 out:
@@ -513,7 +522,8 @@ int ps_xref_prev_eof(ps_doc *doc, int64_t below, int64_t *mark, int64_t *end)
 		/* markers that start in [lo, hi), newest first */
 		for (i = (size_t)(hi - wb); i-- > (size_t)(lo - wb);) {
 			size_t e = i + 5;
-			if (e > w.len || memcmp(w.data + i, "%%EOF", 5) != 0 || !ends_revision(w.data, i))
+			if (e > w.len || memcmp(w.data + i, "%%EOF", 5) != 0 ||
+			    !ends_revision(w.data, i))
 				continue;
 			if (e < w.len && w.data[e] == '\r')
 				e++;
@@ -551,7 +561,8 @@ static int read_trailer(ps_doc *doc, int64_t off, ps_obj **trailer)
 			continue;
 		}
 		if (rc == PS_E_NEEDMORE)
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer at offset %lld is truncated", (long long)off);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+			            "the trailer at offset %lld is truncated", (long long)off);
 		if (rc < 0)
 			goto out;
 		break;
@@ -559,7 +570,8 @@ static int read_trailer(ps_doc *doc, int64_t off, ps_obj **trailer)
 	if ((*trailer)->kind != PS_DICT) {
 		ps_obj_free(*trailer);
 		*trailer = NULL;
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer at offset %lld is not a dictionary", (long long)off);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "the trailer at offset %lld is not a dictionary", (long long)off);
 	}
 out:
 	ps_buf_free(&w);
@@ -569,7 +581,8 @@ out:
 /* Reads the xref stream whose object starts at OFF into *PART; *dict
  * (may be NULL) receives a copy of its dictionary (which doubles as the
  * trailer). */
-static int read_xref_stream(ps_doc *doc, int64_t off, ps_xpart *part, ps_obj **dict, uint32_t *stream_num)
+static int read_xref_stream(ps_doc *doc, int64_t off, ps_xpart *part, ps_obj **dict,
+                            uint32_t *stream_num)
 {
 	ps_ctx *ctx = doc->ctx;
 	ps_obj *stm = NULL;
@@ -580,7 +593,8 @@ static int read_xref_stream(ps_doc *doc, int64_t off, ps_xpart *part, ps_obj **d
 	if ((rc = ps_doc_parse_at(doc, off, 0, &stm, stream_num)) < 0)
 		goto out;
 	if (stm->kind != PS_STREAM || !ps_obj_is_name(ps_dict_get(stm, "Type"), "XRef")) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "offset %lld holds neither an xref table nor an xref stream",
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "offset %lld holds neither an xref table nor an xref stream",
 		            (long long)off);
 		goto out;
 	}
@@ -627,7 +641,8 @@ static int get_offset_key(ps_doc *doc, const ps_obj *d, const char *key, int64_t
 	if (!o)
 		return 0;
 	if (ps_obj_int(o, out) < 0 || *out < 0 || *out >= doc->size)
-		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "trailer /%s is not a valid offset", key);
+		return ps_err(doc->ctx, PDFSTAMP_E_FORMAT, "trailer /%s is not a valid offset",
+		              key);
 	return 0;
 }
 
@@ -708,7 +723,8 @@ static int watch_encrypt(ps_doc *doc)
 		ps_xpart *parts[2] = {x->sections[i].tab, x->sections[i].stm};
 		struct watch w = {(uint16_t)(i + 1)};
 		for (k = 0; k < 2; k++)
-			if (parts[k] && (rc = ps_xpart_defs(doc, parts[k], x->enc_watch, watch_def, &w)) < 0)
+			if (parts[k] &&
+			    (rc = ps_xpart_defs(doc, parts[k], x->enc_watch, watch_def, &w)) < 0)
 				return rc;
 	}
 	return 0;
@@ -747,9 +763,11 @@ int ps_xref_load(ps_doc *doc)
 		int is_table;
 
 		if (x->nsections >= PS_MAX_SECTIONS)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "more than %d cross-reference sections", PS_MAX_SECTIONS);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "more than %d cross-reference sections", PS_MAX_SECTIONS);
 		if (visited(doc, off, x->nsections))
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the /Prev chain loops back to offset %lld", (long long)off);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "the /Prev chain loops back to offset %lld", (long long)off);
 		s = realloc(x->sections, (size_t)(x->nsections + 1) * sizeof *s);
 		if (!s)
 			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -764,7 +782,8 @@ int ps_xref_load(ps_doc *doc)
 		if (is_table) {
 			int64_t toff;
 			s->kind = PDFSTAMP_XREF_TABLE;
-			if ((rc = new_part(doc, &s->tab)) < 0 || (rc = ps_xpart_read_table(doc, off, s->tab, &toff)) < 0 ||
+			if ((rc = new_part(doc, &s->tab)) < 0 ||
+			    (rc = ps_xpart_read_table(doc, off, s->tab, &toff)) < 0 ||
 			    (rc = read_trailer(doc, toff, &trailer)) < 0)
 				return rc;
 			if ((rc = get_offset_key(doc, trailer, "XRefStm", &s->xrefstm)) < 0 ||
@@ -773,13 +792,17 @@ int ps_xref_load(ps_doc *doc)
 				return rc;
 			}
 			if (s->xrefstm >= 0) {
-				if (s->xrefstm == off || visited(doc, s->xrefstm, x->nsections - 1)) {
+				if (s->xrefstm == off ||
+				    visited(doc, s->xrefstm, x->nsections - 1)) {
 					ps_obj_free(trailer);
-					return ps_err(ctx, PDFSTAMP_E_FORMAT, "/XRefStm at offset %lld points at a section already read", (long long)s->xrefstm);
+					return ps_err(ctx, PDFSTAMP_E_FORMAT,
+					              "/XRefStm at offset %lld points at a section "
+					              "already read", (long long)s->xrefstm);
 				}
 				s->kind = PDFSTAMP_XREF_HYBRID;
 				if ((rc = new_part(doc, &s->stm)) < 0 ||
-				    (rc = read_xref_stream(doc, s->xrefstm, s->stm, NULL, &s->xrefstm_num)) < 0) {
+				    (rc = read_xref_stream(doc, s->xrefstm, s->stm, NULL,
+				                           &s->xrefstm_num)) < 0) {
 					ps_obj_free(trailer);
 					return rc;
 				}
@@ -811,7 +834,8 @@ int ps_xref_load(ps_doc *doc)
 		if (x->nsections == 1) {
 			ps_obj *enc = ps_dict_get(trailer, "Encrypt");
 			if (enc && enc->kind == PS_REF)
-				x->enc_watch = enc->u.ref.num; /* every definition of it is noted (doc.c compares them) */
+				x->enc_watch = enc->u.ref.num; /* every definition of it is
+				                                * noted (doc.c compares them) */
 		}
 		if (s->stm) {
 			x->kept += s->stm->kept;
@@ -838,7 +862,8 @@ int ps_xref_load(ps_doc *doc)
 			for (k = 0; k < sizeof carry / sizeof carry[0]; k++) {
 				ps_obj *v = ps_dict_get(trailer, carry[k]);
 				if (v && !ps_dict_get(x->trailer, carry[k])) {
-					if ((rc = ps_dict_put(x->trailer, carry[k], ps_obj_copy(v))) < 0) {
+					if ((rc = ps_dict_put(x->trailer, carry[k],
+					                      ps_obj_copy(v))) < 0) {
 						ps_obj_free(trailer);
 						return ps_err(ctx, rc, "out of memory");
 					}
@@ -1033,7 +1058,8 @@ int ps_doc_is_xref_stream(ps_doc *doc, uint32_t num)
 	size_t lo = 0, hi = x->nxstm;
 
 	if (ps_xref_find(doc, num, &e) < 0 || !e || e->type != 1)
-		return 0; /* an entry that cannot be read is not one of the chain's (their entries were read at open) */
+		return 0; /* an entry that cannot be read is not one of the chain's (their
+		           * entries were read at open) */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (x->xstm[mid].num < num)

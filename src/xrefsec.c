@@ -91,18 +91,20 @@
 /* The rules of one table entry (7.5.4), shared by every form: C is 'n' or
  * 'f'.  Returns 1 with *OUT set, 0 if the entry says nothing (object 0),
  * or an error. */
-static int table_entry(ps_doc *doc, int64_t num, int c, int64_t eoff, int64_t egen, int64_t table_off,
-                       ps_xrec *out)
+static int table_entry(ps_doc *doc, int64_t num, int c, int64_t eoff, int64_t egen,
+                       int64_t table_off, ps_xrec *out)
 {
 	if (c == 'f' && egen > 65535)
 		egen = 65535; /* MuPDF writes "65536 f" for object 0 */
 	if ((c != 'n' && c != 'f') || egen > 65535)
-		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "bad entry %lld in the table at offset %lld", (long long)num,
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT,
+		              "bad entry %lld in the table at offset %lld", (long long)num,
 		              (long long)table_off);
 	if (c == 'n' && (eoff <= 0 || eoff >= ps_doc_size(doc))) {
 		if (eoff != 0)
-			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "object %lld is listed at offset %lld, past the end of the file",
-			              (long long)num, (long long)eoff);
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT,
+			              "object %lld is listed at offset %lld, past the end "
+			              "of the file", (long long)num, (long long)eoff);
 		c = 'f'; /* some writers mark unused entries "0 0 n" */
 	}
 	if (num == 0)
@@ -140,7 +142,8 @@ static int strict_entry(const uint8_t *p, size_t len, int64_t *off, int64_t *gen
 }
 
 /* The rules of one xref stream entry (7.5.8.3). */
-static int stream_entry(ps_doc *doc, const ps_xpart *p, const uint8_t *d, uint32_t num, ps_xrec *out)
+static int stream_entry(ps_doc *doc, const ps_xpart *p, const uint8_t *d, uint32_t num,
+                        ps_xrec *out)
 {
 	uint64_t f[3];
 	int k, b;
@@ -163,7 +166,8 @@ static int stream_entry(ps_doc *doc, const ps_xpart *p, const uint8_t *d, uint32
 		return 1;
 	case 1:
 		if (f[1] == 0 || f[1] >= (uint64_t)ps_doc_size(doc) || f[2] > 65535)
-			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "xref stream entry for object %u points outside the file",
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT,
+			              "xref stream entry for object %u points outside the file",
 			              num);
 		out->type = 1;
 		out->off = (int64_t)f[1];
@@ -171,7 +175,8 @@ static int stream_entry(ps_doc *doc, const ps_xpart *p, const uint8_t *d, uint32
 		return 1;
 	case 2:
 		if (f[1] == 0 || f[1] > PS_MAX_OBJNUM || f[2] > PS_MAX_OBJNUM)
-			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "bad compressed entry for object %u", num);
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT,
+			              "bad compressed entry for object %u", num);
 		out->type = 2;
 		out->off = (int64_t)f[1];
 		out->aux = (uint32_t)f[2];
@@ -189,7 +194,8 @@ static int push_rec(ps_doc *doc, ps_xpart *p, const ps_xrec *r)
 		size_t ncap = p->caprecs ? 2 * p->caprecs : 64;
 		ps_xrec *n = realloc(p->recs, ncap * sizeof *n);
 		if (!n)
-			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM,
+			              "out of memory for the cross-reference index");
 		p->recs = n;
 		p->caprecs = ncap;
 	}
@@ -234,7 +240,8 @@ struct win {
 
 /* Makes [off, off + need) available (as much of it as the file has) and
  * returns a pointer to OFF; *avail the bytes from there. */
-static int win_at(ps_doc *doc, struct win *w, int64_t off, size_t need, const uint8_t **ptr, size_t *avail)
+static int win_at(ps_doc *doc, struct win *w, int64_t off, size_t need, const uint8_t **ptr,
+                  size_t *avail)
 {
 	int rc;
 
@@ -266,7 +273,8 @@ static int read_table_recs(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trail
 		goto out;
 	pos = ps_skip_ws(w.data, w.len, 0);
 	if (w.len - pos < 4 || memcmp(w.data + pos, "xref", 4) != 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "no cross-reference table at offset %lld", (long long)off);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "no cross-reference table at offset %lld",
+		            (long long)off);
 		goto out;
 	}
 	pos += 4;
@@ -285,14 +293,18 @@ static int read_table_recs(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trail
 			goto out;
 		pos = 0;
 		if (ps_parse_uint(w.data, w.len, &pos, &first) < 0 ||
-		    (pos = ps_skip_ws(w.data, w.len, pos), ps_parse_uint(w.data, w.len, &pos, &count) < 0)) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad cross-reference subsection header at offset %lld",
+		    (pos = ps_skip_ws(w.data, w.len, pos),
+		     ps_parse_uint(w.data, w.len, &pos, &count) < 0)) {
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+			            "bad cross-reference subsection header at offset %lld",
 			            (long long)cur);
 			goto out;
 		}
-		if (first > PS_MAX_OBJNUM || count > PS_MAX_OBJNUM + 1 - first || count * 18 > ps_doc_size(doc) - cur) {
+		if (first > PS_MAX_OBJNUM || count > PS_MAX_OBJNUM + 1 - first ||
+		    count * 18 > ps_doc_size(doc) - cur) {
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
-			            "cross-reference subsection %lld+%lld at offset %lld does not fit the file",
+			            "cross-reference subsection %lld+%lld at offset %lld "
+			            "does not fit the file",
 			            (long long)first, (long long)count, (long long)cur);
 			goto out;
 		}
@@ -307,8 +319,10 @@ static int read_table_recs(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trail
 
 			pos = ps_skip_ws(w.data, w.len, pos);
 			if (ps_parse_uint(w.data, w.len, &pos, &eoff) < 0 ||
-			    (pos = ps_skip_ws(w.data, w.len, pos), ps_parse_uint(w.data, w.len, &pos, &egen) < 0)) {
-				rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad entry %lld in the table at offset %lld",
+			    (pos = ps_skip_ws(w.data, w.len, pos),
+			     ps_parse_uint(w.data, w.len, &pos, &egen) < 0)) {
+				rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+				            "bad entry %lld in the table at offset %lld",
 				            (long long)(first + i), (long long)off);
 				goto out;
 			}
@@ -340,7 +354,8 @@ static int sub_stride(const uint8_t *q, size_t avail, uint32_t *stride)
 	while (k < avail && k < 21 && (q[k] == ' ' || q[k] == '\r' || q[k] == '\n'))
 		k++;
 	if (k == 18 || k >= avail || !((q[k] >= '0' && q[k] <= '9') || q[k] == 't'))
-		return -1; /* an entry ends with 1-3 bytes of white space, then a digit or "trailer" */
+		return -1; /* an entry ends with 1-3 bytes of white space,
+		            * then a digit or "trailer" */
 	*stride = (uint32_t)k;
 	return 0;
 }
@@ -361,7 +376,8 @@ static int scan_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 		goto out;
 	pos = ps_skip_ws(q, avail, 0);
 	if (avail - pos < 4 || memcmp(q + pos, "xref", 4) != 0) {
-		rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "no cross-reference table at offset %lld", (long long)off);
+		rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT,
+		            "no cross-reference table at offset %lld", (long long)off);
 		goto out;
 	}
 	cur = off + (int64_t)pos + 4;
@@ -386,7 +402,8 @@ static int scan_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 		/* the header's end of line, then the first entry */
 		{
 			size_t e = pos;
-			while (e < avail && e - pos < 3 && (q[e] == ' ' || q[e] == '\r' || q[e] == '\n'))
+			while (e < avail && e - pos < 3 &&
+			       (q[e] == ' ' || q[e] == '\r' || q[e] == '\n'))
 				e++;
 			if (e == pos)
 				goto out;
@@ -420,7 +437,8 @@ static int scan_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 			size_t ncap = p->capsubs ? 2 * p->capsubs : 4;
 			ps_xsub *n = realloc(p->subs, ncap * sizeof *n);
 			if (!n) {
-				rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory for the cross-reference index");
+				rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM,
+				            "out of memory for the cross-reference index");
 				goto out;
 			}
 			p->subs = n;
@@ -459,7 +477,8 @@ int ps_xpart_read_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 
 /* Reads entry I of subsection S, located by arithmetic: it must be one
  * strict entry of the subsection's stride there (design notes, SUBS). */
-static int sub_entry(ps_doc *doc, const ps_xsub *s, uint32_t i, const uint8_t *q, size_t avail, ps_xrec *out)
+static int sub_entry(ps_doc *doc, const ps_xsub *s, uint32_t i, const uint8_t *q, size_t avail,
+                     ps_xrec *out)
 {
 	int64_t o, g;
 	int c;
@@ -473,16 +492,19 @@ static int sub_entry(ps_doc *doc, const ps_xsub *s, uint32_t i, const uint8_t *q
 	return table_entry(doc, (int64_t)s->first + i, c, o, g, s->off, out);
 misfit:
 	return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT,
-	              "bad entry %lld in the table at offset %lld: not a %u-byte entry where ISO 32000-2 7.5.4 puts it",
+	              "bad entry %lld in the table at offset %lld: not a %u-byte entry "
+	              "where ISO 32000-2 7.5.4 puts it",
 	              (long long)s->first + i, (long long)s->off, s->stride);
 }
 
 /* ---- xref streams ----------------------------------------------------------- */
 
-static int get_uint_key(ps_ctx *ctx, const ps_obj *d, const char *key, int64_t max, int64_t *out, int64_t off)
+static int get_uint_key(ps_ctx *ctx, const ps_obj *d, const char *key, int64_t max, int64_t *out,
+                        int64_t off)
 {
 	if (ps_obj_int(ps_dict_get(d, key), out) < 0 || *out < 0 || *out > max)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "bad or missing /%s in the xref stream at offset %lld", key,
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "bad or missing /%s in the xref stream at offset %lld", key,
 		              (long long)off);
 	return 0;
 }
@@ -502,44 +524,52 @@ int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *
 		goto out;
 	/* /Length of an xref stream must be direct: the index it would need
 	 * to resolve an indirect one is what we are reading. */
-	if (ps_obj_int(ps_dict_get(stm, "Length"), &len) < 0 || len < 0 || len > ps_doc_size(doc) - stm->u.stm.off) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /Length in the xref stream at offset %lld", (long long)off);
+	if (ps_obj_int(ps_dict_get(stm, "Length"), &len) < 0 || len < 0 ||
+	    len > ps_doc_size(doc) - stm->u.stm.off) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /Length in the xref stream at offset %lld",
+		            (long long)off);
 		goto out;
 	}
 	w = ps_dict_get(stm, "W");
 	if (ps_array_len(w) != 3) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /W in the xref stream at offset %lld", (long long)off);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /W in the xref stream at offset %lld",
+		            (long long)off);
 		goto out;
 	}
 	for (i = 0; i < 3; i++) {
 		int64_t v;
 		if (ps_obj_int(ps_array_get(w, (size_t)i), &v) < 0 || v < 0 || v > 8) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /W in the xref stream at offset %lld", (long long)off);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+			            "bad /W in the xref stream at offset %lld", (long long)off);
 			goto out;
 		}
 		p->w[i] = (int)v;
 	}
 	entlen = (size_t)(p->w[0] + p->w[1] + p->w[2]);
 	if (p->w[1] == 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld has no offset field", (long long)off);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "xref stream at offset %lld has no offset field", (long long)off);
 		goto out;
 	}
 	/* one read, of up to a few MB: on huge pages from 1 MB on (buf.c) */
 	if (ps_buf_reserve(&raw, (size_t)len + 1) < 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory reading %lld bytes", (long long)len);
+		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory reading %lld bytes",
+		            (long long)len);
 		goto out;
 	}
 	if ((rc = ps_doc_pread(doc, stm->u.stm.off, (size_t)len, &raw)) < 0)
 		goto out;
 	if ((int64_t)raw.len != len) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld is truncated", (long long)off);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld is truncated",
+		            (long long)off);
 		goto out;
 	}
 	filter = ps_dict_get(stm, "Filter");
 	parms = ps_dict_get(stm, "DecodeParms");
 	if (filter && filter->kind == PS_ARRAY) {
 		if (ps_array_len(filter) > 1) {
-			rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "xref stream with several filters");
+			rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+			            "xref stream with several filters");
 			goto out;
 		}
 		filter = ps_array_get(filter, 0);
@@ -552,7 +582,8 @@ int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *
 	}
 	p->stm_off = off;
 	if (filter) { /* decoded as far as lookups need (note STREAM) */
-		if ((rc = ps_flate_reader_new(ctx, parms, raw.data, raw.len, XREFSTM_MAX_DECODED, &p->fr)) < 0) {
+		if ((rc = ps_flate_reader_new(ctx, parms, raw.data, raw.len, XREFSTM_MAX_DECODED,
+		                              &p->fr)) < 0) {
 			ps_err_wrap(ctx, rc, "xref stream at offset %lld", (long long)off);
 			goto out;
 		}
@@ -564,7 +595,8 @@ int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *
 	}
 	index = ps_dict_get(stm, "Index");
 	if (index && (index->kind != PS_ARRAY || ps_array_len(index) % 2 != 0)) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /Index in the xref stream at offset %lld", (long long)off);
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /Index in the xref stream at offset %lld",
+		            (long long)off);
 		goto out;
 	}
 	ranges = index ? (int64_t)ps_array_len(index) / 2 : 1;
@@ -576,18 +608,22 @@ int ps_xpart_read_stream(ps_doc *doc, const ps_obj *stm, int64_t off, ps_xpart *
 	for (n = 0; n < ranges; n++) {
 		int64_t first = 0, count = size;
 		if (index && (ps_obj_int(ps_array_get(index, (size_t)(2 * n)), &first) < 0 ||
-		              ps_obj_int(ps_array_get(index, (size_t)(2 * n + 1)), &count) < 0 || first < 0 ||
-		              count < 0 || first > PS_MAX_OBJNUM || count > PS_MAX_OBJNUM + 1 - first)) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "bad /Index in the xref stream at offset %lld", (long long)off);
+		              ps_obj_int(ps_array_get(index, (size_t)(2 * n + 1)), &count) < 0 ||
+		              first < 0 || count < 0 || first > PS_MAX_OBJNUM ||
+		              count > PS_MAX_OBJNUM + 1 - first)) {
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+			            "bad /Index in the xref stream at offset %lld", (long long)off);
 			goto out;
 		}
 		if (entlen && (uint64_t)count > (XREFSTM_MAX_DECODED - at) / entlen) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld has more entries than any file can",
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+			            "xref stream at offset %lld has more entries than any file can",
 			            (long long)off);
 			goto out;
 		}
 		if (!p->fr && entlen && (uint64_t)count > (dec.len - at) / entlen) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "xref stream at offset %lld has fewer entries than /Index says",
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+			            "xref stream at offset %lld has fewer entries than /Index says",
 			            (long long)off);
 			goto out;
 		}
@@ -645,9 +681,11 @@ static int stream_cover(ps_doc *doc, ps_xpart *p, size_t upto)
 		 * capped) as a whole as the full load always did */
 		size_t want = upto + LOOKAHEAD < p->total ? upto + LOOKAHEAD : p->total;
 		rc = ps_flate_reader_fill(ps_doc_ctx(doc), p->fr, want, &p->data);
-		if (rc == 0 && p->data.len >= p->total) /* all entries: the rest of the stream too */
+		if (rc == 0 && p->data.len >= p->total) /* all entries: the
+		                                         * rest of the stream too */
 			rc = ps_flate_reader_fill(ps_doc_ctx(doc), p->fr, SIZE_MAX, &p->data);
-		if (p->data.len > p->total) /* a wide predictor row, or bytes after the entries (also on an error: a bomb's tail) */
+		if (p->data.len > p->total) /* a wide predictor row, or bytes after the entries
+		                             * (also on an error: a bomb's tail) */
 			p->data.len = p->total;
 		if (p->data.cap > p->total + 2 * 65536 && p->data.len == p->total) {
 			uint8_t *t = realloc(p->data.data, p->total ? p->total : 1);
@@ -656,9 +694,11 @@ static int stream_cover(ps_doc *doc, ps_xpart *p, size_t upto)
 				p->data.cap = p->total ? p->total : 1;
 			}
 		}
-		if (rc < 0) { /* the reader refuses from now on (flate.c: failed), the full load too */
+		if (rc < 0) { /* the reader refuses from now on
+		               * (flate.c: failed), the full load too */
 			p->failed = rc;
-			return ps_err_wrap(ps_doc_ctx(doc), rc, "xref stream at offset %lld", (long long)p->stm_off);
+			return ps_err_wrap(ps_doc_ctx(doc), rc, "xref stream at offset %lld",
+			                   (long long)p->stm_off);
 		}
 		if (ps_flate_reader_done(p->fr)) { /* the input is needed no more */
 			ps_flate_reader_free(p->fr);
@@ -667,7 +707,8 @@ static int stream_cover(ps_doc *doc, ps_xpart *p, size_t upto)
 		}
 	}
 	if (upto > p->data.len)
-		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "xref stream at offset %lld has fewer entries than /Index says",
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT,
+		              "xref stream at offset %lld has fewer entries than /Index says",
 		              (long long)p->stm_off);
 	return 0;
 }
@@ -720,7 +761,8 @@ int ps_xpart_get(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xrec *out)
 		s = &p->subs[lo - 1];
 		if (num - s->first >= s->count)
 			return 0;
-		if ((rc = ps_doc_pread(doc, s->off + (int64_t)(num - s->first) * s->stride, s->stride, &b)) == 0)
+		if ((rc = ps_doc_pread(doc, s->off + (int64_t)(num - s->first) * s->stride,
+		                       s->stride, &b)) == 0)
 			rc = sub_entry(doc, s, num - s->first, b.data, b.len, out);
 		ps_buf_free(&b);
 		return rc;
@@ -740,7 +782,8 @@ int ps_xpart_get(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xrec *out)
 			lo--;
 		} else { /* the first range in /Index order that holds NUM */
 			for (lo = 0; lo < p->nranges; lo++)
-				if (num >= p->ranges[lo].first && num - p->ranges[lo].first < p->ranges[lo].count)
+				if (num >= p->ranges[lo].first &&
+				    num - p->ranges[lo].first < p->ranges[lo].count)
 					break;
 			if (lo == p->nranges)
 				return 0;
@@ -765,13 +808,15 @@ int ps_xpart_defs(ps_doc *doc, ps_xpart *p, uint32_t num, ps_xpart_fn fn, void *
 	int rc;
 
 	if (p->form == PS_XPART_RECS) {
-		for (rc = 0, lo = recs_first(p, num); lo < p->nrecs && p->recs[lo].num == num && rc >= 0; lo++)
+		for (rc = 0, lo = recs_first(p, num);
+		     lo < p->nrecs && p->recs[lo].num == num && rc >= 0; lo++)
 			rc = fn(doc, ud, &p->recs[lo]);
 		return rc < 0 ? rc : 0;
 	}
 	if (p->form == PS_XPART_STREAM && !p->sorted) {
 		for (lo = 0, rc = 0; lo < p->nranges && rc >= 0; lo++) {
-			if (num < p->ranges[lo].first || num - p->ranges[lo].first >= p->ranges[lo].count)
+			if (num < p->ranges[lo].first ||
+			    num - p->ranges[lo].first >= p->ranges[lo].count)
 				continue;
 			rc = range_entry(doc, p, lo, num - p->ranges[lo].first, num, &r);
 			if (rc == 1)
@@ -798,11 +843,13 @@ int ps_xpart_each(ps_doc *doc, ps_xpart *p, ps_xpart_fn fn, void *ud)
 			uint32_t per = FULL_CHUNK / s->stride, k = 0;
 			while (k < s->count && rc >= 0) {
 				uint32_t n = s->count - k < per ? s->count - k : per, j;
-				if ((rc = ps_doc_pread(doc, s->off + (int64_t)k * s->stride, (size_t)n * s->stride, &b)) < 0)
+				if ((rc = ps_doc_pread(doc, s->off + (int64_t)k * s->stride,
+				                       (size_t)n * s->stride, &b)) < 0)
 					break;
 				for (j = 0; j < n; j++) {
 					size_t at = (size_t)j * s->stride;
-					rc = sub_entry(doc, s, k + j, b.data + at, b.len > at ? b.len - at : 0, &r);
+					rc = sub_entry(doc, s, k + j, b.data + at,
+					               b.len > at ? b.len - at : 0, &r);
 					if (rc == 1)
 						rc = fn(doc, ud, &r);
 					if (rc < 0)
@@ -817,8 +864,9 @@ int ps_xpart_each(ps_doc *doc, ps_xpart *p, ps_xpart_fn fn, void *ud)
 	case PS_XPART_STREAM:
 		/* all of it, judged now; a stream whose decoding failed fails here
 		 * even when the rows before the damage cover the entries */
-		rc = p->failed ? ps_err(ps_doc_ctx(doc), p->failed, "xref stream at offset %lld is damaged (found by an earlier lookup)",
-		                        (long long)p->stm_off)
+		rc = p->failed ? ps_err(ps_doc_ctx(doc), p->failed,
+		                        "xref stream at offset %lld is damaged "
+		                        "(found by an earlier lookup)", (long long)p->stm_off)
 		               : stream_cover(doc, p, p->total);
 		for (i = 0; i < p->nranges && rc >= 0; i++) {
 			uint32_t k;

@@ -40,9 +40,11 @@ typedef struct ps_xpart {
 	ps_buf raw;                  /* STREAM being decoded: its compressed bytes */
 	struct ps_flate_reader *fr;  /* STREAM being decoded: the decoder (NULL once done) */
 	size_t total;                /* STREAM: the bytes /Index's entries take */
-	size_t kept;                 /* STREAM: the most it holds (raw and decoded), for xref.c's budget */
+	size_t kept;                 /* STREAM: the most it holds (raw and
+	                              * decoded), for xref.c's budget */
 	int64_t stm_off;             /* STREAM: its offset, for messages */
-	int failed;                  /* STREAM: the error its decoding met, 0 if none (a full load fails on it) */
+	int failed;                  /* STREAM: the error its decoding met, 0 if none (a
+	                              * full load fails on it) */
 	ps_xrange *ranges;           /* STREAM, in /Index order */
 	size_t nranges, entlen;
 	int sorted;                  /* STREAM: the ranges are sorted and disjoint */
