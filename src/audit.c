@@ -296,8 +296,8 @@ static int is_dss_dict(const ps_obj *o)
 {
 	size_t i;
 
-	if (ps_obj_is_name(ps_dict_get(o, "Type"), "DSS") || ps_dict_get(o, "VRI") || ps_dict_get(o, "Certs") ||
-	    ps_dict_get(o, "OCSPs") || ps_dict_get(o, "CRLs"))
+	if (ps_obj_is_name(ps_dict_get(o, "Type"), "DSS") || ps_dict_get(o, "VRI") ||
+	    ps_dict_get(o, "Certs") || ps_dict_get(o, "OCSPs") || ps_dict_get(o, "CRLs"))
 		return 1;
 	if (ps_obj_is_name(ps_dict_get(o, "Type"), "VRI"))
 		return 1;
@@ -315,7 +315,8 @@ static int is_dss_dict(const ps_obj *o)
 static int is_field(const ps_obj *o)
 {
 	return ps_dict_get(o, "FT") != NULL ||
-	       (ps_dict_get(o, "T") && (ps_dict_get(o, "Kids") || ps_dict_get(o, "Parent") || ps_dict_get(o, "V")));
+	       (ps_dict_get(o, "T") &&
+	        (ps_dict_get(o, "Kids") || ps_dict_get(o, "Parent") || ps_dict_get(o, "V")));
 }
 
 static int is_widget(const ps_obj *o)
@@ -327,13 +328,15 @@ static int is_page(const ps_obj *o)
 {
 	return ps_obj_is_name(ps_dict_get(o, "Type"), "Page") ||
 	       (!ps_dict_get(o, "Type") && ps_dict_get(o, "Parent") && !ps_dict_get(o, "Kids") &&
-	        (ps_dict_get(o, "MediaBox") || ps_dict_get(o, "Contents")) && !ps_dict_get(o, "Subtype"));
+	        (ps_dict_get(o, "MediaBox") || ps_dict_get(o, "Contents")) &&
+	        !ps_dict_get(o, "Subtype"));
 }
 
 static int is_pages(const ps_obj *o)
 {
 	return ps_obj_is_name(ps_dict_get(o, "Type"), "Pages") ||
-	       (!ps_dict_get(o, "Type") && ps_dict_get(o, "Kids") && ps_dict_get(o, "Count") && !is_field(o));
+	       (!ps_dict_get(o, "Type") && ps_dict_get(o, "Kids") && ps_dict_get(o, "Count") &&
+	        !is_field(o));
 }
 
 /* Kind of a field (or widget merged with one) as of SEC. */
@@ -347,7 +350,8 @@ static int field_kind(struct audit *a, const ps_obj *o, int sec, int *rc)
 		return PDFSTAMP_CHANGE_FORM_FIELD;
 	if ((*rc = ps_audit_resolve(a, ps_dict_get(o, "V"), sec, &v, &owned)) < 0)
 		return -1;
-	k = v && ps_audit_is_timestamp_sig(v) ? PDFSTAMP_CHANGE_DOC_TIMESTAMP : PDFSTAMP_CHANGE_SIGNATURE;
+	k = v && ps_audit_is_timestamp_sig(v) ? PDFSTAMP_CHANGE_DOC_TIMESTAMP
+	                                      : PDFSTAMP_CHANGE_SIGNATURE;
 	ps_obj_free(owned);
 	return k;
 }
@@ -386,7 +390,8 @@ static int own_kind(struct audit *a, uint32_t num, const ps_obj *o, int sec, int
 		return PDFSTAMP_CHANGE_PAGE_TREE;
 	if (ps_obj_is_name(type, "Sig") || ps_obj_is_name(type, "DocTimeStamp") ||
 	    (ps_dict_get(o, "ByteRange") && ps_dict_get(o, "Contents")))
-		return ps_audit_is_timestamp_sig(o) ? PDFSTAMP_CHANGE_DOC_TIMESTAMP : PDFSTAMP_CHANGE_SIGNATURE;
+		return ps_audit_is_timestamp_sig(o) ? PDFSTAMP_CHANGE_DOC_TIMESTAMP
+		                                    : PDFSTAMP_CHANGE_SIGNATURE;
 	if (is_field(o))
 		return field_kind(a, o, sec, rc);
 	if (ps_obj_is_name(ps_dict_get(o, "Subtype"), "Widget")) {
@@ -491,7 +496,8 @@ static int array_diff_kind(struct audit *a, ps_obj *ov, ps_obj *nv, int sec, int
 	ps_obj *o = NULL, *n = NULL, *oo = NULL, *no = NULL;
 	int k = -1, k2;
 
-	if ((*rc = ps_audit_resolve(a, ov, sec + 1, &o, &oo)) < 0 || (*rc = ps_audit_resolve(a, nv, sec, &n, &no)) < 0)
+	if ((*rc = ps_audit_resolve(a, ov, sec + 1, &o, &oo)) < 0 ||
+	    (*rc = ps_audit_resolve(a, nv, sec, &n, &no)) < 0)
 		goto out;
 	if (!(o && o->kind != PS_ARRAY) && !(n && n->kind != PS_ARRAY)) {
 		k = array_kind(a, n, o, sec, rc);
@@ -517,7 +523,8 @@ static int extends(const ps_obj *o, const ps_obj *n, int depth)
 	if (!n || o->kind != PS_DICT || n->kind != PS_DICT || depth > 4)
 		return ps_obj_equal(o, n, 0);
 	for (i = 0; i < o->u.dict.len; i++)
-		if (!extends(o->u.dict.ents[i].val, ps_dict_get(n, o->u.dict.ents[i].key), depth + 1))
+		if (!extends(o->u.dict.ents[i].val, ps_dict_get(n, o->u.dict.ents[i].key),
+		             depth + 1))
 			return 0;
 	return 1;
 }
@@ -529,7 +536,8 @@ static int is_true(const ps_obj *o)
 
 /* Kind of a change of a dictionary that is a catalog, page, or /AcroForm
  * in both versions: by the keys that differ (note 4). */
-static int dict_diff_kind(struct audit *a, const ps_obj *o, const ps_obj *n, int sec, int what, int *rc)
+static int dict_diff_kind(struct audit *a, const ps_obj *o, const ps_obj *n, int sec, int what,
+                          int *rc)
 {
 	int k = -1, pass;
 
@@ -550,15 +558,18 @@ static int dict_diff_kind(struct audit *a, const ps_obj *o, const ps_obj *n, int
 					kk = PDFSTAMP_CHANGE_DSS;
 				else if (!strcmp(key, "Metadata"))
 					kk = PDFSTAMP_CHANGE_METADATA;
-				else if (!strcmp(key, "AcroForm") && ev && dv->kind == PS_DICT && ev->kind == PS_DICT)
-					kk = dict_diff_kind(a, pass ? ev : dv, pass ? dv : ev, sec, WHAT_ACROFORM, rc);
+				else if (!strcmp(key, "AcroForm") && ev && dv->kind == PS_DICT &&
+				         ev->kind == PS_DICT)
+					kk = dict_diff_kind(a, pass ? ev : dv, pass ? dv : ev, sec,
+					                    WHAT_ACROFORM, rc);
 				else if (!strcmp(key, "AcroForm"))
 					kk = PDFSTAMP_CHANGE_FORM_FIELD;
 				else
 					kk = PDFSTAMP_CHANGE_CATALOG;
 			} else if (what == PDFSTAMP_CHANGE_PAGE_TREE) {
 				if (!strcmp(key, "Annots"))
-					kk = array_diff_kind(a, ps_dict_get(o, key), ps_dict_get(n, key), sec,
+					kk = array_diff_kind(a, ps_dict_get(o, key),
+					                     ps_dict_get(n, key), sec,
 					                     PDFSTAMP_CHANGE_ANNOTATION, rc);
 				else if (!strcmp(key, "Contents") || !strcmp(key, "Resources"))
 					kk = PDFSTAMP_CHANGE_PAGE_CONTENT;
@@ -566,22 +577,24 @@ static int dict_diff_kind(struct audit *a, const ps_obj *o, const ps_obj *n, int
 					kk = PDFSTAMP_CHANGE_PAGE_TREE;
 			} else { /* /AcroForm */
 				if (!strcmp(key, "Fields"))
-					kk = array_diff_kind(a, ps_dict_get(o, key), ps_dict_get(n, key), sec,
+					kk = array_diff_kind(a, ps_dict_get(o, key),
+					                     ps_dict_get(n, key), sec,
 					                     PDFSTAMP_CHANGE_FORM_FIELD, rc);
 				else if (!strcmp(key, "SigFlags"))
 					kk = PDFSTAMP_CHANGE_SIGNATURE;
 				else if (!strcmp(key, "NeedAppearances"))
 					/* true: viewers redraw every field (12.7.3) */
 					kk = is_true(ps_dict_get(n, key)) ? PDFSTAMP_CHANGE_CATALOG
-					                                          : PDFSTAMP_CHANGE_FORM_FIELD;
+					     : PDFSTAMP_CHANGE_FORM_FIELD;
 				else if (!strcmp(key, "DR"))
 					/* resources may be added, not changed: fields drawn
 					 * again use them (12.7.4.3) */
-					kk = extends(ps_dict_get(o, key), ps_dict_get(n, key), 0) ? PDFSTAMP_CHANGE_FORM_FIELD
-					                                                          : PDFSTAMP_CHANGE_CATALOG;
-				else if (!strcmp(key, "DA") || !strcmp(key, "Q") || !strcmp(key, "XFA") ||
-				         !strcmp(key, "CO"))
-					kk = PDFSTAMP_CHANGE_CATALOG; /* how every field looks, or XFA */
+					kk = extends(ps_dict_get(o, key), ps_dict_get(n, key), 0)
+					     ? PDFSTAMP_CHANGE_FORM_FIELD : PDFSTAMP_CHANGE_CATALOG;
+				else if (!strcmp(key, "DA") || !strcmp(key, "Q") ||
+				         !strcmp(key, "XFA") || !strcmp(key, "CO"))
+					/* how every field looks, or XFA */
+					kk = PDFSTAMP_CHANGE_CATALOG;
 				else
 					kk = PDFSTAMP_CHANGE_FORM_FIELD;
 			}
@@ -727,7 +740,8 @@ static int locked(const struct sigrec *g, const char *name)
 		return 0;
 	for (i = 0; i < g->nfields; i++) {
 		size_t l = strlen(g->fields[i]);
-		if (!strcmp(g->fields[i], name) || (!strncmp(g->fields[i], name, l) && name[l] == '.'))
+		if (!strcmp(g->fields[i], name) ||
+		    (!strncmp(g->fields[i], name, l) && name[l] == '.'))
 			listed = 1;
 	}
 	return g->fieldmdp == PDFSTAMP_FIELDMDP_INCLUDE ? listed : !listed;
@@ -810,7 +824,8 @@ static int covers_widget(const struct audit *a, const ps_obj *n, int sec)
 		t = v[1], v[1] = v[3], v[3] = t;
 	for (k = 0; k < a->r->nsigs; k++) {
 		const struct sigrec *h = &a->sigs[k];
-		if (h->sec > sec && h->has_rect && v[0] < h->rect[2] && h->rect[0] < v[2] && v[1] < h->rect[3] && h->rect[1] < v[3])
+		if (h->sec > sec && h->has_rect && v[0] < h->rect[2] && h->rect[0] < v[2] &&
+		    v[1] < h->rect[3] && h->rect[1] < v[3])
 			return k;
 	}
 	return -1;
@@ -837,7 +852,8 @@ static int sealed(struct audit *a, int sec, int ts, int *rc)
 
 static int in_policy(const struct sigrec *g, uint32_t num)
 {
-	return num && g->npolicy && bsearch(&num, g->policy, g->npolicy, sizeof *g->policy, cmp_u32) != NULL;
+	return num && g->npolicy &&
+	       bsearch(&num, g->policy, g->npolicy, sizeof *g->policy, cmp_u32) != NULL;
 }
 
 static int new_kind(struct audit *a, const struct chg *c, int *rc);
@@ -845,8 +861,8 @@ static int role_kind(struct audit *a, int role, const struct chg *c, int *rc);
 
 /* The kind of change C for signature G (note 5), with *WHY when the kind
  * follows from more than the object's role. */
-static int kind_for(struct audit *a, const struct chg *c, const struct sigrec *g, int *existed, char *why,
-                    size_t nwhy, int *rc)
+static int kind_for(struct audit *a, const struct chg *c, const struct sigrec *g, int *existed,
+                    char *why, size_t nwhy, int *rc)
 {
 	const struct vent *r;
 	ps_xent es;
@@ -862,8 +878,9 @@ static int kind_for(struct audit *a, const struct chg *c, const struct sigrec *g
 	if (*existed) {
 		uint16_t gen_then = es.type == 1 ? (uint16_t)es.aux : 0;
 		if (c->n && c->ng != gen_then) {
-			snprintf(why, nwhy, "the generation of a signed object changed (%u to %u): the signed references "
-			         "no longer lead to it", gen_then, c->ng);
+			snprintf(why, nwhy,
+			         "the generation of a signed object changed (%u to %u): the signed "
+			         "references no longer lead to it", gen_then, c->ng);
 			return PDFSTAMP_CHANGE_OTHER;
 		}
 		for (i = 0; i < nr && *rc == 0; i++)
@@ -899,8 +916,8 @@ static int record(struct audit *a, struct chg *c)
 	int i, rc = 0, judged = 0;
 
 	if (++a->nchanges > MAX_CHANGES)
-		return ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "more than %d changes after the first signature",
-		              MAX_CHANGES);
+		return ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "more than %d changes after the first signature", MAX_CHANGES);
 	if (ps_array_grow((void **)&rv->changes, (size_t)rv->nchanges, sizeof *ch) < 0)
 		return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	ch = &rv->changes[rv->nchanges++];
@@ -930,15 +947,20 @@ static int record(struct audit *a, struct chg *c)
 		}
 		/* signing and timestamps must be real (note 5) */
 		if (kind == PDFSTAMP_CHANGE_SIGNATURE || kind == PDFSTAMP_CHANGE_DOC_TIMESTAMP) {
-			int ts = kind == PDFSTAMP_CHANGE_DOC_TIMESTAMP, ok2 = sealed(a, c->sec, ts, &rc);
+			int ts = kind == PDFSTAMP_CHANGE_DOC_TIMESTAMP,
+			    ok2 = sealed(a, c->sec, ts, &rc);
 			if (rc < 0)
 				return rc;
 			if (!ok2) {
-				snprintf(why, sizeof why, "%s not closed by a %s that signs its revision",
-				         ts ? "a document timestamp" : "signing", ts ? "document timestamp" : "signature");
+				snprintf(why, sizeof why,
+				         "%s not closed by a %s that signs its revision",
+				         ts ? "a document timestamp" : "signing",
+				         ts ? "document timestamp" : "signature");
 				kind = PDFSTAMP_CHANGE_ANNOTATION;
-			} else if ((g->docmdp == 1 || g->docmdp == 2) && !existed && visible_widget(c->n)) {
-				snprintf(why, sizeof why, "a visible signature widget after a certification");
+			} else if ((g->docmdp == 1 || g->docmdp == 2) && !existed &&
+			           visible_widget(c->n)) {
+				snprintf(why, sizeof why,
+				         "a visible signature widget after a certification");
 				kind = PDFSTAMP_CHANGE_ANNOTATION;
 			}
 		}
@@ -954,16 +976,19 @@ static int record(struct audit *a, struct chg *c)
 			if (!why[0])
 				snprintf(why, sizeof why, "a new object that no change refers to");
 		}
-		if (g->docmdp == 0 && kind == PDFSTAMP_CHANGE_ANNOTATION && a->old_annot && !(c->flags & REC_FIXED)) {
+		if (g->docmdp == 0 && kind == PDFSTAMP_CHANGE_ANNOTATION && a->old_annot &&
+		    !(c->flags & REC_FIXED)) {
 			/* an approval signature permits new annotations and filling
 			 * in, not a change of what it showed when made (note 5) */
 			ok = 0;
-			snprintf(why, sizeof why, "changes an annotation or widget that existed when the approval "
+			snprintf(why, sizeof why,
+			         "changes an annotation or widget that existed when the approval "
 			         "signature was made");
 		}
 		if (c->vchange && c->field && locked(g, c->field)) {
 			ok = 0;
-			snprintf(why, sizeof why, "the field is locked by the signature (FieldMDP)");
+			snprintf(why, sizeof why,
+			         "the field is locked by the signature (FieldMDP)");
 		}
 		if (g->fieldmdp && existed) {
 			int lk = ap_of_locked(a, c->num, g, &rc);
@@ -971,31 +996,38 @@ static int record(struct audit *a, struct chg *c)
 				return rc;
 			if (lk) {
 				ok = 0;
-				snprintf(why, sizeof why, "the appearance of a field the signature locks (FieldMDP)");
+				snprintf(why, sizeof why,
+				         "the appearance of a field the signature locks "
+				         "(FieldMDP)");
 			}
 		}
-		if (kind == PDFSTAMP_CHANGE_ANNOTATION && !existed && c->n && c->n->kind == PS_DICT &&
-		    !(c->flags & REC_FIXED)) {
+		if (kind == PDFSTAMP_CHANGE_ANNOTATION && !existed && c->n &&
+		    c->n->kind == PS_DICT && !(c->flags & REC_FIXED)) {
 			/* an annotation added over a signature's widget; with
 			 * --strict only text notes after P=3 (note 5) */
 			const ps_obj *st = ps_dict_get(c->n, "Subtype");
 			int h = covers_widget(a, c->n, c->sec);
 			if (h >= 0 && !why[0])
-				snprintf(why, sizeof why, "an annotation added over the widget of signature '%.60s'",
+				snprintf(why, sizeof why,
+				         "an annotation added over the widget of signature '%.60s'",
 				         a->r->sigs[h].field);
 			if ((a->r->flags & PDFSTAMP_AUDIT_STRICT) && g->docmdp == 3 && st &&
-			    !ps_obj_is_name(st, "Widget") && (h >= 0 || (!ps_obj_is_name(st, "Text") &&
-			                                                  !ps_obj_is_name(st, "Popup")))) {
+			    !ps_obj_is_name(st, "Widget") &&
+			    (h >= 0 ||
+			     (!ps_obj_is_name(st, "Text") && !ps_obj_is_name(st, "Popup")))) {
 				ok = 0;
-				snprintf(why, sizeof why, "%s after a P=3 certification (the strict reading)",
-				         h >= 0 ? "an annotation over a signature's widget" : "an annotation that draws content");
+				snprintf(why, sizeof why,
+				         "%s after a P=3 certification (the strict reading)",
+				         h >= 0 ? "an annotation over a signature's widget"
+				                : "an annotation that draws content");
 			}
 		}
 		if ((a->r->flags & PDFSTAMP_AUDIT_STRICT) && g->docmdp == 1 &&
 		    (kind == PDFSTAMP_CHANGE_DSS || kind == PDFSTAMP_CHANGE_DOC_TIMESTAMP)) {
 			ok = 0;
-			snprintf(why, sizeof why, "a DSS or document timestamp after a P=1 certification (the strict "
-			         "reading: Acrobat's)");
+			snprintf(why, sizeof why,
+			         "a DSS or document timestamp after a P=1 certification (the "
+			         "strict reading: Acrobat's)");
 		}
 		if (in_policy(g, c->num)) {
 			ok = 0;
@@ -1023,8 +1055,8 @@ static int record(struct audit *a, struct chg *c)
 
 /* ---- comparing one object across one revision (note 3) -------------------- */
 
-static int streams_equal(struct audit *a, uint32_t num, ps_obj *o, uint16_t og, ps_obj *n, uint16_t ng,
-                         int *eq)
+static int streams_equal(struct audit *a, uint32_t num, ps_obj *o, uint16_t og, ps_obj *n,
+                         uint16_t ng, int *eq)
 {
 	ps_buf bo = PS_BUF_INIT, bn = PS_BUF_INIT;
 	int rc;
@@ -1061,8 +1093,8 @@ static int collect_refs(struct audit *a, const ps_obj *o, uint32_t **v, size_t *
 	switch (o->kind) {
 	case PS_REF:
 		if (*n >= MAX_REFS)
-			return ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "a revision refers to more than %zu objects",
-			              MAX_REFS);
+			return ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED,
+			              "a revision refers to more than %zu objects", MAX_REFS);
 		return push_u32(a->ctx, v, n, o->u.ref.num);
 	case PS_ARRAY:
 		for (i = 0; i < o->u.arr.len && rc == 0; i++)
@@ -1088,7 +1120,8 @@ static int note_refs(struct audit *a, const ps_obj *n, const ps_obj *o)
 	size_t nold = 0, i, from = a->nrefd;
 	int rc;
 
-	if ((rc = collect_refs(a, n, &a->refd, &a->nrefd)) < 0 || (rc = collect_refs(a, o, &old, &nold)) < 0)
+	if ((rc = collect_refs(a, n, &a->refd, &a->nrefd)) < 0 ||
+	    (rc = collect_refs(a, o, &old, &nold)) < 0)
 		goto out;
 	nold = ps_audit_uniq(old, nold);
 	for (i = from; i < a->nrefd && rc == 0; i++)
@@ -1147,9 +1180,12 @@ static int new_kind(struct audit *a, const struct chg *c, int *rc)
 	if (*rc < 0)
 		return -1;
 	if (o && n && k1 == k2 && o->kind == PS_DICT && n->kind == PS_DICT &&
-	    (k1 == PDFSTAMP_CHANGE_CATALOG || (k1 == PDFSTAMP_CHANGE_PAGE_TREE && is_page(o) && is_page(n)) ||
-	     (k1 == PDFSTAMP_CHANGE_FORM_FIELD && ps_dict_get(o, "Fields") && ps_dict_get(n, "Fields"))))
-		kind = dict_diff_kind(a, o, n, sec, k1 == PDFSTAMP_CHANGE_FORM_FIELD ? WHAT_ACROFORM : k1, rc);
+	    (k1 == PDFSTAMP_CHANGE_CATALOG ||
+	     (k1 == PDFSTAMP_CHANGE_PAGE_TREE && is_page(o) && is_page(n)) ||
+	     (k1 == PDFSTAMP_CHANGE_FORM_FIELD && ps_dict_get(o, "Fields") &&
+	      ps_dict_get(n, "Fields"))))
+		kind = dict_diff_kind(a, o, n, sec,
+		                      k1 == PDFSTAMP_CHANGE_FORM_FIELD ? WHAT_ACROFORM : k1, rc);
 	else if ((o && o->kind == PS_ARRAY) || (n && n->kind == PS_ARRAY))
 		kind = array_diff_kind(a, o, n, sec, -1, rc);
 	else
@@ -1162,8 +1198,8 @@ static int new_kind(struct audit *a, const struct chg *c, int *rc)
 			kind = role;
 	}
 	if (kind < 0)
-		kind = o && o->kind == PS_STREAM && !ps_dict_get(o, "Subtype") ? PDFSTAMP_CHANGE_PAGE_CONTENT
-		                                                                : PDFSTAMP_CHANGE_OTHER;
+		kind = o && o->kind == PS_STREAM && !ps_dict_get(o, "Subtype")
+		       ? PDFSTAMP_CHANGE_PAGE_CONTENT : PDFSTAMP_CHANGE_OTHER;
 	/* a field or widget created or deleted is no filling in (Table 257):
 	 * its widget is an annotation (12.5.6.19); note 4 */
 	if (kind == PDFSTAMP_CHANGE_FORM_FIELD && (!o || !n)) {
@@ -1191,7 +1227,8 @@ static int ap_repointed(struct audit *a, const ps_obj *ap, int sec, int depth, i
 		size_t n = roles_at(a, ap->u.ref.num, a->cur_S, &r), j;
 		int as_ap = 0;
 		for (j = 0; j < n; j++)
-			as_ap |= r[j].role == VR_AP_ANNOT || r[j].role == VR_AP_WIDGET || r[j].role == VR_AP_SIG;
+			as_ap |= r[j].role == VR_AP_ANNOT || r[j].role == VR_AP_WIDGET ||
+			         r[j].role == VR_AP_SIG;
 		if (!as_ap)
 			return 1;
 	}
@@ -1215,8 +1252,10 @@ static int signed_then(struct audit *a, uint32_t num, int *rc)
 	if (f && f->kind == PS_DICT) {
 		yes = ps_dict_get(f, "V") != NULL;
 		if (!yes && ps_dict_get(f, "Parent") && ps_dict_get(f, "Parent")->kind == PS_REF) {
-			if ((*rc = ps_audit_load(a, ps_dict_get(f, "Parent")->u.ref.num, a->cur_S, &p)) == 0)
-				yes = ps_obj_is_name(ps_dict_get(p, "FT"), "Sig") && ps_dict_get(p, "V") != NULL;
+			if ((*rc = ps_audit_load(a, ps_dict_get(f, "Parent")->u.ref.num, a->cur_S,
+			                         &p)) == 0)
+				yes = ps_obj_is_name(ps_dict_get(p, "FT"), "Sig") &&
+				      ps_dict_get(p, "V") != NULL;
 		}
 	}
 	ps_obj_free(p);
@@ -1255,15 +1294,18 @@ static int field_diff_kind(struct audit *a, const struct chg *c, int sig, int *r
 			int kk;
 			if ((pass && ev) || (ev && ps_obj_equal(d->u.dict.ents[i].val, ev, 0)))
 				continue;
-			if (!strcmp(key, "V") || !strcmp(key, "RV") || !strcmp(key, "AS") || !strcmp(key, "M"))
+			if (!strcmp(key, "V") || !strcmp(key, "RV") || !strcmp(key, "AS") ||
+			    !strcmp(key, "M"))
 				kk = fill;
 			else if (!strcmp(key, "AP"))
-				kk = ap_repointed(a, ps_dict_get(n, "AP"), c->sec, 0, rc) ? PDFSTAMP_CHANGE_ANNOTATION : fill;
+				kk = ap_repointed(a, ps_dict_get(n, "AP"), c->sec, 0, rc)
+				     ? PDFSTAMP_CHANGE_ANNOTATION : fill;
 			else if (!strcmp(key, "Kids"))
-				kk = array_diff_kind(a, ps_dict_get(o, key), ps_dict_get(n, key), c->sec,
-				                     PDFSTAMP_CHANGE_ANNOTATION, rc);
+				kk = array_diff_kind(a, ps_dict_get(o, key), ps_dict_get(n, key),
+				                     c->sec, PDFSTAMP_CHANGE_ANNOTATION, rc);
 			else
-				kk = PDFSTAMP_CHANGE_ANNOTATION; /* /F, /Rect, /MK, /Parent, /A, /AA, /DA, /Ff... */
+				/* /F, /Rect, /MK, /Parent, /A, /AA, /DA, /Ff... */
+				kk = PDFSTAMP_CHANGE_ANNOTATION;
 			if (kk == PDFSTAMP_CHANGE_ANNOTATION)
 				a->old_annot = 1;
 			k = worse(k, kk);
@@ -1306,9 +1348,11 @@ static int role_kind(struct audit *a, int role, const struct chg *c, int *rc)
 	*rc = 0;
 	switch (role) {
 	case VR_CATALOG:
-		return dict2 ? dict_diff_kind(a, o, n, c->sec, PDFSTAMP_CHANGE_CATALOG, rc) : PDFSTAMP_CHANGE_CATALOG;
+		return dict2 ? dict_diff_kind(a, o, n, c->sec, PDFSTAMP_CHANGE_CATALOG, rc)
+		             : PDFSTAMP_CHANGE_CATALOG;
 	case VR_PAGE:
-		return dict2 ? dict_diff_kind(a, o, n, c->sec, PDFSTAMP_CHANGE_PAGE_TREE, rc) : PDFSTAMP_CHANGE_PAGE_TREE;
+		return dict2 ? dict_diff_kind(a, o, n, c->sec, PDFSTAMP_CHANGE_PAGE_TREE, rc)
+		             : PDFSTAMP_CHANGE_PAGE_TREE;
 	case VR_PAGES:
 		return PDFSTAMP_CHANGE_PAGE_TREE;
 	case VR_CONTENT:
@@ -1329,9 +1373,11 @@ static int role_kind(struct audit *a, int role, const struct chg *c, int *rc)
 	case VR_FIELDS:
 		return array_diff_kind(a, o, n, c->sec, PDFSTAMP_CHANGE_FORM_FIELD, rc);
 	case VR_ACROFORM:
-		return dict2 ? dict_diff_kind(a, o, n, c->sec, WHAT_ACROFORM, rc) : PDFSTAMP_CHANGE_CATALOG;
+		return dict2 ? dict_diff_kind(a, o, n, c->sec, WHAT_ACROFORM, rc)
+		             : PDFSTAMP_CHANGE_CATALOG;
 	case VR_DR:
-		return o && n && extends(o, n, 0) ? PDFSTAMP_CHANGE_FORM_FIELD : PDFSTAMP_CHANGE_CATALOG;
+		return o && n && extends(o, n, 0) ? PDFSTAMP_CHANGE_FORM_FIELD
+		                                  : PDFSTAMP_CHANGE_CATALOG;
 	case VR_AP_WIDGET:
 		return PDFSTAMP_CHANGE_FORM_FIELD;
 	case VR_AP_SIG:
@@ -1383,7 +1429,8 @@ static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
 	 * finding (note 5); one of a signed revision is an error */
 	if ((rc = ps_doc_load_as_of(a->doc, num, sec + 1, &c.o, &c.og)) < 0) {
 		if (rc != PDFSTAMP_E_NOMEM && sec + 1 < a->limit)
-			rc = pass ? record_damaged(a, sec + 1, num, pdfstamp_ctx_errmsg(a->ctx)) : 0;
+			rc = pass ? record_damaged(a, sec + 1, num, pdfstamp_ctx_errmsg(a->ctx))
+			          : 0;
 		goto out;
 	}
 	if ((rc = ps_doc_load_as_of(a->doc, num, sec, &c.n, &c.ng)) < 0) {
@@ -1396,14 +1443,16 @@ static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
 	/* the chain's own xref streams and object streams as containers: by
 	 * number, never by what they say, and never one a signed revision
 	 * used (a content stream typed /ObjStm is still page content) */
-	if (!has_role(a, num, sec) && chain_xref_num(a, num) && (!c.n || is_chain_xref(a, num, sec, c.n)) &&
+	if (!has_role(a, num, sec) && chain_xref_num(a, num) &&
+	    (!c.n || is_chain_xref(a, num, sec, c.n)) &&
 	    (!c.o || (c.o->kind == PS_STREAM && ps_obj_is_name(ps_dict_get(c.o, "Type"), "XRef"))))
 		goto out;
 	if (!has_role(a, num, sec) && (!c.o || is_objstm(c.o)) && (!c.n || is_objstm(c.n)))
 		goto out;
 	if (c.o && c.n && c.og == c.ng && ps_obj_equal(c.o, c.n, 1)) {
 		int eq = 1;
-		if (c.o->kind == PS_STREAM && (rc = streams_equal(a, num, c.o, c.og, c.n, c.ng, &eq)) < 0)
+		if (c.o->kind == PS_STREAM &&
+		    (rc = streams_equal(a, num, c.o, c.og, c.n, c.ng, &eq)) < 0)
 			goto out;
 		if (eq)
 			goto out;
@@ -1418,7 +1467,8 @@ static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
 			rc = note_refs(a, c.n, c.o);
 		goto out;
 	}
-	c.action = !c.o ? PDFSTAMP_CHANGE_ADDED : !c.n ? PDFSTAMP_CHANGE_FREED : PDFSTAMP_CHANGE_MODIFIED;
+	c.action = !c.o ? PDFSTAMP_CHANGE_ADDED
+	           : !c.n ? PDFSTAMP_CHANGE_FREED : PDFSTAMP_CHANGE_MODIFIED;
 	/* a form field's value or its widget's look: FieldMDP (note 5) */
 	if ((c.o && c.o->kind == PS_DICT && (is_field(c.o) || is_widget(c.o))) ||
 	    (c.n && c.n->kind == PS_DICT && (is_field(c.n) || is_widget(c.n)))) {
@@ -1426,8 +1476,10 @@ static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
 		size_t i;
 		c.vchange = !c.o || !c.n;
 		for (i = 0; i < 4 && !c.vchange; i++)
-			c.vchange = !ps_obj_equal(ps_dict_get(c.o, fill[i]), ps_dict_get(c.n, fill[i]), 0);
-		if ((rc = field_name(a, c.n ? c.n : c.o, c.n ? sec : sec + 1, field, sizeof field)) < 0)
+			c.vchange = !ps_obj_equal(ps_dict_get(c.o, fill[i]),
+			                          ps_dict_get(c.n, fill[i]), 0);
+		if ((rc = field_name(a, c.n ? c.n : c.o, c.n ? sec : sec + 1, field,
+		                     sizeof field)) < 0)
 			goto out;
 		c.field = field[0] ? field : NULL;
 	}
@@ -1442,7 +1494,8 @@ static int compare_one(struct audit *a, uint32_t num, int sec, int pass)
 	 * ps_doc_load_as_of makes a stream's indirect /Length direct, so the
 	 * reference to it is not seen here. */
 	if (!c.o && c.n->kind != PS_INT && !referred(a, num))
-		c.flags |= REC_ORPHAN; /* whatever it says it is: the shadow attacks' hidden object */
+		c.flags |= REC_ORPHAN; /* whatever it says it is: the shadow
+		                        * attacks' hidden object */
 	rc = record(a, &c);
 out:
 	ps_obj_free(c.o);
@@ -1460,13 +1513,15 @@ static int compare_trailer(struct audit *a, int sec)
 	c.sec = sec;
 	c.flags = REC_FIXED;
 	for (info = 0; info < 2; info++) {
-		const ps_obj *o = ps_audit_trailer_key(a, sec + 1, info), *n = ps_audit_trailer_key(a, sec, info);
+		const ps_obj *o = ps_audit_trailer_key(a, sec + 1, info),
+		             *n = ps_audit_trailer_key(a, sec, info);
 		if (ps_obj_equal(o, n, 0))
 			continue;
 		c.num = n && n->kind == PS_REF ? n->u.ref.num : 0;
 		c.kind = info ? PDFSTAMP_CHANGE_METADATA : PDFSTAMP_CHANGE_CATALOG;
 		c.action = o ? PDFSTAMP_CHANGE_MODIFIED : PDFSTAMP_CHANGE_ADDED;
-		snprintf(c.why, sizeof c.why, "the trailer's /%s points elsewhere", info ? "Info" : "Root");
+		snprintf(c.why, sizeof c.why, "the trailer's /%s points elsewhere",
+		         info ? "Info" : "Root");
 		if ((rc = record(a, &c)) < 0)
 			return rc;
 	}
@@ -1502,12 +1557,14 @@ static int audit_revision(struct audit *a, int sec)
 			if (!ps_xref_as_of(a->xref, rv->cands[i], s2, &e) || e.type != 1)
 				continue;
 			if ((rc = ps_audit_load(a, rv->cands[i], s2, &o)) < 0 ||
-			    (is_objstm(o) && (rc = ps_doc_objstm_members(a->doc, rv->cands[i], s2, &m, &nm)) < 0)) {
+			    (is_objstm(o) &&
+			     (rc = ps_doc_objstm_members(a->doc, rv->cands[i], s2, &m, &nm)) < 0)) {
 				ps_obj_free(o);
 				if (rc == PDFSTAMP_E_NOMEM || s2 >= a->limit)
 					return rc;
 				/* a revision after a signature that does not read */
-				if ((rc = record_damaged(a, s2, rv->cands[i], pdfstamp_ctx_errmsg(a->ctx))) < 0)
+				if ((rc = record_damaged(a, s2, rv->cands[i],
+				                         pdfstamp_ctx_errmsg(a->ctx))) < 0)
 					return rc;
 				o = NULL;
 				continue;
@@ -1528,14 +1585,16 @@ static int audit_revision(struct audit *a, int sec)
 	a->nrefd = 0;
 	a->nnewrefd = 0;
 	for (i = 0; i < 2; i++)
-		if ((rc = note_refs(a, ps_audit_trailer_key(a, sec, (int)i), ps_audit_trailer_key(a, sec + 1, (int)i))) < 0)
+		if ((rc = note_refs(a, ps_audit_trailer_key(a, sec, (int)i),
+		                    ps_audit_trailer_key(a, sec + 1, (int)i))) < 0)
 			return rc;
 	if ((rc = compare_trailer(a, sec)) < 0)
 		return rc;
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < rv->ncands; i++)
 			if ((rc = compare_one(a, rv->cands[i], sec, pass)) < 0)
-				return ps_err_wrap(a->ctx, rc, "revision %d, object %u", rev_no(a, sec), rv->cands[i]);
+				return ps_err_wrap(a->ctx, rc, "revision %d, object %u",
+				                   rev_no(a, sec), rv->cands[i]);
 		if (pass == 0 && a->nroles)
 			qsort(a->roles, a->nroles, sizeof *a->roles, cmp_role);
 		if (pass == 0) {
@@ -1552,7 +1611,8 @@ static int audit_revision(struct audit *a, int sec)
 		char why[96];
 		if (existed_at(a, a->newrefd[i], sec, NULL))
 			continue;
-		snprintf(why, sizeof why, "a reference to object %u, which is not defined as of this revision",
+		snprintf(why, sizeof why,
+		         "a reference to object %u, which is not defined as of this revision",
 		         a->newrefd[i]);
 		if ((rc = record_damaged(a, sec, a->newrefd[i], why)) < 0)
 			return rc;
@@ -1695,7 +1755,8 @@ static int scan_unlisted(struct audit *a)
 		start = a->secs[a->limit - 1].off + 1;
 	for (i = 1; i < a->limit; i++)
 		if (a->revs[i].nlisted > 1)
-			qsort(a->revs[i].listed, a->revs[i].nlisted, sizeof *a->revs[i].listed, cmp_lobj);
+			qsort(a->revs[i].listed, a->revs[i].nlisted, sizeof *a->revs[i].listed,
+			      cmp_lobj);
 	for (off = start; off < size && rc == 0 && found < MAX_UNLISTED;) {
 		size_t p, n;
 		int64_t next;
@@ -1725,8 +1786,10 @@ static int scan_unlisted(struct audit *a)
 					c.action = PDFSTAMP_CHANGE_ADDED;
 					c.flags = REC_FIXED;
 					c.kind = PDFSTAMP_CHANGE_DAMAGED;
-					snprintf(c.why, sizeof c.why, "object %u %u defined at offset %lld is not listed by "
-					         "its revision's cross-reference section", num, gen, (long long)x);
+					snprintf(c.why, sizeof c.why,
+					         "object %u %u defined at offset %lld is not "
+					         "listed by its revision's cross-reference section",
+					         num, gen, (long long)x);
 					if ((rc = record(a, &c)) < 0)
 						break;
 					found++;
@@ -1780,22 +1843,26 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 	size_t k, nhidden;
 
 	if (!doc || !r)
-		return doc ? ps_err(ps_doc_ctx(doc), PDFSTAMP_E_USAGE, "pdfstamp_audit: NULL argument")
+		return doc ? ps_err(ps_doc_ctx(doc), PDFSTAMP_E_USAGE,
+		                    "pdfstamp_audit: NULL argument")
 		           : PDFSTAMP_E_USAGE;
 	ctx = ps_doc_ctx(doc);
 	if (r->version != PDFSTAMP_AUDIT_REPORT_VERSION)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_audit: unknown report version %u", r->version);
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_audit: unknown report version %u",
+		              r->version);
 	pdfstamp_audit_clear(r);
 	ps_doc_security(doc, &ds);
 	if (ds.sec && !ds.authenticated)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is encrypted and not yet authenticated");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "the document is encrypted and not yet authenticated");
 	if ((rc = ps_xref_load_all(doc)) < 0)
 		return rc;
 	memset(&a, 0, sizeof a);
 	a.xref = ps_doc_xref(doc);
 	ps_xref_info(a.xref, &xi);
 	if (xi.hidden_lost)
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "the revisions redefine too many objects to audit");
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the revisions redefine too many objects to audit");
 	a.doc = doc;
 	a.ctx = ctx;
 	a.enc_num = ds.encrypt_num;
@@ -1818,8 +1885,9 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 	if ((rc = ps_doc_sig_fields(doc, &docmdp, &incomplete, ps_audit_add_sig, &a)) < 0)
 		goto out;
 	if (incomplete) {
-		rc = ps_err(a.ctx, PDFSTAMP_E_UNSUPPORTED, "the form field tree is nested too deeply (or /Perms /DocMDP "
-		            "is not a signature) to know every signature");
+		rc = ps_err(a.ctx, PDFSTAMP_E_UNSUPPORTED,
+		            "the form field tree is nested too deeply (or /Perms /DocMDP is not a "
+		            "signature) to know every signature");
 		goto out;
 	}
 	{
@@ -1849,7 +1917,8 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 		}
 		for (i = 0; i < r->nsigs; i++) {
 			int S = a.sigs[i].sec;
-			if (S > 1 && !a.views[S].built && (rc = ps_audit_view_build(&a, S, &a.views[S])) < 0)
+			if (S > 1 && !a.views[S].built &&
+			    (rc = ps_audit_view_build(&a, S, &a.views[S])) < 0)
 				goto out;
 		}
 		if ((rc = scan_unlisted(&a)) < 0)
@@ -1866,7 +1935,8 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 			c.action = PDFSTAMP_CHANGE_ADDED;
 			c.flags = REC_FIXED;
 			c.kind = PDFSTAMP_CHANGE_DAMAGED;
-			snprintf(c.why, sizeof c.why, "the %lld bytes from offset %lld are no readable revision: %.60s",
+			snprintf(c.why, sizeof c.why,
+			         "the %lld bytes from offset %lld are no readable revision: %.60s",
 			         (long long)tlen, (long long)toff, why);
 			r->revisions[a.ns - 1].audited = 1;
 			if ((rc = record(&a, &c)) < 0)

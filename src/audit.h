@@ -21,15 +21,16 @@ struct sigrec {
 	int real;                    /* -1 not yet known; 0/1: its CMS parses and signs its bytes */
 	int timestamp;               /* a document timestamp (12.8.5) */
 	uint32_t snum;               /* its signature dictionary, 0 if direct */
-	int has_rect;                /* RECT: its widget's /Rect as of SEC, shown (note 5 of audit.c) */
+	int has_rect;                /* RECT: its widget's /Rect as of SEC,
+	                              * shown (note 5 of audit.c) */
 	double rect[4];              /* x1 y1 x2 y2, normalised */
 };
 
 /* Roles of an object in a signed revision (auditview.c note 2). */
 enum vrole {
 	VR_CATALOG = 1, VR_PAGES, VR_PAGE, VR_CONTENT, VR_ANNOTS, VR_ANNOT, VR_WIDGET, VR_SIGWIDGET,
-	VR_FIELD, VR_SIGFIELD, VR_KIDS, VR_FIELDS, VR_ACROFORM, VR_DR, VR_AP_ANNOT, VR_AP_WIDGET, VR_AP_SIG,
-	VR_DSS, VR_METADATA, VR_INFO, VR_SIGDICT, VR_PERMS
+	VR_FIELD, VR_SIGFIELD, VR_KIDS, VR_FIELDS, VR_ACROFORM, VR_DR, VR_AP_ANNOT, VR_AP_WIDGET,
+	VR_AP_SIG, VR_DSS, VR_METADATA, VR_INFO, VR_SIGDICT, VR_PERMS
 };
 
 struct vent {
@@ -95,9 +96,11 @@ struct audit {
 	size_t nnewrefd;
 	int64_t nchanges;
 	int cur_S;                   /* the signed section judging now (0: none; audit.c) */
-	int old_annot;               /* the change being judged alters an annotation or widget that
-	                                existed at cur_S other than by filling it in (audit.c note 5) */
-	struct view *views;          /* index SEC: the view of a signed revision, built on first use */
+	int old_annot;               /* the change being judged alters an annotation or
+	                                widget that existed at cur_S other than by filling
+	                                it in (audit.c note 5) */
+	struct view *views;          /* index SEC: the view of a signed
+	                              * revision, built on first use */
 };
 
 /* Revision number (1 = oldest, as reported) of section SEC (1 = newest). */

@@ -99,7 +99,8 @@ static int revision_at(ps_doc *doc, int64_t end, int *exact)
 	const ps_section *secs = ps_xref_sections(ps_doc_xref(doc), &ns);
 
 	*exact = 0;
-	if (end <= 0 || end > ps_doc_size(doc) || ps_doc_pread(doc, start, (size_t)(end - start) + 2, &w) < 0) {
+	if (end <= 0 || end > ps_doc_size(doc) ||
+	    ps_doc_pread(doc, start, (size_t)(end - start) + 2, &w) < 0) {
 		ps_buf_free(&w);
 		return 0;
 	}
@@ -109,7 +110,8 @@ static int revision_at(ps_doc *doc, int64_t end, int *exact)
 	/* not exact if the EOL of the %%EOF line goes on past END */
 	{
 		int next = p < w.len ? w.data[p] : -1, prev = p > 0 ? w.data[p - 1] : -1;
-		int cut = (prev == 'F' && (next == '\r' || next == '\n')) || (prev == '\r' && next == '\n');
+		int cut = (prev == 'F' && (next == '\r' || next == '\n')) ||
+		          (prev == '\r' && next == '\n');
 		size_t q = p;
 		if (q > 0 && w.data[q - 1] == '\n')
 			q--;
@@ -122,7 +124,8 @@ static int revision_at(ps_doc *doc, int64_t end, int *exact)
 			q--;
 		if (q == 0 || w.data[q - 1] < '0' || w.data[q - 1] > '9')
 			goto out;
-		while (q > 0 && w.data[q - 1] >= '0' && w.data[q - 1] <= '9' && mul <= 1000000000000LL) {
+		while (q > 0 && w.data[q - 1] >= '0' && w.data[q - 1] <= '9' &&
+		       mul <= 1000000000000LL) {
 			v += (w.data[q - 1] - '0') * mul;
 			mul *= 10;
 			q--;
@@ -173,24 +176,30 @@ static int read_lock(struct audit *a, struct sigrec *g, const ps_obj *lock)
 	size_t i;
 	int rc;
 
-	if ((rc = add_policy(a, g, lock)) < 0 || (rc = ps_audit_resolve(a, (ps_obj *)lock, g->sec, &l, &lo)) < 0)
+	if ((rc = add_policy(a, g, lock)) < 0 ||
+	    (rc = ps_audit_resolve(a, (ps_obj *)lock, g->sec, &l, &lo)) < 0)
 		return rc;
 	if (l && l->kind == PS_DICT) {
 		const ps_obj *act = ps_dict_get(l, "Action");
 		g->fieldmdp = ps_obj_is_name(act, "All") ? PDFSTAMP_FIELDMDP_ALL
 		              : ps_obj_is_name(act, "Include") ? PDFSTAMP_FIELDMDP_INCLUDE
 		              : ps_obj_is_name(act, "Exclude") ? PDFSTAMP_FIELDMDP_EXCLUDE
-		                                               : PDFSTAMP_FIELDMDP_ALL; /* unknown: strictest */
+		              : PDFSTAMP_FIELDMDP_ALL; /* unknown: strictest */
 		if ((rc = add_policy(a, g, ps_dict_get(l, "Fields"))) == 0 &&
-		    (rc = ps_audit_resolve(a, ps_dict_get(l, "Fields"), g->sec, &fields, &fo)) == 0) {
-			for (i = 0; fields && fields->kind == PS_ARRAY && i < ps_array_len(fields) && i < 10000; i++) {
+		    (rc = ps_audit_resolve(a, ps_dict_get(l, "Fields"), g->sec, &fields,
+		                           &fo)) == 0) {
+			for (i = 0; fields && fields->kind == PS_ARRAY &&
+			            i < ps_array_len(fields) && i < 10000;
+			     i++) {
 				const ps_obj *t = ps_array_get(fields, i);
 				ps_buf b = PS_BUF_INIT;
 				char **nf;
 				if (t->kind != PS_STR)
 					continue;
-				if (ps_text_to_utf8(a->ctx, t->u.str.p, t->u.str.len, &b) < 0 || (ps_buf_putc(&b, 0), b.oom) ||
-				    !(nf = realloc(g->fields, ((size_t)g->nfields + 1) * sizeof *nf))) {
+				if (ps_text_to_utf8(a->ctx, t->u.str.p, t->u.str.len, &b) < 0 ||
+				    (ps_buf_putc(&b, 0), b.oom) ||
+				    !(nf = realloc(g->fields,
+				                   ((size_t)g->nfields + 1) * sizeof *nf))) {
 					ps_buf_free(&b);
 					rc = ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 					break;
@@ -214,9 +223,11 @@ static int read_lock(struct audit *a, struct sigrec *g, const ps_obj *lock)
  * SIG and FIELD are the versions the newest field tree gave, used only if
  * the objects are not in use as of G's revision (then G is violated
  * anyway: note 2). */
-static int read_policy(struct audit *a, struct sigrec *g, uint32_t fnum, ps_obj *field, uint32_t snum, ps_obj *sig)
+static int read_policy(struct audit *a, struct sigrec *g, uint32_t fnum, ps_obj *field,
+                       uint32_t snum, ps_obj *sig)
 {
-	ps_obj *s = NULL, *f = NULL, *refs = NULL, *ro = NULL, *root = NULL, *perms = NULL, *po = NULL;
+	ps_obj *s = NULL, *f = NULL, *refs = NULL, *ro = NULL, *root = NULL, *perms = NULL,
+	       *po = NULL;
 	const ps_obj *rref = ps_audit_trailer_key(a, g->sec, 0);
 	size_t k;
 	int rc;
@@ -240,7 +251,8 @@ static int read_policy(struct audit *a, struct sigrec *g, uint32_t fnum, ps_obj 
 			break;
 		tm = ps_dict_get(r, "TransformMethod");
 		if ((rc = add_policy(a, g, ps_dict_get(r, "TransformParams"))) == 0 &&
-		    (rc = ps_audit_resolve(a, ps_dict_get(r, "TransformParams"), g->sec, &tp, &tpo)) == 0) {
+		    (rc = ps_audit_resolve(a, ps_dict_get(r, "TransformParams"), g->sec, &tp,
+		                           &tpo)) == 0) {
 			if (ps_obj_is_name(tm, "DocMDP") && !g->docmdp) {
 				int64_t p = 2;
 				ps_obj_int(ps_dict_get(tp, "P"), &p);
@@ -255,7 +267,8 @@ static int read_policy(struct audit *a, struct sigrec *g, uint32_t fnum, ps_obj 
 			goto out;
 	}
 	/* the certification of /Perms /DocMDP as of G's revision (12.8.4.1) */
-	if (rref && rref->kind == PS_REF && (rc = ps_audit_load(a, rref->u.ref.num, g->sec, &root)) < 0)
+	if (rref && rref->kind == PS_REF &&
+	    (rc = ps_audit_load(a, rref->u.ref.num, g->sec, &root)) < 0)
 		goto out;
 	if ((rc = add_policy(a, g, ps_dict_get(root, "Perms"))) < 0 ||
 	    (rc = ps_audit_resolve(a, ps_dict_get(root, "Perms"), g->sec, &perms, &po)) < 0)
@@ -270,7 +283,8 @@ static int read_policy(struct audit *a, struct sigrec *g, uint32_t fnum, ps_obj 
 		fr.kind = PS_REF;
 		fr.u.ref.num = fnum;
 		fr.u.ref.gen = 0;
-		if ((fnum && (rc = add_policy(a, g, &fr)) < 0) || (rc = read_lock(a, g, ps_dict_get(field, "Lock"))) < 0)
+		if ((fnum && (rc = add_policy(a, g, &fr)) < 0) ||
+		    (rc = read_lock(a, g, ps_dict_get(field, "Lock"))) < 0)
 			goto out;
 	}
 	if ((rc = add_policy(a, g, &(ps_obj){.kind = PS_REF, .u.ref = {snum, 0}})) < 0)
@@ -299,8 +313,9 @@ static int widget_rect(struct audit *a, struct sigrec *g, uint32_t fnum)
 	if (!fnum || (rc = ps_audit_load(a, fnum, g->sec, &f)) < 0 || !f)
 		return fnum ? rc : 0;
 	w = f;
-	if (!ps_dict_get(f, "Rect") && (rc = ps_audit_resolve(a, ps_array_get(ps_dict_get(f, "Kids"), 0), g->sec, &k,
-	                                                        &ko)) == 0 && k)
+	if (!ps_dict_get(f, "Rect") &&
+	    (rc = ps_audit_resolve(a, ps_array_get(ps_dict_get(f, "Kids"), 0), g->sec, &k,
+	                           &ko)) == 0 && k)
 		w = k;
 	r = ps_dict_get(w, "Rect");
 	if (ps_array_len(r) == 4) {
@@ -313,7 +328,8 @@ static int widget_rect(struct audit *a, struct sigrec *g, uint32_t fnum)
 				t = g->rect[0], g->rect[0] = g->rect[2], g->rect[2] = t;
 			if (g->rect[1] > g->rect[3])
 				t = g->rect[1], g->rect[1] = g->rect[3], g->rect[3] = t;
-			g->has_rect = g->rect[2] - g->rect[0] > 1e-3 && g->rect[3] - g->rect[1] > 1e-3;
+			g->has_rect = g->rect[2] - g->rect[0] > 1e-3 &&
+			              g->rect[3] - g->rect[1] > 1e-3;
 		}
 	}
 	ps_obj_free(ko);
@@ -347,7 +363,8 @@ int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32
 	s->objnum = snum;
 	s->doc_timestamp = g->timestamp = ps_audit_is_timestamp_sig(sig);
 	if (ps_dict_get(sig, "SubFilter") && ps_dict_get(sig, "SubFilter")->kind == PS_NAME)
-		snprintf(s->subfilter, sizeof s->subfilter, "%s", ps_dict_get(sig, "SubFilter")->u.name.p);
+		snprintf(s->subfilter, sizeof s->subfilter, "%s",
+		         ps_dict_get(sig, "SubFilter")->u.name.p);
 	if (ps_array_len(br) == 4) {
 		int64_t size = ps_doc_size(a->doc);
 		for (k = 0; k < 4; k++)
@@ -371,7 +388,8 @@ int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32
 			s->violated = 1; /* note 2: redefined after the revision it covers */
 		/* a signature dictionary is new in its own revision: one that
 		 * replaces an older version of itself was redefined */
-		if (e && e->sec < a->ns && ps_xref_as_of(a->xref, snum, e->sec + 1, &old) && old.type != 0) {
+		if (e && e->sec < a->ns && ps_xref_as_of(a->xref, snum, e->sec + 1, &old) &&
+		    old.type != 0) {
 			ps_obj *prev = NULL;
 			if ((rc = ps_audit_load(a, snum, e->sec + 1, &prev)) < 0)
 				return rc;
@@ -380,7 +398,8 @@ int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32
 			ps_obj_free(prev);
 		}
 	}
-	if ((rc = read_policy(a, g, fnum, field, snum, sig)) < 0 || (rc = widget_rect(a, g, fnum)) < 0)
+	if ((rc = read_policy(a, g, fnum, field, snum, sig)) < 0 ||
+	    (rc = widget_rect(a, g, fnum)) < 0)
 		return rc;
 	s->docmdp = g->docmdp;
 	s->fieldmdp = g->fieldmdp;
@@ -445,8 +464,8 @@ int ps_audit_old_sigs(struct audit *a, int sec, int64_t *visits)
 		if (ref->kind != PS_REF)
 			continue;
 		if (++*visits > MAX_OLD_FIELD_VISITS) {
-			rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "the form field trees of the revisions are too large "
-			            "to audit");
+			rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED,
+			            "the form field trees of the revisions are too large to audit");
 			break;
 		}
 		if ((rc = ps_audit_load(a, ref->u.ref.num, sec, &field)) < 0)
@@ -462,18 +481,23 @@ int ps_audit_old_sigs(struct audit *a, int sec, int64_t *visits)
 			char name[128] = "?";
 			const ps_obj *t = ps_dict_get(field, "T");
 			if (t && t->kind == PS_STR)
-				snprintf(name, sizeof name, "%.*s", (int)(t->u.str.len < 100 ? t->u.str.len : 100),
+				snprintf(name, sizeof name, "%.*s",
+				         (int)(t->u.str.len < 100 ? t->u.str.len : 100),
 				         (const char *)t->u.str.p);
-			if ((rc = ps_audit_load(a, v->u.ref.num, sec, &sig)) == 0 && sig && sig->kind == PS_DICT &&
-			    (rc = ps_audit_add_sig(a, field, ref->u.ref.num, sig, v->u.ref.num, 0, name)) == 0)
+			if ((rc = ps_audit_load(a, v->u.ref.num, sec, &sig)) == 0 && sig &&
+			    sig->kind == PS_DICT &&
+			    (rc = ps_audit_add_sig(a, field, ref->u.ref.num, sig, v->u.ref.num, 0,
+			                           name)) == 0)
 				a->r->sigs[a->r->nsigs - 1].violated = 1;
 			ps_obj_free(sig);
 		}
-		if (rc == 0 && (rc = ps_audit_resolve(a, ps_dict_get(field, "Kids"), sec, &kids, &ko)) == 0 && kids &&
-		    kids->kind == PS_ARRAY) {
+		if (rc == 0 &&
+		    (rc = ps_audit_resolve(a, ps_dict_get(field, "Kids"), sec, &kids, &ko)) == 0 &&
+		    kids && kids->kind == PS_ARRAY) {
 			if (sp == 16)
-				rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "the form field tree of revision %d is nested "
-				            "too deeply to know every signature", rev_no(a, sec));
+				rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED,
+				            "the form field tree of revision %d is nested too "
+				            "deeply to know every signature", rev_no(a, sec));
 			else if (!(st[sp].arr = ps_obj_copy(kids)))
 				rc = ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 			else
@@ -513,7 +537,8 @@ int ps_audit_sig_real(struct audit *a, int i)
 		return rc;
 	}
 	ps_obj_free(sig);
-	g->real = cms.parsed && cms.digest_ok && cms.signature_ok != 0 && (!g->timestamp || cms.timestamp);
+	g->real = cms.parsed && cms.digest_ok && cms.signature_ok != 0 &&
+	          (!g->timestamp || cms.timestamp);
 	return 0;
 }
 
@@ -564,23 +589,27 @@ int pdfstamp_audit_extract(pdfstamp_doc *doc, int revision, const char *path, in
 	int rc, sec, ns;
 
 	if (!doc || !path)
-		return doc ? ps_err(ps_doc_ctx(doc), PDFSTAMP_E_USAGE, "pdfstamp_audit_extract: NULL argument")
+		return doc ? ps_err(ps_doc_ctx(doc), PDFSTAMP_E_USAGE,
+		                    "pdfstamp_audit_extract: NULL argument")
 		           : PDFSTAMP_E_USAGE;
 	ctx = ps_doc_ctx(doc);
 	ps_doc_file(doc, &f);
 	ps_xref_sections(ps_doc_xref(doc), &ns);
 	if (revision < 1 || revision > ns)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "there is no revision %d (the file has %d)", revision, ns);
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "there is no revision %d (the file has %d)",
+		              revision, ns);
 	/* the output must not be the input: that would drop its later revisions */
-	if (fstat(f.fd, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+	if (fstat(f.fd, &in) == 0 && stat(path, &out) == 0 && in.st_dev == out.st_dev &&
+	    in.st_ino == out.st_ino)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the output is the input file itself");
 	sec = ns - revision + 1;
 	if ((end = revision_end(doc, sec)) <= 0)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "revision %d has no %%%%EOF that closes it", revision);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "revision %d has no %%%%EOF that closes it",
+		              revision);
 	if ((rc = ps_outfile_open(ctx, &of, path)) < 0)
 		return rc;
-	if ((rc = ps_copy_prefix(ctx, f.fd, of.fd, end)) == 0 && (rc = ps_outfile_commit(ctx, &of, 0644, 0)) == 0 &&
-	    length)
+	if ((rc = ps_copy_prefix(ctx, f.fd, of.fd, end)) == 0 &&
+	    (rc = ps_outfile_commit(ctx, &of, 0644, 0)) == 0 && length)
 		*length = end;
 	ps_outfile_free(&of);
 	return rc;
@@ -597,8 +626,8 @@ static int stray_sig(struct audit *a, uint32_t num, const ps_xent *x, int64_t *l
 	if (x->type == 0 || x->sec < 1 || x->sec >= a->ns || known_sig(a, num))
 		return 0;
 	if (++*loads > MAX_OLD_FIELD_VISITS)
-		return ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED, "the later revisions hold too many objects to find "
-		              "every signature");
+		return ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the later revisions hold too many objects to find every signature");
 	if ((rc = ps_audit_load(a, num, x->sec, &o)) < 0)
 		return rc == PDFSTAMP_E_NOMEM ? rc : 0; /* judged (damaged) where it is compared */
 	type = ps_dict_get(o, "Type");
@@ -624,7 +653,8 @@ int ps_audit_stray_sigs(struct audit *a)
 	size_t k, nhidden;
 	int rc = 0;
 
-	for (num = ps_xref_next_slot(a->xref, 0); num && rc == 0; num = ps_xref_next_slot(a->xref, num))
+	for (num = ps_xref_next_slot(a->xref, 0); num && rc == 0;
+	     num = ps_xref_next_slot(a->xref, num))
 		rc = stray_sig(a, num, ps_xref_slot(a->xref, num), &loads);
 	hidden = ps_xref_hidden(a->xref, &nhidden);
 	for (k = 0; k < nhidden && rc == 0; k++)

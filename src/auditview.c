@@ -113,7 +113,8 @@ static int mark(struct walk *w, const ps_obj *ref, int role)
 	if (!ref || ref->kind != PS_REF)
 		return 0;
 	if (w->v->n >= MAX_VIEW_ROLES)
-		return ps_err(w->a->ctx, PDFSTAMP_E_UNSUPPORTED, "the signed revision has too many objects to audit "
+		return ps_err(w->a->ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the signed revision has too many objects to audit "
 		              "(more than %zu roles)", MAX_VIEW_ROLES);
 	if (ps_array_grow((void **)&w->v->e, w->v->n, sizeof *w->v->e) < 0)
 		return ps_err(w->a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -151,7 +152,8 @@ static int resolve(struct walk *w, const ps_obj *o, ps_obj **out, ps_obj **owned
 		return 0;
 	*out = NULL;
 	if (++w->loads > MAX_VIEW_LOADS)
-		return ps_err(w->a->ctx, PDFSTAMP_E_UNSUPPORTED, "the signed revision has too many objects to audit "
+		return ps_err(w->a->ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the signed revision has too many objects to audit "
 		              "(more than %d loaded)", MAX_VIEW_LOADS);
 	if ((rc = ps_doc_load_as_of(w->a->doc, o->u.ref.num, w->sec, owned, NULL)) < 0)
 		return rc;
@@ -182,7 +184,8 @@ static int mark_values(struct walk *w, const ps_obj *o, int role, int type, int 
 		if (v->kind == PS_REF && !first_visit(w, type, v->u.ref.num))
 			continue;
 		if (v->kind == PS_REF || v->kind == PS_DICT || v->kind == PS_ARRAY) {
-			if ((rc = resolve(w, v, &r, &owned)) == 0 && r && (r->kind == PS_DICT || r->kind == PS_ARRAY))
+			if ((rc = resolve(w, v, &r, &owned)) == 0 && r &&
+			    (r->kind == PS_DICT || r->kind == PS_ARRAY))
 				rc = mark_values(w, r, role, type, depth - 1);
 			ps_obj_free(owned);
 		}
@@ -198,10 +201,12 @@ static int walk_ap(struct walk *w, const ps_obj *val, int role, uint32_t owner)
 
 	w->owner = owner;
 
-	if (!val || (rc = mark(w, val, role)) < 0 || (val->kind == PS_REF && !first_visit(w, W_AP, val->u.ref.num)))
+	if (!val || (rc = mark(w, val, role)) < 0 ||
+	    (val->kind == PS_REF && !first_visit(w, W_AP, val->u.ref.num)))
 		return 0;
 	if ((rc = resolve(w, val, &ap, &owned)) == 0 && ap && ap->kind == PS_DICT)
-		rc = mark_values(w, ap, role, W_AP, 1); /* /N /R /D, and appearance states below them */
+		rc = mark_values(w, ap, role, W_AP, 1); /* /N /R /D, and appearance
+		                                         * states below them */
 	ps_obj_free(owned);
 	return rc;
 }
@@ -252,7 +257,8 @@ static int walk_annot(struct walk *w, const ps_obj *ref)
 		role = VR_ANNOT;
 		aprole = VR_AP_ANNOT;
 	}
-	if ((rc = mark(w, ref, role)) == 0 && (rc = walk_ap(w, ps_dict_get(an, "AP"), aprole, ref->u.ref.num)) == 0)
+	if ((rc = mark(w, ref, role)) == 0 &&
+	    (rc = walk_ap(w, ps_dict_get(an, "AP"), aprole, ref->u.ref.num)) == 0)
 		rc = mark(w, ps_dict_get(an, "Popup"), VR_ANNOT);
 out:
 	ps_obj_free(owned);
@@ -336,7 +342,9 @@ static int walk_pages(struct walk *w, const ps_obj *root)
 			rc = mark(w, kv, VR_PAGES);
 			if (rc == 0)
 				rc = resolve(w, kv, &kids, &kowned);
-			for (i = 0; rc == 0 && kids && kids->kind == PS_ARRAY && i < kids->u.arr.len; i++) {
+			for (i = 0;
+			     rc == 0 && kids && kids->kind == PS_ARRAY && i < kids->u.arr.len;
+			     i++) {
 				const ps_obj *k = kids->u.arr.items[i];
 				if (k->kind != PS_REF)
 					continue;
@@ -410,17 +418,21 @@ static int walk_fields(struct walk *w, const ps_obj *acro)
 		ft = ps_dict_get(fd, "FT");
 		sig = ft ? ps_obj_is_name(ft, "Sig") : cur.sig;
 		widget = ps_obj_is_name(ps_dict_get(fd, "Subtype"), "Widget");
-		rc = mark(w, &ref, widget ? (sig ? VR_SIGWIDGET : VR_WIDGET) : (sig ? VR_SIGFIELD : VR_FIELD));
+		rc = mark(w, &ref,
+		          widget ? (sig ? VR_SIGWIDGET : VR_WIDGET)
+		                 : (sig ? VR_SIGFIELD : VR_FIELD));
 		if (rc == 0 && widget)
-			rc = walk_ap(w, ps_dict_get(fd, "AP"), sig ? VR_AP_SIG : VR_AP_WIDGET, cur.num);
+			rc = walk_ap(w, ps_dict_get(fd, "AP"), sig ? VR_AP_SIG : VR_AP_WIDGET,
+			             cur.num);
 		if (rc == 0 && sig)
 			rc = mark(w, ps_dict_get(fd, "V"), VR_SIGDICT);
 		if (rc == 0)
 			rc = mark(w, ps_dict_get(fd, "Kids"), VR_KIDS);
-		if (rc == 0 && (rc = resolve(w, ps_dict_get(fd, "Kids"), &kids, &ko)) == 0 && kids &&
-		    kids->kind == PS_ARRAY) {
+		if (rc == 0 && (rc = resolve(w, ps_dict_get(fd, "Kids"), &kids, &ko)) == 0 &&
+		    kids && kids->kind == PS_ARRAY) {
 			if (cur.depth >= MAX_FIELD_DEPTH) {
-				rc = ps_err(w->a->ctx, PDFSTAMP_E_UNSUPPORTED, "the signed form field tree is nested "
+				rc = ps_err(w->a->ctx, PDFSTAMP_E_UNSUPPORTED,
+				            "the signed form field tree is nested "
 				            "more than %d levels deep", MAX_FIELD_DEPTH);
 			}
 			for (i = 0; rc == 0 && i < kids->u.arr.len; i++) {
@@ -450,7 +462,8 @@ static int walk_dss(struct walk *w, const ps_obj *v)
 	ps_obj *x = NULL, *owned = NULL;
 	int rc;
 
-	if ((rc = mark(w, v, VR_DSS)) < 0 || !v || (v->kind == PS_REF && !first_visit(w, W_DSS, v->u.ref.num)))
+	if ((rc = mark(w, v, VR_DSS)) < 0 || !v ||
+	    (v->kind == PS_REF && !first_visit(w, W_DSS, v->u.ref.num)))
 		return rc;
 	/* /Certs /OCSPs /CRLs and their streams; /VRI, its entries, their
 	 * arrays and streams (12.8.4.3, Tables 261 and 262) */
@@ -489,7 +502,8 @@ int ps_audit_view_build(struct audit *a, int sec, struct view *v)
 			goto out;
 		}
 	v->sec = sec;
-	if ((rc = mark(&w, rref, VR_CATALOG)) < 0 || (rc = mark(&w, ps_audit_trailer_key(a, sec, 1), VR_INFO)) < 0)
+	if ((rc = mark(&w, rref, VR_CATALOG)) < 0 ||
+	    (rc = mark(&w, ps_audit_trailer_key(a, sec, 1), VR_INFO)) < 0)
 		goto out;
 	if ((rc = resolve(&w, rref, &root, &ro)) < 0 || !root || root->kind != PS_DICT)
 		goto sort;
@@ -501,7 +515,8 @@ int ps_audit_view_build(struct audit *a, int sec, struct view *v)
 		goto out;
 	{
 		ps_obj *acro = NULL, *ao = NULL;
-		if ((rc = resolve(&w, ps_dict_get(root, "AcroForm"), &acro, &ao)) == 0 && acro && acro->kind == PS_DICT)
+		if ((rc = resolve(&w, ps_dict_get(root, "AcroForm"), &acro, &ao)) == 0 && acro &&
+		    acro->kind == PS_DICT)
 			rc = walk_fields(&w, acro);
 		ps_obj_free(ao);
 		if (rc < 0)
@@ -569,8 +584,9 @@ static int scan_one(void *arg, uint32_t num, const uint32_t *refs, size_t n, int
 		return 0;
 	}
 	if (n > MAX_VIEW_ROLES - g->nedge)
-		return ps_err(g->a->ctx, PDFSTAMP_E_UNSUPPORTED, "the signed revision has too many references to "
-		              "audit (more than %zu)", MAX_VIEW_ROLES);
+		return ps_err(g->a->ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the signed revision has too many references to audit "
+		              "(more than %zu)", MAX_VIEW_ROLES);
 	g->first[num] = (uint32_t)g->nedge;
 	for (i = 0; i < n; i++) {
 		if (refs[i] >= g->bound)

@@ -40,7 +40,8 @@ void pdfstamp_info_clear(struct pdfstamp_info *info)
 	if (version >= 2)
 		free(info->crypt_filters);
 	/* a version-1 struct ends before ncrypt_filters */
-	memset(info, 0, version >= 2 ? sizeof *info : offsetof(struct pdfstamp_info, ncrypt_filters));
+	memset(info, 0,
+	       version >= 2 ? sizeof *info : offsetof(struct pdfstamp_info, ncrypt_filters));
 	info->version = version;
 }
 
@@ -54,7 +55,8 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 	int i, nsec, rc;
 
 	if (!info || (info->version != PDFSTAMP_INFO_VERSION && info->version != 1))
-		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_USAGE, "pdfstamp_info of an unknown version (use PDFSTAMP_INFO_INIT)");
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_USAGE,
+		              "pdfstamp_info of an unknown version (use PDFSTAMP_INFO_INIT)");
 	pdfstamp_info_clear(info);
 	info->file_size = ps_doc_size(doc);
 	ps_doc_security(doc, &ds);

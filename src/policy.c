@@ -150,15 +150,18 @@ int pdfstamp_parse_permissions(pdfstamp_ctx *ctx, const char *list, int64_t *p)
 			size_t n = e ? (size_t)(e - s) : strlen(s), i;
 			int found = 0;
 			for (i = 0; i < NPERM_NAMES; i++) {
-				if (strlen(perm_names[i].name) == n && strncmp(perm_names[i].name, s, n) == 0) {
+				if (strlen(perm_names[i].name) == n &&
+				    strncmp(perm_names[i].name, s, n) == 0) {
 					v |= 1u << (perm_names[i].bit - 1);
 					found = 1;
 				}
 			}
 			if (!found)
 				return ps_err(ctx, PDFSTAMP_E_USAGE,
-				              "unknown permission '%.*s' (use print, modify, copy, annotate, fill-forms, "
-				              "extract, assemble, print-high, all or none)", (int)(n > 40 ? 40 : n), s);
+				              "unknown permission '%.*s' (use print, modify, copy, "
+				              "annotate, fill-forms, extract, assemble, "
+				              "print-high, all or none)",
+				              (int)(n > 40 ? 40 : n), s);
 			s += n;
 			if (*s == ',')
 				s++;
@@ -287,7 +290,8 @@ int ps_doc_sig_fields(ps_doc *doc, int *docmdp_out, int *incomplete, ps_sig_fiel
 		}
 		ref = ps_array_get(stack[sp - 1].arr, stack[sp - 1].i++);
 		if (++visited > 100000) {
-			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT, "the form field tree is too large or has a cycle");
+			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT,
+			            "the form field tree is too large or has a cycle");
 			goto out;
 		}
 		if ((rc = ps_doc_resolve(doc, ref, &field)) < 0)
@@ -314,8 +318,8 @@ int ps_doc_sig_fields(ps_doc *doc, int *docmdp_out, int *incomplete, ps_sig_fiel
 					goto out;
 				if (!level && snum && snum == docmdp_num)
 					level = level0;
-				if ((rc = fn(ud, field, ref->kind == PS_REF ? ref->u.ref.num : 0, sig, snum, level,
-				             (const char *)path.data)) < 0)
+				if ((rc = fn(ud, field, ref->kind == PS_REF ? ref->u.ref.num : 0,
+				             sig, snum, level, (const char *)path.data)) < 0)
 					goto out;
 			}
 		}
@@ -338,8 +342,8 @@ out:
 	return rc;
 }
 
-static int add_sig_info(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
-                        const char *name)
+static int add_sig_info(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum,
+                        int level, const char *name)
 {
 	struct { ps_doc *doc; struct pdfstamp_info *info; } *w = ud;
 	struct pdfstamp_info *info = w->info;
@@ -415,8 +419,9 @@ int ps_policy_rewrite(ps_doc *doc, unsigned flags)
 	if (!info)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	if (pdfstamp_doc_damaged_tail(doc, NULL, &damaged, NULL, 0)) {
-		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the document was salvaged (its last %lld bytes cannot be "
-		            "read); refusing to rewrite it", (long long)damaged);
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE,
+		            "the document was salvaged (its last %lld bytes cannot be read); "
+		            "refusing to rewrite it", (long long)damaged);
 		goto out;
 	}
 	if ((rc = ps_doc_signatures(doc, info)) < 0)
@@ -429,9 +434,12 @@ int ps_policy_rewrite(ps_doc *doc, unsigned flags)
 	if ((info->nsigs > 0 || (sigflags & 2)) && !(flags & PDFSTAMP_REWRITE_FORCE))
 		rc = ps_err_hint(ctx, PDFSTAMP_HINT_REWRITE_FORCE, PDFSTAMP_E_PERM,
 		                 "the document %s; a full rewrite invalidates every signature",
-		                 info->nsigs > 0 ? "is signed" : "is marked append-only (/SigFlags AppendOnly)");
+		                 info->nsigs > 0 ? "is signed"
+		                                 : "is marked append-only (/SigFlags AppendOnly)");
 	else if (info->nsigs > 0)
-		ps_warn(ctx, "rewriting a signed document: its %d signature(s) will no longer validate", info->nsigs);
+		ps_warn(ctx,
+		        "rewriting a signed document: its %d signature(s) will no longer validate",
+		        info->nsigs);
 out:
 	free(info->sigs); /* ps_doc_signatures' list (info.c, above, owns pdfstamp_info_clear) */
 	free(info);

@@ -41,8 +41,8 @@ int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info);
  * level of /Root /Perms /DocMDP; *INCOMPLETE is set where the tree cannot
  * be walked whole (design note 2).  FN returns 0 or an error, which stops
  * the walk. */
-typedef int (*ps_sig_field_fn)(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
-                               const char *name);
+typedef int (*ps_sig_field_fn)(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum,
+                               int level, const char *name);
 int ps_doc_sig_fields(ps_doc *doc, int *docmdp, int *incomplete, ps_sig_field_fn fn, void *ud);
 
 /* What an incremental update is about to add (ps_policy_check). */

@@ -57,8 +57,9 @@ static int signed_view(ps_doc *doc, int change, const char *what)
 	int i, rc;
 
 	if ((rc = pdfstamp_audit(doc, &rep)) < 0) {
-		rc = ps_err_wrap(ps_doc_ctx(doc), rc, "cannot tell what the document's signatures permit; refusing to change "
-		                 "the file");
+		rc = ps_err_wrap(ps_doc_ctx(doc), rc,
+		                 "cannot tell what the document's signatures permit; refusing to "
+		                 "change the file");
 		goto out;
 	}
 	/* already violated (note 3): name the first forbidden change */
@@ -68,21 +69,24 @@ static int signed_view(ps_doc *doc, int change, const char *what)
 			const struct pdfstamp_audit_change *c = &rep.revisions[i].changes[k];
 			if (!c->forbidden)
 				continue;
-			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_PERM, "the document already breaks signature object %lld: "
+			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_PERM,
+			            "the document already breaks signature object %lld: "
 			            "revision %d %s object %lld (%s%s%s), so %s is refused",
-			            c->signature >= 0 && c->signature < rep.nsigs ? (long long)rep.sigs[c->signature].objnum
-			                                                           : -1LL,
-			            i + 1, c->action == PDFSTAMP_CHANGE_ADDED ? "added"
-			                   : c->action == PDFSTAMP_CHANGE_FREED ? "freed" : "changed",
-			            (long long)c->object, pdfstamp_change_kind_name(c->kind), c->reason[0] ? ": " : "",
-			            c->reason, what);
+			            c->signature >= 0 && c->signature < rep.nsigs
+			                ? (long long)rep.sigs[c->signature].objnum : -1LL,
+			            i + 1,
+			            c->action == PDFSTAMP_CHANGE_ADDED ? "added"
+			            : c->action == PDFSTAMP_CHANGE_FREED ? "freed" : "changed",
+			            (long long)c->object, pdfstamp_change_kind_name(c->kind),
+			            c->reason[0] ? ": " : "", c->reason, what);
 			goto out;
 		}
 	}
 	for (i = 0; i < rep.nsigs; i++) {
 		int p = rep.sigs[i].docmdp;
 		if (!pdfstamp_policy_allows(p, change, 1)) {
-			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_PERM, "signature object %lld is %s as signed; %s breaks it",
+			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_PERM,
+			            "signature object %lld is %s as signed; %s breaks it",
 			            (long long)rep.sigs[i].objnum, level_name(p), what);
 			goto out;
 		}
@@ -100,15 +104,18 @@ int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 	int change = kind == PS_UPDATE_ANNOTATION ? PDFSTAMP_CHANGE_ANNOTATION
 	             : kind == PS_UPDATE_DSS ? PDFSTAMP_CHANGE_DSS : PDFSTAMP_CHANGE_METADATA;
 	const char *what = kind == PS_UPDATE_ANNOTATION ? "adding annotations"
-	                   : kind == PS_UPDATE_DSS ? "adding validation data (/DSS)" : "changing metadata";
+	                   : kind == PS_UPDATE_DSS ? "adding validation data (/DSS)"
+	                   : "changing metadata";
 	int i, nsec, rc;
 
 	{
 		int bit = kind == PS_UPDATE_ANNOTATION ? PS_PERM_ANNOTATE : PS_PERM_MODIFY;
 		if (!ps_doc_permits(doc, bit))
 			return ps_err(ctx, PDFSTAMP_E_PERM,
-			              "the document does not permit %s (permission bit %d is clear); the owner password "
-			              "is needed", kind == PS_UPDATE_ANNOTATION ? "adding annotations" : "modifying it", bit);
+			              "the document does not permit %s (permission bit %d is "
+			              "clear); the owner password is needed",
+			              kind == PS_UPDATE_ANNOTATION ? "adding annotations"
+			                                           : "modifying it", bit);
 	}
 	info = calloc(1, sizeof *info);
 	if (!info)
@@ -118,14 +125,16 @@ int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 	/* The certification, from /Root /Perms /DocMDP (12.8.4.1), wherever its
 	 * field is in the tree. */
 	if (info->docmdp && !pdfstamp_policy_allows(info->docmdp, change, 1)) {
-		rc = ps_err(ctx, PDFSTAMP_E_PERM, "the document is certified with %s; %s breaks the certification",
+		rc = ps_err(ctx, PDFSTAMP_E_PERM,
+		            "the document is certified with %s; %s breaks the certification",
 		            level_name(info->docmdp), what);
 		goto out;
 	}
 	if (info->sigs_incomplete) {
 		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		            "the form field tree is nested too deeply (or /Perms /DocMDP is not a signature) to "
-		            "know every signature's policy; refusing to change the file");
+		            "the form field tree is nested too deeply (or /Perms /DocMDP is "
+		            "not a signature) to know every signature's policy; refusing to "
+		            "change the file");
 		goto out;
 	}
 	/* later revisions exist: each signature's policy as of the revision
@@ -136,18 +145,21 @@ int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 	for (i = 0; i < info->nsigs; i++) {
 		int p = info->sigs[i].docmdp;
 		if (!pdfstamp_policy_allows(p, change, 1)) {
-			rc = ps_err(ctx, PDFSTAMP_E_PERM, "signature object %lld is %s; %s breaks it",
-			            (long long)info->sigs[i].objnum, p ? level_name(p) : "an approval signature", what);
+			rc = ps_err(ctx, PDFSTAMP_E_PERM,
+			            "signature object %lld is %s; %s breaks it",
+			            (long long)info->sigs[i].objnum,
+			            p ? level_name(p) : "an approval signature", what);
 			goto out;
 		}
 		if (change == PDFSTAMP_CHANGE_DSS)
 			continue; /* not a change to the document (note 3, a) */
 		if (p == 3 || p == 2)
-			ps_warn(ctx, "the document is certified with DocMDP P=%d; strict validators may report the "
-			        "update as a modification", p);
+			ps_warn(ctx, "the document is certified with DocMDP P=%d; strict "
+			        "validators may report the update as a modification", p);
 		else
-			ps_warn(ctx, "signature object %lld stays valid (its bytes are untouched), but strict validators "
-			        "report added %s as a modification", (long long)info->sigs[i].objnum,
+			ps_warn(ctx, "signature object %lld stays valid (its bytes are untouched), "
+			        "but strict validators report added %s as a modification",
+			        (long long)info->sigs[i].objnum,
 			        change == PDFSTAMP_CHANGE_ANNOTATION ? "annotations" : "metadata");
 	}
 out:

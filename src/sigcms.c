@@ -113,7 +113,8 @@
 /* RFC 5652 3, 5.1, 11.1, 11.2; RFC 3161 2.4.2; RFC 8017 A.1; RFC 5480 2.1.1 */
 static const uint8_t OID_SIGNED_DATA[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02};
 static const uint8_t OID_DATA[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01};
-static const uint8_t OID_TSTINFO[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x10, 0x01, 0x04};
+static const uint8_t OID_TSTINFO[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D,
+                                      0x01, 0x09, 0x10, 0x01, 0x04};
 static const uint8_t OID_CONTENT_TYPE[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x03};
 static const uint8_t OID_MESSAGE_DIGEST[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x04};
 static const uint8_t OID_RSA[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01};
@@ -214,13 +215,16 @@ static int parse_attrs(const uint8_t *p, const uint8_t *end, struct cms *c, cons
 		vend = aend;
 		if (oid_is(oid, oid_len, OID_MESSAGE_DIGEST, sizeof OID_MESSAGE_DIGEST)) {
 			*w = "the messageDigest attribute is not one OCTET STRING";
-			if (c->msgdig || ps_der_tag(&p, vend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 || p + len != vend)
+			if (c->msgdig ||
+			    ps_der_tag(&p, vend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 ||
+			    p + len != vend)
 				return -1;
 			c->msgdig = p;
 			c->msgdig_len = len;
 		} else if (oid_is(oid, oid_len, OID_CONTENT_TYPE, sizeof OID_CONTENT_TYPE)) {
 			*w = "the contentType attribute is not one OID";
-			if (have_ct || ps_der_tag(&p, vend, MBEDTLS_ASN1_OID, &len) != 0 || p + len != vend)
+			if (have_ct || ps_der_tag(&p, vend, MBEDTLS_ASN1_OID, &len) != 0 ||
+			    p + len != vend)
 				return -1;
 			*w = "the contentType attribute differs from eContentType";
 			if (len != c->ectype_len || memcmp(p, c->ectype, len) != 0)
@@ -359,7 +363,8 @@ static int ber_skip(const uint8_t **p, const uint8_t *end, int depth)
 
 /* One item of tag TAG at *P, in DER or BER (definite or indefinite
  * lengths): the value is [*P, *VEND), the item ends at *NEXT. */
-static int ber_tag(const uint8_t **p, const uint8_t *end, int tag, const uint8_t **vend, const uint8_t **next)
+static int ber_tag(const uint8_t **p, const uint8_t *end, int tag, const uint8_t **vend,
+                   const uint8_t **next)
 {
 	const uint8_t *q = *p;
 
@@ -443,8 +448,8 @@ static int parse_cms(const uint8_t *d, size_t n, struct cms *c, const char **w)
 }
 
 /* RFC 3161 2.4.2: the messageImprint of the TSTInfo in D[0..N). */
-static int parse_tstinfo(const uint8_t *d, size_t n, mbedtls_md_type_t *md, const uint8_t **h, size_t *hlen,
-                         const char **w)
+static int parse_tstinfo(const uint8_t *d, size_t n, mbedtls_md_type_t *md, const uint8_t **h,
+                         size_t *hlen, const char **w)
 {
 	const uint8_t *p = d, *end = d + n, *mend;
 	unsigned char *q;
@@ -525,7 +530,8 @@ static int gap_holds(const uint8_t *g, size_t n, const uint8_t *c, size_t cn)
 
 /* Hashes [0, br[1]) and [br[2], br[2] + br[3]) with MD into H.  *SHORT is
  * set (and H undefined) when the file ends inside the range. */
-static int hash_range(ps_doc *doc, mbedtls_md_type_t md, const int64_t br[4], uint8_t *h, int *shortread)
+static int hash_range(ps_doc *doc, mbedtls_md_type_t md, const int64_t br[4], uint8_t *h,
+                      int *shortread)
 {
 	const mbedtls_md_info_t *info = mbedtls_md_info_from_type(md);
 	mbedtls_md_context_t mc;
@@ -536,7 +542,8 @@ static int hash_range(ps_doc *doc, mbedtls_md_type_t md, const int64_t br[4], ui
 	mbedtls_md_init(&mc);
 	if (!info || mbedtls_md_setup(&mc, info, 0) != 0 || mbedtls_md_starts(&mc) != 0) {
 		mbedtls_md_free(&mc);
-		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory setting up %s", md_name(md));
+		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory setting up %s",
+		              md_name(md));
 	}
 	for (part = 0; part < 2 && rc == 0 && !*shortread; part++) {
 		int64_t off = part ? br[2] : br[0], left = part ? br[3] : br[1];
@@ -593,8 +600,9 @@ static int byte_range(ps_doc *doc, const ps_obj *sig, int64_t br[4], struct ps_s
 		return 1;
 	}
 	if (br[1] > br[2] || br[2] > size || br[3] > size - br[2]) {
-		why(out, "the /ByteRange [0 %lld %lld %lld] overlaps itself or leaves the file (%lld bytes)",
-		    (long long)br[1], (long long)br[2], (long long)br[3], (long long)size);
+		why(out, "the /ByteRange [0 %lld %lld %lld] overlaps itself or leaves the file "
+		    "(%lld bytes)", (long long)br[1], (long long)br[2], (long long)br[3],
+		    (long long)size);
 		return 1;
 	}
 	return 0;
@@ -608,8 +616,10 @@ static int names_signer(const mbedtls_x509_crt *x, const struct cms *c)
 	const uint8_t *p, *end;
 
 	if (c->issuer)
-		return x->issuer_raw.len == c->issuer_len && memcmp(x->issuer_raw.p, c->issuer, c->issuer_len) == 0 &&
-		       x->serial.len == c->serial_len && memcmp(x->serial.p, c->serial, c->serial_len) == 0;
+		return x->issuer_raw.len == c->issuer_len &&
+		       memcmp(x->issuer_raw.p, c->issuer, c->issuer_len) == 0 &&
+		       x->serial.len == c->serial_len &&
+		       memcmp(x->serial.p, c->serial, c->serial_len) == 0;
 	/* subjectKeyIdentifier: extnID, critical BOOLEAN?, OCTET STRING
 	 * { OCTET STRING keyIdentifier } inside the extensions */
 	if (!x->v3_ext.p || x->v3_ext.len < sizeof TLV_SKI)
@@ -632,7 +642,8 @@ static int names_signer(const mbedtls_x509_crt *x, const struct cms *c)
 
 /* Verifies C's signature with X's key over DIGEST (the hash of what was
  * signed, c->md).  1 verified, 0 not, -1 algorithm unknown. */
-static int verify_with(mbedtls_x509_crt *x, const struct cms *c, const uint8_t *digest, struct ps_sigcms *out)
+static int verify_with(mbedtls_x509_crt *x, const struct cms *c, const uint8_t *digest,
+                       struct ps_sigcms *out)
 {
 	mbedtls_pk_type_t pk;
 	mbedtls_md_type_t md = c->md;
@@ -649,12 +660,13 @@ static int verify_with(mbedtls_x509_crt *x, const struct cms *c, const uint8_t *
 	}
 	if (md != c->md) {
 		mbedtls_free(opts);
-		why(out, "the signatureAlgorithm's hash (%s) is not the digestAlgorithm (%s)", md_name(md),
-		    md_name(c->md));
+		why(out, "the signatureAlgorithm's hash (%s) is not the digestAlgorithm (%s)",
+		    md_name(md), md_name(c->md));
 		return 0;
 	}
-	rc = mbedtls_pk_verify_ext(pk, opts, &x->pk, md, digest, mbedtls_md_get_size(mbedtls_md_info_from_type(md)),
-	                           c->sig, c->sig_len);
+	rc = mbedtls_pk_verify_ext(pk, opts, &x->pk, md, digest,
+	                           mbedtls_md_get_size(mbedtls_md_info_from_type(md)), c->sig,
+	                           c->sig_len);
 	mbedtls_free(opts);
 	if (rc != 0)
 		why(out, "the signature does not verify with the signer's certificate");
@@ -663,7 +675,8 @@ static int verify_with(mbedtls_x509_crt *x, const struct cms *c, const uint8_t *
 
 /* Note 4: sets out->signature_ok.  CONTENT_DIGEST is H(content), for a
  * SignerInfo without signedAttrs. */
-static int check_signature(ps_ctx *ctx, const struct cms *c, const uint8_t *content_digest, struct ps_sigcms *out)
+static int check_signature(ps_ctx *ctx, const struct cms *c, const uint8_t *content_digest,
+                           struct ps_sigcms *out)
 {
 	uint8_t digest[MBEDTLS_MD_MAX_SIZE];
 	const uint8_t *p = c->certs;
@@ -680,9 +693,11 @@ static int check_signature(ps_ctx *ctx, const struct cms *c, const uint8_t *cont
 		rc = mbedtls_md(mbedtls_md_info_from_type(c->md), a, c->attrs_len, digest);
 		free(a);
 		if (rc != 0)
-			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory hashing the signed attributes");
+			return ps_err(ctx, PDFSTAMP_E_NOMEM,
+			              "out of memory hashing the signed attributes");
 	} else {
-		memcpy(digest, content_digest, mbedtls_md_get_size(mbedtls_md_info_from_type(c->md)));
+		memcpy(digest, content_digest,
+		       mbedtls_md_get_size(mbedtls_md_info_from_type(c->md)));
 	}
 	while (p && p < c->certs_end && n++ < MAX_CERTS) {
 		const uint8_t *item = p;
@@ -709,8 +724,8 @@ static int check_signature(ps_ctx *ctx, const struct cms *c, const uint8_t *cont
 /* ---- the check --------------------------------------------------------------- */
 
 /* Notes 1 and 3: the gap holds /Contents, then the digest by SUBFILTER. */
-static int check_digest(ps_doc *doc, const int64_t br[4], int subfilter, const struct cms *c, const uint8_t *contents,
-                        size_t clen, struct ps_sigcms *out)
+static int check_digest(ps_doc *doc, const int64_t br[4], int subfilter, const struct cms *c,
+                        const uint8_t *contents, size_t clen, struct ps_sigcms *out)
 {
 	uint8_t h[MBEDTLS_MD_MAX_SIZE], hc[MBEDTLS_MD_MAX_SIZE];
 	const mbedtls_md_info_t *mi = mbedtls_md_info_from_type(c->md);
@@ -737,16 +752,18 @@ static int check_digest(ps_doc *doc, const int64_t br[4], int subfilter, const s
 	}
 	/* note 3: what the signed bytes must hash to */
 	if (subfilter == SF_OTHER) {
-		why(out, "the /SubFilter is not a CMS signature (adbe.pkcs7.detached, ETSI.CAdES.detached, "
-		    "adbe.pkcs7.sha1, ETSI.RFC3161)");
+		why(out, "the /SubFilter is not a CMS signature (adbe.pkcs7.detached, "
+		    "ETSI.CAdES.detached, adbe.pkcs7.sha1, ETSI.RFC3161)");
 		return 0;
 	}
 	if (subfilter == SF_RFC3161) {
 		if (!out->timestamp || !c->econtent) {
-			why(out, "an ETSI.RFC3161 /Contents is not a time-stamp token (id-ct-TSTInfo)");
+			why(out,
+			    "an ETSI.RFC3161 /Contents is not a time-stamp token (id-ct-TSTInfo)");
 			return 0;
 		}
-		if (parse_tstinfo(c->econtent, c->econtent_len, &rmd, &imprint, &imprint_len, &w) != 0) {
+		if (parse_tstinfo(c->econtent, c->econtent_len, &rmd, &imprint, &imprint_len,
+		                  &w) != 0) {
 			why(out, "%s", w);
 			return 0;
 		}
@@ -775,16 +792,21 @@ static int check_digest(ps_doc *doc, const int64_t br[4], int subfilter, const s
 		memcpy(hc, h, hlen);
 	} else {
 		size_t rlen = mbedtls_md_get_size(mbedtls_md_info_from_type(rmd));
-		if (subfilter == SF_SHA1 && (c->econtent_len != rlen || memcmp(c->econtent, h, rlen) != 0)) {
-			why(out, "the encapsulated SHA-1 differs from the SHA-1 of the signed bytes");
+		if (subfilter == SF_SHA1 &&
+		    (c->econtent_len != rlen || memcmp(c->econtent, h, rlen) != 0)) {
+			why(out,
+			    "the encapsulated SHA-1 differs from the SHA-1 of the signed bytes");
 			return 0;
 		}
-		if (subfilter == SF_RFC3161 && (imprint_len != rlen || memcmp(imprint, h, rlen) != 0)) {
-			why(out, "the time stamp's messageImprint differs from the %s of the signed bytes", md_name(rmd));
+		if (subfilter == SF_RFC3161 &&
+		    (imprint_len != rlen || memcmp(imprint, h, rlen) != 0)) {
+			why(out, "the time stamp's messageImprint differs from the %s of the "
+			    "signed bytes", md_name(rmd));
 			return 0;
 		}
 		if (mbedtls_md(mi, c->econtent, c->econtent_len, hc) != 0)
-			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory hashing the encapsulated content");
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM,
+			              "out of memory hashing the encapsulated content");
 	}
 	if ((rc = check_signature(ps_doc_ctx(doc), c, hc, out)) < 0)
 		return rc;
@@ -802,7 +824,8 @@ static int check_digest(ps_doc *doc, const int64_t br[4], int subfilter, const s
 		out->digest_ok = 1;     /* note 3a: bound by the signature alone */
 	} else if (out->signature_ok == -1) {
 		char was[sizeof out->why];
-		snprintf(was, sizeof was, "%s", out->why[0] ? out->why : "no signer certificate in the CMS");
+		snprintf(was, sizeof was, "%s",
+		         out->why[0] ? out->why : "no signer certificate in the CMS");
 		why(out, "no signed attributes, and the signature could not be checked: %s", was);
 	}
 	return 0;
@@ -822,10 +845,12 @@ int ps_sigcms_check(ps_doc *doc, const ps_obj *sig, struct ps_sigcms *out)
 		why(out, "the signature is not a dictionary");
 		return 0;
 	}
-	if ((rc = get_val(doc, sig, "SubFilter", &sf)) < 0 || (rc = get_val(doc, sig, "Contents", &cont)) < 0)
+	if ((rc = get_val(doc, sig, "SubFilter", &sf)) < 0 ||
+	    (rc = get_val(doc, sig, "Contents", &cont)) < 0)
 		return rc;
 	if (sf) {
-		if (ps_obj_is_name(sf, "adbe.pkcs7.detached") || ps_obj_is_name(sf, "ETSI.CAdES.detached"))
+		if (ps_obj_is_name(sf, "adbe.pkcs7.detached") ||
+		    ps_obj_is_name(sf, "ETSI.CAdES.detached"))
 			subfilter = SF_DETACHED;
 		else if (ps_obj_is_name(sf, "adbe.pkcs7.sha1"))
 			subfilter = SF_SHA1;

@@ -32,7 +32,8 @@ static int count_string(void *ud, ps_obj *str, const ps_obj *parent, const char 
 	return 0;
 }
 
-int pdfstamp_verify(pdfstamp_doc *doc, const struct pdfstamp_verify_opts *opts, struct pdfstamp_verify_report *r)
+int pdfstamp_verify(pdfstamp_doc *doc, const struct pdfstamp_verify_opts *opts,
+                    struct pdfstamp_verify_report *r)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	const ps_xref *x = ps_doc_xref(doc);
@@ -60,7 +61,8 @@ int pdfstamp_verify(pdfstamp_doc *doc, const struct pdfstamp_verify_opts *opts, 
 		return rc;
 	if (ds.sec && !ps_sec_perms_ok(ds.sec) && ds.authenticated) {
 		r->faults++;
-		snprintf(r->first_fault, sizeof r->first_fault, "/Perms does not match /P and /EncryptMetadata");
+		snprintf(r->first_fault, sizeof r->first_fault,
+		         "/Perms does not match /P and /EncryptMetadata");
 	}
 	for (num = ps_xref_next(x, 0); num != 0; num = ps_xref_next(x, num)) {
 		const ps_xent *e = ps_xref_get(x, num);
@@ -90,7 +92,8 @@ int pdfstamp_verify(pdfstamp_doc *doc, const struct pdfstamp_verify_opts *opts, 
 	if (progress)
 		progress(ud, size, size);
 	if (r->faults)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%lld object(s) failed verification; first: %s",
-		              (long long)r->faults, r->first_fault);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "%lld object(s) failed verification; first: %s", (long long)r->faults,
+		              r->first_fault);
 	return 0;
 }
