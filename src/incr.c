@@ -117,9 +117,12 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 	if (!w || w->version < 1 || w->version > PDFSTAMP_WRITE_OPTS_VERSION)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "write options of an unknown version");
 	if ((w->flags & PDFSTAMP_WRITE_TO_FD) && w->version < 2)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "PDFSTAMP_WRITE_TO_FD needs version 2 of the write options");
-	if (!!(w->flags & PDFSTAMP_WRITE_IN_PLACE) + !!(w->flags & PDFSTAMP_WRITE_TO_FD) + !!w->output != 1)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "give exactly one of an output file, an output descriptor and "
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "PDFSTAMP_WRITE_TO_FD needs version 2 of the write options");
+	if (!!(w->flags & PDFSTAMP_WRITE_IN_PLACE) + !!(w->flags & PDFSTAMP_WRITE_TO_FD) +
+	    !!w->output != 1)
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "give exactly one of an output file, an output descriptor and "
 		              "in-place mode");
 	if (w->flags & PDFSTAMP_WRITE_TO_FD) {
 		int rc = ps_check_out_fd(ctx, w->output_fd, f.fd);
@@ -127,33 +130,38 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 			return rc;
 	}
 	if (pdfstamp_doc_damaged_tail(doc, NULL, &damaged, NULL, 0))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document was salvaged (its last %lld bytes cannot be read); "
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "the document was salvaged (its last %lld bytes cannot be read); "
 		              "refusing to append to it", (long long)damaged);
 	if ((w->flags & PDFSTAMP_WRITE_IN_PLACE) && !f.locked)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "in-place updates need a document opened for writing");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "in-place updates need a document opened for writing");
 	if (up->ds.sec && !up->ds.authenticated)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
 	ps_xref_info(ps_doc_xref(doc), &xi);
 	if (xi.trailing > 0 && !(w->flags & PDFSTAMP_WRITE_ALLOW_TRAILING))
 		return ps_err_hint(ctx, PDFSTAMP_HINT_ALLOW_TRAILING, PDFSTAMP_E_FORMAT,
-		                   "%lld bytes follow the last %%%%EOF; refusing to append after them",
-		                   (long long)xi.trailing);
+		                   "%lld bytes follow the last %%%%EOF; refusing to append "
+		                   "after them", (long long)xi.trailing);
 	if (!up->ds.sec && up->ds.password_given)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT,
-		              "a password was given, but the file is not encrypted (its newest revision may have cut "
-		              "off the encrypted ones); refusing to write in clear (give no password for plaintext "
-		              "files)");
-	if (up->ds.sec && (idf = ps_sec_identity(up->ds.sec)) != 0 && !(w->flags & PDFSTAMP_WRITE_ALLOW_IDENTITY))
+		              "a password was given, but the file is not encrypted (its newest "
+		              "revision may have cut off the encrypted ones); refusing to write in "
+		              "clear (give no password for plaintext files)");
+	if (up->ds.sec && (idf = ps_sec_identity(up->ds.sec)) != 0 &&
+	    !(w->flags & PDFSTAMP_WRITE_ALLOW_IDENTITY))
 		return ps_err_hint(ctx, PDFSTAMP_HINT_ALLOW_IDENTITY, PDFSTAMP_E_UNSUPPORTED,
-		                   "the file is encrypted, but its %s filter is /Identity: new %s would be written "
-		                   "in clear",
-		                   (idf & PS_SEC_STRF) ? ((idf & PS_SEC_STMF) ? "string and stream" : "string")
-		                                       : "stream",
-		                   (idf & PS_SEC_STRF) ? ((idf & PS_SEC_STMF) ? "strings and streams" : "strings")
-		                                       : "streams");
+		                   "the file is encrypted, but its %s filter is /Identity: new %s "
+		                   "would be written in clear",
+		                   (idf & PS_SEC_STRF)
+		                       ? ((idf & PS_SEC_STMF) ? "string and stream" : "string")
+		                       : "stream",
+		                   (idf & PS_SEC_STRF)
+		                       ? ((idf & PS_SEC_STMF) ? "strings and streams" : "strings")
+		                       : "streams");
 	if (up->ds.sec && ps_sec_weak(up->ds.sec, why, sizeof why))
-		ps_warn(ctx, "the file uses a weak security handler (%s); `pdfstamp rotate` upgrades it to AES-256",
-		        why);
+		ps_warn(ctx, "the file uses a weak security handler (%s); `pdfstamp rotate` "
+		        "upgrades it to AES-256", why);
 	up->base_len = ps_doc_size(doc);
 	/* above every number a section mentions (read without loading the
 	 * entries: the bound >= the highest number in use + 1) */
@@ -163,7 +171,8 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 		hi = xi.max; /* free entries listed up to the limit: the numbers in use decide */
 	}
 	if (xi.size_key > PS_MAX_OBJNUM || hi >= PS_MAX_OBJNUM)
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no object numbers left for new objects");
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "no object numbers left for new objects");
 	up->next_num = (uint32_t)xi.size_key > hi + 1 ? (uint32_t)xi.size_key : hi + 1;
 	up->first_num = up->next_num;
 	up->trailer_set = ps_new_dict();
@@ -254,7 +263,8 @@ uint32_t ps_update_alloc(ps_update *up)
 	while (up->next_num <= PS_MAX_OBJNUM && skipped(up, up->next_num))
 		up->next_num++;
 	if (up->next_num > PS_MAX_OBJNUM) {
-		ps_err(ps_doc_ctx(up->doc), PDFSTAMP_E_UNSUPPORTED, "no object numbers left for new objects");
+		ps_err(ps_doc_ctx(up->doc), PDFSTAMP_E_UNSUPPORTED,
+		       "no object numbers left for new objects");
 		return 0;
 	}
 	return up->next_num++;
@@ -271,7 +281,8 @@ static uint32_t captured(const ps_update *up, const ps_obj *o, int depth)
 		return 0;
 	switch (o->kind) {
 	case PS_REF:
-		if (o->u.ref.num >= up->first_num && o->u.ref.num < up->next_num && !skipped(up, o->u.ref.num))
+		if (o->u.ref.num >= up->first_num && o->u.ref.num < up->next_num &&
+		    !skipped(up, o->u.ref.num))
 			return o->u.ref.num;
 		break;
 	case PS_ARRAY:
@@ -308,9 +319,9 @@ static int check_no_capture(ps_update *up)
 	while (ps_doc_cached_next(doc, &pos, &num, &o)) {
 		if ((n = captured(up, o, 0)) != 0)
 			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_INTERNAL,
-			              "object %u of the file names object %u, a number this update gave to one of its "
-			              "new objects (it was read after the first number was handed out); nothing "
-			              "written", num, n);
+			              "object %u of the file names object %u, a number this update "
+			              "gave to one of its new objects (it was read after the first "
+			              "number was handed out); nothing written", num, n);
 	}
 	return 0;
 }
@@ -339,8 +350,8 @@ int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj)
 		 * replaced (found by fuzz_incr). */
 		ps_obj_free(obj);
 		return ps_err(ps_doc_ctx(up->doc), PDFSTAMP_E_FORMAT,
-		              "object %u, which this update would have to replace, is the /Encrypt dictionary: "
-		              "the file is damaged", num);
+		              "object %u, which this update would have to replace, is the /Encrypt "
+		              "dictionary: the file is damaged", num);
 	}
 	if (num >= up->next_num || (num < up->first_num && !is_in_use(up->doc, num)) ||
 	    (num >= up->first_num && skipped(up, num))) {
@@ -350,7 +361,8 @@ int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj)
 		 * to a missing object to null first). */
 		ps_obj_free(obj);
 		return ps_err(ps_doc_ctx(up->doc), PDFSTAMP_E_INTERNAL,
-		              "object %u is neither an object of the file nor a new one of this update", num);
+		              "object %u is neither an object of the file nor a new one of "
+		              "this update", num);
 	}
 	for (i = 0; i < up->nobjs; i++) {
 		if (up->objs[i].num == num) {
@@ -360,8 +372,9 @@ int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj)
 			 * role's caller still uses; found by replaying fuzz corpora). */
 			ps_obj_free(obj);
 			return ps_err(ps_doc_ctx(up->doc), PDFSTAMP_E_FORMAT,
-			              "object %u would be replaced twice by this update: the file uses it for two "
-			              "different things (e.g. as both /Root and /Info)", num);
+			              "object %u would be replaced twice by this update: "
+			              "the file uses it for two different things (e.g. as both "
+			              "/Root and /Info)", num);
 		}
 	}
 	if (up->nobjs == up->cap) {
@@ -421,12 +434,14 @@ static int emit_object(ps_update *up, const ps_newobj *no, ps_buf *out)
 	ps_buf_printf(out, "%u %u obj\n", no->num, no->gen);
 	if (copy->kind == PS_STREAM) {
 		if (ps_sec_stream_encrypted(up->ds.sec, copy)) {
-			if ((rc = ps_sec_encrypt(ctx, up->ds.sec, no->num, no->gen, copy->u.stm.data, copy->u.stm.len, &data)) < 0)
+			if ((rc = ps_sec_encrypt(ctx, up->ds.sec, no->num, no->gen,
+			                         copy->u.stm.data, copy->u.stm.len, &data)) < 0)
 				goto out;
 		} else {
 			ps_buf_append(&data, copy->u.stm.data, copy->u.stm.len);
 		}
-		if ((rc = ps_dict_put(copy->u.stm.dict, "Length", ps_new_int((int64_t)data.len))) < 0) {
+		if ((rc = ps_dict_put(copy->u.stm.dict, "Length",
+		                      ps_new_int((int64_t)data.len))) < 0) {
 			rc = ps_err(ctx, rc, "out of memory");
 			goto out;
 		}
@@ -458,8 +473,8 @@ static int cmp_newobj(const void *a, const void *b)
  * 7.5.5 Table 15). */
 static int build_trailer(ps_update *up, uint32_t size, int for_stream, ps_obj **out)
 {
-	static const char *const drop[] = {"Prev", "XRefStm", "DocChecksum", "Type", "W", "Index", "Filter",
-	                                   "DecodeParms", "Length", "Size", "ID"};
+	static const char *const drop[] = {"Prev", "XRefStm", "DocChecksum", "Type", "W", "Index",
+	                                   "Filter", "DecodeParms", "Length", "Size", "ID"};
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	const ps_xref *x = ps_doc_xref(doc);
@@ -598,8 +613,10 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 		goto out;
 	ps_xref_info(ps_doc_xref(v), &vi);
 	ps_xref_info(ps_doc_xref(up->doc), &xi);
-	if (vi.startxref != xref_off || ps_xref_sections(ps_doc_xref(v), &nsec)[0].prev != xi.startxref) {
-		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new revision is not the file's newest");
+	if (vi.startxref != xref_off ||
+	    ps_xref_sections(ps_doc_xref(v), &nsec)[0].prev != xi.startxref) {
+		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL,
+		            "self-check: the new revision is not the file's newest");
 		goto out;
 	}
 	/* The security state may be carried over only because the new trailer
@@ -613,7 +630,8 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 	vt = ps_xref_trailer(ps_doc_xref(v));
 	if (!ps_obj_equal(ps_dict_get(vt, "Encrypt"), ps_dict_get(t, "Encrypt"), 0) ||
 	    (id0 && !ps_obj_equal(ps_array_get(ps_dict_get(vt, "ID"), 0), id0, 0))) {
-		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new trailer changes /Encrypt or ID[0]");
+		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL,
+		            "self-check: the new trailer changes /Encrypt or ID[0]");
 		goto out;
 	}
 	/* the original's handler, its key schedules borrowed */
@@ -625,15 +643,18 @@ static int verify_output(ps_update *up, const char *path, int64_t xref_off)
 		if ((rc = ps_doc_lookup(v, no->num, &got)) < 0)
 			goto out;
 		if (!ps_obj_equal(no->obj, got, 0)) {
-			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u does not read back as written", no->num);
+			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL,
+			            "self-check: object %u does not read back as written", no->num);
 			goto out;
 		}
 		if (no->obj->kind == PS_STREAM) {
 			if ((rc = ps_doc_stream_data(v, no->num, got, 0, &data)) < 0)
 				goto out;
-			if (data.len != no->obj->u.stm.len || memcmp(data.data, no->obj->u.stm.data, data.len) != 0) {
-				rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: stream %u does not decrypt to what was written",
-				            no->num);
+			if (data.len != no->obj->u.stm.len ||
+			    memcmp(data.data, no->obj->u.stm.data, data.len) != 0) {
+				rc = ps_err(ctx, PDFSTAMP_E_INTERNAL,
+				            "self-check: stream %u does not decrypt to what "
+				            "was written", no->num);
 				goto out;
 			}
 		}
@@ -681,7 +702,8 @@ static int commit_to_new_file(ps_update *up, const char *output, int out_fd, con
 	ps_fault("after-write");
 	if ((rc = verify_output(up, ps_outfile_path(&of), xref_off)) < 0)
 		goto out;
-	rc = output ? ps_outfile_commit(ctx, &of, f.mode, 0) : ps_outfile_copy_out(ctx, &of, out_fd);
+	rc = output ? ps_outfile_commit(ctx, &of, f.mode, 0)
+	            : ps_outfile_copy_out(ctx, &of, out_fd);
 out:
 	ps_outfile_free(&of);
 	return rc;
@@ -719,8 +741,8 @@ static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
 	/* A journal that cannot be removed is removed by the next recovery,
 	 * which keeps the same whole update: the update stands. */
 	if (ps_journal_remove(ctx, &j) < 0)
-		ps_warn(ctx, "%s; the update is complete and synced, and the next in-place update or 'pdfstamp "
-		        "recover' removes the journal", ctx->errmsg);
+		ps_warn(ctx, "%s; the update is complete and synced, and the next in-place update "
+		        "or 'pdfstamp recover' removes the journal", ctx->errmsg);
 	rc = 0;
 	goto out;
 rollback:
@@ -746,7 +768,8 @@ void pdfstamp_result_clear(struct pdfstamp_result *res)
 int ps_result_begin(ps_ctx *ctx, struct pdfstamp_result *res)
 {
 	if (res && res->version != PDFSTAMP_RESULT_VERSION && res->version != 1)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "pdfstamp_result of an unknown version (use PDFSTAMP_RESULT_INIT)");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "pdfstamp_result of an unknown version (use PDFSTAMP_RESULT_INIT)");
 	pdfstamp_result_clear(res);
 	return 0;
 }
@@ -761,7 +784,8 @@ int ps_result_add_object(ps_ctx *ctx, struct pdfstamp_result *res, uint32_t num)
 	return 0;
 }
 
-int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)
+int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w,
+                     struct pdfstamp_result *res)
 {
 	ps_doc *doc = up->doc;
 	ps_buf sec = PS_BUF_INIT;
@@ -777,7 +801,8 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w, struct 
 	if (w->flags & PDFSTAMP_WRITE_IN_PLACE)
 		rc = commit_in_place(up, &sec, xref_off);
 	else
-		rc = commit_to_new_file(up, w->output, (w->flags & PDFSTAMP_WRITE_TO_FD) ? w->output_fd : -1, &sec,
+		rc = commit_to_new_file(up, w->output,
+		                        (w->flags & PDFSTAMP_WRITE_TO_FD) ? w->output_fd : -1, &sec,
 		                        xref_off);
 	if (rc < 0)
 		goto out;

@@ -49,7 +49,8 @@ uint32_t ps_update_alloc(ps_update *up);
 int ps_update_put(ps_update *up, uint32_t num, uint16_t gen, ps_obj *obj);
 int ps_update_set_trailer(ps_update *up, const char *key, ps_obj *val);
 /* Serialises, writes (per W), makes it durable and verifies it. */
-int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w, struct pdfstamp_result *res);
+int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w,
+                     struct pdfstamp_result *res);
 /* The writers' result (pdfstamp.h, versioned structs): ps_result_begin
  * refuses a RES of an unknown version and releases what it held (RES may
  * be NULL); ps_result_add_object appends NUM to res->objects (no-op for

@@ -8,8 +8,9 @@
  *
  * Why a rewrite: an incremental update that swaps /Encrypt leaves the old
  * /UE and /OE in the file, and they still unwrap the same key with the old
- * password (Algorithm 2.A steps e-f, ISO 32000-2 7.6.4.3.3).  Rotation therefore draws a new random file
- * key and re-encrypts every string and stream: one clean revision.
+ * password (Algorithm 2.A steps e-f, ISO 32000-2 7.6.4.3.3).  Rotation
+ * therefore draws a new random file key and re-encrypts every string and
+ * stream: one clean revision.
  *
  * Pipeline (one pass over the file, memory bounded by the window):
  *
@@ -192,8 +193,10 @@ struct rw_job {
 	uint8_t *src;          /* stream bytes as in the file: in so.seg, else raw.data */
 	size_t srclen;
 	ps_buf raw;            /* stream bytes read on their own (objects outside any segment) */
-	ps_buf data;           /* stream bytes for the output when they cannot be transformed in place */
-	uint8_t *pay;          /* the stream bytes to write (src or data.data), NULL for non-streams */
+	ps_buf data;           /* stream bytes for the output when they cannot
+	                        * be transformed in place */
+	uint8_t *pay;          /* the stream bytes to write (src or
+	                        * data.data), NULL for non-streams */
 	size_t paylen;
 	int plaintext;         /* pay holds plaintext waiting for the batch encryption */
 	int reenc;             /* in place: old ciphertext to plaintext, batched (reenc_all) */
@@ -225,7 +228,8 @@ struct rw {
 	ps_ctx *ctx;
 	unsigned cpu;                  /* ps_cpu_bits: the plaintext sum's kernel */
 	ps_sec *nsec;                  /* the new handler (its own key schedules) */
-	ps_rwoffs offs;                /* objects written (rwxref.c: file order, then sorted by number) */
+	ps_rwoffs offs;                /* objects written (rwxref.c: file order,
+	                                * then sorted by number) */
 	uint32_t *dropped;             /* sorted: xref streams and the linearization dictionary */
 	size_t ndropped;
 	/* pool */
@@ -249,7 +253,8 @@ struct rw {
 	ps_buf chdr;                   /* a careful job's header (note 13) */
 	ps_arena *ar;                  /* this thread's parses (note 11; NULL: malloc) */
 	struct rw_batch *spare;        /* batches written, for reuse (note 13; this thread only) */
-	struct ps_segpool *pool;       /* the reader's segment buffers, for the self-check (note 13) */
+	struct ps_segpool *pool;       /* the reader's segment buffers, for
+	                                * the self-check (note 13) */
 };
 
 static int add_extensions(ps_ctx *wctx, ps_obj *cat)
@@ -268,7 +273,8 @@ static int add_extensions(ps_ctx *wctx, ps_obj *cat)
 			return ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 		}
 	}
-	return ps_dict_put(ext, "ADBE", adbe) < 0 ? ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+	return ps_dict_put(ext, "ADBE", adbe) < 0 ? ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory")
+	                                          : 0;
 }
 
 /* What a batch adds to the statistics, added once per batch (under rw->mu). */
@@ -305,20 +311,22 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j, struct rw_tall
 	if (j->extensions && (rc = add_extensions(wctx, j->obj)) < 0)
 		goto out;
 	/* strings: old handler to new (design note 3 for the exemptions) */
-	if ((rc = ps_sec_convert_strings(wctx, j->plain_strings ? NULL : osec, rw->nsec, j->num, j->gen, j->obj,
-	                                 &nstrings)) < 0)
+	if ((rc = ps_sec_convert_strings(wctx, j->plain_strings ? NULL : osec, rw->nsec, j->num,
+	                                 j->gen, j->obj, &nstrings)) < 0)
 		goto out;
 	if (j->obj->kind == PS_STREAM) {
 		int was = ps_sec_stream_encrypted(osec, j->obj);
 		/* in place needs IV + at least one block (an AESV2 IV alone reads
 		 * as empty data: the decrypt path takes it) */
-		int in_place = was && srclen >= 32 && ps_sec_reencrypt_in_place(osec, rw->nsec, j->obj);
+		int in_place = was && srclen >= 32 &&
+		               ps_sec_reencrypt_in_place(osec, rw->nsec, j->obj);
 		payload = (int64_t)srclen;
 		j->pay = j->src;
 		j->paylen = srclen;
 		if (was && !in_place) {
 			double t0 = cpu_seconds();
-			rc = ps_sec_decrypt_stream(wctx, osec, j->obj, j->num, j->gen, src, srclen, &plain);
+			rc = ps_sec_decrypt_stream(wctx, osec, j->obj, j->num, j->gen, src, srclen,
+			                           &plain);
 			aes = cpu_seconds() - t0;
 			if (rc < 0)
 				goto out;
@@ -331,7 +339,8 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j, struct rw_tall
 			goto out;
 		j->encrypt = ps_sec_stream_encrypted(rw->nsec, j->obj);
 		if (in_place && !j->encrypt) {
-			rc = ps_err(wctx, PDFSTAMP_E_INTERNAL, "a stream encrypted in the input would be written in clear");
+			rc = ps_err(wctx, PDFSTAMP_E_INTERNAL,
+			            "a stream encrypted in the input would be written in clear");
 			goto out;
 		}
 		if (in_place) {
@@ -344,7 +353,8 @@ static int prepare(struct rw *rw, ps_ctx *wctx, struct rw_job *j, struct rw_tall
 					rc = ps_err(wctx, PDFSTAMP_E_NOMEM, "out of memory");
 					goto out;
 				}
-				if ((rc = ps_sec_encrypt_prepare(wctx, rw->nsec, j->num, j->gen, src, srclen, j->data.data,
+				if ((rc = ps_sec_encrypt_prepare(wctx, rw->nsec, j->num, j->gen,
+				                                 src, srclen, j->data.data,
 				                                 &j->job)) < 0)
 					goto out;
 				j->data.len = elen;
@@ -393,8 +403,9 @@ static int reenc_all(struct rw *rw, ps_ctx *wctx, struct rw_job *jobs, size_t n,
 		if (!j->reenc)
 			continue;
 		j->reenc = 0;
-		if ((rc = ps_sec_reencrypt_prepare(wctx, rw->ds.sec, rw->nsec, j->num, j->gen, j->src, j->srclen,
-		                                   &j->job)) < 0 && wctx->errcode == rc)
+		if ((rc = ps_sec_reencrypt_prepare(wctx, rw->ds.sec, rw->nsec, j->num, j->gen,
+		                                   j->src, j->srclen, &j->job)) < 0 &&
+		    wctx->errcode == rc)
 			ps_err_wrap(wctx, rc, "object %u", j->num);
 	}
 	t->dec += cpu_seconds() - t0;
@@ -418,8 +429,9 @@ static int finish(ps_ctx *wctx, struct rw_job *j, ps_buf *hdr)
 	/* encrypted strings grow (an empty one to 66 bytes): no reader of
 	 * ours, the self-check first, would take more than PS_OBJ_MAX */
 	if (j->hlen > PS_OBJ_MAX)
-		return ps_err(wctx, PDFSTAMP_E_UNSUPPORTED, "object %u would take %zu bytes once encrypted, more than "
-		              "the %zu MB an object may have", j->num, j->hlen, PS_OBJ_MAX >> 20);
+		return ps_err(wctx, PDFSTAMP_E_UNSUPPORTED,
+		              "object %u would take %zu bytes once encrypted, more than the %zu MB "
+		              "an object may have", j->num, j->hlen, PS_OBJ_MAX >> 20);
 	return 0;
 }
 
@@ -558,7 +570,8 @@ static void batch_clear(struct rw_batch *b)
 	size_t i;
 
 	for (i = 0; i < b->n; i++) {
-		if (b->jobs[i].plaintext && b->jobs[i].pay) /* a failed batch: no plaintext left behind */
+		if (b->jobs[i].plaintext && b->jobs[i].pay) /* a failed batch:
+		                                             * no plaintext left behind */
 			ps_wipe(b->jobs[i].pay, b->jobs[i].paylen);
 		ps_seg_release(b->jobs[i].so.seg);
 		ps_obj_free(b->jobs[i].obj);
@@ -624,8 +637,8 @@ static int careful_job(struct rw *rw, struct rw_job *j)
 	int root = j->root, skip, rc;
 
 	job_clear(j);
-	if ((rc = read_job(rw, num, root, j, &skip)) < 0 || (rc = prepare(rw, rw->ctx, j, &t)) < 0 ||
-	    (rc = reenc_all(rw, rw->ctx, j, 1, &t)) < 0)
+	if ((rc = read_job(rw, num, root, j, &skip)) < 0 ||
+	    (rc = prepare(rw, rw->ctx, j, &t)) < 0 || (rc = reenc_all(rw, rw->ctx, j, 1, &t)) < 0)
 		return rc;
 	tally_add(rw, &t);
 	if (j->plaintext) {
@@ -650,7 +663,9 @@ static int write_batch(struct rw *rw, struct rw_batch *b)
 		if (careful && (rc = careful_job(rw, j)) < 0)
 			return rc;
 		if ((rc = record_off(rw, j->num, j->gen, j)) < 0 ||
-		    (rc = ps_wstream_put_ref(&rw->w, (careful ? rw->chdr.data : b->hdr.data) + j->hoff, j->hlen)) < 0)
+		    (rc = ps_wstream_put_ref(&rw->w,
+		                             (careful ? rw->chdr.data : b->hdr.data) + j->hoff,
+		                             j->hlen)) < 0)
 			return rc;
 		if (j->pay && ((rc = ps_wstream_put_ref(&rw->w, j->pay, j->paylen)) < 0 ||
 		               (rc = ps_wstream_put_ref(&rw->w, "\nendstream\nendobj\n", 18)) < 0))
@@ -767,7 +782,8 @@ static int read_job_at(struct rw *rw, uint32_t num, int root, struct rw_job *j, 
 			    (rc = ps_doc_pread(doc, j->obj->u.stm.off, (size_t)len, &j->raw)) < 0)
 				return rc;
 			if ((int64_t)j->raw.len != len)
-				return ps_err(rw->ctx, PDFSTAMP_E_FORMAT, "its stream is truncated");
+				return ps_err(rw->ctx, PDFSTAMP_E_FORMAT,
+				              "its stream is truncated");
 			j->src = j->raw.data;
 			j->srclen = j->raw.len;
 		}
@@ -818,7 +834,8 @@ static int skip_num(void *ud, uint32_t num)
 /* The job just filled in *BP joins its batch; a batch is complete (and
  * handed to the workers) once it is big enough to keep every lane busy
  * (note 8). */
-static int batch_add(struct rw *rw, struct rw_batch **bp, int64_t off, const struct pdfstamp_rewrite_opts *o)
+static int batch_add(struct rw *rw, struct rw_batch **bp, int64_t off,
+                     const struct pdfstamp_rewrite_opts *o)
 {
 	struct rw_batch *b = *bp;
 	struct rw_job *j = &b->jobs[b->n++];
@@ -828,7 +845,8 @@ static int batch_add(struct rw *rw, struct rw_batch **bp, int64_t off, const str
 	b->bytes += len;
 	if (len > b->maxlen)
 		b->maxlen = len;
-	if (b->n < BATCH_OBJECTS && b->bytes < BATCH_MAX && (b->bytes < BATCH_MIN || b->bytes / LANES < b->maxlen))
+	if (b->n < BATCH_OBJECTS && b->bytes < BATCH_MAX &&
+	    (b->bytes < BATCH_MIN || b->bytes / LANES < b->maxlen))
 		return 0;
 	*bp = NULL;
 	if ((rc = submit(rw, b)) < 0)
@@ -878,7 +896,8 @@ static int read_all(struct rw *rw, uint32_t root_num, const struct pdfstamp_rewr
 	struct rw_batch *b = NULL;
 	ps_seqread r;
 	ps_seq_obj so;
-	int rc, skip, root2 = root_num != rw->ds.encrypt_num && ps_xref_type(rw->xref, root_num) == 2;
+	int rc, skip, root2 = root_num != rw->ds.encrypt_num &&
+	                      ps_xref_type(rw->xref, root_num) == 2;
 
 	if ((rc = ps_seq_open(&r, doc, NULL, skip_num, rw)) < 0)
 		goto out;
@@ -928,7 +947,8 @@ out:
 static int write_xref(struct rw *rw, uint32_t enc_num, const uint8_t id[16], int stream_form)
 {
 	ps_buf b = PS_BUF_INIT;
-	int rc = ps_rwxref_write(rw->ctx, rw->doc, &rw->offs, enc_num, id, stream_form, rw->w.off, &b);
+	int rc = ps_rwxref_write(rw->ctx, rw->doc, &rw->offs, enc_num, id, stream_form, rw->w.off,
+	                         &b);
 
 	if (rc == 0)
 		rc = ps_wstream_put(&rw->w, b.data, b.len);
@@ -963,7 +983,8 @@ out:
 
 /* ---- the whole rewrite ------------------------------------------------------------ */
 
-static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
+static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o,
+                   struct pdfstamp_rewrite_stats *st)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct rw rw;
@@ -977,7 +998,8 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	double t0 = clock_seconds(CLOCK_MONOTONIC);
 	struct ps_doc_file f;
 	const char *target;
-	int to_fd = (o->flags & PDFSTAMP_WRITE_TO_FD) != 0; /* version >= 2: checked by the callers */
+	int to_fd = (o->flags & PDFSTAMP_WRITE_TO_FD) != 0; /* version >= 2:
+	                                                     * checked by the callers */
 
 	memset(&rw, 0, sizeof rw);
 	ps_doc_file(doc, &f);
@@ -989,7 +1011,8 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	rw.cpu = ps_cpu_bits(ctx);
 	rw.of.fd = -1;
 	if (!!(o->flags & PDFSTAMP_WRITE_IN_PLACE) + to_fd + !!o->output != 1)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "give exactly one of an output file, an output descriptor and "
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "give exactly one of an output file, an output descriptor and "
 		              "in-place mode");
 	if (to_fd && (rc = ps_check_out_fd(ctx, o->output_fd, f.fd)) < 0)
 		return rc;
@@ -1002,7 +1025,9 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		if ((rc = ps_doc_catalog(doc, PS_CATALOG_ANY, &cat, &r)) < 0)
 			return rc;
 		if (!r || !cat || cat->kind != PS_DICT)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the document has no catalog (/Root is not an indirect dictionary)");
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "the document has no catalog "
+			              "(/Root is not an indirect dictionary)");
 		root_num = r->u.ref.num;
 	}
 	/* new key and security parameters (Alg. 8, 9, 10) */
@@ -1021,7 +1046,8 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 		}
 	}
 	if (maxnum >= PS_MAX_OBJNUM - 2) {
-		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "no object number left for the new /Encrypt");
+		rc = ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		            "no object number left for the new /Encrypt");
 		goto out;
 	}
 	enc_num = maxnum + 1;
@@ -1068,9 +1094,9 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	}
 	/* In place: the file itself, wherever symbolic links lead, with its
 	 * owner; a file with other hard links is refused (io.c). */
-	rc = (o->flags & PDFSTAMP_WRITE_IN_PLACE) ? ps_outfile_open_inplace(ctx, &rw.of, f.path, f.fd)
-	     : to_fd                              ? ps_outfile_open_fd(ctx, &rw.of)
-	                                          : ps_outfile_open(ctx, &rw.of, target);
+	rc = (o->flags & PDFSTAMP_WRITE_IN_PLACE)
+	     ? ps_outfile_open_inplace(ctx, &rw.of, f.path, f.fd)
+	     : to_fd ? ps_outfile_open_fd(ctx, &rw.of) : ps_outfile_open(ctx, &rw.of, target);
 	if (rc < 0)
 		goto out;
 	/* note 9: a temporary file only copied out is never synced: no writeback */
@@ -1091,7 +1117,8 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pd
 	 * over, or when an offset would not fit a classic table's ten digits
 	 * (every object lies below the xref, so its offset is the largest). */
 	stream_form = ps_xrefw_form(stream_form, rw.w.off);
-	if ((rc = write_xref(&rw, enc_num, id, stream_form)) < 0 || (rc = ps_wstream_flush(&rw.w)) < 0)
+	if ((rc = write_xref(&rw, enc_num, id, stream_form)) < 0 ||
+	    (rc = ps_wstream_flush(&rw.w)) < 0)
 		goto out;
 	if (o->progress)
 		o->progress(o->progress_ud, ps_doc_size(doc), ps_doc_size(doc));
@@ -1168,22 +1195,26 @@ out:
 /* Checks the versions of the options and of ST (may be NULL), which it
  * zeroes.  Version 1 of the options has no output_fd: PDFSTAMP_WRITE_TO_FD
  * needs version 2. */
-static int check_opts(ps_ctx *ctx, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
+static int check_opts(ps_ctx *ctx, const struct pdfstamp_rewrite_opts *o,
+                      struct pdfstamp_rewrite_stats *st)
 {
 	if (st) {
 		if (st->version != PDFSTAMP_REWRITE_STATS_VERSION)
-			return ps_err(ctx, PDFSTAMP_E_USAGE, "rewrite statistics of an unknown version");
+			return ps_err(ctx, PDFSTAMP_E_USAGE,
+			              "rewrite statistics of an unknown version");
 		memset(st, 0, sizeof *st);
 		st->version = PDFSTAMP_REWRITE_STATS_VERSION;
 	}
 	if (!o || o->version < 1 || o->version > PDFSTAMP_REWRITE_OPTS_VERSION)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "rewrite options of an unknown version");
 	if ((o->flags & PDFSTAMP_WRITE_TO_FD) && o->version < 2)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "PDFSTAMP_WRITE_TO_FD needs version 2 of the rewrite options");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "PDFSTAMP_WRITE_TO_FD needs version 2 of the rewrite options");
 	return 0;
 }
 
-int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
+int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o,
+                    struct pdfstamp_rewrite_stats *st)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct ps_doc_security ds;
@@ -1201,12 +1232,14 @@ int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, st
 		int as = 0;
 		rc = ps_sec_check_password(ctx, ds.sec, "", 0, &as);
 		if (rc < 0 || as != 2)
-			return ps_err(ctx, PDFSTAMP_E_PERM, "rotating the key needs the owner password");
+			return ps_err(ctx, PDFSTAMP_E_PERM,
+			              "rotating the key needs the owner password");
 	}
 	return rewrite(doc, o, st);
 }
 
-int pdfstamp_encrypt(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, struct pdfstamp_rewrite_stats *st)
+int pdfstamp_encrypt(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o,
+                     struct pdfstamp_rewrite_stats *st)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	int rc;
@@ -1214,6 +1247,7 @@ int pdfstamp_encrypt(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o, s
 	if ((rc = check_opts(ctx, o, st)) < 0)
 		return rc;
 	if (pdfstamp_doc_is_encrypted(doc))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is already encrypted; use rotate to change its key");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "the document is already encrypted; use rotate to change its key");
 	return rewrite(doc, o, st);
 }

@@ -41,8 +41,8 @@ const ps_rwoff *ps_rwoffs_find(const ps_rwoff *v, size_t n, uint32_t num);
  * carried-over members and the stream itself (added to T).  ENC_NUM is
  * the new /Encrypt, the highest number but the xref stream's; ID the new
  * /ID.  0 or a negative error. */
-int ps_rwxref_write(ps_ctx *ctx, const ps_doc *doc, ps_rwoffs *t, uint32_t enc_num, const uint8_t id[16],
-                    int stream_form, int64_t xoff, ps_buf *out);
+int ps_rwxref_write(ps_ctx *ctx, const ps_doc *doc, ps_rwoffs *t, uint32_t enc_num,
+                    const uint8_t id[16], int stream_form, int64_t xoff, ps_buf *out);
 
 /* ---- rwcheck.c: what the rewrite drops (rewrite.c design note 3) --------------- */
 
@@ -64,10 +64,12 @@ typedef struct ps_rwcheck {
 	size_t ndropped;
 	uint32_t enc_num;             /* the new /Encrypt */
 	int jobs;                     /* threads (rwcheck.c note 7) */
-	const ps_rwoff *sums;         /* NSUMS rows sorted by number, or NULL: the objects written, each
-	                               * stream whose data was encrypted with its plaintext's sum (note 8) */
+	const ps_rwoff *sums;         /* NSUMS rows sorted by number, or NULL: the objects
+	                               * written, each stream whose data was encrypted with its
+	                               * plaintext's sum (note 8) */
 	size_t nsums;
-	struct ps_segpool *pool;      /* segment buffers to reuse (the rewrite's: note 6), or NULL */
+	struct ps_segpool *pool;      /* segment buffers to reuse (the
+	                               * rewrite's: note 6), or NULL */
 } ps_rwcheck;
 /* Checks the rewritten file C->path against its input DOC before it
  * replaces anything (rwcheck.c note 1): opened with the new owner
@@ -114,7 +116,8 @@ typedef struct ps_seqread {
 typedef struct ps_seq_obj {
 	uint32_t num;
 	int64_t off, end;      /* its bytes in the file (end: where the next object starts) */
-	ps_seg *seg;           /* the segment holding them (one reference for the holder), or NULL */
+	ps_seg *seg;           /* the segment holding them (one reference
+	                        * for the holder), or NULL */
 	int64_t start;         /* the file offset of seg->data[0] */
 } ps_seq_obj;
 
@@ -122,8 +125,8 @@ typedef struct ps_seq_obj {
  * offset; the segments' buffers come from POOL (a reference is taken),
  * or from a pool of the reader's own when it is NULL.  0 or
  * PDFSTAMP_E_NOMEM; ps_seq_close in either case. */
-int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool, int (*skip)(void *ud, uint32_t num),
-                void *ud);
+int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool,
+                int (*skip)(void *ud, uint32_t num), void *ud);
 /* R's pool, with a reference for the caller (ps_segpool_unref), to hand
  * its buffers to a later reader on the same thread (rwcheck.c note 6). */
 struct ps_segpool *ps_seq_pool(ps_seqread *r);
@@ -139,7 +142,8 @@ int ps_seq_next(ps_seqread *r, ps_seq_obj *o);
  * bytes, another number is there, its /Length is indirect or its data lies
  * beyond its bytes): the careful way then, which also words the errors.
  * The object's memory comes from AR (obj.c note 9; NULL: malloc). */
-void ps_seq_parse(ps_ctx *ctx, ps_arena *ar, const ps_seq_obj *o, ps_obj **obj, uint8_t **data, size_t *len);
+void ps_seq_parse(ps_ctx *ctx, ps_arena *ar, const ps_seq_obj *o, ps_obj **obj, uint8_t **data,
+                  size_t *len);
 void ps_seq_close(ps_seqread *r);
 
 #endif

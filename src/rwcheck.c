@@ -126,7 +126,8 @@
 #include "ps.h"
 #include "cpu.h"
 
-#define SEG_BUF ((size_t)4 << 20)       /* note 6: a pooled buffer, two huge pages (ps_bulk_alloc) */
+#define SEG_BUF ((size_t)4 << 20)       /* note 6: a pooled buffer, two
+                                         * huge pages (ps_bulk_alloc) */
 #define SEG_TARGET (SEG_BUF - 1)        /* the reader adds a terminator */
 #define SEG_MAX ((size_t)64 << 20)
 
@@ -153,10 +154,14 @@ typedef uint32_t sum_vec __attribute__((vector_size(32)));
 /* The lanes' starting values (distinct: the high half of SUM_K3 plus
  * l times SUM_M1). */
 static const uint32_t sum_init[SUM_LANES] __attribute__((aligned(32))) = {
-	0x165667b1, 0xb48de162, 0x52c55b13, 0xf0fcd4c4, 0x8f344e75, 0x2d6bc826, 0xcba341d7, 0x69dabb88,
-	0x08123539, 0xa649aeea, 0x4481289b, 0xe2b8a24c, 0x80f01bfd, 0x1f2795ae, 0xbd5f0f5f, 0x5b968910,
-	0xf9ce02c1, 0x98057c72, 0x363cf623, 0xd4746fd4, 0x72abe985, 0x10e36336, 0xaf1adce7, 0x4d525698,
-	0xeb89d049, 0x89c149fa, 0x27f8c3ab, 0xc6303d5c, 0x6467b70d, 0x029f30be, 0xa0d6aa6f, 0x3f0e2420,
+	0x165667b1, 0xb48de162, 0x52c55b13, 0xf0fcd4c4,
+	0x8f344e75, 0x2d6bc826, 0xcba341d7, 0x69dabb88,
+	0x08123539, 0xa649aeea, 0x4481289b, 0xe2b8a24c,
+	0x80f01bfd, 0x1f2795ae, 0xbd5f0f5f, 0x5b968910,
+	0xf9ce02c1, 0x98057c72, 0x363cf623, 0xd4746fd4,
+	0x72abe985, 0x10e36336, 0xaf1adce7, 0x4d525698,
+	0xeb89d049, 0x89c149fa, 0x27f8c3ab, 0xc6303d5c,
+	0x6467b70d, 0x029f30be, 0xa0d6aa6f, 0x3f0e2420,
 };
 
 /* Note 8.  Word i (4 bytes, host order: both sides run on this host) of
@@ -291,8 +296,8 @@ static int cmp_item(const void *a, const void *b)
 	return x->num < y->num ? -1 : x->num > y->num;
 }
 
-int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool, int (*skip)(void *ud, uint32_t num),
-                void *ud)
+int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool,
+                int (*skip)(void *ud, uint32_t num), void *ud)
 {
 	const ps_xref *x = ps_doc_xref(doc);
 	struct ps_xref_info xi;
@@ -407,7 +412,8 @@ int ps_seq_next(ps_seqread *r, ps_seq_obj *o)
 	return 1;
 }
 
-void ps_seq_parse(ps_ctx *ctx, ps_arena *ar, const ps_seq_obj *so, ps_obj **obj, uint8_t **data, size_t *len)
+void ps_seq_parse(ps_ctx *ctx, ps_arena *ar, const ps_seq_obj *so, ps_obj **obj, uint8_t **data,
+                  size_t *len)
 {
 	int64_t dlen;
 	uint32_t got = 0;
@@ -418,8 +424,8 @@ void ps_seq_parse(ps_ctx *ctx, ps_arena *ar, const ps_seq_obj *so, ps_obj **obj,
 	*data = NULL;
 	*len = 0;
 	if (!so->seg || so->end <= so->off ||
-	    ps_parse_indirect_in(ctx, ar, so->seg->data + (so->off - so->start), (size_t)(so->end - so->off), 0,
-	                         so->off, &got, &gen, &o) < 0)
+	    ps_parse_indirect_in(ctx, ar, so->seg->data + (so->off - so->start),
+	                         (size_t)(so->end - so->off), 0, so->off, &got, &gen, &o) < 0)
 		return;
 	if (got == so->num && o->kind != PS_STREAM) {
 		*obj = o;
@@ -510,8 +516,8 @@ static int find_linearization(ps_doc *doc, uint32_t root_num, uint32_t *out)
 		goto out;
 	}
 	lin = ps_dict_get(o, "Linearized");
-	if (o->kind == PS_DICT && lin && ps_obj_num(lin, &v) == 0 && !ps_obj_is_name(ps_dict_get(o, "Type"), "Catalog") &&
-	    !ps_dict_get(o, "Pages"))
+	if (o->kind == PS_DICT && lin && ps_obj_num(lin, &v) == 0 &&
+	    !ps_obj_is_name(ps_dict_get(o, "Type"), "Catalog") && !ps_dict_get(o, "Pages"))
 		*out = first;
 out:
 	ps_obj_free(o);
@@ -555,7 +561,8 @@ int ps_rewrite_dropped(ps_doc *doc, uint32_t root_num, uint32_t **out, size_t *n
 /* Note 1c: the output's live objects are exactly the input's, less the old
  * /Encrypt and what the rewrite dropped (DROPPED, sorted), plus the new
  * /Encrypt and the output's own xref stream. */
-static int check_live_objects(ps_doc *doc, ps_doc *v, const uint32_t *dropped, size_t ndropped, uint32_t enc_num)
+static int check_live_objects(ps_doc *doc, ps_doc *v, const uint32_t *dropped, size_t ndropped,
+                              uint32_t enc_num)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	const ps_xref *xd = ps_doc_xref(doc), *xv = ps_doc_xref(v);
@@ -566,8 +573,8 @@ static int check_live_objects(ps_doc *doc, ps_doc *v, const uint32_t *dropped, s
 
 	ps_doc_security(doc, &ds);
 	if (nsec != 1)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the output has %d cross-reference sections",
-		              nsec);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+		              "self-check: the output has %d cross-reference sections", nsec);
 	if (vs[0].kind == PDFSTAMP_XREF_STREAM)
 		self = vs[0].stream_num;
 	/* both walks in step, over the numbers in use in either file */
@@ -578,10 +585,12 @@ static int check_live_objects(ps_doc *doc, ps_doc *v, const uint32_t *dropped, s
 		num = a == 0 ? b : b == 0 ? a : a < b ? a : b;
 		in = num == a;
 		got = num == b;
-		want = (in && num != ds.encrypt_num && !ps_rewrite_is_dropped(dropped, ndropped, num)) ||
+		want = (in && num != ds.encrypt_num &&
+		        !ps_rewrite_is_dropped(dropped, ndropped, num)) ||
 		       num == enc_num || num == self;
 		if (want != got)
-			return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u is %s the output", num,
+			return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+			              "self-check: object %u is %s the output", num,
 			              got ? "new in" : "missing from");
 		if (in)
 			a = ps_xref_next(xd, a);
@@ -612,7 +621,8 @@ static int numset_add(struct numset *s, uint32_t num)
 		free(s->slot);
 		*s = g;
 	}
-	for (i = (num * UINT32_C(2654435761)) & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
+	for (i = (num * UINT32_C(2654435761)) & (s->cap - 1); s->slot[i];
+	     i = (i + 1) & (s->cap - 1))
 		if (s->slot[i] == num)
 			return 0;
 	s->slot[i] = num;
@@ -663,7 +673,8 @@ static int walk_pages(ps_doc *d, int *root_ok, int64_t *pages, char *why, size_t
 		if ((k = ps_doc_load(d, num, &node)) == PDFSTAMP_E_NOMEM)
 			goto oom;
 		if (k < 0 || !node || node->kind != PS_DICT) {
-			snprintf(why, whylen, "page tree object %u is not a readable dictionary", num);
+			snprintf(why, whylen, "page tree object %u is not a readable dictionary",
+			         num);
 			goto out;
 		}
 		kids = ps_dict_get(node, "Kids");
@@ -676,11 +687,14 @@ static int walk_pages(ps_doc *d, int *root_ok, int64_t *pages, char *why, size_t
 			for (i = ps_array_len(kids); i-- > 0;) {
 				ps_obj *kid = ps_array_get(kids, i);
 				if (kid->kind != PS_REF) {
-					snprintf(why, whylen, "page tree node %u has a kid that is not a reference", num);
+					snprintf(why, whylen,
+					         "page tree node %u has a kid that is not "
+					         "a reference", num);
 					goto out;
 				}
 				if (sp == cap) {
-					uint32_t *ns = realloc(stack, (cap ? 2 * cap : 64) * sizeof *stack);
+					uint32_t *ns = realloc(stack, (cap ? 2 * cap : 64) *
+					                              sizeof *stack);
 					if (!ns)
 						goto oom;
 					stack = ns;
@@ -714,15 +728,16 @@ static int check_page_trees(ps_doc *in, ps_doc *out)
 	int64_t na, nb;
 	int ra, rb, rc;
 
-	if ((rc = walk_pages(in, &ra, &na, wa, sizeof wa)) < 0 || (rc = walk_pages(out, &rb, &nb, wb, sizeof wb)) < 0)
+	if ((rc = walk_pages(in, &ra, &na, wa, sizeof wa)) < 0 ||
+	    (rc = walk_pages(out, &rb, &nb, wb, sizeof wb)) < 0)
 		return rc;
 	if (!rb)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: in the output, %s", wb);
 	if (!wa[0] && wb[0])
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: in the output, %s", wb);
 	if (!wa[0] && na != nb)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
-		              "self-check: the output's page tree has %" PRId64 " pages, the input's %" PRId64, nb, na);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the output's page tree has %"
+		              PRId64 " pages, the input's %" PRId64, nb, na);
 	return 0;
 }
 
@@ -785,18 +800,21 @@ static void chk_warn(void *ud, const char *msg)
 
 /* Note 8: P (N bytes) is what object NUM's stream decrypts to in the
  * output; it must be what the rewrite summed.  Counts it in *MET. */
-static int sum_check(ps_ctx *ctx, const struct chk *c, uint32_t num, const uint8_t *p, size_t n, size_t *met)
+static int sum_check(ps_ctx *ctx, const struct chk *c, uint32_t num, const uint8_t *p, size_t n,
+                     size_t *met)
 {
 	const ps_rwoff *row;
 
 	if (!c->sums)
 		return 0;
 	if (!(row = ps_rwoffs_find(c->sums, c->nsums, num)) || !row->summed)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: object %u has encrypted stream data that the "
-		              "rewrite did not encrypt", num);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+		              "self-check: object %u has encrypted stream data that the rewrite "
+		              "did not encrypt", num);
 	if (ps_rewrite_sum(c->cpu, p, n) != row->sum)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the stream of object %u decrypts to other "
-		              "bytes than the rewrite encrypted", num);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+		              "self-check: the stream of object %u decrypts to other bytes than "
+		              "the rewrite encrypted", num);
 	(*met)++;
 	return 0;
 }
@@ -808,7 +826,8 @@ static int sum_check(ps_ctx *ctx, const struct chk *c, uint32_t num, const uint8
  * what is wiped at its end (sec.c wipes what a failure leaves past len).
  * Each object comes from the thread's arena AR and is freed before AR is
  * reset for the next (obj.c note 9): one object's worth of it is used. */
-static void chk_run(const struct chk *c, ps_ctx *ctx, struct chk_batch *b, ps_buf *plain, ps_arena *ar)
+static void chk_run(const struct chk *c, ps_ctx *ctx, struct chk_batch *b, ps_buf *plain,
+                    ps_arena *ar)
 {
 	ps_sec *vsec = c->vsec;
 	size_t i, used = 0;
@@ -828,11 +847,15 @@ static void chk_run(const struct chk *c, ps_ctx *ctx, struct chk_batch *b, ps_bu
 		}
 		if (vsec && !(o->kind == PS_STREAM && e->xs))
 			rc = ps_sec_convert_strings(ctx, vsec, NULL, e->so.num, e->gen, o, NULL);
-		if (rc == 0 && o->kind == PS_STREAM && vsec && !e->xs && ps_sec_stream_encrypted(vsec, o)) {
-			if ((rc = ps_sec_decrypt_stream(ctx, vsec, o, e->so.num, e->gen, data, len, plain)) < 0)
-				rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u", e->so.num);
+		if (rc == 0 && o->kind == PS_STREAM && vsec && !e->xs &&
+		    ps_sec_stream_encrypted(vsec, o)) {
+			if ((rc = ps_sec_decrypt_stream(ctx, vsec, o, e->so.num, e->gen, data, len,
+			                                plain)) < 0)
+				rc = ps_err_wrap(ctx, rc, "cannot decrypt the stream of object %u",
+				                 e->so.num);
 			else
-				rc = sum_check(ctx, c, e->so.num, plain->data, plain->len, &b->summed);
+				rc = sum_check(ctx, c, e->so.num, plain->data, plain->len,
+				               &b->summed);
 		}
 		if (plain->len > used)
 			used = plain->len;
@@ -956,9 +979,10 @@ static int chk_take(struct chk *c, ps_buf *plain, ps_arena *ar)
 			ps_obj *o = NULL;
 			uint32_t num = b->it[i].so.num;
 			if ((rc = ps_doc_load(v, num, &o)) == 0 && o && o->kind == PS_STREAM &&
-			    (rc = ps_doc_stream_data(v, num, o, 0, plain)) == 0 && c->vsec && !b->it[i].xs &&
-			    ps_sec_stream_encrypted(c->vsec, o))
-				rc = sum_check(ps_doc_ctx(v), c, num, plain->data, plain->len, &b->summed);
+			    (rc = ps_doc_stream_data(v, num, o, 0, plain)) == 0 && c->vsec &&
+			    !b->it[i].xs && ps_sec_stream_encrypted(c->vsec, o))
+				rc = sum_check(ps_doc_ctx(v), c, num, plain->data, plain->len,
+				               &b->summed);
 			ps_buf_reset(plain); /* wipes the plaintext (a secret buffer) */
 			ps_obj_free(o);
 		}
@@ -990,7 +1014,8 @@ static int check_objects(ps_doc *v, const ps_rwcheck *in)
 	plain.secret = 1;
 	ps_doc_security(v, &vs);
 	if (vs.sec && !ps_sec_perms_ok(vs.sec))
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Perms does not match /P and /EncryptMetadata");
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "/Perms does not match /P and /EncryptMetadata");
 	memset(&c, 0, sizeof c);
 	c.v = v;
 	c.vsec = vs.sec;
@@ -1022,7 +1047,8 @@ static int check_objects(ps_doc *v, const ps_rwcheck *in)
 		if (c.spare) {
 			b = c.spare;
 			c.spare = b->next;
-		} else if (!(b = calloc(1, sizeof *b)) || !(b->it = malloc(CHK_ITEMS * sizeof *b->it))) {
+		} else if (!(b = calloc(1, sizeof *b)) ||
+		           !(b->it = malloc(CHK_ITEMS * sizeof *b->it))) {
 			rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 			break;
 		}
@@ -1096,8 +1122,9 @@ static int check_objects(ps_doc *v, const ps_rwcheck *in)
 		for (k = 0; k < in->nsums; k++)
 			want += in->sums[k].summed;
 		if (c.met != want)
-			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: %zu of the %zu streams the rewrite encrypted "
-			            "are not encrypted in the output", want - c.met, want);
+			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL,
+			            "self-check: %zu of the %zu streams the rewrite encrypted are "
+			            "not encrypted in the output", want - c.met, want);
 	}
 out:
 	ps_seq_close(&r);
@@ -1112,7 +1139,8 @@ out:
 int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
-	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT, in = PDFSTAMP_VERIFY_REPORT_INIT;
+	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT,
+	                              in = PDFSTAMP_VERIFY_REPORT_INIT;
 	const struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 	struct ps_doc_security vs;
 	char why[sizeof ctx->errmsg];
@@ -1137,14 +1165,17 @@ int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c)
 		if (rc == PDFSTAMP_E_FORMAT && rep.faults > 0 &&
 		    pdfstamp_verify(doc, &vo, &in) == PDFSTAMP_E_FORMAT && in.faults >= rep.faults)
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the input is damaged: %" PRId64
-			            " object(s) cannot be read; first: %s", in.faults, in.first_fault);
+			            " object(s) cannot be read; first: %s", in.faults,
+			            in.first_fault);
 		else
-			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check of the rewritten file failed: %s", why);
+			rc = ps_err(ctx, PDFSTAMP_E_INTERNAL,
+			            "self-check of the rewritten file failed: %s", why);
 		goto out;
 	}
 	ps_doc_security(v, &vs);
 	if (vs.authenticated != 2) {
-		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "self-check: the new owner password does not open the output");
+		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL,
+		            "self-check: the new owner password does not open the output");
 		goto out;
 	}
 	if ((rc = check_live_objects(doc, v, c->dropped, c->ndropped, c->enc_num)) < 0)

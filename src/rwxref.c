@@ -85,7 +85,8 @@ int ps_rwoffs_sort(ps_ctx *ctx, ps_rwoffs *t)
 	ps_sort(t->v, t->n, sizeof *t->v, cmp_off);
 	for (i = 1; i < t->n; i++)
 		if (t->v[i].num == t->v[i - 1].num)
-			return ps_err(ctx, PDFSTAMP_E_INTERNAL, "object %u is written twice", t->v[i].num);
+			return ps_err(ctx, PDFSTAMP_E_INTERNAL, "object %u is written twice",
+			              t->v[i].num);
 	return 0;
 }
 
@@ -157,8 +158,8 @@ static int xout_next(void *ud, ps_xrefw_ent *e)
 
 /* ---- the trailer and the section (note 3) ------------------------------------------ */
 
-int ps_rwxref_write(ps_ctx *ctx, const ps_doc *doc, ps_rwoffs *t, uint32_t enc_num, const uint8_t id[16],
-                    int stream_form, int64_t xoff, ps_buf *out)
+int ps_rwxref_write(ps_ctx *ctx, const ps_doc *doc, ps_rwoffs *t, uint32_t enc_num,
+                    const uint8_t id[16], int stream_form, int64_t xoff, ps_buf *out)
 {
 	uint32_t size = enc_num + 1;
 	ps_obj *tr = ps_new_dict(), *ida = ps_new_array(), *v;
@@ -176,9 +177,11 @@ int ps_rwxref_write(ps_ctx *ctx, const ps_doc *doc, ps_rwoffs *t, uint32_t enc_n
 		size++; /* the xref stream itself */
 	if ((v = ps_dict_get(trailer, "Root")) && ps_dict_put(tr, "Root", ps_obj_copy(v)) < 0)
 		goto oom;
-	if ((v = ps_dict_get(trailer, "Info")) && v->kind == PS_REF && ps_dict_put(tr, "Info", ps_obj_copy(v)) < 0)
+	if ((v = ps_dict_get(trailer, "Info")) && v->kind == PS_REF &&
+	    ps_dict_put(tr, "Info", ps_obj_copy(v)) < 0)
 		goto oom;
-	if (ps_dict_put(tr, "Encrypt", ps_new_ref(enc_num, 0)) < 0 || ps_array_push(ida, ps_new_str(id, 16)) < 0 ||
+	if (ps_dict_put(tr, "Encrypt", ps_new_ref(enc_num, 0)) < 0 ||
+	    ps_array_push(ida, ps_new_str(id, 16)) < 0 ||
 	    ps_array_push(ida, ps_new_str(id, 16)) < 0)
 		goto oom;
 	ps_array_get(ida, 0)->u.str.hex = ps_array_get(ida, 1)->u.str.hex = 1;

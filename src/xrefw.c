@@ -123,10 +123,12 @@ static int walk(const ps_xrefw_src *src, struct walk *w)
 	do {
 		more = src->next(src->ud, &e);
 		if (more && count > 0 && e.num < first + count)
-			return ps_err(w->ctx, PDFSTAMP_E_INTERNAL, "cross-reference entries out of order (object %u after %u)",
+			return ps_err(w->ctx, PDFSTAMP_E_INTERNAL,
+			              "cross-reference entries out of order (object %u after %u)",
 			              e.num, first + count - 1);
 		if (more && e.type > 2)
-			return ps_err(w->ctx, PDFSTAMP_E_INTERNAL, "cross-reference entry of object %u has type %u", e.num,
+			return ps_err(w->ctx, PDFSTAMP_E_INTERNAL,
+			              "cross-reference entry of object %u has type %u", e.num,
 			              e.type);
 		if (count > 0 && (!more || e.num != first + count)) {
 			if (w->run && (rc = w->run(w, first, count)) < 0)
@@ -149,7 +151,8 @@ static int walk(const ps_xrefw_src *src, struct walk *w)
 static int table_row(struct walk *w, const ps_xrefw_ent *e)
 {
 	if (e->type == 2)
-		return ps_err(w->ctx, PDFSTAMP_E_INTERNAL, "object %u is compressed: a classic xref table cannot say so",
+		return ps_err(w->ctx, PDFSTAMP_E_INTERNAL,
+		              "object %u is compressed: a classic xref table cannot say so",
 		              e->num);
 	/* the 20-byte row "oooooooooo ggggg n\r\n" (7.5.4), without printf:
 	 * serialize.c's formatter (write_table bounds the offsets to ten
@@ -218,7 +221,8 @@ static int stream_row(struct walk *w, const ps_xrefw_ent *e)
 
 static int stream_run(struct walk *w, uint32_t first, uint32_t count)
 {
-	if (ps_array_push(w->index, ps_new_int(first)) < 0 || ps_array_push(w->index, ps_new_int(count)) < 0)
+	if (ps_array_push(w->index, ps_new_int(first)) < 0 ||
+	    ps_array_push(w->index, ps_new_int(count)) < 0)
 		return ps_err(w->ctx, PDFSTAMP_E_NOMEM, "out of memory building the xref stream");
 	w->runs++;
 	w->first = first;
@@ -240,7 +244,8 @@ static int write_stream(struct walk *w, const ps_xrefw_src *src, const ps_obj *t
 	if ((rc = walk(src, w)) < 0)
 		return rc;
 	if (!w->self)
-		return ps_err(w->ctx, PDFSTAMP_E_INTERNAL, "the xref stream %u does not list itself", w->self_num);
+		return ps_err(w->ctx, PDFSTAMP_E_INTERNAL,
+		              "the xref stream %u does not list itself", w->self_num);
 	if (!(w->index = ps_new_array()))
 		goto oom;
 	w->row = stream_row;
@@ -251,8 +256,9 @@ static int write_stream(struct walk *w, const ps_xrefw_src *src, const ps_obj *t
 		goto oom;
 	if ((rc = ps_deflate(w->ctx, w->buf.data, w->buf.len, XREF_DEFLATE_LEVEL, &z)) < 0)
 		goto out;
-	if (!(wa = ps_new_array()) || ps_array_push(wa, ps_new_int(1)) < 0 || ps_array_push(wa, ps_new_int(w->w2)) < 0 ||
-	    ps_array_push(wa, ps_new_int(w->w3)) < 0 || !(t = ps_obj_copy(trailer)))
+	if (!(wa = ps_new_array()) || ps_array_push(wa, ps_new_int(1)) < 0 ||
+	    ps_array_push(wa, ps_new_int(w->w2)) < 0 || ps_array_push(wa, ps_new_int(w->w3)) < 0 ||
+	    !(t = ps_obj_copy(trailer)))
 		goto oom;
 	rc = ps_dict_put(t, "W", wa);
 	wa = NULL; /* t owns it, also on failure */
@@ -266,14 +272,16 @@ static int write_stream(struct walk *w, const ps_xrefw_src *src, const ps_obj *t
 		if (rc < 0)
 			goto oom;
 	}
-	if (ps_dict_put_name(t, "Type", "XRef") < 0 || ps_dict_put_name(t, "Filter", "FlateDecode") < 0 ||
+	if (ps_dict_put_name(t, "Type", "XRef") < 0 ||
+	    ps_dict_put_name(t, "Filter", "FlateDecode") < 0 ||
 	    ps_dict_put_int(t, "Length", (int64_t)z.len) < 0)
 		goto oom;
 	ps_buf_printf(w->out, "%u 0 obj\n", w->self_num);
 	ps_serialize(w->out, t);
 	ps_buf_puts(w->out, "\nstream\r\n");
 	ps_buf_append(w->out, z.data, z.len);
-	ps_buf_printf(w->out, "\nendstream\nendobj\nstartxref\n%" PRId64 "\n%%%%EOF\n", w->xref_off);
+	ps_buf_printf(w->out, "\nendstream\nendobj\nstartxref\n%" PRId64 "\n%%%%EOF\n",
+	              w->xref_off);
 	rc = 0;
 	goto out;
 oom:
@@ -287,14 +295,15 @@ out:
 
 /* ---- entry points ------------------------------------------------------------- */
 
-int ps_xrefw_write(ps_ctx *ctx, const ps_xrefw_src *src, const ps_obj *trailer, int stream, uint32_t self_num,
-                   int64_t xref_off, ps_buf *out)
+int ps_xrefw_write(ps_ctx *ctx, const ps_xrefw_src *src, const ps_obj *trailer, int stream,
+                   uint32_t self_num, int64_t xref_off, ps_buf *out)
 {
 	struct walk w;
 	int rc;
 
 	if (!trailer || trailer->kind != PS_DICT || xref_off < 0)
-		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "cross-reference section without a trailer dictionary or offset");
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
+		              "cross-reference section without a trailer dictionary or offset");
 	memset(&w, 0, sizeof w);
 	w.ctx = ctx;
 	w.out = out;
@@ -302,7 +311,8 @@ int ps_xrefw_write(ps_ctx *ctx, const ps_xrefw_src *src, const ps_obj *trailer, 
 	w.xref_off = xref_off;
 	rc = stream ? write_stream(&w, src, trailer) : write_table(&w, src, trailer);
 	if (rc == 0 && (out->oom || w.buf.oom))
-		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, stream ? "out of memory building the xref stream" : "out of memory");
+		rc = ps_err(ctx, PDFSTAMP_E_NOMEM,
+		            stream ? "out of memory building the xref stream" : "out of memory");
 	ps_buf_free(&w.buf);
 	ps_obj_free(w.index);
 	return rc;

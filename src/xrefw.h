@@ -47,8 +47,8 @@ void ps_xrefw_src_array(ps_xrefw_src *src, ps_xrefw_array *a, const ps_xrefw_ent
  * /FlateDecode and /Length; SRC must list SELF_NUM itself, type 1 at
  * XREF_OFF.  TRAILER (/Size, /Root, /Prev, /Info, /Encrypt, /ID as the
  * caller wants them) is not changed. */
-int ps_xrefw_write(ps_ctx *ctx, const ps_xrefw_src *src, const ps_obj *trailer, int stream, uint32_t self_num,
-                   int64_t xref_off, ps_buf *out);
+int ps_xrefw_write(ps_ctx *ctx, const ps_xrefw_src *src, const ps_obj *trailer, int stream,
+                   uint32_t self_num, int64_t xref_off, ps_buf *out);
 /* The full rewrite's xref form: 1 (a stream) when members of object
  * streams are carried over or when XREF_OFFSET, which bounds every object
  * offset, exceeds PS_MAX_TABLE_OFFSET; else 0 (a classic table). */
