@@ -135,7 +135,8 @@
 
 static const char *kind_name(int kind)
 {
-	return kind == PDFSTAMP_DSS_CERT ? "certificate" : kind == PDFSTAMP_DSS_OCSP ? "OCSP response" : "CRL";
+	return kind == PDFSTAMP_DSS_CERT ? "certificate"
+	       : kind == PDFSTAMP_DSS_OCSP ? "OCSP response" : "CRL";
 }
 
 static void item_clear(ps_dss_item *it)
@@ -185,7 +186,8 @@ static int parse_basic_ocsp(const uint8_t *p, const uint8_t *end, ps_dss_item *i
 	if (p < tend && *p == PS_DER_CTX_C(0) && ps_der_skip(&p, tend, &tag) != 0)
 		return -1;
 	*why = "the ResponseData has no responderID";
-	if (p >= tend || (*p != PS_DER_CTX_C(1) && *p != PS_DER_CTX_C(2)) || ps_der_skip(&p, tend, &tag) != 0)
+	if (p >= tend || (*p != PS_DER_CTX_C(1) && *p != PS_DER_CTX_C(2)) ||
+	    ps_der_skip(&p, tend, &tag) != 0)
 		return -1;
 	*why = "the ResponseData has no producedAt time";
 	if (ps_der_tag(&p, tend, MBEDTLS_ASN1_GENERALIZED_TIME, &len) != 0)
@@ -219,7 +221,8 @@ static int parse_basic_ocsp(const uint8_t *p, const uint8_t *end, ps_dss_item *i
 			oid.len = len;
 			mbedtls_md_type_t md;
 			if (mbedtls_oid_get_md_alg(&oid, &md) != 0)
-				md = MBEDTLS_MD_NONE; /* an algorithm we cannot compute: never matches */
+				md = MBEDTLS_MD_NONE; /* an algorithm we cannot
+				                       * compute: never matches */
 			id.md = (int)md;
 			p = aend;
 		}
@@ -237,7 +240,8 @@ static int parse_basic_ocsp(const uint8_t *p, const uint8_t *end, ps_dss_item *i
 		id.serial_len = len;
 		p = cend;
 		*why = "a SingleResponse has no certStatus and thisUpdate";
-		if (p >= send || (*p != 0x80 && *p != PS_DER_CTX_C(1) && *p != 0x82) || ps_der_skip(&p, send, &tag) != 0)
+		if (p >= send || (*p != 0x80 && *p != PS_DER_CTX_C(1) && *p != 0x82) ||
+		    ps_der_skip(&p, send, &tag) != 0)
 			return -1;
 		if (ps_der_tag(&p, send, MBEDTLS_ASN1_GENERALIZED_TIME, &len) != 0)
 			return -1;
@@ -289,7 +293,8 @@ static int parse_ocsp(const uint8_t *der, size_t n, ps_dss_item *it, const char 
 		p = q;
 	}
 	if (st != 0) {
-		*why = st > 0 && st <= 6 ? status[st] : "the OCSP responseStatus is not successful (0)";
+		*why = st > 0 && st <= 6 ? status[st]
+		                         : "the OCSP responseStatus is not successful (0)";
 		return -1;
 	}
 	*why = "the OCSPResponse has no responseBytes";
@@ -299,7 +304,8 @@ static int parse_ocsp(const uint8_t *der, size_t n, ps_dss_item *it, const char 
 		return -1;
 	bend = end;
 	*why = "the OCSP responseType is not id-pkix-ocsp-basic";
-	if (ps_der_tag(&p, bend, MBEDTLS_ASN1_OID, &len) != 0 || len != sizeof basic || memcmp(p, basic, len) != 0)
+	if (ps_der_tag(&p, bend, MBEDTLS_ASN1_OID, &len) != 0 || len != sizeof basic ||
+	    memcmp(p, basic, len) != 0)
 		return -1;
 	p += len;
 	*why = "the OCSP response is not an OCTET STRING";
@@ -343,8 +349,8 @@ static const char *what_is(const uint8_t *der, size_t n, int not_kind)
 
 /* Checks one DER item of KIND (note 2) and appends it to S.  NAME names
  * its input, BLOCK its PEM block (0 for a DER input). */
-static int add_der(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, size_t block, const uint8_t *der,
-                   size_t n)
+static int add_der(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, size_t block,
+                   const uint8_t *der, size_t n)
 {
 	ps_dss_item it;
 	char where[48] = "", msg[128];
@@ -357,23 +363,27 @@ static int add_der(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, siz
 	if (block)
 		snprintf(where, sizeof where, " (PEM block %zu)", block);
 	if (s->n >= PDFSTAMP_DSS_MAX_INPUTS)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: more than %d items in all", name, PDFSTAMP_DSS_MAX_INPUTS);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: more than %d items in all", name,
+		              PDFSTAMP_DSS_MAX_INPUTS);
 	/* one structure, exactly (note 1) */
 	rc = ps_der_tag(&p, der + n, PS_DER_SEQ, &len);
 	if (rc == MBEDTLS_ERR_ASN1_OUT_OF_DATA)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s%s: the DER %s is truncated", name, where, kind_name(kind));
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s%s: the DER %s is truncated", name, where,
+		              kind_name(kind));
 	if (rc != 0)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s%s: not a DER %s (no SEQUENCE)", name, where, kind_name(kind));
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s%s: not a DER %s (no SEQUENCE)", name,
+		              where, kind_name(kind));
 	if ((size_t)(p - der) + len != n)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s%s: %zu bytes follow the DER %s", name, where,
-		              n - (size_t)(p - der) - len, kind_name(kind));
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s%s: %zu bytes follow the DER %s", name,
+		              where, n - (size_t)(p - der) - len, kind_name(kind));
 	if (kind == PDFSTAMP_DSS_CERT) {
 		mbedtls_x509_crt crt;
 		mbedtls_x509_crt_init(&crt);
 		if ((rc = mbedtls_x509_crt_parse_der(&crt, der, n)) != 0 || crt.raw.len != n) {
 			mbedtls_x509_crt_free(&crt);
 			mbed_msg(rc, msg, sizeof msg);
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s%s: not an X.509 certificate (%s)%s", name, where, msg,
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "%s%s: not an X.509 certificate (%s)%s", name, where, msg,
 			              what_is(der, n, kind));
 		}
 		it.iss_off = (size_t)(crt.issuer_raw.p - crt.raw.p);
@@ -389,8 +399,8 @@ static int add_der(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, siz
 		if ((rc = mbedtls_x509_crl_parse_der(&crl, der, n)) != 0 || crl.raw.len != n) {
 			mbedtls_x509_crl_free(&crl);
 			mbed_msg(rc, msg, sizeof msg);
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s%s: not an X.509 CRL (%s)%s", name, where, msg,
-			              what_is(der, n, kind));
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s%s: not an X.509 CRL (%s)%s", name,
+			              where, msg, what_is(der, n, kind));
 		}
 		it.iss_off = (size_t)(crl.issuer_raw.p - crl.raw.p);
 		it.iss_len = crl.issuer_raw.len;
@@ -401,7 +411,8 @@ static int add_der(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, siz
 			free(it.ids);
 			if (!why)
 				return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s%s: not a usable OCSP response: %s%s", name, where, why,
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "%s%s: not a usable OCSP response: %s%s", name, where, why,
 			              what_is(der, n, kind));
 		}
 	}
@@ -430,7 +441,8 @@ static int is_space(uint8_t c)
 }
 
 /* The PEM blocks of one input (note 1). */
-static int add_pem(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, const uint8_t *data, size_t n)
+static int add_pem(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, const uint8_t *data,
+                   size_t n)
 {
 	static const char begin[] = "-----BEGIN ", dashes[] = "-----";
 	const char *want = kind == PDFSTAMP_DSS_CERT ? "CERTIFICATE" : "X509 CRL";
@@ -439,8 +451,10 @@ static int add_pem(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, con
 	int rc = 0;
 
 	if (kind == PDFSTAMP_DSS_OCSP)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: not a DER OCSP response (it does not start with a SEQUENCE)%s",
-		              name, memmem(data, n, begin, 11) ? "; PEM is not accepted for OCSP responses" : "");
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "%s: not a DER OCSP response (it does not start with a SEQUENCE)%s",
+		              name, memmem(data, n, begin, 11)
+		                    ? "; PEM is not accepted for OCSP responses" : "");
 	while ((b = memmem(p, (size_t)(end - p), begin, sizeof begin - 1)) != NULL) {
 		const uint8_t *lab = b + sizeof begin - 1, *le, *body, *f;
 		char footer[96];
@@ -449,22 +463,29 @@ static int add_pem(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, con
 
 		le = memmem(lab, (size_t)(end - lab), dashes, 5);
 		if (!le || le - lab > 40 || le == lab)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: a PEM BEGIN line without its label", name);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "%s: a PEM BEGIN line without its label", name);
 		lablen = (size_t)(le - lab);
 		for (k = 0; k < lablen; k++)
 			if (lab[k] < 0x20 || lab[k] > 0x7e)
-				return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: a PEM BEGIN line without its label", name);
+				return ps_err(ctx, PDFSTAMP_E_FORMAT,
+				              "%s: a PEM BEGIN line without its label", name);
 		blocks++;
 		if (lablen != strlen(want) || memcmp(lab, want, lablen) != 0)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: PEM block %zu is a %.*s, not a%s %s", name, blocks,
-			              (int)lablen, (const char *)lab, kind == PDFSTAMP_DSS_CERT ? "" : "n", want);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "%s: PEM block %zu is a %.*s, not a%s %s", name, blocks,
+			              (int)lablen, (const char *)lab,
+			              kind == PDFSTAMP_DSS_CERT ? "" : "n", want);
 		body = le + 5;
-		snprintf(footer, sizeof footer, "-----END %.*s-----", (int)lablen, (const char *)lab);
+		snprintf(footer, sizeof footer, "-----END %.*s-----", (int)lablen,
+		         (const char *)lab);
 		f = memmem(body, (size_t)(end - body), footer, strlen(footer));
 		if (!f)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: PEM block %zu has no END line", name, blocks);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: PEM block %zu has no END line",
+			              name, blocks);
 		if (memchr(body, ':', (size_t)(f - body)))
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: PEM block %zu has headers (an encrypted block?)", name,
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "%s: PEM block %zu has headers (an encrypted block?)", name,
 			              blocks);
 		b64 = malloc((size_t)(f - body) + 1);
 		if (!b64)
@@ -472,10 +493,14 @@ static int add_pem(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, con
 		for (k = 0; body + k < f; k++)
 			if (!is_space(body[k]))
 				b64[m++] = body[k];
-		if (m == 0 || mbedtls_base64_decode(NULL, 0, &olen, b64, m) == MBEDTLS_ERR_BASE64_INVALID_CHARACTER ||
+		if (m == 0 ||
+		    mbedtls_base64_decode(NULL, 0, &olen, b64, m) ==
+		            MBEDTLS_ERR_BASE64_INVALID_CHARACTER ||
 		    olen == 0) {
 			free(b64);
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: PEM block %zu is empty or not valid base64", name, blocks);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "%s: PEM block %zu is empty or not valid base64", name,
+			              blocks);
 		}
 		if (!(der = malloc(olen))) {
 			free(b64);
@@ -484,7 +509,8 @@ static int add_pem(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, con
 		if (mbedtls_base64_decode(der, olen, &olen, b64, m) != 0) {
 			free(b64);
 			free(der);
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: PEM block %zu is not valid base64", name, blocks);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "%s: PEM block %zu is not valid base64", name, blocks);
 		}
 		free(b64);
 		rc = add_der(ctx, s, kind, name, blocks, der, olen);
@@ -494,7 +520,8 @@ static int add_pem(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, con
 		p = f + strlen(footer);
 	}
 	if (!blocks)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: neither a DER %s (it does not start with a SEQUENCE) nor PEM "
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "%s: neither a DER %s (it does not start with a SEQUENCE) nor PEM "
 		              "(no -----BEGIN %s----- line)", name, kind_name(kind), want);
 	return 0;
 }
@@ -506,11 +533,13 @@ int ps_dss_load(ps_ctx *ctx, const struct pdfstamp_dss_opts *o, ps_dss_items *s)
 
 	memset(s, 0, sizeof *s);
 	if (!o || o->version != PDFSTAMP_DSS_OPTS_VERSION)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "DSS options of an unknown version (use PDFSTAMP_DSS_OPTS_INIT)");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "DSS options of an unknown version (use PDFSTAMP_DSS_OPTS_INIT)");
 	if (o->ninputs == 0 || !o->inputs)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "no certificate, OCSP response or CRL to add");
 	if (o->ninputs > PDFSTAMP_DSS_MAX_INPUTS)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "more than %d inputs", PDFSTAMP_DSS_MAX_INPUTS);
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "more than %d inputs",
+		              PDFSTAMP_DSS_MAX_INPUTS);
 	for (i = 0; i < o->ninputs; i++) {
 		const struct pdfstamp_dss_input *in = &o->inputs[i];
 		char fallback[32];
@@ -519,14 +548,17 @@ int ps_dss_load(ps_ctx *ctx, const struct pdfstamp_dss_opts *o, ps_dss_items *s)
 			snprintf(fallback, sizeof fallback, "input %zu", i + 1);
 			name = fallback;
 		}
-		if (in->kind != PDFSTAMP_DSS_CERT && in->kind != PDFSTAMP_DSS_OCSP && in->kind != PDFSTAMP_DSS_CRL)
-			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "%s: unknown kind of DSS input %d", name, (int)in->kind);
+		if (in->kind != PDFSTAMP_DSS_CERT && in->kind != PDFSTAMP_DSS_OCSP &&
+		    in->kind != PDFSTAMP_DSS_CRL)
+			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "%s: unknown kind of DSS input %d", name,
+			            (int)in->kind);
 		else if (!in->data && in->len)
 			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "%s: no data", name);
 		else if (in->len == 0)
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: empty", name);
 		else if (in->len > PDFSTAMP_DSS_MAX_INPUT)
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: larger than %u bytes", name, PDFSTAMP_DSS_MAX_INPUT);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: larger than %u bytes", name,
+			            PDFSTAMP_DSS_MAX_INPUT);
 		else if (in->data[0] == 0x30)
 			rc = add_der(ctx, s, in->kind, name, 0, in->data, in->len);
 		else
@@ -540,7 +572,8 @@ int ps_dss_load(ps_ctx *ctx, const struct pdfstamp_dss_opts *o, ps_dss_items *s)
 	for (i = 0; i < s->n; i++) {
 		s->v[i].dup_of = -1;
 		for (j = 0; j < i; j++) {
-			if (s->v[j].dup_of < 0 && s->v[j].kind == s->v[i].kind && s->v[j].len == s->v[i].len &&
+			if (s->v[j].dup_of < 0 && s->v[j].kind == s->v[i].kind &&
+			    s->v[j].len == s->v[i].len &&
 			    memcmp(s->v[j].der, s->v[i].der, s->v[i].len) == 0) {
 				s->v[i].dup_of = (long)j;
 				break;
@@ -585,7 +618,8 @@ static int same_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 /* Does CertID ID name certificate C? */
 static int certid_names(const ps_dss_certid *id, const ps_dss_item *c)
 {
-	const mbedtls_md_info_t *md = id->md != MBEDTLS_MD_NONE ? mbedtls_md_info_from_type((mbedtls_md_type_t)id->md) : NULL;
+	const mbedtls_md_info_t *md = id->md != MBEDTLS_MD_NONE
+	                              ? mbedtls_md_info_from_type((mbedtls_md_type_t)id->md) : NULL;
 	uint8_t h[MBEDTLS_MD_MAX_SIZE];
 
 	if (!md || !same_bytes(id->serial, id->serial_len, c->der + c->ser_off, c->ser_len) ||
@@ -619,15 +653,24 @@ void ps_dss_belongs(ps_dss_items *s, const uint8_t *contents, size_t n)
 				if (b->kind == PDFSTAMP_DSS_CERT) {
 					const uint8_t *biss = b->der + b->iss_off;
 					if (it->kind == PDFSTAMP_DSS_CERT) /* b: its issuer */
-						it->belongs = same_bytes(it->der + it->sub_off, it->sub_len, biss, b->iss_len) &&
-						              !same_bytes(b->der + b->sub_off, b->sub_len, biss, b->iss_len);
+						it->belongs = same_bytes(it->der + it->sub_off,
+						                         it->sub_len, biss,
+						                         b->iss_len) &&
+						              !same_bytes(b->der + b->sub_off,
+						                          b->sub_len, biss,
+						                          b->iss_len);
 					else if (it->kind == PDFSTAMP_DSS_CRL) /* e */
-						it->belongs = same_bytes(it->der + it->iss_off, it->iss_len, biss, b->iss_len);
+						it->belongs = same_bytes(it->der + it->iss_off,
+						                         it->iss_len, biss,
+						                         b->iss_len);
 					else /* c */
 						for (k = 0; k < it->nids && !it->belongs; k++)
 							it->belongs = certid_names(&it->ids[k], b);
-				} else if (b->kind == PDFSTAMP_DSS_OCSP && it->kind == PDFSTAMP_DSS_CERT) { /* d */
-					it->belongs = it->len <= b->len && memmem(b->der, b->len, it->der, it->len) != NULL;
+				} else if (b->kind == PDFSTAMP_DSS_OCSP &&
+				           it->kind == PDFSTAMP_DSS_CERT) { /* d */
+					it->belongs = it->len <= b->len &&
+					              memmem(b->der, b->len, it->der,
+					                     it->len) != NULL;
 				}
 			}
 			changed |= it->belongs;
@@ -691,8 +734,8 @@ static int edit_ref(struct dss *d, const ps_obj *ref, ps_kind kind, const char *
 		}
 	}
 	if (!o || o->kind != kind)
-		return ps_err(d->ctx, PDFSTAMP_E_FORMAT, "%s (object %u) is not %s", what, ref->u.ref.num,
-		              kind == PS_DICT ? "a dictionary" : "an array");
+		return ps_err(d->ctx, PDFSTAMP_E_FORMAT, "%s (object %u) is not %s", what,
+		              ref->u.ref.num, kind == PS_DICT ? "a dictionary" : "an array");
 	*out = o;
 	return 0;
 }
@@ -700,15 +743,16 @@ static int edit_ref(struct dss *d, const ps_obj *ref, ps_kind kind, const char *
 /* The writable value of KEY in the writable dictionary PARENT, of KIND:
  * the new version of an indirect one, the direct one, or a new direct
  * one. */
-static int edit_member(struct dss *d, ps_obj *parent, const char *key, ps_kind kind, const char *what,
-                       ps_obj **out)
+static int edit_member(struct dss *d, ps_obj *parent, const char *key, ps_kind kind,
+                       const char *what, ps_obj **out)
 {
 	ps_obj *v = ps_dict_get(parent, key);
 
 	if (v && v->kind == PS_REF)
 		return edit_ref(d, v, kind, what, out);
 	if (v && v->kind != kind)
-		return ps_err(d->ctx, PDFSTAMP_E_FORMAT, "%s is not %s", what, kind == PS_DICT ? "a dictionary" : "an array");
+		return ps_err(d->ctx, PDFSTAMP_E_FORMAT, "%s is not %s", what,
+		              kind == PS_DICT ? "a dictionary" : "an array");
 	if (!v) {
 		if (ps_dict_put(parent, key, kind == PS_DICT ? ps_new_dict() : ps_new_array()) < 0)
 			return ps_err(d->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -822,7 +866,8 @@ typedef struct seen {
 typedef struct seen_set {
 	seen *v;                      /* open addressing, CAP a power of two, at most half full */
 	size_t cap, n;
-	uint64_t left, limit;         /* note 3's cap on bytes read and decoded, and what is left of it */
+	uint64_t left, limit;         /* note 3's cap on bytes read and decoded,
+	                               * and what is left of it */
 	int warned;
 } seen_set;
 
@@ -852,7 +897,8 @@ static int seen_slot(ps_ctx *ctx, seen_set *ss, uint64_t key, seen **out)
 		ss->v = nv;
 		ss->cap = ncap;
 	}
-	for (i = seen_hash(key, ss->cap); ss->v[i].key && ss->v[i].key != key; i = (i + 1) & (ss->cap - 1))
+	for (i = seen_hash(key, ss->cap); ss->v[i].key && ss->v[i].key != key;
+	     i = (i + 1) & (ss->cap - 1))
 		;
 	*out = &ss->v[i];
 	return 0;
@@ -862,7 +908,8 @@ static int seen_slot(ps_ctx *ctx, seen_set *ss, uint64_t key, seen **out)
  * most once per number and generation, its bytes counted against the cap
  * (note 3).  *OUT (valid until the next call) says whether it could be
  * read, and what it holds.  0, or NOMEM, or UNSUPPORTED past the cap. */
-static int existing_entry(struct dss *d, seen_set *ss, const ps_obj *e, const char *key, const seen **out)
+static int existing_entry(struct dss *d, seen_set *ss, const ps_obj *e, const char *key,
+                          const seen **out)
 {
 	uint64_t k = ((uint64_t)e->u.ref.num << 16 | e->u.ref.gen) + 1;
 	ps_buf data = PS_BUF_INIT;
@@ -877,13 +924,17 @@ static int existing_entry(struct dss *d, seen_set *ss, const ps_obj *e, const ch
 		return 0; /* a duplicate: what the first time found */
 	s->key = k;
 	ss->n++;
-	if ((rc = ps_doc_lookup(d->doc, e->u.ref.num, &stm)) == 0 && stm && stm->kind == PS_STREAM &&
-	    (rc = ps_doc_stream_data_budget(d->doc, e->u.ref.num, stm, &ss->left, &over, &data)) == 0) {
+	if ((rc = ps_doc_lookup(d->doc, e->u.ref.num, &stm)) == 0 && stm &&
+	    stm->kind == PS_STREAM &&
+	    (rc = ps_doc_stream_data_budget(d->doc, e->u.ref.num, stm, &ss->left, &over,
+	                                    &data)) == 0) {
 		if (over)
-			rc = ps_err(d->ctx, PDFSTAMP_E_UNSUPPORTED, "the existing /DSS entries take more than %llu bytes "
-			            "to read and decode (the cap: 4 times the file size plus 64 MiB); not reading further",
-			            (unsigned long long)ss->limit);
-		else if (mbedtls_md(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), data.data, data.len, s->sha) != 0)
+			rc = ps_err(d->ctx, PDFSTAMP_E_UNSUPPORTED,
+			            "the existing /DSS entries take more than %llu bytes to read "
+			            "and decode (the cap: 4 times the file size plus 64 MiB); "
+			            "not reading further", (unsigned long long)ss->limit);
+		else if (mbedtls_md(mbedtls_md_info_from_type(MBEDTLS_MD_SHA256), data.data,
+		                    data.len, s->sha) != 0)
 			rc = ps_err(d->ctx, PDFSTAMP_E_INTERNAL, "SHA-256 failed");
 		s->ok = rc == 0;
 		s->len = data.len;
@@ -894,8 +945,10 @@ static int existing_entry(struct dss *d, seen_set *ss, const ps_obj *e, const ch
 	if (rc == PDFSTAMP_E_NOMEM)
 		return rc; /* ours, not the entry's: not a reason to add it again */
 	if (!ss->warned++)
-		ps_warn(d->ctx, "an entry of /DSS /%s (object %u) cannot be read%s%s; it is kept as it is", key,
-		        e->u.ref.num, rc < 0 ? ": " : "", rc < 0 ? pdfstamp_ctx_errmsg(d->ctx) : "");
+		ps_warn(d->ctx,
+		        "an entry of /DSS /%s (object %u) cannot be read%s%s; it is kept as it is",
+		        key, e->u.ref.num, rc < 0 ? ": " : "",
+		        rc < 0 ? pdfstamp_ctx_errmsg(d->ctx) : "");
 	return 0;
 }
 
@@ -938,12 +991,14 @@ static int match_existing(struct dss *d, ps_dss_items *s)
 		if ((rc = cur(d, v, PS_ARRAY, &arr)) < 0)
 			break;
 		if (!arr) {
-			rc = ps_err(d->ctx, PDFSTAMP_E_FORMAT, "the /DSS /%s entry is not an array", arr_key[kind]);
+			rc = ps_err(d->ctx, PDFSTAMP_E_FORMAT, "the /DSS /%s entry is not an array",
+			            arr_key[kind]);
 			break;
 		}
 		if (ps_array_len(arr) > MAX_EXISTING) {
-			rc = ps_err(d->ctx, PDFSTAMP_E_UNSUPPORTED, "the /DSS /%s array has more than %d entries",
-			            arr_key[kind], MAX_EXISTING);
+			rc = ps_err(d->ctx, PDFSTAMP_E_UNSUPPORTED,
+			            "the /DSS /%s array has more than %d entries", arr_key[kind],
+			            MAX_EXISTING);
 			break;
 		}
 		for (k = 0; k < ps_array_len(arr); k++) {
@@ -960,7 +1015,8 @@ static int match_existing(struct dss *d, ps_dss_items *s)
 				break;
 			for (i = 0; se->ok && i < s->n; i++) {
 				ps_dss_item *it = &s->v[i];
-				if (it->kind == kind && it->dup_of < 0 && !it->num && it->len == se->len &&
+				if (it->kind == kind && it->dup_of < 0 && !it->num &&
+				    it->len == se->len &&
 				    memcmp(dig[i], se->sha, sizeof se->sha) == 0) {
 					it->num = e->u.ref.num;
 					it->gen = e->u.ref.gen;
@@ -1025,15 +1081,17 @@ static int add_vri(struct dss *d, ps_dss_items *s, const struct pdfstamp_info *i
 		char key[41];
 		int any = 0;
 		if (info->sigs[k].objnum <= 0) {
-			ps_warn(d->ctx, "a signature dictionary is direct in its field; it gets no /VRI entry");
+			ps_warn(d->ctx, "a signature dictionary is direct in its field; "
+			        "it gets no /VRI entry");
 			continue;
 		}
 		if ((rc = ps_doc_lookup(d->doc, (uint32_t)info->sigs[k].objnum, &sig)) < 0)
 			return rc;
 		c = ps_dict_get(sig, "Contents");
 		if (!sig || sig->kind != PS_DICT || !ps_is_signature_dict(sig)) {
-			ps_warn(d->ctx, "signature object %lld has no /Contents string and /ByteRange; it gets no /VRI "
-			        "entry", (long long)info->sigs[k].objnum);
+			ps_warn(d->ctx, "signature object %lld has no /Contents string and "
+			        "/ByteRange; it gets no /VRI entry",
+			        (long long)info->sigs[k].objnum);
 			continue;
 		}
 		if (ps_dss_vri_key(c->u.str.p, c->u.str.len, key) < 0)
@@ -1047,8 +1105,9 @@ static int add_vri(struct dss *d, ps_dss_items *s, const struct pdfstamp_info *i
 				return rc;
 		}
 		if (!any)
-			ps_warn(d->ctx, "none of the inputs belongs to signature object %lld (no certificate of its "
-			        "/Contents among them); it gets no /VRI entry", (long long)info->sigs[k].objnum);
+			ps_warn(d->ctx, "none of the inputs belongs to signature object %lld (no "
+			        "certificate of its /Contents among them); it gets no /VRI entry",
+			        (long long)info->sigs[k].objnum);
 	}
 	return 0;
 }
@@ -1060,8 +1119,8 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o, const struct pdfstamp_write_opts *w,
-                 struct pdfstamp_result *res)
+int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o,
+                 const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_dss_items s;

@@ -27,7 +27,8 @@ typedef struct ps_dss_item {
 	ps_dss_certid *ids;           /* OCSP: its CertIDs (owned), nids entries */
 	size_t nids;
 	long dup_of;                  /* index of an earlier item with the same bytes, else -1 */
-	uint32_t num;                 /* the stream that holds it (new or existing), 0 until known */
+	uint32_t num;                 /* the stream that holds it (new or
+	                               * existing), 0 until known */
 	uint16_t gen;
 	int belongs;                  /* ps_dss_belongs' answer for the last signature */
 } ps_dss_item;

@@ -49,7 +49,8 @@ struct group {
 	char why[256];          /* what failed last, under the lock */
 };
 
-static struct ps_ext table;   /* note 2: a group's entries written under the lock, before its flag */
+static struct ps_ext table;   /* note 2: a group's entries written under
+                               * the lock, before its flag */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct group text_group, png_group;
 
@@ -61,12 +62,14 @@ static int open_lib(struct group *g, const char *soname, void **h)
 	if ((*h = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) != NULL)
 		return 0;
 	e = dlerror();
-	snprintf(g->why, sizeof g->why, "%s cannot be loaded: %s", soname, e ? e : "unknown reason");
+	snprintf(g->why, sizeof g->why, "%s cannot be loaded: %s", soname,
+	         e ? e : "unknown reason");
 	return -1;
 }
 
 /* Sets the function pointer at SLOT to NAME in H; 0, or -1 with G->why set. */
-static int find(struct group *g, void *h, const char *soname, const char *name, void *slot, size_t size)
+static int find(struct group *g, void *h, const char *soname, const char *name, void *slot,
+                size_t size)
 {
 	void *p = dlsym(h, name);
 
@@ -122,8 +125,10 @@ int ps_ext_need(ps_ctx *ctx, int group)
 		if ((group == PS_EXT_PNG ? load_png(g) : load_text(g)) == 0)
 			atomic_store(&g->ok, 1);
 		else
-			rc = ps_err(ctx, PDFSTAMP_E_IO, "%s needs a library that is not available: %s",
-			            group == PS_EXT_PNG ? "a PNG image" : "text in an embedded font", g->why);
+			rc = ps_err(ctx, PDFSTAMP_E_IO,
+			            "%s needs a library that is not available: %s",
+			            group == PS_EXT_PNG ? "a PNG image"
+			                                : "text in an embedded font", g->why);
 	}
 	pthread_mutex_unlock(&lock);
 	return rc;

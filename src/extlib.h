@@ -23,10 +23,11 @@
 	X(hb_buffer_destroy) X(hb_buffer_get_glyph_infos) X(hb_buffer_get_glyph_positions) \
 	X(hb_buffer_guess_segment_properties) X(hb_buffer_set_direction) X(hb_buffer_set_script) \
 	X(hb_face_create) X(hb_face_destroy) X(hb_face_get_glyph_count) X(hb_face_reference_blob) \
-	X(hb_face_reference_table) X(hb_font_create) X(hb_font_destroy) X(hb_font_get_glyph_extents) \
-	X(hb_font_get_glyph_h_advance) X(hb_font_get_nominal_glyph) X(hb_font_set_scale) \
-	X(hb_language_from_string) X(hb_map_get) X(hb_ot_metrics_get_position) X(hb_ot_name_get_utf8) \
-	X(hb_set_add) X(hb_shape) X(hb_unicode_funcs_get_default) X(hb_unicode_script)
+	X(hb_face_reference_table) X(hb_font_create) X(hb_font_destroy) \
+	X(hb_font_get_glyph_extents) X(hb_font_get_glyph_h_advance) X(hb_font_get_nominal_glyph) \
+	X(hb_font_set_scale) X(hb_language_from_string) X(hb_map_get) \
+	X(hb_ot_metrics_get_position) X(hb_ot_name_get_utf8) X(hb_set_add) X(hb_shape) \
+	X(hb_unicode_funcs_get_default) X(hb_unicode_script)
 #define PS_EXT_HBSUB(X) \
 	X(hb_subset_input_create_or_fail) X(hb_subset_input_destroy) X(hb_subset_input_glyph_set) \
 	X(hb_subset_input_set) X(hb_subset_input_set_flags) X(hb_subset_plan_create_or_fail) \
@@ -39,12 +40,12 @@
 	X(FcPatternGetBool) X(FcPatternGetCharSet) X(FcPatternGetInteger) X(FcPatternGetString) \
 	X(FcStrCmpIgnoreCase) X(FcStrCopy) X(FcStrFree)
 #define PS_EXT_FRIBIDI(X) \
-	X(fribidi_get_bidi_types) X(fribidi_get_bracket_types) X(fribidi_get_par_embedding_levels_ex) \
-	X(fribidi_reorder_line)
+	X(fribidi_get_bidi_types) X(fribidi_get_bracket_types) \
+	X(fribidi_get_par_embedding_levels_ex) X(fribidi_reorder_line)
 #define PS_EXT_SPNG(X) \
 	X(spng_ctx_free) X(spng_ctx_new) X(spng_decode_chunks) X(spng_decode_image) \
-	X(spng_decoded_image_size) X(spng_get_ihdr) X(spng_set_chunk_limits) X(spng_set_crc_action) \
-	X(spng_set_image_limits) X(spng_set_png_buffer) X(spng_strerror)
+	X(spng_decoded_image_size) X(spng_get_ihdr) X(spng_set_chunk_limits) \
+	X(spng_set_crc_action) X(spng_set_image_limits) X(spng_set_png_buffer) X(spng_strerror)
 
 #define PS_EXT_FIELD(name) __typeof__(name) *name;
 struct ps_ext {

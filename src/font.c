@@ -105,34 +105,62 @@
  * undefined codes 127, 129, 141, 143, 144 and 157 carry bullet's metrics
  * (text.c never produces them).  Code 39 is quotesingle and 96 grave. */
 static const short helvb[224][3] = {
-	{278, 0, 0}, {333, 718, 0}, {474, 718, 0}, {556, 698, 0}, {556, 775, -115}, {889, 710, -19}, {722, 718, -19}, {238, 718, 0},
-	{333, 734, -208}, {333, 734, -208}, {389, 718, 0}, {584, 506, 0}, {278, 146, -168}, {333, 345, 0}, {278, 146, 0}, {278, 737, -19},
-	{556, 710, -19}, {556, 710, 0}, {556, 710, 0}, {556, 710, -19}, {556, 710, 0}, {556, 698, -19}, {556, 710, -19}, {556, 698, 0},
-	{556, 710, -19}, {556, 710, -19}, {333, 512, 0}, {333, 512, -168}, {584, 514, -8}, {584, 419, 0}, {584, 514, -8}, {611, 727, 0},
-	{975, 737, -19}, {722, 718, 0}, {722, 718, 0}, {722, 737, -19}, {722, 718, 0}, {667, 718, 0}, {611, 718, 0}, {778, 737, -19},
-	{722, 718, 0}, {278, 718, 0}, {556, 718, -18}, {722, 718, 0}, {611, 718, 0}, {833, 718, 0}, {722, 718, 0}, {778, 737, -19},
-	{667, 718, 0}, {778, 737, -52}, {722, 718, 0}, {667, 737, -19}, {611, 718, 0}, {722, 718, -19}, {667, 718, 0}, {944, 718, 0},
-	{667, 718, 0}, {667, 718, 0}, {611, 718, 0}, {333, 722, -196}, {278, 737, -19}, {333, 722, -196}, {584, 698, 0}, {556, 0, -125},
-	{333, 750, 0}, {556, 546, -14}, {611, 718, -14}, {556, 546, -14}, {611, 718, -14}, {556, 546, -14}, {333, 727, 0}, {611, 546, -217},
-	{611, 718, 0}, {278, 725, 0}, {278, 725, -214}, {556, 718, 0}, {278, 718, 0}, {889, 546, 0}, {611, 546, 0}, {611, 546, -14},
-	{611, 546, -207}, {611, 546, -207}, {389, 546, 0}, {556, 546, -14}, {333, 676, -6}, {611, 532, -14}, {556, 532, 0}, {778, 532, 0},
-	{556, 532, 0}, {556, 532, -214}, {500, 532, 0}, {389, 722, -196}, {280, 775, -225}, {389, 722, -196}, {584, 343, 0}, {350, 524, 0},
-	{556, 710, -19}, {350, 524, 0}, {278, 127, -146}, {556, 737, -210}, {500, 127, -146}, {1000, 146, 0}, {556, 718, -171}, {556, 718, -171},
-	{333, 750, 0}, {1000, 710, -19}, {667, 936, -19}, {333, 484, 0}, {1000, 737, -19}, {350, 524, 0}, {611, 936, 0}, {350, 524, 0},
-	{350, 524, 0}, {278, 727, 0}, {278, 718, 0}, {500, 727, 0}, {500, 718, 0}, {350, 524, 0}, {556, 333, 0}, {1000, 333, 0},
-	{333, 737, 0}, {1000, 718, 0}, {556, 750, -14}, {333, 484, 0}, {944, 546, -14}, {350, 524, 0}, {500, 750, 0}, {667, 915, 0},
-	{278, 0, 0}, {333, 532, -186}, {556, 628, -118}, {556, 718, -16}, {556, 636, 0}, {556, 698, 0}, {280, 700, -150}, {556, 727, -184},
-	{333, 729, 0}, {737, 737, -19}, {370, 737, 0}, {556, 484, 0}, {584, 419, 0}, {333, 345, 0}, {737, 737, -19}, {333, 678, 0},
-	{400, 712, 0}, {584, 506, 0}, {333, 710, 0}, {333, 710, 0}, {333, 750, 0}, {611, 532, -207}, {556, 700, -191}, {278, 334, 0},
-	{333, 0, -228}, {333, 710, 0}, {365, 737, 0}, {556, 484, 0}, {834, 710, -19}, {834, 710, -19}, {834, 710, -19}, {611, 532, -195},
-	{722, 936, 0}, {722, 936, 0}, {722, 936, 0}, {722, 923, 0}, {722, 915, 0}, {722, 962, 0}, {1000, 718, 0}, {722, 737, -228},
-	{667, 936, 0}, {667, 936, 0}, {667, 936, 0}, {667, 915, 0}, {278, 936, 0}, {278, 936, 0}, {278, 936, 0}, {278, 915, 0},
-	{722, 718, 0}, {722, 923, 0}, {778, 936, -19}, {778, 936, -19}, {778, 936, -19}, {778, 923, -19}, {778, 915, -19}, {584, 505, 0},
-	{778, 745, -27}, {722, 936, -19}, {722, 936, -19}, {722, 936, -19}, {722, 915, -19}, {667, 936, 0}, {667, 718, 0}, {611, 731, -14},
-	{556, 750, -14}, {556, 750, -14}, {556, 750, -14}, {556, 737, -14}, {556, 729, -14}, {556, 776, -14}, {889, 546, -14}, {556, 546, -228},
-	{556, 750, -14}, {556, 750, -14}, {556, 750, -14}, {556, 729, -14}, {278, 750, 0}, {278, 750, 0}, {278, 750, 0}, {278, 729, 0},
-	{611, 737, -14}, {611, 737, 0}, {611, 750, -14}, {611, 750, -14}, {611, 750, -14}, {611, 737, -14}, {611, 729, -14}, {584, 548, -42},
-	{611, 560, -29}, {611, 750, -14}, {611, 750, -14}, {611, 750, -14}, {611, 729, -14}, {556, 750, -214}, {611, 718, -208}, {556, 729, -214},
+	{278, 0, 0}, {333, 718, 0}, {474, 718, 0}, {556, 698, 0},
+	{556, 775, -115}, {889, 710, -19}, {722, 718, -19}, {238, 718, 0},
+	{333, 734, -208}, {333, 734, -208}, {389, 718, 0}, {584, 506, 0},
+	{278, 146, -168}, {333, 345, 0}, {278, 146, 0}, {278, 737, -19},
+	{556, 710, -19}, {556, 710, 0}, {556, 710, 0}, {556, 710, -19},
+	{556, 710, 0}, {556, 698, -19}, {556, 710, -19}, {556, 698, 0},
+	{556, 710, -19}, {556, 710, -19}, {333, 512, 0}, {333, 512, -168},
+	{584, 514, -8}, {584, 419, 0}, {584, 514, -8}, {611, 727, 0},
+	{975, 737, -19}, {722, 718, 0}, {722, 718, 0}, {722, 737, -19},
+	{722, 718, 0}, {667, 718, 0}, {611, 718, 0}, {778, 737, -19},
+	{722, 718, 0}, {278, 718, 0}, {556, 718, -18}, {722, 718, 0},
+	{611, 718, 0}, {833, 718, 0}, {722, 718, 0}, {778, 737, -19},
+	{667, 718, 0}, {778, 737, -52}, {722, 718, 0}, {667, 737, -19},
+	{611, 718, 0}, {722, 718, -19}, {667, 718, 0}, {944, 718, 0},
+	{667, 718, 0}, {667, 718, 0}, {611, 718, 0}, {333, 722, -196},
+	{278, 737, -19}, {333, 722, -196}, {584, 698, 0}, {556, 0, -125},
+	{333, 750, 0}, {556, 546, -14}, {611, 718, -14}, {556, 546, -14},
+	{611, 718, -14}, {556, 546, -14}, {333, 727, 0}, {611, 546, -217},
+	{611, 718, 0}, {278, 725, 0}, {278, 725, -214}, {556, 718, 0},
+	{278, 718, 0}, {889, 546, 0}, {611, 546, 0}, {611, 546, -14},
+	{611, 546, -207}, {611, 546, -207}, {389, 546, 0}, {556, 546, -14},
+	{333, 676, -6}, {611, 532, -14}, {556, 532, 0}, {778, 532, 0},
+	{556, 532, 0}, {556, 532, -214}, {500, 532, 0}, {389, 722, -196},
+	{280, 775, -225}, {389, 722, -196}, {584, 343, 0}, {350, 524, 0},
+	{556, 710, -19}, {350, 524, 0}, {278, 127, -146}, {556, 737, -210},
+	{500, 127, -146}, {1000, 146, 0}, {556, 718, -171}, {556, 718, -171},
+	{333, 750, 0}, {1000, 710, -19}, {667, 936, -19}, {333, 484, 0},
+	{1000, 737, -19}, {350, 524, 0}, {611, 936, 0}, {350, 524, 0},
+	{350, 524, 0}, {278, 727, 0}, {278, 718, 0}, {500, 727, 0},
+	{500, 718, 0}, {350, 524, 0}, {556, 333, 0}, {1000, 333, 0},
+	{333, 737, 0}, {1000, 718, 0}, {556, 750, -14}, {333, 484, 0},
+	{944, 546, -14}, {350, 524, 0}, {500, 750, 0}, {667, 915, 0},
+	{278, 0, 0}, {333, 532, -186}, {556, 628, -118}, {556, 718, -16},
+	{556, 636, 0}, {556, 698, 0}, {280, 700, -150}, {556, 727, -184},
+	{333, 729, 0}, {737, 737, -19}, {370, 737, 0}, {556, 484, 0},
+	{584, 419, 0}, {333, 345, 0}, {737, 737, -19}, {333, 678, 0},
+	{400, 712, 0}, {584, 506, 0}, {333, 710, 0}, {333, 710, 0},
+	{333, 750, 0}, {611, 532, -207}, {556, 700, -191}, {278, 334, 0},
+	{333, 0, -228}, {333, 710, 0}, {365, 737, 0}, {556, 484, 0},
+	{834, 710, -19}, {834, 710, -19}, {834, 710, -19}, {611, 532, -195},
+	{722, 936, 0}, {722, 936, 0}, {722, 936, 0}, {722, 923, 0},
+	{722, 915, 0}, {722, 962, 0}, {1000, 718, 0}, {722, 737, -228},
+	{667, 936, 0}, {667, 936, 0}, {667, 936, 0}, {667, 915, 0},
+	{278, 936, 0}, {278, 936, 0}, {278, 936, 0}, {278, 915, 0},
+	{722, 718, 0}, {722, 923, 0}, {778, 936, -19}, {778, 936, -19},
+	{778, 936, -19}, {778, 923, -19}, {778, 915, -19}, {584, 505, 0},
+	{778, 745, -27}, {722, 936, -19}, {722, 936, -19}, {722, 936, -19},
+	{722, 915, -19}, {667, 936, 0}, {667, 718, 0}, {611, 731, -14},
+	{556, 750, -14}, {556, 750, -14}, {556, 750, -14}, {556, 737, -14},
+	{556, 729, -14}, {556, 776, -14}, {889, 546, -14}, {556, 546, -228},
+	{556, 750, -14}, {556, 750, -14}, {556, 750, -14}, {556, 729, -14},
+	{278, 750, 0}, {278, 750, 0}, {278, 750, 0}, {278, 729, 0},
+	{611, 737, -14}, {611, 737, 0}, {611, 750, -14}, {611, 750, -14},
+	{611, 750, -14}, {611, 737, -14}, {611, 729, -14}, {584, 548, -42},
+	{611, 560, -29}, {611, 750, -14}, {611, 750, -14}, {611, 750, -14},
+	{611, 729, -14}, {556, 750, -214}, {611, 718, -208}, {556, 729, -214},
 };
 
 double ps_font_milli(double v)
@@ -153,30 +181,36 @@ static int decode(ps_ctx *ctx, const char *s, size_t len, uint32_t **out, size_t
 	if (!s && len)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "text: NULL string");
 	if (len > PS_FONT_MAX_CHARS * 4)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the text is too long (at most %d characters)", PS_FONT_MAX_CHARS);
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the text is too long (at most %d characters)",
+		              PS_FONT_MAX_CHARS);
 	if (!(cp = malloc((len ? len : 1) * sizeof *cp)))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	for (i = 0; i < len; i += k) {
 		k = ps_utf8_decode((const uint8_t *)s + i, len - i, &cp[m]);
 		if (!k) {
 			free(cp);
-			return ps_err(ctx, PDFSTAMP_E_USAGE, "text is not valid UTF-8 (at byte %zu)", i);
+			return ps_err(ctx, PDFSTAMP_E_USAGE,
+			              "text is not valid UTF-8 (at byte %zu)", i);
 		}
 		if (cp[m] == 0) {
 			free(cp);
-			return ps_err(ctx, PDFSTAMP_E_USAGE, "text contains a NUL character (at byte %zu)", i);
+			return ps_err(ctx, PDFSTAMP_E_USAGE,
+			              "text contains a NUL character (at byte %zu)", i);
 		}
-		if ((cp[m] < 0x20 && cp[m] != '\n' && cp[m] != '\r') || (cp[m] >= 0x7F && cp[m] < 0xA0)) {
+		if ((cp[m] < 0x20 && cp[m] != '\n' && cp[m] != '\r') ||
+		    (cp[m] >= 0x7F && cp[m] < 0xA0)) {
 			uint32_t c = cp[m];
 			free(cp);
-			return ps_err(ctx, PDFSTAMP_E_USAGE, "text contains the control character U+%04X (at byte %zu)",
+			return ps_err(ctx, PDFSTAMP_E_USAGE,
+			              "text contains the control character U+%04X (at byte %zu)",
 			              (unsigned)c, i);
 		}
 		m++;
 	}
 	if (m > PS_FONT_MAX_CHARS) {
 		free(cp);
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "the text is too long (at most %d characters)", PS_FONT_MAX_CHARS);
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the text is too long (at most %d characters)",
+		              PS_FONT_MAX_CHARS);
 	}
 	*out = cp;
 	*n = m;
@@ -189,9 +223,10 @@ static int decode(ps_ctx *ctx, const char *s, size_t len, uint32_t **out, size_t
  * ones text uses). */
 static int ignorable(uint32_t c)
 {
-	return c == '\n' || c == '\r' || c == 0x00AD || c == 0x034F || (c >= 0x200B && c <= 0x200F) ||
-	       (c >= 0x202A && c <= 0x202E) || (c >= 0x2060 && c <= 0x2069) || (c >= 0xFE00 && c <= 0xFE0F) ||
-	       c == 0xFEFF || (c >= 0xE0100 && c <= 0xE01EF);
+	return c == '\n' || c == '\r' || c == 0x00AD || c == 0x034F ||
+	       (c >= 0x200B && c <= 0x200F) || (c >= 0x202A && c <= 0x202E) ||
+	       (c >= 0x2060 && c <= 0x2069) || (c >= 0xFE00 && c <= 0xFE0F) || c == 0xFEFF ||
+	       (c >= 0xE0100 && c <= 0xE01EF);
 }
 
 /* ---- loading a font file ------------------------------------------------------ */
@@ -200,41 +235,53 @@ static int ignorable(uint32_t c)
 /* The sfnt table directory of face INDEX (a collection's too): every
  * table inside the file, the tables a PDF font program needs present.
  * Sets *CFF for CFF outlines. */
-static int check_sfnt(ps_ctx *ctx, const uint8_t *d, size_t n, unsigned index, const char *what, int *cff)
+static int check_sfnt(ps_ctx *ctx, const uint8_t *d, size_t n, unsigned index, const char *what,
+                      int *cff)
 {
-	enum { CMAP = 1, HEAD = 2, HHEA = 4, HMTX = 8, MAXP = 16, GLYF = 32, LOCA = 64, CFF = 128, CFF2 = 256 };
-	static const char *const tags[] = {"cmap", "head", "hhea", "hmtx", "maxp", "glyf", "loca", "CFF ", "CFF2"};
+	enum { CMAP = 1, HEAD = 2, HHEA = 4, HMTX = 8, MAXP = 16, GLYF = 32, LOCA = 64,
+	       CFF = 128, CFF2 = 256 };
+	static const char *const tags[] = {"cmap", "head", "hhea", "hmtx", "maxp",
+	                                   "glyf", "loca", "CFF ", "CFF2"};
 	uint64_t off = 0;
 	unsigned have = 0, nt, i, k;
 
 	if (n >= 12 && memcmp(d, "ttcf", 4) == 0) {
 		if (ps_be32(d + 8) <= index || n < 16 + 4 * (uint64_t)index)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: the font collection is damaged", what);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: the font collection is damaged",
+			              what);
 		off = ps_be32(d + 12 + 4 * index);
 	}
 	if (off + 12 > n)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is not a font file (TrueType, OpenType or a collection)", what);
-	if (ps_be32(d + off) != 0x00010000 && memcmp(d + off, "OTTO", 4) != 0 && memcmp(d + off, "true", 4) != 0)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s is not a font file (TrueType, OpenType or a collection)", what);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "%s is not a font file (TrueType, OpenType or a collection)", what);
+	if (ps_be32(d + off) != 0x00010000 && memcmp(d + off, "OTTO", 4) != 0 &&
+	    memcmp(d + off, "true", 4) != 0)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "%s is not a font file (TrueType, OpenType or a collection)", what);
 	nt = ps_be16(d + off + 4);
 	if (off + 12 + 16 * (uint64_t)nt > n)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: the font file is truncated (table directory)", what);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "%s: the font file is truncated (table directory)", what);
 	for (i = 0; i < nt; i++) {
 		const uint8_t *r = d + off + 12 + 16 * i;
 		if ((uint64_t)ps_be32(r + 8) + ps_be32(r + 12) > n)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: the font file is truncated or damaged (table '%.4s' ends past its end)",
-			              what, (const char *)r);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "%s: the font file is truncated or damaged (table '%.4s' "
+			              "ends past its end)", what, (const char *)r);
 		for (k = 0; k < sizeof tags / sizeof tags[0]; k++)
 			if (memcmp(r, tags[k], 4) == 0)
 				have |= 1u << k;
 	}
 	if ((have & CFF2) && !(have & (CFF | GLYF)))
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "%s: CFF2 (variable CFF) fonts cannot be embedded in PDF", what);
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "%s: CFF2 (variable CFF) fonts cannot be embedded in PDF", what);
 	for (k = 0; k < 5; k++)
 		if (!(have & (1u << k)))
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: the font has no '%s' table", what, tags[k]);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: the font has no '%s' table",
+			              what, tags[k]);
 	if ((have & (GLYF | LOCA)) != (GLYF | LOCA) && !(have & CFF))
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: the font has no outlines (glyf or CFF)", what);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: the font has no outlines (glyf or CFF)",
+		              what);
 	*cff = !(have & GLYF);
 	return 0;
 }
@@ -268,7 +315,8 @@ static int load_face(ps_font *f, uint8_t *data, size_t n, unsigned index, const 
 		free(data);
 		return rc;
 	}
-	blob = PS_X(hb_blob_create)((const char *)data, (unsigned)n, HB_MEMORY_MODE_READONLY, data, free);
+	blob = PS_X(hb_blob_create)((const char *)data, (unsigned)n, HB_MEMORY_MODE_READONLY, data,
+	                            free);
 	f->face = PS_X(hb_face_create)(blob, index);
 	PS_X(hb_blob_destroy)(blob);
 	if (!f->face || PS_X(hb_face_get_glyph_count)(f->face) == 0)
@@ -279,7 +327,8 @@ static int load_face(ps_font *f, uint8_t *data, size_t n, unsigned index, const 
 	upem = head && len >= 54 && ps_be32(head + 12) == 0x5F0F3CF5 ? ps_be16(head + 18) : 0;
 	PS_X(hb_blob_destroy)(blob);
 	if (upem < 16 || upem > 16384)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s: the font's 'head' table is damaged (unitsPerEm %u)", what, upem);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "%s: the font's 'head' table is damaged (unitsPerEm %u)", what, upem);
 	f->upem = upem;
 	f->cff = cff;
 	if (!(f->font = PS_X(hb_font_create)(f->face)))
@@ -318,12 +367,15 @@ static int open_file(ps_font *f, const char *path, unsigned index, const uint32_
 	uint32_t miss;
 	int rc;
 
-	if ((rc = ps_read_file(f->ctx, path, PS_FONT_MAX_FILE, "the font", &d, &len)) < 0 || (rc = load_face(f, d, len, index, path)) < 0)
+	if ((rc = ps_read_file(f->ctx, path, PS_FONT_MAX_FILE, "the font", &d, &len)) < 0 ||
+	    (rc = load_face(f, d, len, index, path)) < 0)
 		return rc;
 	if ((miss = first_missing(f, cp, n)) != 0)
-		return ps_err(f->ctx, PDFSTAMP_E_USAGE, "the font %s has no glyph for U+%04X", path, (unsigned)miss);
+		return ps_err(f->ctx, PDFSTAMP_E_USAGE, "the font %s has no glyph for U+%04X", path,
+		              (unsigned)miss);
 	if (embedding_restricted(f->face))
-		return ps_err(f->ctx, PDFSTAMP_E_USAGE, "the font %s does not permit embedding (OS/2 fsType)", path);
+		return ps_err(f->ctx, PDFSTAMP_E_USAGE,
+		              "the font %s does not permit embedding (OS/2 fsType)", path);
 	return 0;
 }
 
@@ -343,7 +395,8 @@ static int fc_usable(FcPattern *p, const uint32_t *cp, size_t n, const FcChar8 *
 		return 0;
 	if (PS_X(FcPatternGetBool)(p, FC_VARIABLE, 0, &var) == FcResultMatch && var)
 		return 0;
-	if (PS_X(FcPatternGetInteger)(p, FC_INDEX, 0, index) != FcResultMatch || *index < 0 || *index > 0xFFFF)
+	if (PS_X(FcPatternGetInteger)(p, FC_INDEX, 0, index) != FcResultMatch || *index < 0 ||
+	    *index > 0xFFFF)
 		return 0;   /* named instances of variable fonts have bits above 16 */
 	for (i = 0; i < n; i++)
 		if (!ignorable(cp[i]) && !PS_X(FcCharSetHasChar)(cs, cp[i]))
@@ -376,8 +429,8 @@ static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 
 	if (!cfg)
 		return ps_err_hint(ctx, PDFSTAMP_HINT_FONT, PDFSTAMP_E_USAGE,
-		                   "fontconfig cannot load its configuration: no installed font can be chosen, "
-		                   "only a font file");
+		                   "fontconfig cannot load its configuration: no installed font "
+		                   "can be chosen, only a font file");
 	pat = spec ? PS_X(FcNameParse)((const FcChar8 *)spec) : PS_X(FcPatternCreate)();
 	if (!pat) {
 		rc = spec ? ps_err(ctx, PDFSTAMP_E_USAGE, "cannot parse the font name '%s'", spec)
@@ -387,7 +440,8 @@ static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 	if (spec) {
 		FcChar8 *fam0;
 		if (PS_X(FcPatternGetString)(pat, FC_FAMILY, 0, &fam0) != FcResultMatch) {
-			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the font name '%s' names no family", spec);
+			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the font name '%s' names no family",
+			            spec);
 			goto out;
 		}
 		if (!(family = PS_X(FcStrCopy)(fam0))) {
@@ -416,7 +470,8 @@ static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 		unload(f);   /* damaged, restricted or lying charset: try the next */
 	}
 	if (family && !family_seen) {
-		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "no installed font has the family '%s'", (const char *)family);
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "no installed font has the family '%s'",
+		            (const char *)family);
 		goto out;
 	}
 	{
@@ -430,22 +485,24 @@ static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 				continue;
 			for (i = 0; fs && i < fs->nfont && !any; i++)
 				any = (!family || fc_family_is(fs->fonts[i], family)) &&
-				      PS_X(FcPatternGetCharSet)(fs->fonts[i], FC_CHARSET, 0, &cs) == FcResultMatch &&
+				      PS_X(FcPatternGetCharSet)(fs->fonts[i], FC_CHARSET, 0,
+				                                &cs) == FcResultMatch &&
 				      PS_X(FcCharSetHasChar)(cs, cp[k]);
 			if (!any)
 				miss = cp[k];
 		}
 		if (family && miss)
-			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "no font of the family '%s' covers U+%04X", (const char *)family,
-			            (unsigned)miss);
+			rc = ps_err(ctx, PDFSTAMP_E_USAGE,
+			            "no font of the family '%s' covers U+%04X",
+			            (const char *)family, (unsigned)miss);
 		else if (miss)
-			rc = ps_err_hint(ctx, PDFSTAMP_HINT_FONT, PDFSTAMP_E_USAGE, "no installed font covers U+%04X",
-			                 (unsigned)miss);
+			rc = ps_err_hint(ctx, PDFSTAMP_HINT_FONT, PDFSTAMP_E_USAGE,
+			                 "no installed font covers U+%04X", (unsigned)miss);
 		else
 			rc = ps_err_hint(ctx, PDFSTAMP_HINT_FONT, PDFSTAMP_E_USAGE,
-			                 "no single installed font%s%s%s covers every character of the text",
-			                 family ? " of the family '" : "", family ? (const char *)family : "",
-			                 family ? "'" : "");
+			                 "no single installed font%s%s%s covers every character "
+			                 "of the text", family ? " of the family '" : "",
+			                 family ? (const char *)family : "", family ? "'" : "");
 	}
 out:
 	if (fs)
@@ -499,7 +556,8 @@ int ps_font_open(ps_ctx *ctx, const char *spec, const char *text, ps_font **out)
 	else
 		rc = open_fc(f, spec, cp, n);
 	if (rc == 0 && (miss = first_missing(f, cp, n)) != 0)
-		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the chosen font has no glyph for U+%04X", (unsigned)miss);
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the chosen font has no glyph for U+%04X",
+		            (unsigned)miss);
 out:
 	free(cp);
 	if (rc < 0) {
@@ -523,7 +581,8 @@ int ps_font_open_mem(ps_ctx *ctx, const uint8_t *data, size_t len, const char *t
 		return rc;
 	if (len > PS_FONT_MAX_FILE) {
 		free(cp);
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the font is larger than %d MiB", PS_FONT_MAX_FILE >> 20);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the font is larger than %d MiB",
+		              PS_FONT_MAX_FILE >> 20);
 	}
 	if ((rc = ps_ext_need(ctx, PS_EXT_TEXT)) < 0) {
 		free(cp);
@@ -538,7 +597,8 @@ int ps_font_open_mem(ps_ctx *ctx, const uint8_t *data, size_t len, const char *t
 	if ((rc = load_face(f, d, len, 0, "the font")) < 0)
 		goto out;
 	if ((miss = first_missing(f, cp, n)) != 0)
-		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the font has no glyph for U+%04X", (unsigned)miss);
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the font has no glyph for U+%04X",
+		            (unsigned)miss);
 out:
 	free(cp);
 	if (rc < 0) {
@@ -624,7 +684,8 @@ static int use_glyph(ps_font *f, uint32_t gid, const uint32_t *text, size_t nt)
 
 	if (!g) {
 		if (f->embedded_num)
-			return ps_err(f->ctx, PDFSTAMP_E_INTERNAL, "a glyph was shaped after the font was embedded");
+			return ps_err(f->ctx, PDFSTAMP_E_INTERNAL,
+			              "a glyph was shaped after the font was embedded");
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 			if (f->glyphs[mid].gid < gid)
@@ -639,7 +700,8 @@ static int use_glyph(ps_font *f, uint32_t gid, const uint32_t *text, size_t nt)
 		g = &f->glyphs[lo];
 		memset(g, 0, sizeof *g);
 		g->gid = gid;
-		g->w = ps_font_milli(PS_X(hb_font_get_glyph_h_advance)(f->font, gid) * 1000.0 / f->upem);
+		g->w = ps_font_milli(PS_X(hb_font_get_glyph_h_advance)(f->font, gid) * 1000.0 /
+		                     f->upem);
 	}
 	if (nt && !g->ntext) {
 		if (nt > PS_FONT_MAX_GLYPH_TEXT)
@@ -703,7 +765,8 @@ static int shape_std14(ps_font *f, const uint32_t *cp, size_t n, ps_line *l)
 	for (i = 0; i < n; i++) {
 		int b = ps_winansi_code(cp[i]);
 		if (b < 32)
-			return ps_err(f->ctx, PDFSTAMP_E_USAGE, "Helvetica-Bold cannot draw U+%04X", (unsigned)cp[i]);
+			return ps_err(f->ctx, PDFSTAMP_E_USAGE, "Helvetica-Bold cannot draw U+%04X",
+			              (unsigned)cp[i]);
 		l->gid[i] = (uint32_t)b;
 		l->x[i] = pen;
 		l->y[i] = 0;
@@ -724,14 +787,16 @@ static hb_script_t char_script(uint32_t c)
 }
 
 /* Cuts CP[0..N) into runs of one level and one script (note 2). */
-static int itemize(ps_ctx *ctx, const uint32_t *cp, size_t n, const FriBidiLevel *lev, run **out, size_t *nruns)
+static int itemize(ps_ctx *ctx, const uint32_t *cp, size_t n, const FriBidiLevel *lev, run **out,
+                   size_t *nruns)
 {
 	run *r = NULL;
 	size_t i, nr = 0, k;
 
 	for (i = 0; i < n; i++) {
 		hb_script_t s = char_script(cp[i]);
-		int weak = s == HB_SCRIPT_COMMON || s == HB_SCRIPT_INHERITED || s == HB_SCRIPT_UNKNOWN;
+		int weak = s == HB_SCRIPT_COMMON || s == HB_SCRIPT_INHERITED ||
+		           s == HB_SCRIPT_UNKNOWN;
 		if (nr && r[nr - 1].level == lev[i] &&
 		    (weak || r[nr - 1].script == s || r[nr - 1].script == HB_SCRIPT_COMMON)) {
 			if (!weak && r[nr - 1].script == HB_SCRIPT_COMMON)
@@ -752,7 +817,8 @@ static int itemize(ps_ctx *ctx, const uint32_t *cp, size_t n, const FriBidiLevel
 	/* a run of Common characters only takes its neighbour's script */
 	for (k = 0; k < nr; k++)
 		if (r[k].script == HB_SCRIPT_COMMON)
-			r[k].script = k > 0 ? r[k - 1].script : k + 1 < nr ? r[k + 1].script : HB_SCRIPT_LATIN;
+			r[k].script = k > 0 ? r[k - 1].script
+			              : k + 1 < nr ? r[k + 1].script : HB_SCRIPT_LATIN;
 	*out = r;
 	*nruns = nr;
 	return 0;
@@ -798,8 +864,8 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* Shapes run R of CP[0..N) and appends its glyphs to L at pen *PEN. */
-static int shape_run(ps_font *f, hb_buffer_t *buf, const uint32_t *cp, size_t n, const run *r, ps_line *l,
-                     size_t *cap, double *pen)
+static int shape_run(ps_font *f, hb_buffer_t *buf, const uint32_t *cp, size_t n, const run *r,
+                     ps_line *l, size_t *cap, double *pen)
 {
 	hb_glyph_info_t *gi;
 	hb_glyph_position_t *gp;
@@ -865,8 +931,10 @@ static int shape_run(ps_font *f, hb_buffer_t *buf, const uint32_t *cp, size_t n,
 			l->y[l->n] = y;
 			l->n++;
 			*pen += gp[i].x_advance * s;
-			if (PS_X(hb_font_get_glyph_extents)(f->font, gi[i].codepoint, &ext) && ext.height != 0) {
-				double top = y + ext.y_bearing * s, bot = y + (ext.y_bearing + ext.height) * s;
+			if (PS_X(hb_font_get_glyph_extents)(f->font, gi[i].codepoint, &ext) &&
+			    ext.height != 0) {
+				double top = y + ext.y_bearing * s,
+				       bot = y + (ext.y_bearing + ext.height) * s;
 				if (top > l->ascent)
 					l->ascent = top;
 				if (bot < l->descent)
@@ -904,8 +972,8 @@ static int shape_embedded(ps_font *f, const uint32_t *cp, size_t n, ps_line *l)
 	PS_X(fribidi_get_bidi_types)(cp, (FriBidiStrIndex)n, types);
 	PS_X(fribidi_get_bracket_types)(cp, (FriBidiStrIndex)n, types, br);
 	if (!PS_X(fribidi_get_par_embedding_levels_ex)(types, br, (FriBidiStrIndex)n, &dir, lev) ||
-	    !PS_X(fribidi_reorder_line)(FRIBIDI_FLAGS_DEFAULT & ~FRIBIDI_FLAG_REORDER_NSM, types, (FriBidiStrIndex)n, 0, dir,
-	                          lev, NULL, NULL)) {
+	    !PS_X(fribidi_reorder_line)(FRIBIDI_FLAGS_DEFAULT & ~FRIBIDI_FLAG_REORDER_NSM, types,
+	                                (FriBidiStrIndex)n, 0, dir, lev, NULL, NULL)) {
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory (bidi)");
 		goto out;
 	}
@@ -939,7 +1007,8 @@ int ps_font_shape(ps_font *f, const char *utf8, size_t len, ps_line *out)
 	for (i = 0; i < n; i++)
 		if (cp[i] == '\n' || cp[i] == '\r') {
 			free(cp);
-			return ps_err(f->ctx, PDFSTAMP_E_USAGE, "text contains a carriage return that does not end a line");
+			return ps_err(f->ctx, PDFSTAMP_E_USAGE,
+			              "text contains a carriage return that does not end a line");
 		}
 	if (!(out->text = malloc(len + 1))) {
 		rc = ps_err(f->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -985,7 +1054,8 @@ static void put_num(ps_buf *b, double v, const char *after)
 void ps_font_put_utf16(ps_buf *b, uint32_t c)
 {
 	if (c >= 0x10000)
-		ps_buf_printf(b, "%04X%04X", 0xD800 + ((c - 0x10000) >> 10), 0xDC00 + ((c - 0x10000) & 0x3FF));
+		ps_buf_printf(b, "%04X%04X", 0xD800 + ((c - 0x10000) >> 10),
+		              0xDC00 + ((c - 0x10000) & 0x3FF));
 	else
 		ps_buf_printf(b, "%04X", (unsigned)c);
 }
@@ -999,7 +1069,8 @@ static int put_actual_text(ps_ctx *ctx, ps_buf *b, const char *s)
 	ps_buf_puts(b, "<FEFF");
 	for (i = 0; i < n; i += k) {
 		if (!(k = ps_utf8_decode((const uint8_t *)s + i, n - i, &c)))
-			return ps_err(ctx, PDFSTAMP_E_USAGE, "text is not valid UTF-8 (at byte %zu)", i);
+			return ps_err(ctx, PDFSTAMP_E_USAGE,
+			              "text is not valid UTF-8 (at byte %zu)", i);
 		ps_font_put_utf16(b, c);
 	}
 	ps_buf_putc(b, '>');
@@ -1036,7 +1107,8 @@ static int logical_order(ps_ctx *ctx, const ps_line *l, size_t **ord)
 	return 0;
 }
 
-int ps_font_show(ps_font *f, const ps_line *l, const char *name, double size, double x, double y, ps_buf *content)
+int ps_font_show(ps_font *f, const ps_line *l, const char *name, double size, double x, double y,
+                 ps_buf *content)
 {
 	double cur = 0, rise = 0;
 	size_t i, k, *ord = NULL;
@@ -1078,7 +1150,9 @@ int ps_font_show(ps_font *f, const ps_line *l, const char *name, double size, do
 		g = ps_font_find_glyph(f, l->gid[i]);
 		if (!g || !g->in_subset) {
 			free(ord);
-			return ps_err(f->ctx, PDFSTAMP_E_INTERNAL, "glyph %u is not in the embedded subset", (unsigned)l->gid[i]);
+			return ps_err(f->ctx, PDFSTAMP_E_INTERNAL,
+			              "glyph %u is not in the embedded subset",
+			              (unsigned)l->gid[i]);
 		}
 		if (fabs(l->y[i] - rise) > 0.0005) {
 			if (in_tj)

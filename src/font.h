@@ -20,10 +20,12 @@ typedef struct ps_line {
 	double ascent;          /* highest inked point above the baseline (>= 0) */
 	double descent;         /* lowest inked point below it (<= 0) */
 	char *text;             /* the line's UTF-8 text (owned, for /ActualText) */
-	int rtl;                /* it has a right-to-left run (then no /ActualText: font.c note 3) */
-	unsigned char *run_rtl; /* per glyph: 1 inside a right-to-left run (owned; NULL for standard 14) */
-	uint32_t *lkey;         /* per glyph: its place in logical order, 64 * cluster + index in the
-	                           cluster (owned; NULL for standard 14): font.c note 4 */
+	int rtl;                /* it has a right-to-left run (then no
+	                         * /ActualText: font.c note 3) */
+	unsigned char *run_rtl; /* per glyph: 1 inside a right-to-left run
+	                         * (owned; NULL for standard 14) */
+	uint32_t *lkey;         /* per glyph: its place in logical order, 64 * cluster + index in
+	                           the cluster (owned; NULL for standard 14): font.c note 4 */
 } ps_line;
 
 /* Opens the font for TEXT (UTF-8, every line of the stamp).  SPEC NULL: a

@@ -81,7 +81,8 @@ static int16_t s16(const uint8_t *p)
 
 /* An INDEX at *POS of D[0..N): its COUNT and the data offset of entry 0
  * and of the end of entry 0 (when COUNT > 0); *POS moves past it. */
-static int cff_index(const uint8_t *d, size_t n, size_t *pos, uint32_t *count, size_t *e0, size_t *e1)
+static int cff_index(const uint8_t *d, size_t n, size_t *pos, uint32_t *count, size_t *e0,
+                     size_t *e1)
 {
 	size_t p = *pos, osz, base, k, last = 0;
 	uint32_t c, i;
@@ -147,7 +148,8 @@ static int cff_topdict(const uint8_t *d, size_t p, size_t end, long *charset, lo
 			st[ns++] = (int16_t)(uint16_t)ps_be16(d + p + 1);
 			p += 3;
 		} else if (b == 29 && p + 5 <= end) {
-			st[ns++] = (int32_t)((uint32_t)ps_be16(d + p + 1) << 16 | ps_be16(d + p + 3));
+			st[ns++] = (int32_t)((uint32_t)ps_be16(d + p + 1) << 16 |
+			                     ps_be16(d + p + 3));
 			p += 5;
 		} else if (b == 30) {
 			for (p++; p < end && (d[p] & 0x0F) != 0x0F && (d[p] >> 4) != 0x0F; p++)
@@ -236,10 +238,10 @@ bad:
 /* ---- the subset ------------------------------------------------------------------ */
 
 static const char drop_tags[][5] = {
-	"GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH", "kern", "morx", "mort", "kerx", "feat", "DSIG",
-	"hdmx", "VDMX", "LTSH", "gasp", "COLR", "CPAL", "SVG ", "sbix", "CBDT", "CBLC", "EBDT", "EBLC",
-	"EBSC", "vhea", "vmtx", "VORG", "STAT", "meta", "fvar", "gvar", "avar", "HVAR", "VVAR", "MVAR",
-	"cvar", "PCLT",
+	"GSUB", "GPOS", "GDEF", "BASE", "JSTF", "MATH", "kern", "morx", "mort", "kerx",
+	"feat", "DSIG", "hdmx", "VDMX", "LTSH", "gasp", "COLR", "CPAL", "SVG ", "sbix",
+	"CBDT", "CBLC", "EBDT", "EBLC", "EBSC", "vhea", "vmtx", "VORG", "STAT", "meta",
+	"fvar", "gvar", "avar", "HVAR", "VVAR", "MVAR", "cvar", "PCLT",
 };
 
 /* Subsets F to its glyphs: PROG receives the font program (the TrueType
@@ -266,9 +268,11 @@ static int make_subset(ps_font *f, ps_buf *prog)
 		PS_X(hb_set_add)(PS_X(hb_subset_input_glyph_set)(in), f->glyphs[k].gid);
 	for (i = 0; i < sizeof drop_tags / sizeof drop_tags[0]; i++)
 		PS_X(hb_set_add)(PS_X(hb_subset_input_set)(in, HB_SUBSET_SETS_DROP_TABLE_TAG),
-		           HB_TAG(drop_tags[i][0], drop_tags[i][1], drop_tags[i][2], drop_tags[i][3]));
+		                 HB_TAG(drop_tags[i][0], drop_tags[i][1], drop_tags[i][2],
+		                        drop_tags[i][3]));
 	PS_X(hb_subset_input_set_flags)(in, HB_SUBSET_FLAGS_NO_HINTING);
-	if (!(plan = PS_X(hb_subset_plan_create_or_fail)(f->face, in)) || !(sub = PS_X(hb_subset_plan_execute_or_fail)(plan))) {
+	if (!(plan = PS_X(hb_subset_plan_create_or_fail)(f->face, in)) ||
+	    !(sub = PS_X(hb_subset_plan_execute_or_fail)(plan))) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the font cannot be subset (damaged font?)");
 		goto out;
 	}
@@ -284,7 +288,9 @@ static int make_subset(ps_font *f, ps_buf *prog)
 		cd = (const uint8_t *)PS_X(hb_blob_get_data)(cff, &len);
 		if (!cd || (rc = cff_cids(cd, len, &cids, &ncids)) < 0) {
 			rc = rc == -2 ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory")
-			              : ps_err(ctx, PDFSTAMP_E_FORMAT, "the subset's CFF table does not parse (damaged font?)");
+			              : ps_err(ctx, PDFSTAMP_E_FORMAT,
+			                       "the subset's CFF table does not parse "
+			                       "(damaged font?)");
 			goto out;
 		}
 		ps_buf_append(prog, cd, len);
@@ -296,12 +302,15 @@ static int make_subset(ps_font *f, ps_buf *prog)
 		ps_font_glyph *g = &f->glyphs[k];
 		hb_codepoint_t ng = PS_X(hb_map_get)(map, g->gid);
 		if (ng == HB_MAP_VALUE_INVALID || ng > 0xFFFF || (f->cff && ng >= ncids)) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the font subset lost glyph %u (damaged font?)", (unsigned)g->gid);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+			            "the font subset lost glyph %u (damaged font?)",
+			            (unsigned)g->gid);
 			goto out;
 		}
 		g->cid = f->cff ? cids[ng] : ng;
 		if (g->cid > 0xFFFF) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "CID %u of the font is out of range", (unsigned)g->cid);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "CID %u of the font is out of range",
+			            (unsigned)g->cid);
 			goto out;
 		}
 		g->in_subset = 1;
@@ -314,7 +323,8 @@ static int make_subset(ps_font *f, ps_buf *prog)
 	for (k = 0; k < f->nglyphs; k++) {
 		uint32_t c = f->glyphs[k].cid;
 		if (seen[c >> 3] & (1u << (c & 7))) {
-			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the font's CFF charset repeats CID %u", (unsigned)c);
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the font's CFF charset repeats CID %u",
+			            (unsigned)c);
 			goto out;
 		}
 		seen[c >> 3] |= (uint8_t)(1u << (c & 7));
@@ -339,7 +349,8 @@ static int make_psname(ps_font *f)
 	char buf[256], *o;
 	unsigned len = sizeof buf, i, k = 0;
 
-	len = PS_X(hb_ot_name_get_utf8)(f->face, HB_OT_NAME_ID_POSTSCRIPT_NAME, PS_X(hb_language_from_string)("en", -1), &len, buf);
+	len = PS_X(hb_ot_name_get_utf8)(f->face, HB_OT_NAME_ID_POSTSCRIPT_NAME,
+	                                PS_X(hb_language_from_string)("en", -1), &len, buf);
 	if (!(o = malloc(64)))
 		return ps_err(f->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	for (i = 0; i < len && i < sizeof buf && buf[i] && k < 63; i++) {
@@ -392,7 +403,8 @@ static ps_obj *new_stream(ps_ctx *ctx, ps_obj *dict, const uint8_t *data, size_t
 	size_t len;
 
 	*rc = 0;
-	if (!dict || (*rc = ps_deflate(ctx, data, n, 9, &z)) < 0 || ps_dict_put_name(dict, "Filter", "FlateDecode") < 0) {
+	if (!dict || (*rc = ps_deflate(ctx, data, n, 9, &z)) < 0 ||
+	    ps_dict_put_name(dict, "Filter", "FlateDecode") < 0) {
 		ps_obj_free(dict);
 		ps_buf_free(&z);
 		if (!*rc)
@@ -441,7 +453,8 @@ static void tounicode(const ps_font *f, ps_buf *b)
 
 static int cmp_cid(const void *a, const void *b)
 {
-	const ps_font_glyph *x = *(const ps_font_glyph *const *)a, *y = *(const ps_font_glyph *const *)b;
+	const ps_font_glyph *x = *(const ps_font_glyph *const *)a,
+	                    *y = *(const ps_font_glyph *const *)b;
 
 	return x->cid < y->cid ? -1 : x->cid > y->cid;
 }
@@ -460,8 +473,8 @@ static ps_obj *widths(const ps_font *f)
 	qsort(v, f->nglyphs, sizeof *v, cmp_cid);
 	for (k = 0; k < f->nglyphs; k++) {
 		if (!run || v[k]->cid != v[k - 1]->cid + 1) {
-			if (ps_array_push(w, ps_new_int(v[k]->cid)) < 0 || !(run = ps_new_array()) ||
-			    ps_array_push(w, run) < 0)
+			if (ps_array_push(w, ps_new_int(v[k]->cid)) < 0 ||
+			    !(run = ps_new_array()) || ps_array_push(w, run) < 0)
 				goto oom;
 		}
 		if (ps_array_push(run, ps_new_real(v[k]->w)) < 0)
@@ -505,7 +518,8 @@ static ps_obj *descriptor(const ps_font *f, const char *base)
 			flags |= 1;
 	}
 	PS_X(hb_blob_destroy)(b);
-	if ((p = table(f, HB_TAG('O', 'S', '/', '2'), 6, &b)) != NULL && ps_be16(p + 4) >= 1 && ps_be16(p + 4) <= 1000)
+	if ((p = table(f, HB_TAG('O', 'S', '/', '2'), 6, &b)) != NULL && ps_be16(p + 4) >= 1 &&
+	    ps_be16(p + 4) <= 1000)
 		weight = (int)ps_be16(p + 4);
 	PS_X(hb_blob_destroy)(b);
 	if (italic != 0 && isfinite(italic))
@@ -514,13 +528,14 @@ static ps_obj *descriptor(const ps_font *f, const char *base)
 		italic = 0;
 	PS_X(hb_ot_metrics_get_position)(f->font, HB_OT_METRICS_TAG_HORIZONTAL_ASCENDER, &asc);
 	PS_X(hb_ot_metrics_get_position)(f->font, HB_OT_METRICS_TAG_HORIZONTAL_DESCENDER, &desc);
-	if (!PS_X(hb_ot_metrics_get_position)(f->font, HB_OT_METRICS_TAG_CAP_HEIGHT, &cap) || cap <= 0)
+	if (!PS_X(hb_ot_metrics_get_position)(f->font, HB_OT_METRICS_TAG_CAP_HEIGHT, &cap) ||
+	    cap <= 0)
 		cap = asc;
 	for (i = 0; bbox && i < 4; i++)
 		if (ps_array_push(bbox, ps_new_real(ps_font_milli(box[i]))) < 0)
 			ok = 0;
-	if (!ok || !d || !bbox || ps_dict_put_name(d, "Type", "FontDescriptor") < 0 || ps_dict_put_name(d, "FontName", base) < 0 ||
-	    ps_dict_put_int(d, "Flags", flags) < 0) {
+	if (!ok || !d || !bbox || ps_dict_put_name(d, "Type", "FontDescriptor") < 0 ||
+	    ps_dict_put_name(d, "FontName", base) < 0 || ps_dict_put_int(d, "Flags", flags) < 0) {
 		ps_obj_free(bbox);
 		ps_obj_free(d);
 		return NULL;
@@ -530,7 +545,8 @@ static ps_obj *descriptor(const ps_font *f, const char *base)
 	    ps_dict_put_real(d, "Ascent", ps_font_milli(asc * s)) < 0 ||
 	    ps_dict_put_real(d, "Descent", ps_font_milli(desc * s)) < 0 ||
 	    ps_dict_put_real(d, "CapHeight", ps_font_milli(cap * s)) < 0 ||
-	    ps_dict_put_int(d, "StemV", 50 + (int64_t)llround((weight / 65.0) * (weight / 65.0))) < 0) {
+	    ps_dict_put_int(d, "StemV",
+	                    50 + (int64_t)llround((weight / 65.0) * (weight / 65.0))) < 0) {
 		ps_obj_free(d);
 		return NULL;
 	}
@@ -540,7 +556,8 @@ static ps_obj *descriptor(const ps_font *f, const char *base)
 /* The error of a sink's ALLOC that returned 0 (it has set one). */
 static int alloc_failed(ps_ctx *ctx)
 {
-	return ctx->errcode < 0 ? ctx->errcode : ps_err(ctx, PDFSTAMP_E_INTERNAL, "no object number for the font");
+	return ctx->errcode < 0 ? ctx->errcode
+	                        : ps_err(ctx, PDFSTAMP_E_INTERNAL, "no object number for the font");
 }
 
 static int embed_std14(ps_font *f, const ps_font_sink *s, uint32_t *num)
@@ -549,7 +566,8 @@ static int embed_std14(ps_font *f, const ps_font_sink *s, uint32_t *num)
 	uint32_t n;
 	int rc;
 
-	if (!d || ps_dict_put_name(d, "Type", "Font") < 0 || ps_dict_put_name(d, "Subtype", "Type1") < 0 ||
+	if (!d || ps_dict_put_name(d, "Type", "Font") < 0 ||
+	    ps_dict_put_name(d, "Subtype", "Type1") < 0 ||
 	    ps_dict_put_name(d, "BaseFont", "Helvetica-Bold") < 0 ||
 	    ps_dict_put_name(d, "Encoding", "WinAnsiEncoding") < 0) {
 		ps_obj_free(d);
@@ -588,14 +606,15 @@ int ps_font_embed_to(ps_font *f, const ps_font_sink *s, uint32_t *num)
 		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		goto out;
 	}
-	if (!(n0 = s->alloc(s->ud)) || !(n1 = s->alloc(s->ud)) || !(n2 = s->alloc(s->ud)) || !(n3 = s->alloc(s->ud)) ||
-	    !(n4 = s->alloc(s->ud))) {
+	if (!(n0 = s->alloc(s->ud)) || !(n1 = s->alloc(s->ud)) || !(n2 = s->alloc(s->ud)) ||
+	    !(n3 = s->alloc(s->ud)) || !(n4 = s->alloc(s->ud))) {
 		rc = alloc_failed(ctx);
 		goto out;
 	}
 	/* the font program: /FontFile2 with /Length1, or /FontFile3 (bare CFF) */
 	o = ps_new_dict();
-	if (o && (f->cff ? ps_dict_put_name(o, "Subtype", "CIDFontType0C") : ps_dict_put_int(o, "Length1", (int64_t)prog.len)) < 0) {
+	if (o && (f->cff ? ps_dict_put_name(o, "Subtype", "CIDFontType0C")
+	                 : ps_dict_put_int(o, "Length1", (int64_t)prog.len)) < 0) {
 		ps_obj_free(o);
 		o = NULL;
 	}
@@ -609,14 +628,16 @@ int ps_font_embed_to(ps_font *f, const ps_font_sink *s, uint32_t *num)
 	if ((rc = s->put(s->ud, n4, o)) < 0)
 		goto out;
 	/* the descriptor */
-	if (!(o = descriptor(f, base)) || ps_dict_put_ref(o, f->cff ? "FontFile3" : "FontFile2", n3, 0) < 0)
+	if (!(o = descriptor(f, base)) ||
+	    ps_dict_put_ref(o, f->cff ? "FontFile3" : "FontFile2", n3, 0) < 0)
 		goto nomem;
 	if ((rc = s->put(s->ud, n2, o)) < 0)
 		goto out;
 	/* the CIDFont */
 	o = ps_new_dict();
 	a = ps_new_dict();
-	if (!o || !a || ps_dict_put_str(a, "Registry", "Adobe", 5) < 0 || ps_dict_put_str(a, "Ordering", "Identity", 8) < 0 ||
+	if (!o || !a || ps_dict_put_str(a, "Registry", "Adobe", 5) < 0 ||
+	    ps_dict_put_str(a, "Ordering", "Identity", 8) < 0 ||
 	    ps_dict_put_int(a, "Supplement", 0) < 0) {
 		ps_obj_free(a);
 		goto nomem;
@@ -629,7 +650,8 @@ int ps_font_embed_to(ps_font *f, const ps_font_sink *s, uint32_t *num)
 	}
 	if (ps_dict_put(o, "CIDSystemInfo", a) < 0 ||     /* takes A, also on failure */
 	    ps_dict_put_ref(o, "FontDescriptor", n2, 0) < 0 || ps_dict_put_int(o, "DW", 1000) < 0 ||
-	    ps_dict_put(o, "W", widths(f)) < 0 || (!f->cff && ps_dict_put_name(o, "CIDToGIDMap", "Identity") < 0))
+	    ps_dict_put(o, "W", widths(f)) < 0 ||
+	    (!f->cff && ps_dict_put_name(o, "CIDToGIDMap", "Identity") < 0))
 		goto nomem;
 	if ((rc = s->put(s->ud, n1, o)) < 0)
 		goto out;
@@ -640,8 +662,10 @@ int ps_font_embed_to(ps_font *f, const ps_font_sink *s, uint32_t *num)
 		ps_obj_free(a);
 		goto nomem;
 	}
-	if (ps_dict_put_name(o, "Type", "Font") < 0 || ps_dict_put_name(o, "Subtype", "Type0") < 0 ||
-	    ps_dict_put_name(o, "BaseFont", base) < 0 || ps_dict_put_name(o, "Encoding", "Identity-H") < 0) {
+	if (ps_dict_put_name(o, "Type", "Font") < 0 ||
+	    ps_dict_put_name(o, "Subtype", "Type0") < 0 ||
+	    ps_dict_put_name(o, "BaseFont", base) < 0 ||
+	    ps_dict_put_name(o, "Encoding", "Identity-H") < 0) {
 		ps_obj_free(a);
 		goto nomem;
 	}

@@ -7,9 +7,10 @@
  *
  * Input.  A regular file (io.c's ps_read_file: at most PS_IMAGE_MAX_FILE
  * bytes; one that cannot be opened, or a FIFO, directory or device, is
- * PDFSTAMP_E_USAGE naming the path) or the caller's bytes (same bound).  The format is sniffed from the first bytes: the
- * PNG signature 89 50 4E 47 0D 0A 1A 0A (PNG spec 5.2) or a JPEG SOI
- * followed by a marker, FF D8 FF (ITU T.81 B.2.1); anything else is
+ * PDFSTAMP_E_USAGE naming the path) or the caller's bytes (same bound).
+ * The format is sniffed from the first bytes: the PNG signature
+ * 89 50 4E 47 0D 0A 1A 0A (PNG spec 5.2) or a JPEG SOI followed by a
+ * marker, FF D8 FF (ITU T.81 B.2.1); anything else is
  * PDFSTAMP_E_UNSUPPORTED "not a PNG or JPEG image".  Everything is checked
  * and, for PNG, decoded and compressed at load time, so that a bad image
  * is refused before anything is written.
@@ -115,12 +116,13 @@ struct ps_image {
 static int check_size(ps_ctx *ctx, const char *what, uint32_t w, uint32_t h)
 {
 	if (w == 0 || h == 0)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "%s image of %" PRIu32 " x %" PRIu32 " pixels", what, w, h);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "%s image of %" PRIu32 " x %" PRIu32 " pixels", what, w, h);
 	if (w > PS_IMAGE_MAX_DIM || h > PS_IMAGE_MAX_DIM || (uint64_t)w * h > PS_IMAGE_MAX_PIXELS)
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "%s image too large: %" PRIu32 " x %" PRIu32 " pixels (at most %u in each "
-		              "dimension and %u Mi pixels)", what, w, h, (unsigned)PS_IMAGE_MAX_DIM,
-		              (unsigned)(PS_IMAGE_MAX_PIXELS >> 20));
+		              "%s image too large: %" PRIu32 " x %" PRIu32 " pixels (at most %u "
+		              "in each dimension and %u Mi pixels)", what, w, h,
+		              (unsigned)PS_IMAGE_MAX_DIM, (unsigned)(PS_IMAGE_MAX_PIXELS >> 20));
 	return 0;
 }
 
@@ -138,9 +140,11 @@ static int spng_fail(ps_ctx *ctx, const uint8_t *data, size_t len, int err)
 			return check_size(ctx, "PNG", ps_be32(data + 16), ps_be32(data + 20));
 		/* fall through */
 	case SPNG_ECHUNK_LIMITS:
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "PNG image beyond our limits: %s", PS_X(spng_strerror)(err));
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "PNG image beyond our limits: %s",
+		              PS_X(spng_strerror)(err));
 	default:
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "damaged PNG image: %s", PS_X(spng_strerror)(err));
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "damaged PNG image: %s",
+		              PS_X(spng_strerror)(err));
 	}
 }
 
@@ -158,14 +162,16 @@ static int load_png(ps_ctx *ctx, const uint8_t *data, size_t len, ps_image *im)
 	if (!(sp = PS_X(spng_ctx_new)(0)))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory decoding a PNG image");
 	if ((err = PS_X(spng_set_image_limits)(sp, PS_IMAGE_MAX_DIM, PS_IMAGE_MAX_DIM)) != 0 ||
-	    (err = PS_X(spng_set_chunk_limits)(sp, PS_IMAGE_MAX_CHUNK, 2 * PS_IMAGE_MAX_CHUNK)) != 0 ||
+	    (err = PS_X(spng_set_chunk_limits)(sp, PS_IMAGE_MAX_CHUNK,
+	                                       2 * PS_IMAGE_MAX_CHUNK)) != 0 ||
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	    /* fuzz builds only: a mutated chunk fails its CRC at once, so the
 	     * fuzzer would never get past it (libspng's own fuzzer does this) */
 	    (err = PS_X(spng_set_crc_action)(sp, SPNG_CRC_USE, SPNG_CRC_USE)) != 0 ||
 #endif
 	    (err = PS_X(spng_set_png_buffer)(sp, data, len)) != 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot set up the PNG decoder: %s", PS_X(spng_strerror)(err));
+		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL, "cannot set up the PNG decoder: %s",
+		            PS_X(spng_strerror)(err));
 		goto out;
 	}
 	if ((err = PS_X(spng_get_ihdr)(sp, &ih)) != 0) {
@@ -185,8 +191,8 @@ static int load_png(ps_ctx *ctx, const uint8_t *data, size_t len, ps_image *im)
 	}
 	px = malloc(size);
 	if (!px) {
-		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory decoding a PNG image of %" PRIu32 " x %" PRIu32
-		            " pixels", ih.width, ih.height);
+		rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory decoding a PNG image of %" PRIu32
+		            " x %" PRIu32 " pixels", ih.width, ih.height);
 		goto out;
 	}
 	/* the image, then the chunks after it up to IEND (the CRC of the
@@ -251,23 +257,27 @@ static int jpeg_sof(ps_ctx *ctx, const uint8_t *p, size_t n, size_t at, ps_image
 	uint32_t nf, k;
 
 	if (n < 6 || n != 6 + 3 * (size_t)p[5])
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "JPEG frame header (offset %zu) of a wrong length", at);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "JPEG frame header (offset %zu) of a wrong length", at);
 	if (p[0] != 8)
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "%u-bit JPEG image: PDF readers take only 8-bit JPEG",
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "%u-bit JPEG image: PDF readers take only 8-bit JPEG",
 		              (unsigned)p[0]);
 	im->h = ps_be16(p + 1);
 	im->w = ps_be16(p + 3);
 	nf = p[5];
 	if (im->h == 0)
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "JPEG image whose height is given only after its "
-		              "data (DNL marker)");
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "JPEG image whose height is given only after its data (DNL marker)");
 	if (nf != 1 && nf != 3 && nf != 4)
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "JPEG image with %" PRIu32 " colour components "
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "JPEG image with %" PRIu32 " colour components "
 		              "(1, 3 or 4 are supported)", nf);
 	for (k = 0; k < nf; k++) {
 		uint8_t hv = p[6 + 3 * k + 1];
 		if ((hv >> 4) < 1 || (hv >> 4) > 4 || (hv & 15) < 1 || (hv & 15) > 4)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "JPEG frame header with a sampling factor out of range");
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "JPEG frame header with a sampling factor out of range");
 	}
 	im->ncomp = (int)nf;
 	return check_size(ctx, "JPEG", im->w, im->h);
@@ -283,7 +293,8 @@ static int load_jpeg(ps_ctx *ctx, const uint8_t *d, size_t len, ps_image *im)
 		if (pos >= len)
 			break;
 		if (d[pos] != 0xFF)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "damaged JPEG image: no marker at offset %zu", pos);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "damaged JPEG image: no marker at offset %zu", pos);
 		while (pos < len && d[pos] == 0xFF) /* fill bytes (B.1.1.2) */
 			pos++;
 		if (pos >= len)
@@ -298,29 +309,35 @@ static int load_jpeg(ps_ctx *ctx, const uint8_t *d, size_t len, ps_image *im)
 		if (m == 0x01 || (m >= 0xD0 && m <= 0xD7)) /* TEM, RSTn: no length */
 			continue;
 		if (m == 0x00 || m == 0xD8)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "damaged JPEG image: marker FF %02X at offset %zu",
-			              m, pos - 2);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "damaged JPEG image: marker FF %02X at offset %zu", m,
+			              pos - 2);
 		/* a marker segment: a 2-byte length that counts itself */
 		if (len - pos < 2 || (seg = ps_be16(d + pos)) < 2 || seg > len - pos)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "truncated JPEG image: the segment of marker FF %02X "
-			              "at offset %zu runs past the end of the file", m, pos - 2);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "truncated JPEG image: the segment of marker FF %02X at "
+			              "offset %zu runs past the end of the file", m, pos - 2);
 		n = seg - 2;
 		switch (m) {
 		case 0xC0: case 0xC1: case 0xC2: /* baseline, extended, progressive */
 			if (sof)
-				return ps_err(ctx, PDFSTAMP_E_FORMAT, "JPEG image with two frame headers");
+				return ps_err(ctx, PDFSTAMP_E_FORMAT,
+				              "JPEG image with two frame headers");
 			if ((rc = jpeg_sof(ctx, d + pos + 2, n, pos - 2, im)) < 0)
 				return rc;
 			sof = 1;
 			break;
 		case 0xC3:
-			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "lossless JPEG image: PDF readers take baseline "
-			              "or progressive JPEG only");
+			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+			              "lossless JPEG image: PDF readers take baseline or "
+			              "progressive JPEG only");
 		case 0xC5: case 0xC6: case 0xC7: case 0xDE:
-			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "hierarchical JPEG image: PDF readers take "
-			              "baseline or progressive JPEG only");
+			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+			              "hierarchical JPEG image: PDF readers take baseline or "
+			              "progressive JPEG only");
 		case 0xC9: case 0xCA: case 0xCB: case 0xCD: case 0xCE: case 0xCF:
-			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "arithmetic-coded JPEG image: PDF readers take "
+			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+			              "arithmetic-coded JPEG image: PDF readers take "
 			              "Huffman-coded JPEG only");
 		case 0xEE: /* APP14: "Adobe", version, flags0, flags1, transform */
 			if (n >= 12 && memcmp(d + pos + 2, "Adobe", 5) == 0)
@@ -328,15 +345,19 @@ static int load_jpeg(ps_ctx *ctx, const uint8_t *d, size_t len, ps_image *im)
 			break;
 		case 0xDA: /* SOS (B.2.3): Ns, Ns component selectors, Ss Se Ah/Al */
 			if (!sof)
-				return ps_err(ctx, PDFSTAMP_E_FORMAT, "damaged JPEG image: a scan before the frame header");
-			if (n < 1 || d[pos + 2] < 1 || d[pos + 2] > 4 || n != 4 + 2 * (size_t)d[pos + 2])
-				return ps_err(ctx, PDFSTAMP_E_FORMAT, "damaged JPEG image: scan header (offset %zu) of "
+				return ps_err(ctx, PDFSTAMP_E_FORMAT,
+				              "damaged JPEG image: a scan before the frame header");
+			if (n < 1 || d[pos + 2] < 1 || d[pos + 2] > 4 ||
+			    n != 4 + 2 * (size_t)d[pos + 2])
+				return ps_err(ctx, PDFSTAMP_E_FORMAT,
+				              "damaged JPEG image: scan header (offset %zu) of "
 				              "a wrong length", pos - 2);
 			sos = 1;
 			pos += seg;
 			/* the entropy-coded data, up to the next real marker */
 			for (;;) {
-				const uint8_t *ff = pos < len ? memchr(d + pos, 0xFF, len - pos) : NULL;
+				const uint8_t *ff = pos < len ? memchr(d + pos, 0xFF, len - pos)
+				                              : NULL;
 				if (!ff || (size_t)(ff - d) + 1 >= len) {
 					pos = len;
 					break;
@@ -357,11 +378,14 @@ static int load_jpeg(ps_ctx *ctx, const uint8_t *d, size_t len, ps_image *im)
 		pos += seg;
 	}
 	if (!sof)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "truncated or damaged JPEG image: no frame header (SOF marker)");
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "truncated or damaged JPEG image: no frame header (SOF marker)");
 	if (!sos)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "truncated or damaged JPEG image: no image data (SOS marker)");
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "truncated or damaged JPEG image: no image data (SOS marker)");
 	if (!eoi)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "truncated JPEG image: no end-of-image marker (EOI)");
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "truncated JPEG image: no end-of-image marker (EOI)");
 	im->kind = IM_JPEG;
 	im->cmyk_inverted = im->ncomp == 4 && adobe;
 	im->data = malloc(pos);
@@ -421,14 +445,16 @@ void ps_image_size(const ps_image *im, uint32_t *w, uint32_t *h)
 }
 
 /* An image stream of W x H with DATA[0..N) copied; NULL on OOM. */
-static ps_obj *image_stream(const ps_image *im, const char *cs, const uint8_t *data, size_t n, int dct)
+static ps_obj *image_stream(const ps_image *im, const char *cs, const uint8_t *data, size_t n,
+                            int dct)
 {
 	ps_obj *d = ps_new_dict();
 	uint8_t *copy = malloc(n ? n : 1);
 
-	if (!d || !copy || ps_dict_put_name(d, "Type", "XObject") < 0 || ps_dict_put_name(d, "Subtype", "Image") < 0 ||
-	    ps_dict_put_int(d, "Width", im->w) < 0 || ps_dict_put_int(d, "Height", im->h) < 0 ||
-	    ps_dict_put_name(d, "ColorSpace", cs) < 0 || ps_dict_put_int(d, "BitsPerComponent", 8) < 0 ||
+	if (!d || !copy || ps_dict_put_name(d, "Type", "XObject") < 0 ||
+	    ps_dict_put_name(d, "Subtype", "Image") < 0 || ps_dict_put_int(d, "Width", im->w) < 0 ||
+	    ps_dict_put_int(d, "Height", im->h) < 0 || ps_dict_put_name(d, "ColorSpace", cs) < 0 ||
+	    ps_dict_put_int(d, "BitsPerComponent", 8) < 0 ||
 	    ps_dict_put_name(d, "Filter", dct ? "DCTDecode" : "FlateDecode") < 0) {
 		ps_obj_free(d);
 		free(copy);

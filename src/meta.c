@@ -58,7 +58,8 @@ static int info_to_kv(ps_ctx *ctx, const ps_obj *info, ps_meta_kv **kv, size_t *
 		const ps_dict_ent *e = &info->u.dict.ents[i];
 		ps_buf u = PS_BUF_INIT;
 		int rc;
-		if (e->val->kind != PS_STR || !strcmp(e->key, "ModDate") || !strcmp(e->key, "CreationDate"))
+		if (e->val->kind != PS_STR || !strcmp(e->key, "ModDate") ||
+		    !strcmp(e->key, "CreationDate"))
 			continue;
 		if ((rc = ps_text_to_utf8(ctx, e->val->u.str.p, e->val->u.str.len, &u)) < 0) {
 			ps_buf_free(&u);
@@ -99,7 +100,8 @@ static int xmp_read(ps_doc *doc, struct xmp_src *x)
 		if ((rc = ps_doc_resolve(doc, x->mref, &x->md)) < 0)
 			return rc;
 		if (x->md && x->md->kind != PS_STREAM)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the catalog's /Metadata is not a stream");
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "the catalog's /Metadata is not a stream");
 	}
 	if (x->md && (rc = ps_doc_stream_data(doc, x->mref->u.ref.num, x->md, 1, &x->old)) < 0)
 		return rc;
@@ -112,7 +114,8 @@ static int update_xmp(ps_update *up, const struct pdfstamp_meta_opts *o, const s
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct ps_doc_security ds;
-	ps_obj *root = x->root, *rref = x->rref, *mref = x->mref, *md = x->md, *dict = NULL, *stm, *cat;
+	ps_obj *root = x->root, *rref = x->rref, *mref = x->mref, *md = x->md, *dict = NULL, *stm,
+	       *cat;
 	ps_buf out = PS_BUF_INIT;
 	ps_meta_kv *kv = NULL;
 	size_t nkv = 0;
@@ -236,9 +239,11 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 		if (!o->items[i].key || !valid_key(o->items[i].key))
 			return ps_err(ctx, PDFSTAMP_E_USAGE, "'%s' is not a valid Info key",
 			              o->items[i].key ? o->items[i].key : "");
-		if (strcmp(o->items[i].key, "ModDate") == 0 || strcmp(o->items[i].key, "CreationDate") == 0 ||
+		if (strcmp(o->items[i].key, "ModDate") == 0 ||
+		    strcmp(o->items[i].key, "CreationDate") == 0 ||
 		    strcmp(o->items[i].key, "Trapped") == 0)
-			return ps_err(ctx, PDFSTAMP_E_USAGE, "/%s is not a text key; pdfstamp sets ModDate itself",
+			return ps_err(ctx, PDFSTAMP_E_USAGE,
+			              "/%s is not a text key; pdfstamp sets ModDate itself",
 			              o->items[i].key);
 	}
 	if ((rc = ps_time_parse(ctx, o->date ? o->date : "now", &when)) < 0)
@@ -268,7 +273,8 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 			ps_dict_del(ninfo, o->items[i].key);
 		} else {
 			ps_obj *s = NULL;
-			if ((rc = ps_text_from_utf8(ctx, o->items[i].value, strlen(o->items[i].value), &s)) < 0)
+			if ((rc = ps_text_from_utf8(ctx, o->items[i].value,
+			                            strlen(o->items[i].value), &s)) < 0)
 				goto out;
 			if (ps_dict_put(ninfo, o->items[i].key, s) < 0)
 				goto oom;

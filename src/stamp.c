@@ -200,13 +200,16 @@ static int make_page(ps_ctx *ctx, ps_obj *ref, ps_obj *dict, const inherit *in, 
 {
 	int64_t rot = in->have_rot ? in->rot : 0;
 
-	if (!ref || ref->kind != PS_REF) /* its new version needs a number (7.7.3.2, Table 30 /Kids) */
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "a page of the page tree is not an indirect object");
+	if (!ref || ref->kind != PS_REF) /* its new version needs a number
+	                                  * (7.7.3.2, Table 30 /Kids) */
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "a page of the page tree is not an indirect object");
 	pg->num = ref->u.ref.num;
 	pg->gen = ref->u.ref.gen;
 	pg->dict = dict;
 	if (!in->have_media) {
-		static const double letter[4] = {0, 0, 612, 792}; /* US Letter, as most readers assume */
+		/* US Letter, as most readers assume */
+		static const double letter[4] = {0, 0, 612, 792};
 		memcpy(pg->box, letter, sizeof pg->box);
 		ps_warn(ctx, "page has no /MediaBox; assuming US Letter");
 	} else {
@@ -297,7 +300,8 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 		return rc;
 	if (!kids || !ps_dict_get(root, "Kids")) { /* the root is the page */
 		if (first != 1 || last != 1)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree's /Count does not match its pages");
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "the page tree's /Count does not match its pages");
 		return collect_page(doc, rref, root, &in, pl);
 	}
 	if (kids->kind != PS_ARRAY)
@@ -306,7 +310,8 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 	 * one /Kids array: no more kids than objects are ever visited, whatever
 	 * the /Count entries claim (a DAG of shared nodes is a tree of 2^depth) */
 	ps_xref_info(ps_doc_xref(doc), &xi);
-	budget = (int64_t)(xi.mentioned < PS_MAX_OBJNUM ? xi.mentioned : PS_MAX_OBJNUM) + MAX_TREE_DEPTH;
+	budget = (int64_t)(xi.mentioned < PS_MAX_OBJNUM ? xi.mentioned : PS_MAX_OBJNUM) +
+	         MAX_TREE_DEPTH;
 	st[0].kids = kids;
 	st[0].k = 0;
 	st[0].in = in;
@@ -322,7 +327,8 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 		}
 		kref = ps_array_get(f->kids, f->k++);
 		if (--budget < 0)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree has more nodes than the file has objects "
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "the page tree has more nodes than the file has objects "
 			              "(shared nodes or a cycle)");
 		if ((rc = ps_doc_resolve(doc, kref, &kid)) < 0)
 			return rc;
@@ -330,7 +336,8 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 			continue;
 		if (ps_dict_get(kid, "Kids")) {
 			if (ps_obj_int(ps_dict_get(kid, "Count"), &count) < 0 || count < 0)
-				return ps_err(ctx, PDFSTAMP_E_FORMAT, "a page tree node has no valid /Count");
+				return ps_err(ctx, PDFSTAMP_E_FORMAT,
+				              "a page tree node has no valid /Count");
 			if (count < first - idx + 1 && idx <= first) { /* wholly before FIRST */
 				idx += count;
 				continue;
@@ -347,9 +354,11 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 				return rc;
 			if (sub) {
 				if (sub->kind != PS_ARRAY)
-					return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Kids is not an array");
+					return ps_err(ctx, PDFSTAMP_E_FORMAT,
+					              "/Kids is not an array");
 				if (depth >= MAX_TREE_DEPTH)
-					return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree is too deep or has a cycle");
+					return ps_err(ctx, PDFSTAMP_E_FORMAT,
+					              "the page tree is too deep or has a cycle");
 				st[depth].kids = sub;
 				st[depth].k = 0;
 				st[depth].in = in;
@@ -364,7 +373,8 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 			return 0;
 	}
 	/* the caller asked for pages within the root's /Count: the tree lied */
-	return ps_err(ctx, PDFSTAMP_E_FORMAT, "the page tree has fewer pages than its /Count says: no page %lld",
+	return ps_err(ctx, PDFSTAMP_E_FORMAT,
+	              "the page tree has fewer pages than its /Count says: no page %lld",
 	              (long long)idx);
 }
 
@@ -392,7 +402,8 @@ struct stamp_job {
 	ps_image *img;
 	uint32_t iw, ih;
 	uint32_t font_num, img_num;
-	uint32_t contents_num, author_num, date_num, nm_num; /* shared strings (note 8), 0: direct */
+	uint32_t contents_num, author_num, date_num, nm_num; /* shared strings
+	                                                      * (note 8), 0: direct */
 	uint32_t color_num;   /* the shared /C array (note 8), 0: direct */
 	ap_entry *aps;
 	size_t naps;
@@ -506,7 +517,9 @@ static void fit_box(const stamp_job *j, double w, double h, struct stamp_geom *g
 	g->w = milli(w);
 	g->h = milli(h);
 	g->lw = fmin(g->w, g->h) / FRAME_DIV;
-	g->s = j->text ? fmin((g->w - 2 * INSET_X * g->lw) / j->cw, (g->h - 2 * INSET_Y * g->lw) / j->ch) : 1;
+	g->s = j->text ? fmin((g->w - 2 * INSET_X * g->lw) / j->cw,
+	                      (g->h - 2 * INSET_Y * g->lw) / j->ch)
+	               : 1;
 }
 
 static void put_nums(ps_buf *b, const double *v, size_t n, const char *op)
@@ -585,18 +598,21 @@ static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *
 	{
 		/* the content at its natural size, scaled by s and centred */
 		double s = g->s, ox = (g->w - j->cw * s) / 2, oy = (g->h - j->ch * s) / 2;
-		double top = j->small_base + (fmax(j->small.ascent, 0)) * FS_SMALL / 1000 + GAP - j->desc +
-		             (double)(j->nlines - 1) * j->pitch;
+		double top = j->small_base + (fmax(j->small.ascent, 0)) * FS_SMALL / 1000 + GAP -
+		             j->desc + (double)(j->nlines - 1) * j->pitch;
 		for (i = 0; i < j->nlines; i++) {
 			const ps_line *l = &j->lines[i];
-			double x = (j->cw - l->width * FS_MAIN / 1000) / 2, y = top - (double)i * j->pitch;
-			if (l->n && (rc = ps_font_show(j->font, l, "F1", milli(FS_MAIN * s), milli(ox + x * s),
-			                               milli(oy + y * s), c)) < 0)
+			double x = (j->cw - l->width * FS_MAIN / 1000) / 2,
+			       y = top - (double)i * j->pitch;
+			if (l->n &&
+			    (rc = ps_font_show(j->font, l, "F1", milli(FS_MAIN * s),
+			                       milli(ox + x * s), milli(oy + y * s), c)) < 0)
 				return rc;
 		}
 		if (j->small.n &&
 		    (rc = ps_font_show(j->font, &j->small, "F1", milli(FS_SMALL * s),
-		                       milli(ox + (j->cw - j->small.width * FS_SMALL / 1000) / 2 * s),
+		                       milli(ox +
+		                             (j->cw - j->small.width * FS_SMALL / 1000) / 2 * s),
 		                       milli(oy + j->small_base * s), c)) < 0)
 			return rc;
 	}
@@ -607,7 +623,8 @@ done:
 
 /* The appearance for a box of G's size on a page turned by ROTATE: the
  * one already written for that size and rotation, or a new one (note 2). */
-static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, int rotate, uint32_t *num)
+static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, int rotate,
+                      uint32_t *num)
 {
 	static const double rot[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, -1, 0, 0, 0},
 	                                 {-1, 0, 0, -1, 0, 0}, {0, -1, 1, 0, 0, 0}};
@@ -660,8 +677,9 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 			goto oom;
 	}
 	d = ps_new_dict();
-	if (!d || ps_dict_put_name(d, "Type", "XObject") < 0 || ps_dict_put_name(d, "Subtype", "Form") < 0 ||
-	    ps_dict_put_int(d, "FormType", 1) < 0 || ps_dict_put(d, "BBox", real_array(bbox, 4)) < 0)
+	if (!d || ps_dict_put_name(d, "Type", "XObject") < 0 ||
+	    ps_dict_put_name(d, "Subtype", "Form") < 0 || ps_dict_put_int(d, "FormType", 1) < 0 ||
+	    ps_dict_put(d, "BBox", real_array(bbox, 4)) < 0)
 		goto oom;
 	/* turn the form counter-clockwise by /Rotate so that it reads upright
 	 * (the viewer maps the transformed BBox onto /Rect, 12.5.5) */
@@ -729,7 +747,8 @@ static int put_text(ps_ctx *ctx, ps_obj *d, const char *key, const char *utf8, u
 	int rc;
 
 	if (num)
-		return ps_dict_put_ref(d, key, num, 0) < 0 ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+		return ps_dict_put_ref(d, key, num, 0) < 0
+		       ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 	if ((rc = ps_text_from_utf8(ctx, utf8, strlen(utf8), &s)) < 0)
 		return rc;
 	if ((rc = ps_dict_put(d, key, s)) < 0)
@@ -741,7 +760,8 @@ static int put_text(ps_ctx *ctx, ps_obj *d, const char *key, const char *utf8, u
  * (note 8). */
 static int random_nm(ps_ctx *ctx, char nm[16])
 {
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 	uint8_t rnd[15];
 	int rc, k;
 
@@ -807,13 +827,15 @@ static int link_annotation(ps_update *up, const ps_page *pg, uint32_t annot)
 			if (up->objs[i].num != anum)
 				continue;
 			if (up->objs[i].obj->kind != PS_ARRAY)
-				return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u: /Annots is not an array", pg->num);
+				return ps_err(ctx, PDFSTAMP_E_FORMAT,
+				              "page object %u: /Annots is not an array", pg->num);
 			return ps_array_push(up->objs[i].obj, ps_new_ref(annot, 0)) < 0 ?
 			       ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 		}
 		arr = pg->annots;
 		if (arr && arr->kind != PS_ARRAY)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u: /Annots is not an array", pg->num);
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "page object %u: /Annots is not an array", pg->num);
 		arr = arr ? ps_obj_copy(arr) : ps_new_array();
 		if (!arr || ps_array_push(arr, ps_new_ref(annot, 0)) < 0) {
 			ps_obj_free(arr);
@@ -824,12 +846,14 @@ static int link_annotation(ps_update *up, const ps_page *pg, uint32_t annot)
 		return ps_update_put(up, anum, annots->u.ref.gen, arr);
 	}
 	if (annots && annots->kind != PS_ARRAY && annots->kind != PS_NULL)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u: /Annots is not an array", pg->num);
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u: /Annots is not an array",
+		              pg->num);
 	for (i = 0; i < up->nobjs; i++) {
 		if (up->objs[i].num == pg->num) {
 			page = up->objs[i].obj;
 			if (page->kind != PS_DICT) /* another role in a damaged file */
-				return ps_err(ctx, PDFSTAMP_E_FORMAT, "page object %u is not a dictionary", pg->num);
+				return ps_err(ctx, PDFSTAMP_E_FORMAT,
+				              "page object %u is not a dictionary", pg->num);
 			goto have_page;
 		}
 	}
@@ -868,11 +892,13 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 		fh = swap ? rect[2] - rect[0] : rect[3] - rect[1];
 		if (!(fw > 0 && fh > 0) || !isfinite(fw + fh))
 			return ps_err(ctx, PDFSTAMP_E_USAGE,
-			              "the stamp rectangle (rect) must be finite, with x1 < x2 and y1 < y2");
+			              "the stamp rectangle (rect) must be finite, "
+			              "with x1 < x2 and y1 < y2");
 		fit_box(j, fw, fh, &g);
-		if (rect[0] < pg->box[0] || rect[1] < pg->box[1] || rect[2] > pg->box[2] || rect[3] > pg->box[3])
-			ps_warn(ctx, "the stamp rectangle on page %lld reaches outside the visible page "
-			        "[%g %g %g %g]; part of it will not show", (long long)index,
+		if (rect[0] < pg->box[0] || rect[1] < pg->box[1] || rect[2] > pg->box[2] ||
+		    rect[3] > pg->box[3])
+			ps_warn(ctx, "the stamp rectangle on page %lld reaches outside the visible "
+			        "page [%g %g %g %g]; part of it will not show", (long long)index,
 			        pg->box[0], pg->box[1], pg->box[2], pg->box[3]);
 	} else {
 		double pw = swap ? pg->box[3] - pg->box[1] : pg->box[2] - pg->box[0];
@@ -882,7 +908,9 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 		if (g.w > pw - 2 * m || g.h > ph - 2 * m) { /* shrink to fit small pages */
 			s = fmin((pw - 2 * m) / g.w, (ph - 2 * m) / g.h);
 			if (!(s > 0.05))
-				return ps_err(ctx, PDFSTAMP_E_USAGE, "the page is too small for the stamp with this margin");
+				return ps_err(ctx, PDFSTAMP_E_USAGE,
+				              "the page is too small for the stamp "
+				              "with this margin");
 		}
 		fit_box(j, g.w * s, g.h * s, &g);
 		switch (o->position) {
@@ -917,7 +945,8 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 	if (j->color_num ? ps_dict_put_ref(annot, "C", j->color_num, 0) < 0 :
 	                   ps_dict_put(annot, "C", real_array(o->color, 3)) < 0)
 		goto oom;
-	if (*j->contents && (rc = put_text(ctx, annot, "Contents", j->contents, j->contents_num)) < 0)
+	if (*j->contents &&
+	    (rc = put_text(ctx, annot, "Contents", j->contents, j->contents_num)) < 0)
 		goto out;
 	if (o->author && (rc = put_text(ctx, annot, "T", o->author, j->author_num)) < 0)
 		goto out;
@@ -985,7 +1014,8 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		return pdfstamp_stamp(doc, &v2, w, res);
 	}
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "opacity must be in (0, 1] and the margin non-negative");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "opacity must be in (0, 1] and the margin non-negative");
 	for (k = 0; k < 3; k++)
 		if (!(o->color[k] >= 0 && o->color[k] <= 1))
 			return ps_err(ctx, PDFSTAMP_E_USAGE, "colour components must be in [0, 1]");
@@ -1002,7 +1032,8 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	ps_time_pdf(&when, j.date);
 	/* note 3: the image and the font before anything is written */
 	if ((o->image || o->image_data) &&
-	    (rc = ps_image_load(ctx, o->image, o->image ? NULL : o->image_data, o->image_len, &j.img)) < 0)
+	    (rc = ps_image_load(ctx, o->image, o->image ? NULL : o->image_data, o->image_len,
+	                        &j.img)) < 0)
 		goto out;
 	if (j.img) {
 		ps_image_size(j.img, &j.iw, &j.ih);
@@ -1029,7 +1060,8 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	}
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
-	if ((rc = ps_policy_check(doc, PS_UPDATE_ANNOTATION)) < 0 || (rc = ps_doc_pages(doc, NULL, NULL, &npages)) < 0)
+	if ((rc = ps_policy_check(doc, PS_UPDATE_ANNOTATION)) < 0 ||
+	    (rc = ps_doc_pages(doc, NULL, NULL, &npages)) < 0)
 		goto out;
 	if (npages == 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the document has no pages");
@@ -1043,19 +1075,21 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	} else if (o->page >= 1 && o->page <= npages) {
 		first = last = o->page;
 	} else {
-		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "page %lld does not exist (the document has %lld)",
-		            (long long)o->page, (long long)npages);
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE,
+		            "page %lld does not exist (the document has %lld)", (long long)o->page,
+		            (long long)npages);
 		goto out;
 	}
 	/* every target page first, then the first number (note 1; incr.c
 	 * note 6) */
 	if ((rc = walk_pages(doc, first, last, &pl)) < 0)
 		goto out;
-	if (first != last && ((rc = random_nm(ctx, nm)) < 0 || (rc = shared_text(&up, nm, &j.nm_num)) < 0 ||
-	                      (rc = shared_color(&up, o->color, &j.color_num)) < 0 ||
-	                      (rc = shared_text(&up, j.date, &j.date_num)) < 0 ||
-	                      (*j.contents && (rc = shared_text(&up, j.contents, &j.contents_num)) < 0) ||
-	                      (o->author && (rc = shared_text(&up, o->author, &j.author_num)) < 0)))
+	if (first != last &&
+	    ((rc = random_nm(ctx, nm)) < 0 || (rc = shared_text(&up, nm, &j.nm_num)) < 0 ||
+	     (rc = shared_color(&up, o->color, &j.color_num)) < 0 ||
+	     (rc = shared_text(&up, j.date, &j.date_num)) < 0 ||
+	     (*j.contents && (rc = shared_text(&up, j.contents, &j.contents_num)) < 0) ||
+	     (o->author && (rc = shared_text(&up, o->author, &j.author_num)) < 0)))
 		goto out;
 	for (i = 0; i < pl.n; i++)
 		if ((rc = stamp_page(&up, &j, first + (int64_t)i, &pl.v[i])) < 0)
