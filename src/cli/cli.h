@@ -55,7 +55,8 @@ enum {
 	CLI_EXIT_PASSWORD = 3,  /* wrong password */
 	CLI_EXIT_FORMAT = 4,    /* malformed or unsupported input */
 	CLI_EXIT_PERM = 5,      /* operation not permitted */
-	CLI_EXIT_VIOLATION = 6  /* audit: a signature's policy is violated (a finding, no library code) */
+	CLI_EXIT_VIOLATION = 6  /* audit: a signature's policy is violated (a
+	                         * finding, no library code) */
 };
 
 /* Maps a PDFSTAMP_E_* code (or 0) to an exit status. */

@@ -95,12 +95,14 @@ const struct cli_cmd cli_cmd_audit = {
 
 static const char *verdict_name(int v)
 {
-	return v == PDFSTAMP_AUDIT_VIOLATION ? "violation" : v == PDFSTAMP_AUDIT_UNSIGNED ? "unsigned" : "ok";
+	return v == PDFSTAMP_AUDIT_VIOLATION ? "violation"
+	       : v == PDFSTAMP_AUDIT_UNSIGNED ? "unsigned" : "ok";
 }
 
 static const char *action_name(int a)
 {
-	return a == PDFSTAMP_CHANGE_ADDED ? "added" : a == PDFSTAMP_CHANGE_FREED ? "freed" : "modified";
+	return a == PDFSTAMP_CHANGE_ADDED ? "added"
+	       : a == PDFSTAMP_CHANGE_FREED ? "freed" : "modified";
 }
 
 static const char *fieldmdp_name(int f)
@@ -111,7 +113,8 @@ static const char *fieldmdp_name(int f)
 
 static const char *xref_name(enum pdfstamp_xref_kind k)
 {
-	return k == PDFSTAMP_XREF_STREAM ? "stream" : k == PDFSTAMP_XREF_HYBRID ? "hybrid" : "table";
+	return k == PDFSTAMP_XREF_STREAM ? "stream"
+	       : k == PDFSTAMP_XREF_HYBRID ? "hybrid" : "table";
 }
 
 static const char *kind_name(int k)
@@ -127,7 +130,8 @@ static void json_report(const char *file, const struct pdfstamp_audit_report *r)
 	int i, k;
 
 	if (r->verdict == PDFSTAMP_AUDIT_VIOLATION)
-		cli_json_fail_begin(&j, file, CLI_EXIT_VIOLATION, "a signature's policy is violated");
+		cli_json_fail_begin(&j, file, CLI_EXIT_VIOLATION,
+		                    "a signature's policy is violated");
 	else
 		cli_json_ok_begin(&j, file);
 	cli_json_key(&j, "verdict");
@@ -242,7 +246,8 @@ static void text_report(const char *file, const struct pdfstamp_audit_report *r)
 	printf(": %s (%d revision%s, %d signature%s", verdict_name(r->verdict), r->nrevisions,
 	       r->nrevisions == 1 ? "" : "s", r->nsigs, r->nsigs == 1 ? "" : "s");
 	if (r->forbidden)
-		printf(", %" PRId64 " forbidden change%s", r->forbidden, r->forbidden == 1 ? "" : "s");
+		printf(", %" PRId64 " forbidden change%s", r->forbidden,
+		       r->forbidden == 1 ? "" : "s");
 	puts(")");
 	for (i = 0; i < r->nsigs; i++) {
 		const struct pdfstamp_audit_sig *s = &r->sigs[i];
@@ -250,7 +255,8 @@ static void text_report(const char *file, const struct pdfstamp_audit_report *r)
 		cli_put_safe(stdout, s->field);
 		printf("' (object %" PRId64 "): revision %d%s, %s", s->objnum, s->revision,
 		       s->covers_revision ? "" : " (does not end at that revision's end)",
-		       s->doc_timestamp ? "document timestamp" : s->docmdp ? "certification" : "approval");
+		       s->doc_timestamp ? "document timestamp"
+		       : s->docmdp ? "certification" : "approval");
 		if (s->docmdp)
 			printf(" DocMDP P=%d", s->docmdp);
 		if (fieldmdp_name(s->fieldmdp))
@@ -263,8 +269,8 @@ static void text_report(const char *file, const struct pdfstamp_audit_report *r)
 			const struct pdfstamp_audit_change *c = &v->changes[k];
 			if (!c->forbidden)
 				continue;
-			printf("  forbidden: revision %d %s object %" PRId64 " (%s", i + 1, action_name(c->action),
-			       c->object, kind_name(c->kind));
+			printf("  forbidden: revision %d %s object %" PRId64 " (%s", i + 1,
+			       action_name(c->action), c->object, kind_name(c->kind));
 			if (c->field[0]) {
 				printf(" '");
 				cli_put_safe(stdout, c->field);
@@ -370,7 +376,8 @@ int cmd_audit(int argc, char **argv)
 	if (cli_parse(&cli_cmd_audit, argc, argv, &o, audit_option, &c, &rc))
 		return rc;
 	if (!c.extract != !c.out || (c.extract && argc - optind != 1)) {
-		cli_error(NULL, "audit: --extract-revision N and -o OUT go together, with one FILE");
+		cli_error(NULL,
+		          "audit: --extract-revision N and -o OUT go together, with one FILE");
 		return cli_fail_early(&o, argc - optind, argv + optind, cli_usage_hint("audit"));
 	}
 	rc = cli_each_file(&audit_ops, &o, argc - optind, argv + optind, &c);

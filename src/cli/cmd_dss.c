@@ -194,11 +194,13 @@ static int output_dss(const struct cli_file *f, void *arg)
 		cli_json_update(&j, res);
 		cli_json_line_end(&j, f->name);
 	} else if (!written) {
-		cli_warning(f->name, "nothing new to add: every item is in /DSS already; nothing written");
+		cli_warning(f->name,
+		            "nothing new to add: every item is in /DSS already; nothing written");
 	} else if (f->run->verbose) {
 		fputs("added long-term validation data to ", stdout);
 		cli_put_safe(stdout, f->name);
-		printf(": %d objects, %" PRId64 " bytes appended\n", res->nobjects, res->bytes_appended);
+		printf(": %d objects, %" PRId64 " bytes appended\n", res->nobjects,
+		       res->bytes_appended);
 	}
 	return CLI_EXIT_OK;
 }
@@ -279,7 +281,8 @@ int cmd_dss(int argc, char **argv)
 	if (!cli_parse(&cli_cmd_dss, argc, argv, &w, dss_option, &p, &rc)) {
 		if (w.date) {
 			cli_error(NULL, "--date does not apply to dss (it adds no date)");
-			rc = cli_fail_early(&w, argc - optind, argv + optind, cli_usage_hint("dss"));
+			rc = cli_fail_early(&w, argc - optind, argv + optind,
+			                    cli_usage_hint("dss"));
 		} else {
 			rc = cli_each_file(&dss_ops, &w, argc - optind, argv + optind, &a);
 		}

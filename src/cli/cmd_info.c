@@ -257,7 +257,8 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 		FIELD(u, in->cfm);
 		if (in->v < 4) {
 			/* /V 1 and 2 have no crypt filters: RC4 for everything */
-			printf("%-16s none (/V %d: RC4 for strings and streams)\n", "Crypt filters:", in->v);
+			printf("%-16s none (/V %d: RC4 for strings and streams)\n",
+			       "Crypt filters:", in->v);
 		} else {
 			printf("%-16s streams /", "Crypt filters:");
 			cli_put_safe(stdout, s);
@@ -350,8 +351,10 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 	       in->bytes_read, in->file_size);
 	printf("%-16s %s\n", "AES engine:", pdfstamp_aes_engine());
 	if (journal)
-		printf("%-16s pending: an in-place update was interrupted or the journal is foreign;\n"
-		       "%-16s this report shows the file as it is (see 'pdfstamp recover')\n", "Journal:", "");
+		printf("%-16s pending: an in-place update was interrupted or the journal is "
+		       "foreign;\n"
+		       "%-16s this report shows the file as it is (see 'pdfstamp recover')\n",
+		       "Journal:", "");
 }
 
 static int call_info(struct cli_file *f, void *arg)

@@ -78,7 +78,8 @@ static const char *action_text(int recovered)
 {
 	switch (recovered) {
 	case PDFSTAMP_RECOVER_COMPLETED:
-		return "completed an interrupted update: it is whole in the file and kept; journal removed";
+		return "completed an interrupted update: it is whole in the file and kept; "
+		       "journal removed";
 	case PDFSTAMP_RECOVER_UNWRITTEN:
 		return "removed the journal of an interrupted update that had not changed the file";
 	default:

@@ -33,8 +33,9 @@
  *  6. The progress bar (progress.c) is the library's progress callback;
  *     it is cleared before any message is printed after the call.
  *  7. --json success line: {"file","ok","output","objects","streams",
- *     "strings","payload_bytes","crypto_seconds","decrypt_seconds","encrypt_seconds","seconds","bytes_written",
- *     "jobs"}; failure lines are the driver's.
+ *     "strings","payload_bytes","crypto_seconds","decrypt_seconds",
+ *     "encrypt_seconds","seconds","bytes_written","jobs"}; failure lines
+ *     are the driver's.
  */
 #include "config.h"
 

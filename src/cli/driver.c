@@ -412,7 +412,8 @@ struct driver {
 static const char *hint_text(int hint)
 {
 	switch (hint) {
-	case PDFSTAMP_HINT_ALLOW_TRAILING: return "--allow-trailing-bytes keeps them and appends anyway";
+	case PDFSTAMP_HINT_ALLOW_TRAILING:
+		return "--allow-trailing-bytes keeps them and appends anyway";
 	case PDFSTAMP_HINT_ALLOW_IDENTITY: return "--allow-identity writes them so anyway";
 	case PDFSTAMP_HINT_REWRITE_FORCE: return "--force to do it anyway";
 	case PDFSTAMP_HINT_AUTH_FORCE: return "--force overrides";
@@ -453,7 +454,8 @@ static int open_file(struct driver *d, struct cli_file *f)
 	int rc, status = 0, encrypted;
 
 	rc = pdfstamp_doc_open(d->ctx, &f->doc, f->name,
-	                       writes(d->ops) ? (run->in_place ? PDFSTAMP_OPEN_WRITE : 0) : d->ops->open_flags);
+	                       writes(d->ops) ? (run->in_place ? PDFSTAMP_OPEN_WRITE : 0)
+	                                      : d->ops->open_flags);
 	if (rc != 0)
 		return fail(d, f->name, cli_exit_status(rc), NULL, rc);
 	encrypted = pdfstamp_doc_is_encrypted(f->doc);
