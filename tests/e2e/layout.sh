@@ -39,7 +39,10 @@
 #      library and CLI sources only files of the layer "reader" include
 #      it (the rest use doc.h's and input.h's functions); of the tests,
 #      only the reader's own suites and fuzz.h's copy of
-#      pdfstamp_doc_auth (PRIVATE_TESTS below).
+#      pdfstamp_doc_auth (PRIVATE_TESTS below);
+#   9. no line of the library or CLI sources (src/*.[ch], src/cli/*.[ch])
+#      is over 100 columns, a tab counting 8 (issue 30): a long line is
+#      wrapped, not left to the reader's window.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -246,6 +249,24 @@ check(len(reader) >= 3, "the table's reader layer has the reader's files (%s)" %
 check(not includers, "only the reader includes docpriv.h", "also: " + ", ".join(includers))
 check(not defines, "struct pdfstamp_doc and struct ps_xref are defined in docpriv.h alone",
       "also in: " + ", ".join(defines))
+
+# 9. line length: columns as `expand -t8` counts them
+MAXCOL = 100
+nfiles, too_long = 0, []
+for sub in ("src", "src/cli"):
+    d = os.path.join(topdir, sub)
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if not f.endswith((".c", ".h")):
+            continue
+        nfiles += 1
+        with open(os.path.join(d, f), encoding="utf-8", errors="replace") as fh:
+            for no, line in enumerate(fh, 1):
+                if len(line.rstrip("\n").expandtabs(8)) > MAXCOL:
+                    too_long.append("%s/%s:%d" % (sub, f, no))
+check(nfiles >= 10 and not too_long,
+      "no line of the library or CLI sources (%d files) is over %d columns (tab = 8)"
+      % (nfiles, MAXCOL),
+      "%d line(s), first: %s" % (len(too_long), ", ".join(too_long[:5])))
 PY
 status=$?
 cat "$T/py.out"
