@@ -11,9 +11,9 @@
  *  1. Commands live in a table (main.c, cli_cmds[]).  Adding a command is
  *     one row there plus a cmd_NAME.c defining its struct cli_cmd (name,
  *     summary, synopsis, description and option table, declared at the
- *     end of this header) and `int cmd_NAME(int argc, char **argv)`, the
- *     file listed in Makefile.am.  A command receives argv with argv[0] =
- *     its own name, parses it with cli_parse() (opts.c: getopt_long driven
+ *     end of this header) and `static int cmd_NAME(int argc, char **argv)`,
+ *     the file listed in Makefile.am.  A command receives argv with argv[0]
+ *     = its own name, parses it with cli_parse() (opts.c: getopt_long driven
  *     by its option table, which is also its --help), and returns an exit
  *     status (CLI_EXIT_*), never calls exit() itself.  A command that
  *     works on files hands them to cli_each_file() (driver.c) with a
@@ -127,12 +127,6 @@ struct cli_cmd {
 	                                      ending in '\n') */
 	const struct cli_opt *opts;        /* the option table */
 };
-
-/* The command table (main.c), NULL-terminated. */
-extern const struct cli_cmd *const cli_cmds[];
-
-/* Resets getopt so that a command can parse its own argv. */
-void cli_getopt_reset(void);
 
 /* What a command's own options do: called by cli_parse for every option
  * but --help, ID its getopt_long value, OPTARG its argument or NULL.
@@ -270,8 +264,6 @@ int cli_pw_get_new(const struct cli_pw_src *src, struct cli_pw *pw,
                    const char *what);
 /* Wipes and unlocks PW. */
 void cli_pw_clear(struct cli_pw *pw);
-/* Wipes N bytes at P in a way the compiler cannot drop. */
-void cli_wipe(void *p, size_t n);
 
 /* ---- JSON writer and UTF-8 (json.c) ------------------------------------- */
 
@@ -292,7 +284,6 @@ struct cli_json {
 	unsigned char after_key;                 /* a key was just written */
 };
 
-void cli_json_init(struct cli_json *j, FILE *f);
 void cli_json_obj_begin(struct cli_json *j);
 void cli_json_obj_end(struct cli_json *j);
 void cli_json_arr_begin(struct cli_json *j);
@@ -311,8 +302,6 @@ void cli_json_weak(struct cli_json *j, const char *weak, size_t n);
 /* A finite number with DECIMALS digits after the point (0..9); NaN and
  * infinities (which JSON cannot carry) are written as null. */
 void cli_json_double(struct cli_json *j, double v, int decimals);
-/* Ends the line.  Returns 0, or -1 if the structure was unbalanced. */
-int cli_json_end(struct cli_json *j);
 /* The one shape of every command's --json lines (on stdout).  A success
  * starts {"file":FILE,"ok":true and a failure {"file":FILE,"ok":false,
  * "exit":STATUS,"error":MSG (MSG NULL or empty: "failed"); the caller may
@@ -507,15 +496,5 @@ int cli_utf8_valid(const char *s);
 
 extern const struct cli_cmd cli_cmd_info, cli_cmd_stamp, cli_cmd_meta, cli_cmd_dss,
 	cli_cmd_rotate, cli_cmd_encrypt, cli_cmd_verify, cli_cmd_audit, cli_cmd_recover;
-
-int cmd_info(int argc, char **argv);
-int cmd_stamp(int argc, char **argv);
-int cmd_meta(int argc, char **argv);
-int cmd_rotate(int argc, char **argv);
-int cmd_encrypt(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
-int cmd_audit(int argc, char **argv);
-int cmd_recover(int argc, char **argv);
-int cmd_dss(int argc, char **argv);
 
 #endif

@@ -66,6 +66,8 @@ static const struct cli_opt audit_opts[] = {
 	CLI_END
 };
 
+static int cmd_audit(int argc, char **argv);
+
 const struct cli_cmd cli_cmd_audit = {
 	.name = "audit",
 	.run = cmd_audit,
@@ -364,7 +366,7 @@ static int audit_option(void *arg, int id, char *optarg)
 	}
 }
 
-int cmd_audit(int argc, char **argv)
+static int cmd_audit(int argc, char **argv)
 {
 	struct audit_cmd c;
 	struct cli_run o;

@@ -62,6 +62,8 @@ static const struct cli_opt dss_opts[] = {
 	CLI_END
 };
 
+static int cmd_dss(int argc, char **argv);
+
 const struct cli_cmd cli_cmd_dss = {
 	.name = "dss",
 	.run = cmd_dss,
@@ -254,7 +256,7 @@ static int dss_option(void *arg, int id, char *optarg)
 	}
 }
 
-int cmd_dss(int argc, char **argv)
+static int cmd_dss(int argc, char **argv)
 {
 	const struct pdfstamp_dss_opts init = PDFSTAMP_DSS_OPTS_INIT;
 	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;

@@ -56,6 +56,8 @@ static const struct cli_opt info_opts[] = {
 	CLI_END
 };
 
+static int cmd_info(int argc, char **argv);
+
 const struct cli_cmd cli_cmd_info = {
 	.name = "info",
 	.run = cmd_info,
@@ -389,7 +391,7 @@ static const struct cli_ops info_ops = {
 	.output = output_info
 };
 
-int cmd_info(int argc, char **argv)
+static int cmd_info(int argc, char **argv)
 {
 	const struct pdfstamp_info init = PDFSTAMP_INFO_INIT;
 	struct info_cmd c;

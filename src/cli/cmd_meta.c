@@ -49,6 +49,8 @@ static const struct cli_opt meta_opts[] = {
 	CLI_END
 };
 
+static int cmd_meta(int argc, char **argv);
+
 const struct cli_cmd cli_cmd_meta = {
 	.name = "meta",
 	.run = cmd_meta,
@@ -164,7 +166,7 @@ static int meta_option(void *arg, int id, char *optarg)
 	}
 }
 
-int cmd_meta(int argc, char **argv)
+static int cmd_meta(int argc, char **argv)
 {
 	const struct pdfstamp_meta_opts init = PDFSTAMP_META_OPTS_INIT;
 	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;

@@ -44,6 +44,8 @@ static const struct cli_opt recover_opts[] = {
 	CLI_END
 };
 
+static int cmd_recover(int argc, char **argv);
+
 const struct cli_cmd cli_cmd_recover = {
 	.name = "recover",
 	.run = cmd_recover,
@@ -120,7 +122,7 @@ static const struct cli_ops recover_ops = {
 	.output = output_recover
 };
 
-int cmd_recover(int argc, char **argv)
+static int cmd_recover(int argc, char **argv)
 {
 	struct recover_cmd c = { PDFSTAMP_RECOVER_NONE };
 	struct cli_run o;

@@ -154,6 +154,9 @@ static const struct cli_opt encrypt_opts[] = {
 	"every signature, so signed files and files marked append-only are\n" \
 	"refused (exit 5) without --force.\n"
 
+static int cmd_rotate(int argc, char **argv);
+static int cmd_encrypt(int argc, char **argv);
+
 const struct cli_cmd cli_cmd_rotate = {
 	.name = "rotate",
 	.run = cmd_rotate,
@@ -467,12 +470,12 @@ static int cmd_rewrite(int encrypt, int argc, char **argv)
 	return rc;
 }
 
-int cmd_rotate(int argc, char **argv)
+static int cmd_rotate(int argc, char **argv)
 {
 	return cmd_rewrite(0, argc, argv);
 }
 
-int cmd_encrypt(int argc, char **argv)
+static int cmd_encrypt(int argc, char **argv)
 {
 	return cmd_rewrite(1, argc, argv);
 }

@@ -114,6 +114,8 @@ static const struct cli_opt stamp_opts[] = {
 	CLI_END
 };
 
+static int cmd_stamp(int argc, char **argv);
+
 const struct cli_cmd cli_cmd_stamp = {
 	.name = "stamp",
 	.run = cmd_stamp,
@@ -351,7 +353,7 @@ static int stamp_option(void *arg, int id, char *optarg)
 	}
 }
 
-int cmd_stamp(int argc, char **argv)
+static int cmd_stamp(int argc, char **argv)
 {
 	const struct pdfstamp_stamp_opts so_init = PDFSTAMP_STAMP_OPTS_INIT;
 	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;

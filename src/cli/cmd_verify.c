@@ -47,6 +47,8 @@ static const struct cli_opt verify_opts[] = {
 	CLI_END
 };
 
+static int cmd_verify(int argc, char **argv);
+
 const struct cli_cmd cli_cmd_verify = {
 	.name = "verify",
 	.run = cmd_verify,
@@ -173,7 +175,7 @@ static int verify_option(void *arg, int id, char *optarg)
 	return 0;
 }
 
-int cmd_verify(int argc, char **argv)
+static int cmd_verify(int argc, char **argv)
 {
 	struct verify_cmd c;
 	struct cli_run o;

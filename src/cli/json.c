@@ -69,7 +69,7 @@ int cli_utf8_next(const unsigned char *s, uint32_t *cp)
 	return n;
 }
 
-void cli_json_init(struct cli_json *j, FILE *f)
+static void cli_json_init(struct cli_json *j, FILE *f)
 {
 	j->f = f;
 	j->depth = 0;
@@ -234,7 +234,8 @@ void cli_json_double(struct cli_json *j, double v, int decimals)
 		fputs("null", j->f);
 }
 
-int cli_json_end(struct cli_json *j)
+/* Ends the line.  Returns 0, or -1 if the structure was unbalanced. */
+static int cli_json_end(struct cli_json *j)
 {
 	putc('\n', j->f);
 	if (j->depth != 0 || j->after_key)

@@ -38,7 +38,8 @@
 
 #include "cli.h"
 
-const struct cli_cmd *const cli_cmds[] = {
+/* The command table, NULL-terminated (cli.h note 1). */
+static const struct cli_cmd *const cli_cmds[] = {
 	&cli_cmd_info,
 	&cli_cmd_stamp,
 	&cli_cmd_meta,
@@ -94,7 +95,8 @@ int cli_worst(int a, int b)
 	return a > b ? a : b;
 }
 
-void cli_getopt_reset(void)
+/* Resets getopt so that a command can parse its own argv. */
+static void cli_getopt_reset(void)
 {
 #ifdef __GLIBC__
 	optind = 0; /* glibc: full re-initialisation, including GNU extensions */

@@ -84,7 +84,8 @@ const struct cli_opt cli_pw_section[] = {
 static void *(*const volatile wipe_memset)(void *, int, size_t) = memset;
 #endif
 
-void cli_wipe(void *p, size_t n)
+/* Wipes N bytes at P in a way the compiler cannot drop. */
+static void cli_wipe(void *p, size_t n)
 {
 	if (!p || !n)
 		return;
