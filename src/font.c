@@ -659,7 +659,7 @@ void ps_line_free(ps_line *l)
 /* ---- the glyphs used ------------------------------------------------------------------ */
 
 /* The entry of GID in F's sorted list of used glyphs, or NULL. */
-ps_font_glyph *ps_font_find_glyph(ps_font *f, uint32_t gid)
+static ps_font_glyph *find_glyph(ps_font *f, uint32_t gid)
 {
 	size_t lo = 0, hi = f->nglyphs;
 
@@ -679,7 +679,7 @@ ps_font_glyph *ps_font_find_glyph(ps_font *f, uint32_t gid)
  * for if it has none yet. */
 static int use_glyph(ps_font *f, uint32_t gid, const uint32_t *text, size_t nt)
 {
-	ps_font_glyph *g = ps_font_find_glyph(f, gid);
+	ps_font_glyph *g = find_glyph(f, gid);
 	size_t lo = 0, hi = f->nglyphs;
 
 	if (!g) {
@@ -1147,7 +1147,7 @@ int ps_font_show(ps_font *f, const ps_line *l, const char *name, double size, do
 		ps_font_glyph *g;
 		double adj;
 		i = ord ? ord[k] : k;
-		g = ps_font_find_glyph(f, l->gid[i]);
+		g = find_glyph(f, l->gid[i]);
 		if (!g || !g->in_subset) {
 			free(ord);
 			return ps_err(f->ctx, PDFSTAMP_E_INTERNAL,

@@ -41,6 +41,5 @@ void ps_font_put_utf16(ps_buf *b, uint32_t c);
 
 /* v rounded to 1/1000: what the content and /W say. */
 double ps_font_milli(double v);
-ps_font_glyph *ps_font_find_glyph(ps_font *f, uint32_t gid);
 
 #endif

@@ -30,7 +30,7 @@
  * instead of being committed.  Like every output, it holds what the
  * output holds: ciphertext, and plaintext only where the input had it.
  *
- * Early writeback (ps_writeback_start, done by the buffered writer
+ * Early writeback (writeback_start, done by the buffered writer
  * ps_wstream every 4 MB): a writer of a large file (the full rewrite)
  * starts the writeback of each region it has written, so
  * that the disk writes overlap the rest of the work and the final fsync
@@ -97,7 +97,7 @@
  * "datasync" in the writeback thread's data syncs, "before-rename" and
  * "rename" in ps_outfile_commit; the writers add their phases
  * (after-journal, after-write, after-fsync); ps_truncate_fd has none (it
- * is the rollback after a failed step), nor has ps_writeback_start (a
+ * is the rollback after a failed step), nor has writeback_start (a
  * hint, not a step: the fsync that follows is the point).  Reads: ps_pread_full is
  * the library's one pread loop (EINTR retried, stops only at end of file).
  */
@@ -300,7 +300,12 @@ int ps_sync_fd(ps_ctx *ctx, int fd, const char *what)
 	return 0;
 }
 
-void ps_writeback_start(int fd, int64_t off, int64_t len)
+/* Starts the writeback of bytes [OFF, OFF + LEN) of FD, already written,
+ * without waiting for it (note "Early writeback"): a hint that makes
+ * nothing durable, so it has no result; ps_sync_fd stays the one durability
+ * point and reports any error the writeback meets.  Nothing where the
+ * platform lacks sync_file_range. */
+static void writeback_start(int fd, int64_t off, int64_t len)
 {
 #ifdef SYNC_FILE_RANGE_WRITE
 	if (off >= 0 && len > 0)
@@ -380,7 +385,7 @@ static void *wback_main(void *arg)
 		}
 		want = k->want;
 		pthread_mutex_unlock(&k->mu);
-		ps_writeback_start(k->fd, done, want - done);
+		writeback_start(k->fd, done, want - done);
 		done = want;
 		e = 0;
 		if (!k->derr && done - synced >= WS_DSYNC_CHUNK) {
@@ -436,7 +441,7 @@ static int ws_kick(ps_wstream *w, int all)
 		derr = w->bk->derr;
 		pthread_mutex_unlock(&w->bk->mu);
 	} else if (post) {
-		ps_writeback_start(w->fd, w->wb, end - w->wb);
+		writeback_start(w->fd, w->wb, end - w->wb);
 	}
 	if (post)
 		w->wb = end;

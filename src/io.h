@@ -9,17 +9,11 @@
 
 int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what);
 int ps_sync_fd(ps_ctx *ctx, int fd, const char *what);
-/* Starts the writeback of bytes [OFF, OFF + LEN) of FD, already written,
- * without waiting for it (io.c note "Early writeback"): a hint that makes
- * nothing durable, so it has no result; ps_sync_fd stays the one durability
- * point and reports any error the writeback meets.  Nothing where the
- * platform lacks sync_file_range. */
-void ps_writeback_start(int fd, int64_t off, int64_t len);
 
 /* A new file written front to back from offset 0 (the full rewrite's
  * output): pieces are listed and written together, one pwritev per MB
  * (io.c note "Gathered writes"), and with WRITEBACK the writeback of every
- * 4 MB written is started at once (ps_writeback_start, from a thread of
+ * 4 MB written is started at once (io.c writeback_start, from a thread of
  * its own, which also calls fdatasync every 32 MB of it: io.c; an error
  * of those fails the next call that posts a range, or the sync).  OFF
  * counts the bytes put so far (the offset of the next byte).  Errors are

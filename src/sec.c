@@ -127,6 +127,10 @@ enum { CK_NONE = 0, CK_RC4, CK_AESV2, CK_AESV3 };
 static int sec_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, uint16_t gen,
                      const uint8_t *in, size_t n, ps_buf *out, int enc);
 static int pkcs7_bad(const uint8_t *p, size_t m, uint8_t *pad);
+/* The AESV3 layer's batch preparations (below, sec_aes.h's section). */
+static int aesv3_prepare(ps_ctx *ctx, const uint8_t *in, size_t n, uint8_t *out, ps_aes_job *job);
+static int aesv3_reencrypt_prepare(ps_ctx *ctx, const ps_cipher *old, uint8_t *buf, size_t n,
+                                   ps_aes_job *job);
 
 const char *pdfstamp_aes_engine(void)
 {
@@ -958,7 +962,7 @@ int ps_sec_encrypt_prepare(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t 
 	if (stm_kind(s) != CK_AESV3)
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "ps_sec_encrypt_prepare: batches are for AES-256 handlers");
-	if ((rc = ps_aesv3_prepare(ctx, in, n, out, &aj)) < 0)
+	if ((rc = aesv3_prepare(ctx, in, n, out, &aj)) < 0)
 		return rc;
 	job_from_aes(job, &aj);
 	return 0;
@@ -1063,7 +1067,7 @@ int ps_sec_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, 
 	if (stm_kind(from) == CK_AESV2)
 		rc = aesv2_reencrypt_prepare(ctx, from, num, gen, buf, n, &aj);
 	else if (stm_kind(from) == CK_AESV3)
-		rc = ps_aesv3_reencrypt_prepare(ctx, &from->c, buf, n, &aj);
+		rc = aesv3_reencrypt_prepare(ctx, &from->c, buf, n, &aj);
 	else
 		rc = ps_err(ctx, PDFSTAMP_E_USAGE,
 		            "ps_sec_reencrypt_prepare: the data cannot be re-encrypted in place");
@@ -1177,7 +1181,11 @@ int ps_aesv3_decrypt(ps_ctx *ctx, const ps_cipher *c, const uint8_t *in, size_t 
 	return 0;
 }
 
-int ps_aesv3_prepare(ps_ctx *ctx, const uint8_t *in, size_t n, uint8_t *out, ps_aes_job *job)
+/* Lays out IN as AESV3 *plaintext* in OUT (IV from the pool, data, PKCS#7
+ * pad: PS_AESV3_LEN(n) bytes at OUT) and fills JOB so that encrypting it in
+ * place (ps_aes_cbc_encrypt_batch) completes the ciphertext.  For batching
+ * many objects through the multi-lane engine. */
+static int aesv3_prepare(ps_ctx *ctx, const uint8_t *in, size_t n, uint8_t *out, ps_aes_job *job)
 {
 	size_t full = n & ~(size_t)15, rem = n - full;
 	int rc;
@@ -1210,7 +1218,7 @@ int ps_aesv3_encrypt(ps_ctx *ctx, const ps_cipher *c, const uint8_t *in, size_t 
 	if (ps_buf_reserve(out, total) < 0)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory encrypting %zu bytes", n);
 	dst = out->data + out->len;
-	if ((rc = ps_aesv3_prepare(ctx, in, n, dst, &job)) < 0)
+	if ((rc = aesv3_prepare(ctx, in, n, dst, &job)) < 0)
 		return rc;
 	ps_aes_cbc_encrypt_batch(ps_cipher_eng(c), &job, 1);
 	ps_wipe(job.iv, sizeof job.iv);
@@ -1218,14 +1226,18 @@ int ps_aesv3_encrypt(ps_ctx *ctx, const ps_cipher *c, const uint8_t *in, size_t 
 	return 0;
 }
 
-int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, const ps_cipher *old, uint8_t *buf, size_t n,
-                               ps_aes_job *job)
+/* Re-encryption without copies: BUF holds N bytes of AESV3 data under OLD;
+ * decrypts it in place (padding checked), writes a fresh IV and fills JOB
+ * so that encrypting it in place under the new key completes it.  The
+ * plaintext exists only in BUF, between this call and the encryption. */
+static int aesv3_reencrypt_prepare(ps_ctx *ctx, const ps_cipher *old, uint8_t *buf, size_t n,
+                                   ps_aes_job *job)
 {
 	uint8_t iv[16];
 	size_t m;
 
 	if (!old || !old->ready)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_aesv3_reencrypt_prepare: bad arguments");
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "aesv3_reencrypt_prepare: bad arguments");
 	if (n < 32 || n % 16 != 0)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT,
 		              "AES data of %zu bytes is not an IV plus whole blocks", n);

@@ -40,16 +40,5 @@ int ps_aesv3_decrypt(ps_ctx *ctx, const ps_cipher *c, const uint8_t *in, size_t 
 int ps_aesv3_encrypt(ps_ctx *ctx, const ps_cipher *c, const uint8_t *in, size_t n, ps_buf *out);
 /* Size of the AESV3 form of N plaintext bytes: IV + data + PKCS#7 pad. */
 #define PS_AESV3_LEN(n) (16 + ((n) & ~(size_t)15) + 16)
-/* Lays out IN as AESV3 *plaintext* in OUT (IV from the pool, data, PKCS#7
- * pad: PS_AESV3_LEN(n) bytes at OUT) and fills JOB so that encrypting it in
- * place (ps_aes_cbc_encrypt_batch) completes the ciphertext.  For batching
- * many objects through the multi-lane engine. */
-int ps_aesv3_prepare(ps_ctx *ctx, const uint8_t *in, size_t n, uint8_t *out, ps_aes_job *job);
-/* Re-encryption without copies: BUF holds N bytes of AESV3 data under OLD;
- * decrypts it in place (padding checked), writes a fresh IV and fills JOB
- * so that encrypting it in place under the new key completes it.  The
- * plaintext exists only in BUF, between this call and the encryption. */
-int ps_aesv3_reencrypt_prepare(ps_ctx *ctx, const ps_cipher *old, uint8_t *buf, size_t n,
-                               ps_aes_job *job);
 
 #endif
