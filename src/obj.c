@@ -22,8 +22,8 @@
  *     NUL after the len bytes, for the caller's convenience; the bytes
  *     themselves may contain NULs.  u.name.p and dictionary keys are
  *     NUL-terminated and can never contain a NUL (the parser rejects #00).
- *     The *_take constructors, which adopt buffers the parser decoded,
- *     rely on the caller for these two properties.
+ *     The parser's constructors (ps_new_str_take, ps_arena_name_room),
+ *     which take bytes it decoded, rely on it for these two properties.
  *  4. Dictionaries keep file order.  Duplicate keys in parsed input: the
  *     LAST value wins and takes the place of the FIRST occurrence (parse.c
  *     warns); ps_dict_put() likewise replaces in place.  A key whose value
@@ -35,7 +35,7 @@
  *     real of the same value, reals compare to within 1e-4, dictionaries
  *     ignore key order and a stream compares by its dictionary.
  *  7. A name's bytes and a real's text may share the object's allocation
- *     (OBJ_INL set; ps_new_name_room, ps_new_real_text, ps_new_name): one
+ *     (OBJ_INL set; ps_arena_name_room, ps_arena_real_text, ps_new_name): one
  *     malloc per parsed name instead of two.  Only obj.c frees these
  *     fields or replaces them, and it looks at the flags; other code only
  *     reads them, so for every caller nothing changed.
@@ -448,11 +448,6 @@ static int abuf_out(ps_obj *o, void **p, size_t n, size_t elem)
 	return 0;
 }
 
-ps_obj *ps_new_name_room(size_t n)
-{
-	return ps_arena_name_room(NULL, n);
-}
-
 ps_obj *ps_arena_name_room(ps_arena *a, size_t n)
 {
 	char *p;
@@ -474,17 +469,12 @@ ps_obj *ps_new_name(const char *name)
 	if (!name)
 		return NULL;
 	n = strlen(name);
-	o = ps_new_name_room(n);
+	o = ps_arena_name_room(NULL, n);
 	if (o) {
 		memcpy(o->u.name.p, name, n + 1);
 		o->u.name.len = n;
 	}
 	return o;
-}
-
-ps_obj *ps_new_real_text(double v, const char *text, size_t n)
-{
-	return ps_arena_real_text(NULL, v, text, n);
 }
 
 ps_obj *ps_arena_real_text(ps_arena *a, double v, const char *text, size_t n)
@@ -510,17 +500,6 @@ static ps_obj *obj_adopt(ps_kind kind, void *p)
 
 	if (!o)
 		free(p);
-	return o;
-}
-
-ps_obj *ps_new_name_take(char *p, size_t n)
-{
-	ps_obj *o = obj_adopt(PS_NAME, p);
-
-	if (o) {
-		o->u.name.p = p;
-		o->u.name.len = n;
-	}
 	return o;
 }
 
@@ -867,8 +846,8 @@ ps_obj *ps_obj_copy(const ps_obj *o)
 		return ps_new_int(o->u.i);
 	case PS_REAL:
 		if (o->u.real.text)
-			return ps_new_real_text(o->u.real.v, o->u.real.text,
-			                        strlen(o->u.real.text));
+			return ps_arena_real_text(NULL, o->u.real.v, o->u.real.text,
+			                          strlen(o->u.real.text));
 		return ps_new_real(o->u.real.v);
 	case PS_STR:
 		c = ps_new_str(o->u.str.p, o->u.str.len);

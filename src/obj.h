@@ -81,17 +81,9 @@ ps_obj *ps_new_dict(void);
 ps_obj *ps_new_ref(uint32_t num, uint16_t gen);
 /* Takes ownership of DICT and DATA (both freed on failure). */
 ps_obj *ps_new_stream(ps_obj *dict, uint8_t *data, size_t len);
-/* For the parser: like ps_new_real, keeping the token TEXT[0..N) for
- * verbatim output; and constructors that adopt a malloc'd buffer (freed
- * on failure; a NULL P gives NULL, as the caller's allocation failure).
- * P of a name is N bytes without NUL plus a terminating NUL; P of a string
- * is N bytes plus a NUL at P[N] (obj.c note 3). */
-ps_obj *ps_new_real_text(double v, const char *text, size_t n);
-ps_obj *ps_new_name_take(char *p, size_t n);
-/* A PS_NAME with room for N bytes and a NUL in its own allocation
- * (obj.c note 7): the caller writes the bytes to u.name.p, the NUL at
- * u.name.p[len] and sets u.name.len (<= N).  NULL on OOM. */
-ps_obj *ps_new_name_room(size_t n);
+/* For the parser: a string that adopts the malloc'd P (freed on failure;
+ * a NULL P gives NULL, as the caller's allocation failure): N bytes plus
+ * a NUL at P[N] (obj.c note 3). */
 ps_obj *ps_new_str_take(uint8_t *p, size_t n, int hex);
 void ps_obj_free(ps_obj *o);
 /* Calls FN with the object number of every reference in O's direct
@@ -122,7 +114,11 @@ typedef struct ps_arena ps_arena;
 ps_arena *ps_arena_new(void);
 void ps_arena_reset(ps_arena *a);
 void ps_arena_free(ps_arena *a);
-/* For the parser: the constructors above in arena A (NULL: malloc), and
+/* For the parser, in arena A (NULL: malloc): an object of KIND; a PS_NAME
+ * with room for N bytes and a NUL in its own allocation (obj.c note 7:
+ * the caller writes the bytes to u.name.p, the NUL at u.name.p[len] and
+ * sets u.name.len <= N); a real like ps_new_real's that keeps the token
+ * TEXT[0..N) for verbatim output; ps_new_str's string; and
  * ps_array_adopt's copy of SRC[0..N) for the items or entries of an
  * object made so (ps_arena_adopt: 0 or -1 on OOM; *P NULL for N == 0). */
 ps_obj *ps_arena_obj(ps_arena *a, ps_kind kind);

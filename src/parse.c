@@ -34,11 +34,11 @@
  *     many keys cannot make parsing quadratic.
  *  5. Messages name an offending token by its length, never its bytes
  *     (they may be decrypted object-stream content).
- *  6. Decoded names and strings are built here and handed to the model
- *     with the ps_*_take constructors (obj.h), which keep obj.c's
- *     invariants (a NUL after every string, no NUL inside a name); a name
- *     object's bytes are decoded straight into its own allocation
- *     (ps_new_name_room, obj.c note 7); a dictionary key is decoded on
+ *  6. Decoded strings are built here and handed to the model with
+ *     ps_new_str_take (obj.h), a name object's bytes are decoded straight
+ *     into its own allocation (ps_arena_name_room, obj.c note 7), and
+ *     either way obj.c's invariants are kept (a NUL after every string,
+ *     no NUL inside a name); a dictionary key is decoded on
  *     the stack and made a key by ps_dict_key_dup (a shared copy for the
  *     common names, obj.c note 8), so keys are freed with
  *     ps_dict_key_free.  Given an arena (ps_parse_indirect_in: the
