@@ -16,7 +16,7 @@
  * fills whatever room it is given, and a lookup that wants a few
  * entries should not pay for 64 KB of them); with a
  * predictor, whole rows are undone as they arrive (png_row, the one row
- * decoder, also behind ps_png_unpredict), a partial row waits for the
+ * decoder), a partial row waits for the
  * next chunk, and a stream that ends inside a row is a FORMAT error.  A
  * fill that failed leaves the reader refusing every later fill (its state
  * is not resumable: rows half taken, zlib's own error); rows longer than
@@ -281,37 +281,6 @@ out:
 	if (rc < 0)
 		out->len = start;
 	return rc;
-}
-
-int ps_png_unpredict(ps_ctx *ctx, uint8_t *data, size_t *len, int colors, int bpc, int columns)
-{
-	size_t bpp, rowlen, in, outp = 0, nrows, r;
-	uint8_t *prev = NULL;
-	int rc;
-
-	if (colors < 1 || colors > 32 || columns < 1 || columns > (1 << 24) ||
-	    (bpc != 1 && bpc != 2 && bpc != 4 && bpc != 8 && bpc != 16))
-		return ps_err(ctx, PDFSTAMP_E_FORMAT, "unsupported PNG predictor parameters");
-	bpp = ((size_t)colors * (size_t)bpc + 7) / 8;
-	rowlen = ((size_t)colors * (size_t)bpc * (size_t)columns + 7) / 8;
-	if (*len % (rowlen + 1) != 0)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT,
-		              "predicted data is not a whole number of rows");
-	nrows = *len / (rowlen + 1);
-	for (r = 0, in = 0; r < nrows; r++) {
-		int type = data[in++];
-		uint8_t *row = data + outp;
-
-		/* The decoded row is written over the bytes just consumed (outp <= in). */
-		memmove(row, data + in, rowlen);
-		in += rowlen;
-		if ((rc = png_row(ctx, type, row, prev, rowlen, bpp)) < 0)
-			return rc;
-		prev = row;
-		outp += rowlen;
-	}
-	*len = outp;
-	return 0;
 }
 
 int ps_flate_decode(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n, size_t max_out,

@@ -28,8 +28,5 @@ int ps_flate_reader_done(const ps_flate_reader *r);
 void ps_flate_reader_free(ps_flate_reader *r);
 /* Deflates IN (zlib format) at LEVEL (0-9), appending to OUT. */
 int ps_deflate(ps_ctx *ctx, const uint8_t *in, size_t n, int level, ps_buf *out);
-/* Undoes a PNG predictor (/Predictor 10-15) in place: DATA holds rows of
- * 1 + COLUMNS*COLORS*BPC/8 bytes; on return *LEN is the decoded length. */
-int ps_png_unpredict(ps_ctx *ctx, uint8_t *data, size_t *len, int colors, int bpc, int columns);
 
 #endif
