@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * text.c - PDF text strings, WinAnsi text for standard-14 fonts, dates.
+ * text.c - PDF text strings, WinAnsi codes for standard-14 fonts, dates.
  *
  * DESIGN NOTES
  *
@@ -24,8 +24,9 @@
  *
  * WinAnsiEncoding (Annex D, Table D.2): U+0020..U+007E and U+00A0..U+00FF
  * map to themselves; 27 characters (euro, quotes, dashes, bullet, ...)
- * sit in 0x80..0x9F; LF passes through unchanged so that a caller may
- * split lines after conversion; every other character becomes '?'.
+ * sit in 0x80..0x9F; LF keeps its code 10 so that a caller may split
+ * lines after conversion; every other character has none
+ * (ps_winansi_code: -1), and font.c then picks a font that has it.
  *
  * Dates: a ps_time is UTC seconds plus the offset that was in force where
  * the moment was observed.  Calendar arithmetic is done here (proleptic
@@ -337,7 +338,7 @@ static const uint16_t winansi_80_9f[32] = {
 	0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0,      0x017E, 0x0178,
 };
 
-static int winansi_byte(uint32_t c)
+int ps_winansi_code(uint32_t c)
 {
 	int i;
 
@@ -346,32 +347,7 @@ static int winansi_byte(uint32_t c)
 	for (i = 0; i < 32; i++)
 		if (winansi_80_9f[i] && winansi_80_9f[i] == c)
 			return 0x80 + i;
-	return '?';
-}
-
-int ps_winansi_code(uint32_t c)
-{
-	int b = winansi_byte(c);
-
-	return b == '?' && c != '?' ? -1 : b;
-}
-
-int ps_text_to_winansi(ps_ctx *ctx, const char *s, size_t len, ps_buf *out)
-{
-	const uint8_t *p = (const uint8_t *)s;
-	size_t i, k;
-	uint32_t c;
-
-	if (!s && len)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "text: NULL string");
-	for (i = 0; i < len; i += k) {
-		k = utf8_decode(p + i, len - i, &c);
-		if (!k)
-			return ps_err(ctx, PDFSTAMP_E_USAGE,
-			              "text is not valid UTF-8 (at byte %zu)", i);
-		ps_buf_putc(out, winansi_byte(c));
-	}
-	return out->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+	return -1;
 }
 
 /* ---- dates ---------------------------------------------------------------- */

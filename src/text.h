@@ -14,9 +14,6 @@ int ps_text_from_utf8(ps_ctx *ctx, const char *s, size_t len, ps_obj **out);
 /* UTF-8 from a PDF text string (UTF-16BE or UTF-8 with BOM, else
  * PDFDocEncoding), appended to OUT. */
 int ps_text_to_utf8(ps_ctx *ctx, const uint8_t *p, size_t len, ps_buf *out);
-/* Latin-1/WinAnsiEncoding bytes for UTF-8 text drawn with a standard-14
- * font; characters WinAnsi lacks become '?'.  Appended to OUT. */
-int ps_text_to_winansi(ps_ctx *ctx, const char *s, size_t len, ps_buf *out);
 /* The WinAnsiEncoding code of character C (LF passes as 10), -1 if
  * WinAnsi lacks it (font.c decides with it whether Helvetica will do). */
 int ps_winansi_code(uint32_t c);
