@@ -59,7 +59,6 @@ int ps_aes_engine_init(ps_aes_engine *e, const uint8_t key[32], int prefer, unsi
 void ps_aes_engine_free(ps_aes_engine *e);   /* wipes round keys; NULL is fine */
 const char *ps_aes_engine_name(int kind);    /* "mbedtls", "aesni-8", "vaes-16" */
 int ps_aes_engine_best(unsigned cpu);        /* what auto picks for CPU (honours PDFSTAMP_AES) */
-int ps_aes_engine_supported(int kind, unsigned cpu);   /* 1 if CPU can run KIND */
 /* The kind PDFSTAMP_AES asks for: "mbedtls" PS_AES_MBEDTLS, "aesni" or
  * "aesni-8" PS_AES_AESNI8, "vaes" or "vaes-16" PS_AES_VAES16; -1 when it
  * is unset, empty, "auto" or unknown (the automatic choice).  The one
@@ -74,22 +73,12 @@ int ps_aes_env_kind(void);
  * Each job's iv is replaced by its last ciphertext block.  Jobs must not
  * overlap each other. */
 void ps_aes_cbc_encrypt_batch(const ps_aes_engine *e, ps_aes_job *jobs, size_t n);
-/* What a batch cost, for tests and benchmarks (no timing involved). */
-typedef struct ps_aes_batch_stats {
-	uint64_t blocks;   /* 16-byte blocks encrypted */
-	uint64_t steps;    /* serial AES latencies the kernels took: the batch's
-	                    * time; blocks / (steps * lanes) is the lane occupancy */
-} ps_aes_batch_stats;
-/* The same, reporting into ST (may be NULL). */
-void ps_aes_cbc_encrypt_batch_stats(const ps_aes_engine *e, ps_aes_job *jobs, size_t n,
-                                    ps_aes_batch_stats *st);
 /* CBC-decrypts one chain with many blocks in flight (8 with AES-NI, 16 with
  * VAES).  OUT may equal IN.  LEN is a multiple of 16 (a trailing partial
  * block is ignored).  The caller who continues a chain must keep the last
  * ciphertext block before decrypting in place. */
 void ps_aes_cbc_decrypt(const ps_aes_engine *e, const uint8_t iv[16], const uint8_t *in,
 			uint8_t *out, size_t len);
-void ps_aes_ecb_encrypt_block(const ps_aes_engine *e, const uint8_t in[16], uint8_t out[16]);
 
 /* The other AES of the project: Algorithm 2.B step c (ISO 32000-2
  * 7.6.4.3.4) encrypts K1 with AES-128-CBC, key K[0..15], IV K[16..31], no
@@ -104,5 +93,21 @@ typedef struct ps_aes128_work {
 } ps_aes128_work;
 int ps_aes128_cbc_encrypt(ps_aes128_work *w, int ni, const uint8_t key[16], const uint8_t iv[16],
 			  uint8_t *buf, size_t len);
+
+/* ---- for the tests and benchmarks (no other library file calls these) ---- */
+
+int ps_aes_engine_supported(int kind, unsigned cpu);   /* 1 if CPU can run KIND */
+/* Encrypts one block with E's kernel (FIPS-197's vectors check its key
+ * schedule). */
+void ps_aes_ecb_encrypt_block(const ps_aes_engine *e, const uint8_t in[16], uint8_t out[16]);
+/* What a batch cost (no timing involved). */
+typedef struct ps_aes_batch_stats {
+	uint64_t blocks;   /* 16-byte blocks encrypted */
+	uint64_t steps;    /* serial AES latencies the kernels took: the batch's
+	                    * time; blocks / (steps * lanes) is the lane occupancy */
+} ps_aes_batch_stats;
+/* ps_aes_cbc_encrypt_batch, reporting into ST (may be NULL). */
+void ps_aes_cbc_encrypt_batch_stats(const ps_aes_engine *e, ps_aes_job *jobs, size_t n,
+                                    ps_aes_batch_stats *st);
 
 #endif /* PS_AESMB_H */

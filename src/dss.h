@@ -38,6 +38,8 @@ typedef struct ps_dss_items {
 	size_t n;
 } ps_dss_items;
 
+/* ---- for the tests and the fuzz target (pdfstamp_dss's steps, dss.c's own) ---- */
+
 /* Splits and checks the inputs of O into *S (dss.c notes 1-3); on failure
  * *S is empty.  0, PDFSTAMP_E_FORMAT naming the input, or _USAGE. */
 int ps_dss_load(ps_ctx *ctx, const struct pdfstamp_dss_opts *o, ps_dss_items *s);

@@ -7,9 +7,6 @@
 
 /* ---- flate.c -------------------------------------------------------------- */
 
-/* Inflates a zlib stream, appending to OUT; output beyond MAX_OUT bytes is a
- * FORMAT error (decompression bombs).  A truncated stream is a FORMAT error. */
-int ps_inflate(ps_ctx *ctx, const uint8_t *in, size_t n, size_t max_out, ps_buf *out);
 /* FlateDecode with its /DecodeParms (PARMS may be NULL): inflate, then undo
  * a PNG predictor (10-15); TIFF predictor 2 is UNSUPPORTED. */
 int ps_flate_decode(ps_ctx *ctx, const ps_obj *parms, const uint8_t *in, size_t n, size_t max_out,
@@ -28,5 +25,11 @@ int ps_flate_reader_done(const ps_flate_reader *r);
 void ps_flate_reader_free(ps_flate_reader *r);
 /* Deflates IN (zlib format) at LEVEL (0-9), appending to OUT. */
 int ps_deflate(ps_ctx *ctx, const uint8_t *in, size_t n, int level, ps_buf *out);
+
+/* ---- for the tests and the fuzz targets (which read what was written) ---- */
+
+/* Inflates a zlib stream, appending to OUT; output beyond MAX_OUT bytes is a
+ * FORMAT error (decompression bombs).  A truncated stream is a FORMAT error. */
+int ps_inflate(ps_ctx *ctx, const uint8_t *in, size_t n, size_t max_out, ps_buf *out);
 
 #endif

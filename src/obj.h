@@ -70,8 +70,6 @@ struct ps_obj {
 };
 
 /* Constructors return NULL on allocation failure. */
-ps_obj *ps_new_null(void);
-ps_obj *ps_new_bool(int b);
 ps_obj *ps_new_int(int64_t i);
 ps_obj *ps_new_real(double v);
 ps_obj *ps_new_str(const void *p, size_t len);
@@ -151,10 +149,9 @@ int ps_dict_append_take(ps_obj *d, char *key, ps_obj *val);
  * read-only copy for the common names of PDF, else a malloc'd one (obj.c
  * note 8); NULL on OOM.  Every key of a ps_obj dictionary is freed with
  * ps_dict_key_free (NULL is a no-op), never with free(), and never
- * written; ps_dict_key_is_shared tells the two kinds apart (tests). */
+ * written; ps_dict_key_is_shared (for the tests) tells the two apart. */
 char *ps_dict_key_dup(const char *s, size_t n);
 void ps_dict_key_free(char *key);
-int ps_dict_key_is_shared(const char *key);
 /* Borrowed lookups; NULL if absent or if O is not a dict / array. For a
  * PS_STREAM, ps_dict_get looks in its dictionary. */
 ps_obj *ps_dict_get(const ps_obj *dict, const char *key);
@@ -251,5 +248,13 @@ void ps_serialize_obj_header(ps_buf *b, uint32_t num, uint16_t gen);
  * decimals, trailing zeros removed, integral values as integers, "0" for
  * values that round to zero and for NaN and infinities. */
 void ps_buf_put_real(ps_buf *b, double v);
+
+/* ---- for the tests (obj.c alone calls these) -------------------------------- */
+
+/* Constructors return NULL on allocation failure (as above). */
+ps_obj *ps_new_null(void);
+ps_obj *ps_new_bool(int b);
+/* 1 if KEY is a shared copy of a common name (ps_dict_key_dup). */
+int ps_dict_key_is_shared(const char *key);
 
 #endif

@@ -47,14 +47,9 @@ int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned fla
                 int *as);
 /* Does PW open S, and as whom (*as 1 user, 2 owner)?  Changes nothing. */
 int ps_sec_check_password(ps_ctx *ctx, const ps_sec *s, const char *pw, size_t len, int *as);
-/* Authenticates with a file key the caller already derived from
- * ps_sec_params (the fuzz targets' memoised Algorithm 2.A); KEY is not
- * kept. */
-int ps_sec_auth_key(ps_ctx *ctx, ps_sec *s, const uint8_t key[32], int as, int perms_ok);
 
 /* ---- what the handler says --------------------------------------------------- */
 
-const struct ps_secparams *ps_sec_params(const ps_sec *s);
 /* The effective /EncryptMetadata (a forced authentication with /Perms in
  * doubt takes true); 1 for NULL. */
 int ps_sec_encrypt_metadata(const ps_sec *s);
@@ -95,9 +90,6 @@ int ps_sec_write_dict(ps_ctx *ctx, const ps_sec *s, ps_obj **out);
  * that is decided by object number (ps_doc_is_xref_stream), never by /Type:
  * callers do not ask about them. */
 int ps_sec_stream_encrypted(const ps_sec *s, const ps_obj *stm);
-/* Are the strings of object NUM encrypted under S?  0 for NULL, StrF
- * Identity, or NUM the /Encrypt object itself. */
-int ps_sec_strings_encrypted(const ps_sec *s, uint32_t num);
 /* A dictionary whose /Contents is a signature value (never encrypted,
  * 7.6.2, 12.8.1): /ByteRange, a string /Contents, /Type Sig, DocTimeStamp
  * or none. */
@@ -114,13 +106,11 @@ int ps_is_signature_dict(const ps_obj *d);
  * string in object NUM". */
 int ps_sec_convert_strings(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, uint32_t num,
                            uint16_t gen, ps_obj *o, int64_t *count);
-/* Decrypts (appends the plaintext of) IN, the data of object NUM GEN, to
- * OUT; FORMAT for data that is no ciphertext.  IN must not point into OUT. */
-int ps_sec_decrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in,
-                   size_t n, ps_buf *out);
-/* ps_sec_decrypt for the data of stream STM, which may name its own crypt
- * filter (/Filter /Crypt with /DecodeParms /Name, 7.4.10); ps_sec_decrypt
- * and ps_sec_encrypt use /StmF's. */
+/* Decrypts (appends the plaintext of) IN, the data of stream STM, object
+ * NUM GEN, to OUT; FORMAT for data that is no ciphertext.  IN must not
+ * point into OUT.  STM may name its own crypt filter (/Filter /Crypt with
+ * /DecodeParms /Name, 7.4.10); ps_sec_encrypt (and ps_sec_decrypt, below)
+ * use /StmF's. */
 int ps_sec_decrypt_stream(ps_ctx *ctx, const ps_sec *s, const ps_obj *stm, uint32_t num,
                           uint16_t gen, const uint8_t *in, size_t n, ps_buf *out);
 /* Encrypts IN, the data of object NUM GEN, appending the ciphertext to OUT. */
@@ -153,5 +143,20 @@ int ps_sec_reencrypt_prepare(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, 
                              uint16_t gen, uint8_t *buf, size_t n, ps_sec_job *job);
 /* Runs N prepared jobs on S's engine (8 or 16 chains at a time). */
 int ps_sec_run_batch(ps_ctx *ctx, const ps_sec *s, ps_sec_job *jobs, size_t n);
+
+/* ---- for the tests and the fuzz targets (no other library file calls these) ---- */
+
+/* Authenticates with a file key the caller already derived from
+ * ps_sec_params (the fuzz targets' memoised Algorithm 2.A); KEY is not
+ * kept. */
+int ps_sec_auth_key(ps_ctx *ctx, ps_sec *s, const uint8_t key[32], int as, int perms_ok);
+const struct ps_secparams *ps_sec_params(const ps_sec *s);
+/* Are the strings of object NUM encrypted under S?  0 for NULL, StrF
+ * Identity, or NUM the /Encrypt object itself. */
+int ps_sec_strings_encrypted(const ps_sec *s, uint32_t num);
+/* Decrypts (appends the plaintext of) IN, the data of object NUM GEN, to
+ * OUT; FORMAT for data that is no ciphertext.  IN must not point into OUT. */
+int ps_sec_decrypt(ps_ctx *ctx, const ps_sec *s, uint32_t num, uint16_t gen, const uint8_t *in,
+                   size_t n, ps_buf *out);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sec_aes.h - internal to sec.c (and its unit tests and benchmarks): the
  * AESV3 layer over the AES engine (ISO 32000-2 7.6.3.1, Table 25).  It
- * includes aesmb.h, so no other library module may include it. */
+ * includes aesmb.h, so no other library module may include it: its
+ * functions are global for the tests and the benchmark tools alone. */
 #ifndef PS_SEC_AES_H
 #define PS_SEC_AES_H
 
@@ -19,6 +20,8 @@ typedef struct ps_cipher {
 	int ready;
 	const struct ps_cipher *lent;   /* borrowed: use lent->eng; never freed here */
 } ps_cipher;
+
+/* ---- for the tests and tools (sec.c's own; bench/make-archive encrypts) ---- */
 
 int ps_cipher_init(ps_ctx *ctx, ps_cipher *c, const uint8_t key[32]);
 /* Makes C use SRC's schedules (SRC must be ready and outlive C). */
