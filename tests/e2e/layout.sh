@@ -42,7 +42,12 @@
 #      pdfstamp_doc_auth (PRIVATE_TESTS below);
 #   9. no line of the library or CLI sources (src/*.[ch], src/cli/*.[ch])
 #      is over 100 columns, a tab counting 8 (issue 30): a long line is
-#      wrapped, not left to the reader's window.
+#      wrapped, not left to the reader's window;
+#  10. no file of the library or the CLI defines a global (function or
+#      variable) that no other file of theirs uses, unless it is public
+#      (src/pdfstamp.h), the CLI's main, or declared in a header's "for
+#      the tests" section and called by a test, fuzz target or benchmark
+#      tool (the exact rule is at the check, below).
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -267,6 +272,58 @@ check(nfiles >= 10 and not too_long,
       "no line of the library or CLI sources (%d files) is over %d columns (tab = 8)"
       % (nfiles, MAXCOL),
       "%d line(s), first: %s" % (len(too_long), ", ".join(too_long[:5])))
+
+# 10. no unused globals: every global symbol a library or CLI object
+# defines is referenced by another library or CLI object, or is the public
+# API (a pdfstamp_* name src/pdfstamp.h declares), or the CLI's main, or is
+# declared in a "for the tests" section of a header of src/ (from a line
+# "/* ---- for the tests" to the next "/* ----" line) and referenced by a
+# test program's, fuzz target's or benchmark tool's object.  Tests may call
+# any internal function, but a global that only tests call exists for them
+# and its header says so; one only its own file uses is static; one nobody
+# uses is gone.
+def decls(text):
+    return set(re.findall(r"\b([A-Za-z_]\w*)\s*\(", re.sub(r"/\*.*?\*/", " ", text, flags=re.S)))
+public = {n for n in decls(open(os.path.join(srcdir, "pdfstamp.h"), encoding="utf-8").read())
+          if n.startswith("pdfstamp_")}
+for_tests = set()
+for f in sorted(os.listdir(srcdir)):
+    if f.endswith(".h"):
+        text = open(os.path.join(srcdir, f), encoding="utf-8").read()
+        heads = [m.start() for m in re.finditer(r"^/\* ----", text, re.M)] + [len(text)]
+        for a, b in zip(heads, heads[1:]):
+            if text.startswith("/* ---- for the tests", a):
+                for_tests |= decls(text[a:b])
+objs = {"src/%s.c" % m: os.path.join(objdir, "libpscore_la-%s.o" % m) for m in mods}
+if os.path.isdir(clidir):
+    objs.update({"src/cli/" + f[:-2] + ".c": os.path.join(clidir, f)
+                 for f in os.listdir(clidir) if f.endswith(".o")})
+refs = {}
+for src, path in objs.items():
+    for s in undefined(path):
+        refs.setdefault(s, set()).add(src)
+tested = set()
+for sub in ("tests", "fuzz", "bench"):
+    d = os.path.join(builddir, sub)
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if f.endswith(".o"):
+            tested |= undefined(os.path.join(d, f))
+defs = {src: defined(path) for src, path in objs.items()}
+check(len(tested) > 0, "found the test programs' objects; %d functions are for the tests"
+      % len(for_tests & set().union(*defs.values())))
+unused = []
+for src in sorted(objs):
+    for s in sorted(defs[src]):
+        if refs.get(s, set()) - {src} or s in public:
+            continue
+        if s == "main" and src.startswith("src/cli/"):
+            continue
+        if s in for_tests and s in tested:
+            continue
+        unused.append("%s (%s%s)" % (s, src, ": declared for the tests, which do not call it"
+                                     if s in for_tests else ""))
+check(not unused, "every global of the library and the CLI is used by another of their files, "
+      "public, or for the tests (%d objects)" % len(objs), "; ".join(unused))
 PY
 status=$?
 cat "$T/py.out"
