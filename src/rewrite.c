@@ -66,7 +66,7 @@
  *     (ps_sec_new_r6, which also writes the /Encrypt dictionary:
  *     ps_sec_write_dict); R5 inputs come out as R6.
  *  7. Sequential I/O.  The input is read in file order, in segments of
- *     about 4 MB (rwcheck.c ps_seq_*, shared with the self-check), one
+ *     about 4 MB (seqread.c, the reader shared with the self-check), one
  *     pread each.  Each object is parsed from its bytes there, and its
  *     stream data is decrypted, re-encrypted and written in place (zero
  *     copies); a segment goes when the last job in it has been written
@@ -109,7 +109,7 @@
  *     the window is under it again or holds that batch alone, and only
  *     then reads on.  Large batches thus come two at
  *     a time (one encrypted or written, one filled), small ones up to the
- *     count.  Segment buffers are reused (rwcheck.c note 6).
+ *     count.  Segment buffers are reused (seqread.c note 2).
  * 11. One object's tree at a time.  A worker parses an object, converts
  *     its strings, lays out its stream for the batch encryption and
  *     serialises its dictionary at once (run_batch), while the tree is in
@@ -158,6 +158,7 @@
 #include "cpu.h"
 #include "xrefw.h"
 #include "policy.h"
+#include "seqread.h"
 
 #define BATCH_OBJECTS 8192             /* note 8: a batch's limits */
 #define BATCH_MIN ((size_t)4 << 20)

@@ -2,9 +2,9 @@
 /*
  * rwcheck.c - the full rewrite's self-check: the temporary output is
  * re-read and compared with the input before it replaces anything
- * (rewrite.c design note 5); also the two things the rewrite and its check
- * share: the sequential reader (notes 4-5) and the list of objects the
- * rewrite drops (rewrite.c note 3: ps_rewrite_dropped).
+ * (rewrite.c design note 5); also the list of objects the rewrite drops
+ * (rewrite.c note 3: ps_rewrite_dropped), which the rewrite and its check
+ * share.
  *
  * DESIGN NOTES
  *
@@ -35,7 +35,7 @@
  *  4. One pass over the bytes.  Check b is what pdfstamp_verify does (every
  *     object in use parsed, its strings decrypted, every stream's data
  *     decrypted and its padding checked, /Perms), but done in file order
- *     over large reads: the sequential reader (ps_seq_*, also the
+ *     over large reads: the sequential reader (seqread.c, also the
  *     rewrite's reader) lists the output's type-1 objects by offset from
  *     its own, freshly read xref, reads the file in segments of about 4 MB
  *     and parses each object from its bytes there (from its offset to the
@@ -43,8 +43,8 @@
  *     instead of three small preads and a window parse per object.  It is
  *     read, never mapped: a mapping turns an I/O error on the output into
  *     a SIGBUS in the caller's process instead of PDFSTAMP_E_IO, and since
- *     the reader's buffers sit on huge pages (note 6) reading into them is
- *     no slower than the mapping's page faults were.  The
+ *     the reader's buffers sit on huge pages (seqread.c note 2) reading
+ *     into them is no slower than the mapping's page faults were.  The
  *     decryption is real: the output's own handler, opened with the new
  *     password, decrypts every string and stream (ps_sec_convert_strings,
  *     ps_sec_decrypt_stream, as doc.c does).  An object the reader cannot
@@ -52,33 +52,14 @@
  *     loaded exactly as pdfstamp_verify loads them.  Only when this pass
  *     finds a fault does pdfstamp_verify run, for the report that note 2
  *     compares.
- *  5. The reader's segments: items sorted by offset; a segment runs from
- *     an object's offset over the following objects while it stays within
- *     SEG_TARGET (at least one object; an object whose bytes exceed
- *     SEG_MAX, or that starts outside the file, has no segment and goes
- *     the careful way).  An object's bytes end where the next object in
- *     file order starts (the file's end for the last), so stream data is
- *     only borrowed when it lies inside its own object's bytes: bytes of
- *     one object are never handed out as another's.  The segments are read
- *     with ps_doc_pread: bounded by the size at open, bytes_read counted.
- *  6. Segment buffers are reused: a segment of at most SEG_TARGET bytes
- *     gets a buffer of SEG_BUF bytes from the reader's pool, and gives it
- *     back when its last reference goes (ps_seg_release), so a long file is
- *     read into the same few buffers (no page faults, no mmap/munmap per
- *     segment), each on two huge pages where the kernel has them
- *     (ps_bulk_alloc, buf.c: their first fill is then two faults, not
- *     1,024).  A buffer is taken from the pool only when none is free, so
- *     the pool never holds more buffers than were live at once: it raises
- *     no peak.  The pool is a list threaded through the free buffers
- *     (giving one back cannot fail), referenced by the reader and by each
- *     live segment, since the rewrite's segments outlive its reader; it is
- *     touched, like the references, by one thread only.  The rewrite
- *     keeps a reference (ps_seq_pool) and hands the pool to its
- *     self-check (ps_rwcheck.pool), whose reader on the same thread then
- *     reads the output into the buffers the input was read into: none
- *     fresh.  The buffers hold what the file holds (the rewrite's are
- *     re-encrypted in place, and wiped by it where that stops half-way:
- *     rewrite.c batch_clear).
+ *  5. The reader's segments: seqread.c note 1.
+ *  6. Its segment buffers come from a pool that outlives the reader
+ *     (seqread.c note 2).  The rewrite keeps a reference (ps_seq_pool)
+ *     and hands the pool to its self-check (ps_rwcheck.pool), whose
+ *     reader on the same thread then reads the output into the buffers
+ *     the input was read into: none fresh.  The buffers hold what the
+ *     file holds (the rewrite's are re-encrypted in place, and wiped by it
+ *     where that stops half-way: rewrite.c batch_clear).
  *  7. Check b runs on the rewrite's thread count: this thread lists the
  *     objects in batches of about one segment (with what needs the
  *     document: generation, xref stream or not), any thread parses and
@@ -125,11 +106,7 @@
 
 #include "ps.h"
 #include "cpu.h"
-
-#define SEG_BUF ((size_t)4 << 20)       /* note 6: a pooled buffer, two
-                                         * huge pages (ps_bulk_alloc) */
-#define SEG_TARGET (SEG_BUF - 1)        /* the reader adds a terminator */
-#define SEG_MAX ((size_t)64 << 20)
+#include "seqread.h"
 
 /* ---- note 8: the plaintext's sum ---------------------------------------------------- */
 
@@ -248,211 +225,6 @@ uint64_t ps_rewrite_sum(unsigned cpu, const uint8_t *p, size_t n)
 #endif
 	(void)cpu;
 	return sum_base(p, n);
-}
-
-/* ---- the sequential reader (notes 4, 5) --------------------------------------------- */
-
-/* Note 6: the free buffers of SEG_BUF bytes, each holding the address of
- * the next in its first bytes. */
-struct ps_segpool {
-	uint8_t *free;
-	int refs;             /* the reader and each live segment */
-};
-
-void ps_segpool_unref(struct ps_segpool *p)
-{
-	if (p && --p->refs == 0) {
-		while (p->free) {
-			uint8_t *next;
-			memcpy(&next, p->free, sizeof next);
-			free(p->free);
-			p->free = next;
-		}
-		free(p);
-	}
-}
-
-void ps_seg_release(ps_seg *s)
-{
-	if (s && --s->refs == 0) {
-		struct ps_segpool *p = s->pool;
-		if (p && s->cap == SEG_BUF) {
-			memcpy(s->data, &p->free, sizeof p->free);
-			p->free = s->data;
-		} else {
-			free(s->data); /* a buffer of its own size */
-		}
-		free(s);
-		ps_segpool_unref(p);
-	}
-}
-
-static int cmp_item(const void *a, const void *b)
-{
-	const ps_seq_item *x = a, *y = b;
-
-	if (x->off != y->off)
-		return x->off < y->off ? -1 : 1;
-	return x->num < y->num ? -1 : x->num > y->num;
-}
-
-int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool,
-                int (*skip)(void *ud, uint32_t num), void *ud)
-{
-	const ps_xref *x = ps_doc_xref(doc);
-	struct ps_xref_info xi;
-	size_t cap;
-	uint32_t num;
-
-	ps_xref_info(x, &xi);
-	cap = (size_t)xi.used + 1;
-	memset(r, 0, sizeof *r);
-	r->doc = doc;
-	r->size = ps_doc_size(doc);
-	if (pool) {
-		pool->refs++;
-		r->pool = pool;
-	} else if ((r->pool = calloc(1, sizeof *r->pool)) != NULL) {
-		r->pool->refs = 1;
-	}
-	if (!r->pool || !(r->it = ps_bulk_alloc(cap * sizeof *r->it)))
-		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
-	for (num = ps_xref_next(x, 0); num != 0 && r->n < cap; num = ps_xref_next(x, num)) {
-		const ps_xent *e = ps_xref_get(x, num);
-		if (e->type != 1 || (skip && skip(ud, num)))
-			continue;
-		r->it[r->n].off = e->off;
-		r->it[r->n++].num = num;
-	}
-	ps_sort(r->it, r->n, sizeof *r->it, cmp_item);
-	return 0;
-}
-
-/* Where item I's bytes end (note 5). */
-static int64_t item_end(const ps_seqread *r, size_t i)
-{
-	int64_t e = i + 1 < r->n ? r->it[i + 1].off : r->size;
-
-	if (e > r->size)
-		e = r->size;
-	return e < r->it[i].off ? r->it[i].off : e;
-}
-
-/* The segment that starts with item I (note 5). */
-static int seg_next(ps_seqread *r)
-{
-	ps_doc *doc = r->doc;
-	struct ps_segpool *p = r->pool;
-	size_t i = r->i, k = i + 1, need;
-	ps_buf b = PS_BUF_INIT;
-	int64_t start = r->it[i].off;
-	int rc;
-
-	ps_seg_release(r->seg);
-	r->seg = NULL;
-	r->k = k;
-	if (start < 0 || start >= r->size || item_end(r, i) - start > (int64_t)SEG_MAX)
-		return 0;
-	while (k < r->n && r->it[k].off < r->size && item_end(r, k) - start <= (int64_t)SEG_TARGET)
-		k++;
-	need = (size_t)(item_end(r, k - 1) - start);
-	/* note 6: a pooled buffer when it fits, else one of its own size (in
-	 * bulk either way: ps_buf_reserve, buf.c) */
-	if (need + 1 <= SEG_BUF && p->free) {
-		b.data = p->free;
-		b.cap = SEG_BUF;
-		memcpy(&p->free, b.data, sizeof p->free);
-	} else {
-		ps_buf_reserve(&b, need + 1 <= SEG_BUF ? SEG_BUF : need + 1);
-	}
-	if (!b.data || !(r->seg = malloc(sizeof *r->seg))) {
-		ps_buf_free(&b);
-		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
-	}
-	r->seg->data = b.data;
-	r->seg->cap = b.cap;
-	r->seg->refs = 1;
-	r->seg->pool = p;
-	p->refs++;
-	rc = ps_doc_pread(doc, start, need, &b);
-	r->seg->data = b.data; /* the same buffer (it has room for NEED + 1 bytes) */
-	r->seg->cap = b.cap;
-	if (rc < 0) {
-		ps_seg_release(r->seg);
-		r->seg = NULL;
-		return rc;
-	}
-	r->start = start;
-	r->got = (int64_t)b.len;
-	r->k = k;
-	return 0;
-}
-
-int ps_seq_next(ps_seqread *r, ps_seq_obj *o)
-{
-	size_t m;
-	int rc;
-
-	memset(o, 0, sizeof *o);
-	if (r->i >= r->n)
-		return 0;
-	if (r->i == r->k && (rc = seg_next(r)) < 0)
-		return rc;
-	m = r->i++;
-	o->num = r->it[m].num;
-	o->off = r->it[m].off;
-	o->end = item_end(r, m);
-	if (r->seg) {
-		if (o->end > r->start + r->got)
-			o->end = r->start + r->got;
-		o->seg = r->seg;
-		o->start = r->start;
-		r->seg->refs++;
-	}
-	return 1;
-}
-
-void ps_seq_parse(ps_ctx *ctx, ps_arena *ar, const ps_seq_obj *so, ps_obj **obj, uint8_t **data,
-                  size_t *len)
-{
-	int64_t dlen;
-	uint32_t got = 0;
-	uint16_t gen;
-	ps_obj *o = NULL;
-
-	*obj = NULL;
-	*data = NULL;
-	*len = 0;
-	if (!so->seg || so->end <= so->off ||
-	    ps_parse_indirect_in(ctx, ar, so->seg->data + (so->off - so->start),
-	                         (size_t)(so->end - so->off), 0, so->off, &got, &gen, &o) < 0)
-		return;
-	if (got == so->num && o->kind != PS_STREAM) {
-		*obj = o;
-		return;
-	}
-	if (got == so->num && ps_obj_int(ps_dict_get(o, "Length"), &dlen) == 0 && dlen >= 0 &&
-	    o->u.stm.off <= so->end && dlen <= so->end - o->u.stm.off) {
-		*obj = o;
-		*data = so->seg->data + (o->u.stm.off - so->start);
-		*len = (size_t)dlen;
-		return;
-	}
-	ps_obj_free(o);
-}
-
-struct ps_segpool *ps_seq_pool(ps_seqread *r)
-{
-	r->pool->refs++;
-	return r->pool;
-}
-
-void ps_seq_close(ps_seqread *r)
-{
-	ps_seg_release(r->seg);
-	ps_segpool_unref(r->pool);
-	free(r->it);
-	memset(r, 0, sizeof *r);
 }
 
 static int cmp_u32(const void *a, const void *b)

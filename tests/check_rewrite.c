@@ -32,6 +32,7 @@
 #include "ps.h"
 #include "cpu.h"
 #include "pdfgen.h"
+#include "seqread.h"
 
 #define U1 "first user"
 #define O1 "first owner"
@@ -795,7 +796,7 @@ START_TEST(fault_leaves_no_output)
 }
 END_TEST
 
-/* The sequential reader (rewrite.c note 7, rwcheck.c notes 4-5): objects
+/* The sequential reader (rewrite.c note 7, seqread.c note 1): objects
  * in the file in descending number order, an old version of object 20 and
  * junk left between objects, a stream with an indirect /Length (the
  * careful way, by the writer), a stream larger than a segment.  Encrypted
