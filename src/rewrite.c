@@ -36,7 +36,7 @@
  *     the old /Encrypt object, the chain's own xref streams (the sections'
  *     streams and hybrid /XRefStm streams: ps_doc_is_xref_stream) and the
  *     linearization dictionary (its offsets would be wrong; only the real
- *     one: rwcheck.c ps_rewrite_dropped).  Never by content: an ordinary stream that
+ *     one: rwdrop.c ps_rewrite_dropped).  Never by content: an ordinary stream that
  *     says /Type /XRef, or a catalog with a /Linearized key, is content
  *     like any other and is kept (and encrypted) -- issue 11.
  *     The output's xref is a stream when members of object streams are

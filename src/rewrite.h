@@ -44,7 +44,7 @@ const ps_rwoff *ps_rwoffs_find(const ps_rwoff *v, size_t n, uint32_t num);
 int ps_rwxref_write(ps_ctx *ctx, const ps_doc *doc, ps_rwoffs *t, uint32_t enc_num,
                     const uint8_t id[16], int stream_form, int64_t xoff, ps_buf *out);
 
-/* ---- rwcheck.c: what the rewrite drops (rewrite.c design note 3) --------------- */
+/* ---- rwdrop.c: what the rewrite drops (rewrite.c design note 3) ---------------- */
 
 /* The chain's own xref streams and the linearization dictionary, sorted
  * and unique, in *OUT (malloc'ed, *N numbers). */
