@@ -574,7 +574,7 @@ static void batch_clear(struct rw_batch *b)
 		if (b->jobs[i].plaintext && b->jobs[i].pay) /* a failed batch:
 		                                             * no plaintext left behind */
 			ps_wipe(b->jobs[i].pay, b->jobs[i].paylen);
-		ps_seg_release(b->jobs[i].so.seg);
+		ps_seq_seg_release(b->jobs[i].so.seg);
 		ps_obj_free(b->jobs[i].obj);
 		ps_buf_free(&b->jobs[i].raw);
 		ps_buf_free(&b->jobs[i].data);
@@ -815,7 +815,7 @@ static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int
 
 static void job_clear(struct rw_job *j)
 {
-	ps_seg_release(j->so.seg);
+	ps_seq_seg_release(j->so.seg);
 	ps_obj_free(j->obj);
 	ps_buf_free(&j->raw);
 	memset(j, 0, sizeof *j);
@@ -913,7 +913,7 @@ static int read_all(struct rw *rw, uint32_t root_num, const struct pdfstamp_rewr
 			break;
 		}
 		if ((rc = batch_new(rw, &b)) < 0) {
-			ps_seg_release(so.seg);
+			ps_seq_seg_release(so.seg);
 			goto out;
 		}
 		j = &b->jobs[b->n];
@@ -1181,7 +1181,7 @@ out:
 		batch_free(b);
 	}
 	ps_buf_free(&rw.chdr);
-	ps_segpool_unref(rw.pool);
+	ps_seq_pool_unref(rw.pool);
 	free(rw.win);
 	free(rw.threads);
 	ps_rwoffs_free(&rw.offs);

@@ -591,7 +591,7 @@ static void chk_free(struct chk_batch *b)
 	if (!b)
 		return;
 	for (i = 0; i < b->n; i++)
-		ps_seg_release(b->it[i].so.seg);
+		ps_seq_seg_release(b->it[i].so.seg);
 	free(b->it);
 	free(b);
 }
@@ -603,7 +603,7 @@ static void chk_done(struct chk *c, struct chk_batch *b)
 	size_t i;
 
 	for (i = 0; i < b->n; i++)
-		ps_seg_release(b->it[i].so.seg);
+		ps_seq_seg_release(b->it[i].so.seg);
 	b->n = 0;
 	b->state = b->rc = 0;
 	b->fail = b->summed = 0;

@@ -21,7 +21,7 @@
  *     size at open, bytes_read counted.
  *  2. Segment buffers are reused: a segment of at most SEG_TARGET bytes
  *     gets a buffer of SEG_BUF bytes from the reader's pool, and gives it
- *     back when its last reference goes (ps_seg_release), so a long file is
+ *     back when its last reference goes (ps_seq_seg_release), so a long file is
  *     read into the same few buffers (no page faults, no mmap/munmap per
  *     segment), each on two huge pages where the kernel has them
  *     (ps_bulk_alloc, buf.c: their first fill is then two faults, not
@@ -54,7 +54,7 @@ struct ps_segpool {
 	int refs;             /* the reader and each live segment */
 };
 
-void ps_segpool_unref(struct ps_segpool *p)
+void ps_seq_pool_unref(struct ps_segpool *p)
 {
 	if (p && --p->refs == 0) {
 		while (p->free) {
@@ -67,7 +67,7 @@ void ps_segpool_unref(struct ps_segpool *p)
 	}
 }
 
-void ps_seg_release(ps_seg *s)
+void ps_seq_seg_release(ps_seg *s)
 {
 	if (s && --s->refs == 0) {
 		struct ps_segpool *p = s->pool;
@@ -78,7 +78,7 @@ void ps_seg_release(ps_seg *s)
 			free(s->data); /* a buffer of its own size */
 		}
 		free(s);
-		ps_segpool_unref(p);
+		ps_seq_pool_unref(p);
 	}
 }
 
@@ -143,7 +143,7 @@ static int seg_next(ps_seqread *r)
 	int64_t start = r->it[i].off;
 	int rc;
 
-	ps_seg_release(r->seg);
+	ps_seq_seg_release(r->seg);
 	r->seg = NULL;
 	r->k = k;
 	if (start < 0 || start >= r->size || item_end(r, i) - start > (int64_t)SEG_MAX)
@@ -173,7 +173,7 @@ static int seg_next(ps_seqread *r)
 	r->seg->data = b.data; /* the same buffer (it has room for NEED + 1 bytes) */
 	r->seg->cap = b.cap;
 	if (rc < 0) {
-		ps_seg_release(r->seg);
+		ps_seq_seg_release(r->seg);
 		r->seg = NULL;
 		return rc;
 	}
@@ -244,8 +244,8 @@ struct ps_segpool *ps_seq_pool(ps_seqread *r)
 
 void ps_seq_close(ps_seqread *r)
 {
-	ps_seg_release(r->seg);
-	ps_segpool_unref(r->pool);
+	ps_seq_seg_release(r->seg);
+	ps_seq_pool_unref(r->pool);
 	free(r->it);
 	memset(r, 0, sizeof *r);
 }

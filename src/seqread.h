@@ -18,7 +18,7 @@ typedef struct ps_seg {
 	int refs;
 	struct ps_segpool *pool;
 } ps_seg;
-void ps_seg_release(ps_seg *s);   /* drops one reference; NULL is fine */
+void ps_seq_seg_release(ps_seg *s);   /* drops one reference; NULL is fine */
 
 typedef struct ps_seq_item {
 	int64_t off;
@@ -50,10 +50,10 @@ typedef struct ps_seq_obj {
  * PDFSTAMP_E_NOMEM; ps_seq_close in either case. */
 int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool,
                 int (*skip)(void *ud, uint32_t num), void *ud);
-/* R's pool, with a reference for the caller (ps_segpool_unref), to hand
+/* R's pool, with a reference for the caller (ps_seq_pool_unref), to hand
  * its buffers to a later reader on the same thread (seqread.c note 2). */
 struct ps_segpool *ps_seq_pool(ps_seqread *r);
-void ps_segpool_unref(struct ps_segpool *p); /* NULL is fine */
+void ps_seq_pool_unref(struct ps_segpool *p); /* NULL is fine */
 /* The next object, in file order: 1 (0 at the end, or an error).  O->seg
  * is NULL when the object has no segment (seqread.c note 1): the caller
  * reads it the careful way (ps_doc_parse_at, ps_doc_load). */

@@ -367,7 +367,7 @@ static struct ps_segpool *input_pool(pdfstamp_doc *in)
 	ck_assert_int_eq(ps_seq_open(&r, in, NULL, NULL, NULL), 0);
 	while (ps_seq_next(&r, &so) == 1) {
 		n += so.seg != NULL;
-		ps_seg_release(so.seg);
+		ps_seq_seg_release(so.seg);
 	}
 	ck_assert_int_gt(n, 0);
 	pool = ps_seq_pool(&r);
@@ -487,7 +487,7 @@ START_TEST(self_check_compares_plaintext)
 	ck_assert_int_eq(check_pool(in, bad, O1, strlen(O1), enc, 2, rows, nrows, pool), PDFSTAMP_E_INTERNAL);
 	ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "object 8 decrypts to other bytes") != NULL, "%s",
 	              pdfstamp_ctx_errmsg(ctx));
-	ps_segpool_unref(pool);
+	ps_seq_pool_unref(pool);
 	for (k = 0; k < nrows && rows[k].num != 1; k++)
 		;
 	ck_assert_uint_lt(k, nrows);
