@@ -36,7 +36,7 @@
  *     the old /Encrypt object, the chain's own xref streams (the sections'
  *     streams and hybrid /XRefStm streams: ps_doc_is_xref_stream) and the
  *     linearization dictionary (its offsets would be wrong; only the real
- *     one: rwdrop.c ps_rewrite_dropped).  Never by content: an ordinary stream that
+ *     one: rwdrop.c ps_rwdrop_list).  Never by content: an ordinary stream that
  *     says /Type /XRef, or a catalog with a /Linearized key, is content
  *     like any other and is kept (and encrypted) -- issue 11.
  *     The output's xref is a stream when members of object streams are
@@ -754,7 +754,7 @@ static int submit(struct rw *rw, struct rw_batch *b)
 /* Is NUM dropped (design note 3)? */
 static int is_dropped(const struct rw *rw, uint32_t num)
 {
-	return ps_rewrite_is_dropped(rw->dropped, rw->ndropped, num);
+	return ps_rwdrop_has(rw->dropped, rw->ndropped, num);
 }
 
 static int read_job_at(struct rw *rw, uint32_t num, int root, struct rw_job *j, int *skip)
@@ -1057,7 +1057,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o,
 	ps_xref_info(rw.xref, &xi);
 	if ((rc = ps_rwoffs_init(ctx, &rw.offs, (size_t)xi.used + 2)) < 0)
 		goto out;
-	if ((rc = ps_rewrite_dropped(doc, root_num, &rw.dropped, &rw.ndropped)) < 0)
+	if ((rc = ps_rwdrop_list(doc, root_num, &rw.dropped, &rw.ndropped)) < 0)
 		goto out;
 	rw.ar = ps_arena_new(); /* NULL: the same objects from malloc */
 	/* the pool */

@@ -48,9 +48,9 @@ int ps_rwxref_write(ps_ctx *ctx, const ps_doc *doc, ps_rwoffs *t, uint32_t enc_n
 
 /* The chain's own xref streams and the linearization dictionary, sorted
  * and unique, in *OUT (malloc'ed, *N numbers). */
-int ps_rewrite_dropped(ps_doc *doc, uint32_t root_num, uint32_t **out, size_t *n);
+int ps_rwdrop_list(ps_doc *doc, uint32_t root_num, uint32_t **out, size_t *n);
 /* Is NUM in DROPPED (sorted, N numbers)? */
-int ps_rewrite_is_dropped(const uint32_t *dropped, size_t n, uint32_t num);
+int ps_rwdrop_has(const uint32_t *dropped, size_t n, uint32_t num);
 
 /* ---- rwcheck.c: the self-check (rewrite.c design note 5) ------------------------ */
 

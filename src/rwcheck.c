@@ -255,7 +255,7 @@ static int check_live_objects(ps_doc *doc, ps_doc *v, const uint32_t *dropped, s
 		in = num == a;
 		got = num == b;
 		want = (in && num != ds.encrypt_num &&
-		        !ps_rewrite_is_dropped(dropped, ndropped, num)) ||
+		        !ps_rwdrop_has(dropped, ndropped, num)) ||
 		       num == enc_num || num == self;
 		if (want != got)
 			return ps_err(ctx, PDFSTAMP_E_INTERNAL,

@@ -29,7 +29,7 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int ps_rewrite_is_dropped(const uint32_t *dropped, size_t ndropped, uint32_t num)
+int ps_rwdrop_has(const uint32_t *dropped, size_t ndropped, uint32_t num)
 {
 	size_t lo = 0, hi = ndropped;
 
@@ -90,7 +90,7 @@ out:
 	return rc;
 }
 
-int ps_rewrite_dropped(ps_doc *doc, uint32_t root_num, uint32_t **out, size_t *nout)
+int ps_rwdrop_list(ps_doc *doc, uint32_t root_num, uint32_t **out, size_t *nout)
 {
 	const ps_section *secs;
 	uint32_t lin, *d;
