@@ -127,7 +127,7 @@
  *     takes (PS_OBJ_MAX, input.h) is refused by name.
  * 12. The plaintext is summed.  Just before the engine encrypts a stream
  *     (run_batch, careful_job), the sum of its plaintext (rwcheck.c
- *     ps_rewrite_sum) goes with the job into its row of rw->offs; the
+ *     ps_rwcheck_sum) goes with the job into its row of rw->offs; the
  *     self-check then requires every stream of the output to decrypt to
  *     bytes of that sum, and every summed stream to be there (rwcheck.c
  *     note 8).  Else a stream whose middle blocks went wrong here would
@@ -444,7 +444,7 @@ static void sum_job(const struct rw *rw, struct rw_job *j)
 	const ps_sec_job *s = &j->job;
 	size_t pad = s->len ? s->buf[s->len - 1] : 0;
 
-	j->sum = ps_rewrite_sum(rw->cpu, s->buf, pad <= s->len ? s->len - pad : 0);
+	j->sum = ps_rwcheck_sum(rw->cpu, s->buf, pad <= s->len ? s->len - pad : 0);
 	j->summed = 1;
 	if (ps_fault_corrupt("plaintext") && s->len > 16)
 		s->buf[0] ^= 1; /* a test build's way to show the self-check catching it */
@@ -1137,7 +1137,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o,
 	                   .sums = rw.offs.v,
 	                   .nsums = nsorted,
 	                   .pool = rw.pool};
-	if ((rc = ps_rewrite_check(doc, &chk)) < 0)
+	if ((rc = ps_rwcheck_run(doc, &chk)) < 0)
 		goto out;
 	if (to_fd)
 		rc = ps_outfile_copy_out(ctx, &rw.of, o->output_fd);

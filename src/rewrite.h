@@ -18,7 +18,7 @@ typedef struct ps_rwoff {
 	uint16_t gen;
 	uint8_t summed;           /* its stream data was encrypted: SUM is its plaintext's */
 	int64_t off;
-	uint64_t sum;             /* ps_rewrite_sum of the stream's plaintext (rwcheck.c note 8) */
+	uint64_t sum;             /* ps_rwcheck_sum of the stream's plaintext (rwcheck.c note 8) */
 } ps_rwoff;
 /* One row per object written, in file order, then sorted by number. */
 typedef struct ps_rwoffs {
@@ -77,10 +77,10 @@ typedef struct ps_rwcheck {
  * C->dropped plus C->enc_num and its own xref stream, its page tree the
  * input's, its streams' plaintexts the sums'.  0, or PDFSTAMP_E_FORMAT if
  * the input is damaged, else PDFSTAMP_E_INTERNAL (rwcheck.c note 2). */
-int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c);
+int ps_rwcheck_run(ps_doc *doc, const ps_rwcheck *c);
 /* A 64-bit checksum of N bytes at P (rwcheck.c note 8): not cryptographic,
  * for catching the rewrite's own mistakes, 6-36 GB/s; CPU (ps_cpu_bits)
  * picks the kernel (PS_CPU_AVX2 or the baseline), not the result. */
-uint64_t ps_rewrite_sum(unsigned cpu, const uint8_t *p, size_t n);
+uint64_t ps_rwcheck_sum(unsigned cpu, const uint8_t *p, size_t n);
 
 #endif

@@ -80,7 +80,7 @@
  *     encrypts it (rewrite.c note 12; the rows SUMS), and here every
  *     stream the output's handler decrypts must give the same sum, and
  *     every summed stream must be met: else PDFSTAMP_E_INTERNAL.  The sum
- *     (ps_rewrite_sum) is not cryptographic -- it catches our mistakes, not
+ *     (ps_rwcheck_sum) is not cryptographic -- it catches our mistakes, not
  *     an attacker's, who has no hand in either side -- but any change of
  *     one 4-byte word is always seen (each step, and the lanes' final
  *     combination, is a bijection of the lane's state), and the length
@@ -88,7 +88,7 @@
  *     cache; in the rewrite, on a batch's bytes just before the engine
  *     reads them (for a batch larger than the cache, one more pass over
  *     memory, which the engine then finds cached).  32 lanes of 32 bits,
- *     eight to a vector (ps_rewrite_sum): the scalar sum of 4 lanes of 64
+ *     eight to a vector (ps_rwcheck_sum): the scalar sum of 4 lanes of 64
  *     bits it replaced ran at 5-10 GB/s and cost as much CPU as the
  *     encryption.  The sum costs its row 8 bytes more (24 for every
  *     object written).
@@ -123,7 +123,7 @@ static uint32_t sum_step(uint32_t v, uint32_t x)
 }
 
 /* Eight lanes at once (GCC's and clang's vector extensions), stepped in
- * ps_rewrite_sum by the arithmetic of sum_step, lane by lane. */
+ * ps_rwcheck_sum by the arithmetic of sum_step, lane by lane. */
 typedef uint32_t sum_vec __attribute__((vector_size(32)));
 
 /* The lanes' starting values (distinct: the high half of SUM_K3 plus
@@ -148,7 +148,7 @@ static const uint32_t sum_init[SUM_LANES] __attribute__((aligned(32))) = {
  * SUM_K3, and the total mixed by bijections.  The vector type is the
  * arithmetic of sum_step on eight lanes at a time, four vectors in
  * flight.  The body is built twice, for the baseline and for AVX2
- * (sum_avx2, where PS_X86_KERNELS), and ps_rewrite_sum picks by the
+ * (sum_avx2, where PS_X86_KERNELS), and ps_rwcheck_sum picks by the
  * caller's CPU bits: the same result either way, which
  * tests/check_rewrite.c checks of each against a lane-by-lane reference.
  * (Not GCC's target_clones: clang 14 emits its ifunc under another name
@@ -215,7 +215,7 @@ __attribute__((target("avx2"))) static uint64_t sum_avx2(const uint8_t *p, size_
 }
 #endif
 
-uint64_t ps_rewrite_sum(unsigned cpu, const uint8_t *p, size_t n)
+uint64_t ps_rwcheck_sum(unsigned cpu, const uint8_t *p, size_t n)
 {
 #ifdef PS_X86_KERNELS
 	if (cpu & PS_CPU_AVX2)
@@ -480,7 +480,7 @@ static int sum_check(ps_ctx *ctx, const struct chk *c, uint32_t num, const uint8
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
 		              "self-check: object %u has encrypted stream data that the rewrite "
 		              "did not encrypt", num);
-	if (ps_rewrite_sum(c->cpu, p, n) != row->sum)
+	if (ps_rwcheck_sum(c->cpu, p, n) != row->sum)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL,
 		              "self-check: the stream of object %u decrypts to other bytes than "
 		              "the rewrite encrypted", num);
@@ -805,7 +805,7 @@ out:
 	return rc;
 }
 
-int ps_rewrite_check(ps_doc *doc, const ps_rwcheck *c)
+int ps_rwcheck_run(ps_doc *doc, const ps_rwcheck *c)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT,

@@ -333,7 +333,7 @@ START_TEST(encrypt_plaintext)
 }
 END_TEST
 
-/* ps_rewrite_check of the output at PATH against IN, its segment buffers
+/* ps_rwcheck_run of the output at PATH against IN, its segment buffers
  * from POOL (NULL: its own). */
 static int check_pool(pdfstamp_doc *in, const char *path, const char *owner, size_t owner_len,
                       uint32_t enc, int jobs, const ps_rwoff *sums, size_t nsums, struct ps_segpool *pool)
@@ -349,7 +349,7 @@ static int check_pool(pdfstamp_doc *in, const char *path, const char *owner, siz
 	c.sums = sums;
 	c.nsums = nsums;
 	c.pool = pool;
-	return ps_rewrite_check(in, &c);
+	return ps_rwcheck_run(in, &c);
 }
 
 #define check_out(in, path, owner, owner_len, dropped, ndropped, enc, jobs, sums, nsums) \
@@ -457,7 +457,7 @@ START_TEST(self_check_compares_plaintext)
 		if (num != enc && o && o->kind == PS_STREAM && ps_sec_stream_encrypted(os.sec, o)) {
 			ck_assert_int_eq(ps_doc_stream_data(out, num, o, 0, &d), 0);
 			rows[nrows].summed = 1;
-			rows[nrows].sum = ps_rewrite_sum(ps_cpu_probe(), d.data, d.len);
+			rows[nrows].sum = ps_rwcheck_sum(ps_cpu_probe(), d.data, d.len);
 			streams++;
 		}
 		ps_buf_free(&d);
@@ -500,7 +500,7 @@ START_TEST(self_check_compares_plaintext)
 }
 END_TEST
 
-/* ps_rewrite_sum sees any one changed word, and the length (with this
+/* ps_rwcheck_sum sees any one changed word, and the length (with this
  * host's kernel; both kernels give the same sums: the next test). */
 START_TEST(rewrite_sum_sees_changes)
 {
@@ -513,14 +513,15 @@ START_TEST(rewrite_sum_sees_changes)
 	for (i = 0; i < sizeof b; i++)
 		b[i] = (uint8_t)(i * 37 + 11);
 	for (n = 0; n <= sizeof b; n += n < 40 ? 1 : 27) {
-		h = ps_rewrite_sum(cpu, b, n);
-		ck_assert(ps_rewrite_sum(cpu, b, n) == h);
+		h = ps_rwcheck_sum(cpu, b, n);
+		ck_assert(ps_rwcheck_sum(cpu, b, n) == h);
 		if (n < sizeof b)
-			ck_assert(ps_rewrite_sum(cpu, b, n + 1) != h);
+			ck_assert(ps_rwcheck_sum(cpu, b, n + 1) != h);
 		for (i = 0; i < n; i++)
 			for (bit = 0; bit < 8; bit += 7) {
 				b[i] ^= (uint8_t)(1u << bit);
-				ck_assert_msg(ps_rewrite_sum(cpu, b, n) != h, "n %zu, byte %zu, bit %d", n, i, bit);
+				ck_assert_msg(ps_rwcheck_sum(cpu, b, n) != h,
+				              "n %zu, byte %zu, bit %d", n, i, bit);
 				b[i] ^= (uint8_t)(1u << bit);
 			}
 	}
@@ -528,24 +529,24 @@ START_TEST(rewrite_sum_sees_changes)
 	 * and between lanes (words 0 and 1) */
 	for (i = 0; i < sizeof c; i++)
 		c[i] = (uint8_t)(i * 53 + 5);
-	h = ps_rewrite_sum(cpu, c, sizeof c);
+	h = ps_rwcheck_sum(cpu, c, sizeof c);
 	{
 		uint8_t t[4];
 		memcpy(t, c, 4);
 		memcpy(c, c + 128, 4);
 		memcpy(c + 128, t, 4);
-		ck_assert(ps_rewrite_sum(cpu, c, sizeof c) != h);
+		ck_assert(ps_rwcheck_sum(cpu, c, sizeof c) != h);
 		memcpy(c + 128, c, 4);
 		memcpy(c, t, 4);
 		memcpy(t, c, 4);
 		memcpy(c, c + 4, 4);
 		memcpy(c + 4, t, 4);
-		ck_assert(ps_rewrite_sum(cpu, c, sizeof c) != h);
+		ck_assert(ps_rwcheck_sum(cpu, c, sizeof c) != h);
 	}
 }
 END_TEST
 
-/* ps_rewrite_sum (vectors, built for AVX2 and the baseline: each kernel
+/* ps_rwcheck_sum (vectors, built for AVX2 and the baseline: each kernel
  * this host runs) against its definition computed lane by lane here
  * (rwcheck.c note 8): 32 lanes of 32 bits, word i of a 128-byte block to
  * lane i, a partial block's words to lanes 0, 1, ..., a partial word
@@ -601,10 +602,12 @@ START_TEST(rewrite_sum_matches_definition)
 		unsigned cpu = kernels[k];
 		for (n = 0; n <= 1100; n++)
 			for (a = 0; a < 32; a += n < 300 ? 1 : 13)
-				ck_assert_msg(ps_rewrite_sum(cpu, b + a, n) == sum_reference(b + a, n),
+				ck_assert_msg(ps_rwcheck_sum(cpu, b + a, n) ==
+				              sum_reference(b + a, n),
 				              "kernel %#x: %zu bytes at +%zu", cpu, n, a);
 		for (i = 0; i < sizeof longer / sizeof *longer; i++)
-			ck_assert_msg(ps_rewrite_sum(cpu, b + 1, longer[i]) == sum_reference(b + 1, longer[i]),
+			ck_assert_msg(ps_rwcheck_sum(cpu, b + 1, longer[i]) ==
+			              sum_reference(b + 1, longer[i]),
 			              "kernel %#x: %zu bytes", cpu, longer[i]);
 	}
 	free(b);
