@@ -6,7 +6,7 @@
  * DESIGN NOTES
  *
  * Place: above doc.c (objects as of a revision: ps_doc_load_as_of,
- * ps_xref_as_of) and policy.c (the signatures: ps_doc_sig_fields; the one
+ * ps_xref_as_of) and policy.c (the signatures: ps_policy_sig_fields; the one
  * rule table: pdfstamp_policy_allows) and auditsig.c (the signatures of
  * note 2 and objects as of a revision; struct audit is in audit.h);
  * below nothing but the CLI.  It only reads.
@@ -18,7 +18,7 @@
  *     walk over both.  An entry is "added" when the object was not in use
  *     as of SEC + 1, "modified" when it was, "freed" for a free entry of an
  *     object that was in use.
- *  2. Signatures.  Every signature field with a value (ps_doc_sig_fields,
+ *  2. Signatures.  Every signature field with a value (ps_policy_sig_fields,
  *     the walk `info` and the writers use).  The revision a signature
  *     covers is read from its /ByteRange [0 a b c]: the signed bytes end
  *     at b + c, and they cover revision SEC exactly when the bytes before
@@ -1882,7 +1882,7 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 		r->revisions[i].offset = s->off;
 		r->revisions[i].xref = s->kind;
 	}
-	if ((rc = ps_doc_sig_fields(doc, &docmdp, &incomplete, ps_audit_add_sig, &a)) < 0)
+	if ((rc = ps_policy_sig_fields(doc, &docmdp, &incomplete, ps_audit_add_sig, &a)) < 0)
 		goto out;
 	if (incomplete) {
 		rc = ps_err(a.ctx, PDFSTAMP_E_UNSUPPORTED,

@@ -139,7 +139,7 @@ struct ps_doc_security {
 	uint32_t encrypt_num;         /* the /Encrypt dictionary's number if indirect, else 0 */
 	int authenticated;            /* 0 not yet, 1 with the user password, 2 with the owner's */
 	int64_t perms;                /* once authenticated: the effective permissions (read by
-	                                 policy.c's ps_doc_permits and info.c only) */
+	                                 policy.c's ps_policy_permits and info.c only) */
 	int password_given;           /* pdfstamp_doc_auth had a password, but the file is not
 	                                 encrypted (writers refuse to write in clear then) */
 };

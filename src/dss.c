@@ -76,7 +76,7 @@
  *     decoded bytes of the hex string, the zero padding after the CMS
  *     included (as PDFBox and iText compute it; /Contents is never
  *     encrypted, 7.6.2, so the string doc.c hands us is those bytes).  The
- *     signatures are policy.c's list (ps_doc_signatures); a signature
+ *     signatures are policy.c's list (ps_policy_signatures); a signature
  *     dictionary that is direct in its field has no number to look up
  *     and is skipped with a warning.  An item of this run belongs to a
  *     signature when (closure, repeated until nothing changes):
@@ -1044,7 +1044,7 @@ static int vri_read(struct dss *d, struct pdfstamp_info *info)
 	ps_obj *dss = NULL, *vri = NULL;
 	int k, m, rc;
 
-	if ((rc = ps_doc_signatures(d->doc, info)) < 0 || (rc = cur_dss(d, &dss)) < 0 ||
+	if ((rc = ps_policy_signatures(d->doc, info)) < 0 || (rc = cur_dss(d, &dss)) < 0 ||
 	    (rc = cur(d, ps_dict_get(dss, "VRI"), PS_DICT, &vri)) < 0)
 		return rc;
 	for (k = 0; k < info->nsigs; k++) {
@@ -1206,7 +1206,7 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o,
 	}
 out:
 	if (info)
-		free(info->sigs); /* ps_doc_signatures' list */
+		free(info->sigs); /* ps_policy_signatures' list */
 	free(info);
 	ps_update_free(&d.up);
 	ps_dss_items_free(&s);

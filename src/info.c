@@ -7,7 +7,7 @@
  *
  *  1. Place: above doc.c (the cross-reference chain, the security state,
  *     lookups, the catalog and page tree: ps_doc_catalog, ps_doc_pages) and
- *     policy.c (the signatures and DocMDP levels: ps_doc_signatures).  It is
+ *     policy.c (the signatures and DocMDP levels: ps_policy_signatures).  It is
  *     not part of doc.c because the signatures are policy, and policy.c
  *     sits above doc.c: the report is the one reader of both.
  *  2. Of an encrypted document that is not authenticated only what needs
@@ -87,7 +87,7 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 	if ((rc = ps_doc_catalog(doc, PS_CATALOG_DICT, &root, NULL)) < 0 ||
 	    (rc = ps_doc_pages(doc, &pages, NULL, &info->pages)) < 0)
 		return rc;
-	if ((rc = ps_doc_signatures(doc, info)) < 0)
+	if ((rc = ps_policy_signatures(doc, info)) < 0)
 		return rc;
 done:
 	info->bytes_read = ps_doc_bytes_read(doc);

@@ -26,7 +26,7 @@
  *     library writes bit 10 as 1 as well (pdfstamp_parse_permissions).
  *     The effective permissions (doc->perms) are set by pdfstamp_doc_auth
  *     from /P checked against /Perms (Algorithm 13, 7.6.4.4.12); they are
- *     read only here (ps_doc_permits, ps_doc_kept_p) and by
+ *     read only here (ps_policy_permits, ps_policy_kept_p) and by
  *     pdfstamp_doc_info, which reports them.  The owner password grants
  *     every permission (7.6.4.1), a plaintext document too.
  *     Which operation needs which bit:
@@ -96,7 +96,7 @@
  *     note 6) is refused (PDFSTAMP_E_USAGE; ps_update_begin does the same
  *     for incremental updates): it is only a prefix of the file.
  *  The signature audit (audit.c) reads the same list and levels (through
- *  ps_doc_signatures) and the same table; there is no second way to them.
+ *  ps_policy_signatures) and the same table; there is no second way to them.
  */
 #include "config.h"
 
@@ -171,7 +171,7 @@ int pdfstamp_parse_permissions(pdfstamp_ctx *ctx, const char *list, int64_t *p)
 	return 0;
 }
 
-int ps_doc_permits(const ps_doc *doc, int bit)
+int ps_policy_permits(const ps_doc *doc, int bit)
 {
 	struct ps_doc_security ds;
 
@@ -183,7 +183,7 @@ int ps_doc_permits(const ps_doc *doc, int bit)
 	return (int)(((uint64_t)ds.perms >> (bit - 1)) & 1);
 }
 
-int64_t ps_doc_kept_p(const ps_doc *doc)
+int64_t ps_policy_kept_p(const ps_doc *doc)
 {
 	struct ps_doc_security ds;
 
@@ -241,7 +241,8 @@ static void name_push(ps_ctx *ctx, ps_buf *path, const ps_obj *t)
 
 /* The walk of note 2: a hostile tree is bounded (*incomplete, or an
  * error past 100,000 fields), never followed without limit. */
-int ps_doc_sig_fields(ps_doc *doc, int *docmdp_out, int *incomplete, ps_sig_field_fn fn, void *ud)
+int ps_policy_sig_fields(ps_doc *doc, int *docmdp_out, int *incomplete, ps_sig_field_fn fn,
+                         void *ud)
 {
 	ps_obj *root = NULL, *acro = NULL, *fields = NULL, *perms = NULL, *docmdp, *cert = NULL;
 	uint32_t docmdp_num = 0;
@@ -362,11 +363,11 @@ static int add_sig_info(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uin
 	return 0;
 }
 
-int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info)
+int ps_policy_signatures(ps_doc *doc, struct pdfstamp_info *info)
 {
 	struct { ps_doc *doc; struct pdfstamp_info *info; } w = {doc, info};
 
-	return ps_doc_sig_fields(doc, &info->docmdp, &info->sigs_incomplete, add_sig_info, &w);
+	return ps_policy_sig_fields(doc, &info->docmdp, &info->sigs_incomplete, add_sig_info, &w);
 }
 
 /* ---- the rule table (note 3) --------------------------------------------- */
@@ -424,7 +425,7 @@ int ps_policy_rewrite(ps_doc *doc, unsigned flags)
 		            "refusing to rewrite it", (long long)damaged);
 		goto out;
 	}
-	if ((rc = ps_doc_signatures(doc, info)) < 0)
+	if ((rc = ps_policy_signatures(doc, info)) < 0)
 		goto out;
 	if ((rc = ps_doc_catalog(doc, PS_CATALOG_ANY, &root, NULL)) < 0 ||
 	    (rc = ps_doc_resolve(doc, ps_dict_get(root, "AcroForm"), &acro)) < 0 ||
@@ -441,7 +442,7 @@ int ps_policy_rewrite(ps_doc *doc, unsigned flags)
 		        "rewriting a signed document: its %d signature(s) will no longer validate",
 		        info->nsigs);
 out:
-	free(info->sigs); /* ps_doc_signatures' list (info.c, above, owns pdfstamp_info_clear) */
+	free(info->sigs); /* ps_policy_signatures' list (info.c, above, owns pdfstamp_info_clear) */
 	free(info);
 	return rc;
 }

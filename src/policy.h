@@ -23,17 +23,17 @@
  * for one opened with the owner password, else bit BIT of the effective
  * permissions (pdfstamp_doc_auth); 0 for an encrypted document that is not
  * authenticated.  The only reader of doc->perms but pdfstamp_doc_info. */
-int ps_doc_permits(const ps_doc *doc, int bit);
+int ps_policy_permits(const ps_doc *doc, int bit);
 /* The /P a full rewrite keeps when no new permissions are asked for: the
  * effective permissions of an encrypted input, every permission (-4) for a
  * plaintext one. */
-int64_t ps_doc_kept_p(const ps_doc *doc);
+int64_t ps_policy_kept_p(const ps_doc *doc);
 
 /* Appends the signatures found through /AcroForm to info->sigs and sets
  * info->docmdp and info->sigs_incomplete (design note 2). */
-int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info);
+int ps_policy_signatures(ps_doc *doc, struct pdfstamp_info *info);
 
-/* The walk behind ps_doc_signatures (and pdfstamp_audit): calls FN for
+/* The walk behind ps_policy_signatures (and pdfstamp_audit): calls FN for
  * every signature field with a signature dictionary as /V, in field tree
  * order, with the field, the signature (both borrowed), the signature's
  * object number (0 if direct), its DocMDP level (0 approval) and the
@@ -43,7 +43,7 @@ int ps_doc_signatures(ps_doc *doc, struct pdfstamp_info *info);
  * the walk. */
 typedef int (*ps_sig_field_fn)(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum,
                                int level, const char *name);
-int ps_doc_sig_fields(ps_doc *doc, int *docmdp, int *incomplete, ps_sig_field_fn fn, void *ud);
+int ps_policy_sig_fields(ps_doc *doc, int *docmdp, int *incomplete, ps_sig_field_fn fn, void *ud);
 
 /* What an incremental update is about to add (ps_policy_check). */
 enum ps_update_kind {

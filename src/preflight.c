@@ -110,7 +110,7 @@ int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 
 	{
 		int bit = kind == PS_UPDATE_ANNOTATION ? PS_PERM_ANNOTATE : PS_PERM_MODIFY;
-		if (!ps_doc_permits(doc, bit))
+		if (!ps_policy_permits(doc, bit))
 			return ps_err(ctx, PDFSTAMP_E_PERM,
 			              "the document does not permit %s (permission bit %d is "
 			              "clear); the owner password is needed",
@@ -120,7 +120,7 @@ int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 	info = calloc(1, sizeof *info);
 	if (!info)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	if ((rc = ps_doc_signatures(doc, info)) < 0)
+	if ((rc = ps_policy_signatures(doc, info)) < 0)
 		goto out;
 	/* The certification, from /Root /Perms /DocMDP (12.8.4.1), wherever its
 	 * field is in the tree. */
@@ -163,7 +163,7 @@ int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
 			        change == PDFSTAMP_CHANGE_ANNOTATION ? "annotations" : "metadata");
 	}
 out:
-	free(info->sigs); /* ps_doc_signatures' list (info.c, above, owns pdfstamp_info_clear) */
+	free(info->sigs); /* ps_policy_signatures' list (info.c, above, owns pdfstamp_info_clear) */
 	free(info);
 	return rc;
 }

@@ -1033,7 +1033,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o,
 	}
 	/* new key and security parameters (Alg. 8, 9, 10) */
 	if ((rc = ps_sec_new_r6(ctx, o->user_password, o->user_len, o->owner_password, o->owner_len,
-	                        o->set_permissions ? o->permissions : ps_doc_kept_p(doc),
+	                        o->set_permissions ? o->permissions : ps_policy_kept_p(doc),
 	                        ps_sec_encrypt_metadata(rw.ds.sec), &rw.nsec)) < 0)
 		goto out;
 	if ((rc = ps_random(ctx, id, sizeof id)) < 0 || (rc = ps_doc_header_version(doc, ver)) < 0)

@@ -193,7 +193,7 @@ START_TEST(parse_bad_names)
 }
 END_TEST
 
-/* ---- ps_doc_permits --------------------------------------------------------------- */
+/* ---- ps_policy_permits --------------------------------------------------------------- */
 
 /* The basic document, encrypted to ENCPATH with permissions LIST. */
 static void make_encrypted(const char *list)
@@ -225,8 +225,8 @@ START_TEST(permits_plaintext)
 	pg_save_table(&p, "", dir, "in.pdf");
 	open_path(path);
 	for (bit = 1; bit <= 32; bit++)
-		ck_assert_int_eq(ps_doc_permits(doc, bit), 1);
-	ck_assert_int_eq(ps_doc_kept_p(doc), -4);
+		ck_assert_int_eq(ps_policy_permits(doc, bit), 1);
+	ck_assert_int_eq(ps_policy_kept_p(doc), -4);
 }
 END_TEST
 
@@ -239,23 +239,23 @@ START_TEST(permits_user)
 	ck_assert_int_eq(pdfstamp_parse_permissions(ctx, "print,fill-forms", &want), 0);
 	/* not authenticated: nothing */
 	for (bit = 1; bit <= 32; bit++)
-		ck_assert_int_eq(ps_doc_permits(doc, bit), 0);
+		ck_assert_int_eq(ps_policy_permits(doc, bit), 0);
 	ck_assert_int_eq(pdfstamp_doc_auth(doc, USER_PW, strlen(USER_PW), 0), 0);
 	ck_assert_int_eq(auth_as(), 1);
-	ck_assert_int_eq(ps_doc_permits(doc, PS_PERM_PRINT), 1);
-	ck_assert_int_eq(ps_doc_permits(doc, PS_PERM_FILL_FORMS), 1);
-	ck_assert_int_eq(ps_doc_permits(doc, PS_PERM_EXTRACT), 1); /* always written as 1 */
-	ck_assert_int_eq(ps_doc_permits(doc, PS_PERM_MODIFY), 0);
-	ck_assert_int_eq(ps_doc_permits(doc, PS_PERM_COPY), 0);
-	ck_assert_int_eq(ps_doc_permits(doc, PS_PERM_ANNOTATE), 0);
-	ck_assert_int_eq(ps_doc_permits(doc, PS_PERM_ASSEMBLE), 0);
-	ck_assert_int_eq(ps_doc_permits(doc, PS_PERM_PRINT_HIGH), 0);
-	ck_assert_int_eq(ps_doc_permits(doc, 1), 0);
-	ck_assert_int_eq(ps_doc_permits(doc, 2), 0);
-	ck_assert_int_eq(ps_doc_permits(doc, 32), 1);
-	ck_assert_int_eq(ps_doc_permits(doc, 0), 0);
-	ck_assert_int_eq(ps_doc_permits(doc, 33), 0);
-	ck_assert_int_eq(ps_doc_kept_p(doc), want);
+	ck_assert_int_eq(ps_policy_permits(doc, PS_PERM_PRINT), 1);
+	ck_assert_int_eq(ps_policy_permits(doc, PS_PERM_FILL_FORMS), 1);
+	ck_assert_int_eq(ps_policy_permits(doc, PS_PERM_EXTRACT), 1); /* always written as 1 */
+	ck_assert_int_eq(ps_policy_permits(doc, PS_PERM_MODIFY), 0);
+	ck_assert_int_eq(ps_policy_permits(doc, PS_PERM_COPY), 0);
+	ck_assert_int_eq(ps_policy_permits(doc, PS_PERM_ANNOTATE), 0);
+	ck_assert_int_eq(ps_policy_permits(doc, PS_PERM_ASSEMBLE), 0);
+	ck_assert_int_eq(ps_policy_permits(doc, PS_PERM_PRINT_HIGH), 0);
+	ck_assert_int_eq(ps_policy_permits(doc, 1), 0);
+	ck_assert_int_eq(ps_policy_permits(doc, 2), 0);
+	ck_assert_int_eq(ps_policy_permits(doc, 32), 1);
+	ck_assert_int_eq(ps_policy_permits(doc, 0), 0);
+	ck_assert_int_eq(ps_policy_permits(doc, 33), 0);
+	ck_assert_int_eq(ps_policy_kept_p(doc), want);
 }
 END_TEST
 
@@ -268,10 +268,10 @@ START_TEST(permits_owner)
 	ck_assert_int_eq(pdfstamp_doc_auth(doc, OWNER_PW, strlen(OWNER_PW), 0), 0);
 	ck_assert_int_eq(auth_as(), 2);
 	for (bit = 1; bit <= 32; bit++)
-		ck_assert_int_eq(ps_doc_permits(doc, bit), 1);
+		ck_assert_int_eq(ps_policy_permits(doc, bit), 1);
 	/* a rewrite keeps the file's /P, not the owner's rights */
 	ck_assert_int_eq(pdfstamp_parse_permissions(ctx, "none", &want), 0);
-	ck_assert_int_eq(ps_doc_kept_p(doc), want);
+	ck_assert_int_eq(ps_policy_kept_p(doc), want);
 }
 END_TEST
 
@@ -481,7 +481,7 @@ START_TEST(signatures_listed)
 	pg_obj(&p, 11, 0, "%s", sig);
 	pg_save_table(&p, "", dir, "in.pdf");
 	open_path(path);
-	ck_assert_int_eq(ps_doc_signatures(doc, &info), 0);
+	ck_assert_int_eq(ps_policy_signatures(doc, &info), 0);
 	ck_assert_int_eq(info.nsigs, 2);
 	ck_assert_int_eq(info.docmdp, 3);
 	ck_assert_int_eq(info.sigs_incomplete, 0);

@@ -802,7 +802,7 @@ static void pdfsig_case(const char *src, const char *pw)
 	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, path, 0), 0);
 	if (pw)
 		ck_assert_int_eq(pdfstamp_doc_auth(doc, pw, strlen(pw), 0), 0);
-	ck_assert_int_eq(ps_doc_sig_fields(doc, &docmdp, &incomplete, first_sig_fn, &fs), 0);
+	ck_assert_int_eq(ps_policy_sig_fields(doc, &docmdp, &incomplete, first_sig_fn, &fs), 0);
 	ck_assert_uint_ne(fs.num, 0);
 	check_path(path, pw, fs.num, &r);
 	ck_assert_msg(r.parsed == 1 && r.digest_ok == 1 && r.signature_ok == 1 && r.timestamp == 0,
