@@ -1423,7 +1423,7 @@ int ps_doc_asof_charge(ps_doc *doc, int64_t n)
 /* Permissions (issue 11): /P is not authenticated, /Perms is (it is
  * encrypted under the file key, Algorithm 10).  So after authentication
  * doc->perms holds the effective permissions, which every decision reads
- * (ps_policy_check, rotate's "keep permissions", info); sec.c's
+ * (ps_preflight_update, rotate's "keep permissions", info); sec.c's
  * ps_sec_auth decides them, with FORCE as the public header says. */
 int pdfstamp_doc_auth(pdfstamp_doc *doc, const char *password, size_t len, unsigned flags)
 {

@@ -1140,7 +1140,7 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o,
 	d.ctx = ctx;
 	if ((rc = ps_update_begin(doc, w, &d.up)) < 0)
 		goto out;
-	if ((rc = ps_policy_check(doc, PS_UPDATE_DSS)) < 0)
+	if ((rc = ps_preflight_update(doc, PS_UPDATE_DSS)) < 0)
 		goto out;
 	if ((rc = ps_doc_catalog(doc, PS_CATALOG_INDIRECT, &root, &d.root_ref)) < 0)
 		goto out;

@@ -253,7 +253,7 @@ int pdfstamp_meta(pdfstamp_doc *doc, const struct pdfstamp_meta_opts *o,
 	ps_time_iso(&when, iso);
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
-	if ((rc = ps_policy_check(doc, PS_UPDATE_METADATA)) < 0)
+	if ((rc = ps_preflight_update(doc, PS_UPDATE_METADATA)) < 0)
 		goto out;
 	iref = ps_dict_get(ps_xref_trailer(ps_doc_xref(doc)), "Info");
 	if ((rc = ps_doc_resolve(doc, iref, &info)) < 0)

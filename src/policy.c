@@ -86,7 +86,7 @@
  *     permits it.  FieldMDP locks (12.8.2.4; the field's /Lock, 12.7.5.5)
  *     forbid /V changes of the locked fields on top of the table (audit.c).
  *     The table is the one rule of both pdfstamp_audit and the pre-flight.
- *  3b. Before an incremental update: ps_policy_check, in preflight.c (it
+ *  3b. Before an incremental update: ps_preflight_update, in preflight.c (it
  *     also asks audit.c, which is above this file).
  *  4. Before a full rewrite (ps_policy_rewrite): any signature, or
  *     /AcroForm /SigFlags with bit 2 AppendOnly set (Table 224, Table 225),

@@ -45,7 +45,7 @@ typedef int (*ps_sig_field_fn)(void *ud, ps_obj *field, uint32_t fnum, ps_obj *s
                                int level, const char *name);
 int ps_policy_sig_fields(ps_doc *doc, int *docmdp, int *incomplete, ps_sig_field_fn fn, void *ud);
 
-/* What an incremental update is about to add (ps_policy_check). */
+/* What an incremental update is about to add (ps_preflight_update). */
 enum ps_update_kind {
 	PS_UPDATE_METADATA = 0,       /* meta: /Info and the XMP packet: P bit 4 */
 	PS_UPDATE_ANNOTATION = 1,     /* stamp: an annotation: P bit 6 */
@@ -57,7 +57,7 @@ enum ps_update_kind {
  * `audit` would call a violation) forbid, or whose signature policy cannot
  * be known; warns where signatures will be reported as modified (design
  * notes 3 and 3b).  PS_UPDATE_DSS is allowed under every DocMDP level. */
-int ps_policy_check(ps_doc *doc, enum ps_update_kind kind);
+int ps_preflight_update(ps_doc *doc, enum ps_update_kind kind);
 /* The pre-flight of a full rewrite (rotate, encrypt): refuses a signed or
  * AppendOnly document unless FLAGS has PDFSTAMP_REWRITE_FORCE, and then
  * warns that the signatures will no longer validate (design note 4). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * preflight.c - the writers' pre-flight: may this incremental update be
- * written to this document (ps_policy_check; policy.h)?
+ * written to this document (ps_preflight_update; policy.h)?
  *
  * DESIGN NOTES
  *
@@ -97,7 +97,7 @@ out:
 	return rc;
 }
 
-int ps_policy_check(ps_doc *doc, enum ps_update_kind kind)
+int ps_preflight_update(ps_doc *doc, enum ps_update_kind kind)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct pdfstamp_info *info;

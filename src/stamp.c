@@ -1060,7 +1060,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	}
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
-	if ((rc = ps_policy_check(doc, PS_UPDATE_ANNOTATION)) < 0 ||
+	if ((rc = ps_preflight_update(doc, PS_UPDATE_ANNOTATION)) < 0 ||
 	    (rc = ps_doc_pages(doc, NULL, NULL, &npages)) < 0)
 		goto out;
 	if (npages == 0) {

@@ -281,22 +281,22 @@ START_TEST(check_permission_bits)
 {
 	make_encrypted("print,modify");
 	ck_assert_int_eq(pdfstamp_doc_auth(doc, USER_PW, strlen(USER_PW), 0), 0);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
 	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "the document does not permit adding annotations (permission "
 	                 "bit 6 is clear); the owner password is needed");
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), 0);
 
 	make_encrypted("print,annotate");
 	ck_assert_int_eq(pdfstamp_doc_auth(doc, USER_PW, strlen(USER_PW), 0), 0);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), 0);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_ANNOTATION), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
 	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "the document does not permit modifying it (permission bit 4 "
 	                 "is clear); the owner password is needed");
 
 	/* the owner password lifts both */
 	ck_assert_int_eq(pdfstamp_doc_auth(doc, OWNER_PW, strlen(OWNER_PW), 0), 0);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), 0);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_ANNOTATION), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), 0);
 	ck_assert_int_eq(nwarn, 0);
 }
 END_TEST
@@ -332,14 +332,14 @@ static void certified(int level)
 START_TEST(docmdp_p1)
 {
 	certified(1);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
 	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "the document is certified with DocMDP P=1 (no changes allowed); "
 	                 "adding annotations breaks the certification");
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
 	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "the document is certified with DocMDP P=1 (no changes allowed); "
 	                 "changing metadata breaks the certification");
 	/* a DSS is not a change under any level (ISO 32000-2 Table 257, /P) */
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_DSS), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_DSS), 0);
 	ck_assert_int_eq(nwarn, 0);
 }
 END_TEST
@@ -347,14 +347,14 @@ END_TEST
 START_TEST(docmdp_p2)
 {
 	certified(2);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
 	ck_assert(has_msg("DocMDP P=2 (form filling and signing only); adding annotations breaks the certification"));
 	ck_assert_int_eq(nwarn, 0);
 	/* metadata is not among Table 257's permitted changes (issue 15: the
 	 * pre-flight refuses what `audit` calls a violation) */
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
 	ck_assert(has_msg("changing metadata breaks the certification"));
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_DSS), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_DSS), 0);
 	ck_assert_int_eq(nwarn, 0);
 }
 END_TEST
@@ -362,12 +362,12 @@ END_TEST
 START_TEST(docmdp_p3)
 {
 	certified(3);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_ANNOTATION), 0);
 	ck_assert_int_eq(nwarn, 1);
 	ck_assert(strstr(lastwarn, "DocMDP P=3") != NULL);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
 	ck_assert(has_msg("DocMDP P=3"));
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_DSS), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_DSS), 0);
 	ck_assert_int_eq(nwarn, 1);
 }
 END_TEST
@@ -383,14 +383,14 @@ START_TEST(docmdp_default_and_range)
 	for (i = 0; i < sizeof params / sizeof params[0]; i++) {
 		snprintf(ref, sizeof ref, DOCMDP_REF, params[i]);
 		make_signed(ref, 1, 1);
-		ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
+		ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
 		ck_assert_msg(has_msg("DocMDP P=2"), "%s: %s", params[i], pdfstamp_ctx_errmsg(ctx));
 	}
 	/* a certification without any DocMDP reference: P=2 as well */
 	make_signed("", 1, 0);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_PERM);
 	ck_assert(has_msg("DocMDP P=2"));
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
 	/* and its field's signature is that certification, not an approval */
 	make_signed("", 1, 1);
 	{
@@ -400,8 +400,8 @@ START_TEST(docmdp_default_and_range)
 		ck_assert_int_eq(info.sigs[0].docmdp, 2);
 		pdfstamp_info_clear(&info);
 	}
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_DSS), 0);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_DSS), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
 }
 END_TEST
 
@@ -413,11 +413,11 @@ START_TEST(docmdp_perms_only)
 
 	snprintf(ref, sizeof ref, DOCMDP_REF, "/P 1");
 	make_signed(ref, 1, 0);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
 	ck_assert(has_msg("DocMDP P=1"));
 	/* and a DocMDP signature in the field tree counts without /Perms */
 	make_signed(ref, 0, 1);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), PDFSTAMP_E_PERM);
 	ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "signature object 8 is DocMDP P=1 (no changes allowed); "
 	                 "changing metadata breaks it");
 }
@@ -426,11 +426,11 @@ END_TEST
 START_TEST(approval_signature)
 {
 	make_signed("", 0, 1);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_ANNOTATION), 0);
 	ck_assert_int_eq(nwarn, 1);
 	ck_assert_str_eq(lastwarn, "signature object 8 stays valid (its bytes are untouched), but strict validators "
 	                 "report added annotations as a modification");
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), 0);
 	ck_assert_int_eq(nwarn, 2);
 	ck_assert(strstr(lastwarn, "report added metadata as a modification") != NULL);
 }
@@ -448,20 +448,20 @@ START_TEST(unknown_policy)
 	pg_obj(&p, 30, 0, "<</T(leaf)/FT/Tx>>");
 	pg_save_table(&p, "", dir, "in.pdf");
 	open_path(path);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_METADATA), PDFSTAMP_E_UNSUPPORTED);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_METADATA), PDFSTAMP_E_UNSUPPORTED);
 	ck_assert(has_msg("nested too deeply"));
 	/* /Perms /DocMDP that is not a signature dictionary */
 	basic(&p, "/Perms<</DocMDP 7 0 R>>");
 	pg_obj(&p, 7, 0, "42");
 	pg_save_table(&p, "", dir, "in.pdf");
 	open_path(path);
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_UNSUPPORTED);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_ANNOTATION), PDFSTAMP_E_UNSUPPORTED);
 	/* a field tree with a cycle */
 	basic(&p, "/AcroForm<</Fields[7 0 R]>>");
 	pg_obj(&p, 7, 0, "<</T(a)/Kids[7 0 R 7 0 R]>>");
 	pg_save_table(&p, "", dir, "in.pdf");
 	open_path(path);
-	ck_assert_int_lt(ps_policy_check(doc, PS_UPDATE_METADATA), 0);
+	ck_assert_int_lt(ps_preflight_update(doc, PS_UPDATE_METADATA), 0);
 }
 END_TEST
 
@@ -493,7 +493,7 @@ START_TEST(signatures_listed)
 	ck_assert_str_eq(info.sigs[1].subfilter, "ETSI.CAdES.detached");
 	pdfstamp_info_clear(&info);
 	/* P=3 and an approval signature: both warned about, nothing refused */
-	ck_assert_int_eq(ps_policy_check(doc, PS_UPDATE_ANNOTATION), 0);
+	ck_assert_int_eq(ps_preflight_update(doc, PS_UPDATE_ANNOTATION), 0);
 	ck_assert_int_eq(nwarn, 2);
 }
 END_TEST
