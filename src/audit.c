@@ -187,7 +187,7 @@ static int worse(int a, int b)
 
 static int push_u32(ps_ctx *ctx, uint32_t **v, size_t *n, uint32_t x)
 {
-	if (ps_array_grow((void **)v, *n, sizeof **v) < 0)
+	if (ps_vec_grow((void **)v, *n, sizeof **v) < 0)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	(*v)[(*n)++] = x;
 	return 0;
@@ -231,7 +231,7 @@ static int add_role(struct audit *a, const ps_obj *ref, int kind)
 {
 	if (!ref || ref->kind != PS_REF || a->nroles >= 1000000)
 		return 0;
-	if (ps_array_grow((void **)&a->roles, a->nroles, sizeof *a->roles) < 0)
+	if (ps_vec_grow((void **)&a->roles, a->nroles, sizeof *a->roles) < 0)
 		return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	a->roles[a->nroles].num = ref->u.ref.num;
 	a->roles[a->nroles++].kind = kind;
@@ -918,7 +918,7 @@ static int record(struct audit *a, struct chg *c)
 	if (++a->nchanges > MAX_CHANGES)
 		return ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED,
 		              "more than %d changes after the first signature", MAX_CHANGES);
-	if (ps_array_grow((void **)&rv->changes, (size_t)rv->nchanges, sizeof *ch) < 0)
+	if (ps_vec_grow((void **)&rv->changes, (size_t)rv->nchanges, sizeof *ch) < 0)
 		return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	ch = &rv->changes[rv->nchanges++];
 	memset(ch, 0, sizeof *ch);
@@ -1644,7 +1644,7 @@ static int count_entry(struct audit *a, uint32_t num, const ps_xent *x)
 		return 0;
 	if (x->type == 1) {
 		struct rev *r = &a->revs[s];
-		if (ps_array_grow((void **)&r->listed, r->nlisted, sizeof *r->listed) < 0)
+		if (ps_vec_grow((void **)&r->listed, r->nlisted, sizeof *r->listed) < 0)
 			return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		r->listed[r->nlisted].off = x->off;
 		r->listed[r->nlisted].num = num;

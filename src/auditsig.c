@@ -163,7 +163,7 @@ static int add_policy(struct audit *a, struct sigrec *g, const ps_obj *ref)
 {
 	if (!ref || ref->kind != PS_REF)
 		return 0;
-	return ps_array_grow((void **)&g->policy, g->npolicy, sizeof *g->policy) < 0
+	return ps_vec_grow((void **)&g->policy, g->npolicy, sizeof *g->policy) < 0
 	               ? ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory")
 	               : (g->policy[g->npolicy++] = ref->u.ref.num, 0);
 }
@@ -349,8 +349,8 @@ int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32
 	size_t k;
 
 	(void)level; /* the newest revision's: read again as of the signed one */
-	if (ps_array_grow((void **)&a->r->sigs, (size_t)a->r->nsigs, sizeof *s) < 0 ||
-	    ps_array_grow((void **)&a->sigs, (size_t)a->r->nsigs, sizeof *g) < 0)
+	if (ps_vec_grow((void **)&a->r->sigs, (size_t)a->r->nsigs, sizeof *s) < 0 ||
+	    ps_vec_grow((void **)&a->sigs, (size_t)a->r->nsigs, sizeof *g) < 0)
 		return ps_err(a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	s = &a->r->sigs[a->r->nsigs];
 	g = &a->sigs[a->r->nsigs];

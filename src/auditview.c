@@ -116,7 +116,7 @@ static int mark(struct walk *w, const ps_obj *ref, int role)
 		return ps_err(w->a->ctx, PDFSTAMP_E_UNSUPPORTED,
 		              "the signed revision has too many objects to audit "
 		              "(more than %zu roles)", MAX_VIEW_ROLES);
-	if (ps_array_grow((void **)&w->v->e, w->v->n, sizeof *w->v->e) < 0)
+	if (ps_vec_grow((void **)&w->v->e, w->v->n, sizeof *w->v->e) < 0)
 		return ps_err(w->a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	e = &w->v->e[w->v->n++];
 	e->num = ref->u.ref.num;
@@ -318,7 +318,7 @@ static int walk_pages(struct walk *w, const ps_obj *root)
 		return 0;
 	if ((rc = mark(w, root, VR_PAGES)) < 0)
 		return rc;
-	if (ps_array_grow((void **)&stack, sp, sizeof *stack) < 0)
+	if (ps_vec_grow((void **)&stack, sp, sizeof *stack) < 0)
 		return ps_err(w->a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	stack[sp++] = root->u.ref.num;
 	while (sp > 0 && rc == 0) {
@@ -350,7 +350,7 @@ static int walk_pages(struct walk *w, const ps_obj *root)
 					continue;
 				if ((rc = mark(w, k, VR_PAGE)) < 0)
 					break;
-				if (ps_array_grow((void **)&stack, sp, sizeof *stack) < 0) {
+				if (ps_vec_grow((void **)&stack, sp, sizeof *stack) < 0) {
 					rc = ps_err(w->a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 					break;
 				}
@@ -391,7 +391,7 @@ static int walk_fields(struct walk *w, const ps_obj *acro)
 		const ps_obj *f = x->u.arr.items[i];
 		if (f->kind != PS_REF)
 			continue;
-		if (ps_array_grow((void **)&st, sp, sizeof *st) < 0) {
+		if (ps_vec_grow((void **)&st, sp, sizeof *st) < 0) {
 			rc = ps_err(w->a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 			goto out;
 		}
@@ -439,7 +439,7 @@ static int walk_fields(struct walk *w, const ps_obj *acro)
 				const ps_obj *k = kids->u.arr.items[i];
 				if (k->kind != PS_REF)
 					continue;
-				if (ps_array_grow((void **)&st, sp, sizeof *st) < 0) {
+				if (ps_vec_grow((void **)&st, sp, sizeof *st) < 0) {
 					rc = ps_err(w->a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 					break;
 				}
@@ -591,7 +591,7 @@ static int scan_one(void *arg, uint32_t num, const uint32_t *refs, size_t n, int
 	for (i = 0; i < n; i++) {
 		if (refs[i] >= g->bound)
 			continue;
-		if (ps_array_grow((void **)&g->edge, g->nedge, sizeof *g->edge) < 0)
+		if (ps_vec_grow((void **)&g->edge, g->nedge, sizeof *g->edge) < 0)
 			return ps_err(g->a->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		g->edge[g->nedge++] = refs[i];
 	}

@@ -16,7 +16,7 @@
 
 #include "ps.h"
 
-/* Bulk buffers (ps_bulk_alloc).  Where memory is fresh, its first touch
+/* Bulk buffers (ps_buf_bulk_alloc).  Where memory is fresh, its first touch
  * dominates a streaming pass: on the 2-vCPU VMs of the benchmarks
  * (bench/results, 2026-12-02) a 4 KB page costs ~15 us when a program
  * first writes it and ~6 us more when the kernel first copies into it (a
@@ -61,7 +61,7 @@ static void merge_runs(const char *src, char *dst, size_t elem, const size_t *rb
 	}
 }
 
-/* What ps_bulk_alloc(N) gives: N, or whole huge pages; 0 on overflow. */
+/* What ps_buf_bulk_alloc(N) gives: N, or whole huge pages; 0 on overflow. */
 static size_t bulk_size(size_t n)
 {
 	if (n < BULK_MIN)
@@ -71,7 +71,7 @@ static size_t bulk_size(size_t n)
 	return (n + BULK_PAGE - 1) & ~(BULK_PAGE - 1);
 }
 
-void *ps_bulk_alloc(size_t n)
+void *ps_buf_bulk_alloc(size_t n)
 {
 	void *p;
 
@@ -87,7 +87,7 @@ void *ps_bulk_alloc(size_t n)
 	return p;
 }
 
-void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *))
+void ps_vec_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *))
 {
 	size_t rb0[SORT_STACK_RUNS + 1], *rb = rb0, nr = 1, i, k;
 	char *a = base, *t, *src, *dst;
@@ -98,7 +98,7 @@ void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const v
 		nr += cmp(a + (i - 1) * elem, a + i * elem) > 0;
 	if (nr == 1)
 		return;
-	if (n > SIZE_MAX / elem || !(t = ps_bulk_alloc(n * elem)))
+	if (n > SIZE_MAX / elem || !(t = ps_buf_bulk_alloc(n * elem)))
 		goto fallback;
 	if (nr > SORT_STACK_RUNS && !(rb = malloc((nr + 1) * sizeof *rb))) {
 		free(t);
@@ -136,7 +136,7 @@ fallback:
 	qsort(base, n, elem, cmp);
 }
 
-int ps_array_grow(void **p, size_t n, size_t elem)
+int ps_vec_grow(void **p, size_t n, size_t elem)
 {
 	size_t ncap;
 	void *np;
@@ -154,14 +154,14 @@ int ps_array_grow(void **p, size_t n, size_t elem)
 	return 0;
 }
 
-int ps_array_adopt(void **p, const void *src, size_t n, size_t elem)
+int ps_vec_adopt(void **p, const void *src, size_t n, size_t elem)
 {
 	size_t cap = 4;
 
 	*p = NULL;
 	if (n == 0)
 		return 0;
-	/* the capacity ps_array_grow would have reached for N elements */
+	/* the capacity ps_vec_grow would have reached for N elements */
 	while (cap < n) {
 		if (cap > SIZE_MAX / 2)
 			return -1;
@@ -198,7 +198,7 @@ int ps_buf_reserve(ps_buf *b, size_t extra)
 	if (ncap >= BULK_MIN && !(ncap = bulk_size(ncap)))
 		goto fail;
 	if (b->secret || ncap >= BULK_MIN) { /* a fresh buffer: wiped, or in bulk (note) */
-		p = ps_bulk_alloc(ncap);
+		p = ps_buf_bulk_alloc(ncap);
 		if (!p)
 			goto fail;
 		if (b->len)

@@ -737,7 +737,7 @@ static int each_collect(void *arg, uint32_t num)
 {
 	struct each *st = arg;
 
-	if (ps_array_grow((void **)&st->refs, st->n, sizeof *st->refs) < 0)
+	if (ps_vec_grow((void **)&st->refs, st->n, sizeof *st->refs) < 0)
 		return ps_err(st->doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	st->refs[st->n++] = num;
 	return 0;
@@ -894,7 +894,7 @@ int ps_doc_refs_as_of(ps_doc *doc, int sec, ps_refs_fn fn, void *arg)
 			continue;
 		a = x.type == 1 ? &plain : &comp;
 		n = x.type == 1 ? &np : &nc;
-		if (ps_array_grow((void **)a, *n, sizeof **a) < 0) {
+		if (ps_vec_grow((void **)a, *n, sizeof **a) < 0) {
 			free(plain);
 			free(comp);
 			return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");

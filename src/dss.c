@@ -247,7 +247,7 @@ static int parse_basic_ocsp(const uint8_t *p, const uint8_t *end, ps_dss_item *i
 			return -1;
 		p = send; /* nextUpdate, singleExtensions: not needed */
 		if (it->nids < MAX_CERTIDS) {
-			if (ps_array_grow((void **)&it->ids, it->nids, sizeof *it->ids) < 0) {
+			if (ps_vec_grow((void **)&it->ids, it->nids, sizeof *it->ids) < 0) {
 				*why = NULL;
 				return -1;
 			}
@@ -417,7 +417,7 @@ static int add_der(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, siz
 		}
 	}
 	it.der = malloc(n ? n : 1);
-	if (!it.der || ps_array_grow((void **)&s->v, s->n, sizeof *s->v) < 0) {
+	if (!it.der || ps_vec_grow((void **)&s->v, s->n, sizeof *s->v) < 0) {
 		free(it.der);
 		free(it.ids);
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");

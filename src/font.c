@@ -693,7 +693,7 @@ static int use_glyph(ps_font *f, uint32_t gid, const uint32_t *text, size_t nt)
 			else
 				hi = mid;
 		}
-		if (ps_array_grow((void **)&f->glyphs, f->nglyphs, sizeof *f->glyphs) < 0)
+		if (ps_vec_grow((void **)&f->glyphs, f->nglyphs, sizeof *f->glyphs) < 0)
 			return ps_err(f->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		memmove(&f->glyphs[lo + 1], &f->glyphs[lo], (f->nglyphs - lo) * sizeof *f->glyphs);
 		f->nglyphs++;
@@ -804,7 +804,7 @@ static int itemize(ps_ctx *ctx, const uint32_t *cp, size_t n, const FriBidiLevel
 			r[nr - 1].len++;
 			continue;
 		}
-		if (ps_array_grow((void **)&r, nr, sizeof *r) < 0) {
+		if (ps_vec_grow((void **)&r, nr, sizeof *r) < 0) {
 			free(r);
 			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		}

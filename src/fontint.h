@@ -29,7 +29,7 @@ struct ps_font {
 	hb_font_t *font;        /* scaled to font units */
 	unsigned upem;
 	int cff;                /* CFF outlines (else glyf) */
-	ps_font_glyph *glyphs;  /* sorted by gid; capacity implied (ps_array_grow) */
+	ps_font_glyph *glyphs;  /* sorted by gid; capacity implied (ps_vec_grow) */
 	size_t nglyphs;
 	char *psname;
 	uint32_t embedded_num;  /* the object of ps_font_embed, 0 before */

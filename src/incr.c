@@ -192,7 +192,7 @@ static void note_refs(ps_update *up, const ps_obj *o, int depth, int *oom)
 	switch (o->kind) {
 	case PS_REF:
 		if (o->u.ref.num >= up->first_num && o->u.ref.num <= PS_MAX_OBJNUM) {
-			if (ps_array_grow((void **)&up->skip, up->nskip, sizeof *up->skip) < 0) {
+			if (ps_vec_grow((void **)&up->skip, up->nskip, sizeof *up->skip) < 0) {
 				*oom = 1;
 				return;
 			}
@@ -778,7 +778,7 @@ int ps_result_add_object(ps_ctx *ctx, struct pdfstamp_result *res, uint32_t num)
 {
 	if (!res)
 		return 0;
-	if (ps_array_grow((void **)&res->objects, (size_t)res->nobjects, sizeof *res->objects) < 0)
+	if (ps_vec_grow((void **)&res->objects, (size_t)res->nobjects, sizeof *res->objects) < 0)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	res->objects[res->nobjects++] = num;
 	return 0;

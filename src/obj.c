@@ -395,7 +395,7 @@ static ps_obj *arena_extra(ps_arena *a, ps_kind kind, size_t n, char **extra)
 int ps_arena_adopt(ps_arena *a, ps_obj *o, void **p, const void *src, size_t n, size_t elem)
 {
 	if (!a)
-		return ps_array_adopt(p, src, n, elem);
+		return ps_vec_adopt(p, src, n, elem);
 	*p = NULL;
 	if (n == 0)
 		return 0;
@@ -433,7 +433,7 @@ ps_obj *ps_arena_str(ps_arena *a, const void *p, size_t n, int hex)
 }
 
 /* Before the items or entries of O grow: an OBJ_ABUF buffer P of N
- * elements copied out to malloc (the capacity ps_array_grow implies).
+ * elements copied out to malloc (the capacity ps_vec_grow implies).
  * 0 or -1 on OOM (O unchanged). */
 static int abuf_out(ps_obj *o, void **p, size_t n, size_t elem)
 {
@@ -441,7 +441,7 @@ static int abuf_out(ps_obj *o, void **p, size_t n, size_t elem)
 
 	if (!(o->flags & OBJ_ABUF))
 		return 0;
-	if (ps_array_adopt(&np, *p, n, elem) < 0)
+	if (ps_vec_adopt(&np, *p, n, elem) < 0)
 		return -1;
 	*p = np;
 	o->flags &= ~OBJ_ABUF;
@@ -646,8 +646,7 @@ int ps_array_push(ps_obj *arr, ps_obj *item)
 	}
 	if (abuf_out(arr, (void **)&arr->u.arr.items, arr->u.arr.len,
 	             sizeof *arr->u.arr.items) < 0 ||
-	    ps_array_grow((void **)&arr->u.arr.items, arr->u.arr.len,
-	                  sizeof *arr->u.arr.items) < 0) {
+	    ps_vec_grow((void **)&arr->u.arr.items, arr->u.arr.len, sizeof *arr->u.arr.items) < 0) {
 		ps_obj_free(item);
 		return PDFSTAMP_E_NOMEM;
 	}
@@ -655,7 +654,7 @@ int ps_array_push(ps_obj *arr, ps_obj *item)
 	return 0;
 }
 
-/* The allocation stays as it was: ps_array_grow's capacity for a shorter
+/* The allocation stays as it was: ps_vec_grow's capacity for a shorter
  * array is never larger, so later pushes still fit. */
 int ps_array_del(ps_obj *arr, size_t i)
 {
@@ -683,7 +682,7 @@ static ps_obj *dict_of(const ps_obj *o)
 int ps_dict_append_take(ps_obj *d, char *key, ps_obj *val)
 {
 	if (abuf_out(d, (void **)&d->u.dict.ents, d->u.dict.len, sizeof *d->u.dict.ents) < 0 ||
-	    ps_array_grow((void **)&d->u.dict.ents, d->u.dict.len, sizeof *d->u.dict.ents) < 0) {
+	    ps_vec_grow((void **)&d->u.dict.ents, d->u.dict.len, sizeof *d->u.dict.ents) < 0) {
 		ps_dict_key_free(key);
 		ps_obj_free(val);
 		return PDFSTAMP_E_NOMEM;

@@ -49,7 +49,7 @@ struct ps_obj {
 			size_t len;
 		} name;
 		struct {
-			ps_obj **items;     /* capacity implied by len (ps_array_grow) */
+			ps_obj **items;     /* capacity implied by len (ps_vec_grow) */
 			size_t len;
 		} arr;
 		struct {
@@ -117,7 +117,7 @@ void ps_arena_free(ps_arena *a);
  * the caller writes the bytes to u.name.p, the NUL at u.name.p[len] and
  * sets u.name.len <= N); a real like ps_new_real's that keeps the token
  * TEXT[0..N) for verbatim output; ps_new_str's string; and
- * ps_array_adopt's copy of SRC[0..N) for the items or entries of an
+ * ps_vec_adopt's copy of SRC[0..N) for the items or entries of an
  * object made so (ps_arena_adopt: 0 or -1 on OOM; *P NULL for N == 0). */
 ps_obj *ps_arena_obj(ps_arena *a, ps_kind kind);
 ps_obj *ps_arena_name_room(ps_arena *a, size_t n);

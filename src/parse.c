@@ -51,7 +51,7 @@
  *     too); runs of ordinary bytes and hex digit pairs are taken a run at
  *     a time; the items of an array or dictionary are collected on the
  *     stack (STACK_ITEMS, so at most PS_MAX_DEPTH such frames) and handed
- *     over in one allocation of the capacity ps_array_grow implies; the
+ *     over in one allocation of the capacity ps_vec_grow implies; the
  *     overflow checks of integers begin after 18 digits, which always
  *     fit.
  */
@@ -687,7 +687,7 @@ static int parse_hex(const pstate *st, size_t *pos, ps_obj **out)
 
 /* Items of an array (entries of a dictionary) are collected on the stack
  * first and given to the object in one allocation of the size
- * ps_array_grow implies (ps_array_adopt), instead of a malloc and
+ * ps_vec_grow implies (ps_vec_adopt), instead of a malloc and
  * reallocs per object; a longer one continues with ps_array_push.  The
  * recursion is bounded by PS_MAX_DEPTH, and so is the stack used. */
 #define STACK_ITEMS 16

@@ -353,7 +353,7 @@ static int add_sig_info(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uin
 	(void)field;
 	(void)fnum;
 	(void)name;
-	if (ps_array_grow((void **)&info->sigs, (size_t)info->nsigs, sizeof *si) < 0)
+	if (ps_vec_grow((void **)&info->sigs, (size_t)info->nsigs, sizeof *si) < 0)
 		return ps_err(ps_doc_ctx(w->doc), PDFSTAMP_E_NOMEM, "out of memory");
 	si = &info->sigs[info->nsigs++];
 	memset(si, 0, sizeof *si);

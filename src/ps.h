@@ -150,25 +150,25 @@ uint8_t *ps_buf_detach(ps_buf *b, size_t *len);
  * elements that holds N now, doubling its capacity at powers of two (the
  * capacity is implied by N: the owner stores only the count).  0 or -1
  * (*P unchanged) when out of memory or on overflow. */
-int ps_array_grow(void **p, size_t n, size_t elem);
-/* Sets *P to a new array with the capacity ps_array_grow implies for N
+int ps_vec_grow(void **p, size_t n, size_t elem);
+/* Sets *P to a new array with the capacity ps_vec_grow implies for N
  * elements and copies the N ELEM-byte elements of SRC into it (*P = NULL
  * for N == 0): an array built elsewhere (the parser's stack) in one
- * malloc, that ps_array_grow can grow later.  0 or -1 (OOM, overflow). */
-int ps_array_adopt(void **p, const void *src, size_t n, size_t elem);
+ * malloc, that ps_vec_grow can grow later.  0 or -1 (OOM, overflow). */
+int ps_vec_adopt(void **p, const void *src, size_t n, size_t elem);
 /* qsort(BASE, N, ELEM, CMP) (not stable), but O(N log R) comparisons for
  * an array of R runs already in order (buf.c; one pass when R is 1; no
  * memory for the merge: qsort): the tables of a whole file (objects by
  * offset, by number) come in a few runs, as most writers emit objects in
  * number order. */
-void ps_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *));
+void ps_vec_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *));
 /* N bytes for data passing through in bulk (the sequential reader's
  * segments, an xref stream's bytes): from N >= 1 MB on, whole 2 MB pages
  * (N rounded up), aligned and marked for transparent huge pages (madvise
  * MADV_HUGEPAGE; a hint, ignored where the kernel has none), so that
  * filling it costs a fault per 2 MB rather than per 4 KB page (buf.c
  * note).  Freed with free(); NULL when out of memory. */
-void *ps_bulk_alloc(size_t n);
+void *ps_buf_bulk_alloc(size_t n);
 
 /* Big-endian fields of binary formats (font tables, PNG and JPEG headers);
  * the caller has checked that the bytes are there. */

@@ -37,7 +37,7 @@
 int ps_rwoffs_init(ps_ctx *ctx, ps_rwoffs *t, size_t cap)
 {
 	memset(t, 0, sizeof *t);
-	if (!(t->v = ps_bulk_alloc((cap ? cap : 1) * sizeof *t->v))) /* in bulk: buf.c */
+	if (!(t->v = ps_buf_bulk_alloc((cap ? cap : 1) * sizeof *t->v))) /* in bulk: buf.c */
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	t->cap = cap;
 	return 0;
@@ -82,7 +82,7 @@ int ps_rwoffs_sort(ps_ctx *ctx, ps_rwoffs *t)
 {
 	size_t i;
 
-	ps_sort(t->v, t->n, sizeof *t->v, cmp_off);
+	ps_vec_sort(t->v, t->n, sizeof *t->v, cmp_off);
 	for (i = 1; i < t->n; i++)
 		if (t->v[i].num == t->v[i - 1].num)
 			return ps_err(ctx, PDFSTAMP_E_INTERNAL, "object %u is written twice",

@@ -24,7 +24,7 @@
  *     back when its last reference goes (ps_seq_seg_release), so a long file is
  *     read into the same few buffers (no page faults, no mmap/munmap per
  *     segment), each on two huge pages where the kernel has them
- *     (ps_bulk_alloc, buf.c: their first fill is then two faults, not
+ *     (ps_buf_bulk_alloc, buf.c: their first fill is then two faults, not
  *     1,024).  A buffer is taken from the pool only when none is free, so
  *     the pool never holds more buffers than were live at once: it raises
  *     no peak.  The pool is a list threaded through the free buffers
@@ -110,7 +110,7 @@ int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool,
 	} else if ((r->pool = calloc(1, sizeof *r->pool)) != NULL) {
 		r->pool->refs = 1;
 	}
-	if (!r->pool || !(r->it = ps_bulk_alloc(cap * sizeof *r->it)))
+	if (!r->pool || !(r->it = ps_buf_bulk_alloc(cap * sizeof *r->it)))
 		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
 	for (num = ps_xref_next(x, 0); num != 0 && r->n < cap; num = ps_xref_next(x, num)) {
 		const ps_xent *e = ps_xref_get(x, num);
@@ -119,7 +119,7 @@ int ps_seq_open(ps_seqread *r, ps_doc *doc, struct ps_segpool *pool,
 		r->it[r->n].off = e->off;
 		r->it[r->n++].num = num;
 	}
-	ps_sort(r->it, r->n, sizeof *r->it, cmp_item);
+	ps_vec_sort(r->it, r->n, sizeof *r->it, cmp_item);
 	return 0;
 }
 

@@ -267,7 +267,7 @@ static int collect_page(ps_doc *doc, ps_obj *ref, ps_obj *dict, const inherit *i
 	memset(&pg, 0, sizeof pg);
 	if ((rc = make_page(ctx, ref, dict, in, &pg)) < 0 || (rc = page_annots(doc, &pg)) < 0)
 		return rc;
-	if (ps_array_grow((void **)&pl->v, pl->n, sizeof *pl->v) < 0)
+	if (ps_vec_grow((void **)&pl->v, pl->n, sizeof *pl->v) < 0)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	pl->v[pl->n++] = pg;
 	return 0;
@@ -643,7 +643,7 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 			return 0;
 		}
 	}
-	if (ps_array_grow((void **)&j->aps, j->naps, sizeof *j->aps) < 0)
+	if (ps_vec_grow((void **)&j->aps, j->naps, sizeof *j->aps) < 0)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	/* the shared objects, once per update */
 	if (j->text && !j->font_num && (rc = ps_font_embed(j->font, up, &j->font_num)) < 0)

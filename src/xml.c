@@ -153,7 +153,7 @@ static int parse_start_tag(ps_ctx *ctx, xdoc *d, size_t *pos, int cur, int *self
 	xelem *e;
 	int idx;
 
-	if (ps_array_grow((void **)&d->el, d->nel, sizeof *d->el))
+	if (ps_vec_grow((void **)&d->el, d->nel, sizeof *d->el))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	idx = (int)d->nel;
 	e = &d->el[d->nel++];
@@ -190,7 +190,7 @@ static int parse_start_tag(ps_ctx *ctx, xdoc *d, size_t *pos, int cur, int *self
 		}
 		if (ws == p)
 			return ps_xml_bad(ctx, "attributes not separated by white space", p);
-		if (ps_array_grow((void **)&d->at, d->nat, sizeof *d->at))
+		if (ps_vec_grow((void **)&d->at, d->nat, sizeof *d->at))
 			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		a = &d->at[d->nat++];
 		memset(a, 0, sizeof *a);
@@ -257,7 +257,7 @@ static int parse_start_tag(ps_ctx *ctx, xdoc *d, size_t *pos, int cur, int *self
 		a->is_decl = 1;
 		if (d->ndc >= XML_MAX_DECLS)
 			return ps_xml_bad(ctx, "too many namespace declarations", a->q0);
-		if (ps_array_grow((void **)&d->dc, d->ndc, sizeof *d->dc))
+		if (ps_vec_grow((void **)&d->dc, d->ndc, sizeof *d->dc))
 			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		x = &d->dc[d->ndc++];
 		x->p0 = qn > 5 ? a->q0 + 6 : a->q0;

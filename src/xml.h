@@ -51,7 +51,7 @@ typedef struct xdoc {
 	const uint8_t *s;
 	size_t n;
 	xelem *el;
-	size_t nel;             /* arrays grown by ps_array_grow */
+	size_t nel;             /* arrays grown by ps_vec_grow */
 	xattr *at;
 	size_t nat;
 	xdecl *dc;

@@ -182,7 +182,7 @@ static int add_splice(editor *ed, size_t off, size_t len, size_t t0)
 {
 	splice *s;
 
-	if (ps_array_grow((void **)&ed->sp, ed->nsp, sizeof *ed->sp))
+	if (ps_vec_grow((void **)&ed->sp, ed->nsp, sizeof *ed->sp))
 		return ps_err(ed->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	s = &ed->sp[ed->nsp];
 	s->off = off;
@@ -304,7 +304,7 @@ static int ensure_prefix(editor *ed, int e, const char *uri, const char *pref, c
 		if (ps_xml_lookup(d, ed->pd, ed->npd, e, (const uint8_t *)out, strlen(out), &u,
 		                  &ul))
 			continue;
-		if (ps_array_grow((void **)&ed->pd, ed->npd, sizeof *ed->pd))
+		if (ps_vec_grow((void **)&ed->pd, ed->npd, sizeof *ed->pd))
 			return ps_err(ed->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		p = &ed->pd[ed->npd++];
 		p->elem = e;
@@ -556,7 +556,7 @@ static int update_prop(editor *ed, const prop *pr, const char *value)
 		                  value);
 		if (rc)
 			return rc;
-		if (ps_array_grow((void **)&ed->ne, ed->nne, sizeof *ed->ne))
+		if (ps_vec_grow((void **)&ed->ne, ed->nne, sizeof *ed->ne))
 			return ps_err(ed->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		ed->ne[ed->nne].desc = tg;
 		ed->ne[ed->nne].t0 = t0;

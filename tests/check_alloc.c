@@ -297,7 +297,7 @@ char *__wrap_strdup(const char *s)
 	return p;
 }
 
-/* ps_bulk_alloc's (buf.c): the reader's segment buffers. */
+/* ps_buf_bulk_alloc's (buf.c): the reader's segment buffers. */
 int __wrap_posix_memalign(void **out, size_t align, size_t n)
 {
 	long seq;

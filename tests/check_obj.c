@@ -944,7 +944,7 @@ static void check_ser(ps_obj *o, const char *want)
 	ps_obj_free(o);
 }
 
-/* ps_sort (buf.c) against qsort: arrays of 0 to 70,000 elements made of
+/* ps_vec_sort (buf.c) against qsort: arrays of 0 to 70,000 elements made of
  * 1 to 5,000 ascending runs (ties and descending steps included), for
  * two element sizes; past 64 runs their starts are kept on the heap, and
  * 70,000 16-byte elements merge through a buffer in bulk (over 1 MB). */
@@ -995,9 +995,9 @@ START_TEST(test_sort_runs)
 			}
 			memcpy(b, a, n * sizeof *a);
 			memcpy(v, u, n * sizeof *u);
-			ps_sort(a, n, sizeof *a, cmp_sort16);
+			ps_vec_sort(a, n, sizeof *a, cmp_sort16);
 			qsort(b, n, sizeof *b, cmp_sort16);
-			ps_sort(u, n, sizeof *u, cmp_sortu32);
+			ps_vec_sort(u, n, sizeof *u, cmp_sortu32);
 			qsort(v, n, sizeof *v, cmp_sortu32);
 			ck_assert_msg(memcmp(a, b, n * sizeof *a) == 0, "%zu elements, %zu runs", n, nr);
 			ck_assert_msg(memcmp(u, v, n * sizeof *u) == 0, "%zu words, %zu runs", n, nr);
@@ -1037,7 +1037,7 @@ START_TEST(test_fast_paths)
 		snprintf(want + wn, sizeof want - wn, "]");
 		o = P(in);
 		ck_assert_uint_eq(ps_array_len(o), n);
-		/* the capacity given is the one ps_array_grow assumes: push, del */
+		/* the capacity given is the one ps_vec_grow assumes: push, del */
 		ck_assert_int_eq(ps_array_push(o, ps_new_int(99)), 0);
 		ck_assert_int_eq(ps_array_del(o, n), 0);
 		s = ser(o);
