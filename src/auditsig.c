@@ -608,7 +608,7 @@ int pdfstamp_audit_extract(pdfstamp_doc *doc, int revision, const char *path, in
 		              revision);
 	if ((rc = ps_outfile_open(ctx, &of, path)) < 0)
 		return rc;
-	if ((rc = ps_copy_prefix(ctx, f.fd, of.fd, end)) == 0 &&
+	if ((rc = ps_io_copy_prefix(ctx, f.fd, of.fd, end)) == 0 &&
 	    (rc = ps_outfile_commit(ctx, &of, 0644, 0)) == 0 && length)
 		*length = end;
 	ps_outfile_free(&of);

@@ -1264,7 +1264,7 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot open: not a regular file (%s)",
-		            ps_file_kind(st.st_mode));
+		            ps_io_file_kind(st.st_mode));
 		goto fail;
 	}
 	if ((rc = fcntl(doc->fd, F_GETFL)) < 0 || fcntl(doc->fd, F_SETFL, rc & ~O_NONBLOCK) < 0) {

@@ -367,7 +367,7 @@ static int open_file(ps_font *f, const char *path, unsigned index, const uint32_
 	uint32_t miss;
 	int rc;
 
-	if ((rc = ps_read_file(f->ctx, path, PS_FONT_MAX_FILE, "the font", &d, &len)) < 0 ||
+	if ((rc = ps_io_read_file(f->ctx, path, PS_FONT_MAX_FILE, "the font", &d, &len)) < 0 ||
 	    (rc = load_face(f, d, len, index, path)) < 0)
 		return rc;
 	if ((miss = first_missing(f, cp, n)) != 0)

@@ -5,7 +5,7 @@
  *
  * DESIGN NOTES
  *
- * Input.  A regular file (io.c's ps_read_file: at most PS_IMAGE_MAX_FILE
+ * Input.  A regular file (io.c's ps_io_read_file: at most PS_IMAGE_MAX_FILE
  * bytes; one that cannot be opened, or a FIFO, directory or device, is
  * PDFSTAMP_E_USAGE naming the path) or the caller's bytes (same bound).
  * The format is sniffed from the first bytes: the PNG signature
@@ -407,7 +407,8 @@ int ps_image_load(ps_ctx *ctx, const char *path, const uint8_t *data, size_t len
 
 	*out = NULL;
 	if (path) {
-		if ((rc = ps_read_file(ctx, path, PS_IMAGE_MAX_FILE, "the image", &file, &len)) < 0)
+		rc = ps_io_read_file(ctx, path, PS_IMAGE_MAX_FILE, "the image", &file, &len);
+		if (rc < 0)
 			return rc;
 		data = file;
 	} else if (!data && len) {

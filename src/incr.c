@@ -38,7 +38,7 @@
  *     journal is unlinked without a directory fsync: the update is done,
  *     and only then reported.  Any failure up to the end of verify
  *     truncates back to L (ps_journal_rollback, through io.c's
- *     ps_truncate_fd).  A crash leaves the journal; the next writing
+ *     ps_io_truncate_fd).  A crash leaves the journal; the next writing
  *     open (PDFSTAMP_OPEN_WRITE, under its lock) or pdfstamp_recover
  *     rolls forward: if the journal is ours and the bytes after L are
  *     exactly the section it records, the update is kept and only the
@@ -125,7 +125,7 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 		              "give exactly one of an output file, an output descriptor and "
 		              "in-place mode");
 	if (w->flags & PDFSTAMP_WRITE_TO_FD) {
-		int rc = ps_check_out_fd(ctx, w->output_fd, f.fd);
+		int rc = ps_io_check_out_fd(ctx, w->output_fd, f.fd);
 		if (rc < 0)
 			return rc;
 	}
@@ -696,8 +696,8 @@ static int commit_to_new_file(ps_update *up, const char *output, int out_fd, con
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "the input changed size since it was opened");
 		goto out;
 	}
-	if ((rc = ps_copy_prefix(ctx, f.fd, of.fd, up->base_len)) < 0 ||
-	    (rc = ps_write_all(ctx, of.fd, sec->data, sec->len, up->base_len, "the output")) < 0)
+	if ((rc = ps_io_copy_prefix(ctx, f.fd, of.fd, up->base_len)) < 0 ||
+	    (rc = ps_io_write_all(ctx, of.fd, sec->data, sec->len, up->base_len, "the output")) < 0)
 		goto out;
 	ps_fault("after-write");
 	if ((rc = verify_output(up, ps_outfile_path(&of), xref_off)) < 0)
@@ -728,10 +728,10 @@ static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
 	if ((rc = ps_journal_write(ctx, &j, f.fd, &st, up->base_len, sec)) < 0)
 		goto out;
 	ps_fault("after-journal");
-	if ((rc = ps_write_all(ctx, f.fd, sec->data, sec->len, up->base_len, "the update")) < 0)
+	if ((rc = ps_io_write_all(ctx, f.fd, sec->data, sec->len, up->base_len, "the update")) < 0)
 		goto rollback;
 	ps_fault("after-write");
-	if ((rc = ps_sync_fd(ctx, f.fd, "the file")) < 0)
+	if ((rc = ps_io_sync_fd(ctx, f.fd, "the file")) < 0)
 		goto rollback;
 	/* Durable: from here a crash keeps the update (journal.c); only a
 	 * failed check below still undoes it, in this process. */

@@ -7,7 +7,7 @@
  * DESIGN NOTES
  *
  * Place: below the cross-reference reader (xref.c) and the document
- * (doc.c), above io.c (the one pread loop, ps_pread_full) and the parser.
+ * (doc.c), above io.c (the one pread loop, ps_io_pread_full) and the parser.
  * It knows the document only as a file descriptor, a size and the
  * bookkeeping of what was read; it never looks an object up, so xref.c can
  * use it while the index is being built.
@@ -135,7 +135,7 @@ int ps_doc_pread(ps_doc *doc, int64_t off, size_t len, ps_buf *out)
 	if (ps_buf_reserve(out, len + 1) < 0)
 		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory reading %zu bytes", len);
 	/* fewer than LEN bytes: the file shrank under us */
-	if ((rc = ps_pread_full(doc->ctx, doc->fd, out->data, len, off, &got, "read error")) < 0)
+	if ((rc = ps_io_pread_full(doc->ctx, doc->fd, out->data, len, off, &got, "read error")) < 0)
 		return rc;
 	out->len = got;
 	out->data[got] = 0; /* a terminator for the parser's convenience */

@@ -42,7 +42,7 @@
  * writer to the disk's pace; so ps_wstream makes these calls from a thread
  * of its own (one per writer, asleep in the kernel or waiting for the next
  * range; inline if it cannot be started), and the writer only posts the
- * end of what it has written.  Durability stays with ps_sync_fd (fsync)
+ * end of what it has written.  Durability stays with ps_io_sync_fd (fsync)
  * before the rename, exactly as without it; a writeback error is kept by
  * the kernel for the file (errseq) and reported by that fsync, or by a
  * data sync of the thread before it (next note), so the hint has no result
@@ -87,18 +87,18 @@
  * States: OPEN (fd valid) --commit--> COMMITTED, --abort--> ABORTED.
  *
  * Every write, fsync, ftruncate and rename of a document or output goes
- * through this file (ps_write_all, ps_sync_fd, ps_sync_dir, ps_truncate_fd,
+ * through this file (ps_io_write_all, ps_io_sync_fd, ps_io_sync_dir, ps_io_truncate_fd,
  * ps_outfile_commit; the journal, journal.c, writes and syncs with the same
  * calls), so the fault points of the test hook (ps_fault(), io.h) are here
  * too; the hook itself, tests/fault.c, is linked only into the test
  * programs (the installed library has src/nofault.c).  Fault points here:
- * "write" in ps_write_all (and ps_wstream's pwritev) and
- * ps_outfile_copy_out, "fsync" in ps_sync_fd,
+ * "write" in ps_io_write_all (and ps_wstream's pwritev) and
+ * ps_outfile_copy_out, "fsync" in ps_io_sync_fd,
  * "datasync" in the writeback thread's data syncs, "before-rename" and
  * "rename" in ps_outfile_commit; the writers add their phases
- * (after-journal, after-write, after-fsync); ps_truncate_fd has none (it
+ * (after-journal, after-write, after-fsync); ps_io_truncate_fd has none (it
  * is the rollback after a failed step), nor has writeback_start (a
- * hint, not a step: the fsync that follows is the point).  Reads: ps_pread_full is
+ * hint, not a step: the fsync that follows is the point).  Reads: ps_io_pread_full is
  * the library's one pread loop (EINTR retried, stops only at end of file).
  */
 #include "config.h"
@@ -120,8 +120,8 @@
 
 /* ---- reading ----------------------------------------------------------------- */
 
-int ps_pread_full(ps_ctx *ctx, int fd, void *p, size_t n, int64_t off, size_t *got, const char *fmt,
-                  ...)
+int ps_io_pread_full(ps_ctx *ctx, int fd, void *p, size_t n, int64_t off, size_t *got,
+                     const char *fmt, ...)
 {
 	uint8_t *b = p;
 	size_t done = 0;
@@ -148,15 +148,15 @@ int ps_pread_full(ps_ctx *ctx, int fd, void *p, size_t n, int64_t off, size_t *g
 	return 0;
 }
 
-const char *ps_file_kind(mode_t mode)
+const char *ps_io_file_kind(mode_t mode)
 {
 	return S_ISFIFO(mode) ? "a FIFO" : S_ISDIR(mode) ? "a directory" :
 	       S_ISCHR(mode) || S_ISBLK(mode) ? "a device" : S_ISREG(mode) ? "a regular file" :
 	       "a socket or other special file";
 }
 
-int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, uint8_t **out,
-                 size_t *len)
+int ps_io_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, uint8_t **out,
+                    size_t *len)
 {
 	struct stat st;
 	uint8_t *d;
@@ -178,7 +178,7 @@ int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, ui
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "%s %s is %s, not a regular file", what, path,
-		              ps_file_kind(st.st_mode));
+		              ps_io_file_kind(st.st_mode));
 	}
 	if ((uint64_t)st.st_size > max) {
 		close(fd);
@@ -189,8 +189,8 @@ int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, ui
 		close(fd);
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory reading %s %s", what, path);
 	}
-	rc = ps_pread_full(ctx, fd, d, (size_t)st.st_size, 0, &got, "cannot read %s %s", what,
-	                   path);
+	rc = ps_io_pread_full(ctx, fd, d, (size_t)st.st_size, 0, &got, "cannot read %s %s", what,
+	                      path);
 	close(fd);
 	if (rc < 0) {
 		free(d);
@@ -204,7 +204,7 @@ int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, ui
 /* ---- writing ----------------------------------------------------------------- */
 
 /* Copies the first LEN bytes of SRC to DST (both at offset 0). */
-int ps_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len)
+int ps_io_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len)
 {
 	loff_t in = 0, out = 0;
 	uint8_t *buf = NULL;
@@ -230,11 +230,11 @@ int ps_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len)
 		size_t k, want = (size_t)(len - in > (1 << 20) ? (1 << 20) : len - in);
 		if (!buf && !(buf = malloc(1 << 20)))
 			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-		if ((rc = ps_pread_full(ctx, src, buf, want, in, &k,
-		                        "cannot read the input")) == 0 && k < want)
+		if ((rc = ps_io_pread_full(ctx, src, buf, want, in, &k,
+		                           "cannot read the input")) == 0 && k < want)
 			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read the input: short file");
 		if (rc == 0)
-			rc = ps_write_all(ctx, dst, buf, k, out, "the output");
+			rc = ps_io_write_all(ctx, dst, buf, k, out, "the output");
 		if (rc < 0) {
 			free(buf);
 			return rc;
@@ -247,7 +247,7 @@ int ps_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len)
 }
 
 /* Writes the N pieces at IOV at OFF (changed: a short write moves them
- * on), retrying EINTR and short writes: ps_write_all and ps_wstream. */
+ * on), retrying EINTR and short writes: ps_io_write_all and ps_wstream. */
 static int writev_all(ps_ctx *ctx, int fd, struct iovec *iov, int n, int64_t off, const char *what)
 {
 	if (ps_fault("write")) {
@@ -284,14 +284,14 @@ static int writev_all(ps_ctx *ctx, int fd, struct iovec *iov, int n, int64_t off
 	}
 }
 
-int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what)
+int ps_io_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what)
 {
 	struct iovec iov = {(void *)p, n};
 
 	return writev_all(ctx, fd, &iov, 1, off, what);
 }
 
-int ps_sync_fd(ps_ctx *ctx, int fd, const char *what)
+int ps_io_sync_fd(ps_ctx *ctx, int fd, const char *what)
 {
 	errno = 0;
 	if (ps_fault("fsync") || fsync(fd) < 0)
@@ -302,7 +302,7 @@ int ps_sync_fd(ps_ctx *ctx, int fd, const char *what)
 
 /* Starts the writeback of bytes [OFF, OFF + LEN) of FD, already written,
  * without waiting for it (note "Early writeback"): a hint that makes
- * nothing durable, so it has no result; ps_sync_fd stays the one durability
+ * nothing durable, so it has no result; ps_io_sync_fd stays the one durability
  * point and reports any error the writeback meets.  Nothing where the
  * platform lacks sync_file_range. */
 static void writeback_start(int fd, int64_t off, int64_t len)
@@ -357,7 +357,7 @@ static int derr_msg(ps_ctx *ctx, int derr, const char *what)
  * it, since the fsync would not report that error again (errseq). */
 static int sync_after(ps_ctx *ctx, int fd, int derr, const char *what)
 {
-	return derr ? derr_msg(ctx, derr, what) : ps_sync_fd(ctx, fd, what);
+	return derr ? derr_msg(ctx, derr, what) : ps_io_sync_fd(ctx, fd, what);
 }
 
 static void *wback_main(void *arg)
@@ -501,7 +501,7 @@ int ps_wstream_put(ps_wstream *w, const void *p, size_t n)
 	if (n >= WS_DIRECT) {
 		if ((rc = ws_drain(w)) < 0)
 			return rc;
-		rc = ps_write_all(w->ctx, w->fd, p, n, w->off, w->what);
+		rc = ps_io_write_all(w->ctx, w->fd, p, n, w->off, w->what);
 		w->off += (int64_t)n;
 		return rc < 0 ? rc : ws_kick(w, 0);
 	}
@@ -592,7 +592,7 @@ void ps_wstream_free(ps_wstream *w)
 
 /* No fault point here: truncation is how a failed (or injected) step is
  * undone, and the sweep counts only the steps of the update itself. */
-int ps_truncate_fd(ps_ctx *ctx, int fd, int64_t len, const char *what)
+int ps_io_truncate_fd(ps_ctx *ctx, int fd, int64_t len, const char *what)
 {
 	int e;
 
@@ -604,7 +604,7 @@ int ps_truncate_fd(ps_ctx *ctx, int fd, int64_t len, const char *what)
 	return PDFSTAMP_E_IO;
 }
 
-int ps_sync_dir(ps_ctx *ctx, const char *dir)
+int ps_io_sync_dir(ps_ctx *ctx, const char *dir)
 {
 	int fd, rc = 0;
 
@@ -635,7 +635,7 @@ int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target)
 	if (lstat(target, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
 		return ps_err(ctx, PDFSTAMP_E_IO,
 		              "cannot write the output %s: not a regular file (%s; -o - writes "
-		              "standard output)", target, ps_file_kind(st.st_mode));
+		              "standard output)", target, ps_io_file_kind(st.st_mode));
 	of->target = strdup(target);
 	copy = strdup(target);
 	if (!of->target || !copy) {
@@ -714,7 +714,7 @@ int ps_outfile_open_inplace(ps_ctx *ctx, ps_outfile *of, const char *path, int f
 	return rc;
 }
 
-int ps_check_out_fd(ps_ctx *ctx, int out_fd, int in_fd)
+int ps_io_check_out_fd(ps_ctx *ctx, int out_fd, int in_fd)
 {
 	struct stat os, is;
 
@@ -788,8 +788,8 @@ int ps_outfile_copy_out(ps_ctx *ctx, ps_outfile *of, int out_fd)
 		size_t k, done = 0;
 		ssize_t w;
 
-		if ((rc = ps_pread_full(ctx, of->fd, buf, bufsz, off, &k,
-		                        "cannot read the temporary file in %s", of->dir)) < 0 ||
+		if ((rc = ps_io_pread_full(ctx, of->fd, buf, bufsz, off, &k,
+		                           "cannot read the temporary file in %s", of->dir)) < 0 ||
 		    k == 0)
 			break;
 		while (done < k) {
@@ -827,7 +827,7 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode, int synced)
 
 	if (of->to_fd)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "commit of an output without a path");
-	if (!synced && (rc = ps_sync_fd(ctx, of->fd, "the output")) < 0)
+	if (!synced && (rc = ps_io_sync_fd(ctx, of->fd, "the output")) < 0)
 		return rc;
 	/* Owner and group before the mode (chown may clear set-id bits).  Not
 	 * permitted (another user's file, a group we are not in): the new file
@@ -867,7 +867,7 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode, int synced)
 		              of->target, errno ? strerror(errno) : "injected fault");
 	of->named = 0; /* the name is the target's now */
 	of->committed = 1;
-	return ps_sync_dir(ctx, of->dir); /* nothing after the rename may allocate */
+	return ps_io_sync_dir(ctx, of->dir); /* nothing after the rename may allocate */
 }
 
 void ps_outfile_free(ps_outfile *of)

@@ -7,8 +7,8 @@
 
 /* ---- io.c: durable writes ------------------------------------------------------ */
 
-int ps_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what);
-int ps_sync_fd(ps_ctx *ctx, int fd, const char *what);
+int ps_io_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what);
+int ps_io_sync_fd(ps_ctx *ctx, int fd, const char *what);
 
 /* A new file written front to back from offset 0 (the full rewrite's
  * output): pieces are listed and written together, one pwritev per MB
@@ -17,7 +17,7 @@ int ps_sync_fd(ps_ctx *ctx, int fd, const char *what);
  * its own, which also calls fdatasync every 32 MB of it: io.c; an error
  * of those fails the next call that posts a range, or the sync).  OFF
  * counts the bytes put so far (the offset of the next byte).  Errors are
- * ps_write_all's.  ps_wstream_free before FD is closed. */
+ * ps_io_write_all's.  ps_wstream_free before FD is closed. */
 struct ps_wback;
 struct iovec;
 typedef struct ps_wstream {
@@ -43,7 +43,7 @@ int ps_wstream_put_ref(ps_wstream *w, const void *p, size_t n);
 int ps_wstream_drain(ps_wstream *w);
 /* Writes what is listed, and starts the writeback of all of it. */
 int ps_wstream_flush(ps_wstream *w);
-/* After the last flush: the file's fsync (ps_sync_fd) starts on the
+/* After the last flush: the file's fsync (ps_io_sync_fd) starts on the
  * writeback thread, so that it runs while the caller goes on (the
  * rewrite's self-check), and ps_wstream_sync_wait gives its result: 0, or
  * PDFSTAMP_E_IO with the message in the writer's context (also when one
@@ -53,28 +53,28 @@ void ps_wstream_sync_start(ps_wstream *w);
 int ps_wstream_sync_wait(ps_wstream *w);
 void ps_wstream_free(ps_wstream *w);
 /* Copies the first LEN bytes of SRC to DST (both at offset 0):
- * copy_file_range, else pread/ps_write_all. */
-int ps_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len);
-int ps_sync_dir(ps_ctx *ctx, const char *dir);
+ * copy_file_range, else pread/ps_io_write_all. */
+int ps_io_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len);
+int ps_io_sync_dir(ps_ctx *ctx, const char *dir);
 /* ftruncate FD to LEN bytes and fsync it (the rollback of an append; no
  * fault point).  On failure: PDFSTAMP_E_IO, message "cannot truncate WHAT:
  * ...", and errno still says why. */
-int ps_truncate_fd(ps_ctx *ctx, int fd, int64_t len, const char *what);
+int ps_io_truncate_fd(ps_ctx *ctx, int fd, int64_t len, const char *what);
 /* The one pread loop: reads N bytes of FD at OFF into P, retrying EINTR
  * and short reads; fewer (*GOT < N) only at end of file.  A read error is
  * PDFSTAMP_E_IO with the message "<FMT...>: <strerror>". */
-int ps_pread_full(ps_ctx *ctx, int fd, void *p, size_t n, int64_t off, size_t *got, const char *fmt,
-                  ...) PS_PRINTF(7, 8);
+int ps_io_pread_full(ps_ctx *ctx, int fd, void *p, size_t n, int64_t off, size_t *got,
+                     const char *fmt, ...) PS_PRINTF(7, 8);
 /* Reads the regular file PATH whole into *OUT (malloc'd, *LEN bytes; the
  * caller frees it), for inputs that are not PDFs (fonts, images).  WHAT
  * names it in messages ("the font").  It is opened non-blocking, so a FIFO
  * cannot hang the call: a file that cannot be opened or is not a regular
  * file is PDFSTAMP_E_USAGE, one larger than MAX bytes PDFSTAMP_E_UNSUPPORTED,
  * a read error PDFSTAMP_E_IO. */
-int ps_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, uint8_t **out,
-                 size_t *len);
+int ps_io_read_file(ps_ctx *ctx, const char *path, size_t max, const char *what, uint8_t **out,
+                    size_t *len);
 /* "a FIFO", "a directory", ... for messages about a file of mode MODE. */
-const char *ps_file_kind(mode_t mode);
+const char *ps_io_file_kind(mode_t mode);
 
 /* A file that replaces TARGET atomically when committed (see io.c). */
 typedef struct ps_outfile {
@@ -103,7 +103,7 @@ int ps_outfile_open_fd(ps_ctx *ctx, ps_outfile *of);
 int ps_outfile_copy_out(ps_ctx *ctx, ps_outfile *of, int out_fd);
 /* Checks OUT_FD for PDFSTAMP_WRITE_TO_FD: open, and not the file IN_FD
  * (-1: no check).  0 or PDFSTAMP_E_USAGE. */
-int ps_check_out_fd(ps_ctx *ctx, int out_fd, int in_fd);
+int ps_io_check_out_fd(ps_ctx *ctx, int out_fd, int in_fd);
 /* A path under which the (uncommitted) file can be opened for reading. */
 const char *ps_outfile_path(ps_outfile *of);
 /* fsync (unless SYNCED: the caller's ps_wstream_sync_wait said 0), set

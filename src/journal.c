@@ -174,7 +174,8 @@ static int range_hash(ps_ctx *ctx, int fd, int64_t off, int64_t n, char hex[65])
 	ps_sha256_starts(&sc);
 	while (n > 0) {
 		size_t want = n > (int64_t)sizeof buf ? sizeof buf : (size_t)n, k;
-		if ((rc = ps_pread_full(ctx, fd, buf, want, off, &k, "cannot read the file")) < 0)
+		rc = ps_io_pread_full(ctx, fd, buf, want, off, &k, "cannot read the file");
+		if (rc < 0)
 			goto out;
 		if (k < want) {
 			rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot read the file: short file");
@@ -324,10 +325,11 @@ int ps_journal_write(ps_ctx *ctx, const ps_journal *j, int fd, const struct stat
 	if (fchmod(jfd, 0600) < 0)
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot set the mode of the journal %s: %s",
 		            j->path, strerror(errno));
-	else if ((rc = ps_write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0,
-	                            "the journal")) == 0 &&
-	         (rc = ps_sync_fd(ctx, jfd, "the journal")) == 0 &&
-	         (rc = journal_link(ctx, j, jfd, tmp)) == 0 && (rc = ps_sync_dir(ctx, j->dir)) < 0)
+	else if ((rc = ps_io_write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0,
+	                               "the journal")) == 0 &&
+	         (rc = ps_io_sync_fd(ctx, jfd, "the journal")) == 0 &&
+	         (rc = journal_link(ctx, j, jfd, tmp)) == 0 &&
+	         (rc = ps_io_sync_dir(ctx, j->dir)) < 0)
 		unlink(j->path);
 	close(jfd);
 	if (tmp) {
@@ -353,7 +355,7 @@ int ps_journal_rollback(ps_ctx *ctx, const ps_journal *j, int fd, int64_t l)
 	int code = ctx->errcode;
 
 	memcpy(msg, ctx->errmsg, sizeof msg);
-	if (ps_truncate_fd(ctx, fd, l, "the file") < 0) { /* errno kept */
+	if (ps_io_truncate_fd(ctx, fd, l, "the file") < 0) { /* errno kept */
 		int e = errno;
 		/* The bytes after L may be a whole update that failed its check:
 		 * mode 0400 makes recovery refuse the journal, not keep them. */
@@ -419,8 +421,8 @@ static int journal_load(ps_ctx *ctx, const ps_journal *j, const struct stat *fst
 		            "%s is too large to be a pdfstamp journal; left alone", j->path);
 		goto out;
 	}
-	if ((rc = ps_pread_full(ctx, jfd, text, (size_t)jst->st_size, 0, &got,
-	                        "cannot read the journal %s", j->path)) < 0)
+	if ((rc = ps_io_pread_full(ctx, jfd, text, (size_t)jst->st_size, 0, &got,
+	                           "cannot read the journal %s", j->path)) < 0)
 		goto out;
 	text[got] = '\0';
 	if (got >= sizeof JOURNAL_MAGIC_V1 - 1 &&
@@ -536,7 +538,7 @@ int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 	/* The file is not changed: a whole update is kept (roll forward).  It
 	 * is synced first: a writer killed before its own fsync left it in
 	 * the page cache only, and the journal must outlive that. */
-	if (size > r.len && (rc = ps_sync_fd(ctx, fd, "the file")) < 0)
+	if (size > r.len && (rc = ps_io_sync_fd(ctx, fd, "the file")) < 0)
 		goto out;
 	if ((rc = ps_journal_remove(ctx, &j)) == 0)
 		*recovered = size > r.len ? PDFSTAMP_RECOVER_COMPLETED : PDFSTAMP_RECOVER_UNWRITTEN;
@@ -567,7 +569,7 @@ int pdfstamp_recover(pdfstamp_ctx *ctx, const char *path, int *recovered)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "not a regular file (%s)",
-		            ps_file_kind(st.st_mode));
+		            ps_io_file_kind(st.st_mode));
 		goto out;
 	}
 	/* The writers' lock first, then the journal (never the other way). */

@@ -1015,7 +1015,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o,
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "give exactly one of an output file, an output descriptor and "
 		              "in-place mode");
-	if (to_fd && (rc = ps_check_out_fd(ctx, o->output_fd, f.fd)) < 0)
+	if (to_fd && (rc = ps_io_check_out_fd(ctx, o->output_fd, f.fd)) < 0)
 		return rc;
 	if ((rc = ps_policy_rewrite(doc, o->flags)) < 0 || (rc = ps_xref_load_all(doc)) < 0)
 		return rc;
