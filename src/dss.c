@@ -1054,7 +1054,7 @@ static int vri_read(struct dss *d, struct pdfstamp_info *info)
 			continue;
 		if ((rc = ps_doc_lookup(d->doc, (uint32_t)info->sigs[k].objnum, &sig)) < 0)
 			return rc;
-		if (!sig || sig->kind != PS_DICT || !ps_is_signature_dict(sig) || !vri)
+		if (!sig || sig->kind != PS_DICT || !ps_sec_is_signature_dict(sig) || !vri)
 			continue;
 		c = ps_dict_get(sig, "Contents");
 		if (ps_dss_vri_key(c->u.str.p, c->u.str.len, key) < 0)
@@ -1088,7 +1088,7 @@ static int add_vri(struct dss *d, ps_dss_items *s, const struct pdfstamp_info *i
 		if ((rc = ps_doc_lookup(d->doc, (uint32_t)info->sigs[k].objnum, &sig)) < 0)
 			return rc;
 		c = ps_dict_get(sig, "Contents");
-		if (!sig || sig->kind != PS_DICT || !ps_is_signature_dict(sig)) {
+		if (!sig || sig->kind != PS_DICT || !ps_sec_is_signature_dict(sig)) {
 			ps_warn(d->ctx, "signature object %lld has no /Contents string and "
 			        "/ByteRange; it gets no /VRI entry",
 			        (long long)info->sigs[k].objnum);

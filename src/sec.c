@@ -721,7 +721,7 @@ int ps_sec_strings_encrypted(const ps_sec *s, uint32_t num)
 	return s && !s->strf_identity && (s->enc_num == 0 || num != s->enc_num);
 }
 
-int ps_is_signature_dict(const ps_obj *d)
+int ps_sec_is_signature_dict(const ps_obj *d)
 {
 	ps_obj *type = ps_dict_get(d, "Type");
 	ps_obj *contents = ps_dict_get(d, "Contents");
@@ -750,7 +750,7 @@ static int convert_string(void *ud, ps_obj *str, const ps_obj *parent, const cha
 	size_t n = str->u.str.len;
 	int rc;
 
-	if (parent && key && strcmp(key, "Contents") == 0 && ps_is_signature_dict(parent))
+	if (parent && key && strcmp(key, "Contents") == 0 && ps_sec_is_signature_dict(parent))
 		return 0;
 	u->a.len = u->b.len = 0;
 	if (u->from) {

@@ -93,7 +93,7 @@ int ps_sec_stream_encrypted(const ps_sec *s, const ps_obj *stm);
 /* A dictionary whose /Contents is a signature value (never encrypted,
  * 7.6.2, 12.8.1): /ByteRange, a string /Contents, /Type Sig, DocTimeStamp
  * or none. */
-int ps_is_signature_dict(const ps_obj *d);
+int ps_sec_is_signature_dict(const ps_obj *d);
 
 /* ---- the one walker and stream data -------------------------------------------- */
 
