@@ -134,7 +134,7 @@ done:
 	for (i = 0; i < 8; i++)
 		ps_obj_free(sink.o[i]);
 	for (i = 0; i < 2; i++)
-		ps_line_free(&lines[i]);
+		ps_font_line_free(&lines[i]);
 	ps_buf_free(&content);
 	ps_font_free(f);
 	pdfstamp_ctx_free(ctx);

@@ -643,7 +643,7 @@ void ps_font_free(ps_font *f)
 	free(f);
 }
 
-void ps_line_free(ps_line *l)
+void ps_font_line_free(ps_line *l)
 {
 	if (!l)
 		return;
@@ -1021,7 +1021,7 @@ int ps_font_shape(ps_font *f, const char *utf8, size_t len, ps_line *out)
 out:
 	free(cp);
 	if (rc < 0)
-		ps_line_free(out);
+		ps_font_line_free(out);
 	return rc;
 }
 

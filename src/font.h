@@ -38,9 +38,9 @@ typedef struct ps_line {
  * PDFSTAMP_E_FORMAT. */
 int ps_font_open(ps_ctx *ctx, const char *spec, const char *text, ps_font **out);
 
-/* Shapes one line (no newline inside) into OUT (freed by ps_line_free). */
+/* Shapes one line (no newline inside) into OUT (freed by ps_font_line_free). */
 int ps_font_shape(ps_font *f, const char *utf8, size_t len, ps_line *out);
-void ps_line_free(ps_line *l);
+void ps_font_line_free(ps_line *l);
 
 /* Adds the font's objects to UP once (later calls return the same number):
  * for an embedded font the Type 0 font, its CIDFont, descriptor, subset

@@ -415,9 +415,9 @@ static void job_free(stamp_job *j)
 	size_t i;
 
 	for (i = 0; i < j->nlines; i++)
-		ps_line_free(&j->lines[i]);
+		ps_font_line_free(&j->lines[i]);
 	free(j->lines);
-	ps_line_free(&j->small);
+	ps_font_line_free(&j->small);
 	ps_font_free(j->font);
 	ps_image_free(j->img);
 	free(j->aps);

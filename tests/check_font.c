@@ -87,18 +87,18 @@ START_TEST(test_std14_latin)
 	ck_assert_uint_eq(c.len, strlen("BT /F1 22 Tf 10.25 20 Td (\\304A) Tj ET\n"));
 	ck_assert(memcmp(c.data, "BT /F1 22 Tf 10.25 20 Td (\\304A) Tj ET\n", c.len) == 0);
 	ps_buf_reset(&c);
-	ps_line_free(&a);
+	ps_font_line_free(&a);
 	shape_ok(f, "(a\\b)", &a);
 	ck_assert_int_eq(ps_font_show(f, &a, "F1", 8, 1.0004, 2, &c), 0);
 	ck_assert_str_eq((const char *)(ps_buf_putc(&c, 0), c.data), "BT /F1 8 Tf 1 2 Td (\\(a\\\\b\\)) Tj ET\n");
-	ps_line_free(&a);
+	ps_font_line_free(&a);
 	/* a character WinAnsi lacks cannot be shaped with it */
 	ck_assert_int_eq(ps_font_shape(f, "\xd0\x96", 2, &a), PDFSTAMP_E_USAGE);
 	ck_assert_int_eq(ps_font_shape(f, "a\nb", 3, &a), PDFSTAMP_E_USAGE);
 	ps_buf_free(&c);
-	ps_line_free(&l);
-	ps_line_free(&a);
-	ps_line_free(&g);
+	ps_font_line_free(&l);
+	ps_font_line_free(&a);
+	ps_font_line_free(&g);
 	ps_font_free(f);
 	pdfstamp_ctx_free(ctx);
 }
@@ -318,8 +318,8 @@ START_TEST(test_arabic_joined_rtl)
 	/* qaf ends it: leftmost, final form */
 	ck_assert_uint_ne(l.gid[0], qaf);
 	ck_assert(l.width > 0 && l.ascent > 0 && l.descent < 0);
-	ps_line_free(&l);
-	ps_line_free(&two);
+	ps_font_line_free(&l);
+	ps_font_line_free(&two);
 	ps_font_free(f);
 	pdfstamp_ctx_free(ctx);
 }
@@ -341,11 +341,11 @@ START_TEST(test_devanagari_reordered)
 	ck_assert_uint_ne(l.gid[0], ka);
 	ck_assert_uint_eq(l.gid[1], ka);
 	ck_assert(l.x[0] < l.x[1]);
-	ps_line_free(&l);
+	ps_font_line_free(&l);
 	/* a conjunct: fewer glyphs than characters */
 	shape_ok(f, "स्व", &l);
 	ck_assert_uint_lt(l.n, 3);
-	ps_line_free(&l);
+	ps_font_line_free(&l);
 	ps_font_free(f);
 	pdfstamp_ctx_free(ctx);
 }
@@ -363,9 +363,9 @@ START_TEST(test_marks_extents)
 	ck_assert(acc.ascent > a.ascent + 100);
 	ck_assert(g.descent < -100);
 	ck_assert(a.descent > -50);
-	ps_line_free(&a);
-	ps_line_free(&acc);
-	ps_line_free(&g);
+	ps_font_line_free(&a);
+	ps_font_line_free(&acc);
+	ps_font_line_free(&g);
 	ps_font_free(f);
 	pdfstamp_ctx_free(ctx);
 }
@@ -590,7 +590,7 @@ static void check_embedded(const char *text, const char *spec, int want_cff)
 		shape_ok(f2, text, &l2);
 		ck_assert_int_eq(ps_font_embed_to(f2, &s2, &num2), 0);
 		ck_assert(ps_obj_is_name(ps_dict_get(c2.o[num2], "BaseFont"), bf));
-		ps_line_free(&l2);
+		ps_font_line_free(&l2);
 		coll_free(&c2);
 		ps_font_free(f2);
 	}
@@ -602,7 +602,7 @@ static void check_embedded(const char *text, const char *spec, int want_cff)
 	ps_buf_free(&b);
 	ps_buf_free(&content);
 	ps_buf_free(&got);
-	ps_line_free(&l);
+	ps_font_line_free(&l);
 	coll_free(&c);
 	ps_font_free(f);
 	pdfstamp_ctx_free(ctx);
@@ -650,10 +650,10 @@ START_TEST(test_shape_after_embed)
 	uint32_t num;
 
 	shape_ok(f, "a", &l);
-	ps_line_free(&l);
+	ps_font_line_free(&l);
 	ck_assert_int_eq(ps_font_embed_to(f, &s, &num), 0);
 	shape_ok(f, "a", &l);                       /* a glyph already in the subset */
-	ps_line_free(&l);
+	ps_font_line_free(&l);
 	ck_assert_int_eq(ps_font_shape(f, "b", 1, &l), PDFSTAMP_E_INTERNAL);
 	coll_free(&c);
 	ps_font_free(f);
@@ -715,7 +715,7 @@ START_TEST(test_corpus)
 			ck_assert_msg(rc == code_of(outcome + 6), "%s: embed gave %d (%s)", name, rc, pdfstamp_ctx_errmsg(ctx));
 		else
 			ck_assert_msg(rc == 0 && strcmp(outcome, "ok") == 0, "%s: %s", name, pdfstamp_ctx_errmsg(ctx));
-		ps_line_free(&l);
+		ps_font_line_free(&l);
 		coll_free(&c);
 		ps_font_free(f);
 	}
