@@ -44,10 +44,10 @@ int main(int argc, char **argv)
 		if (ps_random(ctx, salt, sizeof salt) < 0 || ps_random(ctx, u48, sizeof u48) < 0)
 			return 1;
 		t0 = now();
-		ps_hash_r6(ctx, 6, (const uint8_t *)pw, strlen(pw), salt, NULL, out);
+		ps_kdf_hash_r6(ctx, 6, (const uint8_t *)pw, strlen(pw), salt, NULL, out);
 		user[n] = now() - t0;
 		t0 = now();
-		ps_hash_r6(ctx, 6, (const uint8_t *)pw, strlen(pw), salt, u48, out);
+		ps_kdf_hash_r6(ctx, 6, (const uint8_t *)pw, strlen(pw), salt, u48, out);
 		owner[n] = now() - t0;
 		n++;
 	}

@@ -86,7 +86,7 @@
  *     tried first, as in note 2.  Algorithm 1 (the per-object key) is
  *     ps_kdf_object_key; sec.c calls it for each object.  MD5 and RC4 are
  *     mbedTLS's (ARC4 where the build has it, else the 15 lines of
- *     ps_rc4, checked by the RFC 6229 vectors in tests/check_crypt.c).
+ *     ps_kdf_rc4, checked by the RFC 6229 vectors in tests/check_crypt.c).
  */
 #include "config.h"
 
@@ -368,7 +368,7 @@ static int wiped(ps_ctx *ctx, int rc)
 }
 
 /* Alg. 2.B (or R5's one SHA-256) in W, which is wiped before returning;
- * the vector registers are not (hash_r6 and ps_hash_r6 do it). */
+ * the vector registers are not (hash_r6 and ps_kdf_hash_r6 do it). */
 static int hash_rounds(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw, size_t pwlen,
                        const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
 {
@@ -384,7 +384,7 @@ static int hash_rounds(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw,
 	int ret = 0;
 
 	if (pwlen > PW_MAX || (!pw && pwlen) || !salt || !out || (r != 5 && r != 6))
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_hash_r6: bad arguments");
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_kdf_hash_r6: bad arguments");
 	if (ctx)
 		ctx->kdf_hashes++;
 	/* the CPU's kernels (sha2.c, aesmb.c's AES-128 chain), unless
@@ -502,8 +502,8 @@ static int hash_alone(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
 	return rc;
 }
 
-int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
-               const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
+int ps_kdf_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
+                   const uint8_t salt[8], const uint8_t *u48, uint8_t out[32])
 {
 	return wiped(ctx, hash_alone(ctx, r, pw, pwlen, salt, u48, out));
 }
@@ -822,7 +822,7 @@ static const uint8_t pad32[32] = {
 	0x2F, 0x0C, 0xA9, 0xFE, 0x64, 0x53, 0x69, 0x7A,
 };
 
-void ps_rc4(const uint8_t *key, size_t klen, const uint8_t *in, uint8_t *out, size_t n)
+void ps_kdf_rc4(const uint8_t *key, size_t klen, const uint8_t *in, uint8_t *out, size_t n)
 {
 #if defined(MBEDTLS_ARC4_C)
 	mbedtls_arc4_context a;
@@ -853,7 +853,7 @@ void ps_rc4(const uint8_t *key, size_t klen, const uint8_t *in, uint8_t *out, si
 #endif
 }
 
-void ps_md5(const uint8_t *in, size_t n, uint8_t out[16])
+void ps_kdf_md5(const uint8_t *in, size_t n, uint8_t out[16])
 {
 	(void)md5_once(in, n, out);
 }
@@ -874,7 +874,7 @@ size_t ps_kdf_object_key(const uint8_t *fkey, size_t n, uint32_t num, uint16_t g
 		memcpy(b + m, "sAlT", 4);
 		m += 4;
 	}
-	ps_md5(b, m, out);
+	ps_kdf_md5(b, m, out);
 	ps_wipe(b, sizeof b);
 	return n + 5 < 16 ? n + 5 : 16;
 }
@@ -911,7 +911,7 @@ static void legacy_file_key(const ps_secparams *sp, const uint8_t pw[32], uint8_
 	(void)md5_finish(&m, h);
 	mbedtls_md5_free(&m);
 	for (i = 0; sp->r >= 3 && i < 50; i++)
-		ps_md5(h, n, h);
+		ps_kdf_md5(h, n, h);
 	memcpy(key, h, n);
 	ps_wipe(h, sizeof h);
 }
@@ -924,9 +924,9 @@ static void owner_key(const ps_secparams *sp, const uint8_t opw[32], uint8_t key
 	uint8_t h[16];
 	int i;
 
-	ps_md5(opw, 32, h);
+	ps_kdf_md5(opw, 32, h);
 	for (i = 0; sp->r >= 3 && i < 50; i++)
-		ps_md5(h, (size_t)sp->length, h);
+		ps_kdf_md5(h, (size_t)sp->length, h);
 	memcpy(key, h, 16);
 	ps_wipe(h, sizeof h);
 }
@@ -942,7 +942,7 @@ static void rc4_passes(const uint8_t *key, size_t n, uint8_t *buf, size_t len, i
 		int x = down ? 19 - i : i;
 		for (j = 0; j < (int)n; j++)
 			k[j] = (uint8_t)(key[j] ^ x);
-		ps_rc4(k, n, buf, buf, len);
+		ps_kdf_rc4(k, n, buf, buf, len);
 	}
 	ps_wipe(k, sizeof k);
 }
@@ -954,12 +954,12 @@ static void compute_u(const ps_secparams *sp, const uint8_t *key, uint8_t u[32])
 	uint8_t b[32 + 128];
 
 	if (sp->r == 2) {
-		ps_rc4(key, n, pad32, u, 32);
+		ps_kdf_rc4(key, n, pad32, u, 32);
 		return;
 	}
 	memcpy(b, pad32, 32);
 	memcpy(b + 32, sp->id0, sp->id0len);
-	ps_md5(b, 32 + sp->id0len, u);
+	ps_kdf_md5(b, 32 + sp->id0len, u);
 	rc4_passes(key, n, u, 16, 0);
 	memset(u + 16, 0, 16);           /* arbitrary padding (Algorithm 5 step f) */
 }
@@ -987,7 +987,7 @@ static int owner_ok(const ps_secparams *sp, const uint8_t pw[32], uint8_t key[16
 	owner_key(sp, pw, k);
 	memcpy(upw, sp->o, 32);
 	if (sp->r == 2)
-		ps_rc4(k, n, upw, upw, 32);
+		ps_kdf_rc4(k, n, upw, upw, 32);
 	else
 		rc4_passes(k, n, upw, 32, 1);
 	ok = user_ok(sp, upw, key);
@@ -1075,7 +1075,7 @@ int ps_kdf_legacy_make(ps_ctx *ctx, ps_secparams *sp, const char *user_pw, size_
 	owner_key(sp, opw, k);         /* Algorithm 3 */
 	memcpy(sp->o, upw, 32);
 	if (sp->r == 2)
-		ps_rc4(k, n, sp->o, sp->o, 32);
+		ps_kdf_rc4(k, n, sp->o, sp->o, 32);
 	else
 		rc4_passes(k, n, sp->o, 32, 0);
 	legacy_file_key(sp, upw, key); /* Algorithms 4 and 5 */

@@ -62,7 +62,7 @@ int ps_kdf_make(ps_ctx *ctx, ps_secparams *sp,
 /* ---- legacy handlers, R2-R4 (ISO 32000-1 7.6.3.3-7.6.3.4) ----------------- */
 
 /* RC4 (in may equal out).  mbedTLS ARC4 where the build has it. */
-void ps_rc4(const uint8_t *key, size_t klen, const uint8_t *in, uint8_t *out, size_t n);
+void ps_kdf_rc4(const uint8_t *key, size_t klen, const uint8_t *in, uint8_t *out, size_t n);
 /* Algorithm 1: the key of object NUM GEN from the file key FKEY (N bytes),
  * with "sAlT" for AESV2 (AES nonzero); returns its length, min(N + 5, 16). */
 size_t ps_kdf_object_key(const uint8_t *fkey, size_t n, uint32_t num, uint16_t gen, int aes,
@@ -79,15 +79,15 @@ int ps_kdf_legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *
 /* Algorithm 2.B (R6) or the single SHA-256 of R5: hash of PW (already
  * prepared and truncated), the 8-byte SALT and, for owner operations, the
  * 48-byte U (else NULL).  OUT receives 32 bytes. */
-int ps_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
-               const uint8_t salt[8], const uint8_t *u48, uint8_t out[32]);
+int ps_kdf_hash_r6(ps_ctx *ctx, int r, const uint8_t *pw, size_t pwlen,
+                   const uint8_t salt[8], const uint8_t *u48, uint8_t out[32]);
 /* Password preparation (7.6.4.3.3 a-b): SASLprep then UTF-8 then truncate to
  * 127 bytes.  STORED selects the stricter profile for new passwords.
  * OUT must hold 128 bytes (wipe it after use). */
 int ps_kdf_prepare_password(ps_ctx *ctx, const char *pw, size_t len, int stored,
                             uint8_t out[128], size_t *outlen);
 /* MD5 of N bytes. */
-void ps_md5(const uint8_t *in, size_t n, uint8_t out[16]);
+void ps_kdf_md5(const uint8_t *in, size_t n, uint8_t out[16]);
 /* Algorithms 3, 4, 5: fills sp->o and sp->u (32 bytes each) from the
  * passwords (bytes as given, padded) for sp->r, length, p, id0 and
  * encrypt_metadata (legacy files, which pdfstamp itself never writes). */

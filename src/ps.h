@@ -72,7 +72,7 @@ struct pdfstamp_ctx {
 	                              * CPUID is slow in a VM) */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	/* Fuzz builds only (configure --enable-fuzzing): Algorithm 2.B with
-	 * scaled-down constants (see ps_hash_r6), so that fuzz_security reaches
+	 * scaled-down constants (see ps_kdf_hash_r6), so that fuzz_security reaches
 	 * its parsing and branching logic thousands of times a second.  Files
 	 * made with the real constants do not authenticate with it set. */
 	int fuzz_light_kdf;

@@ -842,7 +842,7 @@ static int legacy_crypt(ps_ctx *ctx, const ps_sec *s, int kind, uint32_t num, ui
 			goto out;
 		}
 		if (n)
-			ps_rc4(ok, kl, in, out->data + out->len, n);
+			ps_kdf_rc4(ok, kl, in, out->data + out->len, n);
 		out->len += n;
 	} else if (enc) {                           /* AESV2: IV || CBC(data || PKCS#7) */
 		if (n > SIZE_MAX - 32 || ps_buf_reserve(out, PS_AESV3_LEN(n)) < 0) {

@@ -228,9 +228,9 @@ START_TEST(test_kat_hash)
 	 * exactly 127 bytes, so the bytes are what both sides hashed. */
 	ck_assert_int_le(k.upwlen, 127);
 	ck_assert_int_le(k.opwlen, 127);
-	ck_assert_int_eq(ps_hash_r6(ctx, k.r, k.upw, k.upwlen, k.u + 32, NULL, h), 0);
+	ck_assert_int_eq(ps_kdf_hash_r6(ctx, k.r, k.upw, k.upwlen, k.u + 32, NULL, h), 0);
 	ck_assert_mem_eq(h, k.u, 32);
-	ck_assert_int_eq(ps_hash_r6(ctx, k.r, k.opw, k.opwlen, k.o + 32, k.u, h), 0);
+	ck_assert_int_eq(ps_kdf_hash_r6(ctx, k.r, k.opw, k.opwlen, k.o + 32, k.u, h), 0);
 	ck_assert_mem_eq(h, k.o, 32);
 	/* The owner hash needs all 48 bytes of U, not just U[0..31]. */
 	{
@@ -238,11 +238,12 @@ START_TEST(test_kat_hash)
 
 		memcpy(u32, k.u, 32);
 		memset(u32 + 32, 0, 16);
-		ck_assert_int_eq(ps_hash_r6(ctx, k.r, k.opw, k.opwlen, k.o + 32, u32, h), 0);
+		ck_assert_int_eq(ps_kdf_hash_r6(ctx, k.r, k.opw, k.opwlen, k.o + 32, u32, h), 0);
 		ck_assert(memcmp(h, k.o, 32) != 0);
 	}
 	/* The other revision's hash must not match (R5 and R6 differ). */
-	ck_assert_int_eq(ps_hash_r6(ctx, k.r == 5 ? 6 : 5, k.upw, k.upwlen, k.u + 32, NULL, h), 0);
+	ck_assert_int_eq(ps_kdf_hash_r6(ctx, k.r == 5 ? 6 : 5, k.upw, k.upwlen, k.u + 32, NULL, h),
+	                 0);
 	ck_assert(memcmp(h, k.u, 32) != 0);
 	pdfstamp_ctx_free(ctx);
 }
@@ -353,9 +354,9 @@ START_TEST(test_hash_count)
 
 	load_kat(count_kats[_i], &k);
 	kat_params(&k, &sp);
-	/* the counter counts: one ps_hash_r6, one hash */
+	/* the counter counts: one ps_kdf_hash_r6, one hash */
 	n0 = ctx->kdf_hashes;
-	ck_assert_int_eq(ps_hash_r6(ctx, k.r, k.upw, k.upwlen, k.u + 32, NULL, h), 0);
+	ck_assert_int_eq(ps_kdf_hash_r6(ctx, k.r, k.upw, k.upwlen, k.u + 32, NULL, h), 0);
 	ck_assert_uint_eq(ctx->kdf_hashes - n0, 1);
 	/* /Perms intact: owner 1 (its key hash), user 2 (the owner's key hash,
 	 * then its own), a wrong password 4 (both key hashes, then both
@@ -568,9 +569,9 @@ START_TEST(test_kat_bulk)
 		fixed_hex(field[6], k.key, 32, "key");
 		kat_params(&k, &sp);
 
-		ck_assert_int_eq(ps_hash_r6(ctx, 6, upw, ul, k.u + 32, NULL, h), 0);
+		ck_assert_int_eq(ps_kdf_hash_r6(ctx, 6, upw, ul, k.u + 32, NULL, h), 0);
 		ck_assert_msg(memcmp(h, k.u, 32) == 0, "line %d: user hash", count + 1);
-		ck_assert_int_eq(ps_hash_r6(ctx, 6, opw, ol, k.o + 32, k.u, h), 0);
+		ck_assert_int_eq(ps_kdf_hash_r6(ctx, 6, opw, ol, k.o + 32, k.u, h), 0);
 		ck_assert_msg(memcmp(h, k.o, 32) == 0, "line %d: owner hash", count + 1);
 		/* The key-salt hashes are checked through the unwrapped key
 		 * (/Perms is not recorded, so perms_ok is 0). */
@@ -614,7 +615,7 @@ START_TEST(test_cpu_once)
 	ck_assert_int_eq(ps_cipher_eng(&c)->kind, PS_AES_MBEDTLS);
 	ps_cipher_free(&c);
 	load_kat("r6-basic", &k);
-	ck_assert_int_eq(ps_hash_r6(ctx, k.r, k.upw, k.upwlen, k.u + 32, NULL, h), 0);
+	ck_assert_int_eq(ps_kdf_hash_r6(ctx, k.r, k.upw, k.upwlen, k.u + 32, NULL, h), 0);
 	ck_assert_mem_eq(h, k.u, 32);
 	ck_assert_uint_eq(ctx->cpu, 1u << 31);
 	ck_assert_uint_eq(ps_cpu_bits(NULL), real);
@@ -704,8 +705,8 @@ START_TEST(test_auth_args)
 	sp.r = 6;
 	ck_assert_int_eq(ps_kdf_authenticate(ctx, &sp, NULL, 4, key, &owner, &perms),
 	                 PDFSTAMP_E_USAGE);
-	ck_assert_int_eq(ps_hash_r6(ctx, 6, k.upw, 128, k.u + 32, NULL, key), PDFSTAMP_E_USAGE);
-	ck_assert_int_eq(ps_hash_r6(ctx, 4, k.upw, 4, k.u + 32, NULL, key), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_kdf_hash_r6(ctx, 6, k.upw, 128, k.u + 32, NULL, key), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_kdf_hash_r6(ctx, 4, k.upw, 4, k.u + 32, NULL, key), PDFSTAMP_E_USAGE);
 	pdfstamp_ctx_free(ctx);
 }
 END_TEST
@@ -848,9 +849,11 @@ START_TEST(test_make_roundtrip)
 
 	/* The layout of U and O: hash || validation salt || key salt, with
 	 * the hash checked by the (qpdf-validated) Alg. 2.B. */
-	ck_assert_int_eq(ps_hash_r6(ctx, 6, (const uint8_t *)upw, strlen(upw), sp.u + 32, NULL, h), 0);
+	ck_assert_int_eq(ps_kdf_hash_r6(ctx, 6, (const uint8_t *)upw, strlen(upw), sp.u + 32, NULL,
+	                                h), 0);
 	ck_assert_mem_eq(h, sp.u, 32);
-	ck_assert_int_eq(ps_hash_r6(ctx, 6, (const uint8_t *)opw, strlen(opw), sp.o + 32, sp.u, h), 0);
+	ck_assert_int_eq(ps_kdf_hash_r6(ctx, 6, (const uint8_t *)opw, strlen(opw), sp.o + 32, sp.u,
+	                                h), 0);
 	ck_assert_mem_eq(h, sp.o, 32);
 
 	/* Fresh salts and /Perms randomness every time. */
@@ -902,11 +905,11 @@ START_TEST(test_make_variants)
 	{
 		uint8_t h[32];
 
-		ck_assert_int_eq(ps_hash_r6(ctx, 6, (const uint8_t *)"pa\xcc\x88ss", 6,
-		                            sp.u + 32, NULL, h), 0);
+		ck_assert_int_eq(ps_kdf_hash_r6(ctx, 6, (const uint8_t *)"pa\xcc\x88ss", 6,
+		                                sp.u + 32, NULL, h), 0);
 		ck_assert(memcmp(h, sp.u, 32) != 0);
-		ck_assert_int_eq(ps_hash_r6(ctx, 6, (const uint8_t *)"p\xc3\xa4ss", 5,
-		                            sp.u + 32, NULL, h), 0);
+		ck_assert_int_eq(ps_kdf_hash_r6(ctx, 6, (const uint8_t *)"p\xc3\xa4ss", 5,
+		                                sp.u + 32, NULL, h), 0);
 		ck_assert_mem_eq(h, sp.u, 32);
 	}
 
@@ -1824,19 +1827,19 @@ START_TEST(test_legacy_rc4_md5_kat)
 	uint8_t want[32], out[32], h[16];
 
 	hex2bin("b2396305f03dc027ccc3524a0a1118a86982944f18fc82d589c403a47a0d0919", want, 32);
-	ps_rc4(key, 5, zero, out, 32);
+	ps_kdf_rc4(key, 5, zero, out, 32);
 	ck_assert_mem_eq(out, want, 32);
-	ps_rc4(key, 5, out, out, 32);                 /* in place, and its own inverse */
+	ps_kdf_rc4(key, 5, out, out, 32);                 /* in place, and its own inverse */
 	ck_assert_mem_eq(out, zero, 32);
 	hex2bin("d41d8cd98f00b204e9800998ecf8427e", want, 16);
-	ps_md5((const uint8_t *)"", 0, h);
+	ps_kdf_md5((const uint8_t *)"", 0, h);
 	ck_assert_mem_eq(h, want, 16);
 	hex2bin("900150983cd24fb0d6963f7d28e17f72", want, 16);
-	ps_md5((const uint8_t *)"abc", 3, h);
+	ps_kdf_md5((const uint8_t *)"abc", 3, h);
 	ck_assert_mem_eq(h, want, 16);
 	hex2bin("57edf4a22be3c955ac49da2e2107b67a", want, 16);
-	ps_md5((const uint8_t *)"12345678901234567890123456789012345678901234567890123456789012345678901234567890",
-	       80, h);
+	ps_kdf_md5((const uint8_t *)"1234567890123456789012345678901234567890"
+	           "1234567890123456789012345678901234567890", 80, h);
 	ck_assert_mem_eq(h, want, 16);
 }
 END_TEST
@@ -1935,8 +1938,8 @@ START_TEST(test_legacy_sec_objects)
 			ck_assert_int_eq(ps_kdf_legacy_authenticate(ctx, &sp, "u", 1, fk, &owner), 0);
 			memcpy(b, fk, 16);
 			memcpy(b + 16, "\x0c\x00\x00\x00\x00", 5);
-			ps_md5(b, 21, ok);
-			ps_rc4(ok, 16, (const uint8_t *)"hello, world", want, 12);
+			ps_kdf_md5(b, 21, ok);
+			ps_kdf_rc4(ok, 16, (const uint8_t *)"hello, world", want, 12);
 			ck_assert_mem_eq(c.data, want, 12);
 		}
 		ck_assert_int_eq(ps_sec_decrypt(ctx, s, 12, 0, c.data, c.len, &p), 0);
