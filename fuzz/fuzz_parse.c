@@ -15,11 +15,11 @@
  *    same result, message and serialization, and survives being changed
  *    (strings made longer and shorter, keys put and deleted, items
  *    pushed) and freed before the arena is reset;
- *  - the references-only scan (ps_scan_refs) answers 0, 1 or NEEDMORE,
+ *  - the references-only scan (ps_parse_scan_refs) answers 0, 1 or NEEDMORE,
  *    and when it and the parser both read the indirect object, the header
  *    numbers agree and every reference the parser built is among the
  *    scan's (it may report more, never fewer: audit's reference graph);
- *    likewise ps_scan_refs_direct against the first direct object.
+ *    likewise ps_parse_scan_refs_direct against the first direct object.
  */
 #include "fuzz.h"
 
@@ -168,7 +168,7 @@ static int fzp_cmp_u32(const void *a, const void *b)
 }
 
 /* The scan against the parser's object O (NULL: the parse failed); the
- * indirect scan (ps_scan_refs) or, DIRECT, the member's. */
+ * indirect scan (ps_parse_scan_refs) or, DIRECT, the member's. */
 static void fzp_scan(ps_ctx *ctx, const uint8_t *data, size_t size, const ps_obj *o, uint32_t num, int direct)
 {
 	static struct fzp_refs s, p;
@@ -178,13 +178,14 @@ static void fzp_scan(ps_ctx *ctx, const uint8_t *data, size_t size, const ps_obj
 
 	s.n = p.n = 0;
 	s.over = p.over = 0;
-	rc = direct ? ps_scan_refs_direct(data, size, 0, fzp_ref, &s) : ps_scan_refs(data, size, &snum, fzp_ref, &s);
+	rc = direct ? ps_parse_scan_refs_direct(data, size, 0, fzp_ref, &s)
+	            : ps_parse_scan_refs(data, size, &snum, fzp_ref, &s);
 	if (rc != 0 && rc != 1 && (rc != PS_E_NEEDMORE || direct))
-		fz_bug(ctx, "ps_scan_refs answered something else than 0, 1 or NEEDMORE");
+		fz_bug(ctx, "ps_parse_scan_refs answered something else than 0, 1 or NEEDMORE");
 	if (rc != 0 || !o || s.over)
 		return;
 	if (!direct && snum != num)
-		fz_bug(ctx, "ps_scan_refs read another object number than the parser");
+		fz_bug(ctx, "ps_parse_scan_refs read another object number than the parser");
 	ps_obj_each_ref(o, fzp_ref, &p);
 	if (p.over)
 		return;
@@ -194,7 +195,7 @@ static void fzp_scan(ps_ctx *ctx, const uint8_t *data, size_t size, const ps_obj
 		while (j < s.n && s.v[j] < p.v[i])
 			j++;
 		if (j >= s.n || s.v[j] != p.v[i])
-			fz_bug(ctx, "ps_scan_refs missed a reference the parser built");
+			fz_bug(ctx, "ps_parse_scan_refs missed a reference the parser built");
 	}
 }
 

@@ -99,7 +99,7 @@
  *     the plain ones sorted by offset (a natural merge sort: most files
  *     list their objects in a few runs of file order), nearby ones in one
  *     window of up to EACH_WINDOW bytes, and scans them for references
- *     only (ps_scan_refs: no objects built, nothing decrypted, since
+ *     only (ps_parse_scan_refs: no objects built, nothing decrypted, since
  *     strings hold no references).  An object longer than its part of the
  *     window is read alone in a growing window; one the scan is not sure
  *     about (parse.c, "References only") is parsed.  Members of object
@@ -388,9 +388,9 @@ static int objstm_decode(ps_doc *doc, uint32_t num, uint16_t gen, int exempt, ps
 	pos = 0;
 	for (i = 0; i < n; i++) {
 		int64_t onum, ooff;
-		pos = ps_skip_ws(data->data, (size_t)first, pos);
+		pos = ps_parse_skip_ws(data->data, (size_t)first, pos);
 		if (ps_parse_uint(data->data, (size_t)first, &pos, &onum) < 0 ||
-		    (pos = ps_skip_ws(data->data, (size_t)first, pos),
+		    (pos = ps_parse_skip_ws(data->data, (size_t)first, pos),
 		     ps_parse_uint(data->data, (size_t)first, &pos, &ooff) < 0) ||
 		    ooff > (int64_t)data->len - first) {
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "object stream %u has a bad header",
@@ -757,7 +757,7 @@ static int each_report(struct each *st, uint32_t num, int rc, const ps_obj *o)
 	return st->fn(st->arg, num, st->refs, rc < 0 ? 0 : st->n, rc < 0);
 }
 
-/* The references of the plain object at OFF (ps_scan_refs) read alone, in
+/* The references of the plain object at OFF (ps_parse_scan_refs) read alone, in
  * a window grown fourfold while the scan needs more, as ps_doc_parse_at
  * does: 0, 1 (the parser must tell) or an error. */
 static int scan_alone(struct each *st, int64_t off, uint32_t *num)
@@ -770,7 +770,7 @@ static int scan_alone(struct each *st, int64_t off, uint32_t *num)
 		st->n = 0;
 		if ((rc = ps_doc_pread(st->doc, off, want, &w)) < 0)
 			break;
-		rc = ps_scan_refs(w.data, w.len, num, each_collect, st);
+		rc = ps_parse_scan_refs(w.data, w.len, num, each_collect, st);
 		if (rc != PS_E_NEEDMORE)
 			break;
 		if (w.len < want || want >= PS_OBJ_MAX) {
@@ -784,7 +784,7 @@ static int scan_alone(struct each *st, int64_t off, uint32_t *num)
 }
 
 /* The plain objects E[0..N), sorted by offset: runs of nearby objects are
- * read as one window and scanned for references (ps_scan_refs); an object
+ * read as one window and scanned for references (ps_parse_scan_refs); an object
  * the window does not hold whole is read alone (scan_alone), one the scan
  * is not sure about (or whose number is not the one listed) parsed, for
  * the parser's result or message (ps_doc_parse_at). */
@@ -813,7 +813,8 @@ static int each_plain(struct each *st, const struct each_ent *e, size_t n)
 			size_t at = (size_t)(e[i].key - woff);
 			st->n = 0;
 			rc = at < w.len
-			         ? ps_scan_refs(w.data + at, w.len - at, &num, each_collect, st)
+			         ? ps_parse_scan_refs(w.data + at, w.len - at, &num,
+			                              each_collect, st)
 			         : PS_E_NEEDMORE;
 			if (rc == PS_E_NEEDMORE) /* longer than its part of the window */
 				rc = scan_alone(st, e[i].key, &num);
@@ -856,9 +857,10 @@ static int each_member(struct each *st, int sec, const struct each_ent *e, size_
 		if (bad) {
 			rc = bad;
 		} else if (e[i].idx < (uint64_t)c->n && c->offs[2 * e[i].idx] == e[i].num &&
-		           (rc = ps_scan_refs_direct(c->data.data, c->data.len,
-		                                     (size_t)(c->first + c->offs[2 * e[i].idx + 1]),
-		                                     each_collect, st)) <= 0) {
+		           (rc = ps_parse_scan_refs_direct(
+		                    c->data.data, c->data.len,
+		                    (size_t)(c->first + c->offs[2 * e[i].idx + 1]),
+		                    each_collect, st)) <= 0) {
 			rc = each_report(st, e[i].num, rc, NULL);
 			continue;
 		} else { /* the parser's object or message */

@@ -202,13 +202,13 @@ int ps_parse_indirect_in(ps_ctx *ctx, ps_arena *ar, const uint8_t *buf, size_t l
  * the object is not of the plain shape the scan is sure about (the caller
  * parses it instead; FN may have been called already); PS_E_NEEDMORE when
  * the window ends first; or FN's non-zero result.  No message is set. */
-int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *, uint32_t),
-                 void *arg);
+int ps_parse_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *, uint32_t),
+                       void *arg);
 /* The same for the direct object at BUF[POS..), which ends where its
  * value does (an object stream's member): 0, 1 (parse it instead; also
  * when the data ends first) or FN's non-zero result. */
-int ps_scan_refs_direct(const uint8_t *buf, size_t len, size_t pos, int (*fn)(void *, uint32_t),
-                        void *arg);
+int ps_parse_scan_refs_direct(const uint8_t *buf, size_t len, size_t pos,
+                              int (*fn)(void *, uint32_t), void *arg);
 
 /* Lexer helpers used by the xref reader.  The character classes of ISO
  * 32000-2 7.2.3 are a table (parse.c) read by inline accessors: bit
@@ -219,17 +219,17 @@ int ps_scan_refs_direct(const uint8_t *buf, size_t len, size_t pos, int (*fn)(vo
 #define PS_CH_DELIM 0x02
 #define PS_CH_LIT   0x04    /* ( ) \ CR: ends a run inside a literal string */
 #define PS_CH_NAME  0x08    /* 0x21..0x7E but not '#' nor a delimiter: written bare in a name */
-extern const uint8_t ps_chclass[256];
+extern const uint8_t ps_parse_chclass[256];
 static inline int ps_is_space(int c)
 {
-	return (unsigned)c < 256 && (ps_chclass[c] & PS_CH_SPACE) != 0;
+	return (unsigned)c < 256 && (ps_parse_chclass[c] & PS_CH_SPACE) != 0;
 }
 static inline int ps_is_delim(int c)
 {
-	return (unsigned)c < 256 && (ps_chclass[c] & PS_CH_DELIM) != 0;
+	return (unsigned)c < 256 && (ps_parse_chclass[c] & PS_CH_DELIM) != 0;
 }
 /* Skips white space and comments; returns the new position. */
-size_t ps_skip_ws(const uint8_t *buf, size_t len, size_t pos);
+size_t ps_parse_skip_ws(const uint8_t *buf, size_t len, size_t pos);
 /* Parses an unsigned decimal integer at *pos (no sign) with overflow check
  * against INT64_MAX; advances *pos.  Returns 0, or -1 if no digit or overflow. */
 int ps_parse_uint(const uint8_t *buf, size_t len, size_t *pos, int64_t *out);

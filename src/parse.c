@@ -46,7 +46,7 @@
  *     of the tree comes from it (obj.c note 9, the ps_arena_*
  *     constructors); without one, from malloc as before.
  *  7. Speed, with the same results, messages and limits (issue 16): the
- *     byte classes of 7.2.3 are one table (ps_chclass, read through
+ *     byte classes of 7.2.3 are one table (ps_parse_chclass, read through
  *     obj.h's inline accessors by the serializer and the xref reader
  *     too); runs of ordinary bytes and hex digit pairs are taken a run at
  *     a time; the items of an array or dictionary are collected on the
@@ -72,7 +72,7 @@
 
 /* The class of every byte (obj.h: PS_CH_*), generated from the rules of
  * ISO 32000-2 7.2.3 and checked against them by tests/check_obj.c. */
-const uint8_t ps_chclass[256] = {
+const uint8_t ps_parse_chclass[256] = {
 	0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 00 */
 	0x00, 0x01, 0x01, 0x00, 0x01, 0x05, 0x00, 0x00,  /* 08 */
 	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  /* 10 */
@@ -117,7 +117,7 @@ static const uint8_t hexv1[256] = {
 
 static inline int is_regular(int c)
 {
-	return (ps_chclass[(uint8_t)c] & (PS_CH_SPACE | PS_CH_DELIM)) == 0;
+	return (ps_parse_chclass[(uint8_t)c] & (PS_CH_SPACE | PS_CH_DELIM)) == 0;
 }
 
 static inline int is_digit(int c)
@@ -130,13 +130,13 @@ static inline int hex_val(int c)
 	return (int)hexv1[(uint8_t)c] - 1;
 }
 
-/* ps_skip_ws, inlined into the parser's loops. */
+/* ps_parse_skip_ws, inlined into the parser's loops. */
 static inline size_t skip_ws(const uint8_t *buf, size_t len, size_t pos)
 {
 	while (pos < len) {
 		uint8_t c = buf[pos];
 
-		if (ps_chclass[c] & PS_CH_SPACE) {
+		if (ps_parse_chclass[c] & PS_CH_SPACE) {
 			pos++;
 		} else if (c == '%') {
 			while (pos < len && buf[pos] != '\r' && buf[pos] != '\n')
@@ -148,7 +148,7 @@ static inline size_t skip_ws(const uint8_t *buf, size_t len, size_t pos)
 	return pos;
 }
 
-size_t ps_skip_ws(const uint8_t *buf, size_t len, size_t pos)
+size_t ps_parse_skip_ws(const uint8_t *buf, size_t len, size_t pos)
 {
 	return skip_ws(buf, len, pos);
 }
@@ -237,7 +237,7 @@ static inline size_t tok_end(const pstate *st, size_t p)
 	const uint8_t *buf = st->buf;
 	size_t len = st->len;
 
-	while (p < len && (ps_chclass[buf[p]] & (PS_CH_SPACE | PS_CH_DELIM)) == 0)
+	while (p < len && (ps_parse_chclass[buf[p]] & (PS_CH_SPACE | PS_CH_DELIM)) == 0)
 		p++;
 	return p;
 }
@@ -393,7 +393,7 @@ static int parse_number(const pstate *st, size_t *pos, ps_obj **out)
 
 		for (q = p; q < st->len && q - p < 18 && is_digit(buf[q]); q++)
 			mag = mag * 10 + (uint64_t)(buf[q] - '0');
-		if (q < st->len && (ps_chclass[buf[q]] & (PS_CH_SPACE | PS_CH_DELIM)))
+		if (q < st->len && (ps_parse_chclass[buf[q]] & (PS_CH_SPACE | PS_CH_DELIM)))
 			return int_or_ref(st, p, q, (int64_t)mag, 1, pos, out);
 	}
 	e = tok_end(st, p);
@@ -578,7 +578,7 @@ static int parse_literal(const pstate *st, size_t *pos, ps_obj **out)
 		int c;
 
 		/* copy a run of ordinary bytes at once */
-		while (r < st->len && (ps_chclass[buf[r]] & PS_CH_LIT) == 0)
+		while (r < st->len && (ps_parse_chclass[buf[r]] & PS_CH_LIT) == 0)
 			r++;
 		if (r > q) {
 			ps_buf_append(&b, buf + q, r - q);
@@ -664,7 +664,7 @@ static int parse_hex(const pstate *st, size_t *pos, ps_obj **out)
 		c = buf[q++];
 		if (c == '>')
 			break;
-		if (ps_chclass[c] & PS_CH_SPACE)
+		if (ps_parse_chclass[c] & PS_CH_SPACE)
 			continue;
 		if ((h = hex_val(c)) < 0) {
 			ps_buf_free(&b);
@@ -1039,7 +1039,7 @@ static int header_uint(const pstate *st, size_t *pos, int64_t max, const char *w
 }
 
 /* ======================================================================
- * References only (obj.h: ps_scan_refs)
+ * References only (obj.h: ps_parse_scan_refs)
  *
  * The same grammar as the parser above, without building anything: a
  * scan of every object of a revision (doc.c note 8) needs only the
@@ -1077,16 +1077,16 @@ static int64_t scan_uint(const uint8_t *buf, size_t p, size_t e)
 static int scan_value(const uint8_t *buf, size_t len, size_t p, int indirect,
                       int (*fn)(void *, uint32_t), void *arg);
 
-int ps_scan_refs_direct(const uint8_t *buf, size_t len, size_t pos, int (*fn)(void *, uint32_t),
-                        void *arg)
+int ps_parse_scan_refs_direct(const uint8_t *buf, size_t len, size_t pos,
+                              int (*fn)(void *, uint32_t), void *arg)
 {
 	int rc = pos <= len ? scan_value(buf, len, pos, 0, fn, arg) : 1;
 
 	return rc == PS_E_NEEDMORE ? 1 : rc; /* the data is all there is */
 }
 
-int ps_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *, uint32_t),
-                 void *arg)
+int ps_parse_scan_refs(const uint8_t *buf, size_t len, uint32_t *num, int (*fn)(void *, uint32_t),
+                       void *arg)
 {
 	int64_t v;
 	size_t p = 0, e;

@@ -74,7 +74,7 @@ static int find_linearization(ps_doc *doc, uint32_t root_num, uint32_t *out)
 	if ((rc = ps_doc_pread(doc, 0, (size_t)off, &head)) < 0)
 		goto out;
 	if ((int64_t)head.len != off || head.len < 5 || memcmp(head.data, "%PDF-", 5) != 0 ||
-	    ps_skip_ws(head.data, head.len, 0) != head.len)
+	    ps_parse_skip_ws(head.data, head.len, 0) != head.len)
 		goto out;
 	if ((rc = ps_doc_parse_at(doc, off, first, &o, NULL)) < 0) {
 		rc = 0; /* not a linearization dictionary; the rewrite reports it */

@@ -10,7 +10,7 @@
  * (ps_buf_put_real, used by stamp.c).  Output goes to a ps_buf, whose
  * sticky out-of-memory flag the caller checks once; nothing here fails.
  * It reads the model's fields directly and takes the character classes
- * from the lexer (ps_chclass, parse.c), so that what it writes lexes back.
+ * from the lexer (ps_parse_chclass, parse.c), so that what it writes lexes back.
  *
  *  1. Output is locale-independent and uses single spaces:
  *     "<< /Key value /Key2 value2 >>" (empty: "<< >>"), "[a b]", "N G R".
@@ -59,7 +59,7 @@ static void put_name(ps_buf *b, const char *s, size_t n)
 		int c;
 
 		/* a run of bytes written as they are, then one #XX escape */
-		for (r = i; r < n && (ps_chclass[(uint8_t)s[r]] & PS_CH_NAME); r++)
+		for (r = i; r < n && (ps_parse_chclass[(uint8_t)s[r]] & PS_CH_NAME); r++)
 			;
 		ps_buf_append(b, s + i, r - i);
 		if (r >= n)

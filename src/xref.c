@@ -446,7 +446,7 @@ static int find_startxref(ps_doc *doc)
 		            "no startxref found: not a PDF, or truncated");
 		goto out;
 	}
-	pos = ps_skip_ws(tail.data, tail.len, i + 9);
+	pos = ps_parse_skip_ws(tail.data, tail.len, i + 9);
 	if (ps_parse_uint(tail.data, tail.len, &pos, &x->startxref) < 0) {
 		rc = ps_err(doc->ctx, PDFSTAMP_E_FORMAT,
 		            "startxref is not followed by a valid offset");
@@ -627,7 +627,7 @@ static int starts_with_xref(ps_doc *doc, int64_t off, int *is_table)
 
 	if ((rc = ps_doc_pread(doc, off, 64, &w)) < 0)
 		return rc;
-	pos = ps_skip_ws(w.data, w.len, 0);
+	pos = ps_parse_skip_ws(w.data, w.len, 0);
 	*is_table = w.len - pos >= 4 && memcmp(w.data + pos, "xref", 4) == 0;
 	ps_buf_free(&w);
 	return 0;

@@ -271,7 +271,7 @@ static int read_table_recs(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trail
 	p->form = PS_XPART_RECS;
 	if ((rc = ps_doc_pread(doc, cur, 4096, &w)) < 0)
 		goto out;
-	pos = ps_skip_ws(w.data, w.len, 0);
+	pos = ps_parse_skip_ws(w.data, w.len, 0);
 	if (w.len - pos < 4 || memcmp(w.data + pos, "xref", 4) != 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "no cross-reference table at offset %lld",
 		            (long long)off);
@@ -281,7 +281,7 @@ static int read_table_recs(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trail
 	for (;;) {
 		int64_t first, count, i;
 
-		pos = ps_skip_ws(w.data, w.len, pos);
+		pos = ps_parse_skip_ws(w.data, w.len, pos);
 		if (w.len - pos >= 7 && memcmp(w.data + pos, "trailer", 7) == 0) {
 			*trailer = cur + (int64_t)pos + 7;
 			break;
@@ -293,7 +293,7 @@ static int read_table_recs(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trail
 			goto out;
 		pos = 0;
 		if (ps_parse_uint(w.data, w.len, &pos, &first) < 0 ||
-		    (pos = ps_skip_ws(w.data, w.len, pos),
+		    (pos = ps_parse_skip_ws(w.data, w.len, pos),
 		     ps_parse_uint(w.data, w.len, &pos, &count) < 0)) {
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
 			            "bad cross-reference subsection header at offset %lld",
@@ -317,16 +317,16 @@ static int read_table_recs(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trail
 			ps_xrec r;
 			int c;
 
-			pos = ps_skip_ws(w.data, w.len, pos);
+			pos = ps_parse_skip_ws(w.data, w.len, pos);
 			if (ps_parse_uint(w.data, w.len, &pos, &eoff) < 0 ||
-			    (pos = ps_skip_ws(w.data, w.len, pos),
+			    (pos = ps_parse_skip_ws(w.data, w.len, pos),
 			     ps_parse_uint(w.data, w.len, &pos, &egen) < 0)) {
 				rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
 				            "bad entry %lld in the table at offset %lld",
 				            (long long)(first + i), (long long)off);
 				goto out;
 			}
-			pos = ps_skip_ws(w.data, w.len, pos);
+			pos = ps_parse_skip_ws(w.data, w.len, pos);
 			c = pos < w.len ? w.data[pos++] : 0;
 			if ((rc = table_entry(doc, first + i, c, eoff, egen, off, &r)) < 0)
 				goto out;
@@ -374,7 +374,7 @@ static int scan_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 	p->table_off = off;
 	if ((rc = win_at(doc, &w, off, 64, &q, &avail)) < 0)
 		goto out;
-	pos = ps_skip_ws(q, avail, 0);
+	pos = ps_parse_skip_ws(q, avail, 0);
 	if (avail - pos < 4 || memcmp(q + pos, "xref", 4) != 0) {
 		rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_FORMAT,
 		            "no cross-reference table at offset %lld", (long long)off);
@@ -388,7 +388,7 @@ static int scan_table(ps_doc *doc, int64_t off, ps_xpart *p, int64_t *trailer)
 
 		if ((rc = win_at(doc, &w, cur, 64, &q, &avail)) < 0)
 			goto out;
-		pos = ps_skip_ws(q, avail, 0);
+		pos = ps_parse_skip_ws(q, avail, 0);
 		if (pos == avail)
 			goto out; /* white space to the end of the window: let RECS judge */
 		if (avail - pos >= 7 && memcmp(q + pos, "trailer", 7) == 0) {

@@ -218,9 +218,9 @@ START_TEST(test_lexer_helpers)
 	ck_assert(!ps_is_delim('#'));
 
 	b = (const uint8_t *)" \t% comment\r\n%x\n\f\0 7";
-	ck_assert_uint_eq(ps_skip_ws(b, 20, 0), 19);
-	ck_assert_uint_eq(ps_skip_ws(b, 5, 0), 5);      /* comment runs to the end */
-	ck_assert_uint_eq(ps_skip_ws(b, 20, 19), 19);
+	ck_assert_uint_eq(ps_parse_skip_ws(b, 20, 0), 19);
+	ck_assert_uint_eq(ps_parse_skip_ws(b, 5, 0), 5);      /* comment runs to the end */
+	ck_assert_uint_eq(ps_parse_skip_ws(b, 20, 19), 19);
 
 	b = (const uint8_t *)"0042x";
 	p = 0;
@@ -1878,7 +1878,7 @@ END_TEST
 
 /* ---- fuzz ------------------------------------------------------------------------ */
 
-/* ---- ps_scan_refs against the parser ----------------------------------------- */
+/* ---- ps_parse_scan_refs against the parser ----------------------------------------- */
 
 struct refl {
 	uint32_t v[512];
@@ -1930,7 +1930,7 @@ static int scan_vs_parse(const uint8_t *b, size_t n, struct refl *scanned)
 	ps_obj *o = NULL;
 	int rc, prc;
 
-	rc = ps_scan_refs(b, n, &snum, refl_add, &s);
+	rc = ps_parse_scan_refs(b, n, &snum, refl_add, &s);
 	ck_assert(rc == 0 || rc == 1 || rc == PS_E_NEEDMORE);
 	prc = ps_parse_indirect(ctx, b, n, 0, 0, &num, &gen, &o);
 	if (rc == 0 && prc == 0 && !s.over) {
@@ -1944,7 +1944,7 @@ static int scan_vs_parse(const uint8_t *b, size_t n, struct refl *scanned)
 }
 
 /* The same oracle for a direct object at B[0..N) (an object stream's
- * member): ps_scan_refs_direct against ps_parse_obj. */
+ * member): ps_parse_scan_refs_direct against ps_parse_obj. */
 static int scan_vs_parse_direct(const uint8_t *b, size_t n, struct refl *scanned)
 {
 	struct refl s = {{0}, 0, 0};
@@ -1952,7 +1952,7 @@ static int scan_vs_parse_direct(const uint8_t *b, size_t n, struct refl *scanned
 	size_t pos = 0;
 	int rc;
 
-	rc = ps_scan_refs_direct(b, n, 0, refl_add, &s);
+	rc = ps_parse_scan_refs_direct(b, n, 0, refl_add, &s);
 	ck_assert(rc == 0 || rc == 1);
 	if (rc == 0 && ps_parse_obj(ctx, b, n, &pos, &o) == 0 && !s.over)
 		scan_covers(o, &s, b, n);
