@@ -1047,7 +1047,7 @@ static void put_pdf_string(ps_buf *b, const ps_line *l)
 
 static void put_num(ps_buf *b, double v, const char *after)
 {
-	ps_buf_put_real(b, ps_font_milli(v));
+	ps_serialize_real(b, ps_font_milli(v));
 	ps_buf_puts(b, after);
 }
 
@@ -1167,7 +1167,7 @@ int ps_font_show(ps_font *f, const ps_line *l, const char *name, double size, do
 		if (fabs(adj) >= 0.001) {
 			if (in_tj)
 				ps_buf_putc(content, ' ');
-			ps_buf_put_real(content, adj);
+			ps_serialize_real(content, adj);
 			ps_buf_putc(content, ' ');
 		}
 		in_tj = 1;

@@ -247,7 +247,10 @@ void ps_serialize_obj_header(ps_buf *b, uint32_t num, uint16_t gen);
 /* The one number formatter (serialize.c note 3): V with at most 6
  * decimals, trailing zeros removed, integral values as integers, "0" for
  * values that round to zero and for NaN and infinities. */
-void ps_buf_put_real(ps_buf *b, double v);
+void ps_serialize_real(ps_buf *b, double v);
+/* The integer formatter (serialize.c note 5): V in decimal, zero-padded to
+ * WIDTH digits (at most 20; a longer V is written whole), no printf. */
+void ps_serialize_u64(ps_buf *b, uint64_t v, unsigned width);
 
 /* ---- for the tests (obj.c alone calls these) -------------------------------- */
 

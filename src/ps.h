@@ -139,9 +139,6 @@ static inline void ps_buf_putc(ps_buf *b, int c)
 }
 void ps_buf_puts(ps_buf *b, const char *s);
 void ps_buf_printf(ps_buf *b, const char *fmt, ...) PS_PRINTF(2, 3);
-/* serialize.c's integer formatter (its note 5): V in decimal, zero-padded
- * to WIDTH digits (at most 20; a longer V is written whole), no printf. */
-void ps_buf_put_u64_width(ps_buf *b, uint64_t v, unsigned width);
 void ps_buf_reset(ps_buf *b);                  /* len = 0, keeps memory */
 void ps_buf_free(ps_buf *b);                   /* wipes if secret */
 /* Detaches the data (caller frees); returns NULL if oom. */

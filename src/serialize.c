@@ -7,7 +7,7 @@
  *
  * What it owns: the bytes of every object the writers emit (incr.c,
  * rewrite.c, the xref writer) and of every real number in a content stream
- * (ps_buf_put_real, used by stamp.c).  Output goes to a ps_buf, whose
+ * (ps_serialize_real, used by stamp.c).  Output goes to a ps_buf, whose
  * sticky out-of-memory flag the caller checks once; nothing here fails.
  * It reads the model's fields directly and takes the character classes
  * from the lexer (ps_parse_chclass, parse.c), so that what it writes lexes back.
@@ -21,7 +21,7 @@
  *  2. Strings are written as they are in the model: the caller encrypts
  *     beforehand.  A string parsed as <hex> is written as hex again.
  *  3. A real keeps its original token when it has one (parse.c note 3).
- *     New reals go through ps_buf_put_real: at most 6 decimals, trailing
+ *     New reals go through ps_serialize_real: at most 6 decimals, trailing
  *     zeros removed and a leading "0" kept ("0.5", "-2.25"); an integral
  *     value is written as an integer ("2"), which ISO 32000-2 7.3.3 allows
  *     wherever a real is expected; a value that rounds to zero is "0"
@@ -31,7 +31,7 @@
  *     the data and "endstream".
  *  5. Integers: one digit loop (put_u64w, two digits per division) for
  *     every object number, generation, integer and integral part written
- *     here, and, through ps_buf_put_u64_width, for the fixed-width fields
+ *     here, and, through ps_serialize_u64, for the fixed-width fields
  *     of the classic xref rows (xrefw.c: ten-digit offsets, five-digit
  *     generations, ISO 32000-2 7.5.4).  A value with more digits than the
  *     width is written whole, as printf's "%0*" would.
@@ -163,7 +163,7 @@ static void put_u64(ps_buf *b, uint64_t v)
 	put_u64w(b, v, 1);
 }
 
-void ps_buf_put_u64_width(ps_buf *b, uint64_t v, unsigned width)
+void ps_serialize_u64(ps_buf *b, uint64_t v, unsigned width)
 {
 	put_u64w(b, v, width < 20 ? width : 20);
 }
@@ -178,7 +178,7 @@ void ps_serialize_obj_header(ps_buf *b, uint32_t num, uint16_t gen)
 
 /* Note 3; locale-independent: integer arithmetic on the value scaled by
  * 10^6. */
-void ps_buf_put_real(ps_buf *b, double v)
+void ps_serialize_real(ps_buf *b, double v)
 {
 	int neg = v < 0;
 	double a = neg ? -v : v;
@@ -251,7 +251,7 @@ static void ser_obj(ps_buf *b, const ps_obj *o)
 		if (o->u.real.text)
 			ps_buf_puts(b, o->u.real.text);
 		else
-			ps_buf_put_real(b, o->u.real.v);
+			ps_serialize_real(b, o->u.real.v);
 		break;
 	case PS_STR:
 		if (o->u.str.hex)

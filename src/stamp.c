@@ -69,7 +69,7 @@
  *     image's aspect ratio and its longer side is IMG_SIDE (150 pt).
  *  7. Every number the stamp writes, in its dictionaries and in the
  *     content stream, is rounded to 1/1000 of a unit and then formatted by
- *     the serializer's ps_buf_put_real, so both always show the same
+ *     the serializer's ps_serialize_real, so both always show the same
  *     digits; the appearance cache compares those rounded sizes.
  *  8. Size per page (the goal: about 500 bytes for each page of a
  *     `--page all`, the page's own copy included).  Every encrypted
@@ -527,7 +527,7 @@ static void put_nums(ps_buf *b, const double *v, size_t n, const char *op)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		ps_buf_put_real(b, milli(v[i]));
+		ps_serialize_real(b, milli(v[i]));
 		ps_buf_putc(b, ' ');
 	}
 	ps_buf_puts(b, op);

@@ -157,9 +157,9 @@ static int table_row(struct walk *w, const ps_xrefw_ent *e)
 	/* the 20-byte row "oooooooooo ggggg n\r\n" (7.5.4), without printf:
 	 * serialize.c's formatter (write_table bounds the offsets to ten
 	 * digits; a wider value would be written whole, as by "%010") */
-	ps_buf_put_u64_width(&w->buf, e->f2, 10);
+	ps_serialize_u64(&w->buf, e->f2, 10);
 	ps_buf_putc(&w->buf, ' ');
-	ps_buf_put_u64_width(&w->buf, e->f3, 5);
+	ps_serialize_u64(&w->buf, e->f3, 5);
 	ps_buf_append(&w->buf, e->type == 1 ? " n\r\n" : " f\r\n", 4);
 	return 0;
 }

@@ -655,19 +655,19 @@ START_TEST(put_u64_width)
 			for (d = -1; d <= 1; d++) {
 				v = d < 0 ? p - 1 : d > 0 ? p + 1 : p;
 				b.len = 0;
-				ps_buf_put_u64_width(&b, v, w);
+				ps_serialize_u64(&b, v, w);
 				snprintf(want, sizeof want, "%0*" PRIu64, (int)w, v);
 				ck_assert_msg(b.len == strlen(want) && !memcmp(b.data, want, b.len),
 				              "%" PRIu64 " width %u", v, w);
 			}
 		}
 		b.len = 0;
-		ps_buf_put_u64_width(&b, UINT64_MAX, w);
+		ps_serialize_u64(&b, UINT64_MAX, w);
 		ck_assert_uint_eq(b.len, 20);
 		ck_assert_mem_eq(b.data, "18446744073709551615", 20);
 	}
 	b.len = 0;
-	ps_buf_put_u64_width(&b, 7, 21);
+	ps_serialize_u64(&b, 7, 21);
 	ck_assert_uint_eq(b.len, 20);
 	ck_assert_mem_eq(b.data, "00000000000000000007", 20);
 	ck_assert(!b.oom);

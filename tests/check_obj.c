@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_obj.c - unit tests for obj.c (object model, typed dictionary
- * helpers), parse.c (parser) and serialize.c (serializer, ps_buf_put_real).
+ * helpers), parse.c (parser) and serialize.c (serializer, ps_serialize_real).
  *
  * Every parse runs on an exact-size heap copy of its input, so a read past
  * the window shows up under valgrind / ASan.  Run under valgrind with
@@ -1722,12 +1722,12 @@ START_TEST(test_dict_typed)
 }
 END_TEST
 
-/* ps_buf_put_real, the one number formatter (serialize.c note 3). */
+/* ps_serialize_real, the one number formatter (serialize.c note 3). */
 static void check_real(double v, const char *want)
 {
 	ps_buf b = PS_BUF_INIT;
 
-	ps_buf_put_real(&b, v);
+	ps_serialize_real(&b, v);
 	ck_assert(!b.oom);
 	ck_assert_uint_eq(b.len, strlen(want));
 	ck_assert_msg(memcmp(b.data, want, b.len) == 0, "%.17g: %.*s, want %s", v, (int)b.len,
