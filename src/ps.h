@@ -185,6 +185,7 @@ static inline uint32_t ps_be32(const uint8_t *p)
 #include "sec.h"
 #include "flate.h"
 #include "text.h"
+#include "date.h"
 #include "xmp.h"
 #include "doc.h"
 #include "incr.h"

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* text.h - internal: text strings and dates (conventions: ps.h). */
+/* text.h - internal: text strings (conventions: ps.h). */
 #ifndef PS_TEXT_H
 #define PS_TEXT_H
 
 #include "ps.h"
 
-/* ---- text.c: text strings and dates ---------------------------------------- */
+/* ---- text.c: text strings ------------------------------------------------- */
 
 /* A PDF text string from UTF-8: printable ASCII stays single-byte, anything
  * else becomes UTF-16BE with a BOM (ISO 32000-2 7.9.2.2).  Invalid UTF-8 is
@@ -24,19 +24,5 @@ size_t ps_utf8_decode(const uint8_t *p, size_t n, uint32_t *cp);
 /* PDFDocEncoding bytes for UTF-8 S (legacy passwords), at most MAX of them
  * in OUT; -1 when S is not UTF-8 or has a character PDFDocEncoding lacks. */
 int ps_pdfdoc_from_utf8(const char *s, size_t len, uint8_t *out, size_t max, size_t *outlen);
-
-/* A moment: seconds since the epoch (UTC) and the local offset in minutes. */
-typedef struct ps_time {
-	int64_t t;
-	int tzoff;   /* minutes east of UTC */
-} ps_time;
-
-/* Parses "now" (the current time, local offset) or ISO 8601:
- * YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM|-HH:MM] (no zone = UTC). */
-int ps_time_parse(ps_ctx *ctx, const char *s, ps_time *out);
-/* D:YYYYMMDDHHmmSS+HH'mm' (or Z), 32 bytes are enough. */
-void ps_time_pdf(const ps_time *tm, char out[32]);
-/* YYYY-MM-DDTHH:MM:SS+HH:MM (or Z), for XMP. */
-void ps_time_iso(const ps_time *tm, char out[32]);
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * check_text.c - unit tests for src/text.c and src/xmp.c (with src/xml.c).
+ * check_text.c - unit tests for src/text.c, src/date.c and src/xmp.c (with
+ * src/xml.c).
  *
  * Expected values come from outside the code under test:
  *  - UTF-16 and UTF-8 byte sequences from the Unicode code charts;

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* date.h - internal: dates (date.c; conventions: ps.h). */
+#ifndef PS_DATE_H
+#define PS_DATE_H
+
+#include "ps.h"
+
+/* A moment: seconds since the epoch (UTC) and the local offset in minutes. */
+typedef struct ps_time {
+	int64_t t;
+	int tzoff;   /* minutes east of UTC */
+} ps_time;
+
+/* Parses "now" (the current time, local offset) or ISO 8601:
+ * YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM|-HH:MM] (no zone = UTC). */
+int ps_time_parse(ps_ctx *ctx, const char *s, ps_time *out);
+/* D:YYYYMMDDHHmmSS+HH'mm' (or Z), 32 bytes are enough. */
+void ps_time_pdf(const ps_time *tm, char out[32]);
+/* YYYY-MM-DDTHH:MM:SS+HH:MM (or Z), for XMP. */
+void ps_time_iso(const ps_time *tm, char out[32]);
+
+#endif
