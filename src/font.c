@@ -186,7 +186,7 @@ static int decode(ps_ctx *ctx, const char *s, size_t len, uint32_t **out, size_t
 	if (!(cp = malloc((len ? len : 1) * sizeof *cp)))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	for (i = 0; i < len; i += k) {
-		k = ps_utf8_decode((const uint8_t *)s + i, len - i, &cp[m]);
+		k = ps_text_utf8_decode((const uint8_t *)s + i, len - i, &cp[m]);
 		if (!k) {
 			free(cp);
 			return ps_err(ctx, PDFSTAMP_E_USAGE,
@@ -540,7 +540,7 @@ int ps_font_open(ps_ctx *ctx, const char *spec, const char *text, ps_font **out)
 	if ((rc = font_new(ctx, &f)) < 0)
 		goto out;
 	if (!spec) {
-		for (i = 0; i < n && (ps_winansi_code(cp[i]) >= 0 || cp[i] == '\r'); i++)
+		for (i = 0; i < n && (ps_text_winansi_code(cp[i]) >= 0 || cp[i] == '\r'); i++)
 			;
 		if (i == n) {
 			f->std14 = 1;
@@ -619,7 +619,7 @@ int ps_font_nominal_glyph(ps_font *f, uint32_t c, uint32_t *gid)
 	hb_codepoint_t g;
 
 	if (f->std14) {
-		int b = ps_winansi_code(c);
+		int b = ps_text_winansi_code(c);
 		*gid = b < 0 ? 0 : (uint32_t)b;
 		return b >= 32;
 	}
@@ -763,7 +763,7 @@ static int shape_std14(ps_font *f, const uint32_t *cp, size_t n, ps_line *l)
 	if (line_alloc(l, n) < 0)
 		return ps_err(f->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	for (i = 0; i < n; i++) {
-		int b = ps_winansi_code(cp[i]);
+		int b = ps_text_winansi_code(cp[i]);
 		if (b < 32)
 			return ps_err(f->ctx, PDFSTAMP_E_USAGE, "Helvetica-Bold cannot draw U+%04X",
 			              (unsigned)cp[i]);
@@ -1068,7 +1068,7 @@ static int put_actual_text(ps_ctx *ctx, ps_buf *b, const char *s)
 
 	ps_buf_puts(b, "<FEFF");
 	for (i = 0; i < n; i += k) {
-		if (!(k = ps_utf8_decode((const uint8_t *)s + i, n - i, &c)))
+		if (!(k = ps_text_utf8_decode((const uint8_t *)s + i, n - i, &c)))
 			return ps_err(ctx, PDFSTAMP_E_USAGE,
 			              "text is not valid UTF-8 (at byte %zu)", i);
 		ps_font_put_utf16(b, c);

@@ -73,7 +73,7 @@
  *     Alg. 2.B run.
  *  6. Legacy handlers, R2-R4 (ISO 32000-1 7.6.3.3-7.6.3.4; ISO 32000-2
  *     7.6.4.3.1-2 and 7.6.4.4.1-6): passwords are PDFDocEncoding bytes, not
- *     SASLprep'd: the UTF-8 input converted (text.c, ps_pdfdoc_from_utf8)
+ *     SASLprep'd: the UTF-8 input converted (text.c, ps_text_pdfdoc_from_utf8)
  *     and, when that fails or differs, the raw bytes too; cut or padded to
  *     32 bytes with the standard padding string.  Algorithm 2 (file key:
  *     MD5 of the padded password, /O, /P as 4 bytes LE, ID[0], FFFFFFFF for
@@ -1025,7 +1025,7 @@ static int legacy_authenticate(ps_ctx *ctx, const ps_secparams *sp, const char *
 	/* Candidates (note 6): PDFDocEncoding, then the raw bytes if different. */
 	if (rlen)
 		memcpy(sc->raw, password, rlen);
-	if (ps_pdfdoc_from_utf8(password ? password : "", len, sc->doc, 32, &dlen) == 0) {
+	if (ps_text_pdfdoc_from_utf8(password ? password : "", len, sc->doc, 32, &dlen) == 0) {
 		cand[ncand] = sc->doc;
 		clen[ncand++] = dlen;
 	}

@@ -26,7 +26,7 @@
  * map to themselves; 27 characters (euro, quotes, dashes, bullet, ...)
  * sit in 0x80..0x9F; LF keeps its code 10 so that a caller may split
  * lines after conversion; every other character has none
- * (ps_winansi_code: -1), and font.c then picks a font that has it.
+ * (ps_text_winansi_code: -1), and font.c then picks a font that has it.
  */
 #include "config.h"
 
@@ -76,7 +76,7 @@ static size_t utf8_decode(const uint8_t *p, size_t n, uint32_t *cp)
 	return need + 1;
 }
 
-size_t ps_utf8_decode(const uint8_t *p, size_t n, uint32_t *cp)
+size_t ps_text_utf8_decode(const uint8_t *p, size_t n, uint32_t *cp)
 {
 	return utf8_decode(p, n, cp);
 }
@@ -241,7 +241,7 @@ static uint32_t pdfdoc_to_unicode(uint8_t c)
  * most MAX bytes (the rest is dropped: passwords are cut to 32 anyway).
  * Returns 0, or -1 when S is not UTF-8 or holds a character PDFDocEncoding
  * lacks. */
-int ps_pdfdoc_from_utf8(const char *s, size_t len, uint8_t *out, size_t max, size_t *outlen)
+int ps_text_pdfdoc_from_utf8(const char *s, size_t len, uint8_t *out, size_t max, size_t *outlen)
 {
 	const uint8_t *p = (const uint8_t *)s;
 	size_t i = 0, o = 0, k;
@@ -330,7 +330,7 @@ static const uint16_t winansi_80_9f[32] = {
 	0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0,      0x017E, 0x0178,
 };
 
-int ps_winansi_code(uint32_t c)
+int ps_text_winansi_code(uint32_t c)
 {
 	int i;
 

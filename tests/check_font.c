@@ -179,7 +179,7 @@ START_TEST(test_fc_covers)
 
 	ck_assert(!ps_font_is_std14(f));
 	for (i = 0; t[i]; i += k) {
-		k = ps_utf8_decode((const uint8_t *)t + i, strlen(t + i), &cp);
+		k = ps_text_utf8_decode((const uint8_t *)t + i, strlen(t + i), &cp);
 		ck_assert_uint_gt(k, 0);
 		ck_assert_msg(ps_font_nominal_glyph(f, cp, &gid) && gid != 0, "U+%04X not covered", (unsigned)cp);
 	}

@@ -73,7 +73,7 @@ static void to_utf8_is(const char *in, size_t inlen, const char *want)
 	pdfstamp_ctx_free(ctx);
 }
 
-/* IN's characters through ps_winansi_code (font.c's test of whether
+/* IN's characters through ps_text_winansi_code (font.c's test of whether
  * Helvetica will do), '?' for each one WinAnsi lacks. */
 static void winansi_is(const char *in, const char *want, size_t wlen)
 {
@@ -85,9 +85,9 @@ static void winansi_is(const char *in, const char *want, size_t wlen)
 	for (i = 0; i < n; i += k) {
 		int code;
 
-		k = ps_utf8_decode(p + i, n - i, &c);
+		k = ps_text_utf8_decode(p + i, n - i, &c);
 		ck_assert_uint_gt(k, 0);
-		code = ps_winansi_code(c);
+		code = ps_text_winansi_code(c);
 		ps_buf_putc(&b, code < 0 ? '?' : code);
 	}
 	ck_assert(!b.oom);
