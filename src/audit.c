@@ -348,9 +348,9 @@ static int field_kind(struct audit *a, const ps_obj *o, int sec, int *rc)
 	*rc = 0;
 	if (!ps_obj_is_name(ps_dict_get(o, "FT"), "Sig"))
 		return PDFSTAMP_CHANGE_FORM_FIELD;
-	if ((*rc = ps_audit_resolve(a, ps_dict_get(o, "V"), sec, &v, &owned)) < 0)
+	if ((*rc = ps_auditsig_resolve(a, ps_dict_get(o, "V"), sec, &v, &owned)) < 0)
 		return -1;
-	k = v && ps_audit_is_timestamp_sig(v) ? PDFSTAMP_CHANGE_DOC_TIMESTAMP
+	k = v && ps_auditsig_is_timestamp(v) ? PDFSTAMP_CHANGE_DOC_TIMESTAMP
 	                                      : PDFSTAMP_CHANGE_SIGNATURE;
 	ps_obj_free(owned);
 	return k;
@@ -368,7 +368,7 @@ static int own_kind(struct audit *a, uint32_t num, const ps_obj *o, int sec, int
 	if (num && num == a->enc_num)
 		return PDFSTAMP_CHANGE_ENCRYPTION;
 	{
-		const ps_obj *info = ps_audit_trailer_key(a, sec, 1);
+		const ps_obj *info = ps_auditsig_trailer_key(a, sec, 1);
 		if (num && info && info->kind == PS_REF && info->u.ref.num == num)
 			return PDFSTAMP_CHANGE_METADATA; /* the trailer's /Info */
 	}
@@ -390,7 +390,7 @@ static int own_kind(struct audit *a, uint32_t num, const ps_obj *o, int sec, int
 		return PDFSTAMP_CHANGE_PAGE_TREE;
 	if (ps_obj_is_name(type, "Sig") || ps_obj_is_name(type, "DocTimeStamp") ||
 	    (ps_dict_get(o, "ByteRange") && ps_dict_get(o, "Contents")))
-		return ps_audit_is_timestamp_sig(o) ? PDFSTAMP_CHANGE_DOC_TIMESTAMP
+		return ps_auditsig_is_timestamp(o) ? PDFSTAMP_CHANGE_DOC_TIMESTAMP
 		                                    : PDFSTAMP_CHANGE_SIGNATURE;
 	if (is_field(o))
 		return field_kind(a, o, sec, rc);
@@ -398,7 +398,7 @@ static int own_kind(struct audit *a, uint32_t num, const ps_obj *o, int sec, int
 		/* a widget of a signature field is part of signing */
 		ps_obj *p = NULL, *owned = NULL;
 		int k = PDFSTAMP_CHANGE_FORM_FIELD;
-		if ((*rc = ps_audit_resolve(a, ps_dict_get(o, "Parent"), sec, &p, &owned)) < 0)
+		if ((*rc = ps_auditsig_resolve(a, ps_dict_get(o, "Parent"), sec, &p, &owned)) < 0)
 			return -1;
 		if (p && p->kind == PS_DICT && is_field(p))
 			k = field_kind(a, p, sec, rc);
@@ -473,7 +473,7 @@ static int array_kind(struct audit *a, const ps_obj *arr, const ps_obj *other, i
 			k = worse(k, ek0);
 			continue;
 		}
-		if ((*rc = ps_audit_load(a, e->u.ref.num, sec, &o)) < 0)
+		if ((*rc = ps_auditsig_load(a, e->u.ref.num, sec, &o)) < 0)
 			break;
 		ek = own_kind(a, e->u.ref.num, o, sec, rc);
 		if (ek < 0 && o && o->kind == PS_STREAM)
@@ -496,8 +496,8 @@ static int array_diff_kind(struct audit *a, ps_obj *ov, ps_obj *nv, int sec, int
 	ps_obj *o = NULL, *n = NULL, *oo = NULL, *no = NULL;
 	int k = -1, k2;
 
-	if ((*rc = ps_audit_resolve(a, ov, sec + 1, &o, &oo)) < 0 ||
-	    (*rc = ps_audit_resolve(a, nv, sec, &n, &no)) < 0)
+	if ((*rc = ps_auditsig_resolve(a, ov, sec + 1, &o, &oo)) < 0 ||
+	    (*rc = ps_auditsig_resolve(a, nv, sec, &n, &no)) < 0)
 		goto out;
 	if (!(o && o->kind != PS_ARRAY) && !(n && n->kind != PS_ARRAY)) {
 		k = array_kind(a, n, o, sec, rc);
@@ -706,7 +706,8 @@ static int field_name(struct audit *a, const ps_obj *f, int sec, char *out, size
 	while (cur && cur->kind == PS_DICT && np < 32) {
 		ps_obj *p = NULL;
 		parts[np] = ps_dict_get(cur, "T");
-		if ((rc = ps_audit_resolve(a, ps_dict_get(cur, "Parent"), sec, &p, &owned[np])) < 0)
+		rc = ps_auditsig_resolve(a, ps_dict_get(cur, "Parent"), sec, &p, &owned[np]);
+		if (rc < 0)
 			break;
 		np++;
 		cur = p;
@@ -760,7 +761,7 @@ static int ap_of_locked(struct audit *a, uint32_t num, const struct sigrec *g, i
 		char name[128];
 		if ((r[i].role != VR_AP_WIDGET && r[i].role != VR_AP_SIG) || !r[i].owner)
 			continue;
-		if ((*rc = ps_audit_load(a, r[i].owner, g->sec, &w)) == 0 && w &&
+		if ((*rc = ps_auditsig_load(a, r[i].owner, g->sec, &w)) == 0 && w &&
 		    (*rc = field_name(a, w, g->sec, name, sizeof name)) == 0 && name[0])
 			hit = locked(g, name);
 		ps_obj_free(w);
@@ -842,7 +843,7 @@ static int sealed(struct audit *a, int sec, int ts, int *rc)
 		struct sigrec *h = &a->sigs[i];
 		if (h->sec != sec || !h->exact || (ts && !h->timestamp))
 			continue;
-		if ((*rc = ps_audit_sig_real(a, i)) < 0)
+		if ((*rc = ps_auditsig_real(a, i)) < 0)
 			return 0;
 		if (h->real > 0)
 			return 1;
@@ -1123,7 +1124,7 @@ static int note_refs(struct audit *a, const ps_obj *n, const ps_obj *o)
 	if ((rc = collect_refs(a, n, &a->refd, &a->nrefd)) < 0 ||
 	    (rc = collect_refs(a, o, &old, &nold)) < 0)
 		goto out;
-	nold = ps_audit_uniq(old, nold);
+	nold = ps_auditsig_uniq(old, nold);
 	for (i = from; i < a->nrefd && rc == 0; i++)
 		if (!nold || !bsearch(&a->refd[i], old, nold, sizeof *old, cmp_u32))
 			rc = push_u32(a->ctx, &a->newrefd, &a->nnewrefd, a->refd[i]);
@@ -1232,7 +1233,7 @@ static int ap_repointed(struct audit *a, const ps_obj *ap, int sec, int depth, i
 		if (!as_ap)
 			return 1;
 	}
-	if ((*rc = ps_audit_resolve(a, (ps_obj *)ap, sec, &d, &owned)) < 0)
+	if ((*rc = ps_auditsig_resolve(a, (ps_obj *)ap, sec, &d, &owned)) < 0)
 		return 0;
 	for (i = 0; d && d->kind == PS_DICT && i < d->u.dict.len && !hit && *rc == 0; i++)
 		hit = ap_repointed(a, d->u.dict.ents[i].val, sec, depth + 1, rc);
@@ -1247,13 +1248,13 @@ static int signed_then(struct audit *a, uint32_t num, int *rc)
 	ps_obj *f = NULL, *p = NULL;
 	int yes = 0;
 
-	if ((*rc = ps_audit_load(a, num, a->cur_S, &f)) < 0)
+	if ((*rc = ps_auditsig_load(a, num, a->cur_S, &f)) < 0)
 		return *rc;
 	if (f && f->kind == PS_DICT) {
 		yes = ps_dict_get(f, "V") != NULL;
 		if (!yes && ps_dict_get(f, "Parent") && ps_dict_get(f, "Parent")->kind == PS_REF) {
-			if ((*rc = ps_audit_load(a, ps_dict_get(f, "Parent")->u.ref.num, a->cur_S,
-			                         &p)) == 0)
+			if ((*rc = ps_auditsig_load(a, ps_dict_get(f, "Parent")->u.ref.num,
+			                            a->cur_S, &p)) == 0)
 				yes = ps_obj_is_name(ps_dict_get(p, "FT"), "Sig") &&
 				      ps_dict_get(p, "V") != NULL;
 		}
@@ -1513,8 +1514,8 @@ static int compare_trailer(struct audit *a, int sec)
 	c.sec = sec;
 	c.flags = REC_FIXED;
 	for (info = 0; info < 2; info++) {
-		const ps_obj *o = ps_audit_trailer_key(a, sec + 1, info),
-		             *n = ps_audit_trailer_key(a, sec, info);
+		const ps_obj *o = ps_auditsig_trailer_key(a, sec + 1, info),
+		             *n = ps_auditsig_trailer_key(a, sec, info);
 		if (ps_obj_equal(o, n, 0))
 			continue;
 		c.num = n && n->kind == PS_REF ? n->u.ref.num : 0;
@@ -1556,7 +1557,7 @@ static int audit_revision(struct audit *a, int sec)
 			ps_xent e;
 			if (!ps_xref_as_of(a->xref, rv->cands[i], s2, &e) || e.type != 1)
 				continue;
-			if ((rc = ps_audit_load(a, rv->cands[i], s2, &o)) < 0 ||
+			if ((rc = ps_auditsig_load(a, rv->cands[i], s2, &o)) < 0 ||
 			    (is_objstm(o) &&
 			     (rc = ps_doc_objstm_members(a->doc, rv->cands[i], s2, &m, &nm)) < 0)) {
 				ps_obj_free(o);
@@ -1580,13 +1581,13 @@ static int audit_revision(struct audit *a, int sec)
 			free(m);
 		}
 	}
-	rv->ncands = ps_audit_uniq(rv->cands, rv->ncands);
+	rv->ncands = ps_auditsig_uniq(rv->cands, rv->ncands);
 	a->nroles = 0;
 	a->nrefd = 0;
 	a->nnewrefd = 0;
 	for (i = 0; i < 2; i++)
-		if ((rc = note_refs(a, ps_audit_trailer_key(a, sec, (int)i),
-		                    ps_audit_trailer_key(a, sec + 1, (int)i))) < 0)
+		if ((rc = note_refs(a, ps_auditsig_trailer_key(a, sec, (int)i),
+		                    ps_auditsig_trailer_key(a, sec + 1, (int)i))) < 0)
 			return rc;
 	if ((rc = compare_trailer(a, sec)) < 0)
 		return rc;
@@ -1598,8 +1599,8 @@ static int audit_revision(struct audit *a, int sec)
 		if (pass == 0 && a->nroles)
 			qsort(a->roles, a->nroles, sizeof *a->roles, cmp_role);
 		if (pass == 0) {
-			a->nrefd = ps_audit_uniq(a->refd, a->nrefd);
-			a->nnewrefd = ps_audit_uniq(a->newrefd, a->nnewrefd);
+			a->nrefd = ps_auditsig_uniq(a->refd, a->nrefd);
+			a->nnewrefd = ps_auditsig_uniq(a->newrefd, a->nnewrefd);
 		}
 	}
 	/* a reference this revision adds to an object no revision defines:
@@ -1882,7 +1883,7 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 		r->revisions[i].offset = s->off;
 		r->revisions[i].xref = s->kind;
 	}
-	if ((rc = ps_policy_sig_fields(doc, &docmdp, &incomplete, ps_audit_add_sig, &a)) < 0)
+	if ((rc = ps_policy_sig_fields(doc, &docmdp, &incomplete, ps_auditsig_add, &a)) < 0)
 		goto out;
 	if (incomplete) {
 		rc = ps_err(a.ctx, PDFSTAMP_E_UNSUPPORTED,
@@ -1893,10 +1894,10 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 	{
 		int64_t visits = 0;
 		for (sec = 2; sec <= a.ns; sec++)
-			if ((rc = ps_audit_old_sigs(&a, sec, &visits)) < 0)
+			if ((rc = ps_auditsig_old(&a, sec, &visits)) < 0)
 				goto out;
 	}
-	if ((rc = ps_audit_stray_sigs(&a)) < 0)
+	if ((rc = ps_auditsig_stray(&a)) < 0)
 		goto out;
 	a.limit = 0;
 	for (i = 0; i < r->nsigs; i++)

@@ -112,29 +112,29 @@ static inline int rev_no(const struct audit *a, int sec)
 /* ---- auditsig.c ------------------------------------------------------------ */
 
 /* Object NUM as of section SEC, owned (ps_doc_load_as_of). */
-int ps_audit_load(struct audit *a, uint32_t num, int sec, ps_obj **out);
+int ps_auditsig_load(struct audit *a, uint32_t num, int sec, ps_obj **out);
 /* O resolved as of SEC into *OWNED (NULL if O is direct: then *out = O). */
-int ps_audit_resolve(struct audit *a, ps_obj *o, int sec, ps_obj **out, ps_obj **owned);
+int ps_auditsig_resolve(struct audit *a, ps_obj *o, int sec, ps_obj **out, ps_obj **owned);
 /* The trailer's /Root (INFO 0) or /Info (INFO 1) as of SEC, borrowed. */
-const ps_obj *ps_audit_trailer_key(const struct audit *a, int sec, int info);
+const ps_obj *ps_auditsig_trailer_key(const struct audit *a, int sec, int info);
 /* Is SIG a document timestamp (12.8.5)? */
-int ps_audit_is_timestamp_sig(const ps_obj *sig);
+int ps_auditsig_is_timestamp(const ps_obj *sig);
 /* The ps_sig_field_fn of the walk (UD: struct audit): lists one signature
  * in a->r->sigs and a->sigs (audit.c note 2). */
-int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
-                     const char *name);
+int ps_auditsig_add(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
+                    const char *name);
 /* Lists the signature dictionaries of revisions after the first that no
  * field tree holds (auditsig.c). */
-int ps_audit_stray_sigs(struct audit *a);
+int ps_auditsig_stray(struct audit *a);
 /* Does signature I's CMS sign its bytes?  Sets a->sigs[I].real once
  * (sigcms.c); 0 or an I/O error. */
-int ps_audit_sig_real(struct audit *a, int i);
+int ps_auditsig_real(struct audit *a, int i);
 /* Sorts V and drops repeats; the new count. */
-size_t ps_audit_uniq(uint32_t *v, size_t n);
+size_t ps_auditsig_uniq(uint32_t *v, size_t n);
 /* Lists the signatures of the field tree as of SEC that the newest tree
  * no longer holds, violated (audit.c note 2); *VISITS bounds the walk
  * over all revisions. */
-int ps_audit_old_sigs(struct audit *a, int sec, int64_t *visits);
+int ps_auditsig_old(struct audit *a, int sec, int64_t *visits);
 
 /* ---- auditview.c ------------------------------------------------------------- */
 

@@ -27,13 +27,13 @@
 /* ---- objects as of a revision ------------------------------------------------ */
 
 /* Object NUM as of SEC, owned. */
-int ps_audit_load(struct audit *a, uint32_t num, int sec, ps_obj **out)
+int ps_auditsig_load(struct audit *a, uint32_t num, int sec, ps_obj **out)
 {
 	return ps_doc_load_as_of(a->doc, num, sec, out, NULL);
 }
 
 /* O resolved as of SEC into *OWNED (NULL if O is direct: then *out = O). */
-int ps_audit_resolve(struct audit *a, ps_obj *o, int sec, ps_obj **out, ps_obj **owned)
+int ps_auditsig_resolve(struct audit *a, ps_obj *o, int sec, ps_obj **out, ps_obj **owned)
 {
 	int rc;
 
@@ -41,14 +41,14 @@ int ps_audit_resolve(struct audit *a, ps_obj *o, int sec, ps_obj **out, ps_obj *
 	*out = o;
 	if (!o || o->kind != PS_REF)
 		return 0;
-	if ((rc = ps_audit_load(a, o->u.ref.num, sec, owned)) < 0)
+	if ((rc = ps_auditsig_load(a, o->u.ref.num, sec, owned)) < 0)
 		return rc;
 	*out = *owned;
 	return 0;
 }
 
 /* The trailer key KEY as of SEC (newest section SEC.. that has it). */
-const ps_obj *ps_audit_trailer_key(const struct audit *a, int sec, int info)
+const ps_obj *ps_auditsig_trailer_key(const struct audit *a, int sec, int info)
 {
 	int i;
 
@@ -60,7 +60,7 @@ const ps_obj *ps_audit_trailer_key(const struct audit *a, int sec, int info)
 	return NULL;
 }
 
-int ps_audit_is_timestamp_sig(const ps_obj *sig)
+int ps_auditsig_is_timestamp(const ps_obj *sig)
 {
 	return ps_obj_is_name(ps_dict_get(sig, "Type"), "DocTimeStamp") ||
 	       ps_obj_is_name(ps_dict_get(sig, "SubFilter"), "ETSI.RFC3161");
@@ -73,7 +73,7 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-size_t ps_audit_uniq(uint32_t *v, size_t n)
+size_t ps_auditsig_uniq(uint32_t *v, size_t n)
 {
 	size_t i, k = 0;
 
@@ -177,7 +177,7 @@ static int read_lock(struct audit *a, struct sigrec *g, const ps_obj *lock)
 	int rc;
 
 	if ((rc = add_policy(a, g, lock)) < 0 ||
-	    (rc = ps_audit_resolve(a, (ps_obj *)lock, g->sec, &l, &lo)) < 0)
+	    (rc = ps_auditsig_resolve(a, (ps_obj *)lock, g->sec, &l, &lo)) < 0)
 		return rc;
 	if (l && l->kind == PS_DICT) {
 		const ps_obj *act = ps_dict_get(l, "Action");
@@ -186,8 +186,8 @@ static int read_lock(struct audit *a, struct sigrec *g, const ps_obj *lock)
 		              : ps_obj_is_name(act, "Exclude") ? PDFSTAMP_FIELDMDP_EXCLUDE
 		              : PDFSTAMP_FIELDMDP_ALL; /* unknown: strictest */
 		if ((rc = add_policy(a, g, ps_dict_get(l, "Fields"))) == 0 &&
-		    (rc = ps_audit_resolve(a, ps_dict_get(l, "Fields"), g->sec, &fields,
-		                           &fo)) == 0) {
+		    (rc = ps_auditsig_resolve(a, ps_dict_get(l, "Fields"), g->sec, &fields,
+		                              &fo)) == 0) {
 			for (i = 0; fields && fields->kind == PS_ARRAY &&
 			            i < ps_array_len(fields) && i < 10000;
 			     i++) {
@@ -228,12 +228,12 @@ static int read_policy(struct audit *a, struct sigrec *g, uint32_t fnum, ps_obj 
 {
 	ps_obj *s = NULL, *f = NULL, *refs = NULL, *ro = NULL, *root = NULL, *perms = NULL,
 	       *po = NULL;
-	const ps_obj *rref = ps_audit_trailer_key(a, g->sec, 0);
+	const ps_obj *rref = ps_auditsig_trailer_key(a, g->sec, 0);
 	size_t k;
 	int rc;
 
-	if ((snum && (rc = ps_audit_load(a, snum, g->sec, &s)) < 0) ||
-	    (fnum && (rc = ps_audit_load(a, fnum, g->sec, &f)) < 0))
+	if ((snum && (rc = ps_auditsig_load(a, snum, g->sec, &s)) < 0) ||
+	    (fnum && (rc = ps_auditsig_load(a, fnum, g->sec, &f)) < 0))
 		goto out;
 	if (s && s->kind == PS_DICT)
 		sig = s;
@@ -241,18 +241,18 @@ static int read_policy(struct audit *a, struct sigrec *g, uint32_t fnum, ps_obj 
 		field = f;
 	g->docmdp = 0;
 	if ((rc = add_policy(a, g, ps_dict_get(sig, "Reference"))) < 0 ||
-	    (rc = ps_audit_resolve(a, ps_dict_get(sig, "Reference"), g->sec, &refs, &ro)) < 0)
+	    (rc = ps_auditsig_resolve(a, ps_dict_get(sig, "Reference"), g->sec, &refs, &ro)) < 0)
 		goto out;
 	for (k = 0; refs && refs->kind == PS_ARRAY && k < ps_array_len(refs) && k < 64; k++) {
 		ps_obj *r = NULL, *rown = NULL, *tp = NULL, *tpo = NULL;
 		const ps_obj *tm;
 		if ((rc = add_policy(a, g, ps_array_get(refs, k))) < 0 ||
-		    (rc = ps_audit_resolve(a, ps_array_get(refs, k), g->sec, &r, &rown)) < 0)
+		    (rc = ps_auditsig_resolve(a, ps_array_get(refs, k), g->sec, &r, &rown)) < 0)
 			break;
 		tm = ps_dict_get(r, "TransformMethod");
 		if ((rc = add_policy(a, g, ps_dict_get(r, "TransformParams"))) == 0 &&
-		    (rc = ps_audit_resolve(a, ps_dict_get(r, "TransformParams"), g->sec, &tp,
-		                           &tpo)) == 0) {
+		    (rc = ps_auditsig_resolve(a, ps_dict_get(r, "TransformParams"), g->sec, &tp,
+		                              &tpo)) == 0) {
 			if (ps_obj_is_name(tm, "DocMDP") && !g->docmdp) {
 				int64_t p = 2;
 				ps_obj_int(ps_dict_get(tp, "P"), &p);
@@ -268,10 +268,10 @@ static int read_policy(struct audit *a, struct sigrec *g, uint32_t fnum, ps_obj 
 	}
 	/* the certification of /Perms /DocMDP as of G's revision (12.8.4.1) */
 	if (rref && rref->kind == PS_REF &&
-	    (rc = ps_audit_load(a, rref->u.ref.num, g->sec, &root)) < 0)
+	    (rc = ps_auditsig_load(a, rref->u.ref.num, g->sec, &root)) < 0)
 		goto out;
 	if ((rc = add_policy(a, g, ps_dict_get(root, "Perms"))) < 0 ||
-	    (rc = ps_audit_resolve(a, ps_dict_get(root, "Perms"), g->sec, &perms, &po)) < 0)
+	    (rc = ps_auditsig_resolve(a, ps_dict_get(root, "Perms"), g->sec, &perms, &po)) < 0)
 		goto out;
 	{
 		const ps_obj *d = ps_dict_get(perms, "DocMDP");
@@ -289,7 +289,7 @@ static int read_policy(struct audit *a, struct sigrec *g, uint32_t fnum, ps_obj 
 	}
 	if ((rc = add_policy(a, g, &(ps_obj){.kind = PS_REF, .u.ref = {snum, 0}})) < 0)
 		goto out;
-	g->npolicy = g->npolicy ? ps_audit_uniq(g->policy, g->npolicy) : 0;
+	g->npolicy = g->npolicy ? ps_auditsig_uniq(g->policy, g->npolicy) : 0;
 	rc = 0;
 out:
 	ps_obj_free(po);
@@ -310,12 +310,12 @@ static int widget_rect(struct audit *a, struct sigrec *g, uint32_t fnum)
 	size_t i;
 	int rc;
 
-	if (!fnum || (rc = ps_audit_load(a, fnum, g->sec, &f)) < 0 || !f)
+	if (!fnum || (rc = ps_auditsig_load(a, fnum, g->sec, &f)) < 0 || !f)
 		return fnum ? rc : 0;
 	w = f;
 	if (!ps_dict_get(f, "Rect") &&
-	    (rc = ps_audit_resolve(a, ps_array_get(ps_dict_get(f, "Kids"), 0), g->sec, &k,
-	                           &ko)) == 0 && k)
+	    (rc = ps_auditsig_resolve(a, ps_array_get(ps_dict_get(f, "Kids"), 0), g->sec, &k,
+	                              &ko)) == 0 && k)
 		w = k;
 	r = ps_dict_get(w, "Rect");
 	if (ps_array_len(r) == 4) {
@@ -337,8 +337,8 @@ static int widget_rect(struct audit *a, struct sigrec *g, uint32_t fnum)
 	return 0;
 }
 
-int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
-                     const char *name)
+int ps_auditsig_add(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32_t snum, int level,
+                    const char *name)
 {
 	struct audit *a = ud;
 	struct pdfstamp_audit_sig *s;
@@ -361,7 +361,7 @@ int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32
 	g->snum = snum;
 	snprintf(s->field, sizeof s->field, "%s", name);
 	s->objnum = snum;
-	s->doc_timestamp = g->timestamp = ps_audit_is_timestamp_sig(sig);
+	s->doc_timestamp = g->timestamp = ps_auditsig_is_timestamp(sig);
 	if (ps_dict_get(sig, "SubFilter") && ps_dict_get(sig, "SubFilter")->kind == PS_NAME)
 		snprintf(s->subfilter, sizeof s->subfilter, "%s",
 		         ps_dict_get(sig, "SubFilter")->u.name.p);
@@ -391,7 +391,7 @@ int ps_audit_add_sig(void *ud, ps_obj *field, uint32_t fnum, ps_obj *sig, uint32
 		if (e && e->sec < a->ns && ps_xref_as_of(a->xref, snum, e->sec + 1, &old) &&
 		    old.type != 0) {
 			ps_obj *prev = NULL;
-			if ((rc = ps_audit_load(a, snum, e->sec + 1, &prev)) < 0)
+			if ((rc = ps_auditsig_load(a, snum, e->sec + 1, &prev)) < 0)
 				return rc;
 			if (!ps_obj_equal(prev, sig, 0))
 				s->violated = 1;
@@ -432,18 +432,18 @@ static int known_sig(const struct audit *a, uint32_t snum)
  * revision's tree no longer holds was removed by a later revision.  It is
  * listed, judges the changes after it, and is violated: no reader of the
  * file sees it any more.  *VISITS bounds the work over all revisions. */
-int ps_audit_old_sigs(struct audit *a, int sec, int64_t *visits)
+int ps_auditsig_old(struct audit *a, int sec, int64_t *visits)
 {
 	struct { ps_obj *arr; size_t i; } st[16];
 	ps_obj *root = NULL, *acro = NULL, *ao = NULL, *fields = NULL, *fo = NULL;
-	const ps_obj *rref = ps_audit_trailer_key(a, sec, 0);
+	const ps_obj *rref = ps_auditsig_trailer_key(a, sec, 0);
 	int sp = 0, rc = 0;
 
 	if (!rref || rref->kind != PS_REF)
 		return 0;
-	if ((rc = ps_audit_load(a, rref->u.ref.num, sec, &root)) < 0 ||
-	    (rc = ps_audit_resolve(a, ps_dict_get(root, "AcroForm"), sec, &acro, &ao)) < 0 ||
-	    (rc = ps_audit_resolve(a, ps_dict_get(acro, "Fields"), sec, &fields, &fo)) < 0)
+	if ((rc = ps_auditsig_load(a, rref->u.ref.num, sec, &root)) < 0 ||
+	    (rc = ps_auditsig_resolve(a, ps_dict_get(root, "AcroForm"), sec, &acro, &ao)) < 0 ||
+	    (rc = ps_auditsig_resolve(a, ps_dict_get(acro, "Fields"), sec, &fields, &fo)) < 0)
 		goto out;
 	if (fields && fields->kind == PS_ARRAY) {
 		if (!(st[0].arr = ps_obj_copy(fields))) {
@@ -468,7 +468,7 @@ int ps_audit_old_sigs(struct audit *a, int sec, int64_t *visits)
 			            "the form field trees of the revisions are too large to audit");
 			break;
 		}
-		if ((rc = ps_audit_load(a, ref->u.ref.num, sec, &field)) < 0)
+		if ((rc = ps_auditsig_load(a, ref->u.ref.num, sec, &field)) < 0)
 			break;
 		if (!field || field->kind != PS_DICT) {
 			ps_obj_free(field);
@@ -484,15 +484,16 @@ int ps_audit_old_sigs(struct audit *a, int sec, int64_t *visits)
 				snprintf(name, sizeof name, "%.*s",
 				         (int)(t->u.str.len < 100 ? t->u.str.len : 100),
 				         (const char *)t->u.str.p);
-			if ((rc = ps_audit_load(a, v->u.ref.num, sec, &sig)) == 0 && sig &&
+			if ((rc = ps_auditsig_load(a, v->u.ref.num, sec, &sig)) == 0 && sig &&
 			    sig->kind == PS_DICT &&
-			    (rc = ps_audit_add_sig(a, field, ref->u.ref.num, sig, v->u.ref.num, 0,
-			                           name)) == 0)
+			    (rc = ps_auditsig_add(a, field, ref->u.ref.num, sig, v->u.ref.num, 0,
+			                          name)) == 0)
 				a->r->sigs[a->r->nsigs - 1].violated = 1;
 			ps_obj_free(sig);
 		}
 		if (rc == 0 &&
-		    (rc = ps_audit_resolve(a, ps_dict_get(field, "Kids"), sec, &kids, &ko)) == 0 &&
+		    (rc = ps_auditsig_resolve(a, ps_dict_get(field, "Kids"), sec, &kids,
+		                              &ko)) == 0 &&
 		    kids && kids->kind == PS_ARRAY) {
 			if (sp == 16)
 				rc = ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED,
@@ -517,7 +518,7 @@ out:
 
 /* ---- is a signature real (note 5 of audit.c) ------------------------------- */
 
-int ps_audit_sig_real(struct audit *a, int i)
+int ps_auditsig_real(struct audit *a, int i)
 {
 	struct sigrec *g = &a->sigs[i];
 	struct ps_sigcms cms;
@@ -529,7 +530,7 @@ int ps_audit_sig_real(struct audit *a, int i)
 	g->real = 0;
 	if (!g->snum)
 		return 0; /* a direct signature dictionary: a field of the same revision names it */
-	if ((rc = ps_audit_load(a, g->snum, g->sec, &sig)) < 0)
+	if ((rc = ps_auditsig_load(a, g->snum, g->sec, &sig)) < 0)
 		return rc == PDFSTAMP_E_NOMEM ? rc : 0;
 	memset(&cms, 0, sizeof cms);
 	if (sig && sig->kind == PS_DICT && (rc = ps_sigcms_check(a->doc, sig, &cms)) < 0) {
@@ -628,13 +629,13 @@ static int stray_sig(struct audit *a, uint32_t num, const ps_xent *x, int64_t *l
 	if (++*loads > MAX_OLD_FIELD_VISITS)
 		return ps_err(a->ctx, PDFSTAMP_E_UNSUPPORTED,
 		              "the later revisions hold too many objects to find every signature");
-	if ((rc = ps_audit_load(a, num, x->sec, &o)) < 0)
+	if ((rc = ps_auditsig_load(a, num, x->sec, &o)) < 0)
 		return rc == PDFSTAMP_E_NOMEM ? rc : 0; /* judged (damaged) where it is compared */
 	type = ps_dict_get(o, "Type");
 	if (o && o->kind == PS_DICT && ps_array_len(ps_dict_get(o, "ByteRange")) == 4 &&
 	    ps_dict_get(o, "Contents") && ps_dict_get(o, "Contents")->kind == PS_STR &&
 	    (!type || ps_obj_is_name(type, "Sig") || ps_obj_is_name(type, "DocTimeStamp")))
-		rc = ps_audit_add_sig(a, NULL, 0, o, num, 0, "(outside the form field tree)");
+		rc = ps_auditsig_add(a, NULL, 0, o, num, 0, "(outside the form field tree)");
 	ps_obj_free(o);
 	return rc;
 }
@@ -645,7 +646,7 @@ static int stray_sig(struct audit *a, uint32_t num, const ps_xent *x, int64_t *l
  * it).  Each is listed and judges the changes after it like any other: a
  * signed file must never pass for "unsigned".  The first revision is not
  * searched (a signature made with the document itself is in its form). */
-int ps_audit_stray_sigs(struct audit *a)
+int ps_auditsig_stray(struct audit *a)
 {
 	int64_t loads = 0;
 	const ps_xshadow *hidden;

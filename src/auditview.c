@@ -486,7 +486,7 @@ int ps_audit_view_build(struct audit *a, int sec, struct view *v)
 {
 	struct walk w;
 	ps_obj *root = NULL, *ro = NULL;
-	const ps_obj *rref = ps_audit_trailer_key(a, sec, 0);
+	const ps_obj *rref = ps_auditsig_trailer_key(a, sec, 0);
 	size_t bytes;
 	int rc = 0, t;
 
@@ -503,7 +503,7 @@ int ps_audit_view_build(struct audit *a, int sec, struct view *v)
 		}
 	v->sec = sec;
 	if ((rc = mark(&w, rref, VR_CATALOG)) < 0 ||
-	    (rc = mark(&w, ps_audit_trailer_key(a, sec, 1), VR_INFO)) < 0)
+	    (rc = mark(&w, ps_auditsig_trailer_key(a, sec, 1), VR_INFO)) < 0)
 		goto out;
 	if ((rc = resolve(&w, rref, &root, &ro)) < 0 || !root || root->kind != PS_DICT)
 		goto sort;
@@ -632,7 +632,7 @@ static int build_refs(struct audit *a, struct view *v)
 	if (rc == 0)
 		rc = ps_doc_refs_as_of(a->doc, v->sec, scan_one, &g);
 	for (info = 0; info < 2 && rc == 0; info++)
-		rc = ps_obj_each_ref(ps_audit_trailer_key(a, v->sec, info), reach, &g);
+		rc = ps_obj_each_ref(ps_auditsig_trailer_key(a, v->sec, info), reach, &g);
 	while (head < g.nq && rc == 0) {
 		uint32_t num = g.q[head++], k;
 		ps_obj *o = NULL;
