@@ -256,7 +256,7 @@ static size_t roles_at(const struct audit *a, uint32_t num, int S, const struct 
 		*r = NULL;
 		return 0;
 	}
-	return ps_audit_view_roles(&a->views[S], num, r);
+	return ps_auditview_roles(&a->views[S], num, r);
 }
 
 /* An element of an array (/Annots, /Fields, /Kids, /Contents) that existed
@@ -893,7 +893,7 @@ static int kind_for(struct audit *a, const struct chg *c, const struct sigrec *g
 		return k;
 	}
 	if (nr == 0 && a->views && a->views[g->sec].built) {
-		nr = (size_t)ps_audit_view_refers(a, &a->views[g->sec], c->num, rc);
+		nr = (size_t)ps_auditview_refers(a, &a->views[g->sec], c->num, rc);
 		if (*rc < 0)
 			return -1;
 	}
@@ -1919,7 +1919,7 @@ int pdfstamp_audit(pdfstamp_doc *doc, struct pdfstamp_audit_report *r)
 		for (i = 0; i < r->nsigs; i++) {
 			int S = a.sigs[i].sec;
 			if (S > 1 && !a.views[S].built &&
-			    (rc = ps_audit_view_build(&a, S, &a.views[S])) < 0)
+			    (rc = ps_auditview_build(&a, S, &a.views[S])) < 0)
 				goto out;
 		}
 		if ((rc = scan_unlisted(&a)) < 0)
@@ -1969,7 +1969,7 @@ out:
 	}
 	free(a.revs);
 	for (i = 0; a.views && i <= a.ns; i++)
-		ps_audit_view_free(&a.views[i]);
+		ps_auditview_free(&a.views[i]);
 	free(a.views);
 	ps_doc_asof_cap(doc, 0);
 	free(a.roles);

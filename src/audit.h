@@ -140,12 +140,12 @@ int ps_auditsig_old(struct audit *a, int sec, int64_t *visits);
 
 /* Builds V, the roles of the objects reachable from revision SEC's
  * trailer as of SEC (auditview.c). */
-int ps_audit_view_build(struct audit *a, int sec, struct view *v);
+int ps_auditview_build(struct audit *a, int sec, struct view *v);
 /* The roles of NUM in V: their count, *FIRST the first. */
-size_t ps_audit_view_roles(const struct view *v, uint32_t num, const struct vent **first);
+size_t ps_auditview_roles(const struct view *v, uint32_t num, const struct vent **first);
 /* Does a reference reachable from V's revision (any object, any key) name
  * NUM?  Builds V's reference set on first use (auditview.c note 5). */
-int ps_audit_view_refers(struct audit *a, struct view *v, uint32_t num, int *rc);
-void ps_audit_view_free(struct view *v);
+int ps_auditview_refers(struct audit *a, struct view *v, uint32_t num, int *rc);
+void ps_auditview_free(struct view *v);
 
 #endif

@@ -59,7 +59,7 @@
  *     on any edge (a form XObject's own resources, an action, a name
  *     tree...), is a second, wider question: every object reachable from
  *     the trailer's /Root and /Info, every reference in it noted in a
- *     bitset (ps_audit_view_refers).  It is answered only when a later
+ *     bitset (ps_auditview_refers).  It is answered only when a later
  *     revision adds an object (a new object under a number the signed
  *     revision already refers to is reached through signed bytes: the
  *     shadow attacks' hidden object), and it needs every reachable
@@ -482,7 +482,7 @@ static int cmp_vent(const void *x, const void *y)
 	return p->role < q->role ? -1 : p->role > q->role;
 }
 
-int ps_audit_view_build(struct audit *a, int sec, struct view *v)
+int ps_auditview_build(struct audit *a, int sec, struct view *v)
 {
 	struct walk w;
 	ps_obj *root = NULL, *ro = NULL;
@@ -534,7 +534,7 @@ out:
 }
 
 /* The roles of NUM in V: *first and the count (sorted by role). */
-size_t ps_audit_view_roles(const struct view *v, uint32_t num, const struct vent **first)
+size_t ps_auditview_roles(const struct view *v, uint32_t num, const struct vent **first)
 {
 	size_t lo = 0, hi = v->n, k;
 
@@ -654,7 +654,7 @@ static int build_refs(struct audit *a, struct view *v)
 	return rc;
 }
 
-int ps_audit_view_refers(struct audit *a, struct view *v, uint32_t num, int *rc)
+int ps_auditview_refers(struct audit *a, struct view *v, uint32_t num, int *rc)
 {
 	*rc = 0;
 	if (!v->refs && (*rc = build_refs(a, v)) < 0)
@@ -662,7 +662,7 @@ int ps_audit_view_refers(struct audit *a, struct view *v, uint32_t num, int *rc)
 	return num < v->nrefs && (v->refs[num >> 3] & (1u << (num & 7)));
 }
 
-void ps_audit_view_free(struct view *v)
+void ps_auditview_free(struct view *v)
 {
 	if (!v)
 		return;
