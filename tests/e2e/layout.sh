@@ -47,7 +47,12 @@
 #      variable) that no other file of theirs uses, unless it is public
 #      (src/pdfstamp.h), the CLI's main, or declared in a header's "for
 #      the tests" section and called by a test, fuzz target or benchmark
-#      tool (the exact rule is at the check, below).
+#      tool (the exact rule is at the check, below);
+#  11. one family of names per module: every global a library or CLI
+#      object defines is in one of the families tests/e2e/layers gives
+#      its module (prefixes such as ps_io, or its layer's: the reader's
+#      ps_doc), a family belongs to one module, and every family listed
+#      names something (the exact rule is at the check, below).
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -197,19 +202,29 @@ if stale:
 
 # 7. the layers (tests/e2e/layers): "[name] ..." starts a layer, then one
 # module a line; a module may reference the modules of its own layer and
-# of the layers listed before it
+# of the layers listed before it.  An indented line continues the line
+# before it; "prefixes: ..." there lists the module's or the layer's
+# families (check 11).
 layer_of, layer_names, dups = {}, [], []
+mod_fams, layer_fams, last = {}, {}, None
 for line in open(os.path.join(topdir, "tests/e2e/layers"), encoding="utf-8"):
     if not line.strip() or line.startswith("#"):
+        continue
+    if line[0].isspace():
+        words = line.split()
+        if words[0] == "prefixes:" and last is not None:
+            last.extend(words[1:])
         continue
     m = re.match(r"^\[(\w+)\]", line)
     if m:
         layer_names.append(m.group(1))
+        last = layer_fams.setdefault(len(layer_names) - 1, [])
         continue
     mod = line.split()[0]
     if mod in layer_of or not layer_names:
         dups.append(mod)
     layer_of[mod] = len(layer_names) - 1
+    last = mod_fams.setdefault(mod, [])
 check(len(layer_names) >= 3 and not dups, "the layer table lists %d layers, each module once"
       % len(layer_names), "repeated or before any layer: " + ", ".join(dups))
 check(layer_of.get("cli") == len(layer_names) - 1, "the CLI is the table's last layer")
@@ -324,6 +339,48 @@ for src in sorted(objs):
                                      if s in for_tests else ""))
 check(not unused, "every global of the library and the CLI is used by another of their files, "
       "public, or for the tests (%d objects)" % len(objs), "; ".join(unused))
+
+# 11. one family of names per module (tests/e2e/layers, "Names"): every
+# global symbol a library or CLI object defines falls in a family of its
+# module or layer -- the most specific family that covers it (a pattern
+# with *, else the longest prefix) is one of theirs; a family is listed
+# for one module (or one layer) only; each listed family is the most
+# specific of at least one symbol.  A module's families are ps_NAME and
+# pdfstamp_NAME when its lines list none.
+import fnmatch
+fams = {m: mod_fams.get(m) or ["ps_" + m, "pdfstamp_" + m] for m in layer_of}
+owners, twice = {}, []
+for m, fs in sorted(fams.items()):
+    for f in fs:
+        if f in owners:
+            twice.append(f)
+        owners.setdefault(f, set()).add(m)
+for l, fs in layer_fams.items():
+    in_layer = {m for m, ll in layer_of.items() if ll == l}
+    for f in fs:
+        if f in owners and not owners[f] <= in_layer:
+            twice.append(f)
+        owners[f] = owners.get(f, set()) | in_layer
+listed = {f for m in mod_fams for f in mod_fams[m]} | {f for l in layer_fams for f in layer_fams[l]}
+def rank(f):
+    return ("*" in f, len(f.replace("*", "")))
+def family(s):
+    cover = [f for f in owners if (fnmatch.fnmatchcase(s, f) if "*" in f else s.startswith(f))]
+    return max(cover, key=rank) if cover else None
+outside, used = [], set()
+for src in sorted(objs):
+    m = "cli" if src.startswith("src/cli/") else src[4:-2]
+    for s in sorted(defs[src]):
+        f = family(s)
+        used.add(f)
+        if f is None or m not in owners[f]:
+            outside.append("%s (%s): %s" % (s, src, "no family" if f is None
+                                             else "%s is %s's" % (f, "/".join(sorted(owners[f])))))
+check(not twice, "no family is listed for two modules", ", ".join(sorted(set(twice))))
+check(not outside, "every global of the library and the CLI is in a family of its module "
+      "(tests/e2e/layers)", "; ".join(outside))
+idle = sorted(listed - used)
+check(not idle, "every family the table lists names a symbol", ", ".join(idle))
 PY
 status=$?
 cat "$T/py.out"
