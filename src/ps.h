@@ -14,6 +14,11 @@
  * Each declares its internals in a header of its own, which a user
  * includes; ps.h includes the common ones (at its end) but never rng.h,
  * sec_aes.h, aesmb.h, docpriv.h or any mbedTLS header.
+ * Names: a module's globals are in its families, which the table lists
+ * (ps_NAME_* unless it says otherwise; a family is one module's, and
+ * names one concern).  A function only its own file calls is static; one
+ * that only the tests call is declared in its header's "for the tests"
+ * section; no other global goes unused (layout.sh checks 10 and 11).
  *
  * Invariants:
  *  1. No globals but two: extlib.c's table of the dlopen'ed libraries'
