@@ -382,14 +382,6 @@ check(not outside, "every global of the library and the CLI is in a family of it
 idle = sorted(listed - used)
 check(not idle, "every family the table lists names a symbol", ", ".join(idle))
 PY
-status=$?
-cat "$T/py.out"
-check_eq "$status" 0 "the checker ran"
-while IFS= read -r line; do
-	case $line in
-	"OK "*) ok "${line#OK }" ;;
-	"FAIL "*) fail "${line#FAIL }" ;;
-	esac
-done <"$T/py.out"
+checks_from $? "$T/py.out"
 
 finish

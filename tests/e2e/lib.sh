@@ -196,6 +196,21 @@ checker_feed() {
 	[ $n -gt 0 ] || fail "checker '$1' printed no result for: ${*:2}"
 }
 
+# checks_from STATUS FILE: a checker's exit STATUS and its output FILE, of
+# "OK what" and "FAIL what: why" lines (layout.sh, license.sh), shown and
+# counted; any other line is shown only.
+checks_from() {
+	local line
+	cat "$2"
+	check_eq "$1" 0 "the checker ran"
+	while IFS= read -r line; do
+		case $line in
+		"OK "*) ok "${line#OK }" ;;
+		"FAIL "*) fail "${line#FAIL }" ;;
+		esac
+	done <"$2"
+}
+
 # ---- helpers shared by several scripts ---------------------------------------
 
 # size_of FILE: its size in bytes.

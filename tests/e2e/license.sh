@@ -92,14 +92,6 @@ if os.path.isfile(cp):
           "debian/copyright states the licence of every font made from DejaVu or Noto",
           "not stated: " + ", ".join(sorted(made_from - covered)))
 PY
-status=$?
-cat "$T/py.out"
-check_eq "$status" 0 "the checker ran"
-while IFS= read -r line; do
-	case $line in
-	"OK "*) ok "${line#OK }" ;;
-	"FAIL "*) fail "${line#FAIL }" ;;
-	esac
-done <"$T/py.out"
+checks_from $? "$T/py.out"
 
 finish
