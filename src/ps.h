@@ -115,7 +115,7 @@ typedef struct ps_buf {
 	int secret;         /* wipe on growth and on free */
 } ps_buf;
 
-#define PS_BUF_INIT {NULL, 0, 0, 0, 0}
+#define PS_BUF_INIT {.data = NULL} /* every field zero */
 
 int ps_buf_reserve(ps_buf *b, size_t extra);   /* 0 or -1 (and sets oom) */
 /* The grow-and-append path of ps_buf_append (buf.c); the inline functions

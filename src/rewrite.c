@@ -457,7 +457,7 @@ static void sum_job(const struct rw *rw, struct rw_job *j)
  * this function. */
 static int run_batch(struct rw *rw, ps_ctx *wctx, ps_arena *ar, struct rw_batch *b)
 {
-	struct rw_tally t = {0, 0, 0, 0};
+	struct rw_tally t = {0};
 	size_t i, n = 0;
 	double t0;
 	int rc = 0;
@@ -633,7 +633,7 @@ static int read_job(struct rw *rw, uint32_t num, int root, struct rw_job *j, int
  * and serialised here, the careful way (note 7). */
 static int careful_job(struct rw *rw, struct rw_job *j)
 {
-	struct rw_tally t = {0, 0, 0, 0};
+	struct rw_tally t = {0};
 	uint32_t num = j->num;
 	int root = j->root, skip, rc;
 

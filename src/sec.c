@@ -781,7 +781,7 @@ static int convert_string(void *ud, ps_obj *str, const ps_obj *parent, const cha
 int ps_sec_convert_strings(ps_ctx *ctx, const ps_sec *from, const ps_sec *to, uint32_t num,
                            uint16_t gen, ps_obj *o, int64_t *count)
 {
-	struct conv u = {ctx, NULL, NULL, num, gen, PS_BUF_INIT, PS_BUF_INIT, 0};
+	struct conv u = {.ctx = ctx, .num = num, .gen = gen, .a = PS_BUF_INIT, .b = PS_BUF_INIT};
 	int rc;
 
 	u.from = ps_sec_strings_encrypted(from, num) ? from : NULL;

@@ -52,7 +52,14 @@
 #      object defines is in one of the families tests/e2e/layers gives
 #      its module (prefixes such as ps_io, or its layer's: the reader's
 #      ps_doc), a family belongs to one module, and every family listed
-#      names something (the exact rule is at the check, below).
+#      names something (the exact rule is at the check, below);
+#  12. no positional initializer of more than four fields in the library
+#      or CLI sources: a struct variable or compound literal whose
+#      initializer lists five or more values without designators
+#      (.field = ...), or an internal *_INIT macro that does (arrays and
+#      tables are not structs and are not counted; the public *_INIT
+#      macros of src/pdfstamp.h stay positional for C++ and have their
+#      pdfstamp_*_init functions).
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -381,6 +388,67 @@ check(not outside, "every global of the library and the CLI is in a family of it
       "(tests/e2e/layers)", "; ".join(outside))
 idle = sorted(listed - used)
 check(not idle, "every family the table lists names a symbol", ", ".join(idle))
+
+# 12. positional struct initializers (issue 30: "no positional literals for
+# structs over a few fields"): a declaration "struct NAME var = {" or
+# "TYPE_t var = {" of a struct type, a compound literal "(struct NAME){",
+# or "#define NAME_INIT {" in an internal header, whose braces hold five or
+# more top-level values and no designator
+def top_values(text, i):
+    """The top-level values of the brace group starting at TEXT[i] ('{'),
+    and whether any is designated."""
+    depth, cur, vals, j = 0, "", [], i
+    while j < len(text):
+        ch = text[j]
+        if ch in "{([":
+            depth += 1
+            if depth == 1:
+                j += 1
+                continue
+        elif ch in "})]":
+            depth -= 1
+            if depth == 0:
+                vals.append(cur.strip())
+                break
+        elif ch == "," and depth == 1:
+            vals.append(cur.strip())
+            cur = ""
+            j += 1
+            continue
+        elif ch == '"':
+            k = j + 1
+            while k < len(text) and text[k] != '"':
+                k += 2 if text[k] == "\\" else 1
+            cur += text[j:k + 1]
+            j = k + 1
+            continue
+        cur += ch
+        j += 1
+    vals = [v for v in vals if v]
+    return vals, any(v.startswith(".") for v in vals)
+
+struct_types = set()
+for sub in ("src", "src/cli"):
+    d = os.path.join(topdir, sub)
+    for f in sorted(os.listdir(d)):
+        if f.endswith((".c", ".h")):
+            t = open(os.path.join(d, f), encoding="utf-8", errors="replace").read()
+            struct_types |= set(re.findall(r"typedef\s+struct\s+\w*\s*\{[^}]*\}\s*(\w+)\s*;", t, re.S))
+decl = re.compile(r"(?:\bstruct\s+\w+|\b(?:%s))\s+\w+\s*=\s*(?=\{)|\(struct\s+\w+\)\s*(?=\{)|^#define\s+\w+_INIT\s+(?=\{)"
+                  % "|".join(sorted(struct_types) or ["$^"]), re.M)
+positional = []
+for sub in ("src", "src/cli"):
+    d = os.path.join(topdir, sub)
+    for f in sorted(os.listdir(d)):
+        if not f.endswith((".c", ".h")) or f == "pdfstamp.h":
+            continue
+        t = open(os.path.join(d, f), encoding="utf-8", errors="replace").read()
+        for m in decl.finditer(t):
+            vals, designated = top_values(t, m.end())
+            if len(vals) >= 5 and not designated:
+                positional.append("%s/%s:%d" % (sub, f, t.count("\n", 0, m.start()) + 1))
+check(not positional, "no struct initializer in the library or CLI lists five or more values "
+      "without designators", ", ".join(positional[:6]))
 PY
 checks_from $? "$T/py.out"
 
