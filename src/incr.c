@@ -34,10 +34,12 @@
  *     (version 3: FILE's device and inode, L, and the length and SHA-256
  *     of the section; journal.c) is written, fsynced, linked into place
  *     and the directory fsynced; then one pwrite at L and the file's
- *     fsync (from then on a crash keeps the update), verify, and the
- *     journal is unlinked without a directory fsync: the update is done,
- *     and only then reported.  Any failure up to the end of verify
- *     truncates back to L (ps_journal_rollback, through io.c's
+ *     fsync (from then on a crash keeps the update), verify, the caller's
+ *     durable hook (write options version 3: its record of the update,
+ *     made while the journal still guards it), and the journal is
+ *     unlinked without a directory fsync: the update is done, and only
+ *     then reported.  Any failure up to the end of the hook truncates
+ *     back to L (ps_journal_rollback, through io.c's
  *     ps_io_truncate_fd).  A crash leaves the journal; the next writing
  *     open (PDFSTAMP_OPEN_WRITE, under its lock) or pdfstamp_recover
  *     rolls forward: if the journal is ours and the bytes after L are
@@ -709,7 +711,8 @@ out:
 	return rc;
 }
 
-static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
+static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off,
+                           const struct pdfstamp_write_opts *w, const struct pdfstamp_result *res)
 {
 	ps_ctx *ctx = ps_doc_ctx(up->doc);
 	struct ps_doc_file f;
@@ -734,10 +737,17 @@ static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off)
 	if ((rc = ps_io_sync_fd(ctx, f.fd, "the file")) < 0)
 		goto rollback;
 	/* Durable: from here a crash keeps the update (journal.c); only a
-	 * failed check below still undoes it, in this process. */
+	 * failed check or hook below still undoes it, in this process. */
 	ps_fault("after-fsync");
 	if ((rc = verify_output(up, f.path, xref_off)) < 0)
 		goto rollback;
+	/* The caller's record of the update, while the journal still guards
+	 * it (pdfstamp.h, write options version 3). */
+	if (w->version >= 3 && w->durable && w->durable(w->durable_ud, f.path, res) != 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_IO,
+		            "the update was undone: its record could not be made");
+		goto rollback;
+	}
 	/* A journal that cannot be removed is removed by the next recovery,
 	 * which keeps the same whole update: the update stands. */
 	if (ps_journal_remove(ctx, &j) < 0)
@@ -798,8 +808,15 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w,
 	if ((rc = check_no_capture(up)) < 0 || (rc = last_byte_is_eol(doc, &eol)) < 0 ||
 	    (rc = build_section(up, !eol, &sec, &xref_off)) < 0)
 		goto out;
+	if (res) { /* before the commit: its durable hook sees them */
+		res->base_length = up->base_len;
+		res->xref_offset = xref_off;
+		res->bytes_appended = (int64_t)sec.len;
+		if (res->version >= 2)
+			ps_sec_weak(up->ds.sec, res->weak, sizeof res->weak);
+	}
 	if (w->flags & PDFSTAMP_WRITE_IN_PLACE)
-		rc = commit_in_place(up, &sec, xref_off);
+		rc = commit_in_place(up, &sec, xref_off, w, res);
 	else
 		rc = commit_to_new_file(up, w->output,
 		                        (w->flags & PDFSTAMP_WRITE_TO_FD) ? w->output_fd : -1, &sec,
@@ -807,13 +824,6 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w,
 	if (rc < 0)
 		goto out;
 	up->state = PS_UP_DONE;
-	if (res) {
-		res->base_length = up->base_len;
-		res->xref_offset = xref_off;
-		res->bytes_appended = (int64_t)sec.len;
-		if (res->version >= 2)
-			ps_sec_weak(up->ds.sec, res->weak, sizeof res->weak);
-	}
 out:
 	ps_buf_free(&sec);
 	return rc;

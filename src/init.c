@@ -61,7 +61,8 @@ int pdfstamp_info_init(struct pdfstamp_info *info, unsigned version)
 int pdfstamp_write_opts_init(struct pdfstamp_write_opts *opts, unsigned version)
 {
 	static const struct pdfstamp_write_opts tmpl = PDFSTAMP_WRITE_OPTS_INIT;
-	static const size_t lens[] = {END_OF(struct pdfstamp_write_opts, flags), sizeof tmpl};
+	static const size_t lens[] = {END_OF(struct pdfstamp_write_opts, flags),
+	                              END_OF(struct pdfstamp_write_opts, output_fd), sizeof tmpl};
 
 	_Static_assert(NVERSIONS(lens) == PDFSTAMP_WRITE_OPTS_VERSION, "one length per version");
 	return fill(opts, &tmpl, lens, NVERSIONS(lens), version);

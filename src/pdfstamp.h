@@ -307,16 +307,29 @@ const char *pdfstamp_perm_name(int bit);
  * of the options (pdfstamp_write_opts and pdfstamp_rewrite_opts). */
 #define PDFSTAMP_WRITE_TO_FD 0x8
 
+struct pdfstamp_result;
+
 struct pdfstamp_write_opts {
 	unsigned version;
 	const char *output;   /* path of the new file; NULL with
 	                       * PDFSTAMP_WRITE_IN_PLACE or _TO_FD */
 	unsigned flags;
 	int output_fd;        /* version 2: the descriptor of PDFSTAMP_WRITE_TO_FD, else ignored */
+	/* version 3: with PDFSTAMP_WRITE_IN_PLACE, called once the update is
+	 * durable and checked and before its journal is removed (from then
+	 * on a crash keeps the update: pdfstamp_recover says COMPLETED), with
+	 * the result the call returns; RES is NULL if the call was given
+	 * none.  A caller's record of the update (a ledger of done files) made
+	 * durable here is never missing for an update that no journal
+	 * guards.  Not 0: the update is undone as after a failed check, and
+	 * the call fails with PDFSTAMP_E_IO (the hook reports its own reason).
+	 * NULL: none.  Ignored without PDFSTAMP_WRITE_IN_PLACE. */
+	int (*durable)(void *userdata, const char *path, const struct pdfstamp_result *res);
+	void *durable_ud;
 };
-/* Version 1 (without output_fd) is still accepted. */
-#define PDFSTAMP_WRITE_OPTS_VERSION 2
-#define PDFSTAMP_WRITE_OPTS_INIT {PDFSTAMP_WRITE_OPTS_VERSION, NULL, 0, -1}
+/* Versions 1 (without output_fd) and 2 (without durable) are still accepted. */
+#define PDFSTAMP_WRITE_OPTS_VERSION 3
+#define PDFSTAMP_WRITE_OPTS_INIT {PDFSTAMP_WRITE_OPTS_VERSION, NULL, 0, -1, NULL, NULL}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_write_opts_init(struct pdfstamp_write_opts *opts, unsigned version);
 

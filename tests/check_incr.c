@@ -573,6 +573,80 @@ START_TEST(failed_fsync_in_place)
 }
 END_TEST
 
+/* The durable hook (write options version 3): what it sees, and a refusal. */
+struct hook_seen {
+	const char *path;
+	int64_t size, expect;   /* the file's size in the hook; base + appended */
+	int journal;            /* the journal still exists */
+	int calls, refuse;
+};
+
+static int durable_hook(void *ud, const char *path, const struct pdfstamp_result *res)
+{
+	struct hook_seen *h = ud;
+	char j[600];
+	struct stat st;
+
+	h->calls++;
+	ck_assert_str_eq(path, h->path);
+	ck_assert_int_eq(stat(path, &st), 0);
+	h->size = (int64_t)st.st_size;
+	h->expect = res->base_length + res->bytes_appended;
+	snprintf(j, sizeof j, "%s.pdfstamp-journal", path);
+	h->journal = access(j, F_OK) == 0;
+	return h->refuse;
+}
+
+static void durable_case(int refuse)
+{
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	struct hook_seen h = {.refuse = refuse};
+	char *in = input(0), j[600];
+	uint8_t *before, *after;
+	size_t nb, na;
+	uint32_t anum, inum;
+
+	before = pg_slurp(in, &nb);
+	h.path = in;
+	ck_assert_int_eq(ps_doc_open(ctx, &doc, in, PDFSTAMP_OPEN_WRITE), 0);
+	w.flags = PDFSTAMP_WRITE_IN_PLACE;
+	w.durable = durable_hook;
+	w.durable_ud = &h;
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), 0);
+	typical_update(&anum, &inum);
+	ck_assert_int_eq(ps_update_commit(&up, &w, &res), refuse ? PDFSTAMP_E_IO : 0);
+	ck_assert_int_eq(h.calls, 1);
+	ck_assert_int_eq(h.journal, 1); /* called while the journal guards the update */
+	ck_assert_int_eq(h.size, h.expect); /* ... which is whole in the file */
+	ck_assert_int_gt(h.size, (int64_t)nb);
+	after = pg_slurp(in, &na);
+	ck_assert_uint_eq(na, refuse ? nb : (size_t)h.expect); /* refused: undone */
+	ck_assert_mem_eq(after, before, nb);
+	snprintf(j, sizeof j, "%s.pdfstamp-journal", in);
+	ck_assert_int_ne(access(j, F_OK), 0);
+	if (refuse)
+		ck_assert_ptr_nonnull(strstr(ctx->errmsg, "undone"));
+	pdfstamp_doc_close(doc);
+	doc = NULL;
+	free(before);
+	free(after);
+	free(in);
+	pdfstamp_result_clear(&res);
+}
+
+START_TEST(durable_hook_sees_the_update)
+{
+	durable_case(0);
+}
+END_TEST
+
+START_TEST(durable_hook_refusal_undoes)
+{
+	durable_case(-1);
+}
+END_TEST
+
 START_TEST(failed_rename_new_file)
 {
 	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
@@ -866,6 +940,8 @@ static Suite *incr_suite(void)
 	tcase_add_test(tc, missing_objects_are_never_written);
 	tcase_add_test(tc, late_reads_are_checked);
 	tcase_add_test(tc, failed_write_in_place);
+	tcase_add_test(tc, durable_hook_sees_the_update);
+	tcase_add_test(tc, durable_hook_refusal_undoes);
 	tcase_add_test(tc, failed_fsync_in_place);
 	tcase_add_test(tc, failed_rename_new_file);
 	suite_add_tcase(s, tc);

@@ -172,6 +172,13 @@ void cli_warn_cb(void *userdata, const char *message);
 /* Reports a failed library call for FILE and returns its exit status.
  * Uses the context's message, falling back to pdfstamp_strerror(). */
 int cli_lib_error(const pdfstamp_ctx *ctx, int err, const char *file);
+/* Where a command's output for the current file goes: standard output,
+ * or, in the driver's worker threads, the file's buffer, written whole
+ * once the file is done (driver.c note 11).  Every command prints its
+ * results there, never to stdout by name. */
+FILE *cli_out(void);
+/* Sets this thread's output stream (NULL: stdout again); the driver's. */
+void cli_set_out(FILE *f);
 /* Writes S to F with control characters and invalid UTF-8 shown as \xNN
  * (for text output and messages). */
 void cli_put_safe(FILE *f, const char *s);
@@ -349,6 +356,8 @@ enum cli_open {
 #define CLI_FLUSH_ALWAYS 0x1  /* flush stdout after every file */
 #define CLI_FLUSH_LINES 0x2   /* ... when --json or -v print a line per file */
 #define CLI_BLANK_BETWEEN 0x4 /* without --json, an empty line between files */
+#define CLI_BATCH 0x8         /* --jobs, --ordered, --shard, --ledger
+                                 (cli_batch_opts) */
 
 /* The command line the driver acts on.  Zero-initialise; the options of
  * cli_write_opts (and the password options) are recorded by
@@ -363,6 +372,12 @@ struct cli_run {
 	int allow_identity;     /* --allow-identity */
 	const char *date;       /* --date, NULL = "now" */
 	const char *files_from; /* --files-from FILE ("-" = stdin) */
+	int jobs;               /* --jobs N; 0: the number of online CPUs */
+	int ordered;            /* --ordered */
+	uint32_t shard_k, shard_n; /* --shard K/N (1 <= K <= N); N 0: all */
+	const char *ledger;     /* --ledger FILE */
+	uint64_t fingerprint;   /* of the options that define the work (cli_parse:
+	                           not the batch, output or password options) */
 	struct cli_pw_src src;  /* password options */
 	int pw_stdin;           /* some password option (the new ones too) reads
 	                           standard input: set by cli_parse */
@@ -377,6 +392,9 @@ struct cli_file {
 	pdfstamp_doc *doc;      /* opened, authenticated; NULL with CLI_OPEN_NONE */
 	struct pdfstamp_write_opts wopts; /* writing commands: the output mode
 	                                     and -o/-i/--allow-* as flags */
+	void *res;              /* the command's result for this file: ops->res_size
+	                           bytes, zeroed, then ops->res_init (if any) */
+	int quiet;              /* no progress bar: several files at a time */
 };
 
 /* What a command supplies.  Everything but call and output may be 0. */
@@ -408,8 +426,14 @@ struct cli_ops {
 	 * message set (the driver reports it and goes on with the next file). */
 	int (*call)(struct cli_file *f, void *arg);
 	/* Prints the result of a successful call (the document is closed by
-	 * now); returns the file's exit status. */
+	 * now) to cli_out(); returns the file's exit status. */
 	int (*output)(const struct cli_file *f, void *arg);
+	/* The per-file result (f->res): its size, and what prepares and
+	 * releases it (either may be NULL).  ARG is shared by every file and,
+	 * with --jobs, by threads: call and output only read it. */
+	size_t res_size;
+	void (*res_init)(void *res);
+	void (*res_clear)(void *res);
 };
 
 /* Checks the command line (output mode, operands, --files-from), then
@@ -428,6 +452,31 @@ int cli_fail_early(const struct cli_run *run, int nops, char **operands, int sta
 /* Starts F's --json success line: {"file":...,"ok":true and, for a
  * writing command, "output". */
 void cli_file_json_begin(struct cli_json *j, const struct cli_file *f);
+
+/* ---- --ledger (ledger.c) ---------------------------------------------------- */
+
+struct cli_ledger;
+/* One file's dealings with the ledger, on the driver's stack. */
+struct cli_ledger_call {
+	struct cli_ledger *l;
+	const struct cli_file *f;
+	int recorded;           /* its done line is written and synced */
+};
+/* Opens RUN->ledger and reads the lines of RUN's fingerprint; WRITES: the
+ * command writes files.  0 or an exit status (message printed). */
+int cli_ledger_open(struct cli_ledger **l, const struct cli_run *run, int writes);
+void cli_ledger_close(struct cli_ledger *l);
+/* Before NAME is opened: 1 if it is not to be done (skipped, its line
+ * printed, *STATUS 0; or refused, reported, *STATUS its exit status),
+ * else 0 (ledger.c notes 2 and 3). */
+int cli_ledger_skip(struct cli_ledger *l, pdfstamp_ctx *ctx, const struct cli_run *run,
+                    const char *name, int *status);
+/* After F's output mode is set: the intent line and the durable hook of
+ * an in-place update.  0 or an exit status. */
+int cli_ledger_begin(struct cli_ledger *l, struct cli_ledger_call *c, struct cli_file *f);
+/* After F's call and output (exit status STATUS): its line, unless the
+ * hook wrote it.  0 or -1 (message printed). */
+int cli_ledger_end(struct cli_ledger_call *c, int status);
 
 /* ---- progress bar (progress.c) ------------------------------------------ */
 
@@ -468,15 +517,29 @@ enum {
 	CLI_OPT_W_ALLOW_TRAILING,
 	CLI_OPT_W_FORCE,
 	CLI_OPT_W_DATE,
-	CLI_OPT_W_ALLOW_IDENTITY
+	CLI_OPT_W_ALLOW_IDENTITY,
+	CLI_OPT_B_JOBS,
+	CLI_OPT_B_ORDERED,
+	CLI_OPT_B_SHARD,
+	CLI_OPT_B_LEDGER
 };
 
 extern const struct cli_opt cli_write_opts[];
+/* The options of work over many files, which cli_run_option records:
+ * --files-from, --jobs, --ordered, --shard, --ledger (stamp, meta, dss,
+ * info, verify, audit; CLI_BATCH). */
+extern const struct cli_opt cli_batch_opts[];
 
 /* If OPT is one of the driver's options ('o', 'i', 'v', CLI_OPT_W_*, the
  * password options), records it in RUN and returns 0 (or CLI_EXIT_USAGE
  * with a message); returns -1 if OPT is not one of them. */
 int cli_run_option(struct cli_run *run, int opt, const char *arg);
+/* The per-file result of stamp, meta and dss (struct cli_ops): a struct
+ * pdfstamp_result, PDFSTAMP_RESULT_INIT, released by pdfstamp_result_clear. */
+void cli_update_res_init(void *res);
+void cli_update_res_clear(void *res);
+#define CLI_UPDATE_RES .res_size = sizeof(struct pdfstamp_result), \
+	.res_init = cli_update_res_init, .res_clear = cli_update_res_clear
 /* The members of an incremental update's --json success line after
  * "output": base_length, xref_offset, bytes_appended, objects. */
 void cli_json_update(struct cli_json *j, const struct pdfstamp_result *res);

@@ -39,9 +39,14 @@
 #include "cli.h"
 
 struct audit_cmd {
-	struct pdfstamp_audit_report rep;
+	unsigned flags;              /* PDFSTAMP_AUDIT_* */
 	int extract;                 /* --extract-revision N, 0 if not given */
 	const char *out;             /* -o FILE with it */
+};
+
+/* The result of one file. */
+struct audit_res {
+	struct pdfstamp_audit_report rep;
 	int64_t extracted;           /* the bytes written */
 };
 
@@ -62,6 +67,7 @@ static const struct cli_opt audit_opts[] = {
 	           "encrypted (\"view signed version\"); OUT must not be FILE"),
 	CLI_OPTION(NULL, 'o', "OUT", "the file --extract-revision writes (replaced atomically)"),
 	CLI_OPTION_HELP,
+	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
 	CLI_END
 };
@@ -244,26 +250,28 @@ static void text_report(const char *file, const struct pdfstamp_audit_report *r)
 {
 	int i, k;
 
-	cli_put_safe(stdout, file);
-	printf(": %s (%d revision%s, %d signature%s", verdict_name(r->verdict), r->nrevisions,
-	       r->nrevisions == 1 ? "" : "s", r->nsigs, r->nsigs == 1 ? "" : "s");
+	cli_put_safe(cli_out(), file);
+	fprintf(cli_out(), ": %s (%d revision%s, %d signature%s", verdict_name(r->verdict),
+	        r->nrevisions, r->nrevisions == 1 ? "" : "s", r->nsigs, r->nsigs == 1 ? "" : "s");
 	if (r->forbidden)
-		printf(", %" PRId64 " forbidden change%s", r->forbidden,
+		fprintf(cli_out(), ", %" PRId64 " forbidden change%s", r->forbidden,
 		       r->forbidden == 1 ? "" : "s");
-	puts(")");
+	fputs(")\n", cli_out());
 	for (i = 0; i < r->nsigs; i++) {
 		const struct pdfstamp_audit_sig *s = &r->sigs[i];
-		printf("  signature '");
-		cli_put_safe(stdout, s->field);
-		printf("' (object %" PRId64 "): revision %d%s, %s", s->objnum, s->revision,
-		       s->covers_revision ? "" : " (does not end at that revision's end)",
-		       s->doc_timestamp ? "document timestamp"
-		       : s->docmdp ? "certification" : "approval");
+		fprintf(cli_out(), "  signature '");
+		cli_put_safe(cli_out(), s->field);
+		fprintf(cli_out(), "' (object %" PRId64 "): revision %d%s, %s", s->objnum,
+		        s->revision,
+		        s->covers_revision ? "" : " (does not end at that revision's end)",
+		        s->doc_timestamp ? "document timestamp"
+		        : s->docmdp      ? "certification"
+		                         : "approval");
 		if (s->docmdp)
-			printf(" DocMDP P=%d", s->docmdp);
+			fprintf(cli_out(), " DocMDP P=%d", s->docmdp);
 		if (fieldmdp_name(s->fieldmdp))
-			printf(", FieldMDP %s", fieldmdp_name(s->fieldmdp));
-		puts(s->violated ? ": VIOLATED" : "");
+			fprintf(cli_out(), ", FieldMDP %s", fieldmdp_name(s->fieldmdp));
+		fprintf(cli_out(), "%s\n", s->violated ? ": VIOLATED" : "");
 	}
 	for (i = 0; i < r->nrevisions; i++) {
 		const struct pdfstamp_audit_revision *v = &r->revisions[i];
@@ -271,39 +279,47 @@ static void text_report(const char *file, const struct pdfstamp_audit_report *r)
 			const struct pdfstamp_audit_change *c = &v->changes[k];
 			if (!c->forbidden)
 				continue;
-			printf("  forbidden: revision %d %s object %" PRId64 " (%s", i + 1,
-			       action_name(c->action), c->object, kind_name(c->kind));
+			fprintf(cli_out(), "  forbidden: revision %d %s object %" PRId64 " (%s",
+			        i + 1, action_name(c->action), c->object, kind_name(c->kind));
 			if (c->field[0]) {
-				printf(" '");
-				cli_put_safe(stdout, c->field);
-				putchar('\'');
+				fprintf(cli_out(), " '");
+				cli_put_safe(cli_out(), c->field);
+				fputc('\'', cli_out());
 			}
-			printf(") breaks signature '");
+			fprintf(cli_out(), ") breaks signature '");
 			if (c->signature >= 0 && c->signature < r->nsigs)
-				cli_put_safe(stdout, r->sigs[c->signature].field);
-			putchar('\'');
+				cli_put_safe(cli_out(), r->sigs[c->signature].field);
+			fputc('\'', cli_out());
 			if (c->reason[0]) {
-				printf(": ");
-				cli_put_safe(stdout, c->reason);
+				fprintf(cli_out(), ": ");
+				cli_put_safe(cli_out(), c->reason);
 			}
-			putchar('\n');
+			fputc('\n', cli_out());
 		}
 	}
 }
 
+static void res_clear(void *res)
+{
+	pdfstamp_audit_clear(&((struct audit_res *)res)->rep);
+}
+
 static int call_audit(struct cli_file *f, void *arg)
 {
-	struct audit_cmd *c = arg;
+	const struct audit_cmd *c = arg;
+	struct audit_res *r = f->res;
 
-	pdfstamp_audit_clear(&c->rep);
+	r->rep.version = PDFSTAMP_AUDIT_REPORT_VERSION;
+	r->rep.flags = c->flags;
 	if (c->extract)
-		return pdfstamp_audit_extract(f->doc, c->extract, c->out, &c->extracted);
-	return pdfstamp_audit(f->doc, &c->rep);
+		return pdfstamp_audit_extract(f->doc, c->extract, c->out, &r->extracted);
+	return pdfstamp_audit(f->doc, &r->rep);
 }
 
 static int output_audit(const struct cli_file *f, void *arg)
 {
 	const struct audit_cmd *c = arg;
+	const struct audit_res *r = f->res;
 
 	if (c->extract) {
 		if (f->run->json) {
@@ -314,31 +330,33 @@ static int output_audit(const struct cli_file *f, void *arg)
 			cli_json_key(&j, "output");
 			cli_json_str(&j, c->out);
 			cli_json_key(&j, "bytes");
-			cli_json_int(&j, c->extracted);
+			cli_json_int(&j, r->extracted);
 			cli_json_line_end(&j, f->name);
 		} else {
-			printf("revision %d of ", c->extract);
-			cli_put_safe(stdout, f->name);
-			printf(" (%" PRId64 " bytes) written to ", c->extracted);
-			cli_put_safe(stdout, c->out);
-			putchar('\n');
+			fprintf(cli_out(), "revision %d of ", c->extract);
+			cli_put_safe(cli_out(), f->name);
+			fprintf(cli_out(), " (%" PRId64 " bytes) written to ", r->extracted);
+			cli_put_safe(cli_out(), c->out);
+			fputc('\n', cli_out());
 		}
 		return CLI_EXIT_OK;
 	}
 	if (f->run->json)
-		json_report(f->name, &c->rep);
+		json_report(f->name, &r->rep);
 	else
-		text_report(f->name, &c->rep);
-	return c->rep.verdict == PDFSTAMP_AUDIT_VIOLATION ? CLI_EXIT_VIOLATION : CLI_EXIT_OK;
+		text_report(f->name, &r->rep);
+	return r->rep.verdict == PDFSTAMP_AUDIT_VIOLATION ? CLI_EXIT_VIOLATION : CLI_EXIT_OK;
 }
 
 static const struct cli_ops audit_ops = {
 	.name = "audit",
 	.open = CLI_OPEN_READ,
 	.open_flags = PDFSTAMP_OPEN_SALVAGE,
-	.flags = CLI_FLUSH_ALWAYS,
+	.flags = CLI_FLUSH_ALWAYS | CLI_BATCH,
 	.call = call_audit,
-	.output = output_audit
+	.output = output_audit,
+	.res_size = sizeof(struct audit_res),
+	.res_clear = res_clear
 };
 
 static int audit_option(void *arg, int id, char *optarg)
@@ -351,7 +369,7 @@ static int audit_option(void *arg, int id, char *optarg)
 		c->out = optarg;
 		return 0;
 	case OPT_STRICT:
-		c->rep.flags |= PDFSTAMP_AUDIT_STRICT;
+		c->flags |= PDFSTAMP_AUDIT_STRICT;
 		return 0;
 	case OPT_EXTRACT:
 		if (cli_parse_int64(optarg, &n) < 0 || n < 1 || n > 4096) {
@@ -373,7 +391,6 @@ static int cmd_audit(int argc, char **argv)
 	int rc;
 
 	memset(&c, 0, sizeof c);
-	c.rep.version = PDFSTAMP_AUDIT_REPORT_VERSION;
 	memset(&o, 0, sizeof o);
 	if (cli_parse(&cli_cmd_audit, argc, argv, &o, audit_option, &c, &rc))
 		return rc;
@@ -382,7 +399,5 @@ static int cmd_audit(int argc, char **argv)
 		          "audit: --extract-revision N and -o OUT go together, with one FILE");
 		return cli_fail_early(&o, argc - optind, argv + optind, cli_usage_hint("audit"));
 	}
-	rc = cli_each_file(&audit_ops, &o, argc - optind, argv + optind, &c);
-	pdfstamp_audit_clear(&c.rep);
-	return rc;
+	return cli_each_file(&audit_ops, &o, argc - optind, argv + optind, &c);
 }

@@ -58,6 +58,7 @@ static const struct cli_opt dss_opts[] = {
 	CLI_TEXT("A file that cannot be read exits with 2; one that is not what its option "
 	         "says (checked with mbedTLS) exits with 4; nothing is written then."),
 	CLI_INCLUDE(cli_write_opts),
+	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
 	CLI_END
 };
@@ -86,7 +87,6 @@ struct dss_args {
 	struct pdfstamp_dss_opts opts;
 	struct pdfstamp_dss_input *inputs;
 	uint8_t **bufs;               /* the files' bytes, opts.ninputs of them */
-	struct pdfstamp_result res;   /* of the last file */
 };
 
 /* Reads NAME whole into *BUF (note 1).  0 or an exit status (message
@@ -180,14 +180,16 @@ static int call_dss(struct cli_file *f, void *arg)
 {
 	struct dss_args *a = arg;
 
-	return pdfstamp_dss(f->doc, &a->opts, &f->wopts, &a->res);
+	return pdfstamp_dss(f->doc, &a->opts, &f->wopts, f->res);
 }
 
 static int output_dss(const struct cli_file *f, void *arg)
 {
-	const struct pdfstamp_result *res = &((const struct dss_args *)arg)->res;
+	const struct pdfstamp_result *res = f->res;
 	int written = res->nobjects > 0;
 	struct cli_json j;
+
+	(void)arg;
 
 	if (f->run->json) {
 		cli_file_json_begin(&j, f);
@@ -199,9 +201,9 @@ static int output_dss(const struct cli_file *f, void *arg)
 		cli_warning(f->name,
 		            "nothing new to add: every item is in /DSS already; nothing written");
 	} else if (f->run->verbose) {
-		fputs("added long-term validation data to ", stdout);
-		cli_put_safe(stdout, f->name);
-		printf(": %d objects, %" PRId64 " bytes appended\n", res->nobjects,
+		fputs("added long-term validation data to ", cli_out());
+		cli_put_safe(cli_out(), f->name);
+		fprintf(cli_out(), ": %d objects, %" PRId64 " bytes appended\n", res->nobjects,
 		       res->bytes_appended);
 	}
 	return CLI_EXIT_OK;
@@ -210,13 +212,14 @@ static int output_dss(const struct cli_file *f, void *arg)
 static const struct cli_ops dss_ops = {
 	.name = "dss",
 	.open = CLI_OPEN_UPDATE,
-	.flags = CLI_FLUSH_LINES,
+	.flags = CLI_FLUSH_LINES | CLI_BATCH,
 	.hints = CLI_HINT(PDFSTAMP_HINT_ALLOW_TRAILING) | CLI_HINT(PDFSTAMP_HINT_ALLOW_IDENTITY) |
 	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE),
 	.check = check_dss,
 	.prepare = prepare_dss,
 	.call = call_dss,
-	.output = output_dss
+	.output = output_dss,
+	CLI_UPDATE_RES
 };
 
 struct dss_parse {
@@ -259,7 +262,6 @@ static int dss_option(void *arg, int id, char *optarg)
 static int cmd_dss(int argc, char **argv)
 {
 	const struct pdfstamp_dss_opts init = PDFSTAMP_DSS_OPTS_INIT;
-	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;
 	struct dss_args a;
 	struct dss_parse p;
 	struct cli_run w;
@@ -268,7 +270,6 @@ static int cmd_dss(int argc, char **argv)
 
 	memset(&w, 0, sizeof w);
 	a.opts = init;
-	a.res = res_init;
 	p.a = &a;
 	p.cap = argc > 0 ? (size_t)argc : 1;
 	a.inputs = calloc(p.cap, sizeof *a.inputs);
@@ -289,7 +290,6 @@ static int cmd_dss(int argc, char **argv)
 			rc = cli_each_file(&dss_ops, &w, argc - optind, argv + optind, &a);
 		}
 	}
-	pdfstamp_result_clear(&a.res);
 	for (i = 0; i < a.opts.ninputs; i++)
 		free(a.bufs[i]);
 	free(a.bufs);

@@ -40,8 +40,9 @@
 
 #include "cli.h"
 
-struct info_cmd {
-	struct pdfstamp_info in;   /* of the last file */
+/* The result of one file. */
+struct info_res {
+	struct pdfstamp_info in;
 	int journal;               /* its journal is pending */
 };
 
@@ -52,6 +53,7 @@ static const struct cli_opt info_opts[] = {
 	           "accept a /Perms entry that does not match /P (warns) and report the "
 	           "permissions /Perms records"),
 	CLI_OPTION_HELP,
+	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
 	CLI_END
 };
@@ -235,9 +237,9 @@ static void print_json(const char *file, const struct pdfstamp_info *in, int jou
 
 static void put_field(const char *label, const char *value)
 {
-	printf("%-16s ", label);
-	cli_put_safe(stdout, value);
-	putchar('\n');
+	fprintf(cli_out(), "%-16s ", label);
+	cli_put_safe(cli_out(), value);
+	fputc('\n', cli_out());
 }
 
 static void print_text(const char *file, const struct pdfstamp_info *in, int journal)
@@ -248,162 +250,179 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 	int i, any;
 
 	put_field("File:", file);
-	printf("%-16s %" PRId64 " bytes\n", "File size:", in->file_size);
+	fprintf(cli_out(), "%-16s %" PRId64 " bytes\n", "File size:", in->file_size);
 	if (in->encrypted) {
 		FIELD(s, in->filter);
-		printf("%-16s yes, /", "Encrypted:");
-		cli_put_safe(stdout, s);
-		printf(" V %d R %d, %d-bit key\n", in->v, in->r, in->key_bits);
+		fprintf(cli_out(), "%-16s yes, /", "Encrypted:");
+		cli_put_safe(cli_out(), s);
+		fprintf(cli_out(), " V %d R %d, %d-bit key\n", in->v, in->r, in->key_bits);
 		FIELD(s, in->stmf);
 		FIELD(t, in->strf);
 		FIELD(u, in->cfm);
 		if (in->v < 4) {
 			/* /V 1 and 2 have no crypt filters: RC4 for everything */
-			printf("%-16s none (/V %d: RC4 for strings and streams)\n",
+			fprintf(cli_out(), "%-16s none (/V %d: RC4 for strings and streams)\n",
 			       "Crypt filters:", in->v);
 		} else {
-			printf("%-16s streams /", "Crypt filters:");
-			cli_put_safe(stdout, s);
-			fputs(", strings /", stdout);
-			cli_put_safe(stdout, t);
-			fputs(", method /", stdout);
-			cli_put_safe(stdout, u);
-			putchar('\n');
+			fprintf(cli_out(), "%-16s streams /", "Crypt filters:");
+			cli_put_safe(cli_out(), s);
+			fputs(", strings /", cli_out());
+			cli_put_safe(cli_out(), t);
+			fputs(", method /", cli_out());
+			cli_put_safe(cli_out(), u);
+			fputc('\n', cli_out());
 		}
 		if (in->v == 4 && in->ncrypt_filters > 0) {
-			printf("%-16s", "CF methods:");
+			fprintf(cli_out(), "%-16s", "CF methods:");
 			for (i = 0; i < in->ncrypt_filters; i++) {
 				FIELD(s, in->crypt_filters[i].name);
 				FIELD(t, in->crypt_filters[i].method);
-				fputs(i ? ", /" : " /", stdout);
-				cli_put_safe(stdout, s);
-				putchar(' ');
-				cli_put_safe(stdout, t);
+				fputs(i ? ", /" : " /", cli_out());
+				cli_put_safe(cli_out(), s);
+				fputc(' ', cli_out());
+				cli_put_safe(cli_out(), t);
 			}
-			putchar('\n');
+			fputc('\n', cli_out());
 		}
 		if (in->weak[0]) {
 			FIELD(s, in->weak);
-			printf("%-16s ", "Weak handler:");
-			cli_put_safe(stdout, s);
-			fputs(" (pdfstamp rotate upgrades the file to AES-256)\n", stdout);
+			fprintf(cli_out(), "%-16s ", "Weak handler:");
+			cli_put_safe(cli_out(), s);
+			fputs(" (pdfstamp rotate upgrades the file to AES-256)\n", cli_out());
 		}
-		printf("%-16s %s\n", "Metadata:",
+		fprintf(cli_out(), "%-16s %s\n", "Metadata:",
 		       in->encrypt_metadata ? "encrypted" : "not encrypted");
 		if (in->r < 5)
-			printf("%-16s none (/R %d has no /Perms)\n", "Perms check:", in->r);
+			fprintf(cli_out(), "%-16s none (/R %d has no /Perms)\n",
+			        "Perms check:", in->r);
 		else
-			printf("%-16s %s\n", "Perms check:",
+			fprintf(cli_out(), "%-16s %s\n", "Perms check:",
 			       in->perms_valid ? "valid" : "INVALID (/Perms does not match)");
-		printf("%-16s %s password\n", "Opened with:",
+		fprintf(cli_out(), "%-16s %s password\n", "Opened with:",
 		       auth_name(in->authenticated_as));
-		printf("%-16s %" PRId64 "\n", "P:", in->p);
-		printf("%-16s", "Allowed:");
+		fprintf(cli_out(), "%-16s %" PRId64 "\n", "P:", in->p);
+		fprintf(cli_out(), "%-16s", "Allowed:");
 		any = 0;
 		for (bit = 0; (pn = next_perm(&bit)) != NULL;) {
 			if (!perm_bit(in->p, bit))
 				continue;
-			printf("%s%s", any ? ", " : " ", pn);
+			fprintf(cli_out(), "%s%s", any ? ", " : " ", pn);
 			any = 1;
 		}
-		printf("%s\n", any ? "" : " nothing");
+		fprintf(cli_out(), "%s\n", any ? "" : " nothing");
 		/* Bit 10 is on in nearly every file, whatever was asked for
 		 * (rotate --permissions print,copy gives it too): say why. */
 		if (perm_bit(in->p, 10))
-			printf("%-16s (extract is bit 10, extraction for accessibility: PDF 2.0\n"
-			       "%-16s deprecates it, writers always set it and readers ignore it;\n"
-			       "%-16s ISO 32000-2 Table 22)\n", "", "", "");
-		printf("%-16s", "Denied:");
+			fprintf(cli_out(),
+			        "%-16s (extract is bit 10, extraction for accessibility: PDF 2.0\n"
+			        "%-16s deprecates it, writers always set it and readers ignore "
+			        "it;\n"
+			        "%-16s ISO 32000-2 Table 22)\n",
+			        "", "", "");
+		fprintf(cli_out(), "%-16s", "Denied:");
 		any = 0;
 		for (bit = 0; (pn = next_perm(&bit)) != NULL;) {
 			if (perm_bit(in->p, bit))
 				continue;
-			printf("%s%s", any ? ", " : " ", pn);
+			fprintf(cli_out(), "%s%s", any ? ", " : " ", pn);
 			any = 1;
 		}
-		printf("%s\n", any ? "" : " nothing");
+		fprintf(cli_out(), "%s\n", any ? "" : " nothing");
 		if (in->authenticated_as == 2)
-			printf("%-16s the owner password grants every permission\n", "");
+			fprintf(cli_out(), "%-16s the owner password grants every permission\n",
+			        "");
 	} else {
-		printf("%-16s no\n", "Encrypted:");
+		fprintf(cli_out(), "%-16s no\n", "Encrypted:");
 	}
-	printf("%-16s %d (newest first:", "Revisions:", in->revisions);
+	fprintf(cli_out(), "%-16s %d (newest first:", "Revisions:", in->revisions);
 	for (i = 0; i < in->revisions; i++)
-		printf("%s %s", i ? "," : "", xref_kind_name(in->xref_kinds[i]));
-	printf(")\n");
-	printf("%-16s %s\n", "Last xref:", in->last_is_stream ? "stream" : "table");
-	printf("%-16s %" PRId64 " in use (trailer /Size %" PRId64 ")\n",
+		fprintf(cli_out(), "%s %s", i ? "," : "", xref_kind_name(in->xref_kinds[i]));
+	fprintf(cli_out(), ")\n");
+	fprintf(cli_out(), "%-16s %s\n", "Last xref:", in->last_is_stream ? "stream" : "table");
+	fprintf(cli_out(), "%-16s %" PRId64 " in use (trailer /Size %" PRId64 ")\n",
 	       "Objects:", in->objects, in->size);
-	printf("%-16s %" PRId64 "\n", "Pages:", in->pages);
-	printf("%-16s %" PRId64 "\n", "Trailing bytes:",
+	fprintf(cli_out(), "%-16s %" PRId64 "\n", "Pages:", in->pages);
+	fprintf(cli_out(), "%-16s %" PRId64 "\n", "Trailing bytes:",
 	       in->has_trailing_bytes ? in->trailing_bytes : 0);
 	if (in->nsigs == 0)
-		printf("%-16s none\n", "Signatures:");
+		fprintf(cli_out(), "%-16s none\n", "Signatures:");
 	for (i = 0; i < in->nsigs; i++) {
 		FIELD(s, in->sigs[i].subfilter);
-		printf("%-16s object %" PRId64 ", ", i ? "" : "Signatures:",
+		fprintf(cli_out(), "%-16s object %" PRId64 ", ", i ? "" : "Signatures:",
 		       in->sigs[i].objnum);
-		cli_put_safe(stdout, s[0] ? s : "(no /SubFilter)");
+		cli_put_safe(cli_out(), s[0] ? s : "(no /SubFilter)");
 		if (in->sigs[i].docmdp)
-			printf(", certification (DocMDP P=%d)\n", in->sigs[i].docmdp);
+			fprintf(cli_out(), ", certification (DocMDP P=%d)\n", in->sigs[i].docmdp);
 		else
-			printf(", approval\n");
+			fprintf(cli_out(), ", approval\n");
 	}
-	printf("%-16s %" PRId64 " distinct bytes of %" PRId64 "\n", "Bytes read:",
+	fprintf(cli_out(), "%-16s %" PRId64 " distinct bytes of %" PRId64 "\n", "Bytes read:",
 	       in->bytes_read, in->file_size);
-	printf("%-16s %s\n", "AES engine:", pdfstamp_aes_engine());
+	fprintf(cli_out(), "%-16s %s\n", "AES engine:", pdfstamp_aes_engine());
 	if (journal)
-		printf("%-16s pending: an in-place update was interrupted or the journal is "
-		       "foreign;\n"
-		       "%-16s this report shows the file as it is (see 'pdfstamp recover')\n",
-		       "Journal:", "");
+		fprintf(cli_out(),
+		        "%-16s pending: an in-place update was interrupted or the journal is "
+		        "foreign;\n"
+		        "%-16s this report shows the file as it is (see 'pdfstamp recover')\n",
+		        "Journal:", "");
+}
+
+static void res_init(void *res)
+{
+	const struct pdfstamp_info init = PDFSTAMP_INFO_INIT;
+
+	((struct info_res *)res)->in = init;
+}
+
+static void res_clear(void *res)
+{
+	pdfstamp_info_clear(&((struct info_res *)res)->in);
 }
 
 static int call_info(struct cli_file *f, void *arg)
 {
-	struct info_cmd *c = arg;
+	struct info_res *r = f->res;
 	int rc;
 
+	(void)arg;
 	/* Read-only: a journal is reported (the library warns), never acted on. */
-	rc = pdfstamp_journal_pending(f->ctx, f->name, &c->journal);
+	rc = pdfstamp_journal_pending(f->ctx, f->name, &r->journal);
 	if (rc == 0)
-		rc = pdfstamp_doc_info(f->doc, &c->in);
+		rc = pdfstamp_doc_info(f->doc, &r->in);
 	return rc;
 }
 
 static int output_info(const struct cli_file *f, void *arg)
 {
-	const struct info_cmd *c = arg;
+	const struct info_res *r = f->res;
 
+	(void)arg;
 	if (f->run->json)
-		print_json(f->name, &c->in, c->journal);
+		print_json(f->name, &r->in, r->journal);
 	else
-		print_text(f->name, &c->in, c->journal);
+		print_text(f->name, &r->in, r->journal);
 	return CLI_EXIT_OK;
 }
 
 static const struct cli_ops info_ops = {
 	.name = "info",
 	.open = CLI_OPEN_READ,
-	.flags = CLI_BLANK_BETWEEN,
+	.flags = CLI_BLANK_BETWEEN | CLI_BATCH,
 	.hints = CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE),
 	.call = call_info,
-	.output = output_info
+	.output = output_info,
+	.res_size = sizeof(struct info_res),
+	.res_init = res_init,
+	.res_clear = res_clear
 };
 
 static int cmd_info(int argc, char **argv)
 {
-	const struct pdfstamp_info init = PDFSTAMP_INFO_INIT;
-	struct info_cmd c;
 	struct cli_run o;
 	int rc;
 
 	memset(&o, 0, sizeof o);
-	memset(&c, 0, sizeof c);
-	c.in = init;
 	if (cli_parse(&cli_cmd_info, argc, argv, &o, NULL, NULL, &rc))
 		return rc;
-	rc = cli_each_file(&info_ops, &o, argc - optind, argv + optind, &c);
-	pdfstamp_info_clear(&c.in);
-	return rc;
+	return cli_each_file(&info_ops, &o, argc - optind, argv + optind, NULL);
 }

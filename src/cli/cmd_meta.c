@@ -45,6 +45,7 @@ static const struct cli_opt meta_opts[] = {
 	CLI_OPTION("date", CLI_OPT_W_DATE, "now|DATE",
 	           "the new ModDate: 'now' (default) or ISO 8601, e.g. 2025-11-30T14:05:00Z"),
 	CLI_INCLUDE(cli_write_opts),
+	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
 	CLI_END
 };
@@ -70,31 +71,32 @@ const struct cli_cmd cli_cmd_meta = {
 struct meta_args {
 	struct pdfstamp_meta_opts mo;
 	struct pdfstamp_meta_item *items;
-	struct pdfstamp_result res;   /* of the last file */
 };
 
 static int call_meta(struct cli_file *f, void *arg)
 {
 	struct meta_args *m = arg;
 
-	return pdfstamp_meta(f->doc, &m->mo, &f->wopts, &m->res);
+	return pdfstamp_meta(f->doc, &m->mo, &f->wopts, f->res);
 }
 
 static int output_meta(const struct cli_file *f, void *arg)
 {
-	const struct pdfstamp_result *res = &((const struct meta_args *)arg)->res;
+	const struct pdfstamp_result *res = f->res;
 	struct cli_json j;
+
+	(void)arg;
 
 	if (f->run->json) {
 		cli_file_json_begin(&j, f);
 		cli_json_update(&j, res);
 		cli_json_line_end(&j, f->name);
 	} else if (f->run->verbose) {
-		fputs("updated the metadata of ", stdout);
-		cli_put_safe(stdout, f->name);
+		fputs("updated the metadata of ", cli_out());
+		cli_put_safe(cli_out(), f->name);
 		if (res->nobjects > 0)
-			printf(": Info object %" PRIu32, res->objects[0]);
-		printf(", %" PRId64 " bytes appended\n", res->bytes_appended);
+			fprintf(cli_out(), ": Info object %" PRIu32, res->objects[0]);
+		fprintf(cli_out(), ", %" PRId64 " bytes appended\n", res->bytes_appended);
 	}
 	return CLI_EXIT_OK;
 }
@@ -102,11 +104,12 @@ static int output_meta(const struct cli_file *f, void *arg)
 static const struct cli_ops meta_ops = {
 	.name = "meta",
 	.open = CLI_OPEN_UPDATE,
-	.flags = CLI_FLUSH_LINES,
+	.flags = CLI_FLUSH_LINES | CLI_BATCH,
 	.hints = CLI_HINT(PDFSTAMP_HINT_ALLOW_TRAILING) | CLI_HINT(PDFSTAMP_HINT_ALLOW_IDENTITY) |
 	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE),
 	.call = call_meta,
-	.output = output_meta
+	.output = output_meta,
+	CLI_UPDATE_RES
 };
 
 /* Checks and adds one item; VALUE NULL removes KEY. */
@@ -169,7 +172,6 @@ static int meta_option(void *arg, int id, char *optarg)
 static int cmd_meta(int argc, char **argv)
 {
 	const struct pdfstamp_meta_opts init = PDFSTAMP_META_OPTS_INIT;
-	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;
 	struct meta_args m;
 	struct meta_parse p;
 	struct cli_run w;
@@ -177,7 +179,6 @@ static int cmd_meta(int argc, char **argv)
 
 	memset(&w, 0, sizeof w);
 	m.mo = init;
-	m.res = res_init;
 	p.m = &m;
 	p.cap = argc > 0 ? (size_t)argc : 1;
 	m.items = calloc(p.cap, sizeof *m.items);
@@ -196,7 +197,6 @@ static int cmd_meta(int argc, char **argv)
 			rc = cli_each_file(&meta_ops, &w, argc - optind, argv + optind, &m);
 		}
 	}
-	pdfstamp_result_clear(&m.res);
 	free(m.items);
 	return rc;
 }

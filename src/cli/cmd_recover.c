@@ -108,8 +108,8 @@ static int output_recover(const struct cli_file *f, void *arg)
 		cli_json_str(&j, action_name(c->recovered));
 		cli_json_line_end(&j, f->name);
 	} else {
-		cli_put_safe(stdout, f->name);
-		printf(": %s\n", action_text(c->recovered));
+		cli_put_safe(cli_out(), f->name);
+		fprintf(cli_out(), ": %s\n", action_text(c->recovered));
 	}
 	return CLI_EXIT_OK;
 }

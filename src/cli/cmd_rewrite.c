@@ -343,21 +343,21 @@ static int output_rewrite(const struct cli_file *f, void *arg)
 	}
 	if (!f->run->verbose)
 		return CLI_EXIT_OK;
-	fputs(c->encrypt ? "encrypted " : "rotated ", stdout);
-	cli_put_safe(stdout, f->name);
+	fputs(c->encrypt ? "encrypted " : "rotated ", cli_out());
+	cli_put_safe(cli_out(), f->name);
 	if (!f->run->in_place) {
-		fputs(" -> ", stdout);
-		cli_put_safe(stdout, f->run->output);
+		fputs(" -> ", cli_out());
+		cli_put_safe(cli_out(), f->run->output);
 	}
-	printf(": %" PRId64 " objects, %" PRId64 " streams, %" PRId64 " strings; "
+	fprintf(cli_out(), ": %" PRId64 " objects, %" PRId64 " streams, %" PRId64 " strings; "
 	       "%.1f MB written in %.2f s",
 	       s->objects, s->streams, s->strings, (double)s->bytes_written / 1e6,
 	       s->seconds);
 	if (s->encrypt_seconds > 0)
-		printf(" (AES encrypt %.1f MB/s, %s; %d job%s)",
+		fprintf(cli_out(), " (AES encrypt %.1f MB/s, %s; %d job%s)",
 		       (double)s->payload_bytes / 1e6 / s->encrypt_seconds, pdfstamp_aes_engine(),
 		       s->jobs, s->jobs == 1 ? "" : "s");
-	putchar('\n');
+	fputc('\n', cli_out());
 	return CLI_EXIT_OK;
 }
 

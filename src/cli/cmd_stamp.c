@@ -110,6 +110,7 @@ static const struct cli_opt stamp_opts[] = {
 	           "hex, or three numbers from 0 to 1 (default 0.75,0.05,0.05)"),
 	CLI_OPTION("opacity", OPT_OPACITY, "F", "0 < F <= 1 (default 1)"),
 	CLI_INCLUDE(cli_write_opts),
+	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
 	CLI_END
 };
@@ -249,20 +250,19 @@ static int utf8_arg(const char *opt, const char *s, const char **dst)
 
 struct stamp_cmd {
 	struct pdfstamp_stamp_opts so;
-	struct pdfstamp_result res;   /* of the last file */
 };
 
 static int call_stamp(struct cli_file *f, void *arg)
 {
 	struct stamp_cmd *c = arg;
 
-	return pdfstamp_stamp(f->doc, &c->so, &f->wopts, &c->res);
+	return pdfstamp_stamp(f->doc, &c->so, &f->wopts, f->res);
 }
 
 static int output_stamp(const struct cli_file *f, void *arg)
 {
 	const struct stamp_cmd *c = arg;
-	const struct pdfstamp_result *res = &c->res;
+	const struct pdfstamp_result *res = f->res;
 	struct cli_json j;
 	int i;
 
@@ -275,27 +275,28 @@ static int output_stamp(const struct cli_file *f, void *arg)
 	if (!f->run->verbose)
 		return CLI_EXIT_OK;
 	if (c->so.page == PDFSTAMP_PAGE_ALL)
-		printf("stamped %d pages of ", res->nobjects);
+		fprintf(cli_out(), "stamped %d pages of ", res->nobjects);
 	else if (c->so.page == PDFSTAMP_PAGE_LAST)
-		fputs("stamped the last page of ", stdout);
+		fputs("stamped the last page of ", cli_out());
 	else
-		printf("stamped page %" PRId64 " of ", c->so.page);
-	cli_put_safe(stdout, f->name);
-	printf(": annotation%s", res->nobjects == 1 ? "" : "s");
+		fprintf(cli_out(), "stamped page %" PRId64 " of ", c->so.page);
+	cli_put_safe(cli_out(), f->name);
+	fprintf(cli_out(), ": annotation%s", res->nobjects == 1 ? "" : "s");
 	for (i = 0; i < res->nobjects; i++)
-		printf("%s %" PRIu32 " 0 R", i ? "," : "", res->objects[i]);
-	printf(", %" PRId64 " bytes appended\n", res->bytes_appended);
+		fprintf(cli_out(), "%s %" PRIu32 " 0 R", i ? "," : "", res->objects[i]);
+	fprintf(cli_out(), ", %" PRId64 " bytes appended\n", res->bytes_appended);
 	return CLI_EXIT_OK;
 }
 
 static const struct cli_ops stamp_ops = {
 	.name = "stamp",
 	.open = CLI_OPEN_UPDATE,
-	.flags = CLI_FLUSH_LINES,
+	.flags = CLI_FLUSH_LINES | CLI_BATCH,
 	.hints = CLI_HINT(PDFSTAMP_HINT_ALLOW_TRAILING) | CLI_HINT(PDFSTAMP_HINT_ALLOW_IDENTITY) |
 	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE) | CLI_HINT(PDFSTAMP_HINT_FONT),
 	.call = call_stamp,
-	.output = output_stamp
+	.output = output_stamp,
+	CLI_UPDATE_RES
 };
 
 static int stamp_option(void *arg, int id, char *optarg)
@@ -356,18 +357,15 @@ static int stamp_option(void *arg, int id, char *optarg)
 static int cmd_stamp(int argc, char **argv)
 {
 	const struct pdfstamp_stamp_opts so_init = PDFSTAMP_STAMP_OPTS_INIT;
-	const struct pdfstamp_result res_init = PDFSTAMP_RESULT_INIT;
 	struct stamp_cmd c;
 	struct cli_run w;
 	int rc;
 
 	memset(&w, 0, sizeof w);
 	c.so = so_init;
-	c.res = res_init;
 	if (cli_parse(&cli_cmd_stamp, argc, argv, &w, stamp_option, &c, &rc))
 		return rc;
 	c.so.date = w.date;
 	rc = cli_each_file(&stamp_ops, &w, argc - optind, argv + optind, &c);
-	pdfstamp_result_clear(&c.res);
 	return rc;
 }

@@ -34,7 +34,6 @@
 
 struct verify_cmd {
 	int quiet;
-	struct pdfstamp_verify_report rep;   /* of the last file */
 };
 
 static const struct cli_opt verify_opts[] = {
@@ -43,6 +42,7 @@ static const struct cli_opt verify_opts[] = {
 	CLI_OPTION("quiet", 'q', NULL,
 	           "no progress bar (it is shown only on a terminal, for files over 4 MB)"),
 	CLI_OPTION_HELP,
+	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
 	CLI_END
 };
@@ -111,57 +111,61 @@ static void text_report(const char *file, const struct pdfstamp_verify_report *r
 {
 	char first[sizeof rep->first_fault + 1];
 
-	cli_put_safe(stdout, file);
-	printf(": %" PRId64 " objects, %" PRId64 " streams, %" PRId64 " strings checked: ",
-	       rep->objects, rep->streams, rep->strings);
+	cli_put_safe(cli_out(), file);
+	fprintf(cli_out(),
+	        ": %" PRId64 " objects, %" PRId64 " streams, %" PRId64 " strings checked: ",
+	        rep->objects, rep->streams, rep->strings);
 	if (rep->faults == 0) {
-		puts("OK");
+		fputs("OK\n", cli_out());
 		return;
 	}
 	fault_text(rep, first, sizeof first);
-	printf("%" PRId64 " fault%s; first: ", rep->faults, rep->faults == 1 ? "" : "s");
-	cli_put_safe(stdout, first);
-	putchar('\n');
+	fprintf(cli_out(), "%" PRId64 " fault%s; first: ", rep->faults,
+	        rep->faults == 1 ? "" : "s");
+	cli_put_safe(cli_out(), first);
+	fputc('\n', cli_out());
 }
 
 static int call_verify(struct cli_file *f, void *arg)
 {
-	struct verify_cmd *c = arg;
+	const struct verify_cmd *c = arg;
+	struct pdfstamp_verify_report *rep = f->res;
 	struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 	struct cli_progress bar;
 	int rc;
 
-	memset(&c->rep, 0, sizeof c->rep);
-	c->rep.version = PDFSTAMP_VERIFY_REPORT_VERSION;
-	cli_progress_init(&bar, "verifying", c->quiet);
+	rep->version = PDFSTAMP_VERIFY_REPORT_VERSION;
+	cli_progress_init(&bar, "verifying", c->quiet || f->quiet);
 	vo.progress = cli_progress_cb;
 	vo.progress_ud = &bar;
-	rc = pdfstamp_verify(f->doc, &vo, &c->rep);
+	rc = pdfstamp_verify(f->doc, &vo, rep);
 	cli_progress_end(&bar);
 	/* Faults are findings about the file's objects (the output reports
 	 * them), not a failed call. */
-	return rc == PDFSTAMP_E_FORMAT && c->rep.faults > 0 ? 0 : rc;
+	return rc == PDFSTAMP_E_FORMAT && rep->faults > 0 ? 0 : rc;
 }
 
 static int output_verify(const struct cli_file *f, void *arg)
 {
-	const struct verify_cmd *c = arg;
+	const struct pdfstamp_verify_report *rep = f->res;
 
-	if (c->rep.faults)
+	(void)arg;
+	if (rep->faults)
 		cli_error(f->name, "%s", pdfstamp_ctx_errmsg(f->ctx));
 	if (f->run->json)
-		json_report(f->name, &c->rep, pdfstamp_ctx_errmsg(f->ctx));
+		json_report(f->name, rep, pdfstamp_ctx_errmsg(f->ctx));
 	else
-		text_report(f->name, &c->rep);
-	return c->rep.faults ? CLI_EXIT_FORMAT : CLI_EXIT_OK;
+		text_report(f->name, rep);
+	return rep->faults ? CLI_EXIT_FORMAT : CLI_EXIT_OK;
 }
 
 static const struct cli_ops verify_ops = {
 	.name = "verify",
 	.open = CLI_OPEN_READ,
-	.flags = CLI_FLUSH_ALWAYS,
+	.flags = CLI_FLUSH_ALWAYS | CLI_BATCH,
 	.call = call_verify,
-	.output = output_verify
+	.output = output_verify,
+	.res_size = sizeof(struct pdfstamp_verify_report)
 };
 
 static int verify_option(void *arg, int id, char *optarg)

@@ -75,11 +75,30 @@
  *     line) does not stand for standard input here and is refused, a
  *     usage error naming the way out (./- for a file named "-"), rather
  *     than reported as a missing file called "-".
+ * 11. Workers (--jobs N; commands with CLI_BATCH, else one).  N threads,
+ *     the calling one among them, each with a context of its own, take
+ *     the next file of the list under the batch's lock and do all of it:
+ *     open, authentication, the call, closing, output.  A file's output
+ *     (cli_out(): its lines, its --json failure line) goes to a buffer of
+ *     its own and is written to stdout whole, under the lock, once the
+ *     file is done (for an in-place update: durable, journal removed):
+ *     as files finish, or with --ordered once every earlier file is
+ *     printed.  A command's state (ARG) is shared and only read; what a
+ *     file's call returns lives in f->res (ops->res_size, per worker).
+ *     Messages go to stderr as whole lines as they come.  The password is
+ *     obtained under the batch's auth_lock until it is known (note 5), so
+ *     that it is read or asked for once; then workers authenticate in
+ *     parallel.  Progress bars are off with more than one worker.
+ * 12. --shard K/N keeps, in their order, the files whose name hashes to
+ *     K - 1 modulo N (FNV-1a over the bytes as given, SplitMix64's
+ *     finaliser): stable across runs, machines and versions, so N runs
+ *     over one list take every file once.  --ledger is ledger.c's.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +298,39 @@ static int read_files_from(const char *name, struct file_list *l, int quiet)
 	return rc;
 }
 
+/* The shard of NAME among N (note 12): FNV-1a over its bytes, mixed by
+ * SplitMix64's finaliser, modulo N; 0-based. */
+static uint32_t shard_of(const char *name, uint32_t n)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)name; *p; p++) {
+		h ^= *p;
+		h *= UINT64_C(0x100000001b3);
+	}
+	h ^= h >> 30;
+	h *= UINT64_C(0xbf58476d1ce4e5b9);
+	h ^= h >> 27;
+	h *= UINT64_C(0x94d049bb133111eb);
+	h ^= h >> 31;
+	return (uint32_t)(h % n);
+}
+
+/* Keeps the files of shard RUN->shard_k of RUN->shard_n, in their order. */
+static void shard(const struct cli_run *run, struct file_list *l)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < l->n; i++) {
+		if (shard_of(l->v[i], run->shard_n) == run->shard_k - 1)
+			l->v[k++] = l->v[i];
+		else
+			free(l->v[i]);
+	}
+	l->n = k;
+}
+
 /* 1 if the password source reads standard input. */
 static int pw_uses_stdin(const struct cli_pw_src *src)
 {
@@ -399,14 +451,66 @@ int cli_fail_early(const struct cli_run *run, int nops, char **operands, int sta
 
 /* ---- one file ------------------------------------------------------------------ */
 
-struct driver {
+/* What every worker shares (note 11).  LOCK guards NEXT, the slots and
+ * the printing; AUTH_LOCK the password's intake (note 5). */
+struct batch {
 	const struct cli_ops *ops;
 	const struct cli_run *run;
 	void *arg;
+	const struct file_list *files;
+	struct cli_auth auth;
+	pthread_mutex_t auth_lock;
+	pthread_mutex_t lock;
+	size_t next;            /* the next file to take */
+	struct slot *slots;     /* one per file */
+	size_t next_print;      /* --ordered: the first file not printed yet */
+	size_t printed;         /* files whose output was printed */
+	int status;             /* the worst exit status so far */
+	int quiet;              /* several files at a time: no progress bars */
+	struct cli_ledger *ledger;
+};
+
+/* One file's outcome until it is printed. */
+struct slot {
+	char *out;              /* its output (cli_out() while it ran) */
+	size_t len;
+	int done;
+};
+
+/* One worker: its context and warnings. */
+struct driver {
+	struct batch *b;
 	pdfstamp_ctx *ctx;
 	struct cli_warn_target warn;
-	struct cli_auth auth;
 };
+
+/* 1 once the password needs no more intake: it was read, asked for, or
+ * failed, or only the empty password can be tried (note 5). */
+static int auth_ready(const struct cli_auth *a)
+{
+	if (a->pw_failed)
+		return 1;
+	if (a->src->kind != CLI_PW_NONE)
+		return a->pw.have;
+	return a->asked || !isatty(STDIN_FILENO);
+}
+
+/* auth_doc for a worker: under the batch's auth_lock until the password
+ * is known, so that it is read or asked for once; then, read-only, in
+ * parallel. */
+static int auth_shared(struct batch *b, pdfstamp_doc *doc, const char **msg)
+{
+	int status;
+
+	pthread_mutex_lock(&b->auth_lock);
+	if (auth_ready(&b->auth)) {
+		pthread_mutex_unlock(&b->auth_lock);
+		return auth_doc(&b->auth, doc, msg);
+	}
+	status = auth_doc(&b->auth, doc, msg);
+	pthread_mutex_unlock(&b->auth_lock);
+	return status;
+}
 
 /* What the option of a library hint does (note 4), or NULL. */
 static const char *hint_text(int hint)
@@ -432,7 +536,7 @@ static int fail(const struct driver *d, const char *file, int status,
 		int hint = pdfstamp_ctx_errhint(d->ctx);
 		const char *h = hint_text(hint);
 		msg = pdfstamp_ctx_errmsg(d->ctx);
-		if (msg && *msg && h && (d->ops->hints & CLI_HINT(hint))) {
+		if (msg && *msg && h && (d->b->ops->hints & CLI_HINT(hint))) {
 			snprintf(full, sizeof full, "%s (%s)", msg, h);
 			msg = full;
 		}
@@ -440,7 +544,7 @@ static int fail(const struct driver *d, const char *file, int status,
 	if (!msg || !*msg)
 		msg = rc < 0 ? pdfstamp_strerror(rc) : "cannot authenticate";
 	cli_error(file, "%s", msg);
-	if (d->run->json)
+	if (d->b->run->json)
 		cli_json_failure(file, status, msg);
 	return status;
 }
@@ -449,22 +553,24 @@ static int fail(const struct driver *d, const char *file, int status,
  * its exit status returned. */
 static int open_file(struct driver *d, struct cli_file *f)
 {
-	const struct cli_run *run = d->run;
+	const struct cli_ops *ops = d->b->ops;
+	const struct cli_run *run = d->b->run;
 	const char *msg = NULL;
 	int rc, status = 0, encrypted;
 
 	rc = pdfstamp_doc_open(d->ctx, &f->doc, f->name,
-	                       writes(d->ops) ? (run->in_place ? PDFSTAMP_OPEN_WRITE : 0)
-	                                      : d->ops->open_flags);
+	                       writes(ops) ? (run->in_place ? PDFSTAMP_OPEN_WRITE : 0)
+	                                   : ops->open_flags);
 	if (rc != 0)
 		return fail(d, f->name, cli_exit_status(rc), NULL, rc);
 	encrypted = pdfstamp_doc_is_encrypted(f->doc);
-	if (d->ops->open == CLI_OPEN_READ && !encrypted && run->src.kind != CLI_PW_NONE)
+	if (ops->open == CLI_OPEN_READ && !encrypted && run->src.kind != CLI_PW_NONE)
 		cli_warning(f->name, "a password was given, but the file is not encrypted "
 		            "(anything added to it is in clear)");
-	if ((d->ops->open == CLI_OPEN_READ && encrypted) ||
-	    (d->ops->open == CLI_OPEN_UPDATE && (encrypted || run->src.kind != CLI_PW_NONE)))
-		status = auth_doc(&d->auth, f->doc, &msg);
+	if ((ops->open == CLI_OPEN_READ && encrypted) ||
+	    (ops->open == CLI_OPEN_UPDATE && (encrypted || run->src.kind != CLI_PW_NONE))) {
+		status = auth_shared(d->b, f->doc, &msg);
+	}
 	if (status != 0)
 		return fail(d, f->name, status, msg, 0);
 	return 0;
@@ -493,79 +599,239 @@ static void output_mode(const struct cli_run *run, struct cli_file *f)
 		f->wopts.flags |= PDFSTAMP_WRITE_ALLOW_IDENTITY;
 }
 
-/* Processes one file; returns its exit status. */
-static int each(struct driver *d, const char *file)
+/* Processes file K, its output to cli_out(); returns its exit status. */
+static int each(struct driver *d, size_t k, void *res)
 {
+	const struct cli_ops *ops = d->b->ops;
+	struct cli_ledger_call lc;
 	struct cli_file f;
 	int rc, status;
 
 	memset(&f, 0, sizeof f);
-	f.name = file;
-	f.run = d->run;
+	f.name = d->b->files->v[k];
+	f.run = d->b->run;
 	f.ctx = d->ctx;
-	d->warn.file = file;
-	if (writes(d->ops))
-		output_mode(d->run, &f);
-	if (d->ops->open != CLI_OPEN_NONE && (status = open_file(d, &f)) != 0) {
+	f.res = res;
+	f.quiet = d->b->quiet;
+	d->warn.file = f.name;
+	if (d->b->ledger && cli_ledger_skip(d->b->ledger, d->ctx, f.run, f.name, &status))
+		return status;
+	if (writes(ops))
+		output_mode(d->b->run, &f);
+	if (d->b->ledger && (status = cli_ledger_begin(d->b->ledger, &lc, &f)) != 0)
+		return fail(d, f.name, status, "cannot write the ledger", 0);
+	if (ops->open != CLI_OPEN_NONE && (status = open_file(d, &f)) != 0) {
 		pdfstamp_doc_close(f.doc);
 		return status;
 	}
-	rc = d->ops->call(&f, d->arg);
+	rc = ops->call(&f, d->b->arg);
 	/* Closing releases the lock only after the library has finished
 	 * (update synced and journal removed, or rolled back). */
 	pdfstamp_doc_close(f.doc);
 	f.doc = NULL;
 	if (rc != 0)
-		return fail(d, file, cli_exit_status(rc), NULL, rc);
-	return d->ops->output(&f, d->arg);
+		status = fail(d, f.name, cli_exit_status(rc), NULL, rc);
+	else
+		status = ops->output(&f, d->b->arg);
+	if (d->b->ledger && cli_ledger_end(&lc, status) != 0)
+		status = cli_worst(status, CLI_EXIT_IO);
+	return status;
+}
+
+/* Writes what can be written now of the slots, under b->lock (note 11). */
+static void print_ready(struct batch *b, size_t k)
+{
+	const struct cli_ops *ops = b->ops;
+	size_t i = b->run->ordered ? b->next_print : k;
+
+	for (; i < b->files->n && b->slots[i].done == 1;
+	     i = b->run->ordered ? i + 1 : b->files->n) {
+		if ((ops->flags & CLI_BLANK_BETWEEN) && !b->run->json && b->printed > 0)
+			putchar('\n');
+		if (b->slots[i].len)
+			fwrite(b->slots[i].out, 1, b->slots[i].len, stdout);
+		free(b->slots[i].out);
+		b->slots[i].out = NULL;
+		b->slots[i].done = 2;
+		b->printed++;
+		if (b->run->ordered)
+			b->next_print = i + 1;
+		if ((ops->flags & CLI_FLUSH_ALWAYS) ||
+		    ((ops->flags & CLI_FLUSH_LINES) && (b->run->json || b->run->verbose)))
+			fflush(stdout);
+	}
+}
+
+/* A worker (note 11): takes the next file until none is left. */
+static void *worker(void *arg)
+{
+	struct driver *d = arg;
+	struct batch *b = d->b;
+	void *res = NULL;
+
+	if (b->ops->res_size && !(res = malloc(b->ops->res_size))) {
+		cli_error(NULL, "out of memory");
+		pthread_mutex_lock(&b->lock);
+		b->status = cli_worst(b->status, CLI_EXIT_IO);
+		pthread_mutex_unlock(&b->lock);
+		return NULL;
+	}
+	for (;;) {
+		struct slot one = {NULL, 0, 0};
+		FILE *mem;
+		size_t k;
+		int status;
+
+		pthread_mutex_lock(&b->lock);
+		k = b->next < b->files->n ? b->next++ : b->files->n;
+		pthread_mutex_unlock(&b->lock);
+		if (k == b->files->n)
+			break;
+		if (res) {
+			memset(res, 0, b->ops->res_size);
+			if (b->ops->res_init)
+				b->ops->res_init(res);
+		}
+		mem = open_memstream(&one.out, &one.len);
+		if (!mem) {
+			cli_error(b->files->v[k], "out of memory");
+			status = CLI_EXIT_IO;
+		} else {
+			cli_set_out(mem);
+			status = each(d, k, res);
+			cli_set_out(NULL);
+			if (fclose(mem) != 0) {
+				cli_error(b->files->v[k], "out of memory");
+				status = cli_worst(status, CLI_EXIT_IO);
+			}
+		}
+		if (res && b->ops->res_clear)
+			b->ops->res_clear(res);
+		pthread_mutex_lock(&b->lock);
+		b->slots[k].out = one.out;
+		b->slots[k].len = one.out ? one.len : 0;
+		b->slots[k].done = 1;
+		b->status = cli_worst(b->status, status);
+		print_ready(b, k);
+		pthread_mutex_unlock(&b->lock);
+	}
+	free(res);
+	return NULL;
+}
+
+/* The number of workers (note 11): --jobs, else the online CPUs; never
+ * more than the files; 1 for a command without CLI_BATCH. */
+static int count_workers(const struct cli_ops *ops, const struct cli_run *run, size_t nfiles)
+{
+	long n = run->jobs;
+
+	if (!(ops->flags & CLI_BATCH))
+		return 1;
+	if (n <= 0) {
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+		if (n < 1)
+			n = 1;
+		if (n > 64)
+			n = 64;
+	}
+	return (size_t)n > nfiles ? (int)nfiles : (int)n;
+}
+
+/* Runs the workers; returns the worst status.  The calling thread is the
+ * first worker. */
+static int run_workers(struct batch *b, int nworkers)
+{
+	struct driver *d = calloc((size_t)nworkers, sizeof *d);
+	pthread_t *t = calloc((size_t)nworkers, sizeof *t);
+	int i, started = 0, rc;
+
+	if (!d || !t) {
+		free(d);
+		free(t);
+		cli_error(NULL, "out of memory");
+		return CLI_EXIT_IO;
+	}
+	for (i = 0; i < nworkers; i++) {
+		d[i].b = b;
+		if ((rc = pdfstamp_ctx_new(&d[i].ctx)) != 0) {
+			nworkers = i;
+			b->status = cli_worst(b->status, cli_lib_error(NULL, rc, NULL));
+			break;
+		}
+		pdfstamp_ctx_set_warn(d[i].ctx, cli_warn_cb, &d[i].warn);
+	}
+	for (i = 1; i < nworkers; i++) {
+		if (pthread_create(&t[i], NULL, worker, &d[i]) != 0)
+			break; /* the others take its share */
+		started = i;
+	}
+	if (nworkers > 0)
+		worker(&d[0]);
+	for (i = 1; i <= started; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < nworkers; i++)
+		pdfstamp_ctx_free(d[i].ctx);
+	if (nworkers == 0 || b->next < b->files->n) {
+		/* no context could be made: the files not taken fail */
+		for (; b->next < b->files->n; b->next++)
+			if (b->run->json)
+				cli_json_failure(b->files->v[b->next], CLI_EXIT_IO,
+				                 cli_last_error());
+	}
+	free(d);
+	free(t);
+	return b->status;
 }
 
 int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
                   char **operands, void *arg)
 {
 	struct file_list files;
-	struct driver d;
-	int rc, status = CLI_EXIT_OK, listed;
-	size_t k;
+	struct batch b;
+	int rc, listed;
 
 	memset(&files, 0, sizeof files);
 	rc = make_list(ops, run, nops, operands, &files, &listed, arg);
+	if (rc == 0 && run->shard_n)
+		shard(run, &files);
 	if (rc != 0 || files.n == 0) {
 		/* an empty --files-from list: nothing to do */
 		fail_all(run, &files, listed, rc);
 		list_free(&files);
 		return rc;
 	}
-	memset(&d, 0, sizeof d);
-	d.ops = ops;
-	d.run = run;
-	d.arg = arg;
-	auth_init(&d.auth, &run->src, run->force ? PDFSTAMP_AUTH_FORCE : 0, ops->prompt);
+	memset(&b, 0, sizeof b);
+	b.ops = ops;
+	b.run = run;
+	b.arg = arg;
+	b.files = &files;
+	pthread_mutex_init(&b.lock, NULL);
+	pthread_mutex_init(&b.auth_lock, NULL);
+	auth_init(&b.auth, &run->src, run->force ? PDFSTAMP_AUTH_FORCE : 0, ops->prompt);
 	if (ops->ask_first)
-		rc = auth_ask_now(&d.auth);
+		rc = auth_ask_now(&b.auth);
 	if (rc == 0 && ops->prepare)
 		rc = ops->prepare(arg);
-	if (rc == 0 && (rc = pdfstamp_ctx_new(&d.ctx)) != 0)
-		rc = cli_lib_error(NULL, rc, NULL);
-	if (rc != 0) {
+	if (rc == 0 && run->ledger)
+		rc = cli_ledger_open(&b.ledger, run, writes(ops));
+	if (rc == 0 && !(b.slots = calloc(files.n, sizeof *b.slots))) {
+		cli_error(NULL, "out of memory");
+		rc = CLI_EXIT_IO;
+	}
+	if (rc == 0) {
+		int n = count_workers(ops, run, files.n);
+		b.quiet = n > 1;
+		rc = run_workers(&b, n);
+	} else {
 		fail_all(run, &files, 1, rc);
-		cli_pw_clear(&d.auth.pw);
-		list_free(&files);
-		return rc;
 	}
-	pdfstamp_ctx_set_warn(d.ctx, cli_warn_cb, &d.warn);
-	for (k = 0; k < files.n; k++) {
-		status = cli_worst(status, each(&d, files.v[k]));
-		if ((ops->flags & CLI_BLANK_BETWEEN) && !run->json && k + 1 < files.n)
-			putchar('\n');
-		if ((ops->flags & CLI_FLUSH_ALWAYS) ||
-		    ((ops->flags & CLI_FLUSH_LINES) && (run->json || run->verbose)))
-			fflush(stdout);
-	}
-	pdfstamp_ctx_free(d.ctx);
-	cli_pw_clear(&d.auth.pw);
+	cli_ledger_close(b.ledger);
+	free(b.slots);
+	pthread_mutex_destroy(&b.lock);
+	pthread_mutex_destroy(&b.auth_lock);
+	cli_pw_clear(&b.auth.pw);
 	list_free(&files);
-	return cli_finish_stdout(status);
+	return cli_finish_stdout(rc);
 }
 
 void cli_file_json_begin(struct cli_json *j, const struct cli_file *f)

@@ -247,7 +247,7 @@ static int cli_json_end(struct cli_json *j)
 
 void cli_json_ok_begin(struct cli_json *j, const char *file)
 {
-	cli_json_init(j, stdout);
+	cli_json_init(j, cli_out());
 	cli_json_obj_begin(j);
 	cli_json_key(j, "file");
 	cli_json_str(j, file);
@@ -258,7 +258,7 @@ void cli_json_ok_begin(struct cli_json *j, const char *file)
 void cli_json_fail_begin(struct cli_json *j, const char *file, int status,
                          const char *msg)
 {
-	cli_json_init(j, stdout);
+	cli_json_init(j, cli_out());
 	cli_json_obj_begin(j);
 	cli_json_key(j, "file");
 	cli_json_str(j, file);

@@ -22,9 +22,12 @@
  *  5. cli_error() keeps the last message it printed (cli_last_error): a
  *     failure found before any file was opened is reported once, on
  *     stderr, where it is found, and then, with --json, as the "error" of
- *     every file's failure line (cli_fail_early, driver.c).  This is the
- *     one piece of mutable state besides passwd.c's caught signals;
- *     messages never hold a password (cli.h note 3), so neither does it.
+ *     every file's failure line (cli_fail_early, driver.c).  It is kept
+ *     per thread, as is the stream of cli_out() (the file's output buffer
+ *     in a worker of --jobs, driver.c note 11): the one piece of mutable
+ *     state besides passwd.c's caught signals; messages never hold a
+ *     password (cli.h note 3), so neither does it.  A message goes to
+ *     stderr as one line under the stream's lock.
  */
 #include "config.h"
 
@@ -134,8 +137,22 @@ void cli_put_safe(FILE *f, const char *s)
 	}
 }
 
-/* The last error message, "<what> (<file>)" (note 5). */
-static char last_error[1024];
+/* The last error message, "<what> (<file>)" (note 5), of this thread:
+ * the driver's workers report their own files' failures. */
+static _Thread_local char last_error[1024];
+
+/* The current file's output buffer in a worker thread (driver.c note 11). */
+static _Thread_local FILE *out_stream;
+
+FILE *cli_out(void)
+{
+	return out_stream ? out_stream : stdout;
+}
+
+void cli_set_out(FILE *f)
+{
+	out_stream = f;
+}
 
 const char *cli_last_error(void)
 {
@@ -155,6 +172,7 @@ static void vmessage(const char *prefix, int keep, const char *file, const char 
 	if (keep && snprintf(last_error, sizeof last_error, "%s%s%s%s", msg, file ? " (" : "",
 	                     file ? file : "", file ? ")" : "") < 0)
 		last_error[0] = '\0';
+	flockfile(stderr); /* one line, whatever other threads print */
 	fputs("pdfstamp: ", stderr);
 	fputs(prefix, stderr);
 	cli_put_safe(stderr, msg);
@@ -164,6 +182,7 @@ static void vmessage(const char *prefix, int keep, const char *file, const char 
 		fputc(')', stderr);
 	}
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 void cli_error(const char *file, const char *fmt, ...)

@@ -35,10 +35,17 @@
  *     column after the widest such line of the command (up to
  *     HELP_MAX_LEFT; a wider one has its help start on the next line),
  *     word-wrapped to HELP_WIDTH columns; notes indented by two columns.
+ *  6. The fingerprint (cli_run.fingerprint, --ledger): FNV-1a over the
+ *     command's name and, in the order given, each option's long name and
+ *     argument, except those that change nothing done to a file (the batch
+ *     options, --json, -v, -q and the password options).  Long names, not
+ *     getopt values, so that a later version with other tables reads the
+ *     same ledger the same way.
  */
 #include "config.h"
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +353,53 @@ static int fail_lines(const struct option *lo, const char *shorts, int argc, cha
 	return status;
 }
 
+/* ---- the fingerprint of the work (note 6) ------------------------------------ */
+
+/* FNV-1a, 64 bits, over N bytes at P from H. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--) {
+		h ^= *b++;
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+/* Options that do not change what is done to a file. */
+static int outside_fingerprint(int opt)
+{
+	switch (opt) {
+	case 'v': case 'q': case CLI_OPT_W_JSON: case CLI_OPT_W_FILES_FROM:
+	case CLI_OPT_B_JOBS: case CLI_OPT_B_ORDERED: case CLI_OPT_B_SHARD: case CLI_OPT_B_LEDGER:
+	case CLI_OPT_PASSWORD_FILE: case CLI_OPT_PASSWORD_FD: case CLI_OPT_PASSWORD_ENV:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Adds option OPT (its long name from LO, else its letter) and its
+ * argument ARG to the fingerprint H. */
+static uint64_t fingerprint_add(uint64_t h, const struct option *lo, int opt, const char *arg)
+{
+	const char *name = NULL;
+	char letter[2] = {(char)opt, '\0'};
+	int i;
+
+	for (i = 0; lo[i].name; i++) {
+		if (lo[i].val == opt) {
+			name = lo[i].name;
+			break;
+		}
+	}
+	if (!name)
+		name = letter;
+	h = fnv1a(h, name, strlen(name) + 1);
+	return arg ? fnv1a(h, arg, strlen(arg) + 1) : fnv1a(h, "", 1);
+}
+
 int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_run *run,
               cli_opt_fn fn, void *arg, int *status)
 {
@@ -359,6 +413,7 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_run *
 		return 1;
 	}
 	opterr = 0;
+	run->fingerprint = fnv1a(UINT64_C(0xcbf29ce484222325), cmd->name, strlen(cmd->name) + 1);
 	while ((opt = getopt_long(argc, argv, shorts, lo, &li)) != -1) {
 		if (opt == 'h') {
 			cli_help(cmd);
@@ -378,6 +433,8 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_run *
 		}
 		if (li >= 0 && pw_from_stdin(lo[li].name, optarg))
 			run->pw_stdin = 1;
+		if (!outside_fingerprint(opt))
+			run->fingerprint = fingerprint_add(run->fingerprint, lo, opt, optarg);
 		li = -1;
 	}
 	*status = 0;

@@ -49,9 +49,6 @@ const struct cli_opt cli_write_opts[] = {
 	           "append to each FILE itself (required with several FILEs); after a crash, "
 	           "the next -i run or 'pdfstamp recover FILE' keeps a whole update"),
 	CLI_HEADING("Other options:"),
-	CLI_OPTION("files-from", CLI_OPT_W_FILES_FROM, "LIST",
-	           "read more FILE names from LIST, one per line (empty lines are skipped; "
-	           "'-' reads standard input)"),
 	CLI_OPTION_JSON,
 	CLI_OPTION("verbose", 'v', NULL, "print one line per updated FILE (not with --json)"),
 	CLI_OPTION("allow-trailing-bytes", CLI_OPT_W_ALLOW_TRAILING, NULL,
@@ -65,6 +62,66 @@ const struct cli_opt cli_write_opts[] = {
 	CLI_OPTION_HELP,
 	CLI_END
 };
+
+const struct cli_opt cli_batch_opts[] = {
+	CLI_HEADING("Many files:"),
+	CLI_OPTION("files-from", CLI_OPT_W_FILES_FROM, "LIST",
+	           "read more FILE names from LIST, one per line (empty lines are skipped; "
+	           "'-' reads standard input)"),
+	CLI_OPTION("jobs", CLI_OPT_B_JOBS, "N",
+	           "work on N files at a time, each wholly by one thread (default: the number "
+	           "of online CPUs); a file's line is printed once it is done (and its "
+	           "update durable)"),
+	CLI_OPTION("ordered", CLI_OPT_B_ORDERED, NULL,
+	           "print the files' lines in the order of the FILEs (default: as they finish)"),
+	CLI_OPTION("shard", CLI_OPT_B_SHARD, "K/N",
+	           "take only the FILEs whose name, as given, hashes to shard K of N (1 <= K <= "
+	           "N): N runs with K = 1..N split any list between them, the same way on "
+	           "every run and machine"),
+	CLI_OPTION("ledger", CLI_OPT_B_LEDGER, "FILE",
+	           "append a line to FILE for each finished FILE, synced before its output "
+	           "line; skip the FILEs it lists as done by the same command and options, "
+	           "unless their size changed since (then not touched: an error)"),
+	CLI_END
+};
+
+void cli_update_res_init(void *res)
+{
+	const struct pdfstamp_result init = PDFSTAMP_RESULT_INIT;
+
+	*(struct pdfstamp_result *)res = init;
+}
+
+void cli_update_res_clear(void *res)
+{
+	pdfstamp_result_clear(res);
+}
+
+/* --shard K/N.  0 or CLI_EXIT_USAGE (message printed). */
+static int parse_shard(struct cli_run *w, const char *arg)
+{
+	const char *slash = strchr(arg, '/');
+	int64_t k, n;
+	char kbuf[24];
+
+	if (w->shard_n) {
+		cli_error(NULL, "--shard given twice");
+		return CLI_EXIT_USAGE;
+	}
+	if (!slash || (size_t)(slash - arg) >= sizeof kbuf)
+		goto bad;
+	memcpy(kbuf, arg, (size_t)(slash - arg));
+	kbuf[slash - arg] = '\0';
+	if (cli_parse_int64(kbuf, &k) != 0 || cli_parse_int64(slash + 1, &n) != 0 || n < 1 ||
+	    n > 1000000 || k < 1 || k > n)
+		goto bad;
+	w->shard_k = (uint32_t)k;
+	w->shard_n = (uint32_t)n;
+	return 0;
+bad:
+	cli_error(NULL, "--shard needs K/N with 1 <= K <= N <= 1000000 (e.g. 3/8)");
+	return CLI_EXIT_USAGE;
+}
 
 /* ---- strict number parsing ------------------------------------------------ */
 
@@ -202,6 +259,31 @@ int cli_run_option(struct cli_run *w, int opt, const char *arg)
 			return CLI_EXIT_USAGE;
 		}
 		w->files_from = arg;
+		return 0;
+	case CLI_OPT_B_JOBS: {
+		int64_t n;
+		if (cli_parse_int64(arg, &n) != 0 || n < 1 || n > 1024) {
+			cli_error(NULL, "--jobs needs a number from 1 to 1024");
+			return CLI_EXIT_USAGE;
+		}
+		w->jobs = (int)n;
+		return 0;
+	}
+	case CLI_OPT_B_ORDERED:
+		w->ordered = 1;
+		return 0;
+	case CLI_OPT_B_SHARD:
+		return parse_shard(w, arg);
+	case CLI_OPT_B_LEDGER:
+		if (w->ledger) {
+			cli_error(NULL, "--ledger given twice");
+			return CLI_EXIT_USAGE;
+		}
+		if (!*arg) {
+			cli_error(NULL, "--ledger needs a file name");
+			return CLI_EXIT_USAGE;
+		}
+		w->ledger = arg;
 		return 0;
 	case CLI_OPT_W_ALLOW_TRAILING:
 		w->allow_trailing = 1;

@@ -282,7 +282,7 @@ done
 head -c 1000 "$T/c1.pdf" >"$T/cut.pdf"
 run "$PDFSTAMP" audit --password-file "$UPW" "$T/cut.pdf"
 check_status 4 "a truncated file"
-run "$PDFSTAMP" audit --json --password-file "$UPW" "$T/c1.pdf" "$T/cut.pdf" "$T/c1-annot.pdf"
+run "$PDFSTAMP" audit --json --ordered --password-file "$UPW" "$T/c1.pdf" "$T/cut.pdf" "$T/c1-annot.pdf"
 check_status 6 "three files: the worst status"
 check_eq "$(jget "$T/out" 'd["ok"]' 2),$(jget "$T/out" 'd["exit"]' 2)" "false,4" "three files: the damaged one's line"
 check_eq "$(jget "$T/out" 'd["verdict"]' 3)" '"violation"' "three files: the violation's line"

@@ -452,7 +452,7 @@ run env PDFSTAMP_TEST_PW=sample-owner "$PDFSTAMP" info --json \
 	--password-env PDFSTAMP_TEST_PW "$T/r6.pdf"
 check_status 0 "--password-env"
 check_eq "$(jget "$T/out" 'd["authenticated_as"]')" '"owner"' "--password-env: owner"
-run "$PDFSTAMP" info --json --password-file - "$T/r6.pdf" "$T/r5.pdf" \
+run "$PDFSTAMP" info --json --ordered --password-file - "$T/r6.pdf" "$T/r5.pdf" \
 	< <(printf 'sample-user\r\nsample-owner\n')
 check_status 0 "--password-file - with CRLF, two files"
 check_eq "$(jget "$T/out" '[d["authenticated_as"]]')" '["user"]' \
@@ -479,7 +479,7 @@ if pid == 0:
     # ignored, and exec keeps that; the test needs the default, as at a
     # terminal.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    os.execv(exe, [exe, "info", "--json"] + files)
+    os.execv(exe, [exe, "info", "--json", "--ordered"] + files)
 out = b""
 def drain(t):
     global out
@@ -582,7 +582,7 @@ check_status 0 "trailing garbage after %%EOF still opens"
 check_eq "$(jget "$T/out" 'd["trailing_bytes"] >= 14')" true "trailing garbage is reported"
 
 # Several files: each reported, worst status wins, one JSON line each.
-run "$PDFSTAMP" info --json --password-file "$T/user.pw" "$T/r6.pdf" "$T/trunc.pdf" \
+run "$PDFSTAMP" info --json --ordered --password-file "$T/user.pw" "$T/r6.pdf" "$T/trunc.pdf" \
 	"$T/does-not-exist.pdf" "$T/r5.pdf"
 check_status 4 "several files: the worst status"
 check_eq "$(wc -l <"$T/out" | tr -d ' ')" 4 "several files: one JSON line per file"

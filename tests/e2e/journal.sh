@@ -475,7 +475,8 @@ if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true >/dev/null 2
 	RC=0
 	strace -f -qq -s 80 -o "$T/strace" \
 		-e trace=fsync,fdatasync,sync,syncfs,sync_file_range,msync,write,linkat,unlink,unlinkat \
-		"$PDFSTAMP" stamp --json --password-file "$UPW" -i --files-from "$T/klist" >"$T/out" 2>"$T/err" || RC=$?
+		"$PDFSTAMP" stamp --json --jobs 1 --password-file "$UPW" -i --files-from "$T/klist" \
+		>"$T/out" 2>"$T/err" || RC=$?
 	check_status 0 "K: stamp -i --json of three files under strace"
 	checker_feed /dev/stdin "$T/strace" 3 <<'PY'
 import re, sys

@@ -116,11 +116,11 @@ open(p, "wb").write(d.replace(b"/P -4 ", b"/P -8 "))
 PY
 
 # info: a file, a missing one, a wrong password is tested in info.sh.
-run "$PDFSTAMP" info --json --password-file "$S/user.pw" "$T/enc.pdf" "$T/missing.pdf" "$T/garbage.pdf"
+run "$PDFSTAMP" info --json --ordered --password-file "$S/user.pw" "$T/enc.pdf" "$T/missing.pdf" "$T/garbage.pdf"
 jcheck info ok fail fail
 
 # verify: a good file, one with a fault, one that cannot be opened.
-run "$PDFSTAMP" verify --json --password-file "$S/user.pw" "$T/enc.pdf" "$T/tampered.pdf" "$T/garbage.pdf"
+run "$PDFSTAMP" verify --json --ordered --password-file "$S/user.pw" "$T/enc.pdf" "$T/tampered.pdf" "$T/garbage.pdf"
 jcheck verify ok fault fail
 check_eq "$(python3 -c '
 import json, sys
@@ -131,9 +131,10 @@ print("pdfstamp: %s (%s)" % (d["error"], d["file"]) in open(sys.argv[2]).read().
 
 # stamp and meta: -i on a good copy, the tampered file and garbage.
 cp "$T/tampered.pdf" "$T/tampered-stamp.pdf"
-run "$PDFSTAMP" stamp -i --json --password-file "$S/user.pw" "$T/enc.pdf" "$T/tampered-stamp.pdf" "$T/garbage.pdf"
+run "$PDFSTAMP" stamp -i --json --ordered --password-file "$S/user.pw" "$T/enc.pdf" \
+	"$T/tampered-stamp.pdf" "$T/garbage.pdf"
 jcheck stamp ok fail fail
-run "$PDFSTAMP" meta -i --json --set Title=json --password-file "$S/owner.pw" "$T/enc.pdf" "$T/garbage.pdf"
+run "$PDFSTAMP" meta -i --json --ordered --set Title=json --password-file "$S/owner.pw" "$T/enc.pdf" "$T/garbage.pdf"
 jcheck meta ok fail
 
 # The library's messages name no option (issue 30); the command adds the

@@ -113,14 +113,14 @@ def help_options(path):
 
 S = sections()
 refer = {
-    "info": ["pdfstamp info", "PASSWORDS"],
-    "stamp": ["pdfstamp stamp", "Options of stamp and meta", "PASSWORDS"],
-    "meta": ["pdfstamp meta", "Options of stamp and meta", "PASSWORDS"],
-    "dss": ["pdfstamp dss", "Options of stamp and meta", "PASSWORDS"],
+    "info": ["pdfstamp info", "PASSWORDS", "Options for many files"],
+    "stamp": ["pdfstamp stamp", "Options of stamp and meta", "PASSWORDS", "Options for many files"],
+    "meta": ["pdfstamp meta", "Options of stamp and meta", "PASSWORDS", "Options for many files"],
+    "dss": ["pdfstamp dss", "Options of stamp and meta", "PASSWORDS", "Options for many files"],
     "rotate": ["pdfstamp rotate", "PASSWORDS"],
     "encrypt": ["pdfstamp encrypt", "pdfstamp rotate"],
-    "verify": ["pdfstamp verify", "PASSWORDS"],
-    "audit": ["pdfstamp audit", "PASSWORDS"],
+    "verify": ["pdfstamp verify", "PASSWORDS", "Options for many files"],
+    "audit": ["pdfstamp audit", "PASSWORDS", "Options for many files"],
     "recover": ["pdfstamp recover"],
 }
 missing = [t for ts in refer.values() for t in ts if t not in S]

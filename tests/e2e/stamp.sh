@@ -278,8 +278,8 @@ cp "$F3" "$T/many/b.pdf"
 head -c 1000 "$F2" >"$T/many/bad.pdf"
 cp "$D/qpdf-r5-table.pdf" "$T/many/c.pdf"
 for x in a b bad c; do cp "$T/many/$x.pdf" "$T/many/$x.orig"; done
-run "$PDFSTAMP" stamp --json --password-file "$UPW" -i "$T/many/a.pdf" "$T/many/b.pdf" "$T/many/bad.pdf" \
-	"$T/many/c.pdf"
+run "$PDFSTAMP" stamp --json --ordered --password-file "$UPW" -i "$T/many/a.pdf" "$T/many/b.pdf" \
+	"$T/many/bad.pdf" "$T/many/c.pdf"
 check_status 4 "several files with a truncated one: the worst status"
 check_eq "$(wc -l <"$T/out" | tr -d ' ')" 4 "several files: one JSON line per file"
 check_eq "$(jget "$T/out" '[d["ok"], d.get("exit")]' 3)" '[false, 4]' "several files: the bad one fails with 4"
