@@ -116,6 +116,11 @@ void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdat
 	ctx->warn_ud = userdata;
 }
 
+void pdfstamp_ctx_set_group(pdfstamp_ctx *ctx, pdfstamp_group *group)
+{
+	ctx->group = group;
+}
+
 int pdfstamp_ctx_errhint(const pdfstamp_ctx *ctx)
 {
 	return ctx ? ctx->errhint : PDFSTAMP_HINT_NONE;

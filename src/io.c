@@ -87,7 +87,7 @@
  * States: OPEN (fd valid) --commit--> COMMITTED, --abort--> ABORTED.
  *
  * Every write, fsync, ftruncate and rename of a document or output goes
- * through this file (ps_io_write_all, ps_io_sync_fd, ps_io_sync_dir, ps_io_truncate_fd,
+ * through this file (ps_io_write_all, ps_io_sync_fd, ps_io_sync_dir_linked, ps_io_truncate_fd,
  * ps_outfile_commit; the journal, journal.c, writes and syncs with the same
  * calls), so the fault points of the test hook (ps_fault(), io.h) are here
  * too; the hook itself, tests/fault.c, is linked only into the test
@@ -100,6 +100,20 @@
  * is the rollback after a failed step), nor has writeback_start (a
  * hint, not a step: the fsync that follows is the point).  Reads: ps_io_pread_full is
  * the library's one pread loop (EINTR retried, stops only at end of file).
+ *
+ * Group commit (pdfstamp_group, ps_io_sync_dir_linked): the journal of an
+ * in-place update is linked into the file's directory, and that name must
+ * be durable (a directory fsync) before the update is written.  Contexts
+ * of one group (threads of one process) share these syncs per directory:
+ * a caller that has linked its name takes a ticket (linked + 1); a sync
+ * started when LINKED was T covers every ticket up to T.  If none is
+ * running the caller runs one for everything linked so far; else it waits
+ * for the running one and, if that one started before its ticket, for or
+ * with the next.  So each name is synced by a sync that started after it
+ * was linked (never less durable than alone), and names linked while a
+ * sync runs share the next one.  A failed sync covers nothing: each
+ * waiter then syncs for itself and reports its own failure.  The group's
+ * lock is held only to take tickets and hand over, never during an fsync.
  */
 #include "config.h"
 
@@ -107,6 +121,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -604,7 +619,7 @@ int ps_io_truncate_fd(ps_ctx *ctx, int fd, int64_t len, const char *what)
 	return PDFSTAMP_E_IO;
 }
 
-int ps_io_sync_dir(ps_ctx *ctx, const char *dir)
+static int sync_dir(ps_ctx *ctx, const char *dir)
 {
 	int fd, rc = 0;
 
@@ -614,6 +629,127 @@ int ps_io_sync_dir(ps_ctx *ctx, const char *dir)
 		            strerror(errno));
 	if (fd >= 0)
 		close(fd);
+	return rc;
+}
+
+/* ---- group commit of directory syncs ------------------------------------------ */
+
+struct gdir {
+	char *path;
+	uint64_t linked;        /* tickets taken */
+	uint64_t synced;        /* every ticket up to this one is durable */
+	int syncing;
+};
+
+struct pdfstamp_group {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct gdir *dirs;
+	size_t n;
+	uint64_t syncs, requests;
+};
+
+int pdfstamp_group_new(pdfstamp_group **out)
+{
+	pdfstamp_group *g;
+
+	*out = NULL;
+	if (!(g = calloc(1, sizeof *g)))
+		return PDFSTAMP_E_NOMEM;
+	if (pthread_mutex_init(&g->lock, NULL) != 0) {
+		free(g);
+		return PDFSTAMP_E_NOMEM;
+	}
+	if (pthread_cond_init(&g->cond, NULL) != 0) {
+		pthread_mutex_destroy(&g->lock);
+		free(g);
+		return PDFSTAMP_E_NOMEM;
+	}
+	*out = g;
+	return 0;
+}
+
+void pdfstamp_group_free(pdfstamp_group *g)
+{
+	size_t i;
+
+	if (!g)
+		return;
+	for (i = 0; i < g->n; i++)
+		free(g->dirs[i].path);
+	free(g->dirs);
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}
+
+void pdfstamp_group_stats(const pdfstamp_group *g, uint64_t *syncs, uint64_t *requests)
+{
+	pthread_mutex_t *lock = (pthread_mutex_t *)&g->lock; /* reading under it */
+
+	pthread_mutex_lock(lock);
+	if (syncs)
+		*syncs = g->syncs;
+	if (requests)
+		*requests = g->requests;
+	pthread_mutex_unlock(lock);
+}
+
+/* The index of DIR's entry, made if new (under the lock; an index, not a
+ * pointer: another directory's entry may move the array while this one
+ * waits); -1 when out of memory. */
+static long group_dir(pdfstamp_group *g, const char *dir)
+{
+	struct gdir *e;
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (strcmp(g->dirs[i].path, dir) == 0)
+			return (long)i;
+	if (g->n >= LONG_MAX || ps_vec_grow((void **)&g->dirs, g->n, sizeof *g->dirs) < 0)
+		return -1;
+	e = &g->dirs[g->n];
+	memset(e, 0, sizeof *e);
+	if (!(e->path = strdup(dir)))
+		return -1;
+	return (long)g->n++;
+}
+
+int ps_io_sync_dir_linked(ps_ctx *ctx, const char *dir)
+{
+	pdfstamp_group *g = ctx->group;
+	uint64_t mine, upto;
+	long k;
+	int rc = 0;
+
+	if (!g)
+		return sync_dir(ctx, dir);
+	pthread_mutex_lock(&g->lock);
+	if ((k = group_dir(g, dir)) < 0) {
+		pthread_mutex_unlock(&g->lock);
+		return sync_dir(ctx, dir); /* out of memory: alone */
+	}
+	mine = ++g->dirs[k].linked;
+	g->requests++;
+	while (g->dirs[k].synced < mine) {
+		if (g->dirs[k].syncing) {
+			pthread_cond_wait(&g->cond, &g->lock);
+			continue;
+		}
+		upto = g->dirs[k].linked; /* the sync starts after all of these */
+		g->dirs[k].syncing = 1;
+		g->syncs++;
+		pthread_mutex_unlock(&g->lock);
+		rc = sync_dir(ctx, dir);
+		pthread_mutex_lock(&g->lock);
+		g->dirs[k].syncing = 0;
+		if (rc == 0 && upto > g->dirs[k].synced)
+			g->dirs[k].synced = upto;
+		pthread_cond_broadcast(&g->cond);
+		if (rc != 0)
+			break;
+	}
+	pthread_mutex_unlock(&g->lock);
 	return rc;
 }
 
@@ -867,7 +1003,7 @@ int ps_outfile_commit(ps_ctx *ctx, ps_outfile *of, mode_t mode, int synced)
 		              of->target, errno ? strerror(errno) : "injected fault");
 	of->named = 0; /* the name is the target's now */
 	of->committed = 1;
-	return ps_io_sync_dir(ctx, of->dir); /* nothing after the rename may allocate */
+	return sync_dir(ctx, of->dir); /* nothing after the rename may allocate */
 }
 
 void ps_outfile_free(ps_outfile *of)

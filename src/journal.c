@@ -329,7 +329,7 @@ int ps_journal_write(ps_ctx *ctx, const ps_journal *j, int fd, const struct stat
 	                               "the journal")) == 0 &&
 	         (rc = ps_io_sync_fd(ctx, jfd, "the journal")) == 0 &&
 	         (rc = journal_link(ctx, j, jfd, tmp)) == 0 &&
-	         (rc = ps_io_sync_dir(ctx, j->dir)) < 0)
+	         (rc = ps_io_sync_dir_linked(ctx, j->dir)) < 0)
 		unlink(j->path);
 	close(jfd);
 	if (tmp) {

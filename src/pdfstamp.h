@@ -148,6 +148,23 @@ int pdfstamp_ctx_errhint(const pdfstamp_ctx *ctx);
 /* Warnings (non-fatal oddities) go to this callback; default: dropped. */
 void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdata);
 
+/* A group of contexts, one per thread, whose in-place updates share their
+ * directory syncs (group commit): the journal of an in-place update must
+ * be durable under its name before the update is written, which costs a
+ * directory fsync; updates of several contexts in the same directory
+ * whose journals were linked while no such sync was running share the
+ * next one.  Each update still waits for a sync that started after its
+ * own journal was linked, so nothing is less durable.  Thread-safe; free
+ * it after every context that uses it.  0 or PDFSTAMP_E_NOMEM. */
+typedef struct pdfstamp_group pdfstamp_group;
+int pdfstamp_group_new(pdfstamp_group **group);
+void pdfstamp_group_free(pdfstamp_group *group);
+/* The directory syncs the group made, and those its members asked for. */
+void pdfstamp_group_stats(const pdfstamp_group *group, uint64_t *syncs, uint64_t *requests);
+/* CTX's in-place updates from now on share syncs with the group's other
+ * contexts (NULL: none). */
+void pdfstamp_ctx_set_group(pdfstamp_ctx *ctx, pdfstamp_group *group);
+
 /* ---- Opening a document ------------------------------------------------ */
 
 /* Flags for pdfstamp_doc_open (any other bit: PDFSTAMP_E_USAGE). */

@@ -75,6 +75,7 @@ struct pdfstamp_ctx {
 	                              * read by tests and benches */
 	unsigned cpu;                /* cpu.c's probe | 1u << 31 once made (ps_cpu_bits:
 	                              * CPUID is slow in a VM) */
+	pdfstamp_group *group;       /* shared directory syncs (io.c), or NULL */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	/* Fuzz builds only (configure --enable-fuzzing): Algorithm 2.B with
 	 * scaled-down constants (see ps_kdf_hash_r6), so that fuzz_security reaches

@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,14 +104,16 @@ static void crash_update(void)
 		mo.items = &it;
 		mo.nitems = 1;
 		wo.flags = PDFSTAMP_WRITE_IN_PLACE;
-		if (pdfstamp_ctx_new(&c) != 0 || pdfstamp_doc_open(c, &d, file, PDFSTAMP_OPEN_WRITE) != 0 ||
+		if (pdfstamp_ctx_new(&c) != 0 ||
+		    pdfstamp_doc_open(c, &d, file, PDFSTAMP_OPEN_WRITE) != 0 ||
 		    pdfstamp_doc_auth(d, pw, strlen(pw), 0) != 0)
 			_exit(2);
 		pdfstamp_meta(d, &mo, &wo, NULL);
 		_exit(3); /* not reached: killed */
 	}
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the update was not killed (status %d)", st);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+	              "the update was not killed (status %d)", st);
 	ck_assert_int_eq(access(jpath, F_OK), 0);
 	ck_assert_int_gt(size_of(file), orig_size);
 	crashed_size = size_of(file);
@@ -289,7 +292,8 @@ START_TEST(test_refuses_torn)
 	ck_assert_int_eq(truncate(file, orig_size + 1), 0);
 	refused("a torn update of 1 byte");
 	/* a writing open refuses too, and changes nothing */
-	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, file, PDFSTAMP_OPEN_WRITE), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, file, PDFSTAMP_OPEN_WRITE),
+	                 PDFSTAMP_E_FORMAT);
 	ck_assert_int_eq(size_of(file), orig_size + 1);
 	ck_assert_int_eq(access(jpath, F_OK), 0);
 }
@@ -502,6 +506,100 @@ START_TEST(test_write_to_fd)
 }
 END_TEST
 
+/* ---- group commit (pdfstamp_group) ---------------------------------------- */
+
+#define GROUP_THREADS 4
+#define GROUP_FILES 3
+
+struct group_worker {
+	pdfstamp_group *g;
+	int id, failed;
+};
+
+/* Meta updates in place of GROUP_FILES copies of the sample, in DIR, with
+ * a context of the group. */
+static void *group_work(void *arg)
+{
+	struct group_worker *w = arg;
+	struct pdfstamp_meta_item it = {"Title", "group"};
+	struct pdfstamp_meta_opts mo = PDFSTAMP_META_OPTS_INIT;
+	struct pdfstamp_write_opts wo = PDFSTAMP_WRITE_OPTS_INIT;
+	pdfstamp_ctx *c;
+	char path[200];
+	int i;
+
+	mo.items = &it;
+	mo.nitems = 1;
+	wo.flags = PDFSTAMP_WRITE_IN_PLACE;
+	if (pdfstamp_ctx_new(&c) != 0) {
+		w->failed++;
+		return NULL;
+	}
+	pdfstamp_ctx_set_group(c, w->g);
+	for (i = 0; i < GROUP_FILES; i++) {
+		pdfstamp_doc *d = NULL;
+		snprintf(path, sizeof path, "%s/g%d-%d.pdf", dir, w->id, i);
+		if (pdfstamp_doc_open(c, &d, path, PDFSTAMP_OPEN_WRITE) != 0 ||
+		    pdfstamp_doc_auth(d, pw, strlen(pw), 0) != 0 ||
+		    pdfstamp_meta(d, &mo, &wo, NULL) != 0)
+			w->failed++;
+		pdfstamp_doc_close(d);
+	}
+	pdfstamp_ctx_free(c);
+	return NULL;
+}
+
+/* Threads of one group update files of one directory in place: every
+ * update is whole, and the directory syncs are counted (at most one per
+ * update, at least one). */
+START_TEST(test_group_commit)
+{
+	struct group_worker w[GROUP_THREADS];
+	pthread_t t[GROUP_THREADS];
+	pdfstamp_group *g = NULL;
+	uint64_t syncs = 0, requests = 0;
+	char path[200];
+	int i, k;
+
+	ck_assert_int_eq(pdfstamp_group_new(&g), 0);
+	for (i = 0; i < GROUP_THREADS; i++)
+		for (k = 0; k < GROUP_FILES; k++) {
+			snprintf(path, sizeof path, "%s/g%d-%d.pdf", dir, i, k);
+			copy_sample(path);
+		}
+	for (i = 0; i < GROUP_THREADS; i++) {
+		w[i].g = g;
+		w[i].id = i;
+		w[i].failed = 0;
+		ck_assert_int_eq(pthread_create(&t[i], NULL, group_work, &w[i]), 0);
+	}
+	for (i = 0; i < GROUP_THREADS; i++) {
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+		ck_assert_int_eq(w[i].failed, 0);
+	}
+	pdfstamp_group_stats(g, &syncs, &requests);
+	ck_assert_uint_eq(requests, GROUP_THREADS * GROUP_FILES);
+	ck_assert_uint_ge(syncs, 1);
+	ck_assert_uint_le(syncs, requests);
+	for (i = 0; i < GROUP_THREADS; i++)
+		for (k = 0; k < GROUP_FILES; k++) {
+			struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
+			pdfstamp_doc *d = NULL;
+			snprintf(path, sizeof path, "%s/g%d-%d.pdf", dir, i, k);
+			ck_assert_int_eq(pdfstamp_doc_open(ctx, &d, path, 0), 0);
+			ck_assert_int_eq(pdfstamp_doc_auth(d, pw, strlen(pw), 0), 0);
+			ck_assert_int_eq(pdfstamp_doc_info(d, &info), 0);
+			ck_assert_int_eq(info.revisions, 2);
+			pdfstamp_info_clear(&info);
+			pdfstamp_doc_close(d);
+			snprintf(path, sizeof path, "%s/g%d-%d.pdf.pdfstamp-journal", dir, i, k);
+			ck_assert_int_ne(access(path, F_OK), 0);
+		}
+	pdfstamp_group_free(g);
+	pdfstamp_group_free(NULL);
+}
+END_TEST
+
 static Suite *journal_suite(void)
 {
 	Suite *s = suite_create("journal");
@@ -527,6 +625,7 @@ static Suite *journal_suite(void)
 	tcase_add_test(tc, test_refuses_other_inode);
 	tcase_add_test(tc, test_fifo_input);
 	tcase_add_test(tc, test_write_to_fd);
+	tcase_add_test(tc, test_group_commit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -468,6 +468,7 @@ struct batch {
 	int status;             /* the worst exit status so far */
 	int quiet;              /* several files at a time: no progress bars */
 	struct cli_ledger *ledger;
+	pdfstamp_group *group;  /* the workers' shared directory syncs */
 };
 
 /* One file's outcome until it is printed. */
@@ -759,6 +760,7 @@ static int run_workers(struct batch *b, int nworkers)
 			break;
 		}
 		pdfstamp_ctx_set_warn(d[i].ctx, cli_warn_cb, &d[i].warn);
+		pdfstamp_ctx_set_group(d[i].ctx, b->group);
 	}
 	for (i = 1; i < nworkers; i++) {
 		if (pthread_create(&t[i], NULL, worker, &d[i]) != 0)
@@ -821,7 +823,11 @@ int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
 	if (rc == 0) {
 		int n = count_workers(ops, run, files.n);
 		b.quiet = n > 1;
-		rc = run_workers(&b, n);
+		if (n > 1 && run->in_place && (rc = pdfstamp_group_new(&b.group)) != 0)
+			rc = cli_lib_error(NULL, rc, NULL);
+		else
+			rc = run_workers(&b, n);
+		pdfstamp_group_free(b.group);
 	} else {
 		fail_all(run, &files, 1, rc);
 	}

@@ -36,7 +36,9 @@
  *     killed between the file's sync and the done line) and an intent
  *     line of the same options names the FILE at a smaller size, the
  *     update was this batch's: it is recorded as done and not made again
- *     ("skipped":"completed by recovery").  Without such an intent line
+ *     ("skipped":"completed by recovery"); a FILE done whose journal is
+ *     still there (killed after the done line) has it removed by recovery,
+ *     which keeps the update.  Without such an intent line
  *     (a journal of another run, or an intent lost in a power failure)
  *     the FILE is reported and left alone (exit 1) rather than stamped a
  *     second time.  A journal whose update never reached the file is
@@ -505,6 +507,14 @@ int cli_ledger_skip(struct cli_ledger *l, pdfstamp_ctx *ctx, const struct cli_ru
 	if (done) {
 		if (st.st_size == done->size && (uint64_t)st.st_dev == done->dev &&
 		    (uint64_t)st.st_ino == done->ino) {
+			/* killed after the done line, before the journal went:
+			 * recovery keeps the update and removes the journal */
+			if (l->writes && run->in_place &&
+			    pdfstamp_journal_pending(ctx, name, &pending) == 0 && pending &&
+			    pdfstamp_recover(ctx, name, &rec) != 0) {
+				*status = refuse(run, name, pdfstamp_ctx_errmsg(ctx));
+				return 1;
+			}
 			skipped(run, name, "done in the ledger");
 			return 1;
 		}
