@@ -22,6 +22,7 @@ DEPS=(
 	python3-pikepdf default-jdk-headless libpdfbox2-java libitext5-java libbcprov-java
 	libharfbuzz-dev libfribidi-dev libfontconfig-dev libspng-dev
 	fonts-noto-core fonts-noto-cjk fonts-dejavu-core openssl libjpeg-turbo-progs
+	parallel jq
 )
 
 mode=all
