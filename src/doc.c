@@ -1329,6 +1329,8 @@ void pdfstamp_doc_close(pdfstamp_doc *doc)
 {
 	if (!doc)
 		return;
+	if (doc->pending && doc->pending_drop)
+		doc->pending_drop(doc->pending); /* an update never committed: undone */
 	cache_clear(doc);
 	ps_obj_free(doc->encrypt);
 	ps_sec_free(doc->sec);

@@ -138,6 +138,10 @@ struct pdfstamp_doc {
 	ps_buf objstm_data;
 	int64_t *objstm_offs;         /* 2*N: object number, offset from /First */
 	int64_t objstm_n, objstm_first;
+
+	/* an update built and journaled, not yet written (incr.c) */
+	void *pending;
+	void (*pending_drop)(void *pending); /* called by close */
 };
 
 /* ---- xref.c: what only the reader calls ---------------------------------------- */

@@ -1196,14 +1196,14 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o,
 		}
 		goto out;
 	}
-	if ((rc = ps_update_commit(&d.up, w, res)) < 0)
-		goto out;
-	if (res) {
+	if (res) { /* before the commit: a durable hook or a deferred commit reads them */
 		for (i = 0; i < d.up.nobjs; i++)
 			if ((rc = ps_result_add_object(ctx, res, d.up.objs[i].num)) < 0)
 				goto out;
 		qsort(res->objects, (size_t)res->nobjects, sizeof *res->objects, cmp_u32);
 	}
+	if ((rc = ps_update_commit(&d.up, w, res)) < 0)
+		goto out;
 out:
 	if (info)
 		free(info->sigs); /* ps_policy_signatures' list */

@@ -121,6 +121,12 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 	if ((w->flags & PDFSTAMP_WRITE_TO_FD) && w->version < 2)
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "PDFSTAMP_WRITE_TO_FD needs version 2 of the write options");
+	if (ps_doc_pending(doc))
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "an update of this document is pending (pdfstamp_doc_commit)");
+	if (w->version >= 3 && (w->flags & PDFSTAMP_WRITE_DEFER) &&
+	    !(w->flags & PDFSTAMP_WRITE_IN_PLACE))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "PDFSTAMP_WRITE_DEFER needs in-place mode");
 	if (!!(w->flags & PDFSTAMP_WRITE_IN_PLACE) + !!(w->flags & PDFSTAMP_WRITE_TO_FD) +
 	    !!w->output != 1)
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
@@ -711,25 +717,43 @@ out:
 	return rc;
 }
 
-static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off,
-                           const struct pdfstamp_write_opts *w, const struct pdfstamp_result *res)
+/* In place, the first phase: the journal of SEC written, synced and linked
+ * (its name not yet durable).  On failure nothing is left. */
+static int in_place_prepare(ps_update *up, const ps_buf *sec, ps_journal *j)
 {
 	ps_ctx *ctx = ps_doc_ctx(up->doc);
 	struct ps_doc_file f;
-	ps_journal j;
 	struct stat st;
 	int rc;
 
 	ps_doc_file(up->doc, &f);
 	if (fstat(f.fd, &st) < 0 || (int64_t)st.st_size != up->base_len)
 		return ps_err(ctx, PDFSTAMP_E_IO, "the file changed size since it was opened");
-	if ((rc = ps_journal_begin(ctx, &j, f.path)) < 0)
+	if ((rc = ps_journal_begin(ctx, j, f.path)) < 0)
 		return rc;
 	/* The journal records the section (length and hash) before a byte of
 	 * it reaches the file: recovery keeps exactly this update, whole, or
 	 * finds the file untouched, or leaves a torn one alone. */
-	if ((rc = ps_journal_write(ctx, &j, f.fd, &st, up->base_len, sec)) < 0)
-		goto out;
+	if ((rc = ps_journal_write(ctx, j, f.fd, &st, up->base_len, sec)) < 0)
+		ps_journal_end(j);
+	return rc;
+}
+
+/* In place, the second phase: the journal's name made durable (a
+ * directory sync a group shares), the update written and synced, checked,
+ * recorded by the caller's hook, the journal removed; any failure before
+ * the end of the hook undoes it.  Ends J. */
+static int in_place_finish(ps_update *up, const ps_buf *sec, int64_t xref_off, ps_journal *j,
+                           const struct pdfstamp_write_opts *w,
+                           const struct pdfstamp_result *res)
+{
+	ps_ctx *ctx = ps_doc_ctx(up->doc);
+	struct ps_doc_file f;
+	int rc;
+
+	ps_doc_file(up->doc, &f);
+	if ((rc = ps_journal_durable(ctx, j)) < 0)
+		goto rollback;
 	ps_fault("after-journal");
 	if ((rc = ps_io_write_all(ctx, f.fd, sec->data, sec->len, up->base_len, "the update")) < 0)
 		goto rollback;
@@ -750,15 +774,65 @@ static int commit_in_place(ps_update *up, const ps_buf *sec, int64_t xref_off,
 	}
 	/* A journal that cannot be removed is removed by the next recovery,
 	 * which keeps the same whole update: the update stands. */
-	if (ps_journal_remove(ctx, &j) < 0)
+	if (ps_journal_remove(ctx, j) < 0)
 		ps_warn(ctx, "%s; the update is complete and synced, and the next in-place update "
 		        "or 'pdfstamp recover' removes the journal", ctx->errmsg);
 	rc = 0;
 	goto out;
 rollback:
-	rc = ps_journal_rollback(ctx, &j, f.fd, up->base_len);
+	rc = ps_journal_rollback(ctx, j, f.fd, up->base_len);
 out:
-	ps_journal_end(&j);
+	ps_journal_end(j);
+	return rc;
+}
+
+/* An in-place update between its phases (PDFSTAMP_WRITE_DEFER): built and
+ * journaled, not written; its document owns it until pdfstamp_doc_commit
+ * or close. */
+struct pending {
+	ps_update up;
+	ps_buf sec;
+	int64_t xref_off;
+	ps_journal j;
+	struct pdfstamp_write_opts w;
+	struct pdfstamp_result *res;
+};
+
+static void pending_free(struct pending *p)
+{
+	ps_update_free(&p->up);
+	ps_buf_free(&p->sec);
+	free(p);
+}
+
+/* Closing a document with its update pending: the update is dropped. */
+static void pending_drop(void *v)
+{
+	struct pending *p = v;
+	ps_ctx *ctx = ps_doc_ctx(p->up.doc);
+	struct ps_doc_file f;
+	char msg[sizeof ctx->errmsg];
+	int code = ctx->errcode;
+
+	ps_doc_file(p->up.doc, &f);
+	memcpy(msg, ctx->errmsg, sizeof msg); /* the caller's last message stays */
+	ps_journal_rollback(ctx, &p->j, f.fd, p->up.base_len);
+	memcpy(ctx->errmsg, msg, sizeof msg);
+	ctx->errcode = code;
+	ps_journal_end(&p->j);
+	pending_free(p);
+}
+
+int pdfstamp_doc_commit(pdfstamp_doc *doc)
+{
+	struct pending *p;
+	int rc;
+
+	if (!doc || !(p = ps_doc_pending(doc)))
+		return 0;
+	ps_doc_set_pending(doc, NULL, NULL);
+	rc = in_place_finish(&p->up, &p->sec, p->xref_off, &p->j, &p->w, p->res);
+	pending_free(p);
 	return rc;
 }
 
@@ -815,9 +889,34 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w,
 		if (res->version >= 2)
 			ps_sec_weak(up->ds.sec, res->weak, sizeof res->weak);
 	}
-	if (w->flags & PDFSTAMP_WRITE_IN_PLACE)
-		rc = commit_in_place(up, &sec, xref_off, w, res);
-	else
+	if (w->flags & PDFSTAMP_WRITE_IN_PLACE) {
+		ps_journal j;
+		struct pending *p;
+
+		if ((rc = in_place_prepare(up, &sec, &j)) < 0)
+			goto out;
+		if (!(w->version >= 3 && (w->flags & PDFSTAMP_WRITE_DEFER))) {
+			rc = in_place_finish(up, &sec, xref_off, &j, w, res);
+		} else if (!(p = calloc(1, sizeof *p))) {
+			struct ps_doc_file f;
+			ps_doc_file(doc, &f);
+			ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
+			rc = ps_journal_rollback(ps_doc_ctx(doc), &j, f.fd, up->base_len);
+			ps_journal_end(&j);
+		} else { /* the update moves to the document */
+			up->state = PS_UP_DONE;
+			p->up = *up;
+			memset(up, 0, sizeof *up);
+			p->sec = sec;
+			sec = (ps_buf)PS_BUF_INIT;
+			p->xref_off = xref_off;
+			p->j = j;
+			p->w = *w;
+			p->res = res;
+			ps_doc_set_pending(doc, p, pending_drop);
+			return 0;
+		}
+	} else
 		rc = commit_to_new_file(up, w->output,
 		                        (w->flags & PDFSTAMP_WRITE_TO_FD) ? w->output_fd : -1, &sec,
 		                        xref_off);

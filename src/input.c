@@ -157,6 +157,17 @@ int64_t ps_doc_size(const ps_doc *doc)
 	return doc->size;
 }
 
+void *ps_doc_pending(const ps_doc *doc)
+{
+	return doc->pending;
+}
+
+void ps_doc_set_pending(ps_doc *doc, void *p, void (*drop)(void *p))
+{
+	doc->pending = p;
+	doc->pending_drop = drop;
+}
+
 void ps_doc_file(const ps_doc *doc, struct ps_doc_file *out)
 {
 	memset(out, 0, sizeof *out);

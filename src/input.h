@@ -23,6 +23,11 @@ struct ps_doc_file {
 	int locked;                   /* the exclusive lock of PDFSTAMP_OPEN_WRITE is held */
 };
 void ps_doc_file(const ps_doc *doc, struct ps_doc_file *out);
+/* The update a writer left pending on the document (PDFSTAMP_WRITE_DEFER,
+ * incr.c), or NULL; setting one hands it over: closing the document calls
+ * DROP(P) if it is still there. */
+void *ps_doc_pending(const ps_doc *doc);
+void ps_doc_set_pending(ps_doc *doc, void *p, void (*drop)(void *p));
 
 /* Reads up to LEN bytes at OFF into OUT (replacing its contents); fewer
  * only at end of file.  Counts bytes_read (distinct bytes, note 2). */

@@ -87,7 +87,7 @@
  * States: OPEN (fd valid) --commit--> COMMITTED, --abort--> ABORTED.
  *
  * Every write, fsync, ftruncate and rename of a document or output goes
- * through this file (ps_io_write_all, ps_io_sync_fd, ps_io_sync_dir_linked, ps_io_truncate_fd,
+ * through this file (ps_io_write_all, ps_io_sync_fd, ps_io_dir_durable, ps_io_truncate_fd,
  * ps_outfile_commit; the journal, journal.c, writes and syncs with the same
  * calls), so the fault points of the test hook (ps_fault(), io.h) are here
  * too; the hook itself, tests/fault.c, is linked only into the test
@@ -101,17 +101,20 @@
  * hint, not a step: the fsync that follows is the point).  Reads: ps_io_pread_full is
  * the library's one pread loop (EINTR retried, stops only at end of file).
  *
- * Group commit (pdfstamp_group, ps_io_sync_dir_linked): the journal of an
- * in-place update is linked into the file's directory, and that name must
- * be durable (a directory fsync) before the update is written.  Contexts
- * of one group (threads of one process) share these syncs per directory:
- * a caller that has linked its name takes a ticket (linked + 1); a sync
- * started when LINKED was T covers every ticket up to T.  If none is
- * running the caller runs one for everything linked so far; else it waits
- * for the running one and, if that one started before its ticket, for or
- * with the next.  So each name is synced by a sync that started after it
- * was linked (never less durable than alone), and names linked while a
- * sync runs share the next one.  A failed sync covers nothing: each
+ * Group commit (pdfstamp_group, ps_io_dir_linked, ps_io_dir_durable): the
+ * journal of an in-place update is linked into the file's directory, and
+ * that name must be durable (a directory fsync) before the update is
+ * written.  Contexts of one group (threads of one process) share these
+ * syncs per directory: a caller that has linked its name takes a ticket
+ * (linked + 1), and later asks for it to be durable; a sync started when
+ * LINKED was T covers every ticket up to T.  If none is running the
+ * caller runs one for everything linked so far; else it waits for the
+ * running one and, if that one started before its ticket, for or with the
+ * next.  So each name is synced by a sync that started after it was
+ * linked (never less durable than alone), and names linked while a sync
+ * runs share the next one; a writer that links the journals of several
+ * files before asking (PDFSTAMP_WRITE_DEFER, incr.c) has them all synced
+ * by one fsync.  A failed sync covers nothing: each
  * waiter then syncs for itself and reports its own failure.  The group's
  * lock is held only to take tickets and hand over, never during an fsync.
  */
@@ -715,23 +718,35 @@ static long group_dir(pdfstamp_group *g, const char *dir)
 	return (long)g->n++;
 }
 
-int ps_io_sync_dir_linked(ps_ctx *ctx, const char *dir)
+uint64_t ps_io_dir_linked(ps_ctx *ctx, const char *dir)
 {
 	pdfstamp_group *g = ctx->group;
-	uint64_t mine, upto;
+	uint64_t mine = 0;
+	long k;
+
+	if (!g)
+		return 0;
+	pthread_mutex_lock(&g->lock);
+	if ((k = group_dir(g, dir)) >= 0) { /* else out of memory: synced alone */
+		mine = ++g->dirs[k].linked;
+		g->requests++;
+	}
+	pthread_mutex_unlock(&g->lock);
+	return mine;
+}
+
+int ps_io_dir_durable(ps_ctx *ctx, const char *dir, uint64_t ticket)
+{
+	pdfstamp_group *g = ctx->group;
+	uint64_t upto;
 	long k;
 	int rc = 0;
 
-	if (!g)
+	if (!g || !ticket)
 		return sync_dir(ctx, dir);
 	pthread_mutex_lock(&g->lock);
-	if ((k = group_dir(g, dir)) < 0) {
-		pthread_mutex_unlock(&g->lock);
-		return sync_dir(ctx, dir); /* out of memory: alone */
-	}
-	mine = ++g->dirs[k].linked;
-	g->requests++;
-	while (g->dirs[k].synced < mine) {
+	k = group_dir(g, dir); /* made when the ticket was taken */
+	while (g->dirs[k].synced < ticket) {
 		if (g->dirs[k].syncing) {
 			pthread_cond_wait(&g->cond, &g->lock);
 			continue;

@@ -55,11 +55,13 @@ void ps_wstream_free(ps_wstream *w);
 /* Copies the first LEN bytes of SRC to DST (both at offset 0):
  * copy_file_range, else pread/ps_io_write_all. */
 int ps_io_copy_prefix(ps_ctx *ctx, int src, int dst, int64_t len);
-/* Makes the names in DIR durable (an fsync of the directory) after a name
- * was linked into it: with the context's group, a sync that started after
- * this call, shared with the group's other contexts (io.c, "Group
- * commit"). */
-int ps_io_sync_dir_linked(ps_ctx *ctx, const char *dir);
+/* A name was linked into DIR: its ticket in the context's group (io.c,
+ * "Group commit"), 0 without a group.  Nothing fails. */
+uint64_t ps_io_dir_linked(ps_ctx *ctx, const char *dir);
+/* Makes the names linked into DIR up to TICKET durable: an fsync of the
+ * directory that started after that link, shared with the group's other
+ * contexts; TICKET 0: an fsync of its own. */
+int ps_io_dir_durable(ps_ctx *ctx, const char *dir, uint64_t ticket);
 /* ftruncate FD to LEN bytes and fsync it (the rollback of an append; no
  * fault point).  On failure: PDFSTAMP_E_IO, message "cannot truncate WHAT:
  * ...", and errno still says why. */

@@ -17,8 +17,9 @@
  *
  * The append, in place, under the writers' exclusive flock (3 fsyncs):
  *
- *   ps_journal_write  (journal unnamed -> written -> fsync 1 -> linked ->
- *                      directory fsync 2; fault point after-journal follows)
+ *   ps_journal_write  (journal unnamed -> written -> fsync 1 -> linked)
+ *   ps_journal_durable (directory fsync 2, which the threads of a group
+ *                      share: io.c; fault point after-journal follows)
  *   pwrite at L, fsync 3 of the file (DURABLE: a crash from here on
  *                      keeps the update), verify                (incr.c)
  *   ps_journal_remove (unlink, not synced: see "roll forward" below)
@@ -237,6 +238,7 @@ int ps_journal_begin(ps_ctx *ctx, ps_journal *j, const char *file)
 {
 	char *copy;
 
+	j->ticket = 0;
 	j->path = journal_path(file);
 	copy = j->path ? strdup(j->path) : NULL;
 	j->dir = copy ? strdup(dirname(copy)) : NULL;
@@ -284,7 +286,7 @@ static int journal_link(ps_ctx *ctx, const ps_journal *j, int jfd, const char *t
 	              strerror(errno));
 }
 
-int ps_journal_write(ps_ctx *ctx, const ps_journal *j, int fd, const struct stat *st, int64_t l,
+int ps_journal_write(ps_ctx *ctx, ps_journal *j, int fd, const struct stat *st, int64_t l,
                      const ps_buf *sec)
 {
 	struct jrec r;
@@ -328,15 +330,19 @@ int ps_journal_write(ps_ctx *ctx, const ps_journal *j, int fd, const struct stat
 	else if ((rc = ps_io_write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0,
 	                               "the journal")) == 0 &&
 	         (rc = ps_io_sync_fd(ctx, jfd, "the journal")) == 0 &&
-	         (rc = journal_link(ctx, j, jfd, tmp)) == 0 &&
-	         (rc = ps_io_sync_dir_linked(ctx, j->dir)) < 0)
-		unlink(j->path);
+	         (rc = journal_link(ctx, j, jfd, tmp)) == 0)
+		j->ticket = ps_io_dir_linked(ctx, j->dir);
 	close(jfd);
 	if (tmp) {
 		unlink(tmp);
 		free(tmp);
 	}
 	return rc;
+}
+
+int ps_journal_durable(ps_ctx *ctx, const ps_journal *j)
+{
+	return ps_io_dir_durable(ctx, j->dir, j->ticket);
 }
 
 /* Not synced (design notes): a journal a crash brings back finds the file
@@ -453,7 +459,7 @@ out:
 
 int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 {
-	ps_journal j = {NULL, NULL};
+	ps_journal j = {.path = NULL};
 	struct stat fst, jst, now;
 	struct jrec r;
 	char hex[65];

@@ -14,6 +14,7 @@
  * so that nothing after the point of no return needs to allocate. */
 typedef struct ps_journal {
 	char *path, *dir;
+	uint64_t ticket;        /* of its link in the context's group (io.c) */
 } ps_journal;
 
 /* Names the journal of FILE (next to the file itself, wherever symbolic
@@ -21,10 +22,14 @@ typedef struct ps_journal {
 int ps_journal_begin(ps_ctx *ctx, ps_journal *j, const char *file);
 /* Writes the journal of appending SEC at L to FD, the file (stat ST) the
  * caller holds the writers' lock on: created unnamed, written, fsynced,
- * linked into place, directory fsynced (2 fsyncs).  Fails if a journal
- * exists. */
-int ps_journal_write(ps_ctx *ctx, const ps_journal *j, int fd, const struct stat *st, int64_t l,
+ * linked into place (1 fsync).  Fails if a journal exists.  Its name is
+ * durable only after ps_journal_durable; on a failure of that, roll
+ * back. */
+int ps_journal_write(ps_ctx *ctx, ps_journal *j, int fd, const struct stat *st, int64_t l,
                      const ps_buf *sec);
+/* Makes the journal's name durable: a directory fsync, shared by the
+ * threads of a group (io.c, "Group commit"). */
+int ps_journal_durable(ps_ctx *ctx, const ps_journal *j);
 /* Removes the journal once the append is synced and checked (the file's
  * fsync made the update durable; the removal is not synced); allocates
  * nothing. */

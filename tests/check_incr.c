@@ -647,6 +647,88 @@ START_TEST(durable_hook_refusal_undoes)
 }
 END_TEST
 
+/* PDFSTAMP_WRITE_DEFER: the call leaves the file untouched with its
+ * journal linked; pdfstamp_doc_commit writes the update; closing without
+ * it drops the update (file untouched, no journal). */
+static void deferred_case(int commit)
+{
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	char *in = input(0), j[600];
+	uint8_t *before, *mid, *after;
+	size_t nb, nm, na;
+	uint32_t anum, inum;
+	ps_update again;
+
+	before = pg_slurp(in, &nb);
+	snprintf(j, sizeof j, "%s.pdfstamp-journal", in);
+	ck_assert_int_eq(ps_doc_open(ctx, &doc, in, PDFSTAMP_OPEN_WRITE), 0);
+	w.flags = PDFSTAMP_WRITE_IN_PLACE | PDFSTAMP_WRITE_DEFER;
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), 0);
+	typical_update(&anum, &inum);
+	ck_assert_int_eq(ps_update_commit(&up, &w, &res), 0);
+	ps_update_free(&up);
+	mid = pg_slurp(in, &nm);
+	ck_assert_uint_eq(nm, nb); /* nothing written yet ... */
+	ck_assert_mem_eq(mid, before, nb);
+	ck_assert_int_eq(access(j, F_OK), 0); /* ... but the journal is there */
+	ck_assert_int_gt(res.bytes_appended, 0);
+	/* no second update while one is pending */
+	ck_assert_int_eq(ps_update_begin(doc, &w, &again), PDFSTAMP_E_USAGE);
+	ps_update_free(&again);
+	if (commit) {
+		ck_assert_int_eq(pdfstamp_doc_commit(doc), 0);
+		ck_assert_int_eq(pdfstamp_doc_commit(doc), 0); /* nothing left: 0 */
+	}
+	pdfstamp_doc_close(doc);
+	doc = NULL;
+	after = pg_slurp(in, &na);
+	ck_assert_uint_eq(na, commit ? nb + (size_t)res.bytes_appended : nb);
+	ck_assert_mem_eq(after, before, nb);
+	ck_assert_int_ne(access(j, F_OK), 0);
+	if (commit) {
+		ps_obj *x;
+		ck_assert_int_eq(ps_doc_open(ctx, &out, in, 0), 0);
+		ck_assert_int_eq(nsections(out), 2);
+		ck_assert_int_eq(ps_doc_lookup(out, anum, &x), 0);
+		ck_assert_ptr_nonnull(x);
+	}
+	free(before);
+	free(mid);
+	free(after);
+	free(in);
+	pdfstamp_result_clear(&res);
+}
+
+START_TEST(deferred_commit)
+{
+	deferred_case(1);
+}
+END_TEST
+
+START_TEST(deferred_dropped_by_close)
+{
+	deferred_case(0);
+}
+END_TEST
+
+START_TEST(deferred_needs_in_place)
+{
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	char *in = input(0), o[600];
+
+	snprintf(o, sizeof o, "%s.out.pdf", in);
+	ck_assert_int_eq(ps_doc_open(ctx, &doc, in, 0), 0);
+	w.output = o;
+	w.flags = PDFSTAMP_WRITE_DEFER;
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(pdfstamp_doc_commit(doc), 0); /* nothing pending */
+	pdfstamp_doc_close(doc);
+	doc = NULL;
+	free(in);
+}
+END_TEST
+
 START_TEST(failed_rename_new_file)
 {
 	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
@@ -942,6 +1024,9 @@ static Suite *incr_suite(void)
 	tcase_add_test(tc, failed_write_in_place);
 	tcase_add_test(tc, durable_hook_sees_the_update);
 	tcase_add_test(tc, durable_hook_refusal_undoes);
+	tcase_add_test(tc, deferred_commit);
+	tcase_add_test(tc, deferred_dropped_by_close);
+	tcase_add_test(tc, deferred_needs_in_place);
 	tcase_add_test(tc, failed_fsync_in_place);
 	tcase_add_test(tc, failed_rename_new_file);
 	suite_add_tcase(s, tc);

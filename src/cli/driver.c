@@ -89,6 +89,18 @@
  *     obtained under the batch's auth_lock until it is known (note 5), so
  *     that it is read or asked for once; then workers authenticate in
  *     parallel.  Progress bars are off with more than one worker.
+ * 13. Groups (in-place updates of several files).  A worker takes up to
+ *     CLI_GROUP files at a time (no more than its share of those left, so
+ *     that the workers end together) and makes each one's update with
+ *     PDFSTAMP_WRITE_DEFER: built, its journal written, synced and linked,
+ *     the file still locked and untouched; then it commits them in turn
+ *     (pdfstamp_doc_commit: the journals' directory synced once for the
+ *     group, the update written, synced and checked, the ledger's line,
+ *     the journal removed), closes each and prints its output.  So a file
+ *     costs two fsyncs (its journal, itself) and a group one more (the
+ *     directory), and nothing is less durable: every update is written
+ *     only after its journal's name is.  A worker of other commands takes
+ *     one file at a time.
  * 12. --shard K/N keeps, in their order, the files whose name hashes to
  *     K - 1 modulo N (FNV-1a over the bytes as given, SplitMix64's
  *     finaliser): stable across runs, machines and versions, so N runs
@@ -469,7 +481,12 @@ struct batch {
 	int quiet;              /* several files at a time: no progress bars */
 	struct cli_ledger *ledger;
 	pdfstamp_group *group;  /* the workers' shared directory syncs */
+	size_t group_size;      /* files a worker takes at a time at most (note 13) */
+	size_t nworkers;
 };
+
+/* The most files a worker holds at a time (note 13). */
+#define CLI_GROUP 16
 
 /* One file's outcome until it is printed. */
 struct slot {
@@ -600,43 +617,82 @@ static void output_mode(const struct cli_run *run, struct cli_file *f)
 		f->wopts.flags |= PDFSTAMP_WRITE_ALLOW_IDENTITY;
 }
 
-/* Processes file K, its output to cli_out(); returns its exit status. */
-static int each(struct driver *d, size_t k, void *res)
+/* One file in a worker's hands (note 13). */
+struct work {
+	size_t k;               /* its index in the list */
+	struct cli_file f;
+	struct cli_ledger_call lc;
+	void *res;              /* ops->res_size bytes of the worker's */
+	FILE *mem;              /* its output (cli_out() while it is worked on) */
+	char *out;
+	size_t len;
+	int status;
+	int open;               /* called; still to finish (commit, close, output) */
+};
+
+/* Up to the call: the ledger, open, authentication, the command's call
+ * (deferred for a group, note 13).  Sets w->open when the rest is to
+ * follow, else w->status. */
+static void begin_file(struct driver *d, struct work *w, int defer)
 {
 	const struct cli_ops *ops = d->b->ops;
-	struct cli_ledger_call lc;
-	struct cli_file f;
-	int rc, status;
+	struct cli_file *f = &w->f;
+	int rc;
 
-	memset(&f, 0, sizeof f);
-	f.name = d->b->files->v[k];
-	f.run = d->b->run;
-	f.ctx = d->ctx;
-	f.res = res;
-	f.quiet = d->b->quiet;
-	d->warn.file = f.name;
-	if (d->b->ledger && cli_ledger_skip(d->b->ledger, d->ctx, f.run, f.name, &status))
-		return status;
+	memset(f, 0, sizeof *f);
+	f->name = d->b->files->v[w->k];
+	f->run = d->b->run;
+	f->ctx = d->ctx;
+	f->res = w->res;
+	f->quiet = d->b->quiet;
+	d->warn.file = f->name;
+	w->status = 0;
+	w->open = 0;
+	if (d->b->ledger && cli_ledger_skip(d->b->ledger, d->ctx, f->run, f->name, &w->status))
+		return;
 	if (writes(ops))
-		output_mode(d->b->run, &f);
-	if (d->b->ledger && (status = cli_ledger_begin(d->b->ledger, &lc, &f)) != 0)
-		return fail(d, f.name, status, "cannot write the ledger", 0);
-	if (ops->open != CLI_OPEN_NONE && (status = open_file(d, &f)) != 0) {
-		pdfstamp_doc_close(f.doc);
-		return status;
+		output_mode(d->b->run, f);
+	if (defer)
+		f->wopts.flags |= PDFSTAMP_WRITE_DEFER;
+	if (d->b->ledger && (w->status = cli_ledger_begin(d->b->ledger, &w->lc, f)) != 0) {
+		w->status = fail(d, f->name, w->status, "cannot write the ledger", 0);
+		return;
 	}
-	rc = ops->call(&f, d->b->arg);
-	/* Closing releases the lock only after the library has finished
-	 * (update synced and journal removed, or rolled back). */
-	pdfstamp_doc_close(f.doc);
-	f.doc = NULL;
+	if (ops->open != CLI_OPEN_NONE && (w->status = open_file(d, f)) != 0) {
+		pdfstamp_doc_close(f->doc);
+		f->doc = NULL;
+	} else if ((rc = ops->call(f, d->b->arg)) != 0) {
+		/* Closing releases the lock only after the library has finished
+		 * (update synced and journal removed, or rolled back). */
+		pdfstamp_doc_close(f->doc);
+		f->doc = NULL;
+		w->status = fail(d, f->name, cli_exit_status(rc), NULL, rc);
+	} else {
+		w->open = 1;
+		return;
+	}
+	if (d->b->ledger && cli_ledger_end(&w->lc, w->status) != 0)
+		w->status = cli_worst(w->status, CLI_EXIT_IO);
+}
+
+/* The rest: a deferred update committed (written, synced, checked), the
+ * document closed, the output. */
+static void finish_file(struct driver *d, struct work *w)
+{
+	struct cli_file *f = &w->f;
+	int rc;
+
+	d->warn.file = f->name;
+	rc = pdfstamp_doc_commit(f->doc);
+	pdfstamp_doc_close(f->doc);
+	f->doc = NULL;
+	w->open = 0;
 	if (rc != 0)
-		status = fail(d, f.name, cli_exit_status(rc), NULL, rc);
+		w->status = fail(d, f->name, cli_exit_status(rc), NULL, rc);
 	else
-		status = ops->output(&f, d->b->arg);
-	if (d->b->ledger && cli_ledger_end(&lc, status) != 0)
-		status = cli_worst(status, CLI_EXIT_IO);
-	return status;
+		w->status = d->b->ops->output(f, d->b->arg);
+	if (d->b->ledger && cli_ledger_end(&w->lc, w->status) != 0)
+		w->status = cli_worst(w->status, CLI_EXIT_IO);
 }
 
 /* Writes what can be written now of the slots, under b->lock (note 11). */
@@ -663,58 +719,95 @@ static void print_ready(struct batch *b, size_t k)
 	}
 }
 
-/* A worker (note 11): takes the next file until none is left. */
+/* Takes up to N files for W, no more than a fair share of those left
+ * (note 13); returns how many. */
+static size_t take(struct batch *b, struct work *w, size_t n)
+{
+	size_t i, share;
+
+	pthread_mutex_lock(&b->lock);
+	share = (b->files->n - b->next) / b->nworkers;
+	if (n > share)
+		n = share ? share : 1;
+	for (i = 0; i < n && b->next < b->files->n; i++)
+		w[i].k = b->next++;
+	pthread_mutex_unlock(&b->lock);
+	return i;
+}
+
+/* Runs STEP on W with its output stream as cli_out(). */
+static void with_out(struct driver *d, struct work *w, void (*step)(struct driver *, struct work *))
+{
+	cli_set_out(w->mem);
+	step(d, w);
+	cli_set_out(NULL);
+}
+
+static void begin_deferred(struct driver *d, struct work *w)
+{
+	begin_file(d, w, 1);
+}
+
+static void begin_now(struct driver *d, struct work *w)
+{
+	begin_file(d, w, 0);
+}
+
+/* A worker (notes 11, 13): takes the next files until none is left. */
 static void *worker(void *arg)
 {
 	struct driver *d = arg;
 	struct batch *b = d->b;
-	void *res = NULL;
+	struct work w[CLI_GROUP];
+	size_t i, n, g = b->group_size;
+	char *res = NULL;
 
-	if (b->ops->res_size && !(res = malloc(b->ops->res_size))) {
+	memset(w, 0, sizeof w);
+	if (b->ops->res_size && !(res = calloc(g, b->ops->res_size))) {
 		cli_error(NULL, "out of memory");
 		pthread_mutex_lock(&b->lock);
 		b->status = cli_worst(b->status, CLI_EXIT_IO);
 		pthread_mutex_unlock(&b->lock);
 		return NULL;
 	}
-	for (;;) {
-		struct slot one = {NULL, 0, 0};
-		FILE *mem;
-		size_t k;
-		int status;
-
-		pthread_mutex_lock(&b->lock);
-		k = b->next < b->files->n ? b->next++ : b->files->n;
-		pthread_mutex_unlock(&b->lock);
-		if (k == b->files->n)
-			break;
-		if (res) {
-			memset(res, 0, b->ops->res_size);
-			if (b->ops->res_init)
-				b->ops->res_init(res);
-		}
-		mem = open_memstream(&one.out, &one.len);
-		if (!mem) {
-			cli_error(b->files->v[k], "out of memory");
-			status = CLI_EXIT_IO;
-		} else {
-			cli_set_out(mem);
-			status = each(d, k, res);
-			cli_set_out(NULL);
-			if (fclose(mem) != 0) {
-				cli_error(b->files->v[k], "out of memory");
-				status = cli_worst(status, CLI_EXIT_IO);
+	while ((n = take(b, w, g)) > 0) {
+		for (i = 0; i < n; i++) {
+			w[i].res = res ? res + i * b->ops->res_size : NULL;
+			if (w[i].res) {
+				memset(w[i].res, 0, b->ops->res_size);
+				if (b->ops->res_init)
+					b->ops->res_init(w[i].res);
 			}
+			w[i].out = NULL;
+			w[i].len = 0;
+			if (!(w[i].mem = open_memstream(&w[i].out, &w[i].len))) {
+				cli_error(b->files->v[w[i].k], "out of memory");
+				w[i].status = CLI_EXIT_IO;
+				w[i].open = 0;
+				continue;
+			}
+			with_out(d, &w[i], g > 1 ? begin_deferred : begin_now);
 		}
-		if (res && b->ops->res_clear)
-			b->ops->res_clear(res);
-		pthread_mutex_lock(&b->lock);
-		b->slots[k].out = one.out;
-		b->slots[k].len = one.out ? one.len : 0;
-		b->slots[k].done = 1;
-		b->status = cli_worst(b->status, status);
-		print_ready(b, k);
-		pthread_mutex_unlock(&b->lock);
+		/* The group's journals are linked: the first commit syncs their
+		 * directory for all of them. */
+		for (i = 0; i < n; i++) {
+			if (w[i].open)
+				with_out(d, &w[i], finish_file);
+			if (w[i].mem && fclose(w[i].mem) != 0) {
+				cli_error(b->files->v[w[i].k], "out of memory");
+				w[i].status = cli_worst(w[i].status, CLI_EXIT_IO);
+			}
+			if (w[i].res && b->ops->res_clear)
+				b->ops->res_clear(w[i].res);
+			pthread_mutex_lock(&b->lock);
+			b->slots[w[i].k].out = w[i].mem ? w[i].out : NULL;
+			b->slots[w[i].k].len = w[i].mem ? w[i].len : 0;
+			b->slots[w[i].k].done = 1;
+			b->status = cli_worst(b->status, w[i].status);
+			print_ready(b, w[i].k);
+			pthread_mutex_unlock(&b->lock);
+			w[i].mem = NULL;
+		}
 	}
 	free(res);
 	return NULL;
@@ -762,6 +855,7 @@ static int run_workers(struct batch *b, int nworkers)
 		pdfstamp_ctx_set_warn(d[i].ctx, cli_warn_cb, &d[i].warn);
 		pdfstamp_ctx_set_group(d[i].ctx, b->group);
 	}
+	b->nworkers = nworkers > 0 ? (size_t)nworkers : 1;
 	for (i = 1; i < nworkers; i++) {
 		if (pthread_create(&t[i], NULL, worker, &d[i]) != 0)
 			break; /* the others take its share */
@@ -823,7 +917,10 @@ int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
 	if (rc == 0) {
 		int n = count_workers(ops, run, files.n);
 		b.quiet = n > 1;
-		if (n > 1 && run->in_place && (rc = pdfstamp_group_new(&b.group)) != 0)
+		b.group_size = writes(ops) && run->in_place && (ops->flags & CLI_BATCH) &&
+		                       files.n > 1 ? CLI_GROUP : 1;
+		if ((n > 1 || b.group_size > 1) && run->in_place &&
+		    (rc = pdfstamp_group_new(&b.group)) != 0)
 			rc = cli_lib_error(NULL, rc, NULL);
 		else
 			rc = run_workers(&b, n);

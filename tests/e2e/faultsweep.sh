@@ -186,6 +186,71 @@ sweep "rotate -o" o "$T/enc.pdf" rotate --password-file "$OPW" "${NEWPW[@]}"
 sweep "encrypt -i" i "$T/plain.pdf" encrypt "${NEWPW[@]}" -i
 sweep "encrypt -o" o "$T/plain.pdf" encrypt "${NEWPW[@]}"
 
+# sweep_group NAME ARGS...: the same over three files updated in place by
+# one command (a group: their journals written and linked, one directory
+# sync, then each update; src/cli/driver.c note 13).  After every failure or
+# kill, and `pdfstamp recover` of each journal left, each file is either
+# byte-identical to the input or the input followed by one whole revision
+# that reads; a failure exits 1; nothing is left behind.
+sweep_group() {
+	local name=$1 pts p k n fault bad=0 runs=0 kept=0 i f
+	shift
+	local -a cmd=("$@" "$W/d1.pdf" "$W/d2.pdf" "$W/d3.pdf")
+	for i in 1 2 3; do cp "$T/enc.pdf" "$W/d$i.pdf"; done
+	run env PDFSTAMP_FAULT=trace "$PDFSTAMP_HOOKED" "${cmd[@]}" </dev/null
+	check_status 0 "$name: the traced run succeeds"
+	check_eq "$(grep -c '^pdfstamp: fault point after-journal' "$T/err")" 3 \
+		"$name: the traced run updates three files"
+	pts=$(sed -n 's/^pdfstamp: fault point \([a-z-]*\) \([0-9]*\)$/\1 \2/p' "$T/err" |
+		sort -k1,1 -k2,2n | awk '{n[$1] = $2} END {for (p in n) print p, n[p]}' | sort)
+	rm -f "$W"/* "$W"/.pdfstamp-* 2>/dev/null
+	while read -r p n; do
+		[ -n "$p" ] || continue
+		for k in $(seq 1 "$n"); do
+			for fault in "fail:$p:$k" "kill:$p:$k"; do
+				case $fault in fail:write:* | fail:fsync:*) ;; fail:*) continue ;; esac
+				runs=$((runs + 1))
+				for i in 1 2 3; do cp "$T/enc.pdf" "$W/d$i.pdf"; done
+				RC=0
+				PDFSTAMP_FAULT=$fault "$PDFSTAMP_HOOKED" "${cmd[@]}" >"$T/out" 2>"$T/err" </dev/null || RC=$?
+				case $fault in
+				fail:*) [ "$RC" = 1 ] || { fail "$name $fault: exit 1" "exit $RC"; bad=$((bad + 1)); } ;;
+				kill:*) [ "$RC" = 137 ] || { fail "$name $fault: killed" "exit $RC"; bad=$((bad + 1)); } ;;
+				esac
+				for i in 1 2 3; do
+					f=$W/d$i.pdf
+					if [ -e "$f.pdfstamp-journal" ] &&
+						! "$PDFSTAMP" recover "$f" >/dev/null 2>&1 </dev/null; then
+						fail "$name $fault: recover of d$i.pdf"
+						bad=$((bad + 1))
+					fi
+					if cmp -s "$f" "$T/enc.pdf"; then
+						continue
+					elif cmp -s -n "$(stat -c %s "$T/enc.pdf")" "$f" "$T/enc.pdf" &&
+						[ "$(revs "$f")" = $(($(revs "$T/enc.pdf") + 1)) ] &&
+						qpdf --password-file="$UPW" --check "$f" >/dev/null 2>&1; then
+						kept=$((kept + 1))
+					else
+						fail "$name $fault: d$i.pdf is the input, or the input and one whole revision"
+						bad=$((bad + 1))
+					fi
+				done
+				if [ -n "$(leftovers "$W")" ]; then
+					fail "$name $fault: no journal or temporary file left" "$(leftovers "$W")"
+					bad=$((bad + 1))
+				fi
+				rm -f "$W"/* "$W"/.pdfstamp-* 2>/dev/null
+			done
+		done
+	done <<<"$pts"
+	check_eq "$bad" 0 "$name: $runs injected failures and kills over three files, every one safe ($kept files updated whole)"
+	check_true test "$runs" -ge 20 "$name: at least twenty points swept ($runs)"
+}
+revs() { python3 -c 'import sys; print(open(sys.argv[1], "rb").read().count(b"startxref"))' "$1"; }
+
+sweep_group "stamp -i, three files, one worker" stamp --password-file "$UPW" --jobs 1 -i
+sweep_group "meta -i, three files, two workers" meta --password-file "$UPW" --set "Title=sweep" --jobs 2 -i
+
 # The rewrites really did write in several pieces (else "every write" of a
 # rewrite would be one write): the 2.1 MB input's objects go out in two
 # gathered writes (one pwritev per MB listed, and the rest of the batch:

@@ -641,7 +641,7 @@ check_ne "$N" "" "made a copy with a damaged stream ciphertext (object $N)"
 run "$PDFSTAMP" verify --password-file "$NU" "$T/bad.pdf"
 check_status 4 "verify finds the damaged stream"
 check_grep 'fault' "$T/out" "verify: the report counts the fault"
-run "$PDFSTAMP" verify --json --password-file "$NU" "$G" "$T/bad.pdf"
+run "$PDFSTAMP" verify --json --ordered --password-file "$NU" "$G" "$T/bad.pdf"
 check_status 4 "verify of a good and a bad file: the worst status"
 check_eq "$(jget "$T/out" 'sorted(d)' 1)" \
 	'["faults", "file", "first_fault", "first_fault_object", "objects", "ok", "streams", "strings"]' \
