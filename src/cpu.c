@@ -13,7 +13,9 @@
  *     bits 1 and 2) and CPUID.7.0:EBX.AVX2 and ECX.VAES.  The SHA kernel
  *     needs CPUID.7.0:EBX.SHA (bit 29), SSSE3 and SSE4.1 (XMM only).
  *     AVX2 (the rewrite's plaintext sum) needs the same OS state and
- *     CPUID.7.0:EBX.AVX2.
+ *     CPUID.7.0:EBX.AVX2.  BMI2 (RORX, general-purpose registers only:
+ *     no OS state) is CPUID.7.0:EBX bit 8; the SHA-384/512 kernel wants
+ *     it and AVX.
  *  3. No globals: the answer is kept in the context (ctx->cpu, bit 31 set
  *     once made), one probe per context whatever asks (the AES engine's
  *     kernel choice at each document key, the password hash, the register
@@ -55,6 +57,9 @@
 #ifndef bit_SHA
 #define bit_SHA (1 << 29)
 #endif
+#ifndef bit_BMI2
+#define bit_BMI2 (1 << 8)
+#endif
 #ifndef bit_AVX512F
 #define bit_AVX512F (1 << 16)
 #endif
@@ -91,6 +96,8 @@ unsigned ps_cpu_probe(void)
 		bits |= PS_CPU_AVX512;
 	if (avx_os && (b & bit_AVX2))
 		bits |= PS_CPU_AVX2;
+	if (b & bit_BMI2)
+		bits |= PS_CPU_BMI2;
 	if ((bits & PS_CPU_AESNI) && avx_os && (b & bit_AVX2) && (c & bit_VAES))
 		bits |= PS_CPU_VAES;
 	if ((b & bit_SHA) && (c1 & bit_SSSE3) && (c1 & bit_SSE4_1))

@@ -3,8 +3,8 @@
  * cpu.h - what the CPU can run: the one CPUID probe of the library
  * (cpu.c), kept once per context (ps_cpu_bits), for the AES engine
  * (aesmb.c, given the bits by sec.c), the password hash's kernels
- * (kdf.c: sha2.c's SHA-256, aesmb.c's AES-128 chain) and the rewrite's
- * plaintext sum (rwcheck.c note 8).
+ * (kdf.c: sha2.c's SHA-256 and SHA-384/512, aesmb.c's AES-128 chain) and
+ * the rewrite's plaintext sum (rwcheck.c note 8).
  */
 #ifndef PS_CPU_H
 #define PS_CPU_H
@@ -26,6 +26,7 @@ enum {
 	PS_CPU_AVX = 1u << 3,     /* AVX, with the OS saving YMM state */
 	PS_CPU_AVX512 = 1u << 4,  /* AVX-512F, with the OS saving ZMM state */
 	PS_CPU_AVX2 = 1u << 5,    /* AVX2, with the OS saving YMM state (rwcheck.c's sum) */
+	PS_CPU_BMI2 = 1u << 6,    /* BMI2: RORX (sha2.c's SHA-384/512 rounds, with AVX) */
 };
 
 /* The PS_CPU_* bits of this CPU (0 on other architectures or compilers).
