@@ -3,7 +3,7 @@
  * sha2.h - SHA-256/384/512 through mbedTLS 2.28 or 3.x: the one place that
  * knows which names the installed mbedTLS gives them (the _ret suffix was
  * dropped in 3.0).  Included by the files that hash (kdf.c, journal.c).
- * Also the SHA-256 kernel of the password hash (sha2.c).
+ * Also the SHA-256 and SHA-384/512 kernels of the password hash (sha2.c).
  */
 #ifndef PS_SHA2_H
 #define PS_SHA2_H
@@ -32,5 +32,12 @@
 /* SHA-256 (FIPS 180-4 6.2) of IN[0..N): with the SHA extensions when NI
  * (PS_CPU_SHA, cpu.h), else mbedTLS.  0 or mbedTLS's error. */
 int ps_sha256_hw(int ni, const void *in, size_t n, uint8_t out[32]);
+
+/* ---- for the tests and benchmarks (no other library file calls these) ---- */
+
+/* SHA-512 (FIPS 180-4 6.4), or SHA-384 (6.5) when IS384, of IN[0..N) into
+ * OUT (64 or 48 bytes): with AVX and BMI2 when CPU (PS_CPU_* bits, cpu.h)
+ * has both, else mbedTLS.  0 or mbedTLS's error. */
+int ps_sha512_hw(unsigned cpu, const void *in, size_t n, uint8_t *out, int is384);
 
 #endif

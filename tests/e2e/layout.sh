@@ -11,7 +11,7 @@
 #   3. only the security handler (sec.o) and the password hash (kdf.o:
 #      Algorithm 2.B's AES-128 chain) reference the AES engine's symbols,
 #      and only the context (ctx.o), the key derivation (kdf.o), the
-#      engine (aesmb.o), sec.o, the SHA-256 kernel's fallback (sha2.o), the
+#      engine (aesmb.o), sec.o, the SHA-2 kernels' fallback (sha2.o), the
 #      journal's hashing, the DSS's X.509/CRL/OCSP checks (dss.o) and the
 #      signatures' CMS check (sigcms.o) reference mbedTLS at all;
 #   4. only the cross-reference writer (xrefw.o) defines the writer's
