@@ -55,7 +55,12 @@
  *     AES-128-CBC chain of ~6 KB per round, is aesmb.c's one-chain kernel
  *     (AES-NI, else mbedTLS), and the round's SHA-256 sha2.c's kernel (SHA
  *     extensions, else mbedTLS): the hash is what a batch of stamps costs
- *     (issue 16), and those two were 40% of it.  SHA-384/512 stay mbedTLS.
+ *     (issue 16), and those two were 40% of it.  Then mbedtls_sha512 was
+ *     the largest part left (36% of a batch stamp's CPU, issue 34): the
+ *     rounds' SHA-384/512 are sha2.c's other kernel (AVX and BMI2, else
+ *     mbedTLS), which took the owner password's hash from 1.43 to 1.11 ms
+ *     and the user's from 0.88 to 0.66 (bench/kdf-bench medians, 16 runs
+ *     of each build alternating; sha2.c note 3).
  *     cpu.c's probe is made once per context (ps_cpu_bits); PDFSTAMP_AES=
  *     mbedtls (read by aesmb.c alone: ps_aes_env_kind) selects the
  *     portable paths here as in the engine, and the tests run both.  Bulk
@@ -375,7 +380,7 @@ static int hash_rounds(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw,
 	uint8_t *k1 = w->k1, *k = w->k;
 	size_t klen, ulen = u48 ? 48 : 0, blk, len, i;
 	unsigned n, sum, last;
-	unsigned hw;
+	unsigned hw, sha512_cpu;
 	int portable, sha_ni, aes_ni;
 	/* The constants of steps b and e: 64 copies, at least 64 rounds, then
 	 * stop once last(E) <= n - 32. */
@@ -387,13 +392,14 @@ static int hash_rounds(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw,
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_kdf_hash_r6: bad arguments");
 	if (ctx)
 		ctx->kdf_hashes++;
-	/* the CPU's kernels (sha2.c, aesmb.c's AES-128 chain), unless
+	/* the CPU's kernels (sha2.c's two, aesmb.c's AES-128 chain), unless
 	 * PDFSTAMP_AES=mbedtls asks for the portable paths (as it does for
 	 * the AES engine) */
 	hw = ps_cpu_bits(ctx);
 	portable = ps_aes_env_kind() == PS_AES_MBEDTLS;
 	sha_ni = !portable && (hw & PS_CPU_SHA);
 	aes_ni = !portable && (hw & PS_CPU_AESNI);
+	sha512_cpu = portable ? 0 : hw;
 
 	/* Alg. 2.B step a (and all of R5): K = SHA-256(P || S || U48). */
 	len = 0;
@@ -454,11 +460,11 @@ static int hash_rounds(ps_ctx *ctx, struct r6_work *w, int r, const uint8_t *pw,
 			klen = 32;
 			break;
 		case 1:
-			ret = ps_sha512(k1, len, k, 1);
+			ret = ps_sha512_hw(sha512_cpu, k1, len, k, 1);
 			klen = 48;
 			break;
 		default:
-			ret = ps_sha512(k1, len, k, 0);
+			ret = ps_sha512_hw(sha512_cpu, k1, len, k, 0);
 			klen = 64;
 			break;
 		}

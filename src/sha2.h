@@ -33,8 +33,6 @@
  * (PS_CPU_SHA, cpu.h), else mbedTLS.  0 or mbedTLS's error. */
 int ps_sha256_hw(int ni, const void *in, size_t n, uint8_t out[32]);
 
-/* ---- for the tests and benchmarks (no other library file calls these) ---- */
-
 /* SHA-512 (FIPS 180-4 6.4), or SHA-384 (6.5) when IS384, of IN[0..N) into
  * OUT (64 or 48 bytes): with AVX and BMI2 when CPU (PS_CPU_* bits, cpu.h)
  * has both, else mbedTLS.  0 or mbedTLS's error. */
