@@ -15,8 +15,8 @@
  *     (SHA256RNDS2, SHA256MSG1/2) compute SHA-256 in about a sixth of
  *     mbedTLS's time; SHA-384/512 have no such instructions on these CPUs,
  *     and note 3's kernel computes them at 1.6 times mbedTLS's speed
- *     (bench/kdf-bench --hash on 7.7 KB, the length of an owner hash's
- *     rounds, on the Zen 3 VM of bench/results: 675 against 418 MB/s;
+ *     (bench/kdf-bench --hash on 7.7 KB, a length an owner hash's rounds
+ *     hash, on the Zen 3 VM of bench/results: 675 against 418 MB/s;
  *     SHA-256 1,570 against 260).  Every other hash of the project
  *     (journal.c, the signatures) stays with mbedTLS.
  *  2. The SHA-256 kernel is FIPS 180-4 6.2.2 computed four rounds at a
