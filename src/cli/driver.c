@@ -586,9 +586,8 @@ static int open_file(struct driver *d, struct cli_file *f)
 		cli_warning(f->name, "a password was given, but the file is not encrypted "
 		            "(anything added to it is in clear)");
 	if ((ops->open == CLI_OPEN_READ && encrypted) ||
-	    (ops->open == CLI_OPEN_UPDATE && (encrypted || run->src.kind != CLI_PW_NONE))) {
+	    (ops->open == CLI_OPEN_UPDATE && (encrypted || run->src.kind != CLI_PW_NONE)))
 		status = auth_shared(d->b, f->doc, &msg);
-	}
 	if (status != 0)
 		return fail(d, f->name, status, msg, 0);
 	return 0;

@@ -12,6 +12,8 @@
 #   - killed half way (SIGKILL to the whole process group, by timeout) and
 #     run again as written: the same, every file exactly once, and the
 #     lines of both runs name every file, none twice as stamped.
+# The first recipe also runs over 10,000 files, killed three times and run
+# to the end: every file exactly once, the ledger complete (issue 34's goal).
 # The Slurm recipe cannot be submitted here (no cluster): its sbatch
 # script is copied out and its command run for every task of its array,
 # with SLURM_ARRAY_TASK_ID set as Slurm would, and killed half way then
@@ -127,6 +129,50 @@ for r in one-process-all-cores-resumable gnu-parallel-4-processes-of-1-thread-on
 	for f in "$W"/stamp*.jsonl.killed; do [ -f "$f" ] && cat "$f" >>"${f%.killed}"; done
 	once_each "$W"
 done
+
+# The issue's goal (34): a batch of 10,000 files killed three times and run
+# again with the same command: every file stamped exactly once, the ledger
+# complete (a done line for every file), no journal left.
+if [ -f "$T/recipe-one-process-all-cores-resumable.sh" ]; then
+	W=$T/run-10000
+	rm -rf "$W" && mkdir -p "$W/archive/x"
+	python3 - "$SRC" "$W/archive/x" <<'PY'
+import os, shutil, sys
+for i in range(10000):
+    shutil.copyfile(sys.argv[1], os.path.join(sys.argv[2], "f%05d.pdf" % i))
+PY
+	cp "$UPW" "$W/pw"
+	S=$T/recipe-one-process-all-cores-resumable.sh
+	for t in 2 5 9; do
+		(cd "$W" && timeout -s KILL "$t" bash -e "$S") >/dev/null 2>&1 || true
+		crash "$W"
+		for f in "$W"/stamp*.jsonl; do [ -f "$f" ] && cat "$f" >>"$W/killed.lines"; done
+	done
+	RC=0
+	(cd "$W" && bash -e "$S") >"$T/out" 2>"$T/err" || RC=$?
+	check_eq "$RC" 0 "10,000 files: killed three times, then run to the end"
+	checker_feed /dev/stdin "$W" "$BASE" <<'PY'
+import glob, json, os, sys
+d, base = sys.argv[1], int(sys.argv[2])
+def res(ok, desc, detail=""):
+    print(("OK\t%s" % desc) if ok else ("FAIL\t%s\t%s" % (desc, detail)))
+files = sorted(glob.glob(os.path.join(d, "archive", "x", "*.pdf")))
+wrong = [f for f in files if open(f, "rb").read().count(b"startxref") != base + 1]
+res(len(files) == 10000 and not wrong, "10,000 files: every file stamped exactly once",
+    "%d of %d wrong: %s" % (len(wrong), len(files), wrong[:3]))
+done = set()
+for l in open(os.path.join(d, "stamp.ledger"), "rb").read().split(b"\n"):
+    try:
+        o = json.loads(l)
+    except ValueError:
+        continue
+    if o.get("state") == "done":
+        done.add(os.path.abspath(os.path.join(d, bytes.fromhex(o["name_hex"]).decode())))
+res(done == {os.path.abspath(f) for f in files}, "10,000 files: the ledger has a done line for each",
+    "%d done lines" % len(done))
+res(not glob.glob(os.path.join(d, "archive", "x", "*.pdfstamp-journal")), "10,000 files: no journal left")
+PY
+fi
 
 # Slurm: the sbatch script's command for every task of the array.
 S=$T/recipe-slurm.sh
