@@ -794,6 +794,7 @@ struct pending {
 	ps_buf sec;
 	int64_t xref_off;
 	ps_journal j;
+	int journaled;          /* J written, synced and linked */
 	struct pdfstamp_write_opts w;
 	struct pdfstamp_result *res;
 };
@@ -814,13 +815,31 @@ static void pending_drop(void *v)
 	char msg[sizeof ctx->errmsg];
 	int code = ctx->errcode;
 
-	ps_doc_file(p->up.doc, &f);
-	memcpy(msg, ctx->errmsg, sizeof msg); /* the caller's last message stays */
-	ps_journal_rollback(ctx, &p->j, f.fd, p->up.base_len);
-	memcpy(ctx->errmsg, msg, sizeof msg);
-	ctx->errcode = code;
-	ps_journal_end(&p->j);
+	if (p->journaled) {
+		ps_doc_file(p->up.doc, &f);
+		memcpy(msg, ctx->errmsg, sizeof msg); /* the caller's last message stays */
+		ps_journal_rollback(ctx, &p->j, f.fd, p->up.base_len);
+		memcpy(ctx->errmsg, msg, sizeof msg);
+		ctx->errcode = code;
+		ps_journal_end(&p->j);
+	}
 	pending_free(p);
+}
+
+int pdfstamp_doc_journal(pdfstamp_doc *doc)
+{
+	struct pending *p;
+	int rc;
+
+	if (!doc || !(p = ps_doc_pending(doc)) || p->journaled)
+		return 0;
+	if ((rc = in_place_prepare(&p->up, &p->sec, &p->j)) < 0) {
+		ps_doc_set_pending(doc, NULL, NULL); /* nothing was written */
+		pending_free(p);
+		return rc;
+	}
+	p->journaled = 1;
+	return 0;
 }
 
 int pdfstamp_doc_commit(pdfstamp_doc *doc)
@@ -828,8 +847,11 @@ int pdfstamp_doc_commit(pdfstamp_doc *doc)
 	struct pending *p;
 	int rc;
 
-	if (!doc || !(p = ps_doc_pending(doc)))
+	if (!doc || !ps_doc_pending(doc))
 		return 0;
+	if ((rc = pdfstamp_doc_journal(doc)) < 0)
+		return rc;
+	p = ps_doc_pending(doc);
 	ps_doc_set_pending(doc, NULL, NULL);
 	rc = in_place_finish(&p->up, &p->sec, p->xref_off, &p->j, &p->w, p->res);
 	pending_free(p);
@@ -889,33 +911,29 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w,
 		if (res->version >= 2)
 			ps_sec_weak(up->ds.sec, res->weak, sizeof res->weak);
 	}
-	if (w->flags & PDFSTAMP_WRITE_IN_PLACE) {
-		ps_journal j;
-		struct pending *p;
+	if ((w->flags & PDFSTAMP_WRITE_IN_PLACE) && w->version >= 3 &&
+	    (w->flags & PDFSTAMP_WRITE_DEFER)) {
+		struct pending *p = calloc(1, sizeof *p);
 
-		if ((rc = in_place_prepare(up, &sec, &j)) < 0)
+		if (!p) {
+			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
 			goto out;
-		if (!(w->version >= 3 && (w->flags & PDFSTAMP_WRITE_DEFER))) {
-			rc = in_place_finish(up, &sec, xref_off, &j, w, res);
-		} else if (!(p = calloc(1, sizeof *p))) {
-			struct ps_doc_file f;
-			ps_doc_file(doc, &f);
-			ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
-			rc = ps_journal_rollback(ps_doc_ctx(doc), &j, f.fd, up->base_len);
-			ps_journal_end(&j);
-		} else { /* the update moves to the document */
-			up->state = PS_UP_DONE;
-			p->up = *up;
-			memset(up, 0, sizeof *up);
-			p->sec = sec;
-			sec = (ps_buf)PS_BUF_INIT;
-			p->xref_off = xref_off;
-			p->j = j;
-			p->w = *w;
-			p->res = res;
-			ps_doc_set_pending(doc, p, pending_drop);
-			return 0;
 		}
+		/* the update moves to the document, nothing written yet */
+		up->state = PS_UP_DONE;
+		p->up = *up;
+		memset(up, 0, sizeof *up);
+		p->sec = sec;
+		p->xref_off = xref_off;
+		p->w = *w;
+		p->res = res;
+		ps_doc_set_pending(doc, p, pending_drop);
+		return 0;
+	} else if (w->flags & PDFSTAMP_WRITE_IN_PLACE) {
+		ps_journal j;
+
+		if ((rc = in_place_prepare(up, &sec, &j)) == 0)
+			rc = in_place_finish(up, &sec, xref_off, &j, w, res);
 	} else
 		rc = commit_to_new_file(up, w->output,
 		                        (w->flags & PDFSTAMP_WRITE_TO_FD) ? w->output_fd : -1, &sec,

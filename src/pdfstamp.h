@@ -159,9 +159,13 @@ void pdfstamp_ctx_set_warn(pdfstamp_ctx *ctx, pdfstamp_warn_fn fn, void *userdat
 typedef struct pdfstamp_group pdfstamp_group;
 int pdfstamp_group_new(pdfstamp_group **group);
 void pdfstamp_group_free(pdfstamp_group *group);
-/* Writes, syncs and checks the update a call with PDFSTAMP_WRITE_DEFER
- * left pending on DOC; 0 at once if there is none.  On failure the update
- * is undone, as it would have been in the call. */
+/* Writes, syncs and links the journal of the update a call with
+ * PDFSTAMP_WRITE_DEFER left pending on DOC (0 at once if there is none or
+ * it is journaled); on failure the update is dropped, nothing written. */
+int pdfstamp_doc_journal(pdfstamp_doc *doc);
+/* Journals it if need be, then writes, syncs and checks it; 0 at once if
+ * there is none.  On failure the update is undone, as it would have been
+ * in the call. */
 int pdfstamp_doc_commit(pdfstamp_doc *doc);
 /* The directory syncs the group made, and those its members asked for. */
 void pdfstamp_group_stats(const pdfstamp_group *group, uint64_t *syncs, uint64_t *requests);
@@ -328,11 +332,12 @@ const char *pdfstamp_perm_name(int bit);
  * of the options (pdfstamp_write_opts and pdfstamp_rewrite_opts). */
 #define PDFSTAMP_WRITE_TO_FD 0x8
 /* Version 3, with PDFSTAMP_WRITE_IN_PLACE: the call builds the update and
- * writes its journal (synced, linked) but not the update itself, and
- * returns 0 with the result filled: pdfstamp_doc_commit writes it, makes
- * it durable and checks it (the durable hook runs there); closing the
- * document first drops it (journal removed, file untouched).  A caller
- * that defers the updates of several documents of a group
+ * returns 0 with the result filled, the file untouched and still locked:
+ * pdfstamp_doc_journal writes its journal (synced, linked), and
+ * pdfstamp_doc_commit (which journals first if need be) writes the update,
+ * makes it durable and checks it (the durable hook runs there); closing
+ * the document first drops it (a journal removed, the file untouched).  A
+ * caller that journals the updates of several documents of a group
  * (pdfstamp_ctx_set_group) before committing them has all their journals
  * made durable by one directory sync.  The result must outlive the
  * commit. */

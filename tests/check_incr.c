@@ -647,9 +647,10 @@ START_TEST(durable_hook_refusal_undoes)
 }
 END_TEST
 
-/* PDFSTAMP_WRITE_DEFER: the call leaves the file untouched with its
- * journal linked; pdfstamp_doc_commit writes the update; closing without
- * it drops the update (file untouched, no journal). */
+/* PDFSTAMP_WRITE_DEFER: the call leaves the file untouched, without a
+ * journal; pdfstamp_doc_journal links it; pdfstamp_doc_commit writes the
+ * update; closing without it drops the update (file untouched, no
+ * journal). */
 static void deferred_case(int commit)
 {
 	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
@@ -668,6 +669,9 @@ static void deferred_case(int commit)
 	typical_update(&anum, &inum);
 	ck_assert_int_eq(ps_update_commit(&up, &w, &res), 0);
 	ps_update_free(&up);
+	ck_assert_int_ne(access(j, F_OK), 0); /* built only: no journal yet */
+	ck_assert_int_eq(pdfstamp_doc_journal(doc), 0);
+	ck_assert_int_eq(pdfstamp_doc_journal(doc), 0); /* once */
 	mid = pg_slurp(in, &nm);
 	ck_assert_uint_eq(nm, nb); /* nothing written yet ... */
 	ck_assert_mem_eq(mid, before, nb);
@@ -723,6 +727,7 @@ START_TEST(deferred_needs_in_place)
 	w.flags = PDFSTAMP_WRITE_DEFER;
 	ck_assert_int_eq(ps_update_begin(doc, &w, &up), PDFSTAMP_E_USAGE);
 	ck_assert_int_eq(pdfstamp_doc_commit(doc), 0); /* nothing pending */
+	ck_assert_int_eq(pdfstamp_doc_journal(doc), 0);
 	pdfstamp_doc_close(doc);
 	doc = NULL;
 	free(in);

@@ -91,16 +91,22 @@
  *     parallel.  Progress bars are off with more than one worker.
  * 13. Groups (in-place updates of several files).  A worker takes up to
  *     CLI_GROUP files at a time (no more than its share of those left, so
- *     that the workers end together) and makes each one's update with
- *     PDFSTAMP_WRITE_DEFER: built, its journal written, synced and linked,
- *     the file still locked and untouched; then it commits them in turn
+ *     that the workers end together) and begins each with
+ *     PDFSTAMP_WRITE_DEFER: opened, locked, authenticated, its update
+ *     built, the file untouched.  Its committer thread then finishes the
+ *     group: every journal written, synced and linked
+ *     (pdfstamp_doc_journal), then each update committed
  *     (pdfstamp_doc_commit: the journals' directory synced once for the
  *     group, the update written, synced and checked, the ledger's line,
- *     the journal removed), closes each and prints its output.  So a file
- *     costs two fsyncs (its journal, itself) and a group one more (the
- *     directory), and nothing is less durable: every update is written
- *     only after its journal's name is.  A worker of other commands takes
- *     one file at a time.
+ *     the journal removed), each file closed and its output printed.
+ *     Meanwhile the worker begins the next group, in its other lane (a
+ *     context of its own: a context is used by one thread at a time), so
+ *     the key derivation of one group runs while the syncs of the last one
+ *     wait for the disk; it hands a group over only once the committer is
+ *     done with the one before.  A file costs two fsyncs (its journal,
+ *     itself) and a group one more (the directory), and nothing is less
+ *     durable: every update is written only after its journal's name is.
+ *     A worker of other commands takes one file at a time, alone.
  * 12. --shard K/N keeps, in their order, the files whose name hashes to
  *     K - 1 modulo N (FNV-1a over the bytes as given, SplitMix64's
  *     finaliser): stable across runs, machines and versions, so N runs
@@ -752,63 +758,169 @@ static void begin_now(struct driver *d, struct work *w)
 	begin_file(d, w, 0);
 }
 
-/* A worker (notes 11, 13): takes the next files until none is left. */
+/* The journal of a deferred update (note 13); a failure ends the file. */
+static void journal_file(struct driver *d, struct work *w)
+{
+	int rc;
+
+	d->warn.file = w->f.name;
+	if ((rc = pdfstamp_doc_journal(w->f.doc)) == 0)
+		return;
+	pdfstamp_doc_close(w->f.doc);
+	w->f.doc = NULL;
+	w->open = 0;
+	w->status = fail(d, w->f.name, cli_exit_status(rc), NULL, rc);
+	if (d->b->ledger && cli_ledger_end(&w->lc, w->status) != 0)
+		w->status = cli_worst(w->status, CLI_EXIT_IO);
+}
+
+/* Prepares the N files of W in lane D: each begun, its result ready. */
+static void begin_group(struct driver *d, struct work *w, size_t n, char *res, int defer)
+{
+	const struct cli_ops *ops = d->b->ops;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		w[i].res = res ? res + i * ops->res_size : NULL;
+		if (w[i].res) {
+			memset(w[i].res, 0, ops->res_size);
+			if (ops->res_init)
+				ops->res_init(w[i].res);
+		}
+		w[i].out = NULL;
+		w[i].len = 0;
+		w[i].open = 0;
+		if (!(w[i].mem = open_memstream(&w[i].out, &w[i].len))) {
+			cli_error(d->b->files->v[w[i].k], "out of memory");
+			w[i].status = CLI_EXIT_IO;
+			continue;
+		}
+		with_out(d, &w[i], defer ? begin_deferred : begin_now);
+	}
+}
+
+/* Ends the N files of W begun in lane D: the journals of the group first
+ * (their directory synced once, by the first commit), then each commit,
+ * close and output, each file's output printed once it is done. */
+static void finish_group(struct driver *d, struct work *w, size_t n)
+{
+	struct batch *b = d->b;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (w[i].open)
+			with_out(d, &w[i], journal_file);
+	for (i = 0; i < n; i++) {
+		if (w[i].open)
+			with_out(d, &w[i], finish_file);
+		if (w[i].mem && fclose(w[i].mem) != 0) {
+			cli_error(b->files->v[w[i].k], "out of memory");
+			w[i].status = cli_worst(w[i].status, CLI_EXIT_IO);
+		}
+		if (w[i].res && b->ops->res_clear)
+			b->ops->res_clear(w[i].res);
+		pthread_mutex_lock(&b->lock);
+		b->slots[w[i].k].out = w[i].mem ? w[i].out : NULL;
+		b->slots[w[i].k].len = w[i].mem ? w[i].len : 0;
+		b->slots[w[i].k].done = 1;
+		b->status = cli_worst(b->status, w[i].status);
+		print_ready(b, w[i].k);
+		pthread_mutex_unlock(&b->lock);
+		w[i].mem = NULL;
+	}
+}
+
+/* A worker (notes 11, 13): two lanes (contexts) and, for groups, a
+ * committer thread that finishes one lane's group while the worker
+ * prepares the next group in the other lane. */
+struct worker {
+	struct batch *b;
+	struct driver lane[2];
+	struct work w[2][CLI_GROUP];
+	char *res[2];
+	pthread_t committer;
+	int has_committer;
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int handed;             /* lane whose group the committer is to finish, or -1 */
+	size_t nhanded;
+	int stop;
+};
+
+static void *committer(void *arg)
+{
+	struct worker *k = arg;
+	int lane;
+
+	pthread_mutex_lock(&k->m);
+	for (;;) {
+		while (k->handed < 0 && !k->stop)
+			pthread_cond_wait(&k->c, &k->m);
+		if (k->handed < 0)
+			break;
+		lane = k->handed;
+		pthread_mutex_unlock(&k->m);
+		finish_group(&k->lane[lane], k->w[lane], k->nhanded);
+		pthread_mutex_lock(&k->m);
+		k->handed = -1;
+		pthread_cond_broadcast(&k->c);
+	}
+	pthread_mutex_unlock(&k->m);
+	return NULL;
+}
+
+/* Waits until the committer is idle (LANE's group, if it had one, done). */
+static void committer_idle(struct worker *k)
+{
+	pthread_mutex_lock(&k->m);
+	while (k->handed >= 0)
+		pthread_cond_wait(&k->c, &k->m);
+	pthread_mutex_unlock(&k->m);
+}
+
 static void *worker(void *arg)
 {
-	struct driver *d = arg;
-	struct batch *b = d->b;
-	struct work w[CLI_GROUP];
-	size_t i, n, g = b->group_size;
-	char *res = NULL;
+	struct worker *k = arg;
+	struct batch *b = k->b;
+	size_t n, g = b->group_size;
+	int lane = 0, i;
 
-	memset(w, 0, sizeof w);
-	if (b->ops->res_size && !(res = calloc(g, b->ops->res_size))) {
-		cli_error(NULL, "out of memory");
-		pthread_mutex_lock(&b->lock);
-		b->status = cli_worst(b->status, CLI_EXIT_IO);
-		pthread_mutex_unlock(&b->lock);
-		return NULL;
-	}
-	while ((n = take(b, w, g)) > 0) {
-		for (i = 0; i < n; i++) {
-			w[i].res = res ? res + i * b->ops->res_size : NULL;
-			if (w[i].res) {
-				memset(w[i].res, 0, b->ops->res_size);
-				if (b->ops->res_init)
-					b->ops->res_init(w[i].res);
-			}
-			w[i].out = NULL;
-			w[i].len = 0;
-			if (!(w[i].mem = open_memstream(&w[i].out, &w[i].len))) {
-				cli_error(b->files->v[w[i].k], "out of memory");
-				w[i].status = CLI_EXIT_IO;
-				w[i].open = 0;
-				continue;
-			}
-			with_out(d, &w[i], g > 1 ? begin_deferred : begin_now);
-		}
-		/* The group's journals are linked: the first commit syncs their
-		 * directory for all of them. */
-		for (i = 0; i < n; i++) {
-			if (w[i].open)
-				with_out(d, &w[i], finish_file);
-			if (w[i].mem && fclose(w[i].mem) != 0) {
-				cli_error(b->files->v[w[i].k], "out of memory");
-				w[i].status = cli_worst(w[i].status, CLI_EXIT_IO);
-			}
-			if (w[i].res && b->ops->res_clear)
-				b->ops->res_clear(w[i].res);
+	for (i = 0; i < (g > 1 ? 2 : 1); i++) {
+		if (b->ops->res_size && !(k->res[i] = calloc(g, b->ops->res_size))) {
+			cli_error(NULL, "out of memory");
 			pthread_mutex_lock(&b->lock);
-			b->slots[w[i].k].out = w[i].mem ? w[i].out : NULL;
-			b->slots[w[i].k].len = w[i].mem ? w[i].len : 0;
-			b->slots[w[i].k].done = 1;
-			b->status = cli_worst(b->status, w[i].status);
-			print_ready(b, w[i].k);
+			b->status = cli_worst(b->status, CLI_EXIT_IO);
 			pthread_mutex_unlock(&b->lock);
-			w[i].mem = NULL;
+			goto out;
 		}
 	}
-	free(res);
+	k->handed = -1;
+	k->has_committer = g > 1 && pthread_create(&k->committer, NULL, committer, k) == 0;
+	while ((n = take(b, k->w[lane], g)) > 0) {
+		begin_group(&k->lane[lane], k->w[lane], n, k->res[lane], g > 1);
+		if (!k->has_committer) {
+			finish_group(&k->lane[lane], k->w[lane], n);
+			continue;
+		}
+		committer_idle(k); /* the other lane's group is done */
+		pthread_mutex_lock(&k->m);
+		k->handed = lane;
+		k->nhanded = n;
+		pthread_cond_broadcast(&k->c);
+		pthread_mutex_unlock(&k->m);
+		lane ^= 1;
+	}
+	if (k->has_committer) {
+		committer_idle(k);
+		pthread_mutex_lock(&k->m);
+		k->stop = 1;
+		pthread_cond_broadcast(&k->c);
+		pthread_mutex_unlock(&k->m);
+		pthread_join(k->committer, NULL);
+	}
+out:
+	free(k->res[0]);
+	free(k->res[1]);
 	return NULL;
 }
 
@@ -834,38 +946,51 @@ static int count_workers(const struct cli_ops *ops, const struct cli_run *run, s
  * first worker. */
 static int run_workers(struct batch *b, int nworkers)
 {
-	struct driver *d = calloc((size_t)nworkers, sizeof *d);
+	struct worker *k = calloc((size_t)nworkers, sizeof *k);
 	pthread_t *t = calloc((size_t)nworkers, sizeof *t);
-	int i, started = 0, rc;
+	int i, j, started = 0, made = 0, rc, lanes = b->group_size > 1 ? 2 : 1;
 
-	if (!d || !t) {
-		free(d);
+	if (!k || !t) {
+		free(k);
 		free(t);
 		cli_error(NULL, "out of memory");
 		return CLI_EXIT_IO;
 	}
-	for (i = 0; i < nworkers; i++) {
-		d[i].b = b;
-		if ((rc = pdfstamp_ctx_new(&d[i].ctx)) != 0) {
-			nworkers = i;
+	for (i = 0; i < nworkers; i++, made++) {
+		k[i].b = b;
+		pthread_mutex_init(&k[i].m, NULL);
+		pthread_cond_init(&k[i].c, NULL);
+		for (j = 0; j < lanes; j++) {
+			struct driver *d = &k[i].lane[j];
+			d->b = b;
+			if ((rc = pdfstamp_ctx_new(&d->ctx)) != 0)
+				break;
+			pdfstamp_ctx_set_warn(d->ctx, cli_warn_cb, &d->warn);
+			pdfstamp_ctx_set_group(d->ctx, b->group);
+		}
+		if (j < lanes) {
 			b->status = cli_worst(b->status, cli_lib_error(NULL, rc, NULL));
+			made++;
 			break;
 		}
-		pdfstamp_ctx_set_warn(d[i].ctx, cli_warn_cb, &d[i].warn);
-		pdfstamp_ctx_set_group(d[i].ctx, b->group);
 	}
+	nworkers = i;
 	b->nworkers = nworkers > 0 ? (size_t)nworkers : 1;
 	for (i = 1; i < nworkers; i++) {
-		if (pthread_create(&t[i], NULL, worker, &d[i]) != 0)
+		if (pthread_create(&t[i], NULL, worker, &k[i]) != 0)
 			break; /* the others take its share */
 		started = i;
 	}
 	if (nworkers > 0)
-		worker(&d[0]);
+		worker(&k[0]);
 	for (i = 1; i <= started; i++)
 		pthread_join(t[i], NULL);
-	for (i = 0; i < nworkers; i++)
-		pdfstamp_ctx_free(d[i].ctx);
+	for (i = 0; i < made; i++) {
+		pdfstamp_ctx_free(k[i].lane[0].ctx);
+		pdfstamp_ctx_free(k[i].lane[1].ctx);
+		pthread_mutex_destroy(&k[i].m);
+		pthread_cond_destroy(&k[i].c);
+	}
 	if (nworkers == 0 || b->next < b->files->n) {
 		/* no context could be made: the files not taken fail */
 		for (; b->next < b->files->n; b->next++)
@@ -873,7 +998,7 @@ static int run_workers(struct batch *b, int nworkers)
 				cli_json_failure(b->files->v[b->next], CLI_EXIT_IO,
 				                 cli_last_error());
 	}
-	free(d);
+	free(k);
 	free(t);
 	return b->status;
 }

@@ -69,9 +69,10 @@ const struct cli_opt cli_batch_opts[] = {
 	           "read more FILE names from LIST, one per line (empty lines are skipped; "
 	           "'-' reads standard input)"),
 	CLI_OPTION("jobs", CLI_OPT_B_JOBS, "N",
-	           "work on N files at a time, each wholly by one thread (default: the number "
-	           "of online CPUs); a file's line is printed once it is done (and its "
-	           "update durable)"),
+	           "work on N files at a time, each wholly by one job (default: the number "
+	           "of online CPUs; in place, a job's second thread syncs one group of files "
+	           "while its first prepares the next); a file's line is printed once it is "
+	           "done (and its update durable)"),
 	CLI_OPTION("ordered", CLI_OPT_B_ORDERED, NULL,
 	           "print the files' lines in the order of the FILEs (default: as they finish)"),
 	CLI_OPTION("shard", CLI_OPT_B_SHARD, "K/N",
