@@ -208,22 +208,19 @@ static void set_finish(struct set *s)
 	s->n = k;
 }
 
+/* The entry of NAME in S (sorted by set_finish), or NULL. */
 static const struct entry *set_find(const struct set *s, const char *name)
 {
-	struct entry key;
+	size_t lo = 0, hi = s->n, len = strlen(name);
 
-	key.name = (char *)name;
-	key.len = strlen(name);
-	key.seq = SIZE_MAX; /* cmp_entry: names equal, then any seq compares below */
-	size_t lo = 0, hi = s->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct entry *e = &s->v[mid];
-		size_t n = e->len < key.len ? e->len : key.len;
-		int c = memcmp(e->name, name, n);
-		if (!c && e->len == key.len)
+		int c = memcmp(e->name, name, e->len < len ? e->len : len);
+
+		if (!c && e->len == len)
 			return e;
-		if (c < 0 || (!c && e->len < key.len))
+		if (c < 0 || (!c && e->len < len))
 			lo = mid + 1;
 		else
 			hi = mid;
