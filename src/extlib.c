@@ -33,6 +33,13 @@
  *     before anything is written; the next call tries again (a failure
  *     may pass: too many open files), so a long-lived program does not
  *     keep it.
+ *  4. Threads.  HarfBuzz, FriBidi and libspng work on objects the caller
+ *     owns, one context's at a time.  fontconfig also keeps process-wide
+ *     caches behind the configs it makes (its object and string tables),
+ *     and ThreadSanitizer reports races in them when two threads choose a
+ *     font at once (pdfstamp --jobs, issue 34); so font.c chooses fonts
+ *     under a second process-wide lock (ps_ext_fc_enter), held only while
+ *     fontconfig is asked, never while a font is subset or drawn.
  */
 #include "config.h"
 
@@ -52,6 +59,7 @@ struct group {
 static struct ps_ext table;   /* note 2: a group's entries written under
                                * the lock, before its flag */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t fc_lock = PTHREAD_MUTEX_INITIALIZER; /* note 4 */
 static struct group text_group, png_group;
 
 /* Opens SONAME into *H; 0, or -1 with G->why set. */
@@ -111,6 +119,16 @@ static int load_png(struct group *g)
 
 	LOAD("libspng.so.0", PS_EXT_SPNG);
 	return rc;
+}
+
+void ps_ext_fc_enter(void)
+{
+	pthread_mutex_lock(&fc_lock);
+}
+
+void ps_ext_fc_leave(void)
+{
+	pthread_mutex_unlock(&fc_lock);
 }
 
 int ps_ext_need(ps_ctx *ctx, int group)

@@ -62,6 +62,10 @@ enum {
 	PS_EXT_PNG = 2    /* libspng */
 };
 
+/* Around every use of fontconfig: one thread at a time in it (extlib.c
+ * note 4). */
+void ps_ext_fc_enter(void);
+void ps_ext_fc_leave(void);
 /* 0 once every library of GROUP is open and every function of its lists
  * found (loaded at the first call of the process), else PDFSTAMP_E_IO
  * naming the library and why. */

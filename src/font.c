@@ -415,8 +415,21 @@ static int fc_family_is(FcPattern *p, const FcChar8 *family)
 	return 0;
 }
 
-/* Chooses with fontconfig (note 1) and loads the font. */
+/* Chooses with fontconfig (note 1) and loads the font; fontconfig one
+ * thread at a time (extlib.c note 4). */
+static int open_fc_locked(ps_font *f, const char *spec, const uint32_t *cp, size_t n);
+
 static int open_fc(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
+{
+	int rc;
+
+	ps_ext_fc_enter();
+	rc = open_fc_locked(f, spec, cp, n);
+	ps_ext_fc_leave();
+	return rc;
+}
+
+static int open_fc_locked(ps_font *f, const char *spec, const uint32_t *cp, size_t n)
 {
 	ps_ctx *ctx = f->ctx;
 	FcConfig *cfg = PS_X(FcInitLoadConfigAndFonts)();
