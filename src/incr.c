@@ -866,14 +866,16 @@ void pdfstamp_result_clear(struct pdfstamp_result *res)
 		return;
 	version = res->version;
 	free(res->objects);
-	/* a version-1 struct ends before weak */
-	memset(res, 0, version >= 2 ? sizeof *res : offsetof(struct pdfstamp_result, weak));
+	/* a version-1 struct ends before weak, a version-2 one before skipped */
+	memset(res, 0, version >= 3 ? sizeof *res :
+	               version == 2 ? offsetof(struct pdfstamp_result, skipped) :
+	               offsetof(struct pdfstamp_result, weak));
 	res->version = version;
 }
 
 int ps_result_begin(ps_ctx *ctx, struct pdfstamp_result *res)
 {
-	if (res && res->version != PDFSTAMP_RESULT_VERSION && res->version != 1)
+	if (res && (res->version < 1 || res->version > PDFSTAMP_RESULT_VERSION))
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "pdfstamp_result of an unknown version (use PDFSTAMP_RESULT_INIT)");
 	pdfstamp_result_clear(res);

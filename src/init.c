@@ -71,7 +71,8 @@ int pdfstamp_write_opts_init(struct pdfstamp_write_opts *opts, unsigned version)
 int pdfstamp_result_init(struct pdfstamp_result *result, unsigned version)
 {
 	static const struct pdfstamp_result tmpl = PDFSTAMP_RESULT_INIT;
-	static const size_t lens[] = {END_OF(struct pdfstamp_result, nwarnings), sizeof tmpl};
+	static const size_t lens[] = {END_OF(struct pdfstamp_result, nwarnings),
+	                              END_OF(struct pdfstamp_result, weak), sizeof tmpl};
 
 	_Static_assert(NVERSIONS(lens) == PDFSTAMP_RESULT_VERSION, "one length per version");
 	return fill(result, &tmpl, lens, NVERSIONS(lens), version);
@@ -80,7 +81,8 @@ int pdfstamp_result_init(struct pdfstamp_result *result, unsigned version)
 int pdfstamp_stamp_opts_init(struct pdfstamp_stamp_opts *opts, unsigned version)
 {
 	static const struct pdfstamp_stamp_opts tmpl = PDFSTAMP_STAMP_OPTS_INIT;
-	static const size_t lens[] = {END_OF(struct pdfstamp_stamp_opts, freetext), sizeof tmpl};
+	static const size_t lens[] = {END_OF(struct pdfstamp_stamp_opts, freetext),
+	                              END_OF(struct pdfstamp_stamp_opts, image_len), sizeof tmpl};
 
 	_Static_assert(NVERSIONS(lens) == PDFSTAMP_STAMP_OPTS_VERSION, "one length per version");
 	return fill(opts, &tmpl, lens, NVERSIONS(lens), version);

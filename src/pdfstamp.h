@@ -381,10 +381,19 @@ struct pdfstamp_result {
 	/* version 2 */
 	char weak[64];            /* the file's handler is weak (RC4, or a key under 128 bits):
 	                             why, e.g. "RC4 40-bit"; empty when strong or not encrypted */
+	/* version 3 */
+	int skipped;              /* pdfstamp_stamp: every selected page already had a stamp of
+	                           * this ID; nothing was written (or locked, or synced) */
+	int64_t pages_stamped;    /* pdfstamp_stamp: pages stamped */
+	int64_t pages_already;    /* selected pages that already had a stamp of this ID */
+	int has_bates;            /* the stamp numbered its pages ({bates}): */
+	int64_t bates_first, bates_last; /* the first and last number this file got */
+	char id[33];              /* pdfstamp_stamp: the stamp's ID */
 };
-/* Version 1 (without weak) is still accepted. */
-#define PDFSTAMP_RESULT_VERSION 2
-#define PDFSTAMP_RESULT_INIT {PDFSTAMP_RESULT_VERSION, 0, 0, 0, 0, NULL, 0, ""}
+/* Versions 1 (without weak) and 2 (without skipped...) are still accepted. */
+#define PDFSTAMP_RESULT_VERSION 3
+#define PDFSTAMP_RESULT_INIT {PDFSTAMP_RESULT_VERSION, 0, 0, 0, 0, NULL, 0, "", 0, 0, 0, 0, 0, 0, \
+	""}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_result_init(struct pdfstamp_result *result, unsigned version);
 
@@ -439,7 +448,21 @@ enum pdfstamp_position {
 	PDFSTAMP_POS_TOP_LEFT,
 	PDFSTAMP_POS_BOTTOM_RIGHT,
 	PDFSTAMP_POS_BOTTOM_LEFT,
-	PDFSTAMP_POS_CENTER
+	PDFSTAMP_POS_CENTER,
+	/* version 3 of the options: the middles of the four edges */
+	PDFSTAMP_POS_TOP,
+	PDFSTAMP_POS_BOTTOM,
+	PDFSTAMP_POS_LEFT,
+	PDFSTAMP_POS_RIGHT
+};
+
+/* Error-correction levels of a QR code (ISO/IEC 18004: about 7, 15, 25
+ * and 30 per cent of the symbol may be lost). */
+enum pdfstamp_qr_level {
+	PDFSTAMP_QR_L = 0,
+	PDFSTAMP_QR_M,
+	PDFSTAMP_QR_Q,
+	PDFSTAMP_QR_H
 };
 
 #define PDFSTAMP_PAGE_LAST (-1)
@@ -467,11 +490,38 @@ struct pdfstamp_stamp_opts {
 	const char *image;       /* PNG or JPEG file drawn in the stamp (optional) */
 	const uint8_t *image_data; /* or the image's bytes when image is NULL (not kept) */
 	size_t image_len;
+	/* version 3 */
+	const char *pages;       /* page expression, e.g. "1-3,7", "all,!1" (pdfstamp(1) PAGE
+	                          * SELECTION); not NULL: overrides page */
+	double offset[2];        /* DX, DY added to the anchored position, in points of the
+	                          * page as shown (x right, y up) */
+	double rotate;           /* degrees counter-clockwise on the page as shown, any angle */
+	int diagonal;            /* turn along the page's diagonal, bottom left to top right
+	                          * (rotate is then ignored) */
+	double scale;            /* 0: natural size; else the stamp's width (before rotate) is
+	                          * scale times the width of the page as shown */
+	double image_opacity;    /* of the image, 0..1; negative: as opacity (which then
+	                          * applies to the frame and the text) */
+	const char *small;       /* template of the small line under the text; NULL: the
+	                          * default "{author}  {date}", "": none */
+	const char *file_name;   /* what {file} stands for (its base name is used) */
+	int64_t bates_start;     /* the first number of {bates} in a batch (default 1) */
+	int64_t bates_offset;    /* numbers earlier files of the batch took (default 0):
+	                          * this file's first is bates_start + bates_offset */
+	const char *bates_prefix; /* before the number (default none) */
+	int bates_digits;        /* zero-padded to this many digits (default 6) */
+	const char *qr;          /* template of a QR code drawn in the stamp (optional) */
+	enum pdfstamp_qr_level qr_level; /* default PDFSTAMP_QR_M */
+	const char *const *fonts; /* fallback fonts after font, nfonts of them, each as font */
+	size_t nfonts;
+	const char *id;          /* the stamp's ID, 1 to 32 of [A-Za-z0-9_-]; NULL: derived
+	                          * from the options that define the stamp (pdfstamp(1) STAMP IDS) */
 };
-#define PDFSTAMP_STAMP_OPTS_VERSION 2
+#define PDFSTAMP_STAMP_OPTS_VERSION 3
 #define PDFSTAMP_STAMP_OPTS_INIT {PDFSTAMP_STAMP_OPTS_VERSION, 1, NULL, NULL, 0, {0, 0, 0, 0}, \
 	PDFSTAMP_POS_TOP_RIGHT, 36.0, NULL, NULL, NULL, {0.75, 0.05, 0.05}, 1.0, 0, NULL, NULL, \
-	NULL, 0}
+	NULL, 0, NULL, {0, 0}, 0, 0, 0, -1.0, NULL, NULL, 1, 0, NULL, 6, NULL, PDFSTAMP_QR_M, \
+	NULL, 0, NULL}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_stamp_opts_init(struct pdfstamp_stamp_opts *opts, unsigned version);
 

@@ -1007,12 +1007,20 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		return rc;
 	if (!o || o->version < 1 || o->version > PDFSTAMP_STAMP_OPTS_VERSION)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of an unknown version");
-	if (o->version < 2) { /* version 1 ends before font and image */
-		struct pdfstamp_stamp_opts v2 = PDFSTAMP_STAMP_OPTS_INIT;
-		memcpy(&v2, o, offsetof(struct pdfstamp_stamp_opts, font));
-		v2.version = PDFSTAMP_STAMP_OPTS_VERSION;
-		return pdfstamp_stamp(doc, &v2, w, res);
+	if (o->version < PDFSTAMP_STAMP_OPTS_VERSION) {
+		/* version 1 ends before font, version 2 before pages: the
+		 * rest keeps its defaults */
+		struct pdfstamp_stamp_opts cur = PDFSTAMP_STAMP_OPTS_INIT;
+		memcpy(&cur, o, o->version < 2 ? offsetof(struct pdfstamp_stamp_opts, font)
+		                               : offsetof(struct pdfstamp_stamp_opts, pages));
+		cur.version = PDFSTAMP_STAMP_OPTS_VERSION;
+		return pdfstamp_stamp(doc, &cur, w, res);
 	}
+	if (o->pages || o->offset[0] || o->offset[1] || o->rotate || o->diagonal || o->scale ||
+	    o->image_opacity >= 0 || o->small || o->file_name || o->bates_start != 1 ||
+	    o->bates_offset || o->bates_prefix || o->bates_digits != 6 || o->qr ||
+	    o->qr_level != PDFSTAMP_QR_M || o->nfonts || o->id || o->position > PDFSTAMP_POS_CENTER)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of version 3 are being built");
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "opacity must be in (0, 1] and the margin non-negative");
