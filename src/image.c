@@ -88,6 +88,7 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "sha2.h"
 #include "ps.h"
 #include "extlib.h"
 #include "io.h"
@@ -103,6 +104,7 @@ struct ps_image {
 	size_t len;
 	uint8_t *alpha;         /* deflated alpha samples (PNG), NULL when opaque */
 	size_t alpha_len;
+	uint8_t sha256[32];     /* of the bytes it was loaded from (ps_image_sha256) */
 	/* the update the image was added to (ps_image_embed) */
 	const ps_update *up;
 	int64_t up_base;
@@ -422,6 +424,11 @@ int ps_image_load(ps_ctx *ctx, const char *path, const uint8_t *data, size_t len
 		free(file);
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	}
+	if (ps_sha256(data, len, im->sha256) != 0) {
+		free(file);
+		ps_image_free(im);
+		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "SHA-256 failed");
+	}
 	if (len >= 8 && memcmp(data, png_sig, 8) == 0)
 		rc = load_png(ctx, data, len, im);
 	else if (len >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF)
@@ -443,6 +450,11 @@ void ps_image_size(const ps_image *im, uint32_t *w, uint32_t *h)
 {
 	*w = im->w;
 	*h = im->h;
+}
+
+void ps_image_sha256(const ps_image *im, uint8_t out[32])
+{
+	memcpy(out, im->sha256, 32);
 }
 
 /* An image stream of W x H with DATA[0..N) copied; NULL on OOM. */

@@ -24,6 +24,9 @@ typedef struct ps_image ps_image;
  * what is wrong.  Nothing is written. */
 int ps_image_load(ps_ctx *ctx, const char *path, const uint8_t *data, size_t len, ps_image **out);
 void ps_image_size(const ps_image *im, uint32_t *w, uint32_t *h);
+/* The SHA-256 of the bytes the image was loaded from (the file's, or
+ * DATA's): what names the image in a stamp's default ID (stampid.c). */
+void ps_image_sha256(const ps_image *im, uint8_t out[32]);
 
 /* Adds the image XObject (and its /SMask) to UP once; *NUM is the image.
  * A second call with the same UP returns the same number; with another

@@ -515,7 +515,8 @@ struct pdfstamp_stamp_opts {
 	const char *const *fonts; /* fallback fonts after font, nfonts of them, each as font */
 	size_t nfonts;
 	const char *id;          /* the stamp's ID, 1 to 32 of [A-Za-z0-9_-]; NULL: derived
-	                          * from the options that define the stamp (pdfstamp(1) STAMP IDS) */
+	                          * from the options that define the stamp (pdfstamp(1) STAMP IDS;
+	                          * pdfstamp_stamp_id) */
 };
 #define PDFSTAMP_STAMP_OPTS_VERSION 3
 #define PDFSTAMP_STAMP_OPTS_INIT {PDFSTAMP_STAMP_OPTS_VERSION, 1, NULL, NULL, 0, {0, 0, 0, 0}, \
@@ -531,6 +532,33 @@ int pdfstamp_stamp_opts_init(struct pdfstamp_stamp_opts *opts, unsigned version)
  * certified with DocMDP P=1 or P=2 (PDFSTAMP_E_PERM). */
 int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *opts,
                    const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result);
+
+/* Stamp IDs: re-runs never stamp a page twice.  Every annotation
+ * pdfstamp_stamp writes has /NM = ID "." N, N the decimal 1-based number of
+ * its page (e.g. "Kx3_a9Qm2Z.12").  Before anything is written (nothing
+ * created, locked beyond the open, written or synced), each selected page's
+ * /Annots is read: a page that has an annotation with exactly that /NM is
+ * left out.  If every selected page has it, the call returns 0 with
+ * result->skipped = 1 and nothing written (with PDFSTAMP_WRITE_DEFER: no
+ * update pending, pdfstamp_doc_journal and pdfstamp_doc_commit return 0 at
+ * once); else the other pages are stamped.  Result version 3 reports id,
+ * pages_stamped and pages_already.  An entry of /Annots that cannot be read
+ * draws a warning and does not match; an /Annots of more than 100,000
+ * entries is PDFSTAMP_E_FORMAT.  opts->id not 1 to 32 of [A-Za-z0-9_-]:
+ * PDFSTAMP_E_USAGE.
+ * The default ID (opts->id NULL) is 10 base64url characters of the SHA-256
+ * of these options, in a versioned canonical form: text, small, note,
+ * icon, author, freetext, font and fonts (as given), the image (the SHA-256
+ * of its bytes, not its path), rect (with has_rect), position, margin,
+ * offset, rotate, diagonal, scale, color, opacity, image_opacity, qr,
+ * qr_level, bates_start, bates_prefix, bates_digits, and date as given
+ * ("now" stays "now", so that a re-run matches).  The page selection (page,
+ * pages), file_name and bates_offset are not part of it: the same stamp
+ * over other pages or files has the same ID.  pdfstamp_stamp_id writes the
+ * ID that OPTS give (opts->id, else the default; an image is read and
+ * checked) and a NUL into ID: 0, or PDFSTAMP_E_USAGE and the image's
+ * errors. */
+int pdfstamp_stamp_id(pdfstamp_ctx *ctx, const struct pdfstamp_stamp_opts *opts, char id[33]);
 
 /* ---- Metadata ------------------------------------------------------------- */
 

@@ -73,16 +73,23 @@
  *     digits; the appearance cache compares those rounded sizes.
  *  8. Size per page (the goal: about 500 bytes for each page of a
  *     `--page all`, the page's own copy included).  Every encrypted
- *     string costs its IV and padding, written in hex: /NM is 15 random
- *     characters (90 bits) so that it fits one AES block, and when one
- *     update stamps several pages the strings every annotation repeats
- *     (/Contents, /T, the date of /M and /CreationDate, and /NM, which
- *     ISO 32000-2 Table 166 wants unique among the annotations of a page
- *     only, and each page gets one annotation of the update) are written
- *     once, as indirect string objects (7.3.10) that each annotation
- *     references, and so is the /C array.  A single-page stamp keeps them
- *     direct.  The optional /Type /Annot (Table 166) is left out: readers
+ *     string costs its IV and padding, written in hex: /NM is the stamp's
+ *     ID "." the page number (stampid.c note 1), 15 bytes with a default
+ *     ID up to page 9999, so that it fits one AES block; it differs per
+ *     page and is direct in each annotation.  When one update stamps
+ *     several pages the strings every annotation repeats (/Contents, /T,
+ *     the date of /M and /CreationDate) are written once, as indirect
+ *     string objects (7.3.10) that each annotation references, and so is
+ *     the /C array.  A single-page stamp keeps them direct.  The optional /Type /Annot (Table 166) is left out: readers
  *     know an annotation by its place in /Annots and its /Subtype.
+ *  9. Re-runs (stampid.c).  Once the target pages are collected, and
+ *     before the first number is handed out, the pages that already have
+ *     an annotation of the stamp's ID are left out (leave_out_stamped).
+ *     If none is left the call ends there with result->skipped: the
+ *     update was begun (ps_update_begin checks the write options and the
+ *     file, and only in memory) but is dropped; no file is created,
+ *     written or synced, and a deferred call (PDFSTAMP_WRITE_DEFER)
+ *     leaves nothing pending.  The open took the lock, as for any call.
  */
 #include "config.h"
 
@@ -95,6 +102,7 @@
 #include "policy.h"
 #include "font.h"
 #include "image.h"
+#include "stampid.h"
 
 #define MAX_TREE_DEPTH 64
 
@@ -117,6 +125,7 @@ static double milli(double v)
 /* ---- the page tree --------------------------------------------------------- */
 
 typedef struct ps_page {
+	int64_t index;         /* its page number, 1-based */
 	uint32_t num;
 	uint16_t gen;
 	ps_obj *dict;          /* borrowed: the document's cache, which keeps every
@@ -258,13 +267,15 @@ static int page_annots(ps_doc *doc, ps_page *pg)
 }
 
 /* Appends the page REF/DICT, with the attributes IN brings down, to PL. */
-static int collect_page(ps_doc *doc, ps_obj *ref, ps_obj *dict, const inherit *in, page_list *pl)
+static int collect_page(ps_doc *doc, int64_t index, ps_obj *ref, ps_obj *dict, const inherit *in,
+                        page_list *pl)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_page pg;
 	int rc;
 
 	memset(&pg, 0, sizeof pg);
+	pg.index = index;
 	if ((rc = make_page(ctx, ref, dict, in, &pg)) < 0 || (rc = page_annots(doc, &pg)) < 0)
 		return rc;
 	if (ps_vec_grow((void **)&pl->v, pl->n, sizeof *pl->v) < 0)
@@ -302,7 +313,7 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 		if (first != 1 || last != 1)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
 			              "the page tree's /Count does not match its pages");
-		return collect_page(doc, rref, root, &in, pl);
+		return collect_page(doc, 1, rref, root, &in, pl);
 	}
 	if (kids->kind != PS_ARRAY)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Kids is not an array");
@@ -367,7 +378,7 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 			}
 		}
 		/* a leaf */
-		if (idx >= first && (rc = collect_page(doc, kref, kid, &in, pl)) < 0)
+		if (idx >= first && (rc = collect_page(doc, idx, kref, kid, &in, pl)) < 0)
 			return rc;
 		if (++idx > last)
 			return 0;
@@ -392,6 +403,7 @@ struct stamp_job {
 	const struct pdfstamp_stamp_opts *o;
 	const char *text;     /* NULL: an image alone (note 6) */
 	const char *contents; /* /Contents: the note, else the text (none if empty) */
+	char id[PS_STAMPID_MAX + 1]; /* the stamp's ID (stampid.c) */
 	char date[32];        /* /M and /CreationDate */
 	ps_font *font;
 	ps_line *lines;       /* the main lines, top first */
@@ -402,9 +414,9 @@ struct stamp_job {
 	ps_image *img;
 	uint32_t iw, ih;
 	uint32_t font_num, img_num;
-	uint32_t contents_num, author_num, date_num, nm_num; /* shared strings
-	                                                      * (note 8), 0: direct */
+	uint32_t contents_num, author_num, date_num; /* shared strings (note 8), 0: direct */
 	uint32_t color_num;   /* the shared /C array (note 8), 0: direct */
+	int64_t already;      /* selected pages that have a stamp of this ID (note 9) */
 	ap_entry *aps;
 	size_t naps;
 	struct pdfstamp_result *res;
@@ -756,23 +768,6 @@ static int put_text(ps_ctx *ctx, ps_obj *d, const char *key, const char *utf8, u
 	return 0;
 }
 
-/* The annotation's /NM: 15 random characters, 90 bits in one AES block
- * (note 8). */
-static int random_nm(ps_ctx *ctx, char nm[16])
-{
-	static const char b64[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	uint8_t rnd[15];
-	int rc, k;
-
-	if ((rc = ps_random(ctx, rnd, sizeof rnd)) < 0)
-		return rc;
-	for (k = 0; k < 15; k++)
-		nm[k] = b64[rnd[k] & 63];
-	nm[15] = '\0';
-	return 0;
-}
-
 /* A string shared by the annotations of a many-page stamp (note 8). */
 static int shared_text(ps_update *up, const char *utf8, uint32_t *num)
 {
@@ -872,13 +867,14 @@ have_page:
 	return 0;
 }
 
-static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page *pg)
+static int stamp_page(ps_update *up, stamp_job *j, const ps_page *pg)
 {
 	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_doc *doc = up->doc;
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct stamp_geom g;
-	char nm[16];
+	char nm[PS_STAMPID_NM_MAX + 1];
+	int64_t index = pg->index;
 	double rect[4];
 	ps_obj *annot = NULL, *apd = NULL;
 	uint32_t annot_num, ap_num;
@@ -926,8 +922,7 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 		return rc;
 	if (!(annot_num = ps_update_alloc(up)))
 		return ctx->errcode;
-	if (!j->nm_num && (rc = random_nm(ctx, nm)) < 0)
-		return rc;
+	ps_stampid_nm(j->id, index, nm); /* stampid.c note 1 */
 	annot = ps_new_dict();
 	apd = ps_new_dict();
 	if (!annot || !apd)
@@ -937,7 +932,7 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 	    ps_dict_put_int(annot, "F", 4 | 128) < 0 || /* Print | Locked (Table 167) */
 	    ps_dict_put_ref(annot, "P", pg->num, pg->gen) < 0)
 		goto oom;
-	if ((rc = put_text(ctx, annot, "NM", nm, j->nm_num)) < 0)
+	if ((rc = put_text(ctx, annot, "NM", nm, 0)) < 0)
 		goto out;
 	if ((rc = put_text(ctx, annot, "M", j->date, j->date_num)) < 0 ||
 	    (rc = put_text(ctx, annot, "CreationDate", j->date, j->date_num)) < 0)
@@ -990,6 +985,29 @@ out:
 	return rc;
 }
 
+/* Note 9: drops from PL the pages that already have a stamp of J's ID
+ * (stampid.c note 3), counting them in j->already.  Before the first
+ * number is handed out: what it reads counts for make_skip. */
+static int leave_out_stamped(stamp_job *j, ps_doc *doc, page_list *pl)
+{
+	size_t i, n = 0;
+	int rc, has;
+
+	for (i = 0; i < pl->n; i++) {
+		if ((rc = ps_stampid_on_page(doc, pl->v[i].annots_missing ? NULL :
+		                             pl->v[i].annots ? pl->v[i].annots :
+		                             ps_dict_get(pl->v[i].dict, "Annots"),
+		                             j->id, pl->v[i].index, &has)) < 0)
+			return rc;
+		if (has)
+			j->already++;
+		else
+			pl->v[n++] = pl->v[i];
+	}
+	pl->n = n;
+	return 0;
+}
+
 int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
                    const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)
 {
@@ -998,7 +1016,6 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	ps_time when;
 	stamp_job j;
 	page_list pl = {NULL, 0};
-	char nm[16];
 	int64_t npages, first, last;
 	size_t i;
 	int rc, k;
@@ -1019,7 +1036,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	if (o->pages || o->offset[0] || o->offset[1] || o->rotate || o->diagonal || o->scale ||
 	    o->image_opacity >= 0 || o->small || o->file_name || o->bates_start != 1 ||
 	    o->bates_offset || o->bates_prefix || o->bates_digits != 6 || o->qr ||
-	    o->qr_level != PDFSTAMP_QR_M || o->nfonts || o->id || o->position > PDFSTAMP_POS_CENTER)
+	    o->qr_level != PDFSTAMP_QR_M || o->nfonts || o->position > PDFSTAMP_POS_CENTER)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of version 3 are being built");
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
@@ -1029,6 +1046,9 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 			return ps_err(ctx, PDFSTAMP_E_USAGE, "colour components must be in [0, 1]");
 	if (o->image_data && !o->image_len)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the image is empty");
+	if (o->id && !ps_stampid_valid(o->id))
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "a stamp ID is 1 to 32 characters of A-Z, a-z, 0-9, _ and -");
 	if ((rc = ps_time_parse(ctx, o->date ? o->date : "now", &when)) < 0)
 		return rc;
 	memset(&up, 0, sizeof up);
@@ -1049,6 +1069,15 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the image has no pixels");
 			goto out;
 		}
+	}
+	if (o->id) {
+		memcpy(j.id, o->id, strlen(o->id) + 1);
+	} else {
+		uint8_t sha[32];
+		if (j.img)
+			ps_image_sha256(j.img, sha);
+		if ((rc = ps_stampid_default(ctx, o, j.img ? sha : NULL, j.id)) < 0)
+			goto out;
 	}
 	if (j.text) {
 		char iso[32], line2[160];
@@ -1090,17 +1119,27 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	}
 	/* every target page first, then the first number (note 1; incr.c
 	 * note 6) */
-	if ((rc = walk_pages(doc, first, last, &pl)) < 0)
+	if ((rc = walk_pages(doc, first, last, &pl)) < 0 || (rc = leave_out_stamped(&j, doc, &pl)) < 0)
 		goto out;
-	if (first != last &&
-	    ((rc = random_nm(ctx, nm)) < 0 || (rc = shared_text(&up, nm, &j.nm_num)) < 0 ||
-	     (rc = shared_color(&up, o->color, &j.color_num)) < 0 ||
+	if (res && res->version >= 3) {
+		memcpy(res->id, j.id, sizeof res->id);
+		res->pages_already = j.already;
+		res->pages_stamped = (int64_t)pl.n;
+	}
+	if (pl.n == 0) { /* note 9: nothing created, written or synced */
+		if (res && res->version >= 3)
+			res->skipped = 1;
+		rc = 0;
+		goto out;
+	}
+	if (pl.n > 1 &&
+	    ((rc = shared_color(&up, o->color, &j.color_num)) < 0 ||
 	     (rc = shared_text(&up, j.date, &j.date_num)) < 0 ||
 	     (*j.contents && (rc = shared_text(&up, j.contents, &j.contents_num)) < 0) ||
 	     (o->author && (rc = shared_text(&up, o->author, &j.author_num)) < 0)))
 		goto out;
 	for (i = 0; i < pl.n; i++)
-		if ((rc = stamp_page(&up, &j, first + (int64_t)i, &pl.v[i])) < 0)
+		if ((rc = stamp_page(&up, &j, &pl.v[i])) < 0)
 			goto out;
 	rc = ps_update_commit(&up, w, res);
 out:
