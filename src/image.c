@@ -424,7 +424,7 @@ int ps_image_load(ps_ctx *ctx, const char *path, const uint8_t *data, size_t len
 		free(file);
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	}
-	if (ps_sha256(data, len, im->sha256) != 0) {
+	if (ps_sha256_hw(0, data, len, im->sha256) != 0) {
 		free(file);
 		ps_image_free(im);
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "SHA-256 failed");

@@ -80,8 +80,9 @@
  *     several pages the strings every annotation repeats (/Contents, /T,
  *     the date of /M and /CreationDate) are written once, as indirect
  *     string objects (7.3.10) that each annotation references, and so is
- *     the /C array.  A single-page stamp keeps them direct.  The optional /Type /Annot (Table 166) is left out: readers
- *     know an annotation by its place in /Annots and its /Subtype.
+ *     the /C array.  A single-page stamp keeps them direct.  The
+ *     optional /Type /Annot (Table 166) is left out: readers know an
+ *     annotation by its place in /Annots and its /Subtype.
  *  9. Re-runs (stampid.c).  Once the target pages are collected, and
  *     before the first number is handed out, the pages that already have
  *     an annotation of the stamp's ID are left out (leave_out_stamped).
@@ -1119,7 +1120,8 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	}
 	/* every target page first, then the first number (note 1; incr.c
 	 * note 6) */
-	if ((rc = walk_pages(doc, first, last, &pl)) < 0 || (rc = leave_out_stamped(&j, doc, &pl)) < 0)
+	if ((rc = walk_pages(doc, first, last, &pl)) < 0 ||
+	    (rc = leave_out_stamped(&j, doc, &pl)) < 0)
 		goto out;
 	if (res && res->version >= 3) {
 		memcpy(res->id, j.id, sizeof res->id);

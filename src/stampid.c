@@ -117,15 +117,11 @@ int ps_stampid_valid(const char *id)
 
 /* ---- the default ID (note 2) ---------------------------------------------------- */
 
-typedef struct serial {
-	mbedtls_sha256_context c;
-	int rc;
-} serial;
+typedef ps_buf serial; /* the serialisation, hashed whole (a few hundred bytes) */
 
 static void put_raw(serial *s, const void *p, size_t n)
 {
-	if (s->rc == 0 && n)
-		s->rc = ps_sha256_update(&s->c, (const unsigned char *)p, n);
+	ps_buf_append(s, p, n);
 }
 
 static void put_u64(serial *s, uint64_t v)
@@ -180,12 +176,10 @@ int ps_stampid_default(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o,
 	static const char magic[] = "pdfstamp-stamp-id";
 	const char *text = o->text ? o->text : img_sha256 ? NULL : "APPROVED";
 	uint8_t h[32], v = ID_SERIAL_VERSION;
-	serial s;
+	serial s = PS_BUF_INIT;
 	size_t i;
-	int k;
+	int k, rc;
 
-	mbedtls_sha256_init(&s.c);
-	s.rc = ps_sha256_starts(&s.c);
 	put_raw(&s, magic, sizeof magic);
 	put_raw(&s, &v, 1);
 	put_str(&s, "text", text);
@@ -221,10 +215,13 @@ int ps_stampid_default(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o,
 	put_str(&s, "bates_prefix", o->bates_prefix);
 	put_int(&s, "bates_digits", o->bates_digits);
 	put_str(&s, "date", o->date ? o->date : "now");
-	if (s.rc == 0)
-		s.rc = ps_sha256_finish(&s.c, h);
-	mbedtls_sha256_free(&s.c);
-	if (s.rc != 0)
+	if (s.oom) {
+		ps_buf_free(&s);
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	rc = ps_sha256_hw(0, s.data, s.len, h);
+	ps_buf_free(&s);
+	if (rc != 0)
 		return ps_err(ctx, PDFSTAMP_E_INTERNAL, "SHA-256 failed");
 	/* 60 bits, six at a time, most significant first */
 	for (k = 0; k < PS_STAMPID_DEFAULT_LEN; k++) {
