@@ -22,7 +22,11 @@
  *     is written.
  *  4. Coordinates and the margin are bounded (|v| <= CLI_MAX_COORD) so
  *     the library never has to write absurd reals.
- *  5. The option table is in the order of --help, grouped (what the stamp
+ *  5. Stamp IDs (--id; the default is the library's, pdfstamp_stamp_id):
+ *     a file whose selected pages all carry the ID is reported as skipped,
+ *     "already stamped", exit 0; it counts as unchanged for --ledger
+ *     (cli_file.unchanged: its done line needs no sync).
+ *  6. The option table is in the order of --help, grouped (what the stamp
  *     is, its text, where it goes, its data, its look).  Options with the
  *     same first letter keep the order they had in the getopt table it
  *     replaced (opts.c note 2): --icon before --image, --freetext before
@@ -54,7 +58,8 @@ enum {
 	OPT_OPACITY,
 	OPT_FREETEXT,
 	OPT_FONT,
-	OPT_IMAGE
+	OPT_IMAGE,
+	OPT_ID
 };
 
 /* The standard stamp names (ISO 32000-2 12.5.6.12). */
@@ -109,6 +114,12 @@ static const struct cli_opt stamp_opts[] = {
 	CLI_OPTION("color", OPT_COLOR, "RRGGBB|R,G,B",
 	           "hex, or three numbers from 0 to 1 (default 0.75,0.05,0.05)"),
 	CLI_OPTION("opacity", OPT_OPACITY, "F", "0 < F <= 1 (default 1)"),
+	CLI_OPTION("id", OPT_ID, "ID",
+	           "the stamp's ID, 1 to 32 of A-Z a-z 0-9 _ -, recorded in each annotation "
+	           "(/NM ID.PAGE); pages that already carry it are not stamped again, and a "
+	           "file whose pages all do is skipped, unchanged (default: a hash of the "
+	           "options that define the stamp, so an identical re-run matches; see STAMP "
+	           "IDS in pdfstamp(1))"),
 	CLI_INCLUDE(cli_write_opts),
 	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
@@ -255,8 +266,22 @@ struct stamp_cmd {
 static int call_stamp(struct cli_file *f, void *arg)
 {
 	struct stamp_cmd *c = arg;
+	const struct pdfstamp_result *res = f->res;
+	int rc = pdfstamp_stamp(f->doc, &c->so, &f->wopts, f->res);
 
-	return pdfstamp_stamp(f->doc, &c->so, &f->wopts, f->res);
+	f->unchanged = rc == 0 && res->skipped; /* note 5 */
+	return rc;
+}
+
+/* The members of note 5 in the --json line. */
+static void json_id(struct cli_json *j, const struct pdfstamp_result *res)
+{
+	cli_json_key(j, "id");
+	cli_json_str(j, res->id);
+	cli_json_key(j, "pages_stamped");
+	cli_json_int(j, res->pages_stamped);
+	cli_json_key(j, "pages_already");
+	cli_json_int(j, res->pages_already);
 }
 
 static int output_stamp(const struct cli_file *f, void *arg)
@@ -268,14 +293,28 @@ static int output_stamp(const struct cli_file *f, void *arg)
 
 	if (f->run->json) {
 		cli_file_json_begin(&j, f);
-		cli_json_update(&j, res);
+		if (res->skipped) {
+			cli_json_key(&j, "skipped");
+			cli_json_str(&j, "already stamped");
+		} else {
+			cli_json_update(&j, res);
+		}
+		json_id(&j, res);
 		cli_json_line_end(&j, f->name);
 		return CLI_EXIT_OK;
 	}
 	if (!f->run->verbose)
 		return CLI_EXIT_OK;
+	if (res->skipped) {
+		fputs("skipped ", cli_out());
+		cli_put_safe(cli_out(), f->name);
+		fprintf(cli_out(), ": already stamped (ID %s, %" PRId64 " page%s)\n", res->id,
+		        res->pages_already, res->pages_already == 1 ? "" : "s");
+		return CLI_EXIT_OK;
+	}
 	if (c->so.page == PDFSTAMP_PAGE_ALL)
-		fprintf(cli_out(), "stamped %d pages of ", res->nobjects);
+		fprintf(cli_out(), "stamped %" PRId64 " page%s of ", res->pages_stamped,
+		        res->pages_stamped == 1 ? "" : "s");
 	else if (c->so.page == PDFSTAMP_PAGE_LAST)
 		fputs("stamped the last page of ", cli_out());
 	else
@@ -284,7 +323,11 @@ static int output_stamp(const struct cli_file *f, void *arg)
 	fprintf(cli_out(), ": annotation%s", res->nobjects == 1 ? "" : "s");
 	for (i = 0; i < res->nobjects; i++)
 		fprintf(cli_out(), "%s %" PRIu32 " 0 R", i ? "," : "", res->objects[i]);
-	fprintf(cli_out(), ", %" PRId64 " bytes appended\n", res->bytes_appended);
+	fprintf(cli_out(), ", %" PRId64 " bytes appended (ID %s", res->bytes_appended, res->id);
+	if (res->pages_already)
+		fprintf(cli_out(), "; %" PRId64 " page%s already stamped", res->pages_already,
+		        res->pages_already == 1 ? "" : "s");
+	fputs(")\n", cli_out());
 	return CLI_EXIT_OK;
 }
 
@@ -348,6 +391,14 @@ static int stamp_option(void *arg, int id, char *optarg)
 		so->image = optarg;
 		if (!*optarg)
 			rc = bad_value("--image", "expected a PNG or JPEG file");
+		return rc;
+	case OPT_ID:
+		so->id = optarg;
+		if (strlen(optarg) < 1 || strlen(optarg) > 32 ||
+		    strspn(optarg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		                   "0123456789_-") != strlen(optarg))
+			rc = bad_value("--id",
+			               "expected 1 to 32 characters of A-Z, a-z, 0-9, _ and -");
 		return rc;
 	default:
 		return -1;

@@ -50,6 +50,10 @@
  *     commands' lines are not synced (doing them again costs nothing but
  *     time).  A failed write or sync fails the file (an in-place update
  *     is then undone by the library).
+ *  5. A call that succeeded without writing anything (cli_file.unchanged:
+ *     a stamp whose pages all carry its ID already) is done, with
+ *     "unchanged":true, and its line is not synced: lost in a crash, the
+ *     next run finds the file the same way and skips it again.
  */
 #include "config.h"
 
@@ -614,6 +618,8 @@ int cli_ledger_end(struct cli_ledger_call *c, int status)
 		return 0;
 	if (stat(c->f->name, &st) != 0)
 		memset(&st, 0, sizeof st);
+	if (status == 0 && c->f->unchanged) /* note 5 */
+		return put_line(c->l, c->f->name, &st, "done", ",\"unchanged\":true", 0);
 	if (status == 0) /* a reading command, -o, or an update with nothing to add */
 		return put_line(c->l, c->f->name, &st, "done", NULL, c->l->writes);
 	snprintf(body, sizeof body, ",\"exit\":%d", status);

@@ -312,7 +312,8 @@ for x in one "two with space"; do
 	check_eq "$(annots_per_page "$T/ff/$x.pdf" "$UPW" | cut -d' ' -f1)" 1 "--files-from -: '$x.pdf' has the stamp (qpdf)"
 done
 printf '%s\n' "$T/ff/one.pdf" >"$T/ff/list1"
-run "$PDFSTAMP" stamp --password-env PDFSTAMP_TEST_PW -i --files-from "$T/ff/list1"
+# another stamp (the same one would be skipped: idempotent.sh)
+run "$PDFSTAMP" stamp --text AGAIN --password-env PDFSTAMP_TEST_PW -i --files-from "$T/ff/list1"
 check_status 0 "--files-from FILE"
 check_eq "$(annots_per_page "$T/ff/one.pdf" "$UPW" | cut -d' ' -f1)" 2 "--files-from FILE: stamped again"
 run "$PDFSTAMP" stamp --password-env PDFSTAMP_TEST_PW -i --files-from "$T/ff/no-such-list"
