@@ -515,7 +515,8 @@ struct pdfstamp_stamp_opts {
 	const char *const *fonts; /* fallback fonts after font, nfonts of them, each as font */
 	size_t nfonts;
 	const char *id;          /* the stamp's ID, 1 to 32 of [A-Za-z0-9_-]; NULL: derived
-	                          * from the options that define the stamp (pdfstamp(1) STAMP IDS) */
+	                          * from the options that define the stamp (pdfstamp(1)
+	                          * STAMP IDS) */
 };
 #define PDFSTAMP_STAMP_OPTS_VERSION 3
 #define PDFSTAMP_STAMP_OPTS_INIT {PDFSTAMP_STAMP_OPTS_VERSION, 1, NULL, NULL, 0, {0, 0, 0, 0}, \
@@ -524,6 +525,19 @@ struct pdfstamp_stamp_opts {
 	NULL, 0, NULL}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_stamp_opts_init(struct pdfstamp_stamp_opts *opts, unsigned version);
+
+/* What the templates of OPTS use (pdfstamp_stamp_uses). */
+#define PDFSTAMP_USES_BATES 0x1    /* {bates}: numbers that continue across files */
+#define PDFSTAMP_USES_PER_PAGE 0x2 /* a variable that differs per page ({page}, {bates}) */
+
+/* Checks the templates of OPTS (text, small line, QR) and the Bates
+ * options without a document, and sets *USES to the PDFSTAMP_USES_* bits
+ * of what they use: a caller numbering a batch ({bates}) must stamp its
+ * files one after the other and set bates_offset of each to the numbers
+ * the earlier ones took (pages_stamped + pages_already of their results).
+ * A syntax error or an unknown variable: PDFSTAMP_E_USAGE naming it. */
+int pdfstamp_stamp_uses(pdfstamp_ctx *ctx, const struct pdfstamp_stamp_opts *opts,
+                        unsigned *uses);
 
 /* Adds a stamp annotation with an appearance stream to the chosen page(s)
  * as one incremental update.  Requires the annotation permission (P bit 6)

@@ -95,6 +95,7 @@
 #include "policy.h"
 #include "font.h"
 #include "image.h"
+#include "template.h"
 
 #define MAX_TREE_DEPTH 64
 
@@ -108,6 +109,11 @@
 #define INNER 3.0       /* the inner edge of the inner frame line, in lw */
 #define IMG_SIDE 150.0  /* longer side of an image-only stamp without --rect */
 
+#define DEFAULT_SMALL "{author}  {date}" /* the small line's template (note 9) */
+#define MAX_BATES 999999999999999999LL   /* {bates}: start and offset, each */
+#define MAX_BATES_DIGITS 18
+#define MAX_BATES_PREFIX 64
+
 /* Every number the stamp writes is rounded to 1/1000 (note 7). */
 static double milli(double v)
 {
@@ -119,6 +125,7 @@ static double milli(double v)
 typedef struct ps_page {
 	uint32_t num;
 	uint16_t gen;
+	int64_t index;         /* its page number, from 1 */
 	ps_obj *dict;          /* borrowed: the document's cache, which keeps every
 	                        * object it parsed until the document is closed */
 	ps_obj *annots;        /* an indirect /Annots resolved (borrowed), NULL if the
@@ -302,7 +309,10 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 		if (first != 1 || last != 1)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
 			              "the page tree's /Count does not match its pages");
-		return collect_page(doc, rref, root, &in, pl);
+		if ((rc = collect_page(doc, rref, root, &in, pl)) < 0)
+			return rc;
+		pl->v[pl->n - 1].index = 1;
+		return 0;
 	}
 	if (kids->kind != PS_ARRAY)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Kids is not an array");
@@ -367,8 +377,11 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 			}
 		}
 		/* a leaf */
-		if (idx >= first && (rc = collect_page(doc, kref, kid, &in, pl)) < 0)
-			return rc;
+		if (idx >= first) {
+			if ((rc = collect_page(doc, kref, kid, &in, pl)) < 0)
+				return rc;
+			pl->v[pl->n - 1].index = idx;
+		}
 		if (++idx > last)
 			return 0;
 	}
@@ -383,22 +396,35 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 typedef struct ap_entry {
 	double w, h;          /* the box, rounded (note 7) */
 	int rotate;
+	size_t text;          /* which of the job's texts */
 	uint32_t num;
 } ap_entry;
 
 typedef struct stamp_job stamp_job;
 
+/* One expansion of the text and the small line (note 9). */
+typedef struct stamp_text {
+	char *contents;       /* the main lines' text, for /Contents (owned) */
+	ps_line *lines;       /* the main lines, top first (the job's nlines) */
+	ps_line small;        /* the small line (n == 0: none) */
+} stamp_text;
+
 struct stamp_job {
 	const struct pdfstamp_stamp_opts *o;
-	const char *text;     /* NULL: an image alone (note 6) */
-	const char *contents; /* /Contents: the note, else the text (none if empty) */
+	const char *text;     /* the text's template; NULL: an image alone (note 6) */
+	const char *note;     /* /Contents: the note, else the text's expansion (none if empty) */
 	char date[32];        /* /M and /CreationDate */
+	ps_time when;
+	ps_tmpl *tmain, *tsmall; /* the templates (note 9) */
+	unsigned uses;        /* PS_TMPL_* of both */
+	int64_t npages;       /* {pages} */
+	int64_t bates0;       /* the number of the first selected page ({bates}) */
 	ps_font *font;
-	ps_line *lines;       /* the main lines, top first */
-	size_t nlines;
-	ps_line small;        /* author and date */
-	double cw, ch;        /* natural content size (note 5) */
-	double pitch, asc, desc, small_base;
+	stamp_text *texts;    /* one per page with a per-page template, else one */
+	size_t ntexts;
+	size_t nlines;        /* main lines of every text */
+	double cw, ch;        /* natural content size, the largest text's (note 5) */
+	double pitch, asc, desc, small_asc, small_base, top;
 	ps_image *img;
 	uint32_t iw, ih;
 	uint32_t font_num, img_num;
@@ -412,74 +438,162 @@ struct stamp_job {
 
 static void job_free(stamp_job *j)
 {
-	size_t i;
+	size_t i, k;
 
-	for (i = 0; i < j->nlines; i++)
-		ps_font_line_free(&j->lines[i]);
-	free(j->lines);
-	ps_font_line_free(&j->small);
+	for (k = 0; k < j->ntexts; k++) {
+		for (i = 0; j->texts[k].lines && i < j->nlines; i++)
+			ps_font_line_free(&j->texts[k].lines[i]);
+		free(j->texts[k].lines);
+		ps_font_line_free(&j->texts[k].small);
+		free(j->texts[k].contents);
+	}
+	free(j->texts);
+	ps_tmpl_free(j->tmain);
+	ps_tmpl_free(j->tsmall);
 	ps_font_free(j->font);
 	ps_image_free(j->img);
 	free(j->aps);
 }
 
-/* Opens the font for every line and shapes them (note 3): before anything
- * is written. */
-static int job_text(ps_ctx *ctx, stamp_job *j, const char *small_txt)
+/* The templates' values on the IDX-th selected page, page number PAGE. */
+static void page_vars(const stamp_job *j, size_t idx, int64_t page, ps_tmpl_vars *v)
 {
-	const char *p, *nl;
-	ps_buf all = PS_BUF_INIT;
-	double a = 0, d = 0, wmax = 0;
-	size_t i, n = 1;
+	const struct pdfstamp_stamp_opts *o = j->o;
+
+	memset(v, 0, sizeof *v);
+	v->page = page;
+	v->pages = j->npages;
+	v->when = j->when;
+	v->file = o->file_name;
+	v->author = o->author;
+	v->bates = j->bates0 + (int64_t)idx;
+	v->bates_prefix = o->bates_prefix;
+	v->bates_digits = o->bates_digits;
+}
+
+/* Appends the small line of V to OUT without the spaces at its ends (the
+ * default "{author}  {date}" without an author is the date alone). */
+static int expand_small(ps_ctx *ctx, const stamp_job *j, const ps_tmpl_vars *v, ps_buf *out)
+{
+	size_t from = out->len, a, b;
 	int rc;
 
-	ps_buf_puts(&all, j->text);
-	ps_buf_putc(&all, '\n');
-	ps_buf_puts(&all, small_txt);
-	ps_buf_putc(&all, '\0');
-	if (all.oom) {
-		ps_buf_free(&all);
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	}
-	/* refuses text that is too long or not UTF-8 before anything else */
-	rc = ps_font_open(ctx, j->o->font, (const char *)all.data, &j->font);
-	ps_buf_free(&all);
-	if (rc < 0)
+	if ((rc = ps_tmpl_expand(ctx, j->tsmall, v, out)) < 0)
 		return rc;
-	for (p = j->text; (p = strchr(p, '\n')) != NULL; p++)
-		n++;
-	if (!(j->lines = calloc(n, sizeof *j->lines)))
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	for (p = j->text, i = 0; i < n; i++, p = nl + 1) {
+	for (a = from; a < out->len && out->data[a] == ' '; a++)
+		;
+	for (b = out->len; b > a && out->data[b - 1] == ' '; b--)
+		;
+	memmove(out->data + from, out->data + a, b - a);
+	out->len = from + (b - a);
+	return 0;
+}
+
+/* Shapes the text of T: MAIN (lines split at '\n') and SMALL. */
+static int shape_text(ps_font *font, const char *main_s, size_t main_len, const char *small_s,
+                      size_t small_len, size_t nlines, stamp_text *t)
+{
+	const char *p = main_s, *end = main_s + main_len, *nl;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < nlines; i++, p = nl + 1) {
 		size_t len;
-		nl = strchr(p, '\n');
-		if (!nl)
-			nl = p + strlen(p);
+		if (!(nl = memchr(p, '\n', (size_t)(end - p))))
+			nl = end;
 		len = (size_t)(nl - p);
 		if (len && p[len - 1] == '\r') /* CR LF from a file */
 			len--;
-		if ((rc = ps_font_shape(j->font, p, len, &j->lines[i])) < 0)
+		if ((rc = ps_font_shape(font, p, len, &t->lines[i])) < 0)
 			return rc;
-		j->nlines = i + 1;
-		a = fmax(a, j->lines[i].ascent);
-		d = fmin(d, j->lines[i].descent);
-		wmax = fmax(wmax, j->lines[i].width * FS_MAIN / 1000);
 	}
-	if ((rc = ps_font_shape(j->font, small_txt, strlen(small_txt), &j->small)) < 0)
-		return rc;
+	return ps_font_shape(font, small_s, small_len, &t->small);
+}
+
+/* Expands the templates for every selected page (one text when they do
+ * not differ per page), opens the one font for all of it and shapes it
+ * (notes 3, 5 and 9): before anything is written. */
+static int job_text(ps_ctx *ctx, stamp_job *j, const page_list *pl)
+{
+	ps_buf all = PS_BUF_INIT;  /* every text: main '\n' small '\n' ..., for the font */
+	size_t *mo = NULL, *so = NULL; /* where each text's main and small start in ALL */
+	double a = 0, d = 0, wmax = 0, sa = 0, sd = 0, swmax = 0;
+	size_t i, k, n = 1;
+	int rc = 0, has_small = 0;
+	const char *p;
+
+	j->ntexts = j->uses & PS_TMPL_PER_PAGE ? pl->n : 1;
+	for (p = j->text; (p = strchr(p, '\n')) != NULL; p++)
+		n++;
+	j->nlines = n;
+	if (!(j->texts = calloc(j->ntexts, sizeof *j->texts)) ||
+	    !(mo = calloc(j->ntexts + 1, sizeof *mo)) || !(so = calloc(j->ntexts, sizeof *so)))
+		goto oom;
+	for (k = 0; k < j->ntexts; k++) {
+		ps_tmpl_vars v;
+		page_vars(j, k, pl->v[k].index, &v);
+		mo[k] = all.len;
+		if ((rc = ps_tmpl_expand(ctx, j->tmain, &v, &all)) < 0)
+			goto out;
+		ps_buf_putc(&all, '\n');
+		so[k] = all.len;
+		if ((rc = expand_small(ctx, j, &v, &all)) < 0)
+			goto out;
+		if (all.len > so[k])
+			has_small = 1;
+		ps_buf_putc(&all, '\n');
+	}
+	mo[j->ntexts] = all.len;
+	all.len--; /* the last newline: the text ends with the small line as before */
+	ps_buf_putc(&all, '\0');
+	if (all.oom)
+		goto oom;
+	/* refuses text that is too long or not UTF-8 before anything else */
+	if ((rc = ps_font_open(ctx, j->o->font, (const char *)all.data, &j->font)) < 0)
+		goto out;
+	for (k = 0; k < j->ntexts; k++) {
+		stamp_text *t = &j->texts[k];
+		const char *base = (const char *)all.data;
+		if (!(t->lines = calloc(n, sizeof *t->lines)) ||
+		    !(t->contents = strndup(base + mo[k], so[k] - 1 - mo[k])))
+			goto oom;
+		if ((rc = shape_text(j->font, base + mo[k], so[k] - 1 - mo[k], base + so[k],
+		                     mo[k + 1] - 1 - so[k], n, t)) < 0)
+			goto out;
+		for (i = 0; i < n; i++) {
+			a = fmax(a, t->lines[i].ascent);
+			d = fmin(d, t->lines[i].descent);
+			wmax = fmax(wmax, t->lines[i].width * FS_MAIN / 1000);
+		}
+		sa = fmax(sa, t->small.ascent);
+		sd = fmin(sd, t->small.descent);
+		swmax = fmax(swmax, t->small.width * FS_SMALL / 1000);
+	}
 	/* note 5: uniform pitch from the inked extents of all lines */
 	j->asc = a * FS_MAIN / 1000;
 	j->desc = d * FS_MAIN / 1000;
 	j->pitch = j->asc - j->desc + LINE_GAP * FS_MAIN;
-	j->small_base = -fmin(j->small.descent, 0) * FS_SMALL / 1000;
-	j->ch = (fmax(j->small.ascent, 0) - fmin(j->small.descent, 0)) * FS_SMALL / 1000 + GAP +
-	        (double)(n - 1) * j->pitch + j->asc - j->desc;
-	j->cw = fmax(wmax, j->small.width * FS_SMALL / 1000);
+	j->ch = (double)(n - 1) * j->pitch + j->asc - j->desc;
+	if (has_small) {
+		j->small_asc = fmax(sa, 0) * FS_SMALL / 1000;
+		j->small_base = -fmin(sd, 0) * FS_SMALL / 1000;
+		j->ch += j->small_asc + j->small_base + GAP;
+		j->top = j->small_base + j->small_asc + GAP;
+	}
+	j->top += -j->desc + (double)(n - 1) * j->pitch; /* the first main line's baseline */
+	j->cw = fmax(wmax, swmax);
 	if (!(j->cw >= 1))
 		j->cw = 1;
 	if (!(j->ch >= 1))
 		j->ch = 1;
-	return 0;
+	goto out;
+oom:
+	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+out:
+	ps_buf_free(&all);
+	free(mo);
+	free(so);
+	return rc;
 }
 
 /* ---- geometry and the appearance ------------------------------------------------ */
@@ -560,7 +674,8 @@ static int put_res_ref(ps_obj *res, const char *cat, const char *key, uint32_t n
 }
 
 /* The content stream of the appearance (notes 5 and 6). */
-static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *c)
+static int appearance_content(stamp_job *j, const stamp_text *t, const struct stamp_geom *g,
+                              ps_buf *c)
 {
 	const struct pdfstamp_stamp_opts *o = j->o;
 	double lw = g->lw, v[6];
@@ -598,21 +713,19 @@ static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *
 	{
 		/* the content at its natural size, scaled by s and centred */
 		double s = g->s, ox = (g->w - j->cw * s) / 2, oy = (g->h - j->ch * s) / 2;
-		double top = j->small_base + (fmax(j->small.ascent, 0)) * FS_SMALL / 1000 + GAP -
-		             j->desc + (double)(j->nlines - 1) * j->pitch;
 		for (i = 0; i < j->nlines; i++) {
-			const ps_line *l = &j->lines[i];
+			const ps_line *l = &t->lines[i];
 			double x = (j->cw - l->width * FS_MAIN / 1000) / 2,
-			       y = top - (double)i * j->pitch;
+			       y = j->top - (double)i * j->pitch;
 			if (l->n &&
 			    (rc = ps_font_show(j->font, l, "F1", milli(FS_MAIN * s),
 			                       milli(ox + x * s), milli(oy + y * s), c)) < 0)
 				return rc;
 		}
-		if (j->small.n &&
-		    (rc = ps_font_show(j->font, &j->small, "F1", milli(FS_SMALL * s),
+		if (t->small.n &&
+		    (rc = ps_font_show(j->font, &t->small, "F1", milli(FS_SMALL * s),
 		                       milli(ox +
-		                             (j->cw - j->small.width * FS_SMALL / 1000) / 2 * s),
+		                             (j->cw - t->small.width * FS_SMALL / 1000) / 2 * s),
 		                       milli(oy + j->small_base * s), c)) < 0)
 			return rc;
 	}
@@ -623,8 +736,8 @@ done:
 
 /* The appearance for a box of G's size on a page turned by ROTATE: the
  * one already written for that size and rotation, or a new one (note 2). */
-static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, int rotate,
-                      uint32_t *num)
+static int appearance(ps_update *up, stamp_job *j, size_t text, const struct stamp_geom *g,
+                      int rotate, uint32_t *num)
 {
 	static const double rot[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, -1, 0, 0, 0},
 	                                 {-1, 0, 0, -1, 0, 0}, {0, -1, 1, 0, 0, 0}};
@@ -638,7 +751,8 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 	int rc;
 
 	for (i = 0; i < j->naps; i++) {
-		if (j->aps[i].w == g->w && j->aps[i].h == g->h && j->aps[i].rotate == rotate) {
+		if (j->aps[i].w == g->w && j->aps[i].h == g->h && j->aps[i].rotate == rotate &&
+		    j->aps[i].text == text) {
 			*num = j->aps[i].num;
 			return 0;
 		}
@@ -650,7 +764,7 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 		return rc;
 	if (j->img && !j->img_num && (rc = ps_image_embed(j->img, up, &j->img_num)) < 0)
 		return rc;
-	if ((rc = appearance_content(j, g, &c)) < 0) {
+	if ((rc = appearance_content(j, j->texts ? &j->texts[text] : NULL, g, &c)) < 0) {
 		ps_buf_free(&c);
 		return rc;
 	}
@@ -703,6 +817,7 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 	j->aps[j->naps].w = g->w;
 	j->aps[j->naps].h = g->h;
 	j->aps[j->naps].rotate = rotate;
+	j->aps[j->naps].text = text;
 	j->aps[j->naps].num = *num;
 	j->naps++;
 	return 0;
@@ -872,7 +987,13 @@ have_page:
 	return 0;
 }
 
-static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page *pg)
+/* The /Contents of the K-th selected page's annotation. */
+static const char *contents(const stamp_job *j, size_t k)
+{
+	return j->note ? j->note : j->texts[j->ntexts > 1 ? k : 0].contents;
+}
+
+static int stamp_page(ps_update *up, stamp_job *j, size_t k, const ps_page *pg)
 {
 	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_doc *doc = up->doc;
@@ -898,7 +1019,8 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 		if (rect[0] < pg->box[0] || rect[1] < pg->box[1] || rect[2] > pg->box[2] ||
 		    rect[3] > pg->box[3])
 			ps_warn(ctx, "the stamp rectangle on page %lld reaches outside the visible "
-			        "page [%g %g %g %g]; part of it will not show", (long long)index,
+			        "page [%g %g %g %g]; part of it will not show",
+			        (long long)pg->index,
 			        pg->box[0], pg->box[1], pg->box[2], pg->box[3]);
 	} else {
 		double pw = swap ? pg->box[3] - pg->box[1] : pg->box[2] - pg->box[0];
@@ -922,7 +1044,7 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 		}
 		visual_to_user(pg, x, y, g.w, g.h, rect);
 	}
-	if ((rc = appearance(up, j, &g, pg->rotate, &ap_num)) < 0)
+	if ((rc = appearance(up, j, j->ntexts > 1 ? k : 0, &g, pg->rotate, &ap_num)) < 0)
 		return rc;
 	if (!(annot_num = ps_update_alloc(up)))
 		return ctx->errcode;
@@ -945,8 +1067,8 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 	if (j->color_num ? ps_dict_put_ref(annot, "C", j->color_num, 0) < 0 :
 	                   ps_dict_put(annot, "C", real_array(o->color, 3)) < 0)
 		goto oom;
-	if (*j->contents &&
-	    (rc = put_text(ctx, annot, "Contents", j->contents, j->contents_num)) < 0)
+	if (*contents(j, k) &&
+	    (rc = put_text(ctx, annot, "Contents", contents(j, k), j->contents_num)) < 0)
 		goto out;
 	if (o->author && (rc = put_text(ctx, annot, "T", o->author, j->author_num)) < 0)
 		goto out;
@@ -990,12 +1112,81 @@ out:
 	return rc;
 }
 
+/* *OUT: S as a template that stands for S itself ({ and } doubled), or
+ * NULL when S has no brace. */
+static int literal_template(ps_ctx *ctx, const char *s, char **out)
+{
+	size_t n = 0, i, k = 0;
+
+	*out = NULL;
+	for (i = 0; s[i]; i++)
+		n += s[i] == '{' || s[i] == '}';
+	if (!n)
+		return 0;
+	if (!(*out = malloc(i + n + 1)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; s[i]; i++) {
+		if (s[i] == '{' || s[i] == '}')
+			(*out)[k++] = s[i];
+		(*out)[k++] = s[i];
+	}
+	(*out)[k] = '\0';
+	return 0;
+}
+
+/* The stamp's templates (note 9): parsed, and the Bates options checked. */
+static int job_templates(ps_ctx *ctx, stamp_job *j)
+{
+	const struct pdfstamp_stamp_opts *o = j->o;
+	int rc;
+
+	if (o->bates_digits < 1 || o->bates_digits > MAX_BATES_DIGITS || o->bates_start < 0 ||
+	    o->bates_offset < 0 || o->bates_start > MAX_BATES || o->bates_offset > MAX_BATES)
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "Bates numbers start from 0 to %lld with 1 to %d digits",
+		              (long long)MAX_BATES, MAX_BATES_DIGITS);
+	if (o->bates_prefix && strlen(o->bates_prefix) > MAX_BATES_PREFIX)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the Bates prefix is longer than %d bytes",
+		              MAX_BATES_PREFIX);
+	if (!j->text)
+		return 0;
+	if ((rc = ps_tmpl_parse(ctx, "the text", j->text, &j->tmain)) < 0 ||
+	    (rc = ps_tmpl_parse(ctx, "the small line", o->small ? o->small : DEFAULT_SMALL,
+	                        &j->tsmall)) < 0)
+		return rc;
+	j->uses = ps_tmpl_uses(j->tmain) | ps_tmpl_uses(j->tsmall);
+	return 0;
+}
+
+int pdfstamp_stamp_uses(pdfstamp_ctx *ctx, const struct pdfstamp_stamp_opts *o, unsigned *uses)
+{
+	stamp_job j;
+	int rc;
+
+	*uses = 0;
+	if (!o || o->version < 1 || o->version > PDFSTAMP_STAMP_OPTS_VERSION)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of an unknown version");
+	memset(&j, 0, sizeof j);
+	j.o = o;
+	if (o->version < 3) { /* no templates then */
+		*uses = 0;
+		return 0;
+	}
+	j.text = o->text ? o->text : (o->image || o->image_data) ? NULL : "APPROVED";
+	rc = job_templates(ctx, &j);
+	if (rc == 0 && (j.uses & PS_TMPL_BATES))
+		*uses |= PDFSTAMP_USES_BATES;
+	if (rc == 0 && (j.uses & PS_TMPL_PER_PAGE))
+		*uses |= PDFSTAMP_USES_PER_PAGE;
+	job_free(&j);
+	return rc;
+}
+
 int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
                    const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_update up;
-	ps_time when;
 	stamp_job j;
 	page_list pl = {NULL, 0};
 	char nm[16];
@@ -1011,15 +1202,22 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		/* version 1 ends before font, version 2 before pages: the
 		 * rest keeps its defaults */
 		struct pdfstamp_stamp_opts cur = PDFSTAMP_STAMP_OPTS_INIT;
+		char *lit = NULL;
 		memcpy(&cur, o, o->version < 2 ? offsetof(struct pdfstamp_stamp_opts, font)
 		                               : offsetof(struct pdfstamp_stamp_opts, pages));
 		cur.version = PDFSTAMP_STAMP_OPTS_VERSION;
-		return pdfstamp_stamp(doc, &cur, w, res);
+		/* text that was literal then stays literal (note 9) */
+		if (o->text && (rc = literal_template(ctx, o->text, &lit)) < 0)
+			return rc;
+		if (lit)
+			cur.text = lit;
+		rc = pdfstamp_stamp(doc, &cur, w, res);
+		free(lit);
+		return rc;
 	}
 	if (o->pages || o->offset[0] || o->offset[1] || o->rotate || o->diagonal || o->scale ||
-	    o->image_opacity >= 0 || o->small || o->file_name || o->bates_start != 1 ||
-	    o->bates_offset || o->bates_prefix || o->bates_digits != 6 || o->qr ||
-	    o->qr_level != PDFSTAMP_QR_M || o->nfonts || o->id || o->position > PDFSTAMP_POS_CENTER)
+	    o->image_opacity >= 0 || o->qr || o->qr_level != PDFSTAMP_QR_M || o->nfonts || o->id ||
+	    o->position > PDFSTAMP_POS_CENTER)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of version 3 are being built");
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
@@ -1029,16 +1227,19 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 			return ps_err(ctx, PDFSTAMP_E_USAGE, "colour components must be in [0, 1]");
 	if (o->image_data && !o->image_len)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the image is empty");
-	if ((rc = ps_time_parse(ctx, o->date ? o->date : "now", &when)) < 0)
-		return rc;
 	memset(&up, 0, sizeof up);
 	memset(&j, 0, sizeof j);
+	if ((rc = ps_time_parse(ctx, o->date ? o->date : "now", &j.when)) < 0)
+		return rc;
 	j.o = o;
 	j.res = res;
 	j.text = o->text ? o->text : (o->image || o->image_data) ? NULL : "APPROVED";
-	j.contents = o->note ? o->note : j.text ? j.text : "";
-	ps_time_pdf(&when, j.date);
-	/* note 3: the image and the font before anything is written */
+	j.note = o->note ? o->note : j.text ? NULL : "";
+	ps_time_pdf(&j.when, j.date);
+	/* note 3: the templates, the image and the font before anything is
+	 * written */
+	if ((rc = job_templates(ctx, &j)) < 0)
+		goto out;
 	if ((o->image || o->image_data) &&
 	    (rc = ps_image_load(ctx, o->image, o->image ? NULL : o->image_data, o->image_len,
 	                        &j.img)) < 0)
@@ -1049,22 +1250,6 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the image has no pixels");
 			goto out;
 		}
-	}
-	if (j.text) {
-		char iso[32], line2[160];
-		int alen = 0;
-		/* at most 100 bytes of the author, cut between characters */
-		if (o->author) {
-			alen = (int)strnlen(o->author, 100);
-			if (o->author[alen])
-				while (alen > 0 && ((unsigned char)o->author[alen] & 0xC0) == 0x80)
-					alen--;
-		}
-		ps_time_iso(&when, iso);
-		snprintf(line2, sizeof line2, "%.*s%s%.10s %.5s", alen, o->author ? o->author : "",
-		         o->author ? "  " : "", iso, iso + 11);
-		if ((rc = job_text(ctx, &j, line2)) < 0)
-			goto out;
 	}
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
@@ -1092,16 +1277,29 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	 * note 6) */
 	if ((rc = walk_pages(doc, first, last, &pl)) < 0)
 		goto out;
+	j.npages = npages;
+	j.bates0 = o->bates_start + o->bates_offset; /* each at most MAX_BATES */
+	if (j.text && (rc = job_text(ctx, &j, &pl)) < 0)
+		goto out;
 	if (first != last &&
 	    ((rc = random_nm(ctx, nm)) < 0 || (rc = shared_text(&up, nm, &j.nm_num)) < 0 ||
 	     (rc = shared_color(&up, o->color, &j.color_num)) < 0 ||
 	     (rc = shared_text(&up, j.date, &j.date_num)) < 0 ||
-	     (*j.contents && (rc = shared_text(&up, j.contents, &j.contents_num)) < 0) ||
+	     (*contents(&j, 0) && j.ntexts <= 1 &&
+	      (rc = shared_text(&up, contents(&j, 0), &j.contents_num)) < 0) ||
 	     (o->author && (rc = shared_text(&up, o->author, &j.author_num)) < 0)))
 		goto out;
 	for (i = 0; i < pl.n; i++)
-		if ((rc = stamp_page(&up, &j, first + (int64_t)i, &pl.v[i])) < 0)
+		if ((rc = stamp_page(&up, &j, i, &pl.v[i])) < 0)
 			goto out;
+	if (res && res->version >= 3) {
+		res->pages_stamped = (int64_t)pl.n;
+		if (j.uses & PS_TMPL_BATES) {
+			res->has_bates = 1;
+			res->bates_first = j.bates0;
+			res->bates_last = j.bates0 + (int64_t)pl.n - 1;
+		}
+	}
 	rc = ps_update_commit(&up, w, res);
 out:
 	free(pl.v);

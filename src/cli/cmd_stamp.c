@@ -22,6 +22,16 @@
  *     is written.
  *  4. Coordinates and the margin are bounded (|v| <= CLI_MAX_COORD) so
  *     the library never has to write absurd reals.
+ *  6. Bates numbering ({bates} in a template) continues across the files
+ *     in the order given: each file's first number is the start plus the
+ *     pages the files before it selected (stamped now or by an earlier run
+ *     with the same ID).  So the files are stamped one at a time (--jobs
+ *     is 1), every file is opened on every run (--ledger, which skips
+ *     files, and --shard, which sees part of the list, are usage errors),
+ *     and once a file fails before its pages were counted the rest of the
+ *     batch is not stamped (exit 1): their numbers are unknown.  The state
+ *     of the count is the only part of the command's state a call
+ *     changes; with one worker nothing else reads it.
  *  5. The option table is in the order of --help, grouped (what the stamp
  *     is, its text, where it goes, its data, its look).  Options with the
  *     same first letter keep the order they had in the getopt table it
@@ -54,7 +64,12 @@ enum {
 	OPT_OPACITY,
 	OPT_FREETEXT,
 	OPT_FONT,
-	OPT_IMAGE
+	OPT_IMAGE,
+	OPT_SMALL,
+	OPT_NO_DATE,
+	OPT_BATES_START,
+	OPT_BATES_PREFIX,
+	OPT_BATES_DIGITS
 };
 
 /* The standard stamp names (ISO 32000-2 12.5.6.12). */
@@ -87,9 +102,16 @@ static const struct cli_opt stamp_opts[] = {
 	           "a PNG or JPEG image filling the stamp (aspect kept), under the text with "
 	           "--text; without it the image alone, no frame, 150 pt on its longer side "
 	           "unless --rect is given"),
-	CLI_OPTION("text", OPT_TEXT, "STRING",
+	CLI_OPTION("text", OPT_TEXT, "TEMPLATE",
 	           "visible text, UTF-8, any script (default APPROVED, none with --image); a "
-	           "newline starts a new line, e.g. --text $'Approved\\nQA' in bash"),
+	           "newline starts a new line, e.g. --text $'Approved\\nQA' in bash; "
+	           "variables: {page} {pages} {date} {date:FORMAT} {file} {author} {bates}, "
+	           "{{ and }} for braces"),
+	CLI_OPTION("small-line", OPT_SMALL, "TEMPLATE",
+	           "the small line under the text (default '{author}  {date}', spaces at its "
+	           "ends dropped; '' for none)"),
+	CLI_OPTION("no-date", OPT_NO_DATE, NULL, "the small line without the date: --small-line "
+	           "'{author}'"),
 	CLI_OPTION("freetext", OPT_FREETEXT, NULL, "a /FreeText annotation instead of a /Stamp"),
 	CLI_OPTION("font", OPT_FONT, "FILE|FAMILY",
 	           "draw the text in this font (a path, or a fontconfig family such as 'Noto "
@@ -109,6 +131,13 @@ static const struct cli_opt stamp_opts[] = {
 	CLI_OPTION("color", OPT_COLOR, "RRGGBB|R,G,B",
 	           "hex, or three numbers from 0 to 1 (default 0.75,0.05,0.05)"),
 	CLI_OPTION("opacity", OPT_OPACITY, "F", "0 < F <= 1 (default 1)"),
+	CLI_HEADING("Bates numbers ({bates}):"),
+	CLI_OPTION("bates-start", OPT_BATES_START, "N",
+	           "the first number of the batch (default 1); the numbers continue across "
+	           "the selected pages of the files in the order given, one file at a time"),
+	CLI_OPTION("bates-prefix", OPT_BATES_PREFIX, "STRING", "written before each number"),
+	CLI_OPTION("bates-digits", OPT_BATES_DIGITS, "D",
+	           "zero-padded to D digits, 1 to 18 (default 6)"),
 	CLI_INCLUDE(cli_write_opts),
 	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
@@ -250,13 +279,71 @@ static int utf8_arg(const char *opt, const char *s, const char **dst)
 
 struct stamp_cmd {
 	struct pdfstamp_stamp_opts so;
+	struct cli_run *run;
+	int no_date;
+	unsigned uses;         /* PDFSTAMP_USES_* of the templates */
+	/* Bates numbering across the files (note 6) */
+	size_t next;           /* the index of the file expected next */
+	int64_t taken;         /* numbers the files before it took */
+	const char *failed;    /* the file after which the count is unknown */
 };
 
 static int call_stamp(struct cli_file *f, void *arg)
 {
 	struct stamp_cmd *c = arg;
+	struct pdfstamp_stamp_opts so = c->so;
+	struct pdfstamp_result *res = f->res;
+	int rc;
 
-	return pdfstamp_stamp(f->doc, &c->so, &f->wopts, f->res);
+	so.file_name = f->name;
+	if (!(c->uses & PDFSTAMP_USES_BATES))
+		return pdfstamp_stamp(f->doc, &so, &f->wopts, res);
+	if (!c->failed && f->index != c->next) /* a file before it failed to open */
+		c->failed = "an earlier file";
+	if (c->failed) {
+		snprintf(f->why, sizeof f->why, "not stamped: %s of the batch failed, so the "
+		         "Bates numbers of this file are unknown", c->failed);
+		return PDFSTAMP_E_IO;
+	}
+	so.bates_offset = c->taken;
+	if ((rc = pdfstamp_stamp(f->doc, &so, &f->wopts, res)) != 0) {
+		c->failed = "the file before it";
+		return rc;
+	}
+	c->taken += res->pages_stamped + res->pages_already;
+	c->next = f->index + 1;
+	return 0;
+}
+
+/* Note 6, and the templates checked before any file is opened. */
+static int check_stamp(void *arg)
+{
+	struct stamp_cmd *c = arg;
+	pdfstamp_ctx *ctx = NULL;
+	int rc;
+
+	if (pdfstamp_ctx_new(&ctx) != 0) {
+		cli_error(NULL, "out of memory");
+		return CLI_EXIT_IO;
+	}
+	rc = pdfstamp_stamp_uses(ctx, &c->so, &c->uses);
+	if (rc != 0) {
+		cli_error(NULL, "%s", pdfstamp_ctx_errmsg(ctx));
+		pdfstamp_ctx_free(ctx);
+		return cli_usage_hint("stamp");
+	}
+	pdfstamp_ctx_free(ctx);
+	if (!(c->uses & PDFSTAMP_USES_BATES))
+		return 0;
+	if (c->run->ledger || c->run->shard_n) {
+		cli_error(NULL, "{bates} numbers every file of the list on every run: it cannot "
+		          "be used with %s (a re-run skips the pages already stamped with the "
+		          "same stamp and keeps their numbers)",
+		          c->run->ledger ? "--ledger" : "--shard");
+		return cli_usage_hint("stamp");
+	}
+	c->run->jobs = 1;
+	return 0;
 }
 
 static int output_stamp(const struct cli_file *f, void *arg)
@@ -269,6 +356,12 @@ static int output_stamp(const struct cli_file *f, void *arg)
 	if (f->run->json) {
 		cli_file_json_begin(&j, f);
 		cli_json_update(&j, res);
+		if (res->has_bates) {
+			cli_json_key(&j, "bates_first");
+			cli_json_int(&j, res->bates_first);
+			cli_json_key(&j, "bates_last");
+			cli_json_int(&j, res->bates_last);
+		}
 		cli_json_line_end(&j, f->name);
 		return CLI_EXIT_OK;
 	}
@@ -294,6 +387,7 @@ static const struct cli_ops stamp_ops = {
 	.flags = CLI_FLUSH_LINES | CLI_BATCH,
 	.hints = CLI_HINT(PDFSTAMP_HINT_ALLOW_TRAILING) | CLI_HINT(PDFSTAMP_HINT_ALLOW_IDENTITY) |
 	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE) | CLI_HINT(PDFSTAMP_HINT_FONT),
+	.check = check_stamp,
 	.call = call_stamp,
 	.output = output_stamp,
 	CLI_UPDATE_RES
@@ -349,6 +443,28 @@ static int stamp_option(void *arg, int id, char *optarg)
 		if (!*optarg)
 			rc = bad_value("--image", "expected a PNG or JPEG file");
 		return rc;
+	case OPT_SMALL:
+		return utf8_arg("--small-line", optarg, &so->small);
+	case OPT_NO_DATE:
+		((struct stamp_cmd *)arg)->no_date = 1;
+		return 0;
+	case OPT_BATES_START:
+		if (cli_parse_int64(optarg, &so->bates_start) != 0 || so->bates_start < 0 ||
+		    so->bates_start > INT64_C(999999999999999999))
+			rc = bad_value("--bates-start", "expected a number from 0 to 10^18 - 1");
+		return rc;
+	case OPT_BATES_PREFIX:
+		rc = utf8_arg("--bates-prefix", optarg, &so->bates_prefix);
+		if (rc == 0 && strlen(optarg) > 64)
+			rc = bad_value("--bates-prefix", "at most 64 bytes");
+		return rc;
+	case OPT_BATES_DIGITS: {
+		int64_t d;
+		if (cli_parse_int64(optarg, &d) != 0 || d < 1 || d > 18)
+			return bad_value("--bates-digits", "expected a number from 1 to 18");
+		so->bates_digits = (int)d;
+		return 0;
+	}
 	default:
 		return -1;
 	}
@@ -362,10 +478,19 @@ static int cmd_stamp(int argc, char **argv)
 	int rc;
 
 	memset(&w, 0, sizeof w);
+	memset(&c, 0, sizeof c);
 	c.so = so_init;
 	if (cli_parse(&cli_cmd_stamp, argc, argv, &w, stamp_option, &c, &rc))
 		return rc;
 	c.so.date = w.date;
+	c.run = &w;
+	if (c.no_date) {
+		if (c.so.small)
+			return cli_fail_early(&w, argc - optind, argv + optind,
+			                      bad_value("--no-date", "--small-line says what the "
+			                                "small line is: give one of them"));
+		c.so.small = "{author}";
+	}
 	rc = cli_each_file(&stamp_ops, &w, argc - optind, argv + optind, &c);
 	return rc;
 }
