@@ -510,12 +510,68 @@ static int shape_text(ps_font *font, const char *main_s, size_t main_len, const 
 	return ps_font_shape(font, small_s, small_len, &t->small);
 }
 
+/* COVER: what the font must cover (ps_font_open) of the texts in ALL
+ * (NUL-terminated), the first of which ends before FROM: that text as it
+ * is (so a stamp of one text asks for what it always did), then the
+ * characters of the others it lacks, once each (note 9: 2,000 pages of
+ * "Page {page}" add the digits, not 2,000 lines). */
+static int cover_text(ps_ctx *ctx, const stamp_job *j, const ps_buf *all, size_t from,
+                      ps_buf *cover)
+{
+	const uint8_t *p = all->data;
+	size_t n = all->len - 1, i = 0, l;
+	uint8_t *seen_bmp = NULL; /* a bit per BMP character */
+	uint32_t cp, *astral = NULL;
+	size_t nastral = 0, k;
+
+	if (j->ntexts <= 1) {
+		ps_buf_append(cover, all->data, all->len);
+		return cover->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+	}
+	if (!(seen_bmp = calloc(65536 / 8, 1)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	ps_buf_append(cover, p, from - 1); /* the first text, without its last '\n' */
+	ps_buf_putc(cover, '\n');
+	for (i = 0; i < n; i += l) {
+		int fresh;
+		l = ps_text_utf8_decode(p + i, n - i, &cp);
+		if (!l) { /* the font refuses it below */
+			ps_buf_append(cover, p + i, 1);
+			l = 1;
+			continue;
+		}
+		if (cp == '\n')
+			continue;
+		if (cp < 65536) {
+			fresh = !(seen_bmp[cp / 8] & (1u << (cp % 8)));
+			seen_bmp[cp / 8] |= (uint8_t)(1u << (cp % 8));
+		} else {
+			for (k = 0; k < nastral && astral[k] != cp; k++)
+				;
+			fresh = k == nastral;
+			if (fresh) {
+				if (ps_vec_grow((void **)&astral, nastral, sizeof *astral) < 0)
+					cover->oom = 1;
+				else
+					astral[nastral++] = cp;
+			}
+		}
+		if (fresh && i >= from)
+			ps_buf_append(cover, p + i, l);
+	}
+	ps_buf_putc(cover, '\0');
+	free(seen_bmp);
+	free(astral);
+	return cover->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+}
+
 /* Expands the templates for every selected page (one text when they do
  * not differ per page), opens the one font for all of it and shapes it
  * (notes 3, 5 and 9): before anything is written. */
 static int job_text(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 {
-	ps_buf all = PS_BUF_INIT;  /* every text: main '\n' small '\n' ..., for the font */
+	ps_buf all = PS_BUF_INIT;  /* every text: main '\n' small '\n' ... */
+	ps_buf cover = PS_BUF_INIT; /* what the font must cover */
 	size_t *mo = NULL, *so = NULL; /* where each text's main and small start in ALL */
 	double a = 0, d = 0, wmax = 0, sa = 0, sd = 0, swmax = 0;
 	size_t i, k, n = 1;
@@ -549,7 +605,8 @@ static int job_text(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 	if (all.oom)
 		goto oom;
 	/* refuses text that is too long or not UTF-8 before anything else */
-	if ((rc = ps_font_open(ctx, j->o->font, (const char *)all.data, &j->font)) < 0)
+	if ((rc = cover_text(ctx, j, &all, mo[1], &cover)) < 0 ||
+	    (rc = ps_font_open(ctx, j->o->font, (const char *)cover.data, &j->font)) < 0)
 		goto out;
 	for (k = 0; k < j->ntexts; k++) {
 		stamp_text *t = &j->texts[k];
@@ -591,6 +648,7 @@ oom:
 	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 out:
 	ps_buf_free(&all);
+	ps_buf_free(&cover);
 	free(mo);
 	free(so);
 	return rc;
