@@ -83,6 +83,22 @@
  *     references, and so is the /C array.  A single-page stamp keeps them
  *     direct.  The optional /Type /Annot (Table 166) is left out: readers
  *     know an annotation by its place in /Annots and its /Subtype.
+ *  9. Templates (template.c).  The text and the small line (default
+ *     "{author}  {date}", spaces at its ends dropped: a plain stamp draws
+ *     exactly what it did before templates) are parsed before anything
+ *     else and expanded once the target pages are known: once for the
+ *     whole stamp, or once per page when they use {page} or {bates}.  The
+ *     font is opened for what is drawn (the first text, then each
+ *     character the others add, once), and every text is shaped; the box
+ *     and the line pitch come from the largest of them, so every page's
+ *     stamp has one size and its text is centred in it.  A per-page text
+ *     gets an appearance per page (the cache key includes the text); the
+ *     font, the image and the shared strings stay shared, and /Contents
+ *     is each page's own text unless a note was given.  {bates} of the
+ *     k-th selected page (from 0) is bates_start + bates_offset + k, so a
+ *     page's number depends only on the selection and the batch's earlier
+ *     files, never on what an earlier run stamped.  Options of version 1
+ *     and 2 had no templates: their text is made literal (braces doubled).
  */
 #include "config.h"
 
