@@ -107,6 +107,9 @@
 #define INSET_Y 4.5     /* from its top and bottom */
 #define INNER 3.0       /* the inner edge of the inner frame line, in lw */
 #define IMG_SIDE 150.0  /* longer side of an image-only stamp without --rect */
+#define MAX_OFFSET 1.0e7 /* points: |offset|, as the CLI's coordinates */
+#define MAX_SCALE 10.0  /* of the page's width */
+#define PI 3.14159265358979323846
 
 /* Every number the stamp writes is rounded to 1/1000 (note 7). */
 static double milli(double v)
@@ -382,7 +385,7 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 
 typedef struct ap_entry {
 	double w, h;          /* the box, rounded (note 7) */
-	int rotate;
+	double ma, mb;        /* its /Matrix (note 9) */
 	uint32_t num;
 } ap_entry;
 
@@ -485,9 +488,11 @@ static int job_text(ps_ctx *ctx, stamp_job *j, const char *small_txt)
 /* ---- geometry and the appearance ------------------------------------------------ */
 
 struct stamp_geom {
-	double w, h;          /* the box (visual size) */
+	double w, h;          /* the box (visual size), before the turn */
 	double lw;            /* frame line width */
 	double s;             /* scale of the content (1 = natural) */
+	double ma, mb;        /* the appearance's /Matrix [ma mb -mb ma 0 0] (note 9): the
+	                       * turn on the page as shown plus the page's /Rotate */
 };
 
 /* The box for the content at its natural size (note 5) or image (note 6). */
@@ -559,6 +564,39 @@ static int put_res_ref(ps_obj *res, const char *cat, const char *key, uint32_t n
 	return ps_dict_put(res, cat, d);
 }
 
+/* The image's opacity (note 10). */
+static double image_opacity(const struct pdfstamp_stamp_opts *o)
+{
+	return o->image_opacity < 0 ? o->opacity : o->image_opacity;
+}
+
+/* Does the image get an opacity of its own (note 10)? */
+static int own_image_gs(const stamp_job *j)
+{
+	return j->img && image_opacity(j->o) != j->o->opacity;
+}
+
+/* Is /GS0 set: for everything, or for the frame and the text (note 10)? */
+static int uses_gs0(const stamp_job *j)
+{
+	return j->o->opacity < 1 && (j->text || !own_image_gs(j));
+}
+
+/* The image keeps its aspect, centred in the inner area (note 6). */
+static void put_image(const stamp_job *j, const struct stamp_geom *g, ps_buf *c)
+{
+	double in = j->text ? INNER * g->lw : 0, aw = g->w - 2 * in, ah = g->h - 2 * in;
+	double sc = fmin(aw / j->iw, ah / j->ih), v[6];
+
+	v[0] = j->iw * sc;
+	v[1] = v[2] = 0;
+	v[3] = j->ih * sc;
+	v[4] = in + (aw - v[0]) / 2;
+	v[5] = in + (ah - v[3]) / 2;
+	ps_buf_puts(c, "q ");
+	put_nums(c, v, 6, "cm /Im1 Do Q\n");
+}
+
 /* The content stream of the appearance (notes 5 and 6). */
 static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *c)
 {
@@ -568,20 +606,20 @@ static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *
 	int rc;
 
 	ps_buf_puts(c, "q\n");
-	if (o->opacity < 1)
-		ps_buf_puts(c, "/GS0 gs\n");
-	if (j->img) {
-		/* the image keeps its aspect, centred in the inner area */
-		double in = j->text ? INNER * lw : 0, aw = g->w - 2 * in, ah = g->h - 2 * in;
-		double sc = fmin(aw / j->iw, ah / j->ih);
-		v[0] = j->iw * sc;
-		v[1] = v[2] = 0;
-		v[3] = j->ih * sc;
-		v[4] = in + (aw - v[0]) / 2;
-		v[5] = in + (ah - v[3]) / 2;
-		ps_buf_puts(c, "q ");
-		put_nums(c, v, 6, "cm /Im1 Do Q\n");
+	if (own_image_gs(j)) {
+		/* note 10: the image under its own opacity, then the rest's */
+		if (image_opacity(o) < 1) {
+			ps_buf_puts(c, "q /GS1 gs\n");
+			put_image(j, g, c);
+			ps_buf_puts(c, "Q\n");
+		} else {
+			put_image(j, g, c);
+		}
 	}
+	if (uses_gs0(j))
+		ps_buf_puts(c, "/GS0 gs\n");
+	if (j->img && !own_image_gs(j))
+		put_image(j, g, c);
 	if (!j->text)
 		goto done;
 	put_nums(c, o->color, 3, "RG ");
@@ -621,24 +659,36 @@ done:
 	return 0;
 }
 
-/* The appearance for a box of G's size on a page turned by ROTATE: the
- * one already written for that size and rotation, or a new one (note 2). */
-static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, int rotate,
-                      uint32_t *num)
+/* An /ExtGState entry NAME with constant opacity A for strokes and fills. */
+static int put_gs(ps_obj *gs, const char *name, double a)
 {
-	static const double rot[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, -1, 0, 0, 0},
-	                                 {-1, 0, 0, -1, 0, 0}, {0, -1, 1, 0, 0, 0}};
+	ps_obj *e = ps_new_dict();
+
+	if (!e || ps_dict_put_name(e, "Type", "ExtGState") < 0 || ps_dict_put_real(e, "CA", a) < 0 ||
+	    ps_dict_put_real(e, "ca", a) < 0) {
+		ps_obj_free(e);
+		return PDFSTAMP_E_NOMEM;
+	}
+	return ps_dict_put(gs, name, e);
+}
+
+/* The appearance for a box of G's size turned by G's matrix: the one
+ * already written for that size and matrix, or a new one (note 2). */
+static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, uint32_t *num)
+{
 	ps_ctx *ctx = ps_doc_ctx(up->doc);
 	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_buf c = PS_BUF_INIT;
 	ps_obj *d = NULL, *res = NULL, *stm;
-	double bbox[4] = {0, 0, g->w, g->h};
+	double bbox[4] = {0, 0, g->w, g->h}, mat[6] = {g->ma, g->mb, -g->mb, g->ma, 0, 0};
+	double io = image_opacity(o);
 	uint8_t *data;
 	size_t i, dlen;
 	int rc;
 
 	for (i = 0; i < j->naps; i++) {
-		if (j->aps[i].w == g->w && j->aps[i].h == g->h && j->aps[i].rotate == rotate) {
+		if (j->aps[i].w == g->w && j->aps[i].h == g->h && j->aps[i].ma == g->ma &&
+		    j->aps[i].mb == g->mb) {
 			*num = j->aps[i].num;
 			return 0;
 		}
@@ -660,16 +710,11 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 	if (!res || (j->text && put_res_ref(res, "Font", "F1", j->font_num) < 0) ||
 	    (j->img && put_res_ref(res, "XObject", "Im1", j->img_num) < 0))
 		goto oom;
-	if (o->opacity < 1) {
-		ps_obj *gs = ps_new_dict(), *gs0 = ps_new_dict();
-		if (!gs || !gs0 || ps_dict_put_name(gs0, "Type", "ExtGState") < 0 ||
-		    ps_dict_put_real(gs0, "CA", o->opacity) < 0 ||
-		    ps_dict_put_real(gs0, "ca", o->opacity) < 0) {
-			ps_obj_free(gs);
-			ps_obj_free(gs0);
-			goto oom;
-		}
-		if (ps_dict_put(gs, "GS0", gs0) < 0) {
+	/* note 10: /GS0 for all or the frame and text, /GS1 for the image */
+	if (uses_gs0(j) || (own_image_gs(j) && io < 1)) {
+		ps_obj *gs = ps_new_dict();
+		if (!gs || (uses_gs0(j) && put_gs(gs, "GS0", o->opacity) < 0) ||
+		    (own_image_gs(j) && io < 1 && put_gs(gs, "GS1", io) < 0)) {
 			ps_obj_free(gs);
 			goto oom;
 		}
@@ -681,9 +726,10 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 	    ps_dict_put_name(d, "Subtype", "Form") < 0 || ps_dict_put_int(d, "FormType", 1) < 0 ||
 	    ps_dict_put(d, "BBox", real_array(bbox, 4)) < 0)
 		goto oom;
-	/* turn the form counter-clockwise by /Rotate so that it reads upright
-	 * (the viewer maps the transformed BBox onto /Rect, 12.5.5) */
-	if (rotate && ps_dict_put(d, "Matrix", real_array(rot[rotate / 90], 6)) < 0)
+	/* turn the form counter-clockwise by the stamp's angle plus /Rotate so
+	 * that it reads as asked on the page as shown (note 9; the viewer maps
+	 * the transformed BBox onto /Rect, 12.5.5) */
+	if ((g->ma != 1 || g->mb != 0) && ps_dict_put(d, "Matrix", real_array(mat, 6)) < 0)
 		goto oom;
 	rc = ps_dict_put(d, "Resources", res);
 	res = NULL;
@@ -702,7 +748,8 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 		return rc;
 	j->aps[j->naps].w = g->w;
 	j->aps[j->naps].h = g->h;
-	j->aps[j->naps].rotate = rotate;
+	j->aps[j->naps].ma = g->ma;
+	j->aps[j->naps].mb = g->mb;
 	j->aps[j->naps].num = *num;
 	j->naps++;
 	return 0;
@@ -872,6 +919,103 @@ have_page:
 	return 0;
 }
 
+/* G's /Matrix for a stamp turned DEG degrees counter-clockwise on the page
+ * as shown, on a page with /Rotate ROTATE (note 9); with ROTATE 0, the
+ * turn on the page as shown. */
+static void turn(double deg, int rotate, struct stamp_geom *g)
+{
+	double c, s, t;
+	int q;
+
+	deg = fmod(deg, 360);
+	if (deg < 0)
+		deg += 360;
+	if (fmod(deg, 90) == 0) { /* exact: no rounding error at the right angles */
+		q = (int)(deg / 90) & 3;
+		c = q == 0 ? 1 : q == 2 ? -1 : 0;
+		s = q == 1 ? 1 : q == 3 ? -1 : 0;
+	} else {
+		c = milli(cos(deg * PI / 180));
+		s = milli(sin(deg * PI / 180));
+	}
+	/* plus /Rotate, counter-clockwise in user space: exact quarter turns
+	 * of the rounded pair, so |ma| and |mb| are |c| and |s| */
+	for (q = rotate / 90; q > 0; q--) {
+		t = c;
+		c = -s;
+		s = t;
+	}
+	g->ma = c + 0.0; /* no negative zero */
+	g->mb = s + 0.0;
+}
+
+/* Places the stamp on page PG as the options say (note 9): G is its box
+ * and matrix, RECT the annotation's /Rect (default user space). */
+static int place(ps_ctx *ctx, stamp_job *j, int64_t index, const ps_page *pg,
+                 struct stamp_geom *g, double rect[4])
+{
+	const struct pdfstamp_stamp_opts *o = j->o;
+	int swap = pg->rotate == 90 || pg->rotate == 270;
+	double pw = swap ? pg->box[3] - pg->box[1] : pg->box[2] - pg->box[0];
+	double ph = swap ? pg->box[2] - pg->box[0] : pg->box[3] - pg->box[1];
+	double m = o->margin, deg, x, y, s = 1, bw, bh, ac, as;
+
+	deg = o->diagonal ? atan2(ph, pw) * 180 / PI : o->rotate;
+	natural_box(j, g);
+	if (o->scale > 0) {
+		double k = o->scale * pw / g->w;
+		g->w *= k;
+		g->h *= k;
+	}
+	turn(deg, 0, g); /* the turn on the page as shown */
+	ac = fabs(g->ma);
+	as = fabs(g->mb);
+	bw = ac * g->w + as * g->h;
+	bh = as * g->w + ac * g->h;
+	if (bw > pw - 2 * m || bh > ph - 2 * m) { /* shrink to fit small pages */
+		s = fmin((pw - 2 * m) / bw, (ph - 2 * m) / bh);
+		if (!(s > 0.05))
+			return ps_err(ctx, PDFSTAMP_E_USAGE,
+			              "page %lld is too small for the stamp with this margin",
+			              (long long)index);
+	}
+	fit_box(j, g->w * s, g->h * s, g);
+	/* the bounding box of the turned form as the viewer computes it
+	 * (12.5.5), from the rounded numbers that are written */
+	bw = milli(ac * g->w + as * g->h);
+	bh = milli(as * g->w + ac * g->h);
+	switch (o->position) {
+	case PDFSTAMP_POS_TOP_LEFT: case PDFSTAMP_POS_LEFT: case PDFSTAMP_POS_BOTTOM_LEFT:
+		x = m;
+		break;
+	case PDFSTAMP_POS_TOP: case PDFSTAMP_POS_CENTER: case PDFSTAMP_POS_BOTTOM:
+		x = (pw - bw) / 2;
+		break;
+	default:
+		x = pw - m - bw;
+		break;
+	}
+	switch (o->position) {
+	case PDFSTAMP_POS_BOTTOM_LEFT: case PDFSTAMP_POS_BOTTOM: case PDFSTAMP_POS_BOTTOM_RIGHT:
+		y = m;
+		break;
+	case PDFSTAMP_POS_LEFT: case PDFSTAMP_POS_CENTER: case PDFSTAMP_POS_RIGHT:
+		y = (ph - bh) / 2;
+		break;
+	default:
+		y = ph - m - bh;
+		break;
+	}
+	x += o->offset[0];
+	y += o->offset[1];
+	if (x < -0.01 || y < -0.01 || x + bw > pw + 0.01 || y + bh > ph + 0.01)
+		ps_warn(ctx, "the stamp on page %lld reaches outside the page as shown (%g x %g); "
+		        "part of it will not show", (long long)index, pw, ph);
+	visual_to_user(pg, x, y, bw, bh, rect);
+	turn(deg, pg->rotate, g);
+	return 0;
+}
+
 static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page *pg)
 {
 	const struct pdfstamp_stamp_opts *o = j->o;
@@ -895,34 +1039,16 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 			              "the stamp rectangle (rect) must be finite, "
 			              "with x1 < x2 and y1 < y2");
 		fit_box(j, fw, fh, &g);
+		turn(0, pg->rotate, &g);
 		if (rect[0] < pg->box[0] || rect[1] < pg->box[1] || rect[2] > pg->box[2] ||
 		    rect[3] > pg->box[3])
 			ps_warn(ctx, "the stamp rectangle on page %lld reaches outside the visible "
 			        "page [%g %g %g %g]; part of it will not show", (long long)index,
 			        pg->box[0], pg->box[1], pg->box[2], pg->box[3]);
-	} else {
-		double pw = swap ? pg->box[3] - pg->box[1] : pg->box[2] - pg->box[0];
-		double ph = swap ? pg->box[2] - pg->box[0] : pg->box[3] - pg->box[1];
-		double m = o->margin, x, y, s = 1;
-		natural_box(j, &g);
-		if (g.w > pw - 2 * m || g.h > ph - 2 * m) { /* shrink to fit small pages */
-			s = fmin((pw - 2 * m) / g.w, (ph - 2 * m) / g.h);
-			if (!(s > 0.05))
-				return ps_err(ctx, PDFSTAMP_E_USAGE,
-				              "the page is too small for the stamp "
-				              "with this margin");
-		}
-		fit_box(j, g.w * s, g.h * s, &g);
-		switch (o->position) {
-		case PDFSTAMP_POS_TOP_LEFT: x = m; y = ph - m - g.h; break;
-		case PDFSTAMP_POS_BOTTOM_RIGHT: x = pw - m - g.w; y = m; break;
-		case PDFSTAMP_POS_BOTTOM_LEFT: x = m; y = m; break;
-		case PDFSTAMP_POS_CENTER: x = (pw - g.w) / 2; y = (ph - g.h) / 2; break;
-		default: x = pw - m - g.w; y = ph - m - g.h; break;
-		}
-		visual_to_user(pg, x, y, g.w, g.h, rect);
+	} else if ((rc = place(ctx, j, index, pg, &g, rect)) < 0) {
+		return rc;
 	}
-	if ((rc = appearance(up, j, &g, pg->rotate, &ap_num)) < 0)
+	if ((rc = appearance(up, j, &g, &ap_num)) < 0)
 		return rc;
 	if (!(annot_num = ps_update_alloc(up)))
 		return ctx->errcode;
@@ -990,6 +1116,28 @@ out:
 	return rc;
 }
 
+/* The placement options (note 9). */
+static int check_place(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o)
+{
+	if ((unsigned)o->position > (unsigned)PDFSTAMP_POS_RIGHT)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "unknown stamp position %d", (int)o->position);
+	if (!(fabs(o->offset[0]) <= MAX_OFFSET && fabs(o->offset[1]) <= MAX_OFFSET))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the offset must be at most %g points",
+		              MAX_OFFSET);
+	if (!isfinite(o->rotate))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the rotation must be a finite angle");
+	if (!(o->scale >= 0 && o->scale <= MAX_SCALE))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the scale must be 0 (natural size) or in "
+		              "(0, %g]", MAX_SCALE);
+	if (!(o->image_opacity < 0 || (o->image_opacity > 0 && o->image_opacity <= 1)))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the image opacity must be in (0, 1], or "
+		              "negative for the opacity");
+	if (o->has_rect && (o->offset[0] || o->offset[1] || o->rotate || o->diagonal || o->scale))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the offset, rotation and scale place a "
+		              "stamp that has no rectangle given");
+	return 0;
+}
+
 int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
                    const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)
 {
@@ -1016,11 +1164,12 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		cur.version = PDFSTAMP_STAMP_OPTS_VERSION;
 		return pdfstamp_stamp(doc, &cur, w, res);
 	}
-	if (o->pages || o->offset[0] || o->offset[1] || o->rotate || o->diagonal || o->scale ||
-	    o->image_opacity >= 0 || o->small || o->file_name || o->bates_start != 1 ||
+	if (o->pages || o->small || o->file_name || o->bates_start != 1 ||
 	    o->bates_offset || o->bates_prefix || o->bates_digits != 6 || o->qr ||
-	    o->qr_level != PDFSTAMP_QR_M || o->nfonts || o->id || o->position > PDFSTAMP_POS_CENTER)
+	    o->qr_level != PDFSTAMP_QR_M || o->nfonts || o->id)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of version 3 are being built");
+	if ((rc = check_place(ctx, o)) < 0)
+		return rc;
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "opacity must be in (0, 1] and the margin non-negative");
