@@ -43,10 +43,11 @@
  *     font) and the image (ps_image_load), then the policy (policy.c notes
  *     1 and 3).  Nothing is written for a bad font, image or text.
  *  4. The appearance is a real form XObject (/AP /N, 12.5.5) with its own
- *     /Resources (/Font /F1, /XObject /Im1, /ExtGState /GS0) so that every
- *     viewer draws the same thing; its /BBox is the stamp's size as the
- *     reader sees it and /Matrix turns it with the page's /Rotate, so the
- *     stamp reads upright on rotated pages.
+ *     /Resources (/Font /F1, /XObject /Im1, /ExtGState /GS0 and /GS1) so
+ *     that every viewer draws the same thing; its /BBox is the stamp's
+ *     size as the reader sees it, before any turn, and /Matrix turns it by
+ *     the stamp's angle plus the page's /Rotate (note 9), so the stamp
+ *     reads as asked on rotated pages.
  *  5. Layout, in the form's own (visual) coordinates: a double frame whose
  *     line width is lw = min(w, h) / 24 (outer line 0..lw, inner line
  *     2 lw..3 lw from the edge) and, inset 6 lw from the sides and 4.5 lw
@@ -83,6 +84,39 @@
  *     references, and so is the /C array.  A single-page stamp keeps them
  *     direct.  The optional /Type /Annot (Table 166) is left out: readers
  *     know an annotation by its place in /Annots and its /Subtype.
+ *  9. Placement (without a rect), all in the page's visual frame: the page
+ *     as shown, pw x ph, origin at its bottom left (the visible box turned
+ *     by /Rotate; visual_to_user maps back).  The box w x h is the natural
+ *     one (note 5, 6) or, with scale, w = scale * pw and h by the natural
+ *     aspect.  The turn: rotate degrees counter-clockwise, or with
+ *     diagonal atan2(ph, pw), the angle of the diagonal from bottom left
+ *     to top right; c and s, its cosine and sine, are rounded to 1/1000
+ *     (note 7), exact at the right angles.  The turned box's bounding box
+ *     is bw = |c| w + |s| h by bh = |s| w + |c| h; when it does not fit
+ *     the page less the margins the box is shrunk (both sides alike,
+ *     never below 1/20: PDFSTAMP_E_USAGE).  The bounding box is put at the
+ *     anchor (a corner, the middle of an edge, the centre: margin from the
+ *     edges it touches, centred on the others), moved by offset, and
+ *     mapped to user space: that is /Rect.  /Matrix is [a b -b a 0 0],
+ *     (a, b) = (c, s) turned by /Rotate in exact quarter turns, so the
+ *     form's /BBox transformed by /Matrix has exactly that bounding box
+ *     (up to the 1/1000 of /Rect) and the viewer's map onto /Rect
+ *     (ISO 32000-2 12.5.5, the algorithm of appearance streams) is a
+ *     translation: no distortion.  The turn is about the box's centre,
+ *     which is the bounding box's.  Without a turn on an upright page no
+ *     /Matrix is written, as before; appearances are shared by (box,
+ *     matrix).  A box that reaches off the page (an offset) is a
+ *     warning, not an error.  With a rect the rect is the place: offset,
+ *     rotate, diagonal and scale are refused with it.
+ * 10. Opacity: opacity is that of the frame and the text (/GS0),
+ *     image_opacity that of the image (/GS1, around the image only), each
+ *     a constant alpha for strokes and fills (11.6.4.4).  When they are
+ *     equal (image_opacity negative, the default) one /GS0 covers the
+ *     whole content as before; when both are 1 there is no /ExtGState and
+ *     no gs operator, so a plain stamp's bytes do not change.  The
+ *     annotation's /CA (opacity, when below 1) is informational: a reader
+ *     uses the appearance stream's own transparency (12.5.6.2), which
+ *     MuPDF and poppler do.
  */
 #include "config.h"
 
@@ -664,8 +698,8 @@ static int put_gs(ps_obj *gs, const char *name, double a)
 {
 	ps_obj *e = ps_new_dict();
 
-	if (!e || ps_dict_put_name(e, "Type", "ExtGState") < 0 || ps_dict_put_real(e, "CA", a) < 0 ||
-	    ps_dict_put_real(e, "ca", a) < 0) {
+	if (!e || ps_dict_put_name(e, "Type", "ExtGState") < 0 ||
+	    ps_dict_put_real(e, "CA", a) < 0 || ps_dict_put_real(e, "ca", a) < 0) {
 		ps_obj_free(e);
 		return PDFSTAMP_E_NOMEM;
 	}
