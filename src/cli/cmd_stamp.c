@@ -27,7 +27,7 @@
  *     same first letter keep the order they had in the getopt table it
  *     replaced (opts.c note 2): --icon before --image, --freetext before
  *     --font, so `--i` and `--f` name their candidates as before.
- *  6. Placement (pdfstamp(1) PLACEMENT): the nine --position names are the
+ *  6. Placement (pdfstamp(1) Placement): the nine --position names are the
  *     grid of the page as shown, and `centre` the one alias (`center` is
  *     what --help shows); `middle` stays an error, as it was.  --rect is
  *     the stamp's place itself, so --offset, --rotate and --scale with
