@@ -14,7 +14,8 @@
 # where a counter-clockwise turn puts it; /Rect (qpdf --show-object with
 # the password) must be the model's bounding box in default user space,
 # /BBox the model's size and /Matrix a pure rotation by the angle plus
-# /Rotate.  Then: the opacities, read back as pixel colours of both
+# /Rotate.  pdf.js (when installed) reads the turned stamps' /Rect and
+# appearance as qpdf does.  Then: the opacities, read back as pixel colours of both
 # renderers; a plain stamp writes what it wrote before these options (no
 # /Matrix at /Rotate 0, today's quarter turn at /Rotate 90, no /ExtGState,
 # the same size as with the options at their defaults given); usage errors.
@@ -46,6 +47,7 @@ place() {
 	shift 2
 	n=$((n + 1))
 	o=$T/c$n.pdf
+	LAST=$o
 	# shellcheck disable=SC2086
 	run "$PDFSTAMP" stamp --json "${COMMON[@]}" $opts -o "$o" "$IN"
 	check_status 0 "$name: stamp $opts"
@@ -69,6 +71,7 @@ place "rotate 30" "--position center --rotate 30" position=center rotate=30
 place "rotate 30 top-left" "--position top-left --rotate 30" position=top-left rotate=30
 place "rotate -120 right" "--position right --rotate -120" position=right rotate=-120
 place "diagonal" "--rotate diagonal --position center" position=center rotate=diagonal
+DIAG=$LAST
 place "diagonal bottom-left" "--rotate diagonal --position bottom-left --offset 5,5" \
 	position=bottom-left rotate=diagonal offset=5,5
 place "scale" "--scale 0.5 --position top" position=top scale=0.5
@@ -79,6 +82,23 @@ place "scale shrunk" "--scale 1 --position bottom --rotate 30" position=bottom s
 # An offset off the page: a warning, and the stamp goes where asked.
 place "offset off the page" "--position top-right --offset 100,0" position=top-right offset=100,0
 check_grep 'reaches outside the page as shown' "$T/err" "an offset off the page warns"
+
+# pdf.js, a third reader (Debian's libjs-pdf, when installed): the turned
+# stamps of the diagonal case have an appearance and the /Rect qpdf reads.
+PDFJS=${PDFJS:-/usr/share/javascript/pdf/build/pdf.js}
+diag=$DIAG
+if command -v node >/dev/null 2>&1 && [ -f "$PDFJS" ] && [ -f "$diag" ]; then
+	for p in 1 2 3 4; do
+		node "$TOP_SRCDIR/tests/e2e/fixtures/pdfjs-check.js" "$diag" 'user pw' "$p" >"$T/pj.json" 2>"$T/pj.err"
+		a=$(jget "$diag.json" "d[\"objects\"][$((p - 1))]")
+		want=$(qpdf --password-file="$UPW" --show-object="$a" "$diag" |
+			python3 -c 'import re, sys; print([round(float(v), 1) for v in re.search(r"/Rect \[([^]]*)\]", sys.stdin.read()).group(1).split()])')
+		check_eq "$(jget "$T/pj.json" '[round(v, 1) for v in d["annots"][0]["rect"]] if d["annots"][0]["hasAppearance"] else None')" \
+			"$want" "diagonal, page $p: pdf.js reads the appearance and qpdf's /Rect"
+	done
+else
+	skip "pdf.js (node and $PDFJS) for the turned stamps"
+fi
 
 # ---------------------------------------------------------------------------
 # Opacities, as pixel colours: the image (red) and the frame (blue) of a
