@@ -449,7 +449,9 @@ enum pdfstamp_position {
 	PDFSTAMP_POS_BOTTOM_RIGHT,
 	PDFSTAMP_POS_BOTTOM_LEFT,
 	PDFSTAMP_POS_CENTER,
-	/* version 3 of the options: the middles of the four edges */
+	/* version 3 of the options: the middles of the four edges (pdfstamp(1)
+	 * PLACEMENT: the bounding box of the turned stamp is anchored, margin
+	 * from the edges it touches, centred along the others) */
 	PDFSTAMP_POS_TOP,
 	PDFSTAMP_POS_BOTTOM,
 	PDFSTAMP_POS_LEFT,
@@ -494,13 +496,17 @@ struct pdfstamp_stamp_opts {
 	const char *pages;       /* page expression, e.g. "1-3,7", "all,!1" (pdfstamp(1) PAGE
 	                          * SELECTION); not NULL: overrides page */
 	double offset[2];        /* DX, DY added to the anchored position, in points of the
-	                          * page as shown (x right, y up) */
-	double rotate;           /* degrees counter-clockwise on the page as shown, any angle */
+	                          * page as shown (x right, y up); |DX|, |DY| <= 1e7 */
+	double rotate;           /* degrees counter-clockwise on the page as shown, any finite
+	                          * angle, about the stamp's centre; /Rect is the bounding
+	                          * box of the turned stamp, shrunk to fit as needed */
 	int diagonal;            /* turn along the page's diagonal, bottom left to top right
 	                          * (rotate is then ignored) */
-	double scale;            /* 0: natural size; else the stamp's width (before rotate) is
-	                          * scale times the width of the page as shown */
-	double image_opacity;    /* of the image, 0..1; negative: as opacity (which then
+	double scale;            /* 0: natural size; else (0 < scale <= 10) the stamp's width
+	                          * (before rotate) is scale times the width of the page as
+	                          * shown; offset, rotate, diagonal and scale with has_rect:
+	                          * PDFSTAMP_E_USAGE */
+	double image_opacity;    /* of the image, 0 < F <= 1; negative: as opacity (which then
 	                          * applies to the frame and the text) */
 	const char *small;       /* template of the small line under the text; NULL: the
 	                          * default "{author}  {date}", "": none */

@@ -43,10 +43,11 @@
  *     font) and the image (ps_image_load), then the policy (policy.c notes
  *     1 and 3).  Nothing is written for a bad font, image or text.
  *  4. The appearance is a real form XObject (/AP /N, 12.5.5) with its own
- *     /Resources (/Font /F1, /XObject /Im1, /ExtGState /GS0) so that every
- *     viewer draws the same thing; its /BBox is the stamp's size as the
- *     reader sees it and /Matrix turns it with the page's /Rotate, so the
- *     stamp reads upright on rotated pages.
+ *     /Resources (/Font /F1, /XObject /Im1, /ExtGState /GS0 and /GS1) so
+ *     that every viewer draws the same thing; its /BBox is the stamp's
+ *     size as the reader sees it, before any turn, and /Matrix turns it by
+ *     the stamp's angle plus the page's /Rotate (note 9), so the stamp
+ *     reads as asked on rotated pages.
  *  5. Layout, in the form's own (visual) coordinates: a double frame whose
  *     line width is lw = min(w, h) / 24 (outer line 0..lw, inner line
  *     2 lw..3 lw from the edge) and, inset 6 lw from the sides and 4.5 lw
@@ -83,7 +84,40 @@
  *     references, and so is the /C array.  A single-page stamp keeps them
  *     direct.  The optional /Type /Annot (Table 166) is left out: readers
  *     know an annotation by its place in /Annots and its /Subtype.
- *  9. Templates (template.c).  The text and the small line (default
+ *  9. Placement (without a rect), all in the page's visual frame: the page
+ *     as shown, pw x ph, origin at its bottom left (the visible box turned
+ *     by /Rotate; visual_to_user maps back).  The box w x h is the natural
+ *     one (note 5, 6) or, with scale, w = scale * pw and h by the natural
+ *     aspect.  The turn: rotate degrees counter-clockwise, or with
+ *     diagonal atan2(ph, pw), the angle of the diagonal from bottom left
+ *     to top right; c and s, its cosine and sine, are rounded to 1/1000
+ *     (note 7), exact at the right angles.  The turned box's bounding box
+ *     is bw = |c| w + |s| h by bh = |s| w + |c| h; when it does not fit
+ *     the page less the margins the box is shrunk (both sides alike,
+ *     never below 1/20: PDFSTAMP_E_USAGE).  The bounding box is put at the
+ *     anchor (a corner, the middle of an edge, the centre: margin from the
+ *     edges it touches, centred on the others), moved by offset, and
+ *     mapped to user space: that is /Rect.  /Matrix is [a b -b a 0 0],
+ *     (a, b) = (c, s) turned by /Rotate in exact quarter turns, so the
+ *     form's /BBox transformed by /Matrix has exactly that bounding box
+ *     (up to the 1/1000 of /Rect) and the viewer's map onto /Rect
+ *     (ISO 32000-2 12.5.5, the algorithm of appearance streams) is a
+ *     translation: no distortion.  The turn is about the box's centre,
+ *     which is the bounding box's.  Without a turn on an upright page no
+ *     /Matrix is written, as before; appearances are shared by (box,
+ *     matrix).  A box that reaches off the page (an offset) is a
+ *     warning, not an error.  With a rect the rect is the place: offset,
+ *     rotate, diagonal and scale are refused with it.
+ * 10. Opacity: opacity is that of the frame and the text (/GS0),
+ *     image_opacity that of the image (/GS1, around the image only), each
+ *     a constant alpha for strokes and fills (11.6.4.4).  When they are
+ *     equal (image_opacity negative, the default) one /GS0 covers the
+ *     whole content as before; when both are 1 there is no /ExtGState and
+ *     no gs operator, so a plain stamp's bytes do not change.  The
+ *     annotation's /CA (opacity, when below 1) is informational: a reader
+ *     uses the appearance stream's own transparency (12.5.6.2), which
+ *     MuPDF and poppler do.
+ * 11. Templates (template.c).  The text and the small line (default
  *     "{author}  {date}", spaces at its ends dropped: a plain stamp draws
  *     exactly what it did before templates) are parsed before anything
  *     else and expanded once the target pages are known: once for the
@@ -124,8 +158,11 @@
 #define INSET_Y 4.5     /* from its top and bottom */
 #define INNER 3.0       /* the inner edge of the inner frame line, in lw */
 #define IMG_SIDE 150.0  /* longer side of an image-only stamp without --rect */
+#define MAX_OFFSET 1.0e7 /* points: |offset|, as the CLI's coordinates */
+#define MAX_SCALE 10.0  /* of the page's width */
+#define PI 3.14159265358979323846
 
-#define DEFAULT_SMALL "{author}  {date}" /* the small line's template (note 9) */
+#define DEFAULT_SMALL "{author}  {date}" /* the small line's template (note 11) */
 #define MAX_BATES 999999999999999999LL   /* {bates}: start and offset, each */
 #define MAX_BATES_DIGITS 18
 #define MAX_BATES_PREFIX 64
@@ -411,14 +448,14 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 
 typedef struct ap_entry {
 	double w, h;          /* the box, rounded (note 7) */
-	int rotate;
+	double ma, mb;        /* its /Matrix (note 9) */
 	size_t text;          /* which of the job's texts */
 	uint32_t num;
 } ap_entry;
 
 typedef struct stamp_job stamp_job;
 
-/* One expansion of the text and the small line (note 9). */
+/* One expansion of the text and the small line (note 11). */
 typedef struct stamp_text {
 	char *contents;       /* the main lines' text, for /Contents (owned) */
 	ps_line *lines;       /* the main lines, top first (the job's nlines) */
@@ -431,7 +468,7 @@ struct stamp_job {
 	const char *note;     /* /Contents: the note, else the text's expansion (none if empty) */
 	char date[32];        /* /M and /CreationDate */
 	ps_time when;
-	ps_tmpl *tmain, *tsmall; /* the templates (note 9) */
+	ps_tmpl *tmain, *tsmall; /* the templates (note 11) */
 	unsigned uses;        /* PS_TMPL_* of both */
 	int64_t npages;       /* {pages} */
 	int64_t bates0;       /* the number of the first selected page ({bates}) */
@@ -529,7 +566,7 @@ static int shape_text(ps_font *font, const char *main_s, size_t main_len, const 
 /* COVER: what the font must cover (ps_font_open) of the texts in ALL
  * (NUL-terminated), the first of which ends before FROM: that text as it
  * is (so a stamp of one text asks for what it always did), then the
- * characters of the others it lacks, once each (note 9: 2,000 pages of
+ * characters of the others it lacks, once each (note 11: 2,000 pages of
  * "Page {page}" add the digits, not 2,000 lines). */
 static int cover_text(ps_ctx *ctx, const stamp_job *j, const ps_buf *all, size_t from,
                       ps_buf *cover)
@@ -583,7 +620,7 @@ static int cover_text(ps_ctx *ctx, const stamp_job *j, const ps_buf *all, size_t
 
 /* Expands the templates for every selected page (one text when they do
  * not differ per page), opens the one font for all of it and shapes it
- * (notes 3, 5 and 9): before anything is written. */
+ * (notes 3, 5 and 11): before anything is written. */
 static int job_text(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 {
 	ps_buf all = PS_BUF_INIT;  /* every text: main '\n' small '\n' ... */
@@ -673,9 +710,11 @@ out:
 /* ---- geometry and the appearance ------------------------------------------------ */
 
 struct stamp_geom {
-	double w, h;          /* the box (visual size) */
+	double w, h;          /* the box (visual size), before the turn */
 	double lw;            /* frame line width */
 	double s;             /* scale of the content (1 = natural) */
+	double ma, mb;        /* the appearance's /Matrix [ma mb -mb ma 0 0] (note 9): the
+	                       * turn on the page as shown plus the page's /Rotate */
 };
 
 /* The box for the content at its natural size (note 5) or image (note 6). */
@@ -747,6 +786,39 @@ static int put_res_ref(ps_obj *res, const char *cat, const char *key, uint32_t n
 	return ps_dict_put(res, cat, d);
 }
 
+/* The image's opacity (note 10). */
+static double image_opacity(const struct pdfstamp_stamp_opts *o)
+{
+	return o->image_opacity < 0 ? o->opacity : o->image_opacity;
+}
+
+/* Does the image get an opacity of its own (note 10)? */
+static int own_image_gs(const stamp_job *j)
+{
+	return j->img && image_opacity(j->o) != j->o->opacity;
+}
+
+/* Is /GS0 set: for everything, or for the frame and the text (note 10)? */
+static int uses_gs0(const stamp_job *j)
+{
+	return j->o->opacity < 1 && (j->text || !own_image_gs(j));
+}
+
+/* The image keeps its aspect, centred in the inner area (note 6). */
+static void put_image(const stamp_job *j, const struct stamp_geom *g, ps_buf *c)
+{
+	double in = j->text ? INNER * g->lw : 0, aw = g->w - 2 * in, ah = g->h - 2 * in;
+	double sc = fmin(aw / j->iw, ah / j->ih), v[6];
+
+	v[0] = j->iw * sc;
+	v[1] = v[2] = 0;
+	v[3] = j->ih * sc;
+	v[4] = in + (aw - v[0]) / 2;
+	v[5] = in + (ah - v[3]) / 2;
+	ps_buf_puts(c, "q ");
+	put_nums(c, v, 6, "cm /Im1 Do Q\n");
+}
+
 /* The content stream of the appearance (notes 5 and 6). */
 static int appearance_content(stamp_job *j, const stamp_text *t, const struct stamp_geom *g,
                               ps_buf *c)
@@ -757,20 +829,20 @@ static int appearance_content(stamp_job *j, const stamp_text *t, const struct st
 	int rc;
 
 	ps_buf_puts(c, "q\n");
-	if (o->opacity < 1)
-		ps_buf_puts(c, "/GS0 gs\n");
-	if (j->img) {
-		/* the image keeps its aspect, centred in the inner area */
-		double in = j->text ? INNER * lw : 0, aw = g->w - 2 * in, ah = g->h - 2 * in;
-		double sc = fmin(aw / j->iw, ah / j->ih);
-		v[0] = j->iw * sc;
-		v[1] = v[2] = 0;
-		v[3] = j->ih * sc;
-		v[4] = in + (aw - v[0]) / 2;
-		v[5] = in + (ah - v[3]) / 2;
-		ps_buf_puts(c, "q ");
-		put_nums(c, v, 6, "cm /Im1 Do Q\n");
+	if (own_image_gs(j)) {
+		/* note 10: the image under its own opacity, then the rest's */
+		if (image_opacity(o) < 1) {
+			ps_buf_puts(c, "q /GS1 gs\n");
+			put_image(j, g, c);
+			ps_buf_puts(c, "Q\n");
+		} else {
+			put_image(j, g, c);
+		}
 	}
+	if (uses_gs0(j))
+		ps_buf_puts(c, "/GS0 gs\n");
+	if (j->img && !own_image_gs(j))
+		put_image(j, g, c);
 	if (!j->text)
 		goto done;
 	put_nums(c, o->color, 3, "RG ");
@@ -808,25 +880,37 @@ done:
 	return 0;
 }
 
-/* The appearance for a box of G's size on a page turned by ROTATE: the
- * one already written for that size and rotation, or a new one (note 2). */
-static int appearance(ps_update *up, stamp_job *j, size_t text, const struct stamp_geom *g,
-                      int rotate, uint32_t *num)
+/* An /ExtGState entry NAME with constant opacity A for strokes and fills. */
+static int put_gs(ps_obj *gs, const char *name, double a)
 {
-	static const double rot[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, -1, 0, 0, 0},
-	                                 {-1, 0, 0, -1, 0, 0}, {0, -1, 1, 0, 0, 0}};
+	ps_obj *e = ps_new_dict();
+
+	if (!e || ps_dict_put_name(e, "Type", "ExtGState") < 0 ||
+	    ps_dict_put_real(e, "CA", a) < 0 || ps_dict_put_real(e, "ca", a) < 0) {
+		ps_obj_free(e);
+		return PDFSTAMP_E_NOMEM;
+	}
+	return ps_dict_put(gs, name, e);
+}
+
+/* The appearance of text TEXT for a box of G's size turned by G's matrix:
+ * the one already written for them, or a new one (notes 2 and 11). */
+static int appearance(ps_update *up, stamp_job *j, size_t text, const struct stamp_geom *g,
+                      uint32_t *num)
+{
 	ps_ctx *ctx = ps_doc_ctx(up->doc);
 	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_buf c = PS_BUF_INIT;
 	ps_obj *d = NULL, *res = NULL, *stm;
-	double bbox[4] = {0, 0, g->w, g->h};
+	double bbox[4] = {0, 0, g->w, g->h}, mat[6] = {g->ma, g->mb, -g->mb, g->ma, 0, 0};
+	double io = image_opacity(o);
 	uint8_t *data;
 	size_t i, dlen;
 	int rc;
 
 	for (i = 0; i < j->naps; i++) {
-		if (j->aps[i].w == g->w && j->aps[i].h == g->h && j->aps[i].rotate == rotate &&
-		    j->aps[i].text == text) {
+		if (j->aps[i].w == g->w && j->aps[i].h == g->h && j->aps[i].ma == g->ma &&
+		    j->aps[i].mb == g->mb && j->aps[i].text == text) {
 			*num = j->aps[i].num;
 			return 0;
 		}
@@ -848,16 +932,11 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	if (!res || (j->text && put_res_ref(res, "Font", "F1", j->font_num) < 0) ||
 	    (j->img && put_res_ref(res, "XObject", "Im1", j->img_num) < 0))
 		goto oom;
-	if (o->opacity < 1) {
-		ps_obj *gs = ps_new_dict(), *gs0 = ps_new_dict();
-		if (!gs || !gs0 || ps_dict_put_name(gs0, "Type", "ExtGState") < 0 ||
-		    ps_dict_put_real(gs0, "CA", o->opacity) < 0 ||
-		    ps_dict_put_real(gs0, "ca", o->opacity) < 0) {
-			ps_obj_free(gs);
-			ps_obj_free(gs0);
-			goto oom;
-		}
-		if (ps_dict_put(gs, "GS0", gs0) < 0) {
+	/* note 10: /GS0 for all or the frame and text, /GS1 for the image */
+	if (uses_gs0(j) || (own_image_gs(j) && io < 1)) {
+		ps_obj *gs = ps_new_dict();
+		if (!gs || (uses_gs0(j) && put_gs(gs, "GS0", o->opacity) < 0) ||
+		    (own_image_gs(j) && io < 1 && put_gs(gs, "GS1", io) < 0)) {
 			ps_obj_free(gs);
 			goto oom;
 		}
@@ -869,9 +948,10 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	    ps_dict_put_name(d, "Subtype", "Form") < 0 || ps_dict_put_int(d, "FormType", 1) < 0 ||
 	    ps_dict_put(d, "BBox", real_array(bbox, 4)) < 0)
 		goto oom;
-	/* turn the form counter-clockwise by /Rotate so that it reads upright
-	 * (the viewer maps the transformed BBox onto /Rect, 12.5.5) */
-	if (rotate && ps_dict_put(d, "Matrix", real_array(rot[rotate / 90], 6)) < 0)
+	/* turn the form counter-clockwise by the stamp's angle plus /Rotate so
+	 * that it reads as asked on the page as shown (note 9; the viewer maps
+	 * the transformed BBox onto /Rect, 12.5.5) */
+	if ((g->ma != 1 || g->mb != 0) && ps_dict_put(d, "Matrix", real_array(mat, 6)) < 0)
 		goto oom;
 	rc = ps_dict_put(d, "Resources", res);
 	res = NULL;
@@ -890,7 +970,8 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 		return rc;
 	j->aps[j->naps].w = g->w;
 	j->aps[j->naps].h = g->h;
-	j->aps[j->naps].rotate = rotate;
+	j->aps[j->naps].ma = g->ma;
+	j->aps[j->naps].mb = g->mb;
 	j->aps[j->naps].text = text;
 	j->aps[j->naps].num = *num;
 	j->naps++;
@@ -1067,6 +1148,103 @@ static const char *contents(const stamp_job *j, size_t k)
 	return j->note ? j->note : j->texts[j->ntexts > 1 ? k : 0].contents;
 }
 
+/* G's /Matrix for a stamp turned DEG degrees counter-clockwise on the page
+ * as shown, on a page with /Rotate ROTATE (note 9); with ROTATE 0, the
+ * turn on the page as shown. */
+static void turn(double deg, int rotate, struct stamp_geom *g)
+{
+	double c, s, t;
+	int q;
+
+	deg = fmod(deg, 360);
+	if (deg < 0)
+		deg += 360;
+	if (fmod(deg, 90) == 0) { /* exact: no rounding error at the right angles */
+		q = (int)(deg / 90) & 3;
+		c = q == 0 ? 1 : q == 2 ? -1 : 0;
+		s = q == 1 ? 1 : q == 3 ? -1 : 0;
+	} else {
+		c = milli(cos(deg * PI / 180));
+		s = milli(sin(deg * PI / 180));
+	}
+	/* plus /Rotate, counter-clockwise in user space: exact quarter turns
+	 * of the rounded pair, so |ma| and |mb| are |c| and |s| */
+	for (q = rotate / 90; q > 0; q--) {
+		t = c;
+		c = -s;
+		s = t;
+	}
+	g->ma = c + 0.0; /* no negative zero */
+	g->mb = s + 0.0;
+}
+
+/* Places the stamp on page PG as the options say (note 9): G is its box
+ * and matrix, RECT the annotation's /Rect (default user space). */
+static int place(ps_ctx *ctx, stamp_job *j, int64_t index, const ps_page *pg,
+                 struct stamp_geom *g, double rect[4])
+{
+	const struct pdfstamp_stamp_opts *o = j->o;
+	int swap = pg->rotate == 90 || pg->rotate == 270;
+	double pw = swap ? pg->box[3] - pg->box[1] : pg->box[2] - pg->box[0];
+	double ph = swap ? pg->box[2] - pg->box[0] : pg->box[3] - pg->box[1];
+	double m = o->margin, deg, x, y, s = 1, bw, bh, ac, as;
+
+	deg = o->diagonal ? atan2(ph, pw) * 180 / PI : o->rotate;
+	natural_box(j, g);
+	if (o->scale > 0) {
+		double k = o->scale * pw / g->w;
+		g->w *= k;
+		g->h *= k;
+	}
+	turn(deg, 0, g); /* the turn on the page as shown */
+	ac = fabs(g->ma);
+	as = fabs(g->mb);
+	bw = ac * g->w + as * g->h;
+	bh = as * g->w + ac * g->h;
+	if (bw > pw - 2 * m || bh > ph - 2 * m) { /* shrink to fit small pages */
+		s = fmin((pw - 2 * m) / bw, (ph - 2 * m) / bh);
+		if (!(s > 0.05))
+			return ps_err(ctx, PDFSTAMP_E_USAGE,
+			              "page %lld is too small for the stamp with this margin",
+			              (long long)index);
+	}
+	fit_box(j, g->w * s, g->h * s, g);
+	/* the bounding box of the turned form as the viewer computes it
+	 * (12.5.5), from the rounded numbers that are written */
+	bw = milli(ac * g->w + as * g->h);
+	bh = milli(as * g->w + ac * g->h);
+	switch (o->position) {
+	case PDFSTAMP_POS_TOP_LEFT: case PDFSTAMP_POS_LEFT: case PDFSTAMP_POS_BOTTOM_LEFT:
+		x = m;
+		break;
+	case PDFSTAMP_POS_TOP: case PDFSTAMP_POS_CENTER: case PDFSTAMP_POS_BOTTOM:
+		x = (pw - bw) / 2;
+		break;
+	default:
+		x = pw - m - bw;
+		break;
+	}
+	switch (o->position) {
+	case PDFSTAMP_POS_BOTTOM_LEFT: case PDFSTAMP_POS_BOTTOM: case PDFSTAMP_POS_BOTTOM_RIGHT:
+		y = m;
+		break;
+	case PDFSTAMP_POS_LEFT: case PDFSTAMP_POS_CENTER: case PDFSTAMP_POS_RIGHT:
+		y = (ph - bh) / 2;
+		break;
+	default:
+		y = ph - m - bh;
+		break;
+	}
+	x += o->offset[0];
+	y += o->offset[1];
+	if (x < -0.01 || y < -0.01 || x + bw > pw + 0.01 || y + bh > ph + 0.01)
+		ps_warn(ctx, "the stamp on page %lld reaches outside the page as shown (%g x %g); "
+		        "part of it will not show", (long long)index, pw, ph);
+	visual_to_user(pg, x, y, bw, bh, rect);
+	turn(deg, pg->rotate, g);
+	return 0;
+}
+
 static int stamp_page(ps_update *up, stamp_job *j, size_t k, const ps_page *pg)
 {
 	const struct pdfstamp_stamp_opts *o = j->o;
@@ -1090,35 +1268,17 @@ static int stamp_page(ps_update *up, stamp_job *j, size_t k, const ps_page *pg)
 			              "the stamp rectangle (rect) must be finite, "
 			              "with x1 < x2 and y1 < y2");
 		fit_box(j, fw, fh, &g);
+		turn(0, pg->rotate, &g);
 		if (rect[0] < pg->box[0] || rect[1] < pg->box[1] || rect[2] > pg->box[2] ||
 		    rect[3] > pg->box[3])
 			ps_warn(ctx, "the stamp rectangle on page %lld reaches outside the visible "
 			        "page [%g %g %g %g]; part of it will not show",
 			        (long long)pg->index,
 			        pg->box[0], pg->box[1], pg->box[2], pg->box[3]);
-	} else {
-		double pw = swap ? pg->box[3] - pg->box[1] : pg->box[2] - pg->box[0];
-		double ph = swap ? pg->box[2] - pg->box[0] : pg->box[3] - pg->box[1];
-		double m = o->margin, x, y, s = 1;
-		natural_box(j, &g);
-		if (g.w > pw - 2 * m || g.h > ph - 2 * m) { /* shrink to fit small pages */
-			s = fmin((pw - 2 * m) / g.w, (ph - 2 * m) / g.h);
-			if (!(s > 0.05))
-				return ps_err(ctx, PDFSTAMP_E_USAGE,
-				              "the page is too small for the stamp "
-				              "with this margin");
-		}
-		fit_box(j, g.w * s, g.h * s, &g);
-		switch (o->position) {
-		case PDFSTAMP_POS_TOP_LEFT: x = m; y = ph - m - g.h; break;
-		case PDFSTAMP_POS_BOTTOM_RIGHT: x = pw - m - g.w; y = m; break;
-		case PDFSTAMP_POS_BOTTOM_LEFT: x = m; y = m; break;
-		case PDFSTAMP_POS_CENTER: x = (pw - g.w) / 2; y = (ph - g.h) / 2; break;
-		default: x = pw - m - g.w; y = ph - m - g.h; break;
-		}
-		visual_to_user(pg, x, y, g.w, g.h, rect);
+	} else if ((rc = place(ctx, j, pg->index, pg, &g, rect)) < 0) {
+		return rc;
 	}
-	if ((rc = appearance(up, j, j->ntexts > 1 ? k : 0, &g, pg->rotate, &ap_num)) < 0)
+	if ((rc = appearance(up, j, j->ntexts > 1 ? k : 0, &g, &ap_num)) < 0)
 		return rc;
 	if (!(annot_num = ps_update_alloc(up)))
 		return ctx->errcode;
@@ -1208,7 +1368,7 @@ static int literal_template(ps_ctx *ctx, const char *s, char **out)
 	return 0;
 }
 
-/* The stamp's templates (note 9): parsed, and the Bates options checked. */
+/* The stamp's templates (note 11): parsed, and the Bates options checked. */
 static int job_templates(ps_ctx *ctx, stamp_job *j)
 {
 	const struct pdfstamp_stamp_opts *o = j->o;
@@ -1256,6 +1416,28 @@ int pdfstamp_stamp_uses(pdfstamp_ctx *ctx, const struct pdfstamp_stamp_opts *o, 
 	return rc;
 }
 
+/* The placement options (note 9). */
+static int check_place(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o)
+{
+	if ((unsigned)o->position > (unsigned)PDFSTAMP_POS_RIGHT)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "unknown stamp position %d", (int)o->position);
+	if (!(fabs(o->offset[0]) <= MAX_OFFSET && fabs(o->offset[1]) <= MAX_OFFSET))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the offset must be at most %g points",
+		              MAX_OFFSET);
+	if (!isfinite(o->rotate))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the rotation must be a finite angle");
+	if (!(o->scale >= 0 && o->scale <= MAX_SCALE))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the scale must be 0 (natural size) or in "
+		              "(0, %g]", MAX_SCALE);
+	if (!(o->image_opacity < 0 || (o->image_opacity > 0 && o->image_opacity <= 1)))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the image opacity must be in (0, 1], or "
+		              "negative for the opacity");
+	if (o->has_rect && (o->offset[0] || o->offset[1] || o->rotate || o->diagonal || o->scale))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the offset, rotation and scale place a "
+		              "stamp that has no rectangle given");
+	return 0;
+}
+
 int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
                    const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)
 {
@@ -1280,7 +1462,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		memcpy(&cur, o, o->version < 2 ? offsetof(struct pdfstamp_stamp_opts, font)
 		                               : offsetof(struct pdfstamp_stamp_opts, pages));
 		cur.version = PDFSTAMP_STAMP_OPTS_VERSION;
-		/* text that was literal then stays literal (note 9) */
+		/* text that was literal then stays literal (note 11) */
 		if (o->text && (rc = literal_template(ctx, o->text, &lit)) < 0)
 			return rc;
 		if (lit)
@@ -1289,10 +1471,10 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		free(lit);
 		return rc;
 	}
-	if (o->pages || o->offset[0] || o->offset[1] || o->rotate || o->diagonal || o->scale ||
-	    o->image_opacity >= 0 || o->qr || o->qr_level != PDFSTAMP_QR_M || o->nfonts || o->id ||
-	    o->position > PDFSTAMP_POS_CENTER)
+	if (o->pages || o->qr || o->qr_level != PDFSTAMP_QR_M || o->nfonts || o->id)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of version 3 are being built");
+	if ((rc = check_place(ctx, o)) < 0)
+		return rc;
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "opacity must be in (0, 1] and the margin non-negative");

@@ -37,6 +37,12 @@
  *     same first letter keep the order they had in the getopt table it
  *     replaced (opts.c note 2): --icon before --image, --freetext before
  *     --font, so `--i` and `--f` name their candidates as before.
+ *  6. Placement (pdfstamp(1) Placement): the nine --position names are the
+ *     grid of the page as shown, and `centre` the one alias (`center` is
+ *     what --help shows); `middle` stays an error, as it was.  --rect is
+ *     the stamp's place itself, so --offset, --rotate and --scale with
+ *     --rect are a usage error rather than silently ignored (--position
+ *     with --rect is ignored, as it always was).
  */
 #include "config.h"
 
@@ -50,6 +56,7 @@
 #include "cli.h"
 
 #define CLI_MAX_COORD 1.0e7 /* points; pages are at most 14400 units wide */
+#define CLI_MAX_ANGLE 1.0e6 /* degrees */
 
 enum {
 	OPT_PAGE = CLI_OPT_CMD_BASE,
@@ -69,7 +76,11 @@ enum {
 	OPT_NO_DATE,
 	OPT_BATES_START,
 	OPT_BATES_PREFIX,
-	OPT_BATES_DIGITS
+	OPT_BATES_DIGITS,
+	OPT_OFFSET,
+	OPT_ROTATE,
+	OPT_SCALE,
+	OPT_IMAGE_OPACITY
 };
 
 /* The standard stamp names (ISO 32000-2 12.5.6.12). */
@@ -84,11 +95,16 @@ static const struct {
 	const char *name;
 	enum pdfstamp_position pos;
 } positions[] = {
-	{ "top-right", PDFSTAMP_POS_TOP_RIGHT },
 	{ "top-left", PDFSTAMP_POS_TOP_LEFT },
-	{ "bottom-right", PDFSTAMP_POS_BOTTOM_RIGHT },
-	{ "bottom-left", PDFSTAMP_POS_BOTTOM_LEFT },
+	{ "top", PDFSTAMP_POS_TOP },
+	{ "top-right", PDFSTAMP_POS_TOP_RIGHT },
+	{ "left", PDFSTAMP_POS_LEFT },
 	{ "center", PDFSTAMP_POS_CENTER },
+	{ "right", PDFSTAMP_POS_RIGHT },
+	{ "bottom-left", PDFSTAMP_POS_BOTTOM_LEFT },
+	{ "bottom", PDFSTAMP_POS_BOTTOM },
+	{ "bottom-right", PDFSTAMP_POS_BOTTOM_RIGHT },
+	{ "centre", PDFSTAMP_POS_CENTER }, /* the one alias (note 6) */
 	{ NULL, PDFSTAMP_POS_TOP_RIGHT }
 };
 
@@ -118,11 +134,21 @@ static const struct cli_opt stamp_opts[] = {
 	           "Sans'); default: Helvetica-Bold for WinAnsi text, else an installed font "
 	           "that covers every character (its subset is embedded)"),
 	CLI_OPTION("rect", OPT_RECT, "X1,Y1,X2,Y2",
-	           "the rectangle in default user space (overrides --position)"),
+	           "the rectangle in default user space (overrides --position; not with "
+	           "--offset, --rotate or --scale)"),
 	CLI_OPTION("position", OPT_POSITION, "WHERE",
-	           "top-right (default), top-left, bottom-right, bottom-left or center, on the "
-	           "page as shown (honouring /Rotate and the CropBox)"),
+	           "top-left, top, top-right (default), left, center (or centre), right, "
+	           "bottom-left, bottom or bottom-right, on the page as shown (honouring "
+	           "/Rotate and the CropBox)"),
 	CLI_OPTION("margin", OPT_MARGIN, "POINTS", "distance from the page edges (default 36)"),
+	CLI_OPTION("offset", OPT_OFFSET, "DX,DY",
+	           "points added to the position, x right and y up on the page as shown"),
+	CLI_OPTION("rotate", OPT_ROTATE, "DEG|diagonal",
+	           "turn the stamp DEG degrees counter-clockwise about its centre, or along the "
+	           "page's diagonal from bottom left to top right"),
+	CLI_OPTION("scale", OPT_SCALE, "F",
+	           "the stamp's width (before --rotate) is F times the page's width, 0 < F <= "
+	           "10 (default: its natural size)"),
 	CLI_OPTION("author", OPT_AUTHOR, "STRING", "the annotation's author (/T)"),
 	CLI_OPTION("note", OPT_NOTE, "STRING", "the popup text (/Contents; default: the text)"),
 	CLI_OPTION("date", CLI_OPT_W_DATE, "now|DATE",
@@ -130,7 +156,11 @@ static const struct cli_opt stamp_opts[] = {
 	           "2025-11-30T14:05:00+01:00"),
 	CLI_OPTION("color", OPT_COLOR, "RRGGBB|R,G,B",
 	           "hex, or three numbers from 0 to 1 (default 0.75,0.05,0.05)"),
-	CLI_OPTION("opacity", OPT_OPACITY, "F", "0 < F <= 1 (default 1)"),
+	CLI_OPTION("opacity", OPT_OPACITY, "F",
+	           "of the frame and text, and of the image unless --image-opacity is given, "
+	           "0 < F <= 1 (default 1)"),
+	CLI_OPTION("image-opacity", OPT_IMAGE_OPACITY, "F",
+	           "of the image, 0 < F <= 1 (default: --opacity)"),
 	CLI_HEADING("Bates numbers ({bates}):"),
 	CLI_OPTION("bates-start", OPT_BATES_START, "N",
 	           "the first number of the batch (default 1); the numbers continue across "
@@ -265,8 +295,42 @@ static int parse_position(const char *s, enum pdfstamp_position *pos)
 			return 0;
 		}
 	}
-	return bad_value("--position", "expected top-right, top-left, bottom-right, "
-	                 "bottom-left or center");
+	return bad_value("--position", "expected top-left, top, top-right, left, center, "
+	                 "right, bottom-left, bottom or bottom-right");
+}
+
+static int parse_offset(const char *s, double d[2])
+{
+	if (cli_parse_doubles(s, d, 2) != 0)
+		return bad_value("--offset", "expected two numbers DX,DY (points)");
+	if (!(fabs(d[0]) <= CLI_MAX_COORD && fabs(d[1]) <= CLI_MAX_COORD))
+		return bad_value("--offset", "a distance is out of range");
+	return 0;
+}
+
+static int parse_rotate(const char *s, struct pdfstamp_stamp_opts *so)
+{
+	if (strcmp(s, "diagonal") == 0) {
+		so->diagonal = 1;
+		so->rotate = 0;
+		return 0;
+	}
+	if (cli_parse_double(s, &so->rotate) != 0 || !(fabs(so->rotate) <= CLI_MAX_ANGLE))
+		return bad_value("--rotate", "expected an angle in degrees or 'diagonal'");
+	so->diagonal = 0;
+	return 0;
+}
+
+/* Three options that --rect leaves nothing to do for (note 6). */
+static int check_rect(const struct pdfstamp_stamp_opts *so)
+{
+	if (so->has_rect && (so->offset[0] || so->offset[1] || so->rotate || so->diagonal ||
+	                     so->scale)) {
+		cli_error(NULL, "--rect is the stamp's place: --offset, --rotate and --scale "
+		          "apply only without it");
+		return cli_usage_hint("stamp");
+	}
+	return 0;
 }
 
 static int utf8_arg(const char *opt, const char *s, const char **dst)
@@ -430,6 +494,20 @@ static int stamp_option(void *arg, int id, char *optarg)
 		    !(so->opacity > 0 && so->opacity <= 1))
 			rc = bad_value("--opacity", "expected a number with 0 < F <= 1");
 		return rc;
+	case OPT_OFFSET:
+		return parse_offset(optarg, so->offset);
+	case OPT_ROTATE:
+		return parse_rotate(optarg, so);
+	case OPT_SCALE:
+		if (cli_parse_double(optarg, &so->scale) != 0 ||
+		    !(so->scale > 0 && so->scale <= 10))
+			rc = bad_value("--scale", "expected a number with 0 < F <= 10");
+		return rc;
+	case OPT_IMAGE_OPACITY:
+		if (cli_parse_double(optarg, &so->image_opacity) != 0 ||
+		    !(so->image_opacity > 0 && so->image_opacity <= 1))
+			rc = bad_value("--image-opacity", "expected a number with 0 < F <= 1");
+		return rc;
 	case OPT_FREETEXT:
 		so->freetext = 1;
 		return 0;
@@ -481,6 +559,8 @@ static int cmd_stamp(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	c.so = so_init;
 	if (cli_parse(&cli_cmd_stamp, argc, argv, &w, stamp_option, &c, &rc))
+		return rc;
+	if ((rc = check_rect(&c.so)) != 0)
 		return rc;
 	c.so.date = w.date;
 	c.run = &w;
