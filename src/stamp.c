@@ -493,7 +493,7 @@ static void job_free(stamp_job *j)
 {
 	size_t i, k;
 
-	for (k = 0; k < j->ntexts; k++) {
+	for (k = 0; j->texts && k < j->ntexts; k++) {
 		for (i = 0; j->texts[k].lines && i < j->nlines; i++)
 			ps_font_line_free(&j->texts[k].lines[i]);
 		free(j->texts[k].lines);
