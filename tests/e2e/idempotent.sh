@@ -26,6 +26,10 @@
 #      object: the page is still stamped, with warnings, and a re-run
 #      finds the stamp.  A page with more than 100,000 annotations is
 #      refused (exit 4), the file unchanged.
+#   G. {bates} and {page} across re-runs: --page 1, then --page all: each
+#      page has its own number once, as in one run (pdftotext).  ({bates}
+#      counts the selected pages, so a run over another selection numbers
+#      by that one: pdfstamp(1) Stamp IDs.)
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -293,5 +297,34 @@ run "$PDFSTAMP" stamp -i --json --password-file "$UPW" "$W/huge.pdf"
 check_status 4 "F: a page with 100,001 annotations is refused"
 check_grep 'more than the 100000' "$T/err" "F: ... saying why"
 check_eq "$(state "$W/huge.pdf")" "$before" "F: ... the file unchanged"
+
+# ===========================================================================
+# G. per-page text and {bates} across re-runs: the pages stamped later get
+#    the numbers they would have had in one run (poppler extracts them)
+# ===========================================================================
+if command -v pdftotext >/dev/null 2>&1; then
+	F=$W/g.pdf
+	cp "$D/qpdf-r6-xrefstream.pdf" "$F"
+	run "$PDFSTAMP" stamp -i --json --page 1 --text 'B{bates} P{page}' --no-date \
+		--password-file "$UPW" "$F"
+	check_status 0 "G: {bates} on page 1"
+	run "$PDFSTAMP" stamp -i --json --page all --text 'B{bates} P{page}' --no-date \
+		--password-file "$UPW" "$F"
+	check_eq "$(jget "$T/out" '[d["pages_stamped"], d["pages_already"], d["bates_first"], d["bates_last"]]')" \
+		"[2, 1, 1, 3]" "G: then all pages: two stamped, one already; the file has numbers 1 to 3"
+	got=""
+	for p in 1 2 3; do
+		got="$got $(pdftotext -upw "$(head -n 1 "$UPW")" -f $p -l $p "$F" - 2>/dev/null |
+			grep -oE 'B[0-9]+ P[0-9]+' | tr '\n' ' ')"
+	done
+	check_eq "$got" " B000001 P1  B000002 P2  B000003 P3 " \
+		"G: pdftotext: each page has its own number once (page 1's from the first run)"
+	run "$PDFSTAMP" stamp -i --json --page all --text 'B{bates} P{page}' --no-date \
+		--password-file "$UPW" "$F"
+	check_eq "$(jget "$T/out" '[d.get("skipped"), d["bates_first"], d["bates_last"]]')" \
+		'["already stamped", 1, 3]' "G: a third run skips and still reports the file's numbers"
+else
+	skip "G: {bates} across re-runs (no pdftotext)"
+fi
 
 finish
