@@ -1342,28 +1342,6 @@ out:
 	return rc;
 }
 
-/* *OUT: S as a template that stands for S itself ({ and } doubled), or
- * NULL when S has no brace. */
-static int literal_template(ps_ctx *ctx, const char *s, char **out)
-{
-	size_t n = 0, i, k = 0;
-
-	*out = NULL;
-	for (i = 0; s[i]; i++)
-		n += s[i] == '{' || s[i] == '}';
-	if (!n)
-		return 0;
-	if (!(*out = malloc(i + n + 1)))
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	for (i = 0; s[i]; i++) {
-		if (s[i] == '{' || s[i] == '}')
-			(*out)[k++] = s[i];
-		(*out)[k++] = s[i];
-	}
-	(*out)[k] = '\0';
-	return 0;
-}
-
 /* The stamp's templates (note 11): parsed, and the Bates options checked. */
 static int job_templates(ps_ctx *ctx, stamp_job *j)
 {
@@ -1478,7 +1456,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		                               : offsetof(struct pdfstamp_stamp_opts, pages));
 		cur.version = PDFSTAMP_STAMP_OPTS_VERSION;
 		/* text that was literal then stays literal (note 11) */
-		if (o->text && (rc = literal_template(ctx, o->text, &lit)) < 0)
+		if (o->text && (rc = ps_tmpl_literal(ctx, o->text, &lit)) < 0)
 			return rc;
 		if (lit)
 			cur.text = lit;

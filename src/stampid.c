@@ -91,6 +91,7 @@
 #include "image.h"
 #include "sha2.h"
 #include "stampid.h"
+#include "template.h"
 
 #define ID_SERIAL_VERSION 1
 
@@ -238,6 +239,7 @@ int pdfstamp_stamp_id(pdfstamp_ctx *ctx, const struct pdfstamp_stamp_opts *opts,
 {
 	struct pdfstamp_stamp_opts cur = PDFSTAMP_STAMP_OPTS_INIT;
 	ps_image *img = NULL;
+	char *lit = NULL;
 	uint8_t sha[32];
 	int rc;
 
@@ -257,16 +259,28 @@ int pdfstamp_stamp_id(pdfstamp_ctx *ctx, const struct pdfstamp_stamp_opts *opts,
 		memcpy(id, cur.id, strlen(cur.id) + 1);
 		return 0;
 	}
+	/* the text of those versions is literal: pdfstamp_stamp stamps it as
+	 * the template ps_tmpl_literal makes, and that is what names it */
+	if (opts->version < 3 && cur.text && (rc = ps_tmpl_literal(ctx, cur.text, &lit)) < 0)
+		return rc;
+	if (lit)
+		cur.text = lit;
 	if (cur.image || cur.image_data) {
 		if (cur.image_data && !cur.image_len)
-			return ps_err(ctx, PDFSTAMP_E_USAGE, "the image is empty");
-		if ((rc = ps_image_load(ctx, cur.image, cur.image ? NULL : cur.image_data,
-		                        cur.image_len, &img)) < 0)
+			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the image is empty");
+		else
+			rc = ps_image_load(ctx, cur.image, cur.image ? NULL : cur.image_data,
+			                   cur.image_len, &img);
+		if (rc < 0) {
+			free(lit);
 			return rc;
+		}
 		ps_image_sha256(img, sha);
 		ps_image_free(img);
 	}
-	return ps_stampid_default(ctx, &cur, cur.image || cur.image_data ? sha : NULL, id);
+	rc = ps_stampid_default(ctx, &cur, cur.image || cur.image_data ? sha : NULL, id);
+	free(lit);
+	return rc;
 }
 
 /* ---- the name of each annotation (note 1) ------------------------------------------ */

@@ -272,3 +272,23 @@ int ps_tmpl_expand(ps_ctx *ctx, const ps_tmpl *t, const ps_tmpl_vars *v, ps_buf 
 	}
 	return out->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 }
+
+int ps_tmpl_literal(ps_ctx *ctx, const char *s, char **out)
+{
+	size_t n = 0, i, k = 0;
+
+	*out = NULL;
+	for (i = 0; s[i]; i++)
+		n += s[i] == '{' || s[i] == '}';
+	if (!n)
+		return 0;
+	if (!(*out = malloc(i + n + 1)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; s[i]; i++) {
+		if (s[i] == '{' || s[i] == '}')
+			(*out)[k++] = s[i];
+		(*out)[k++] = s[i];
+	}
+	(*out)[k] = '\0';
+	return 0;
+}

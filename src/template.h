@@ -34,5 +34,9 @@ unsigned ps_tmpl_uses(const ps_tmpl *t);
 /* Appends T expanded with V to OUT (not NUL-terminated).  Fails only for a
  * date format whose result is too long or a number that overflows. */
 int ps_tmpl_expand(ps_ctx *ctx, const ps_tmpl *t, const ps_tmpl_vars *v, ps_buf *out);
+/* The template whose expansion is S itself (its braces doubled), malloc'd
+ * in *OUT; *OUT NULL when S has no brace (S is it).  0 or
+ * PDFSTAMP_E_NOMEM.  The text of stamp options of version 1 and 2. */
+int ps_tmpl_literal(ps_ctx *ctx, const char *s, char **out);
 
 #endif

@@ -259,6 +259,37 @@ START_TEST(explicit_ids)
 }
 END_TEST
 
+/* Options of version 1 and 2: their text is literal, and the ID is the
+ * one pdfstamp_stamp gives them (the v3 template with braces doubled). */
+START_TEST(old_versions)
+{
+	struct pdfstamp_stamp_opts o = PDFSTAMP_STAMP_OPTS_INIT, v3 = PDFSTAMP_STAMP_OPTS_INIT;
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	char dir[] = "/tmp/check_stampid-XXXXXX", out[128], a[33], b[33];
+	pdfstamp_doc *doc = NULL;
+
+	o.version = 2;
+	o.text = "x{page}y";
+	o.bates_digits = 99; /* past version 2's end: not read */
+	id_of(&o, a);
+	v3.text = "x{{page}}y";
+	id_of(&v3, b);
+	ck_assert_str_eq(a, b);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(out, sizeof out, "%s/out.pdf", dir);
+	w.output = out;
+	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, SAMPLE, 0), 0);
+	ck_assert_int_eq(pdfstamp_doc_auth(doc, USER_PW, strlen(USER_PW), 0), 0);
+	ck_assert_msg(pdfstamp_stamp(doc, &o, &w, &res) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_str_eq(res.id, a);
+	pdfstamp_doc_close(doc);
+	pdfstamp_result_clear(&res);
+	unlink(out);
+	rmdir(dir);
+}
+END_TEST
+
 /* ---- the /NM format (note 1) ----------------------------------------------- */
 
 START_TEST(nm_format)
@@ -412,6 +443,7 @@ static Suite *stampid_suite(void)
 	tcase_add_test(tc, default_changes_with_each_option);
 	tcase_add_test(tc, default_image_by_bytes);
 	tcase_add_test(tc, explicit_ids);
+	tcase_add_test(tc, old_versions);
 	tcase_add_test(tc, nm_format);
 	tcase_add_test(tc, skip_already_stamped);
 	suite_add_tcase(s, tc);
