@@ -346,16 +346,18 @@ static int is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* The number at *P (digits), its end in *P.  1 if there is none. */
-static int number(ps_ctx *ctx, const char **p, const char *item, size_t len, int64_t *v)
+/* The number at *P (digits before END), its end in *P.  1 if there is
+ * none. */
+static int number(ps_ctx *ctx, const char **p, const char *end, const char *item, size_t len,
+                  int64_t *v)
 {
 	const char *s = *p;
 	char q[48];
 
-	if (!is_digit(*s))
+	if (s >= end || !is_digit(*s))
 		return 1;
 	*v = 0;
-	for (; is_digit(*s); s++) {
+	for (; s < end && is_digit(*s); s++) {
 		int d = *s - '0';
 		if (*v > (PS_PAGESEL_MAX - d) / 10) {
 			quote(q, item, len);
@@ -434,9 +436,9 @@ static int parse_item(ps_ctx *ctx, const char *s, const char *end, int64_t n, in
 		return 0;
 	}
 	p = s;
-	if (*p == '-') { /* -N */
+	if (p < end && *p == '-') { /* -N */
 		p = blanks(p + 1, end);
-		if ((rc = number(ctx, &p, item, len, &it->lo)) < 0)
+		if ((rc = number(ctx, &p, end, item, len, &it->lo)) < 0)
 			return rc;
 		if (rc == 0 && p == end) {
 			if ((rc = exists(ctx, it->lo, 1, n)) < 0)
@@ -444,7 +446,7 @@ static int parse_item(ps_ctx *ctx, const char *s, const char *end, int64_t n, in
 			it->lo = it->hi = vn - it->lo + 1;
 			return 0;
 		}
-	} else if ((rc = number(ctx, &p, item, len, &it->lo)) < 0) {
+	} else if ((rc = number(ctx, &p, end, item, len, &it->lo)) < 0) {
 		return rc;
 	} else if (rc == 0) { /* N, N-, N-M */
 		it->hi = it->lo;
@@ -452,7 +454,7 @@ static int parse_item(ps_ctx *ctx, const char *s, const char *end, int64_t n, in
 		if (p < end && *p == '-') {
 			p = blanks(p + 1, end);
 			it->hi = vn;
-			if (p < end && (rc = number(ctx, &p, item, len, &it->hi)) < 0)
+			if (p < end && (rc = number(ctx, &p, end, item, len, &it->hi)) < 0)
 				return rc;
 		}
 		if (p == end && rc == 0) {
