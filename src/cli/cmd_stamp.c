@@ -162,12 +162,13 @@ const struct cli_cmd cli_cmd_stamp = {
 	.summary = "append a stamp annotation to a page as an encrypted incremental update",
 	.synopsis = "[options] (-o OUT FILE | --in-place FILE...)",
 	.about =
-	"Appends a stamp annotation with its own appearance to a page of each\n"
-	"FILE, as one encrypted incremental update: every existing byte (and so\n"
-	"every existing signature) stays as it is.  Needs the annotation\n"
-	"permission or the owner password.  New objects are encrypted under the\n"
-	"file's own handler (AES-256, AES-128 or RC4); for RC4 or a key under 128\n"
-	"bits a warning says the handler is weak and points to 'pdfstamp rotate'.\n",
+	"Appends a stamp annotation with its own appearance to a page (--page)\n"
+	"or to the selected pages (--pages) of each FILE, as one encrypted\n"
+	"incremental update: every existing byte (and so every existing\n"
+	"signature) stays as it is.  Needs the annotation permission or the\n"
+	"owner password.  New objects are encrypted under the file's own handler\n"
+	"(AES-256, AES-128 or RC4); for RC4 or a key under 128 bits a warning\n"
+	"says the handler is weak and points to 'pdfstamp rotate'.\n",
 	.opts = stamp_opts
 };
 
