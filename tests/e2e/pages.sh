@@ -17,7 +17,8 @@
 # refused before any file is opened, --page with --pages), the page tree
 # read only as far as the selection needs (a damaged subtree outside the
 # selection does not stop the stamp; inside it, or in a node whose /Count
-# the walk needs to skip a subtree, it does), and 2,000 pages:
+# the walk needs to skip a subtree, it does), a /Count of 2^31 over three
+# pages, and 2,000 pages:
 # --pages all stamps them all and takes no longer than --page all.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
@@ -150,6 +151,21 @@ tail|1-8,!2|0|1,3,4,5,6,7,8
 tail|-1|4|
 tail|odd|4|
 EOF
+
+# A root whose /Count says 2^31 over 3 pages: the selection stays small,
+# pages that exist are stamped, the lie is found where the walk needs it.
+python3 "$FX" huge "$T/huge-plain.pdf" &&
+	qpdf --encrypt pages-user pages-owner 256 -- "$T/huge-plain.pdf" "$T/huge.pdf" ||
+	fail "making the input with /Count 2^31"
+run "$PDFSTAMP" stamp --pages 'odd,2,!3-' --password-file "$PW" -o "$T/h.pdf" "$T/huge.pdf"
+check_status 0 "/Count 2^31, --pages 'odd,2,!3-'"
+check_eq "$(python3 "$FX" qpdf-annots "$T/h.pdf" pages-user)" "1,2" \
+	"/Count 2^31, --pages 'odd,2,!3-': qpdf finds the stamp on pages 1,2"
+for e in all -1 'all,!2-2147483647'; do
+	run "$PDFSTAMP" stamp --pages "$e" --password-file "$PW" -o "$T/h2.pdf" "$T/huge.pdf"
+	check_status 4 "/Count 2^31 over 3 pages, --pages '$e': malformed"
+	check_grep 'fewer pages than its /Count' "$T/err" "/Count 2^31, --pages '$e': the message"
+done
 
 # ---------------------------------------------------------------------------
 # 2,000 pages: --pages stamps them all, and is not slower than --page all
