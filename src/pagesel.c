@@ -29,7 +29,10 @@
  *     document has 12)"), as `--page 20` is; "N-" and "-N" count from the
  *     end and need N <= the page count.  A selection left empty is a usage
  *     error too ("... selects no page of the 12").  So an expression
- *     means the same thing or nothing on every file of a batch.
+ *     means the same thing or nothing on every file of a batch.  A page
+ *     count above PS_PAGESEL_MAX (2^53, more pages than any file can
+ *     hold: a lying /Count) is taken as PS_PAGESEL_MAX; the page-tree
+ *     walk finds the lie (stamp.c note 1).
  *  3. The set is compact whatever the page count (a hostile /Count may
  *     say 2^31 or more): sorted, disjoint runs of pages lo..hi, each
  *     taking the odd pages, the even pages or both (struct ps_pagerun);
