@@ -493,8 +493,9 @@ struct pdfstamp_stamp_opts {
 	const uint8_t *image_data; /* or the image's bytes when image is NULL (not kept) */
 	size_t image_len;
 	/* version 3 */
-	const char *pages;       /* page expression, e.g. "1-3,7", "all,!1" (pdfstamp(1) PAGE
-	                          * SELECTION); not NULL: overrides page */
+	const char *pages;       /* page expression, e.g. "1-3,7", "all,!1" (pdfstamp(1), Page
+	                          * selection; pdfstamp_pages_check, below); not NULL:
+	                          * overrides page */
 	double offset[2];        /* DX, DY added to the anchored position, in points of the
 	                          * page as shown (x right, y up); |DX|, |DY| <= 1e7 */
 	double rotate;           /* degrees counter-clockwise on the page as shown, any finite
@@ -544,6 +545,23 @@ int pdfstamp_stamp_opts_init(struct pdfstamp_stamp_opts *opts, unsigned version)
  * A syntax error or an unknown variable: PDFSTAMP_E_USAGE naming it. */
 int pdfstamp_stamp_uses(pdfstamp_ctx *ctx, const struct pdfstamp_stamp_opts *opts,
                         unsigned *uses);
+
+/* Page selections (the `pages` field above; pdfstamp(1), Page selection).
+ * Comma-separated items, applied left to right: N, N-M (reversed ends name
+ * the same pages), N- (to the last page), -N (the N-th page from the last:
+ * -1 is the last), first, last, all, odd, even; "!ITEM" removes what ITEM
+ * names ("all,!1", "1-10,!5"), and an expression that starts with an
+ * exclusion starts from all pages ("!1" is "all,!1").  Blanks around items
+ * are allowed.  Every page an item names must exist: a number beyond the
+ * page count, and a selection that is left empty, are PDFSTAMP_E_USAGE
+ * with a message naming the page count ("page 20 does not exist (the
+ * document has 12)", "... selects no page of the 12").
+ * pdfstamp_pages_check checks EXPR as pdfstamp_stamp would for a document
+ * of NPAGES pages and sets *COUNT (if not NULL) to the number of pages it
+ * selects; NPAGES < 1 checks the syntax and the numbers only (a program
+ * checks an option once before opening any file), *COUNT then counts up
+ * to the largest page number, 2^53. */
+int pdfstamp_pages_check(pdfstamp_ctx *ctx, const char *expr, int64_t npages, int64_t *count);
 
 /* Adds a stamp annotation with an appearance stream to the chosen page(s)
  * as one incremental update.  Requires the annotation permission (P bit 6)

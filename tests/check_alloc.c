@@ -556,6 +556,22 @@ static int op_stamp_in_place(struct sc *s, pdfstamp_doc *doc)
 	return op_stamp(s, doc, PDFSTAMP_WRITE_IN_PLACE);
 }
 
+/* A page expression (pagesel.c): the parser, its sweep and its runs. */
+static int op_stamp_pages(struct sc *s, pdfstamp_doc *doc)
+{
+	struct pdfstamp_stamp_opts o = PDFSTAMP_STAMP_OPTS_INIT;
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	int rc;
+
+	o.pages = "1-,!2,even,!-2,2";
+	o.date = "2024-05-06T07:08:09+02:00";
+	w.output = s->out;
+	rc = pdfstamp_stamp(doc, &o, &w, &res);
+	pdfstamp_result_clear(&res);
+	return rc;
+}
+
 /* Text no WinAnsi font holds, so a font file is subset and embedded
  * (font.c, fontpdf.c). */
 static int op_stamp_font(struct sc *s, pdfstamp_doc *doc)
@@ -709,6 +725,7 @@ static const struct scenario scenarios[] = {
 	{ "stamp-o", "r6-table.pdf", PW_USER, 0, 1, 0, 0, op_stamp_o },
 	{ "stamp-o-objstm", "r6-objstm.pdf", PW_OWNER, 0, 1, 0, 0, op_stamp_o },
 	{ "stamp-in-place", "r6-objstm.pdf", PW_USER, PDFSTAMP_OPEN_WRITE, 0, 1, 0, op_stamp_in_place },
+	{ "stamp-pages", "r6-table.pdf", PW_USER, 0, 1, 0, 0, op_stamp_pages },
 	{ "stamp-font", "r6-table.pdf", PW_USER, 0, 1, 0, 0, op_stamp_font },
 	{ "stamp-image", "r6-objstm.pdf", PW_USER, 0, 1, 0, 0, op_stamp_image },
 	{ "meta-xmp", "r6-objstm.pdf", PW_USER, 0, 1, 0, 0, op_meta },
