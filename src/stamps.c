@@ -235,7 +235,8 @@ static int walk_page(void *arg, int64_t page, uint32_t num, uint16_t gen, ps_obj
 		return 0;
 	if (annots->kind != PS_ARRAY) {
 		if (annots->kind != PS_NULL && w->warned++ < MAX_WARN)
-			ps_warn(ctx, "page %lld: /Annots is not an array; skipped", (long long)page);
+			ps_warn(ctx, "page %lld: /Annots is not an array; skipped",
+			        (long long)page);
 		if (annots->kind != PS_NULL)
 			w->skipped++;
 		return 0;
@@ -244,8 +245,8 @@ static int walk_page(void *arg, int64_t page, uint32_t num, uint16_t gen, ps_obj
 	if (n > PDFSTAMP_STAMPS_MAX_ANNOTS) {
 		w->skipped += (int64_t)(n - PDFSTAMP_STAMPS_MAX_ANNOTS);
 		if (w->warned++ < MAX_WARN)
-			ps_warn(ctx, "page %lld: /Annots has %zu entries; only the first %d are read",
-			        (long long)page, n, PDFSTAMP_STAMPS_MAX_ANNOTS);
+			ps_warn(ctx, "page %lld: /Annots has %zu entries; only the first %d "
+			        "are read", (long long)page, n, PDFSTAMP_STAMPS_MAX_ANNOTS);
 		n = PDFSTAMP_STAMPS_MAX_ANNOTS;
 	}
 	for (i = 0; i < n; i++) {

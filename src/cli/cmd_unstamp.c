@@ -101,7 +101,8 @@ static int output_unstamp(const struct cli_file *f, void *arg)
 	}
 	if (!f->run->verbose)
 		return CLI_EXIT_OK;
-	fprintf(cli_out(), "removed %d stamp%s from ", res->nobjects, res->nobjects == 1 ? "" : "s");
+	fprintf(cli_out(), "removed %d stamp%s from ", res->nobjects,
+	        res->nobjects == 1 ? "" : "s");
 	cli_put_safe(cli_out(), f->name);
 	fputc(':', cli_out());
 	for (i = 0; i < res->nobjects; i++)
