@@ -49,6 +49,12 @@
  *     257): the pre-flight of stamp (preflight.c, PS_UPDATE_ANNOTATION)
  *     judges it, after the match and only if there is something to
  *     remove: an ID that is not there writes nothing and is no refusal.
+ *     On top of it the rule audit adds for approval signatures (audit.c
+ *     note 5: they permit new annotations, not the removal of one that
+ *     existed when signed): ps_preflight_removal refuses when an approval
+ *     signature was made in or after the revision that added the oldest
+ *     annotation to remove, so that unstamp never writes what audit
+ *     calls a violation.
  * States: none kept between calls; the list is the caller's.
  */
 #include "config.h"
@@ -430,6 +436,9 @@ struct unstamp {
 	const char *id;
 	struct target *t;
 	size_t nt;
+	uint32_t *nums;        /* the annotations removed, 0 for a direct one */
+	uint16_t *gens;
+	size_t n;
 	struct pdfstamp_result *res;
 	ps_ctx *ctx;
 };
@@ -476,8 +485,35 @@ static int unstamp_one(struct walk *w, int64_t page, uint32_t num, uint16_t gen,
 	ps_obj_free(t->arr->u.arr.items[i]);
 	if (!(t->arr->u.arr.items[i] = ps_new_int(-1)))
 		return ps_err(u->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (ps_vec_grow((void **)&u->nums, u->n, sizeof *u->nums) < 0 ||
+	    ps_vec_grow((void **)&u->gens, u->n, sizeof *u->gens) < 0)
+		return ps_err(u->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	u->nums[u->n] = (uint32_t)s->objnum;
+	u->gens[u->n++] = (uint16_t)s->generation;
 	if ((rc = ps_result_add_object(u->ctx, u->res, (uint32_t)s->objnum)) < 0)
 		return rc;
+	return 0;
+}
+
+/* Note 4: the oldest revision (1 = the original file) that added one of
+ * the annotations U removes; 1 for a direct one or one not placed. */
+static int oldest_removed(ps_doc *doc, const struct unstamp *u, int *rev)
+{
+	const ps_xref *x;
+	size_t k;
+	int ns, rc;
+
+	if ((rc = ps_xref_load_all(doc)) < 0)
+		return rc;
+	x = ps_doc_xref(doc);
+	ps_xref_sections(x, &ns);
+	*rev = ns + 1;
+	for (k = 0; k < u->n; k++) {
+		int sec = u->nums[k] ? added_in(x, u->nums[k], u->gens[k]) : 0;
+		int r = sec ? ns - sec + 1 : 1;
+		if (r < *rev)
+			*rev = r;
+	}
 	return 0;
 }
 
@@ -555,8 +591,13 @@ int pdfstamp_unstamp(pdfstamp_doc *doc, const struct pdfstamp_unstamp_opts *o,
 		}
 		goto out;
 	}
-	if ((rc = ps_preflight_update(doc, PS_UPDATE_ANNOTATION)) < 0)
-		goto out;
+	{
+		int oldest;
+		if ((rc = ps_preflight_update(doc, PS_UPDATE_UNSTAMP)) < 0 ||
+		    (rc = oldest_removed(doc, &u, &oldest)) < 0 ||
+		    (rc = ps_preflight_removal(doc, oldest)) < 0)
+			goto out;
+	}
 	for (k = 0; k < u.nt; k++) {
 		struct target *t = &u.t[k];
 		ps_obj *nv = t->dict ? ps_obj_copy(t->dict) : t->arr, *arr = t->arr;
@@ -576,6 +617,8 @@ out:
 	for (k = 0; k < u.nt; k++)
 		ps_obj_free(u.t[k].arr);
 	free(u.t);
+	free(u.nums);
+	free(u.gens);
 	ps_update_free(&up);
 	return rc;
 }
