@@ -857,7 +857,8 @@ struct pdfstamp_stamp_info {
 	int64_t revision_end;        /* where that revision's bytes end (just past its
 	                                %%EOF line), -1 if unknown */
 	int signed_revision;         /* 1: a signature covers that revision, 0: none does,
-	                                -1: unknown (the signatures could not be read) */
+	                                -1: unknown (the signatures could not be judged, or
+	                                a direct annotation in a signed file) */
 };
 
 struct pdfstamp_stamps {

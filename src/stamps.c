@@ -35,9 +35,9 @@
  *     the section), the signatures are pdfstamp_audit's (every signature
  *     of every revision, each placed in the revision its /ByteRange ends
  *     in): a signature covers revision R when it ends in a revision after
- *     R, or exactly at R's end.  Audit is run once, and only if some
- *     stamp was found; if it cannot judge the file, coverage is unknown
- *     (-1) and a warning says why.
+ *     R, or exactly at R's end.  Audit is run once; if it cannot judge
+ *     the file, coverage is unknown (-1) and a warning says why; so is
+ *     that of a direct annotation in a signed file.
  *  4. Removal (pdfstamp_unstamp).  Every page is read, and every entry
  *     matched, before anything is written; nothing is allocated (no new
  *     number: incr.c note 6 is moot), only new versions of objects in
@@ -357,9 +357,7 @@ static int place_stamps(ps_doc *doc, struct pdfstamp_stamps *l)
 	ps_xref_sections(x, &ns);
 	ps_xref_info(x, &xi);
 	l->revisions = ns;
-	if (l->nstamps == 0)
-		return 0;
-	if (xi.hidden_lost)
+	if (xi.hidden_lost && l->nstamps)
 		ps_warn(ctx, "the older cross-reference entries could not all be kept; the "
 		        "revisions given for stamps may be too recent");
 	rc = pdfstamp_audit(doc, &rep);
@@ -378,7 +376,7 @@ static int place_stamps(ps_doc *doc, struct pdfstamp_stamps *l)
 		int k;
 		s->revision = sec ? ns - sec + 1 : 0;
 		s->revision_end = sec ? ps_auditsig_revision_end(doc, sec) : -1;
-		s->signed_revision = known ? 0 : -1;
+		s->signed_revision = known && (sec || rep.nsigs == 0) ? 0 : -1;
 		for (k = 0; known && sec && k < rep.nsigs; k++) {
 			const struct pdfstamp_audit_sig *g = &rep.sigs[k];
 			if (g->revision > s->revision ||

@@ -223,6 +223,53 @@ check_eq "$(sha "$T/noannot.pdf")" "$h" "no annotation permission: the file is u
 run "$PDFSTAMP" unstamp --id perm_1 --password-file "$T/o.pw" -o "$T/noannot-u.pdf" "$T/noannot.pdf"
 check_status 0 "no annotation permission, owner password: unstamp allowed"
 
+# Hostile entries, appended without the password (fixture below): on page 1
+# an annotation whose strings do not decrypt, a reference to a missing
+# object, a number, a name and a direct stamp; on page 2 an indirect /Annots
+# of 150000 entries, a direct free text first.  Listed: the two direct
+# ones; skipped: the four bad entries and the 50000 past the limit.
+cat >"$T/hostile.py" <<'PY'
+import re, subprocess, sys
+src, out, pw = sys.argv[1:4]
+d = open(src, "rb").read()
+q = lambda *a: subprocess.run(["qpdf", "--password=" + pw] + list(a) + [src], capture_output=True,
+                              check=True).stdout
+pages = [int(x) for x in re.findall(rb"^page \d+: (\d+) 0 R", q("--show-pages"), re.M)]
+tr = d[d.rfind(b"trailer"):]
+size = int(re.search(rb"/Size (\d+)", tr).group(1))
+keep = b" ".join(re.search(rb"(/%s (?:\d+ \d+ R|\[[^\]]*\]))" % k, tr).group(1)
+                 for k in (b"Root", b"Info", b"ID", b"Encrypt"))
+prev = int(re.findall(rb"startxref\s+(\d+)", d)[-1])
+A, ARR = size, size + 1
+page = lambda n: q("--show-object=%d" % n).strip()[:-2]
+objs = {
+    pages[0]: page(pages[0]) + b" /Annots [%d 0 R 999999 0 R 5 /Foo << /Subtype /Stamp "
+              b"/Rect [10 10 50 50] >>] >>" % A,
+    A: b"<< /Subtype /Stamp /NM <0011223344> /Contents <0011> /Rect [0 0 1 1] >>",
+    pages[1]: page(pages[1]) + b" /Annots %d 0 R >>" % ARR,
+    ARR: b"[<< /Subtype /FreeText /Rect [1 2 3 4] >> " + b"null " * 149999 + b"]",
+}
+body, offs = bytearray(b"\n"), {}
+for n in sorted(objs):
+    offs[n] = len(d) + len(body)
+    body += b"%d 0 obj\n" % n + objs[n] + b"\nendobj\n"
+x = len(d) + len(body)
+body += b"xref\n" + b"".join(b"%d 1\n%010d 00000 n \n" % (n, offs[n]) for n in sorted(objs))
+body += b"trailer\n<< /Size %d /Prev %d %s >>\nstartxref\n%d\n%%%%EOF\n" % (size + 2, prev, keep, x)
+open(out, "wb").write(d + body)
+PY
+python3 "$T/hostile.py" "$T/r1.pdf" "$T/hostile.pdf" "$U"
+run "$PDFSTAMP" stamps --json --password-file "$UPW" "$T/hostile.pdf"
+check_status 0 "hostile entries: stamps succeeds"
+check_eq "$(jget "$T/out" '[d["skipped"], [(s["page"], s["object"], s["subtype"], s["revision"], s["signed"]) for s in d["stamps"]]]')" \
+	'[50004, [[1, null, "Stamp", null, false], [2, null, "FreeText", null, false]]]' \
+	"hostile entries: the direct stamps listed, the bad entries and the excess skipped"
+check_grep 'page 2: /Annots has 150000 entries; only the first 100000 are read' "$T/err" \
+	"hostile entries: the excess is warned about"
+check_eq "$(grep -c 'cannot be read; skipped' "$T/err")" 4 "hostile entries: a warning per bad entry"
+run "$PDFSTAMP" unstamp --id x --password-file "$UPW" -o "$T/hostile-u.pdf" "$T/hostile.pdf"
+check_status 0 "hostile entries: unstamp finds nothing to remove"
+
 # ===========================================================================
 # Part 3: certifications
 # ===========================================================================
