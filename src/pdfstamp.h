@@ -914,7 +914,11 @@ int pdfstamp_unstamp_opts_init(struct pdfstamp_unstamp_opts *opts, unsigned vers
  * pre-flight of pdfstamp_stamp first (removing an annotation is an
  * annotation change, ISO 32000-2 12.8.2.2): the annotation permission (P
  * bit 6) or the owner password, and no signature whose policy forbids it
- * (DocMDP P=1, P=2: PDFSTAMP_E_PERM); P=3 allows it.  RESULT (as for
+ * (DocMDP P=1, P=2: PDFSTAMP_E_PERM); P=3 allows it.  An approval
+ * signature permits new annotations, not the removal of one that existed
+ * when it was made (pdfstamp_audit's rule): a stamp added in or before the
+ * revision an approval signature covers is refused (PDFSTAMP_E_PERM),
+ * nothing written.  RESULT (as for
  * pdfstamp_stamp) lists the annotations removed in objects (0 for a
  * direct one).  If none has the ID, nothing is written (not even an -o
  * output file): RESULT has nobjects 0,

@@ -208,11 +208,11 @@ int ps_preflight_removal(ps_doc *doc, int revision)
 	}
 	for (i = 0; i < rep.nsigs; i++) {
 		const struct pdfstamp_audit_sig *g = &rep.sigs[i];
-		if (g->docmdp == 0 && (g->revision == 0 || g->revision >= revision)) {
+		if (g->docmdp == 0 && (!g->revision || g->revision >= revision)) {
 			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_PERM,
-			            "an annotation to remove (added in revision %d) was there when "
-			            "approval signature object %lld was made (revision %d); removing "
-			            "it changes what the signer saw", revision,
+			            "an annotation to remove (added in revision %d) was there "
+			            "when approval signature object %lld was made (revision %d); "
+			            "removing it changes what the signer saw", revision,
 			            (long long)g->objnum, g->revision);
 			goto out;
 		}
