@@ -9,9 +9,10 @@
  *     (CLI_OPEN_READ; the user password suffices), then
  *     pdfstamp_stamps_list.  The file is only read.
  *  2. Text output: one header line per file, then one line per stamp:
- *     page, object, subtype, revision (with "signed" when a signature
- *     covers it, "signed?" when that is unknown), ID ("-" if none), date,
- *     author, text; every string from the file through cli_put_safe.
+ *     page, object, subtype, revision, whether a signature covers it
+ *     ("yes", "no", "?" when unknown), ID ("-" if none), date,
+ *     author, text, the ID and date columns as wide as their longest
+ *     entry; every string from the file through cli_put_safe.
  *  3. --json: one line per file, {"file","ok":true,"pages","revisions",
  *     "signatures","skipped","stamps":[{"page","object","generation",
  *     "subtype","rect","contents","author","date","nm","id","revision",
@@ -158,6 +159,7 @@ static void print_text(const struct cli_file *f, const struct pdfstamp_stamps *l
 {
 	FILE *o = cli_out();
 	int64_t i;
+	int wid = 2, wdate = 4;
 
 	cli_put_safe(o, f->name);
 	fprintf(o, ": %" PRId64 " stamp%s on %" PRId64 " page%s, %d revision%s", l->nstamps,
@@ -167,18 +169,26 @@ static void print_text(const struct cli_file *f, const struct pdfstamp_stamps *l
 		fprintf(o, ", %" PRId64 " annotation%s unreadable", l->skipped,
 		        l->skipped == 1 ? "" : "s");
 	fputc('\n', o);
-	if (l->nstamps)
-		fputs("page  object  type      rev  signed  id                                "
-		      "date                       author / text\n", o);
+	if (!l->nstamps)
+		return;
+	/* the ID and date columns as wide as their longest entry (note 2) */
+	for (i = 0; i < l->nstamps; i++) {
+		int n = (int)strlen(l->stamps[i].id), d = (int)strlen(l->stamps[i].date);
+		wid = n > wid ? n : wid;
+		wdate = d > wdate ? d : wdate;
+	}
+	fprintf(o, "page  object  type      rev  signed  %-*s  %-*s  author / text\n", wid, "id",
+	        wdate, "date");
 	for (i = 0; i < l->nstamps; i++) {
 		const struct pdfstamp_stamp_info *s = &l->stamps[i];
 		char obj[32], rev[16];
 		snprintf(obj, sizeof obj, s->objnum ? "%" PRId64 : "-", s->objnum);
 		snprintf(rev, sizeof rev, s->revision ? "%d" : "-", s->revision);
-		fprintf(o, "%-5" PRId64 " %-7s %-9s %-4s %-7s ", s->page, obj, s->subtype, rev,
-		        s->signed_revision > 0 ? "yes" : s->signed_revision < 0 ? "?" : "no");
-		fprintf(o, "%-33s ", *s->id ? s->id : "-"); /* [A-Za-z0-9_-] only */
-		fprintf(o, "%-26s ", *s->date ? s->date : "-");
+		/* the ID is [A-Za-z0-9_-] and the date ISO 8601: both safe */
+		fprintf(o, "%-5" PRId64 " %-7s %-9s %-4s %-7s %-*s  %-*s  ", s->page, obj,
+		        s->subtype, rev,
+		        s->signed_revision > 0 ? "yes" : s->signed_revision < 0 ? "?" : "no", wid,
+		        *s->id ? s->id : "-", wdate, *s->date ? s->date : "-");
 		if (s->author && *s->author) {
 			cli_put_safe(o, s->author);
 			fputs(" / ", o);
