@@ -73,7 +73,9 @@
 
 /* ---- one annotation ------------------------------------------------------- */
 
-/* Note 1: the ID of an /NM's bytes into ID ("" if it carries none). */
+/* Note 1: the ID of an /NM's bytes into ID ("" if it carries none); the
+ * rule of the ids part's ps_stampid_parse_nm (stampid.h), which replaces
+ * it once both are in one tree. */
 static void nm_id(const uint8_t *p, size_t n, char id[33])
 {
 	size_t i, dot = n;
@@ -421,19 +423,22 @@ int pdfstamp_stamps_list(pdfstamp_doc *doc, struct pdfstamp_stamps *list)
 
 /* ---- removal (note 4) -------------------------------------------------------- */
 
-/* A new version to write: the page NUM (KEEP its /Annots filtered) or the
- * indirect array NUM. */
+/* A new version to write: the page NUM (its /Annots filtered) or the
+ * indirect array NUM (filtered). */
 struct target {
 	uint32_t num;
 	uint16_t gen;
 	ps_obj *dict;          /* the page (borrowed), NULL for an indirect array */
-	ps_obj *arr;           /* the filtered /Annots (owned) */
+	ps_obj *src;           /* its /Annots as read (borrowed) */
+	uint8_t *drop;         /* 1 for each entry of SRC to leave out (n of them) */
+	size_t n;
 };
 
 struct unstamp {
 	const char *id;
 	struct target *t;
 	size_t nt;
+	uint8_t *seen;         /* a bit per object number that is a target */
 	uint32_t *nums;        /* the annotations removed, 0 for a direct one */
 	uint16_t *gens;
 	size_t n;
@@ -441,13 +446,16 @@ struct unstamp {
 	ps_ctx *ctx;
 };
 
+/* Marks entry I of the page's /Annots for removal (note 4): linear in the
+ * matches, a page met twice (shared page tree nodes) or an array pages
+ * share counted once. */
 static int unstamp_one(struct walk *w, int64_t page, uint32_t num, uint16_t gen, ps_obj *dict,
                        ps_obj *annots, size_t i, struct pdfstamp_stamp_info *s)
 {
 	struct unstamp *u = w->arg;
 	ps_obj *aref = ps_dict_get(dict, "Annots");
-	uint32_t tnum = num;
-	uint16_t tgen = gen;
+	int indirect = aref && aref->kind == PS_REF;
+	uint32_t tnum = indirect ? aref->u.ref.num : num;
 	struct target *t = NULL;
 	size_t k;
 	int rc;
@@ -455,34 +463,35 @@ static int unstamp_one(struct walk *w, int64_t page, uint32_t num, uint16_t gen,
 	(void)page;
 	if (strcmp(s->id, u->id) != 0)
 		return 0;
-	if (aref && aref->kind == PS_REF) {
-		tnum = aref->u.ref.num;
-		tgen = aref->u.ref.gen;
-	}
-	for (k = 0; k < u->nt; k++)
-		if (u->t[k].num == tnum)
-			t = &u->t[k];
-	if (t && t->dict != (aref && aref->kind == PS_REF ? NULL : dict))
-		return ps_err(u->ctx, PDFSTAMP_E_FORMAT,
-		              "object %u is both a page and an /Annots array", tnum);
-	if (!t) {
+	if (tnum > PS_MAX_OBJNUM)
+		return ps_err(u->ctx, PDFSTAMP_E_FORMAT, "object number %u out of range", tnum);
+	if (!u->seen && !(u->seen = calloc(PS_MAX_OBJNUM / 8 + 1, 1)))
+		return ps_err(u->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (u->seen[tnum / 8] & (1u << (tnum % 8))) {
+		for (k = u->nt; k-- > 0 && !t;)
+			if (u->t[k].num == tnum)
+				t = &u->t[k];
+		if (!t || t->dict != (indirect ? NULL : dict) || t->src != annots)
+			return ps_err(u->ctx, PDFSTAMP_E_FORMAT,
+			              "object %u is both a page and an /Annots array", tnum);
+	} else {
 		if (ps_vec_grow((void **)&u->t, u->nt, sizeof *u->t) < 0)
 			return ps_err(u->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		t = &u->t[u->nt];
+		memset(t, 0, sizeof *t);
 		t->num = tnum;
-		t->gen = tgen;
-		t->dict = aref && aref->kind == PS_REF ? NULL : dict;
-		if (!(t->arr = ps_obj_copy(annots)))
+		t->gen = indirect ? aref->u.ref.gen : gen;
+		t->dict = indirect ? NULL : dict;
+		t->src = annots;
+		t->n = ps_array_len(annots);
+		if (!(t->drop = calloc(t->n ? t->n : 1, 1)))
 			return ps_err(u->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		u->nt++;
-	} else if (ps_array_len(t->arr) != ps_array_len(annots)) {
-		return 0; /* a shared array, already filtered for an earlier page */
+		u->seen[tnum / 8] |= (uint8_t)(1u << (tnum % 8));
 	}
-	/* mark the entry; the marks are dropped once the page is done (the
-	 * indices of the later entries must stay those of ANNOTS) */
-	ps_obj_free(t->arr->u.arr.items[i]);
-	if (!(t->arr->u.arr.items[i] = ps_new_int(-1)))
-		return ps_err(u->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (i >= t->n || t->drop[i])
+		return 0; /* met before: counted once */
+	t->drop[i] = 1;
 	if (ps_vec_grow((void **)&u->nums, u->n, sizeof *u->nums) < 0 ||
 	    ps_vec_grow((void **)&u->gens, u->n, sizeof *u->gens) < 0)
 		return ps_err(u->ctx, PDFSTAMP_E_NOMEM, "out of memory");
@@ -490,6 +499,25 @@ static int unstamp_one(struct walk *w, int64_t page, uint32_t num, uint16_t gen,
 	u->gens[u->n++] = (uint16_t)s->generation;
 	if ((rc = ps_result_add_object(u->ctx, u->res, (uint32_t)s->objnum)) < 0)
 		return rc;
+	return 0;
+}
+
+/* T's /Annots without the entries marked (note 4): a new array (owned). */
+static int filtered(ps_ctx *ctx, const struct target *t, ps_obj **out)
+{
+	size_t k, n = ps_array_len(t->src);
+
+	if (!(*out = ps_new_array()))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (k = 0; k < n; k++) {
+		if (k < t->n && t->drop[k])
+			continue;
+		if (ps_array_push(*out, ps_obj_copy(ps_array_get(t->src, k))) < 0) {
+			ps_obj_free(*out);
+			*out = NULL;
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		}
+	}
 	return 0;
 }
 
@@ -511,20 +539,6 @@ static int oldest_removed(ps_doc *doc, const struct unstamp *u, int *rev)
 		int r = sec ? ns - sec + 1 : 1;
 		if (r < *rev)
 			*rev = r;
-	}
-	return 0;
-}
-
-/* Drops the marked entries of T's array (the walk's entries are never
- * integers: an annotation is a dictionary). */
-static int drop_marks(ps_ctx *ctx, struct target *t)
-{
-	size_t k = ps_array_len(t->arr);
-
-	while (k-- > 0) {
-		const ps_obj *e = ps_array_get(t->arr, k);
-		if (e->kind == PS_INT && e->u.i == -1 && ps_array_del(t->arr, k) < 0)
-			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	}
 	return 0;
 }
@@ -570,9 +584,6 @@ int pdfstamp_unstamp(pdfstamp_doc *doc, const struct pdfstamp_unstamp_opts *o,
 	if ((rc = ps_update_begin(doc, wo, &up)) < 0 ||
 	    (rc = ps_stamp_each_page(doc, walk_page, &w)) < 0)
 		goto out;
-	for (k = 0; k < u.nt; k++)
-		if ((rc = drop_marks(ctx, &u.t[k])) < 0)
-			goto out;
 	if (u.nt == 0) {
 		/* nothing to remove: no update, no output (as pdfstamp_dss) */
 		if (res) {
@@ -598,8 +609,11 @@ int pdfstamp_unstamp(pdfstamp_doc *doc, const struct pdfstamp_unstamp_opts *o,
 	}
 	for (k = 0; k < u.nt; k++) {
 		struct target *t = &u.t[k];
-		ps_obj *nv = t->dict ? ps_obj_copy(t->dict) : t->arr, *arr = t->arr;
-		t->arr = NULL; /* taken over by NV (ps_dict_put frees it on failure) */
+		ps_obj *nv, *arr;
+		if ((rc = filtered(ctx, t, &arr)) < 0)
+			goto out;
+		nv = t->dict ? ps_obj_copy(t->dict) : arr;
+		/* ps_dict_put takes ARR over, and frees it on failure */
 		if (!nv || (t->dict && ps_dict_put(nv, "Annots", arr) < 0)) {
 			if (!nv)
 				ps_obj_free(arr);
@@ -613,8 +627,9 @@ int pdfstamp_unstamp(pdfstamp_doc *doc, const struct pdfstamp_unstamp_opts *o,
 	rc = ps_update_commit(&up, wo, res);
 out:
 	for (k = 0; k < u.nt; k++)
-		ps_obj_free(u.t[k].arr);
+		free(u.t[k].drop);
 	free(u.t);
+	free(u.seen);
 	free(u.nums);
 	free(u.gens);
 	ps_update_free(&up);

@@ -270,6 +270,47 @@ check_eq "$(grep -c 'cannot be read; skipped' "$T/err")" 4 "hostile entries: a w
 run "$PDFSTAMP" unstamp --id x --password-file "$UPW" -o "$T/hostile-u.pdf" "$T/hostile.pdf"
 check_status 0 "hostile entries: unstamp finds nothing to remove"
 
+# Shared structure (a plaintext file, no password): pages 1 and 2 share an
+# indirect /Annots array and page 3 is page 1 again (a shared page tree
+# node); the ID has an indirect stamp and a direct free text in the array.
+# Each is removed once, and the array gets one new version.
+cat >"$T/shared.py" <<'PY'
+import sys
+objs = {
+ 1: b"<< /Type /Catalog /Pages 2 0 R >>",
+ 2: b"<< /Type /Pages /Kids [3 0 R 4 0 R 3 0 R] /Count 3 >>",
+ 3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Annots 10 0 R >>",
+ 4: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Annots 10 0 R >>",
+ 5: b"<< /Type /Annot /Subtype /Stamp /Rect [10 10 60 40] /NM (sh_id.1) /Contents (A) >>",
+ 6: b"<< /Type /Annot /Subtype /Stamp /Rect [70 10 120 40] /NM (other.1) /Contents (B) >>",
+ 10: b"[5 0 R 6 0 R << /Type /Annot /Subtype /FreeText /Rect [10 50 60 80] /NM (sh_id.2) "
+     b"/Contents (C) /DA (/Helv 10 Tf) >>]",
+}
+out, offs = bytearray(b"%PDF-1.7\n"), {}
+for n in sorted(objs):
+    offs[n] = len(out)
+    out += b"%d 0 obj\n" % n + objs[n] + b"\nendobj\n"
+x = len(out)
+out += b"xref\n0 11\n0000000000 65535 f \n"
+for n in range(1, 11):
+    out += b"%010d 00000 n \n" % offs[n] if n in offs else b"0000000000 65535 f \n"
+out += b"trailer\n<< /Size 11 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % x
+open(sys.argv[1], "wb").write(out)
+PY
+python3 "$T/shared.py" "$T/shared.pdf"
+run "$PDFSTAMP" stamps --json "$T/shared.pdf"
+check_eq "$(jget "$T/out" '[(s["page"], s["object"], s["id"]) for s in d["stamps"]]')" \
+	'[[1, 5, "sh_id"], [1, 6, "other"], [1, null, "sh_id"], [2, 5, "sh_id"], [2, 6, "other"], [2, null, "sh_id"], [3, 5, "sh_id"], [3, 6, "other"], [3, null, "sh_id"]]' \
+	"shared structure: every page lists the shared array's stamps"
+run "$PDFSTAMP" unstamp --id sh_id --json -o "$T/shared-u.pdf" "$T/shared.pdf"
+check_status 0 "shared structure: unstamp"
+check_eq "$(jget "$T/out" '[d["removed"], d["objects"]]')" '[2, [5, 0]]' \
+	"shared structure: each stamp of the ID removed once"
+check_eq "$(qpdf --show-object=10 "$T/shared-u.pdf" 2>/dev/null)" '[ 6 0 R ]' \
+	"shared structure: qpdf reads the new version of the shared array"
+check_eq "$(mutool run "$JS" list "$T/shared-u.pdf" "" | cut -f 1,2 | tr '\t\n' ' ')" '1 6 2 6 3 6 ' \
+	"shared structure: MuPDF lists the other stamp on every page, nothing else"
+
 # ===========================================================================
 # Part 3: certifications
 # ===========================================================================
