@@ -689,6 +689,34 @@ static int op_verify(struct sc *s, pdfstamp_doc *doc)
 	return pdfstamp_verify(doc, &vo, &rep);
 }
 
+/* The stamp list: every page walked, every /Annots entry read, the
+ * revisions placed and the signatures asked of pdfstamp_audit. */
+static int op_stamps(struct sc *s, pdfstamp_doc *doc)
+{
+	struct pdfstamp_stamps l = PDFSTAMP_STAMPS_INIT;
+	int rc;
+
+	(void)s;
+	rc = pdfstamp_stamps_list(doc, &l);
+	pdfstamp_stamps_clear(&l);
+	return rc;
+}
+
+/* unstamp of an ID the file lacks: the whole walk, nothing written. */
+static int op_unstamp_absent(struct sc *s, pdfstamp_doc *doc)
+{
+	struct pdfstamp_unstamp_opts o = PDFSTAMP_UNSTAMP_OPTS_INIT;
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	int rc;
+
+	o.id = "absent";
+	w.output = s->out;
+	rc = pdfstamp_unstamp(doc, &o, &w, &res);
+	pdfstamp_result_clear(&res);
+	return rc;
+}
+
 enum pw_kind { PW_NONE, PW_USER, PW_OWNER };
 
 struct scenario {
@@ -717,6 +745,8 @@ static const struct scenario scenarios[] = {
 	{ "rotate-jobs2", "r6-table.pdf", PW_OWNER, 0, 1, 0, 1, op_rotate2 },
 	{ "encrypt", "plain-3page.pdf", PW_NONE, 0, 1, 0, 1, op_encrypt },
 	{ "verify", "r6-objstm.pdf", PW_USER, 0, 0, 0, 0, op_verify },
+	{ "stamps", "r6-objstm.pdf", PW_USER, 0, 0, 0, 0, op_stamps },
+	{ "unstamp-absent", "r6-table.pdf", PW_USER, 0, 0, 0, 0, op_unstamp_absent },
 };
 #define NSCENARIOS ((int)(sizeof scenarios / sizeof scenarios[0]))
 
