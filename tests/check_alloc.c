@@ -418,7 +418,8 @@ static int gen_idstamps(struct blob *b)
 	len = snprintf(buf, 4096, "%%PDF-1.7\n");
 	for (i = 0; i < 7; i++) {
 		offs[i] = len;
-		len += snprintf(buf + len, 4096 - (size_t)len, "%d 0 obj\n%s\nendobj\n", i + 1, objs[i]);
+		len += snprintf(buf + len, 4096 - (size_t)len, "%d 0 obj\n%s\nendobj\n", i + 1,
+		                objs[i]);
 	}
 	offs[7] = len;
 	len += snprintf(buf + len, 4096 - (size_t)len, "xref\n0 8\n0000000000 65535 f \n");
