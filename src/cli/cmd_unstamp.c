@@ -24,6 +24,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -92,11 +93,20 @@ static int output_unstamp(const struct cli_file *f, void *arg)
 		return CLI_EXIT_OK;
 	}
 	if (res->skipped) {
-		fputs("pdfstamp: no stamp with ID ", stderr);
-		cli_put_safe(stderr, c->uo.id);
-		fputs(": nothing to remove, nothing written (", stderr);
-		cli_put_safe(stderr, f->name);
-		fputs(")\n", stderr);
+		/* one write, as cli_error's lines (several files at a time);
+		 * the ID is [A-Za-z0-9_-] (checked), the name is not */
+		char *msg = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&msg, &len);
+		if (m) {
+			fprintf(m, "pdfstamp: no stamp with ID %s: nothing to remove, nothing "
+			        "written (", c->uo.id);
+			cli_put_safe(m, f->name);
+			fputs(")\n", m);
+			if (fclose(m) == 0)
+				fputs(msg, stderr);
+			free(msg);
+		}
 		return CLI_EXIT_OK;
 	}
 	if (!f->run->verbose)
