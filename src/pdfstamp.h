@@ -873,7 +873,9 @@ struct pdfstamp_stamp_info {
 	char id[33];                 /* the stamp ID /NM carries (ID "." page, pdfstamp(1) STAMP
 	                                IDS), "" if none */
 	int revision;                /* the revision that added it, 1 = the original file;
-	                                0 for a direct annotation (see pdfstamp_stamps) */
+	                                0 for a direct annotation, or one that no section
+	                                lists in use with its generation (see
+	                                pdfstamp_stamps_list) */
 	int64_t revision_end;        /* where that revision's bytes end (just past its
 	                                %%EOF line), -1 if unknown */
 	int signed_revision;         /* 1: a signature covers that revision, 0: none does,
