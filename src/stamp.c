@@ -150,6 +150,7 @@
 #include "policy.h"
 #include "font.h"
 #include "image.h"
+#include "stamp.h"
 #include "template.h"
 #include "pagesel.h"
 
@@ -1560,5 +1561,30 @@ out:
 	ps_pagesel_free(&sel);
 	ps_update_free(&up);
 	job_free(&j);
+	return rc;
+}
+
+/* stamp.h: the walk for the modules that read every page (stamps.c). */
+int ps_stamp_each_page(ps_doc *doc, ps_stamp_page_fn fn, void *arg)
+{
+	page_list pl = {NULL, 0};
+	int64_t npages;
+	size_t i;
+	int rc;
+
+	if ((rc = ps_doc_pages(doc, NULL, NULL, &npages)) < 0)
+		return rc;
+	if (npages > 0 && (rc = walk_pages(doc, 1, npages, &pl)) == 0) {
+		for (i = 0; i < pl.n && rc == 0; i++) {
+			const ps_page *pg = &pl.v[i];
+			ps_obj *a = ps_dict_get(pg->dict, "Annots");
+			if (pg->annots_missing)
+				a = NULL;
+			else if (a && a->kind == PS_REF)
+				a = pg->annots;
+			rc = fn(arg, (int64_t)i + 1, pg->num, pg->gen, pg->dict, a);
+		}
+	}
+	free(pl.v);
 	return rc;
 }
