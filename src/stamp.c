@@ -1568,13 +1568,17 @@ out:
 int ps_stamp_each_page(ps_doc *doc, ps_stamp_page_fn fn, void *arg)
 {
 	page_list pl = {NULL, 0};
+	ps_pagesel sel;
 	int64_t npages;
 	size_t i;
 	int rc;
 
+	memset(&sel, 0, sizeof sel);
 	if ((rc = ps_doc_pages(doc, NULL, NULL, &npages)) < 0)
 		return rc;
-	if (npages > 0 && (rc = walk_pages(doc, 1, npages, &pl)) == 0) {
+	if (npages > 0 &&
+	    (rc = ps_pagesel_page(ps_doc_ctx(doc), PDFSTAMP_PAGE_ALL, npages, &sel)) == 0 &&
+	    (rc = walk_pages(doc, &sel, &pl)) == 0) {
 		for (i = 0; i < pl.n && rc == 0; i++) {
 			const ps_page *pg = &pl.v[i];
 			ps_obj *a = ps_dict_get(pg->dict, "Annots");
@@ -1582,9 +1586,10 @@ int ps_stamp_each_page(ps_doc *doc, ps_stamp_page_fn fn, void *arg)
 				a = NULL;
 			else if (a && a->kind == PS_REF)
 				a = pg->annots;
-			rc = fn(arg, (int64_t)i + 1, pg->num, pg->gen, pg->dict, a);
+			rc = fn(arg, pg->index, pg->num, pg->gen, pg->dict, a);
 		}
 	}
 	free(pl.v);
+	ps_pagesel_free(&sel);
 	return rc;
 }
