@@ -177,8 +177,9 @@ int ps_dryrun_replace(ps_ctx *ctx, const char *path, int fd)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	e = dir_takes_file(dir);
 	if (e)
-		ps_err(ctx, PDFSTAMP_E_IO, "cannot create a temporary file for the output in %s: %s",
-		       dir, strerror(e));
+		ps_err(ctx, PDFSTAMP_E_IO,
+		       "cannot create a temporary file for the output in %s: %s", dir,
+		       strerror(e));
 	free(dir);
 	return e ? PDFSTAMP_E_IO : 0;
 }

@@ -344,27 +344,28 @@ const char *pdfstamp_perm_name(int bit);
 #define PDFSTAMP_WRITE_DEFER 0x10
 /* Dry run (any version of the options; also in the flags of
  * pdfstamp_rewrite_opts), on a document authenticated as for the real
- * call: the call runs every pre-flight of the real one, builds what it would write and fills its result, and
- * returns 0 without creating, opening for writing, locking, changing or
- * syncing any file: no output (-o OUT is not created), no temporary
- * file, no journal, no flock, no fsync; the durable hook is not called.
- * The output mode is given as for the real call and judged without
- * touching it (OUT's directory can take a new file, the descriptor is
- * open, the file of PDFSTAMP_WRITE_IN_PLACE is writable).  In place, the
- * document may be (and should be) opened read-only: a writing open takes
- * the writers' lock and recovers a pending journal, which a read-only open
- * only reports with a warning.  pdfstamp_stamp, pdfstamp_meta and
- * pdfstamp_dss fill pdfstamp_result as a real call would (base_length,
- * xref_offset, nobjects, objects; bytes_appended is exactly the number of
- * bytes the update would append: every new object is built and encrypted
- * as it would be, and only lengths count, which the random IVs and /ID do
- * not change; the same options, date included, give the same length).
- * pdfstamp_rotate and pdfstamp_encrypt run their whole pass with the
- * output discarded: the statistics are those of the real call and
- * bytes_written is the size of the file it would write, exactly.  Not
- * judged: a writers' lock another process holds, a full disk, and the
- * self-check of the written file (a rewrite's may still refuse a damaged
- * input).  With PDFSTAMP_WRITE_DEFER: PDFSTAMP_E_USAGE. */
+ * call: the call runs every pre-flight of the real one, builds what it
+ * would write and fills its result, and returns 0 without creating,
+ * opening for writing, locking, changing or syncing any file: no output
+ * (-o OUT is not created), no temporary file, no journal, no flock, no
+ * fsync; the durable hook is not called.  The output mode is given as for
+ * the real call and judged without touching it (OUT's directory can take a
+ * new file, the descriptor is open, the file of PDFSTAMP_WRITE_IN_PLACE is
+ * writable).  In place, the document may be (and should be) opened
+ * read-only: a writing open takes the writers' lock and recovers a pending
+ * journal, which a read-only open only reports with a warning.
+ * pdfstamp_stamp, pdfstamp_meta and pdfstamp_dss fill pdfstamp_result as a
+ * real call would (base_length, xref_offset, nobjects, objects;
+ * bytes_appended is exactly the number of bytes the update would append:
+ * every new object is built and encrypted as it would be, and only lengths
+ * count, which the random IVs and /ID do not change; the same options,
+ * date included, give the same length).  pdfstamp_rotate and
+ * pdfstamp_encrypt run their whole pass with the output discarded: the
+ * statistics are those of the real call and bytes_written is the size of
+ * the file it would write, exactly.  Not judged: a writers' lock another
+ * process holds, a full disk, and the self-check of the written file (a
+ * rewrite's may still refuse a damaged input).  With PDFSTAMP_WRITE_DEFER:
+ * PDFSTAMP_E_USAGE. */
 #define PDFSTAMP_WRITE_DRY_RUN 0x20
 
 struct pdfstamp_result;
