@@ -32,6 +32,8 @@
  *     the written revision are the library's; the CLI adds no I/O of its
  *     own to the PDF files.  The document is closed (the lock released)
  *     only after the call finished, and before the output is printed.
+ *     --dry-run opens read-only in either mode and makes no group (note
+ *     13): write_common.c note 4.
  *  4. Files are independent: one file's failure is reported on stderr and,
  *     with --json, as the failure line {"file","ok":false,"exit":N,
  *     "error":"message"} (json.c), and the next file still goes ahead; the
