@@ -20,6 +20,10 @@
  *     issue 13: the same as the warning on stderr); the failure line is the
  *     driver's.  The keys are a stable interface (pdfstamp(1), JSON
  *     OUTPUT).
+ *  3. Numbers on the command line are parsed with strtod/strtoll in the
+ *     C locale (the program never calls setlocale), after checking that
+ *     the text has only the characters of a decimal number, so "0x10",
+ *     "inf", "nan", " 1" and "1e999" are all refused.
  *  4. --dry-run (stamp, meta, dss here; rotate and encrypt have their own
  *     row): the library's PDFSTAMP_WRITE_DRY_RUN (dryrun.c).  The driver
  *     opens every FILE read-only, in place too (no lock, no journal
@@ -32,10 +36,6 @@
  *     and with --json its usual success line with "dry_run":true and
  *     "journal_pending" after "output".  -o - prints that line: there is
  *     no PDF on standard output then.
- *  3. Numbers on the command line are parsed with strtod/strtoll in the
- *     C locale (the program never calls setlocale), after checking that
- *     the text has only the characters of a decimal number, so "0x10",
- *     "inf", "nan", " 1" and "1e999" are all refused.
  */
 #include "config.h"
 
