@@ -25,7 +25,9 @@
 #  E. refusals are the real run's, status and message: a wrong password
 #     (3), DocMDP P=1 (5), the user password without the annotate/modify
 #     permission (5), rotate with the user password (5), encrypt of an
-#     encrypted file (2), -o into a directory (1); the files unchanged;
+#     encrypted file (2), -o into a directory or a missing one (1), bytes
+#     after %%EOF (4), rotate -i of a file with two hard links (4); the
+#     files unchanged;
 #  F. a pending journal is reported (warning, "journal_pending":true) and
 #     left as it was; -o - prints the line and no PDF;
 #  G. --jobs 2 over three files, and --ledger: a missing ledger is not
@@ -312,6 +314,16 @@ same_refusal 5 "stamp with the user password, annotate denied" stamp --password-
 	-i "$W/noperm.pdf"
 same_refusal 5 "meta with the user password, modify denied" meta --set Title=x \
 	--password-file "$UPW" -i "$W/noperm.pdf"
+cp "$T/aes256.pdf" "$W/trail.pdf"
+printf 'junk after the end\n' >>"$W/trail.pdf"
+same_refusal 4 "stamp with bytes after %%EOF" stamp --date "$DATE" --password-file "$OPW" \
+	-i "$W/trail.pdf"
+same_refusal 1 "meta -o into a missing directory" meta --set Title=x --password-file "$OPW" \
+	-o "$W/no/such/out.pdf" "$W/aes256.pdf"
+cp "$T/aes256.pdf" "$W/linked.pdf"
+ln "$W/linked.pdf" "$W/second-name.pdf"
+same_refusal 4 "rotate -i of a file with two hard links" rotate $NEWPW --password-file "$OPW" \
+	-i "$W/linked.pdf"
 check_true test ! -e "$W/out.pdf" "E: no output after any refusal"
 
 # ===========================================================================
