@@ -25,6 +25,11 @@ int ps_stampid_default(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o,
  * terminated; its length. */
 size_t ps_stampid_nm(const char *id, int64_t page, char nm[PS_STAMPID_NM_MAX + 1]);
 
+/* Splits the bytes P[0..N) of an /NM (note 1): 1 and ID, *PAGE when it is
+ * ID "." PAGE, else 0 (an /NM that carries no ID; ID and *PAGE are not
+ * written).  stamps.c reads every /NM with it. */
+int ps_stampid_parse_nm(const uint8_t *p, size_t n, char id[PS_STAMPID_MAX + 1], int64_t *page);
+
 /* *HAS = 1 if ANNOTS (a page's /Annots, resolved; NULL or not an array:
  * none) holds an annotation whose /NM is ID "." PAGE (note 3).  Entries
  * that cannot be read are warned about and are not a match.  0, or
@@ -32,11 +37,5 @@ size_t ps_stampid_nm(const char *id, int64_t page, char nm[PS_STAMPID_NM_MAX + 1
  * more than PS_STAMPID_MAX_ANNOTS entries (message set). */
 int ps_stampid_on_page(ps_doc *doc, const ps_obj *annots, const char *id, int64_t page,
                        int *has);
-
-/* ---- for the tests (and `pdfstamp stamps`/`unstamp`, which read /NM alike) ---- */
-
-/* Splits the bytes P[0..N) of an /NM (note 1): 1 and ID, *PAGE when it is
- * ID "." PAGE, else 0 (an /NM that carries no ID). */
-int ps_stampid_parse_nm(const uint8_t *p, size_t n, char id[PS_STAMPID_MAX + 1], int64_t *page);
 
 #endif
