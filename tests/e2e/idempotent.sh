@@ -8,7 +8,8 @@
 #   A. The same stamp again writes nothing: exit 0, "skipped":"already
 #      stamped", the file's SHA-256 and mtime unchanged, no journal, and
 #      (under strace, when it can trace) no fsync or fdatasync at all.
-#   B. --page 1 then --page all stamps only the other pages: every page
+#   B. --page 1 then --page all (and --pages 1 then --pages all) stamps
+#      only the other pages: every page
 #      ends with exactly one annotation, whose /NM is ID.PAGE; the JSON
 #      counts pages_stamped and pages_already.
 #   C. Other options make another ID and new stamps; --date now is the
@@ -128,6 +129,19 @@ for sel in all last 2; do
 	check_eq "$(jget "$T/out" 'd.get("skipped")')" '"already stamped"' "B: --page $sel again: skipped"
 done
 check_eq "$(state "$F")" "$before" "B: nothing written by the re-runs"
+# the same with --pages: 1, then all
+F=$W/b2.pdf
+cp "$D/qpdf-r6-xrefstream.pdf" "$F"
+run "$PDFSTAMP" stamp -i --json --pages 1 --password-file "$UPW" "$F"
+check_eq "$(jget "$T/out" '[d["id"], d["pages_stamped"]]')" "[\"$ID\", 1]" \
+	"B: --pages 1: the same ID as --page 1 (the selection is not part of it)"
+run "$PDFSTAMP" stamp -i --json --pages all --password-file "$UPW" "$F"
+check_eq "$(jget "$T/out" '[d["pages_stamped"], d["pages_already"]]')" "[2, 1]" \
+	"B: then --pages all: the two others"
+run "$PDFSTAMP" stamp -i --json --pages 'all,!2' --password-file "$UPW" "$F"
+check_eq "$(jget "$T/out" '[d.get("skipped"), d["pages_already"]]')" '["already stamped", 2]' \
+	"B: --pages all,!2 again: skipped"
+check_eq "$(nms "$F" | tr '\n' ' ')" "1 $ID.1 2 $ID.2 3 $ID.3 " "B: --pages: one stamp per page (qpdf)"
 
 # ===========================================================================
 # C. other options, another ID

@@ -107,8 +107,10 @@ check_status 0 "stamps on a file without stamps"
 check_eq "$(jget "$T/out" '[d["stamps"], d["pages"], d["revisions"], d["signatures"]]')" "[[], 3, 1, 0]" \
 	"no stamps, 3 pages, 1 revision, no signature"
 
-run "$PDFSTAMP" stamp --page all --text KEEP --author Alice --password-file "$UPW" -o "$T/r2.pdf" "$T/r1.pdf"
+run "$PDFSTAMP" stamp --page all --text KEEP --author Alice --password-file "$UPW" --json \
+	-o "$T/r2.pdf" "$T/r1.pdf"
 check_status 0 "r2: pdfstamp stamps every page"
+K=$(jget "$T/out" 'd["id"]' | tr -d '"') # its default stamp ID (idempotent.sh)
 run "$PDFSTAMP" stamp --page 2 --text "REMOVE ME" --note "remove me" --author Dave \
 	--password-file "$UPW" --json -o "$T/r3.pdf" "$T/r2.pdf"
 check_status 0 "r3: pdfstamp stamps page 2"
@@ -139,7 +141,7 @@ check_eq "$(sj '[d["revisions"], d["signatures"], d["skipped"], len(d["stamps"])
 	"r9: 9 revisions, 1 signature, 7 stamps"
 # expected: page, subtype, id, revision (the step that added it), signed
 check_eq "$(sj '[[s["page"], s["subtype"], s["id"], s["revision"], s["signed"]] for s in d["stamps"]]')" \
-	'[[1, "Stamp", null, 2, true], [1, "Stamp", "late_id", 6, false], [2, "Stamp", null, 2, true], [2, "Stamp", "Kx3_a9Qm2Z", 3, true], [2, "Stamp", "other-id", 9, false], [3, "Stamp", null, 2, true], [3, "FreeText", "late_id", 8, false]]' \
+	'[[1, "Stamp", "'"$K"'", 2, true], [1, "Stamp", "late_id", 6, false], [2, "Stamp", "'"$K"'", 2, true], [2, "Stamp", "Kx3_a9Qm2Z", 3, true], [2, "Stamp", "other-id", 9, false], [3, "Stamp", "'"$K"'", 2, true], [3, "FreeText", "late_id", 8, false]]' \
 	"r9: page, subtype, ID, revision and signature of each stamp"
 check_eq "$(sj '[s["revision_end"] for s in d["stamps"]]')" \
 	"[$(size_of "$T/r2.pdf"), $(size_of "$T/r6.pdf"), $(size_of "$T/r2.pdf"), $(size_of "$T/r3.pdf"), $(size_of "$T/r9.pdf"), $(size_of "$T/r2.pdf"), $(size_of "$T/r8.pdf")]" \
