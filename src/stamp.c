@@ -41,7 +41,8 @@
  *  3. Everything that can be refused is refused before the update begins:
  *     the options, the font (ps_font_open: coverage, a file that is not a
  *     font) and the image (ps_image_load), then the policy (policy.c notes
- *     1 and 3).  Nothing is written for a bad font, image or text.
+ *     1 and 3).  Nothing is written for a bad font, image, text or QR
+ *     code (a string too long for its level: qr.c note 2).
  *  4. The appearance is a real form XObject (/AP /N, 12.5.5) with its own
  *     /Resources (/Font /F1, /XObject /Im1, /ExtGState /GS0) so that every
  *     viewer draws the same thing; its /BBox is the stamp's size as the
@@ -83,6 +84,18 @@
  *     references, and so is the /C array.  A single-page stamp keeps them
  *     direct.  The optional /Type /Annot (Table 166) is left out: readers
  *     know an annotation by its place in /Annots and its /Subtype.
+ *  9. A QR code (opts qr, qr.c) is drawn in the appearance as vector
+ *     paths on its own white square, the quiet zone included.  With text,
+ *     the square stands left of the text as part of the content (note 5):
+ *     its natural side is the text's natural height, but at least
+ *     PS_QR_MIN_MODULE (1.5 pt) a module, the box growing to hold it, and
+ *     it scales with the text.  Without text (qr given, text NULL) it is
+ *     the stamp alone: no frame, the square filling the box, centred
+ *     (without --rect, QR_SIDE or 1.5 pt a module, whichever is larger).
+ *     An image and a QR code without text are refused (which would be
+ *     the stamp?).  A module under 1.5 pt (a small --rect or page) is
+ *     warned of once per appearance.  The string comes from qr_text, the
+ *     one place that reads opts qr.
  */
 #include "config.h"
 
@@ -95,6 +108,7 @@
 #include "policy.h"
 #include "font.h"
 #include "image.h"
+#include "qr.h"
 
 #define MAX_TREE_DEPTH 64
 
@@ -107,6 +121,7 @@
 #define INSET_Y 4.5     /* from its top and bottom */
 #define INNER 3.0       /* the inner edge of the inner frame line, in lw */
 #define IMG_SIDE 150.0  /* longer side of an image-only stamp without --rect */
+#define QR_SIDE 72.0    /* least side of a QR-only stamp without --rect (note 9) */
 
 /* Every number the stamp writes is rounded to 1/1000 (note 7). */
 static double milli(double v)
@@ -401,6 +416,8 @@ struct stamp_job {
 	double pitch, asc, desc, small_base;
 	ps_image *img;
 	uint32_t iw, ih;
+	ps_qr *qr;            /* the QR code (note 9), NULL: none */
+	double qw;            /* its square's natural side */
 	uint32_t font_num, img_num;
 	uint32_t contents_num, author_num, date_num, nm_num; /* shared strings
 	                                                      * (note 8), 0: direct */
@@ -420,6 +437,7 @@ static void job_free(stamp_job *j)
 	ps_font_line_free(&j->small);
 	ps_font_free(j->font);
 	ps_image_free(j->img);
+	ps_qr_free(j->qr);
 	free(j->aps);
 }
 
@@ -482,6 +500,31 @@ static int job_text(ps_ctx *ctx, stamp_job *j, const char *small_txt)
 	return 0;
 }
 
+/* The string of the QR code: opts qr as it is.  The one place that reads
+ * it, where template expansion (issue 32) comes in. */
+static const char *qr_text(const stamp_job *j)
+{
+	return j->o->qr;
+}
+
+/* Encodes the QR code and sets its natural side (note 9), after job_text
+ * and before anything is written (note 3). */
+static int job_qr(ps_ctx *ctx, stamp_job *j)
+{
+	const char *s = qr_text(j);
+	double least;
+	int rc;
+
+	if (j->img && !j->text)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "a QR code and an image need text to go with "
+		              "them (the QR code stands beside the text, the image under it)");
+	if ((rc = ps_qr_encode(ctx, s, s ? strlen(s) : 0, j->o->qr_level, &j->qr)) < 0)
+		return rc;
+	least = ps_qr_modules(j->qr) * PS_QR_MIN_MODULE;
+	j->qw = j->text ? fmax(j->ch, least) : fmax(QR_SIDE, least);
+	return 0;
+}
+
 /* ---- geometry and the appearance ------------------------------------------------ */
 
 struct stamp_geom {
@@ -490,12 +533,29 @@ struct stamp_geom {
 	double s;             /* scale of the content (1 = natural) */
 };
 
-/* The box for the content at its natural size (note 5) or image (note 6). */
+/* The content's natural width and height: the text and, left of it, the
+ * QR code's square (notes 5 and 9). */
+static double content_w(const stamp_job *j)
+{
+	return j->cw + j->qw;
+}
+
+static double content_h(const stamp_job *j)
+{
+	return fmax(j->ch, j->qw);
+}
+
+/* The box for the content at its natural size (note 5), image (note 6) or
+ * QR code (note 9). */
 static void natural_box(const stamp_job *j, struct stamp_geom *g)
 {
 	/* the insets of both sides, per unit of min(w, h) */
 	double kx = 2 * INSET_X / FRAME_DIV, ky = 2 * INSET_Y / FRAME_DIV;
 
+	if (!j->text && j->qr) {
+		g->w = g->h = j->qw;
+		return;
+	}
 	if (!j->text) {
 		double iw = j->iw, ih = j->ih;
 		g->w = iw >= ih ? IMG_SIDE : fmax(IMG_SIDE * iw / ih, 1);
@@ -503,11 +563,11 @@ static void natural_box(const stamp_job *j, struct stamp_geom *g)
 		return;
 	}
 	/* w = cw + kx min(w, h), h = ch + ky min(w, h) */
-	g->h = j->ch / (1 - ky);
-	g->w = j->cw + kx * g->h;
+	g->h = content_h(j) / (1 - ky);
+	g->w = content_w(j) + kx * g->h;
 	if (g->w < g->h) {
-		g->w = j->cw / (1 - kx);
-		g->h = j->ch + ky * g->w;
+		g->w = content_w(j) / (1 - kx);
+		g->h = content_h(j) + ky * g->w;
 	}
 }
 
@@ -517,8 +577,8 @@ static void fit_box(const stamp_job *j, double w, double h, struct stamp_geom *g
 	g->w = milli(w);
 	g->h = milli(h);
 	g->lw = fmin(g->w, g->h) / FRAME_DIV;
-	g->s = j->text ? fmin((g->w - 2 * INSET_X * g->lw) / j->cw,
-	                      (g->h - 2 * INSET_Y * g->lw) / j->ch)
+	g->s = j->text ? fmin((g->w - 2 * INSET_X * g->lw) / content_w(j),
+	                      (g->h - 2 * INSET_Y * g->lw) / content_h(j))
 	               : 1;
 }
 
@@ -559,7 +619,16 @@ static int put_res_ref(ps_obj *res, const char *cat, const char *key, uint32_t n
 	return ps_dict_put(res, cat, d);
 }
 
-/* The content stream of the appearance (notes 5 and 6). */
+/* The QR code's square in a box of G (note 9): lower left X, Y and SIDE. */
+static void qr_square(const stamp_job *j, const struct stamp_geom *g, double *x, double *y,
+                      double *side)
+{
+	*side = j->text ? j->qw * g->s : fmin(g->w, g->h);
+	*x = j->text ? (g->w - content_w(j) * g->s) / 2 : (g->w - *side) / 2;
+	*y = (g->h - *side) / 2;
+}
+
+/* The content stream of the appearance (notes 5, 6 and 9). */
 static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *c)
 {
 	const struct pdfstamp_stamp_opts *o = j->o;
@@ -582,6 +651,10 @@ static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *
 		ps_buf_puts(c, "q ");
 		put_nums(c, v, 6, "cm /Im1 Do Q\n");
 	}
+	if (j->qr) {
+		qr_square(j, g, &v[0], &v[1], &v[2]);
+		ps_qr_draw(j->qr, v[0], v[1], v[2], c);
+	}
 	if (!j->text)
 		goto done;
 	put_nums(c, o->color, 3, "RG ");
@@ -597,7 +670,8 @@ static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *
 	put_nums(c, v, 4, "re S\n");
 	{
 		/* the content at its natural size, scaled by s and centred */
-		double s = g->s, ox = (g->w - j->cw * s) / 2, oy = (g->h - j->ch * s) / 2;
+		double s = g->s, ox = (g->w - content_w(j) * s) / 2 + j->qw * s,
+		       oy = (g->h - j->ch * s) / 2;
 		double top = j->small_base + (fmax(j->small.ascent, 0)) * FS_SMALL / 1000 + GAP -
 		             j->desc + (double)(j->nlines - 1) * j->pitch;
 		for (i = 0; i < j->nlines; i++) {
@@ -650,6 +724,15 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 		return rc;
 	if (j->img && !j->img_num && (rc = ps_image_embed(j->img, up, &j->img_num)) < 0)
 		return rc;
+	if (j->qr) {
+		double qx, qy, side, m;
+		qr_square(j, g, &qx, &qy, &side);
+		/* 1 % below: what fit_box's rounding of the box takes off */
+		if ((m = side / ps_qr_modules(j->qr)) < PS_QR_MIN_MODULE * 0.99)
+			ps_warn(ctx, "the QR code's modules are %.2f pt wide in a stamp of %g x %g "
+			        "pt, under the %.1f pt that scan at 150 dpi: a larger stamp "
+			        "rectangle helps", m, g->w, g->h, PS_QR_MIN_MODULE);
+	}
 	if ((rc = appearance_content(j, g, &c)) < 0) {
 		ps_buf_free(&c);
 		return rc;
@@ -1018,8 +1101,8 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	}
 	if (o->pages || o->offset[0] || o->offset[1] || o->rotate || o->diagonal || o->scale ||
 	    o->image_opacity >= 0 || o->small || o->file_name || o->bates_start != 1 ||
-	    o->bates_offset || o->bates_prefix || o->bates_digits != 6 || o->qr ||
-	    o->qr_level != PDFSTAMP_QR_M || o->nfonts || o->id || o->position > PDFSTAMP_POS_CENTER)
+	    o->bates_offset || o->bates_prefix || o->bates_digits != 6 || o->nfonts || o->id ||
+	    o->position > PDFSTAMP_POS_CENTER)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of version 3 are being built");
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
@@ -1035,7 +1118,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	memset(&j, 0, sizeof j);
 	j.o = o;
 	j.res = res;
-	j.text = o->text ? o->text : (o->image || o->image_data) ? NULL : "APPROVED";
+	j.text = o->text ? o->text : (o->image || o->image_data || o->qr) ? NULL : "APPROVED";
 	j.contents = o->note ? o->note : j.text ? j.text : "";
 	ps_time_pdf(&when, j.date);
 	/* note 3: the image and the font before anything is written */
@@ -1066,6 +1149,8 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		if ((rc = job_text(ctx, &j, line2)) < 0)
 			goto out;
 	}
+	if (o->qr && (rc = job_qr(ctx, &j)) < 0)
+		goto out;
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
 	if ((rc = ps_preflight_update(doc, PS_UPDATE_ANNOTATION)) < 0 ||
