@@ -20,10 +20,10 @@
  *     smallest version that holds the segment and the mask (7.8.3).
  *  2. Refusals, before anything is written (stamp.c note 3): an empty
  *     string, one that is not UTF-8 (the ECI header would lie), an unknown
- *     level and a string longer than ps_qr_capacity are PDFSTAMP_E_USAGE,
- *     the last naming the limit; the length is checked before libqrencode
- *     is called, and its ERANGE (which it should never return then) is
- *     mapped to the same message.  A missing libqrencode is extlib.c's
+ *     level and a string longer than the level holds (capacity_of) are
+ *     PDFSTAMP_E_USAGE, the last naming the limit; the length is checked
+ *     before libqrencode is called, and its ERANGE (which it should never
+ *     return then) is mapped to the same message.  A missing libqrencode is extlib.c's
  *     PDFSTAMP_E_IO.
  *  3. What is drawn.  The symbol (width w modules, 21 to 177) and its
  *     quiet zone of PS_QR_QUIET (4) light modules on every side (6.3.8),
@@ -73,10 +73,10 @@ struct ps_qr {
 static const size_t capacity[4] = {2953, 2331, 1663, 1273};
 static const char level_name[4] = {'L', 'M', 'Q', 'H'};
 
-size_t ps_qr_capacity(enum pdfstamp_qr_level level, int ascii)
+/* The most bytes a symbol of LEVEL holds (version 40, byte mode; one less
+ * when the string is not ASCII: the ECI header, note 1). */
+static size_t capacity_of(enum pdfstamp_qr_level level, int ascii)
 {
-	if ((unsigned)level > PDFSTAMP_QR_H)
-		return 0;
 	return capacity[level] - (ascii ? 0 : 1);
 }
 
@@ -119,7 +119,7 @@ int ps_qr_encode(ps_ctx *ctx, const char *s, size_t len, enum pdfstamp_qr_level 
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the QR code's string is empty");
 	if ((ascii = utf8_kind((const uint8_t *)s, len)) < 0)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the QR code's string is not valid UTF-8");
-	if (len > ps_qr_capacity(level, ascii))
+	if (len > capacity_of(level, ascii))
 		goto too_long;
 	if ((rc = ps_ext_need(ctx, PS_EXT_QR)) < 0) /* extlib.c note 3 */
 		return rc;
@@ -162,10 +162,10 @@ too_long:
 	return ps_err(ctx, PDFSTAMP_E_USAGE,
 	              "the QR code's string is %zu bytes; a QR code of level %c holds at most "
 	              "%zu bytes of %s (a lower level holds more: L %zu, M %zu, Q %zu, H %zu)",
-	              len, level_name[level], ps_qr_capacity(level, ascii),
+	              len, level_name[level], capacity_of(level, ascii),
 	              ascii ? "ASCII" : "UTF-8 text that is not all ASCII",
-	              ps_qr_capacity(PDFSTAMP_QR_L, ascii), ps_qr_capacity(PDFSTAMP_QR_M, ascii),
-	              ps_qr_capacity(PDFSTAMP_QR_Q, ascii), ps_qr_capacity(PDFSTAMP_QR_H, ascii));
+	              capacity_of(PDFSTAMP_QR_L, ascii), capacity_of(PDFSTAMP_QR_M, ascii),
+	              capacity_of(PDFSTAMP_QR_Q, ascii), capacity_of(PDFSTAMP_QR_H, ascii));
 }
 
 uint32_t ps_qr_modules(const ps_qr *q)

@@ -12,10 +12,6 @@ typedef struct ps_qr ps_qr;
 #define PS_QR_QUIET 4          /* light modules around the symbol, each side (qr.c note 3) */
 #define PS_QR_MIN_MODULE 1.5   /* points: the smallest module that scans at 150 dpi (note 4) */
 
-/* The most bytes of UTF-8 a symbol of LEVEL holds (version 40, byte mode;
- * one less when the string is not ASCII: the ECI header, qr.c note 1). */
-size_t ps_qr_capacity(enum pdfstamp_qr_level level, int ascii);
-
 /* Encodes the LEN bytes of UTF-8 at S at LEVEL into *OUT.  An empty
  * string, one that is not UTF-8, an unknown level or a string too long
  * for LEVEL (naming the limit) is PDFSTAMP_E_USAGE; libqrencode missing is

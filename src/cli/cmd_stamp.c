@@ -13,7 +13,7 @@
  *     typo is a usage error (exit 2) for all files alike.  The library
  *     checks the same limits again (and the date, which only it parses);
  *     its PDFSTAMP_E_USAGE also maps to exit 2.
- *  3. Strings (--text, --author, --note) must be valid UTF-8; the text may
+ *  3. Strings (--text, --author, --note, --qr) must be valid UTF-8; the text may
  *     hold newlines (one line each).  The library shapes it in a font that
  *     covers it (--font, else fontconfig's choice, else Helvetica-Bold for
  *     WinAnsi text) and writes /Contents as UTF-16BE when it is not ASCII.
@@ -54,7 +54,9 @@ enum {
 	OPT_OPACITY,
 	OPT_FREETEXT,
 	OPT_FONT,
-	OPT_IMAGE
+	OPT_IMAGE,
+	OPT_QR,
+	OPT_QR_LEVEL
 };
 
 /* The standard stamp names (ISO 32000-2 12.5.6.12). */
@@ -88,8 +90,16 @@ static const struct cli_opt stamp_opts[] = {
 	           "--text; without it the image alone, no frame, 150 pt on its longer side "
 	           "unless --rect is given"),
 	CLI_OPTION("text", OPT_TEXT, "STRING",
-	           "visible text, UTF-8, any script (default APPROVED, none with --image); a "
-	           "newline starts a new line, e.g. --text $'Approved\\nQA' in bash"),
+	           "visible text, UTF-8, any script (default APPROVED, none with --image or "
+	           "--qr); a newline starts a new line, e.g. --text $'Approved\\nQA' in bash"),
+	CLI_OPTION("qr", OPT_QR, "STRING",
+	           "a QR code of STRING (UTF-8, as bytes), drawn as vector paths in black on "
+	           "white: left of the text with --text, else alone filling the stamp (72 pt "
+	           "unless --rect is given); at least 1.5 pt a module, so that it scans at "
+	           "150 dpi"),
+	CLI_OPTION("qr-level", OPT_QR_LEVEL, "L|M|Q|H",
+	           "its error correction: about 7, 15 (default M), 25 or 30 per cent may be "
+	           "lost; at most 2953, 2331, 1663 or 1273 bytes (one less when not ASCII)"),
 	CLI_OPTION("freetext", OPT_FREETEXT, NULL, "a /FreeText annotation instead of a /Stamp"),
 	CLI_OPTION("font", OPT_FONT, "FILE|FAMILY",
 	           "draw the text in this font (a path, or a fontconfig family such as 'Noto "
@@ -240,6 +250,20 @@ static int parse_position(const char *s, enum pdfstamp_position *pos)
 	                 "bottom-left or center");
 }
 
+static int parse_qr_level(const char *s, enum pdfstamp_qr_level *level)
+{
+	static const char *const names[] = {"L", "M", "Q", "H"};
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (strcasecmp(s, names[i]) == 0) {
+			*level = (enum pdfstamp_qr_level)i;
+			return 0;
+		}
+	}
+	return bad_value("--qr-level", "expected L, M, Q or H");
+}
+
 static int utf8_arg(const char *opt, const char *s, const char **dst)
 {
 	if (!cli_utf8_valid(s))
@@ -349,6 +373,13 @@ static int stamp_option(void *arg, int id, char *optarg)
 		if (!*optarg)
 			rc = bad_value("--image", "expected a PNG or JPEG file");
 		return rc;
+	case OPT_QR:
+		rc = utf8_arg("--qr", optarg, &so->qr);
+		if (rc == 0 && !*optarg)
+			rc = bad_value("--qr", "the string is empty");
+		return rc;
+	case OPT_QR_LEVEL:
+		return parse_qr_level(optarg, &so->qr_level);
 	default:
 		return -1;
 	}
