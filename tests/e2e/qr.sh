@@ -14,7 +14,8 @@
 #     that is not square, and at a level's very limit (version 40);
 #   - what qpdf decrypts is vector: the update adds no image XObject, the
 #     appearance draws the code as rectangles filled once on a white
-#     square, with modules of at least 1.5 pt, left of the text;
+#     square, with modules of at least 1.5 pt, left of the text; it is
+#     deflated (the stamp of the URL appends under 2.5 KB);
 #   - a string one byte too long for its level is refused (exit 2, the
 #     limit named) with the file unchanged (same hash) and no output file;
 #     a bad --qr-level, an empty --qr, and --qr with --image but no
@@ -121,6 +122,12 @@ stamp limit-H --qr-level H --qr "$BIG" "$AES"
 reads "$T/limit-H.pdf" 1 limit-H "$BIG" "1273 bytes at level H (version 40, the limit)"
 
 # ---- vector, white square, modules, place ----------------------------------
+# the appearance is deflated: the 60-character URL alone costs under 2.5 KB
+# (its runs are 3.8 KB as written; a plain stamp is 1.4 KB)
+run "$PDFSTAMP" stamp --password-file "$PW" --json --qr "$URL" -o "$T/size.pdf" "$AES"
+check_status 0 "size: stamp --json"
+b=$(jget "$T/out" 'd["bytes_appended"]')
+check_true test "$b" -lt 2500 "size: a QR stamp of the URL appends $b bytes, under 2500"
 cat >"$T/check.py" <<'PY'
 import base64, json, re, subprocess, sys
 
