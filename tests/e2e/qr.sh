@@ -11,7 +11,8 @@
 #     (mutool draw), and zbarimg must read back exactly the string;
 #   - so must it at each error-correction level, with --page all on
 #     every page of the RC4 file (one shared appearance), in a --rect
-#     that is not square, and at a level's very limit (version 40);
+#     that is not square, on a page turned by /Rotate 90 (upright, as
+#     zbar reports), and at a level's very limit (version 40);
 #   - what qpdf decrypts is vector: the update adds no image XObject, the
 #     appearance draws the code as rectangles filled once on a white
 #     square, with modules of at least 1.5 pt, left of the text; it is
@@ -115,6 +116,21 @@ run "$PDFSTAMP" stamp --password-file "$PW" --rect 100,100,130,130 --qr "$URL" -
 check_status 0 "a --rect of 30 pt: stamped"
 check_grep 'warning: the QR code.s modules are 0\.[0-9]+ pt wide.*1\.5 pt' "$T/err" \
 	"a --rect of 30 pt: a warning names the module size"
+
+# on a page turned by /Rotate 90 the code stands upright as the page is shown
+# (zbar says which way up it found it)
+run qpdf --rotate=+90:1 --encrypt "$UP" "$(head -n 1 "$S/owner.pw")" 256 -- "$S/plain-2page.pdf" \
+	"$T/rot.pdf"
+check_status 0 "qpdf writes an AES-256 file with page 1 turned by 90 degrees"
+stamp rotated --text APPROVED --qr "$URL" "$T/rot.pdf"
+reads "$T/rotated.pdf" 1 rotated "$URL" "/Rotate 90"
+pdftoppm -upw "$UP" -r 150 -f 1 -l 1 -singlefile "$T/rotated.pdf" "$T/rot-pp" 2>/dev/null
+mutool draw -q -p "$UP" -r 150 -o "$T/rot-mu.png" "$T/rotated.pdf" 1 2>/dev/null
+pdftoppm -upw "$UP" -r 150 -f 1 -l 1 -singlefile "$T/aes-text-1.pdf" "$T/unturned" 2>/dev/null
+for r in rot-pp.ppm rot-mu.png unturned.ppm; do
+	check_eq "$(zbarimg --xml -q "$T/$r" 2>/dev/null | grep -o "orientation='[A-Z]*'")" \
+		"orientation='UP'" "$r: zbar finds the code upright"
+done
 
 # ---- at the limit: version 40 -------------------------------------------------
 BIG=$(python3 -c 'import sys; print(("https://dms.example.org/" * 60)[:1273])')
