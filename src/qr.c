@@ -41,7 +41,7 @@
  *     they may between separately filled rectangles.  The coordinates in
  *     module units are small integers: about 11 bytes a run, 3.8 KB for a
  *     60-character URL at level M (version 4), 110 KB at version 40,
- *     before stamp.c deflates them (note 9 there).  m, x and y are
+ *     before stamp.c deflates them (note 12 there).  m, x and y are
  *     rounded to 1/1000 (stamp.c note 7).
  *  4. Size.  The caller chooses the square's side; stamp.c keeps modules
  *     at least PS_QR_MIN_MODULE (1.5 pt: 3.1 pixels at 150 dpi) wide

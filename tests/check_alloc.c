@@ -577,7 +577,7 @@ static int op_stamp_font(struct sc *s, pdfstamp_doc *doc)
 
 /* A QR code beside the text on every page (qr.c; libqrencode's own
  * allocations are not counted: a shared library), its appearance deflated
- * (stamp.c note 9). */
+ * (stamp.c note 12). */
 static int op_stamp_qr(struct sc *s, pdfstamp_doc *doc)
 {
 	struct pdfstamp_stamp_opts o = PDFSTAMP_STAMP_OPTS_INIT;
