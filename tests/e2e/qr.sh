@@ -12,7 +12,8 @@
 #   - so must it at each error-correction level, with --page all on
 #     every page of the RC4 file (one shared appearance), in a --rect
 #     that is not square, on a page turned by /Rotate 90 (upright, as
-#     zbar reports), and at a level's very limit (version 40);
+#     zbar reports), turned by --rotate 30, scaled by --scale 0.5, and at
+#     a level's very limit (version 40);
 #   - what qpdf decrypts is vector: the update adds no image XObject, the
 #     appearance draws the code as rectangles filled once on a white
 #     square, with modules of at least 1.5 pt, left of the text; it is
@@ -131,6 +132,12 @@ for r in rot-pp.ppm rot-mu.png unturned.ppm; do
 	check_eq "$(zbarimg --xml -q "$T/$r" 2>/dev/null | grep -o "orientation='[A-Z]*'")" \
 		"orientation='UP'" "$r: zbar finds the code upright"
 done
+
+# turned with the stamp (--rotate), and scaled with it (--scale)
+stamp turned --text APPROVED --qr "$URL" --rotate 30 --position center "$AES"
+reads "$T/turned.pdf" 1 turned "$URL" "--rotate 30"
+stamp scaled --text APPROVED --qr "$URL" --scale 0.5 --position bottom "$RC4"
+reads "$T/scaled.pdf" 1 scaled "$URL" "--scale 0.5 on RC4"
 
 # ---- at the limit: version 40 -------------------------------------------------
 BIG=$(python3 -c 'import sys; print(("https://dms.example.org/" * 60)[:1273])')
