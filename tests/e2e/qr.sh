@@ -17,7 +17,8 @@
 #   - what qpdf decrypts is vector: the update adds no image XObject, the
 #     appearance draws the code as rectangles filled once on a white
 #     square, with modules of at least 1.5 pt, left of the text; it is
-#     deflated (the stamp of the URL appends under 2.5 KB);
+#     deflated (the stamp of the URL appends under 2.5 KB); pdf.js, when
+#     installed, finds those rectangles and paints no image;
 #   - a string one byte too long for its level is refused (exit 2, the
 #     limit named) with the file unchanged (same hash) and no output file;
 #     a bad --qr-level, an empty --qr, and --qr with --image but no
@@ -188,6 +189,7 @@ if not m:
 mod, n = float(m.group(1)), int(m.group(5))
 runs = [tuple(map(int, r.split()[:3])) for r in re.findall(r"\d+ \d+ \d+ 1 re", m.group(7))]
 say(mod >= 1.5, "%s: modules of at least 1.5 pt" % mode, str(mod))
+print("#runs %d" % len(runs))
 # the quiet zone: 4 light modules on every side
 inside = all(4 <= x and x + w <= n - 4 and 4 <= y < n - 4 for x, y, w in runs)
 say(inside, "%s: no dark module in the quiet zone of 4 modules" % mode)
@@ -212,7 +214,44 @@ else:
     say(y0 > 0 and y0 + side < bbox[3], "text: the code lies inside the box", "%s %s" % (y0, bbox))
 PY
 checker_feed "$T/check.py" "$T/aes-alone-1.pdf" "$PW" "$AES" alone
+RUNS=$(sed -n 's/^#runs //p' "$T/extra")
 checker_feed "$T/check.py" "$T/rc4-text-4.pdf" "$PW" "$RC4" text
+
+# pdf.js (a third reader, when installed) decrypts and inflates the same
+# appearance: one rectangle more than the runs (the white square) over the
+# page's own, and no image painted
+PDFJS=${PDFJS:-/usr/share/javascript/pdf/build/pdf.js}
+if command -v node >/dev/null 2>&1 && [ -f "$PDFJS" ] && [ -n "$RUNS" ]; then
+	cat >"$T/pj.js" <<'JS'
+"use strict";
+const fs = require("fs");
+const pdfjsLib = require(process.env.PDFJS);
+(async () => {
+  const data = new Uint8Array(fs.readFileSync(process.argv[2]));
+  const doc = await pdfjsLib.getDocument({ data, password: process.argv[3], isEvalSupported: false,
+                                            verbosity: 0 }).promise;
+  const page = await doc.getPage(1);
+  const mode = pdfjsLib.AnnotationMode ? pdfjsLib.AnnotationMode.ENABLE : 1;
+  const ops = await page.getOperatorList({ annotationMode: mode });
+  const O = pdfjsLib.OPS;
+  let rects = 0, images = 0;
+  ops.fnArray.forEach((fn, i) => {
+    if (fn === O.constructPath)
+      rects += ops.argsArray[i][0].filter(x => x === O.rectangle).length;
+    if (fn === O.paintImageXObject || fn === O.paintInlineImageXObject ||
+        fn === O.paintImageMaskXObject)
+      images++;
+  });
+  console.log(rects + " " + images);
+})().catch(e => { console.error("pdfjs: " + (e && e.message)); process.exit(1); });
+JS
+	base=$(PDFJS=$PDFJS node "$T/pj.js" "$AES" "$UP" 2>"$T/pj.err")
+	got=$(PDFJS=$PDFJS node "$T/pj.js" "$T/aes-alone-1.pdf" "$UP" 2>>"$T/pj.err")
+	check_eq "$got" "$((${base% *} + 1 + RUNS)) 0" \
+		"pdf.js: the QR stamp adds the white square and $RUNS runs as rectangles, no image"
+else
+	skip "pdf.js (node and libjs-pdf) is not installed"
+fi
 
 # ---- refusals: nothing written -----------------------------------------------
 mkdir -p "$T/k"
