@@ -342,6 +342,31 @@ const char *pdfstamp_perm_name(int bit);
  * made durable by one directory sync.  The result must outlive the
  * commit. */
 #define PDFSTAMP_WRITE_DEFER 0x10
+/* Dry run (any version of the options; also in the flags of
+ * pdfstamp_rewrite_opts), on a document authenticated as for the real
+ * call: the call runs every pre-flight of the real one, builds what it
+ * would write and fills its result, and returns 0 without creating,
+ * opening for writing, locking, changing or syncing any file: no output
+ * (-o OUT is not created), no temporary file, no journal, no flock, no
+ * fsync; the durable hook is not called.  The output mode is given as for
+ * the real call and judged without touching it (OUT's directory can take a
+ * new file, the descriptor is open, the file of PDFSTAMP_WRITE_IN_PLACE is
+ * writable).  In place, the document may be (and should be) opened
+ * read-only: a writing open takes the writers' lock and recovers a pending
+ * journal, which a read-only open only reports with a warning.
+ * pdfstamp_stamp, pdfstamp_meta and pdfstamp_dss fill pdfstamp_result as a
+ * real call would (base_length, xref_offset, nobjects, objects;
+ * bytes_appended is exactly the number of bytes the update would append:
+ * every new object is built and encrypted as it would be, and only lengths
+ * count, which the random IVs and /ID do not change; the same options,
+ * date included, give the same length).  pdfstamp_rotate and
+ * pdfstamp_encrypt run their whole pass with the output discarded: the
+ * statistics are those of the real call and bytes_written is the size of
+ * the file it would write, exactly.  Not judged: a writers' lock another
+ * process holds, a full disk, and the self-check of the written file (a
+ * rewrite's may still refuse a damaged input).  With PDFSTAMP_WRITE_DEFER:
+ * PDFSTAMP_E_USAGE. */
+#define PDFSTAMP_WRITE_DRY_RUN 0x20
 
 struct pdfstamp_result;
 
@@ -659,7 +684,7 @@ struct pdfstamp_rewrite_opts {
 	const char *output;          /* new file; NULL with PDFSTAMP_WRITE_IN_PLACE (temp + rename
 	                                over the input) or PDFSTAMP_WRITE_TO_FD */
 	unsigned flags;              /* PDFSTAMP_WRITE_IN_PLACE, PDFSTAMP_WRITE_TO_FD,
-	                                PDFSTAMP_REWRITE_FORCE */
+	                                PDFSTAMP_WRITE_DRY_RUN, PDFSTAMP_REWRITE_FORCE */
 	const char *user_password;   /* UTF-8, SASLprep'd ("stored" profile) */
 	size_t user_len;
 	const char *owner_password;
@@ -694,7 +719,7 @@ struct pdfstamp_rewrite_stats {
 	double decrypt_seconds;      /* of which decrypting the old ciphertext */
 	double encrypt_seconds;      /* of which encrypting (multi-lane batches) */
 	double seconds;              /* wall time of the whole rewrite */
-	int64_t bytes_written;
+	int64_t bytes_written;       /* with PDFSTAMP_WRITE_DRY_RUN: the bytes it would write */
 	int jobs;
 };
 #define PDFSTAMP_REWRITE_STATS_VERSION 1

@@ -483,6 +483,8 @@ static int output_stamp(const struct cli_file *f, void *arg)
 		cli_json_line_end(&j, f->name);
 		return CLI_EXIT_OK;
 	}
+	if (f->run->dry_run)
+		return cli_dry_run_update(f, res, "annotation");
 	if (!f->run->verbose)
 		return CLI_EXIT_OK;
 	if (c->so.pages)
