@@ -512,7 +512,10 @@ struct pdfstamp_stamp_opts {
 	int bates_digits;        /* zero-padded to this many digits (default 6) */
 	const char *qr;          /* template of a QR code drawn in the stamp (optional) */
 	enum pdfstamp_qr_level qr_level; /* default PDFSTAMP_QR_M */
-	const char *const *fonts; /* fallback fonts after font, nfonts of them, each as font */
+	const char *const *fonts; /* fallback fonts after font, nfonts of them (at most
+	                           * 23, none NULL), each as font; then installed fonts
+	                           * for characters none of them has (pdfstamp(1)
+	                           * --text) */
 	size_t nfonts;
 	const char *id;          /* the stamp's ID, 1 to 32 of [A-Za-z0-9_-]; NULL: derived
 	                          * from the options that define the stamp (pdfstamp(1) STAMP IDS) */

@@ -401,7 +401,7 @@ struct stamp_job {
 	double pitch, asc, desc, small_base;
 	ps_image *img;
 	uint32_t iw, ih;
-	uint32_t font_num, img_num;
+	uint32_t img_num;
 	uint32_t contents_num, author_num, date_num, nm_num; /* shared strings
 	                                                      * (note 8), 0: direct */
 	uint32_t color_num;   /* the shared /C array (note 8), 0: direct */
@@ -442,7 +442,8 @@ static int job_text(ps_ctx *ctx, stamp_job *j, const char *small_txt)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	}
 	/* refuses text that is too long or not UTF-8 before anything else */
-	rc = ps_font_open(ctx, j->o->font, (const char *)all.data, &j->font);
+	rc = ps_font_open(ctx, j->o->font, j->o->fonts, j->o->nfonts, (const char *)all.data,
+	                  &j->font);
 	ps_buf_free(&all);
 	if (rc < 0)
 		return rc;
@@ -605,12 +606,12 @@ static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *
 			double x = (j->cw - l->width * FS_MAIN / 1000) / 2,
 			       y = top - (double)i * j->pitch;
 			if (l->n &&
-			    (rc = ps_font_show(j->font, l, "F1", milli(FS_MAIN * s),
-			                       milli(ox + x * s), milli(oy + y * s), c)) < 0)
+			    (rc = ps_font_show(j->font, l, milli(FS_MAIN * s), milli(ox + x * s),
+			                       milli(oy + y * s), c)) < 0)
 				return rc;
 		}
 		if (j->small.n &&
-		    (rc = ps_font_show(j->font, &j->small, "F1", milli(FS_SMALL * s),
+		    (rc = ps_font_show(j->font, &j->small, milli(FS_SMALL * s),
 		                       milli(ox +
 		                             (j->cw - j->small.width * FS_SMALL / 1000) / 2 * s),
 		                       milli(oy + j->small_base * s), c)) < 0)
@@ -631,7 +632,7 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 	ps_ctx *ctx = ps_doc_ctx(up->doc);
 	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_buf c = PS_BUF_INIT;
-	ps_obj *d = NULL, *res = NULL, *stm;
+	ps_obj *d = NULL, *res = NULL, *stm, *fonts = NULL;
 	double bbox[4] = {0, 0, g->w, g->h};
 	uint8_t *data;
 	size_t i, dlen;
@@ -646,18 +647,22 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 	if (ps_vec_grow((void **)&j->aps, j->naps, sizeof *j->aps) < 0)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	/* the shared objects, once per update */
-	if (j->text && !j->font_num && (rc = ps_font_embed(j->font, up, &j->font_num)) < 0)
-		return rc;
+	if (j->text && (!(fonts = ps_new_dict()) || (rc = ps_font_embed(j->font, up, fonts)) < 0)) {
+		ps_obj_free(fonts);
+		return fonts ? rc : ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
 	if (j->img && !j->img_num && (rc = ps_image_embed(j->img, up, &j->img_num)) < 0)
 		return rc;
 	if ((rc = appearance_content(j, g, &c)) < 0) {
 		ps_buf_free(&c);
+		ps_obj_free(fonts);
 		return rc;
 	}
-	if (c.oom)
+	if (c.oom || !(res = ps_new_dict()))
 		goto oom;
-	res = ps_new_dict();
-	if (!res || (j->text && put_res_ref(res, "Font", "F1", j->font_num) < 0) ||
+	rc = fonts ? ps_dict_put(res, "Font", fonts) : 0;  /* takes FONTS */
+	fonts = NULL;
+	if (rc < 0 ||
 	    (j->img && put_res_ref(res, "XObject", "Im1", j->img_num) < 0))
 		goto oom;
 	if (o->opacity < 1) {
@@ -707,6 +712,7 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 	j->naps++;
 	return 0;
 oom:
+	ps_obj_free(fonts);
 	ps_obj_free(d);
 	ps_obj_free(res);
 	ps_buf_free(&c);
@@ -1019,7 +1025,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	if (o->pages || o->offset[0] || o->offset[1] || o->rotate || o->diagonal || o->scale ||
 	    o->image_opacity >= 0 || o->small || o->file_name || o->bates_start != 1 ||
 	    o->bates_offset || o->bates_prefix || o->bates_digits != 6 || o->qr ||
-	    o->qr_level != PDFSTAMP_QR_M || o->nfonts || o->id || o->position > PDFSTAMP_POS_CENTER)
+	    o->qr_level != PDFSTAMP_QR_M || o->id || o->position > PDFSTAMP_POS_CENTER)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of version 3 are being built");
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
