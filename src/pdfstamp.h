@@ -485,8 +485,8 @@ struct pdfstamp_stamp_opts {
 	int freetext;            /* write a /FreeText annotation instead of /Stamp */
 	/* version 2 */
 	const char *font;        /* font file (contains '/') or fontconfig family; NULL:
-	                          * Helvetica-Bold for WinAnsi text, else a font
-	                          * fontconfig finds for the text */
+	                          * Helvetica-Bold for WinAnsi text, else the fonts
+	                          * fontconfig finds for the text (see fonts) */
 	const char *image;       /* PNG or JPEG file drawn in the stamp (optional) */
 	const uint8_t *image_data; /* or the image's bytes when image is NULL (not kept) */
 	size_t image_len;

@@ -32,9 +32,9 @@
  *     version of that array only (an /Annots that names a missing or
  *     free object is the null object, ISO 32000-2 7.3.10: the page gets
  *     an array of its own; only objects of the file get new versions).
- *     Per update, once: the font (font.c: a standard-14 dictionary, or
- *     the Type 0 font with its subset, descriptor, widths and ToUnicode
- *     CMap), the image XObject (image.c, with its /SMask), and one
+ *     Per update, once: the fonts (font.c: a standard-14 dictionary, or
+ *     for each font of the set that draws something the Type 0 font with
+ *     its subset, descriptor, widths and ToUnicode CMap), the image XObject (image.c, with its /SMask), and one
  *     appearance form XObject per distinct (box size, /Rotate): `--page
  *     all` on same-size pages references one appearance.  Nothing else
  *     changes.
@@ -43,7 +43,8 @@
  *     font) and the image (ps_image_load), then the policy (policy.c notes
  *     1 and 3).  Nothing is written for a bad font, image or text.
  *  4. The appearance is a real form XObject (/AP /N, 12.5.5) with its own
- *     /Resources (/Font /F1, /XObject /Im1, /ExtGState /GS0) so that every
+ *     /Resources (/Font /F1 ... /Fn as ps_font_embed fills it, /XObject
+ *     /Im1, /ExtGState /GS0) so that every
  *     viewer draws the same thing; its /BBox is the stamp's size as the
  *     reader sees it and /Matrix turns it with the page's /Rotate, so the
  *     stamp reads upright on rotated pages.
