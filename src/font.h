@@ -47,7 +47,10 @@ int ps_font_open(ps_ctx *ctx, const char *spec, const char *const *more, size_t 
 
 /* Shapes one line (no newline inside) into OUT (freed by ps_font_line_free):
  * runs of one direction, script and font of the set, each shaped with its
- * font. */
+ * font (font.c note 2).  Only the text ps_font_open was given is sure to
+ * be covered: another character takes the first font of the set that has
+ * it, else its neighbour's font (.notdef).  Every line before
+ * ps_font_embed (the subsets are fixed then). */
 int ps_font_shape(ps_font *f, const char *utf8, size_t len, ps_line *out);
 void ps_font_line_free(ps_line *l);
 
