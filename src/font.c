@@ -881,9 +881,13 @@ int ps_font_open(ps_ctx *ctx, const char *spec, const char *const *more, size_t 
 	*out = NULL;
 	if ((rc = decode(ctx, text, text ? strlen(text) : 0, &cp, &n)) < 0)
 		return rc;
-	if (nmore > PS_FONT_MAX_FACES - 1 || (nmore && !more)) {
+	if (nmore > PS_FONT_MAX_FACES - 1) {
 		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "at most %d fonts can be given",
 		            PS_FONT_MAX_FACES);
+		goto out;
+	}
+	if (nmore && !more) {
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "fonts is NULL but nfonts is %zu", nmore);
 		goto out;
 	}
 	for (i = 0; i < nmore; i++)

@@ -914,6 +914,17 @@ START_TEST(test_set_given_first)
 	more[0] = NULL;
 	ck_assert_int_eq(ps_font_open(ctx, DEJAVU_BOLD, more, 1, "abc", &f), PDFSTAMP_E_USAGE);
 	ck_assert_ptr_null(f);
+	ck_assert_int_eq(ps_font_open(ctx, DEJAVU_BOLD, NULL, 1, "abc", &f), PDFSTAMP_E_USAGE);
+	{
+		const char *many[24];
+		for (i = 0; i < 24; i++)
+			many[i] = DEJAVU_BOLD;
+		ck_assert_int_eq(ps_font_open(ctx, DEJAVU_BOLD, many, 23, "abc", &f), 0);
+		ck_assert_uint_eq(ps_font_nfaces(f), 1);
+		ps_font_free(f);
+		ck_assert_int_eq(ps_font_open(ctx, DEJAVU_BOLD, many, 24, "abc", &f), PDFSTAMP_E_USAGE);
+		ck_assert_str_eq(pdfstamp_ctx_errmsg(ctx), "at most 24 fonts can be given");
+	}
 	/* fonts[] without font */
 	more[0] = DEJAVU_BOLD;
 	ck_assert_int_eq(ps_font_open(ctx, NULL, more, 1, "abc", &f), 0);
