@@ -34,10 +34,10 @@
  *     an array of its own; only objects of the file get new versions).
  *     Per update, once: the fonts (font.c: a standard-14 dictionary, or
  *     for each font of the set that draws something the Type 0 font with
- *     its subset, descriptor, widths and ToUnicode CMap), the image XObject (image.c, with its /SMask), and one
- *     appearance form XObject per distinct (box size, /Rotate): `--page
- *     all` on same-size pages references one appearance.  Nothing else
- *     changes.
+ *     its subset, descriptor, widths and ToUnicode CMap), the image
+ *     XObject (image.c, with its /SMask), and one appearance form XObject
+ *     per distinct (box size, /Rotate): `--page all` on same-size pages
+ *     references one appearance.  Nothing else changes.
  *  3. Everything that can be refused is refused before the update begins:
  *     the options, the font (ps_font_open: coverage, a file that is not a
  *     font) and the image (ps_image_load), then the policy (policy.c notes
