@@ -234,3 +234,63 @@ void ps_time_iso(const ps_time *tm, char out[32])
 		snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d%c%02d:%02d", c.y, c.mo, c.d,
 		         c.h, c.mi, c.s, c.tzoff < 0 ? '-' : '+', a / 60, a % 60);
 }
+
+/* strftime(3) of the moment in its own offset (%z and %Z show that offset;
+ * the program's locale is C: names are English).  Days of the week and
+ * of the year come from the same civil arithmetic, so TZ never matters. */
+int ps_time_format(ps_ctx *ctx, const ps_time *tm, const char *fmt, ps_buf *out)
+{
+	char buf[512], zone[8];
+	struct tm t;
+	civil c;
+	int64_t days;
+	size_t n;
+	int a;
+
+	to_civil(tm, &c);
+	memset(&t, 0, sizeof t);
+	t.tm_year = c.y - 1900;
+	t.tm_mon = c.mo - 1;
+	t.tm_mday = c.d;
+	t.tm_hour = c.h;
+	t.tm_min = c.mi;
+	t.tm_sec = c.s;
+	days = days_from_civil(c.y, c.mo, c.d);
+	t.tm_wday = (int)((days % 7 + 11) % 7); /* 1970-01-01 was a Thursday (4) */
+	t.tm_yday = (int)(days - days_from_civil(c.y, 1, 1));
+	t.tm_isdst = 0;
+	a = abs(c.tzoff);
+	t.tm_gmtoff = (long)c.tzoff * 60;
+	if (c.tzoff == 0)
+		snprintf(zone, sizeof zone, "UTC");
+	else
+		snprintf(zone, sizeof zone, "%c%02d%02d", c.tzoff < 0 ? '-' : '+', (a / 60) % 100,
+		         a % 60);
+	t.tm_zone = zone;
+	if (!*fmt)
+		return 0;
+	/* strftime returns 0 both for an empty result and for one that does
+	 * not fit: a leading space tells them apart */
+	if (strlen(fmt) > sizeof buf / 2)
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "the date format is too long (at most %zu bytes)", sizeof buf / 2);
+	{
+		char f2[sizeof buf / 2 + 2];
+		f2[0] = ' ';
+		memcpy(f2 + 1, fmt, strlen(fmt) + 1);
+		/* the caller's format, by design (template.c note 1) */
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#endif
+		n = strftime(buf, sizeof buf, f2, &t);
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+	}
+	if (n == 0)
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "the date format gives more than %zu bytes", sizeof buf - 2);
+	ps_buf_append(out, buf + 1, n - 1);
+	return 0;
+}

@@ -18,5 +18,8 @@ int ps_time_parse(ps_ctx *ctx, const char *s, ps_time *out);
 void ps_time_pdf(const ps_time *tm, char out[32]);
 /* YYYY-MM-DDTHH:MM:SS+HH:MM (or Z), for XMP. */
 void ps_time_iso(const ps_time *tm, char out[32]);
+/* Appends strftime(3) of TM in its own offset with FMT to OUT; a result
+ * over 500 bytes is PDFSTAMP_E_USAGE. */
+int ps_time_format(ps_ctx *ctx, const ps_time *tm, const char *fmt, ps_buf *out);
 
 #endif

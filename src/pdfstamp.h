@@ -449,7 +449,9 @@ enum pdfstamp_position {
 	PDFSTAMP_POS_BOTTOM_RIGHT,
 	PDFSTAMP_POS_BOTTOM_LEFT,
 	PDFSTAMP_POS_CENTER,
-	/* version 3 of the options: the middles of the four edges */
+	/* version 3 of the options: the middles of the four edges (pdfstamp(1)
+	 * PLACEMENT: the bounding box of the turned stamp is anchored, margin
+	 * from the edges it touches, centred along the others) */
 	PDFSTAMP_POS_TOP,
 	PDFSTAMP_POS_BOTTOM,
 	PDFSTAMP_POS_LEFT,
@@ -494,13 +496,17 @@ struct pdfstamp_stamp_opts {
 	const char *pages;       /* page expression, e.g. "1-3,7", "all,!1" (pdfstamp(1) PAGE
 	                          * SELECTION); not NULL: overrides page */
 	double offset[2];        /* DX, DY added to the anchored position, in points of the
-	                          * page as shown (x right, y up) */
-	double rotate;           /* degrees counter-clockwise on the page as shown, any angle */
+	                          * page as shown (x right, y up); |DX|, |DY| <= 1e7 */
+	double rotate;           /* degrees counter-clockwise on the page as shown, any finite
+	                          * angle, about the stamp's centre; /Rect is the bounding
+	                          * box of the turned stamp, shrunk to fit as needed */
 	int diagonal;            /* turn along the page's diagonal, bottom left to top right
 	                          * (rotate is then ignored) */
-	double scale;            /* 0: natural size; else the stamp's width (before rotate) is
-	                          * scale times the width of the page as shown */
-	double image_opacity;    /* of the image, 0..1; negative: as opacity (which then
+	double scale;            /* 0: natural size; else (0 < scale <= 10) the stamp's width
+	                          * (before rotate) is scale times the width of the page as
+	                          * shown; offset, rotate, diagonal and scale with has_rect:
+	                          * PDFSTAMP_E_USAGE */
+	double image_opacity;    /* of the image, 0 < F <= 1; negative: as opacity (which then
 	                          * applies to the frame and the text) */
 	const char *small;       /* template of the small line under the text; NULL: the
 	                          * default "{author}  {date}", "": none */
@@ -518,7 +524,8 @@ struct pdfstamp_stamp_opts {
 	                           * --text) */
 	size_t nfonts;
 	const char *id;          /* the stamp's ID, 1 to 32 of [A-Za-z0-9_-]; NULL: derived
-	                          * from the options that define the stamp (pdfstamp(1) STAMP IDS) */
+	                          * from the options that define the stamp (pdfstamp(1)
+	                          * STAMP IDS) */
 };
 #define PDFSTAMP_STAMP_OPTS_VERSION 3
 #define PDFSTAMP_STAMP_OPTS_INIT {PDFSTAMP_STAMP_OPTS_VERSION, 1, NULL, NULL, 0, {0, 0, 0, 0}, \
@@ -527,6 +534,19 @@ struct pdfstamp_stamp_opts {
 	NULL, 0, NULL}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_stamp_opts_init(struct pdfstamp_stamp_opts *opts, unsigned version);
+
+/* What the templates of OPTS use (pdfstamp_stamp_uses). */
+#define PDFSTAMP_USES_BATES 0x1    /* {bates}: numbers that continue across files */
+#define PDFSTAMP_USES_PER_PAGE 0x2 /* a variable that differs per page ({page}, {bates}) */
+
+/* Checks the templates of OPTS (text, small line, QR) and the Bates
+ * options without a document, and sets *USES to the PDFSTAMP_USES_* bits
+ * of what they use: a caller numbering a batch ({bates}) must stamp its
+ * files one after the other and set bates_offset of each to the numbers
+ * the earlier ones took (pages_stamped + pages_already of their results).
+ * A syntax error or an unknown variable: PDFSTAMP_E_USAGE naming it. */
+int pdfstamp_stamp_uses(pdfstamp_ctx *ctx, const struct pdfstamp_stamp_opts *opts,
+                        unsigned *uses);
 
 /* Adds a stamp annotation with an appearance stream to the chosen page(s)
  * as one incremental update.  Requires the annotation permission (P bit 6)

@@ -44,10 +44,11 @@
  *     1 and 3).  Nothing is written for a bad font, image or text.
  *  4. The appearance is a real form XObject (/AP /N, 12.5.5) with its own
  *     /Resources (/Font /F1 ... /Fn as ps_font_embed fills it, /XObject
- *     /Im1, /ExtGState /GS0) so that every
- *     viewer draws the same thing; its /BBox is the stamp's size as the
- *     reader sees it and /Matrix turns it with the page's /Rotate, so the
- *     stamp reads upright on rotated pages.
+ *     /Im1, /ExtGState /GS0 and /GS1) so that every viewer draws the same
+ *     thing; its /BBox is the stamp's
+ *     size as the reader sees it, before any turn, and /Matrix turns it by
+ *     the stamp's angle plus the page's /Rotate (note 9), so the stamp
+ *     reads as asked on rotated pages.
  *  5. Layout, in the form's own (visual) coordinates: a double frame whose
  *     line width is lw = min(w, h) / 24 (outer line 0..lw, inner line
  *     2 lw..3 lw from the edge) and, inset 6 lw from the sides and 4.5 lw
@@ -84,6 +85,55 @@
  *     references, and so is the /C array.  A single-page stamp keeps them
  *     direct.  The optional /Type /Annot (Table 166) is left out: readers
  *     know an annotation by its place in /Annots and its /Subtype.
+ *  9. Placement (without a rect), all in the page's visual frame: the page
+ *     as shown, pw x ph, origin at its bottom left (the visible box turned
+ *     by /Rotate; visual_to_user maps back).  The box w x h is the natural
+ *     one (note 5, 6) or, with scale, w = scale * pw and h by the natural
+ *     aspect.  The turn: rotate degrees counter-clockwise, or with
+ *     diagonal atan2(ph, pw), the angle of the diagonal from bottom left
+ *     to top right; c and s, its cosine and sine, are rounded to 1/1000
+ *     (note 7), exact at the right angles.  The turned box's bounding box
+ *     is bw = |c| w + |s| h by bh = |s| w + |c| h; when it does not fit
+ *     the page less the margins the box is shrunk (both sides alike,
+ *     never below 1/20: PDFSTAMP_E_USAGE).  The bounding box is put at the
+ *     anchor (a corner, the middle of an edge, the centre: margin from the
+ *     edges it touches, centred on the others), moved by offset, and
+ *     mapped to user space: that is /Rect.  /Matrix is [a b -b a 0 0],
+ *     (a, b) = (c, s) turned by /Rotate in exact quarter turns, so the
+ *     form's /BBox transformed by /Matrix has exactly that bounding box
+ *     (up to the 1/1000 of /Rect) and the viewer's map onto /Rect
+ *     (ISO 32000-2 12.5.5, the algorithm of appearance streams) is a
+ *     translation: no distortion.  The turn is about the box's centre,
+ *     which is the bounding box's.  Without a turn on an upright page no
+ *     /Matrix is written, as before; appearances are shared by (box,
+ *     matrix).  A box that reaches off the page (an offset) is a
+ *     warning, not an error.  With a rect the rect is the place: offset,
+ *     rotate, diagonal and scale are refused with it.
+ * 10. Opacity: opacity is that of the frame and the text (/GS0),
+ *     image_opacity that of the image (/GS1, around the image only), each
+ *     a constant alpha for strokes and fills (11.6.4.4).  When they are
+ *     equal (image_opacity negative, the default) one /GS0 covers the
+ *     whole content as before; when both are 1 there is no /ExtGState and
+ *     no gs operator, so a plain stamp's bytes do not change.  The
+ *     annotation's /CA (opacity, when below 1) is informational: a reader
+ *     uses the appearance stream's own transparency (12.5.6.2), which
+ *     MuPDF and poppler do.
+ * 11. Templates (template.c).  The text and the small line (default
+ *     "{author}  {date}", spaces at its ends dropped: a plain stamp draws
+ *     exactly what it did before templates) are parsed before anything
+ *     else and expanded once the target pages are known: once for the
+ *     whole stamp, or once per page when they use {page} or {bates}.  The
+ *     font is opened for what is drawn (the first text, then each
+ *     character the others add, once), and every text is shaped; the box
+ *     and the line pitch come from the largest of them, so every page's
+ *     stamp has one size and its text is centred in it.  A per-page text
+ *     gets an appearance per page (the cache key includes the text); the
+ *     font, the image and the shared strings stay shared, and /Contents
+ *     is each page's own text unless a note was given.  {bates} of the
+ *     k-th selected page (from 0) is bates_start + bates_offset + k, so a
+ *     page's number depends only on the selection and the batch's earlier
+ *     files, never on what an earlier run stamped.  Options of version 1
+ *     and 2 had no templates: their text is made literal (braces doubled).
  */
 #include "config.h"
 
@@ -96,6 +146,7 @@
 #include "policy.h"
 #include "font.h"
 #include "image.h"
+#include "template.h"
 
 #define MAX_TREE_DEPTH 64
 
@@ -108,6 +159,14 @@
 #define INSET_Y 4.5     /* from its top and bottom */
 #define INNER 3.0       /* the inner edge of the inner frame line, in lw */
 #define IMG_SIDE 150.0  /* longer side of an image-only stamp without --rect */
+#define MAX_OFFSET 1.0e7 /* points: |offset|, as the CLI's coordinates */
+#define MAX_SCALE 10.0  /* of the page's width */
+#define PI 3.14159265358979323846
+
+#define DEFAULT_SMALL "{author}  {date}" /* the small line's template (note 11) */
+#define MAX_BATES 999999999999999999LL   /* {bates}: start and offset, each */
+#define MAX_BATES_DIGITS 18
+#define MAX_BATES_PREFIX 64
 
 /* Every number the stamp writes is rounded to 1/1000 (note 7). */
 static double milli(double v)
@@ -120,6 +179,7 @@ static double milli(double v)
 typedef struct ps_page {
 	uint32_t num;
 	uint16_t gen;
+	int64_t index;         /* its page number, from 1 */
 	ps_obj *dict;          /* borrowed: the document's cache, which keeps every
 	                        * object it parsed until the document is closed */
 	ps_obj *annots;        /* an indirect /Annots resolved (borrowed), NULL if the
@@ -303,7 +363,10 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 		if (first != 1 || last != 1)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
 			              "the page tree's /Count does not match its pages");
-		return collect_page(doc, rref, root, &in, pl);
+		if ((rc = collect_page(doc, rref, root, &in, pl)) < 0)
+			return rc;
+		pl->v[pl->n - 1].index = 1;
+		return 0;
 	}
 	if (kids->kind != PS_ARRAY)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Kids is not an array");
@@ -368,8 +431,11 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 			}
 		}
 		/* a leaf */
-		if (idx >= first && (rc = collect_page(doc, kref, kid, &in, pl)) < 0)
-			return rc;
+		if (idx >= first) {
+			if ((rc = collect_page(doc, kref, kid, &in, pl)) < 0)
+				return rc;
+			pl->v[pl->n - 1].index = idx;
+		}
 		if (++idx > last)
 			return 0;
 	}
@@ -383,23 +449,36 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 
 typedef struct ap_entry {
 	double w, h;          /* the box, rounded (note 7) */
-	int rotate;
+	double ma, mb;        /* its /Matrix (note 9) */
+	size_t text;          /* which of the job's texts */
 	uint32_t num;
 } ap_entry;
 
 typedef struct stamp_job stamp_job;
 
+/* One expansion of the text and the small line (note 11). */
+typedef struct stamp_text {
+	char *contents;       /* the main lines' text, for /Contents (owned) */
+	ps_line *lines;       /* the main lines, top first (the job's nlines) */
+	ps_line small;        /* the small line (n == 0: none) */
+} stamp_text;
+
 struct stamp_job {
 	const struct pdfstamp_stamp_opts *o;
-	const char *text;     /* NULL: an image alone (note 6) */
-	const char *contents; /* /Contents: the note, else the text (none if empty) */
+	const char *text;     /* the text's template; NULL: an image alone (note 6) */
+	const char *note;     /* /Contents: the note, else the text's expansion (none if empty) */
 	char date[32];        /* /M and /CreationDate */
+	ps_time when;
+	ps_tmpl *tmain, *tsmall; /* the templates (note 11) */
+	unsigned uses;        /* PS_TMPL_* of both */
+	int64_t npages;       /* {pages} */
+	int64_t bates0;       /* the number of the first selected page ({bates}) */
 	ps_font *font;
-	ps_line *lines;       /* the main lines, top first */
-	size_t nlines;
-	ps_line small;        /* author and date */
-	double cw, ch;        /* natural content size (note 5) */
-	double pitch, asc, desc, small_base;
+	stamp_text *texts;    /* one per page with a per-page template, else one */
+	size_t ntexts;
+	size_t nlines;        /* main lines of every text */
+	double cw, ch;        /* natural content size, the largest text's (note 5) */
+	double pitch, asc, desc, small_asc, small_base, top;
 	ps_image *img;
 	uint32_t iw, ih;
 	uint32_t img_num;
@@ -413,83 +492,231 @@ struct stamp_job {
 
 static void job_free(stamp_job *j)
 {
-	size_t i;
+	size_t i, k;
 
-	for (i = 0; i < j->nlines; i++)
-		ps_font_line_free(&j->lines[i]);
-	free(j->lines);
-	ps_font_line_free(&j->small);
+	for (k = 0; j->texts && k < j->ntexts; k++) {
+		for (i = 0; j->texts[k].lines && i < j->nlines; i++)
+			ps_font_line_free(&j->texts[k].lines[i]);
+		free(j->texts[k].lines);
+		ps_font_line_free(&j->texts[k].small);
+		free(j->texts[k].contents);
+	}
+	free(j->texts);
+	ps_tmpl_free(j->tmain);
+	ps_tmpl_free(j->tsmall);
 	ps_font_free(j->font);
 	ps_image_free(j->img);
 	free(j->aps);
 }
 
-/* Opens the font for every line and shapes them (note 3): before anything
- * is written. */
-static int job_text(ps_ctx *ctx, stamp_job *j, const char *small_txt)
+/* The templates' values on the IDX-th selected page, page number PAGE. */
+static void page_vars(const stamp_job *j, size_t idx, int64_t page, ps_tmpl_vars *v)
 {
-	const char *p, *nl;
-	ps_buf all = PS_BUF_INIT;
-	double a = 0, d = 0, wmax = 0;
-	size_t i, n = 1;
+	const struct pdfstamp_stamp_opts *o = j->o;
+
+	memset(v, 0, sizeof *v);
+	v->page = page;
+	v->pages = j->npages;
+	v->when = j->when;
+	v->file = o->file_name;
+	v->author = o->author;
+	v->bates = j->bates0 + (int64_t)idx;
+	v->bates_prefix = o->bates_prefix;
+	v->bates_digits = o->bates_digits;
+}
+
+/* Appends the small line of V to OUT without the spaces at its ends (the
+ * default "{author}  {date}" without an author is the date alone). */
+static int expand_small(ps_ctx *ctx, const stamp_job *j, const ps_tmpl_vars *v, ps_buf *out)
+{
+	size_t from = out->len, a, b;
 	int rc;
 
-	ps_buf_puts(&all, j->text);
-	ps_buf_putc(&all, '\n');
-	ps_buf_puts(&all, small_txt);
-	ps_buf_putc(&all, '\0');
-	if (all.oom) {
-		ps_buf_free(&all);
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	}
-	/* refuses text that is too long or not UTF-8 before anything else */
-	rc = ps_font_open(ctx, j->o->font, j->o->fonts, j->o->nfonts, (const char *)all.data,
-	                  &j->font);
-	ps_buf_free(&all);
-	if (rc < 0)
+	if ((rc = ps_tmpl_expand(ctx, j->tsmall, v, out)) < 0)
 		return rc;
-	for (p = j->text; (p = strchr(p, '\n')) != NULL; p++)
-		n++;
-	if (!(j->lines = calloc(n, sizeof *j->lines)))
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	for (p = j->text, i = 0; i < n; i++, p = nl + 1) {
+	for (a = from; a < out->len && out->data[a] == ' '; a++)
+		;
+	for (b = out->len; b > a && out->data[b - 1] == ' '; b--)
+		;
+	memmove(out->data + from, out->data + a, b - a);
+	out->len = from + (b - a);
+	return 0;
+}
+
+/* Shapes the text of T: MAIN (lines split at '\n') and SMALL. */
+static int shape_text(ps_font *font, const char *main_s, size_t main_len, const char *small_s,
+                      size_t small_len, size_t nlines, stamp_text *t)
+{
+	const char *p = main_s, *end = main_s + main_len, *nl;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < nlines; i++, p = nl + 1) {
 		size_t len;
-		nl = strchr(p, '\n');
-		if (!nl)
-			nl = p + strlen(p);
+		if (!(nl = memchr(p, '\n', (size_t)(end - p))))
+			nl = end;
 		len = (size_t)(nl - p);
 		if (len && p[len - 1] == '\r') /* CR LF from a file */
 			len--;
-		if ((rc = ps_font_shape(j->font, p, len, &j->lines[i])) < 0)
+		if ((rc = ps_font_shape(font, p, len, &t->lines[i])) < 0)
 			return rc;
-		j->nlines = i + 1;
-		a = fmax(a, j->lines[i].ascent);
-		d = fmin(d, j->lines[i].descent);
-		wmax = fmax(wmax, j->lines[i].width * FS_MAIN / 1000);
 	}
-	if ((rc = ps_font_shape(j->font, small_txt, strlen(small_txt), &j->small)) < 0)
-		return rc;
+	return ps_font_shape(font, small_s, small_len, &t->small);
+}
+
+/* COVER: what the font must cover (ps_font_open) of the texts in ALL
+ * (NUL-terminated), the first of which ends before FROM: that text as it
+ * is (so a stamp of one text asks for what it always did), then the
+ * characters of the others it lacks, once each (note 11: 2,000 pages of
+ * "Page {page}" add the digits, not 2,000 lines). */
+static int cover_text(ps_ctx *ctx, const stamp_job *j, const ps_buf *all, size_t from,
+                      ps_buf *cover)
+{
+	const uint8_t *p = all->data;
+	size_t n = all->len - 1, i = 0, l;
+	uint8_t *seen_bmp = NULL; /* a bit per BMP character */
+	uint32_t cp, *astral = NULL;
+	size_t nastral = 0, k;
+
+	if (j->ntexts <= 1) {
+		ps_buf_append(cover, all->data, all->len);
+		return cover->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+	}
+	if (!(seen_bmp = calloc(65536 / 8, 1)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	ps_buf_append(cover, p, from - 1); /* the first text, without its last '\n' */
+	ps_buf_putc(cover, '\n');
+	for (i = 0; i < n; i += l) {
+		int fresh;
+		l = ps_text_utf8_decode(p + i, n - i, &cp);
+		if (!l) { /* the font refuses it below */
+			ps_buf_append(cover, p + i, 1);
+			l = 1;
+			continue;
+		}
+		if (cp == '\n')
+			continue;
+		if (cp < 65536) {
+			fresh = !(seen_bmp[cp / 8] & (1u << (cp % 8)));
+			seen_bmp[cp / 8] |= (uint8_t)(1u << (cp % 8));
+		} else {
+			for (k = 0; k < nastral && astral[k] != cp; k++)
+				;
+			fresh = k == nastral;
+			if (fresh) {
+				if (ps_vec_grow((void **)&astral, nastral, sizeof *astral) < 0)
+					cover->oom = 1;
+				else
+					astral[nastral++] = cp;
+			}
+		}
+		if (fresh && i >= from)
+			ps_buf_append(cover, p + i, l);
+	}
+	ps_buf_putc(cover, '\0');
+	free(seen_bmp);
+	free(astral);
+	return cover->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+}
+
+/* Expands the templates for every selected page (one text when they do
+ * not differ per page), opens the one font for all of it and shapes it
+ * (notes 3, 5 and 11): before anything is written. */
+static int job_text(ps_ctx *ctx, stamp_job *j, const page_list *pl)
+{
+	ps_buf all = PS_BUF_INIT;  /* every text: main '\n' small '\n' ... */
+	ps_buf cover = PS_BUF_INIT; /* what the font must cover */
+	size_t *mo = NULL, *so = NULL; /* where each text's main and small start in ALL */
+	double a = 0, d = 0, wmax = 0, sa = 0, sd = 0, swmax = 0;
+	size_t i, k, n = 1;
+	int rc = 0, has_small = 0;
+	const char *p;
+
+	j->ntexts = j->uses & PS_TMPL_PER_PAGE ? pl->n : 1;
+	for (p = j->text; (p = strchr(p, '\n')) != NULL; p++)
+		n++;
+	j->nlines = n;
+	if (!(j->texts = calloc(j->ntexts, sizeof *j->texts)) ||
+	    !(mo = calloc(j->ntexts + 1, sizeof *mo)) || !(so = calloc(j->ntexts, sizeof *so)))
+		goto oom;
+	for (k = 0; k < j->ntexts; k++) {
+		ps_tmpl_vars v;
+		page_vars(j, k, pl->v[k].index, &v);
+		mo[k] = all.len;
+		if ((rc = ps_tmpl_expand(ctx, j->tmain, &v, &all)) < 0)
+			goto out;
+		ps_buf_putc(&all, '\n');
+		so[k] = all.len;
+		if ((rc = expand_small(ctx, j, &v, &all)) < 0)
+			goto out;
+		if (all.len > so[k])
+			has_small = 1;
+		ps_buf_putc(&all, '\n');
+	}
+	mo[j->ntexts] = all.len;
+	all.len--; /* the last newline: the text ends with the small line as before */
+	ps_buf_putc(&all, '\0');
+	if (all.oom)
+		goto oom;
+	/* refuses text that is too long or not UTF-8 before anything else */
+	if ((rc = cover_text(ctx, j, &all, mo[1], &cover)) < 0 ||
+	    (rc = ps_font_open(ctx, j->o->font, j->o->fonts, j->o->nfonts,
+	                       (const char *)cover.data, &j->font)) < 0)
+		goto out;
+	for (k = 0; k < j->ntexts; k++) {
+		stamp_text *t = &j->texts[k];
+		const char *base = (const char *)all.data;
+		if (!(t->lines = calloc(n, sizeof *t->lines)) ||
+		    !(t->contents = strndup(base + mo[k], so[k] - 1 - mo[k])))
+			goto oom;
+		if ((rc = shape_text(j->font, base + mo[k], so[k] - 1 - mo[k], base + so[k],
+		                     mo[k + 1] - 1 - so[k], n, t)) < 0)
+			goto out;
+		for (i = 0; i < n; i++) {
+			a = fmax(a, t->lines[i].ascent);
+			d = fmin(d, t->lines[i].descent);
+			wmax = fmax(wmax, t->lines[i].width * FS_MAIN / 1000);
+		}
+		sa = fmax(sa, t->small.ascent);
+		sd = fmin(sd, t->small.descent);
+		swmax = fmax(swmax, t->small.width * FS_SMALL / 1000);
+	}
 	/* note 5: uniform pitch from the inked extents of all lines */
 	j->asc = a * FS_MAIN / 1000;
 	j->desc = d * FS_MAIN / 1000;
 	j->pitch = j->asc - j->desc + LINE_GAP * FS_MAIN;
-	j->small_base = -fmin(j->small.descent, 0) * FS_SMALL / 1000;
-	j->ch = (fmax(j->small.ascent, 0) - fmin(j->small.descent, 0)) * FS_SMALL / 1000 + GAP +
-	        (double)(n - 1) * j->pitch + j->asc - j->desc;
-	j->cw = fmax(wmax, j->small.width * FS_SMALL / 1000);
+	j->ch = (double)(n - 1) * j->pitch + j->asc - j->desc;
+	if (has_small) {
+		j->small_asc = fmax(sa, 0) * FS_SMALL / 1000;
+		j->small_base = -fmin(sd, 0) * FS_SMALL / 1000;
+		j->ch += j->small_asc + j->small_base + GAP;
+		j->top = j->small_base + j->small_asc + GAP;
+	}
+	j->top += -j->desc + (double)(n - 1) * j->pitch; /* the first main line's baseline */
+	j->cw = fmax(wmax, swmax);
 	if (!(j->cw >= 1))
 		j->cw = 1;
 	if (!(j->ch >= 1))
 		j->ch = 1;
-	return 0;
+	goto out;
+oom:
+	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+out:
+	ps_buf_free(&all);
+	ps_buf_free(&cover);
+	free(mo);
+	free(so);
+	return rc;
 }
 
 /* ---- geometry and the appearance ------------------------------------------------ */
 
 struct stamp_geom {
-	double w, h;          /* the box (visual size) */
+	double w, h;          /* the box (visual size), before the turn */
 	double lw;            /* frame line width */
 	double s;             /* scale of the content (1 = natural) */
+	double ma, mb;        /* the appearance's /Matrix [ma mb -mb ma 0 0] (note 9): the
+	                       * turn on the page as shown plus the page's /Rotate */
 };
 
 /* The box for the content at its natural size (note 5) or image (note 6). */
@@ -561,8 +788,42 @@ static int put_res_ref(ps_obj *res, const char *cat, const char *key, uint32_t n
 	return ps_dict_put(res, cat, d);
 }
 
+/* The image's opacity (note 10). */
+static double image_opacity(const struct pdfstamp_stamp_opts *o)
+{
+	return o->image_opacity < 0 ? o->opacity : o->image_opacity;
+}
+
+/* Does the image get an opacity of its own (note 10)? */
+static int own_image_gs(const stamp_job *j)
+{
+	return j->img && image_opacity(j->o) != j->o->opacity;
+}
+
+/* Is /GS0 set: for everything, or for the frame and the text (note 10)? */
+static int uses_gs0(const stamp_job *j)
+{
+	return j->o->opacity < 1 && (j->text || !own_image_gs(j));
+}
+
+/* The image keeps its aspect, centred in the inner area (note 6). */
+static void put_image(const stamp_job *j, const struct stamp_geom *g, ps_buf *c)
+{
+	double in = j->text ? INNER * g->lw : 0, aw = g->w - 2 * in, ah = g->h - 2 * in;
+	double sc = fmin(aw / j->iw, ah / j->ih), v[6];
+
+	v[0] = j->iw * sc;
+	v[1] = v[2] = 0;
+	v[3] = j->ih * sc;
+	v[4] = in + (aw - v[0]) / 2;
+	v[5] = in + (ah - v[3]) / 2;
+	ps_buf_puts(c, "q ");
+	put_nums(c, v, 6, "cm /Im1 Do Q\n");
+}
+
 /* The content stream of the appearance (notes 5 and 6). */
-static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *c)
+static int appearance_content(stamp_job *j, const stamp_text *t, const struct stamp_geom *g,
+                              ps_buf *c)
 {
 	const struct pdfstamp_stamp_opts *o = j->o;
 	double lw = g->lw, v[6];
@@ -570,20 +831,20 @@ static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *
 	int rc;
 
 	ps_buf_puts(c, "q\n");
-	if (o->opacity < 1)
-		ps_buf_puts(c, "/GS0 gs\n");
-	if (j->img) {
-		/* the image keeps its aspect, centred in the inner area */
-		double in = j->text ? INNER * lw : 0, aw = g->w - 2 * in, ah = g->h - 2 * in;
-		double sc = fmin(aw / j->iw, ah / j->ih);
-		v[0] = j->iw * sc;
-		v[1] = v[2] = 0;
-		v[3] = j->ih * sc;
-		v[4] = in + (aw - v[0]) / 2;
-		v[5] = in + (ah - v[3]) / 2;
-		ps_buf_puts(c, "q ");
-		put_nums(c, v, 6, "cm /Im1 Do Q\n");
+	if (own_image_gs(j)) {
+		/* note 10: the image under its own opacity, then the rest's */
+		if (image_opacity(o) < 1) {
+			ps_buf_puts(c, "q /GS1 gs\n");
+			put_image(j, g, c);
+			ps_buf_puts(c, "Q\n");
+		} else {
+			put_image(j, g, c);
+		}
 	}
+	if (uses_gs0(j))
+		ps_buf_puts(c, "/GS0 gs\n");
+	if (j->img && !own_image_gs(j))
+		put_image(j, g, c);
 	if (!j->text)
 		goto done;
 	put_nums(c, o->color, 3, "RG ");
@@ -600,21 +861,19 @@ static int appearance_content(stamp_job *j, const struct stamp_geom *g, ps_buf *
 	{
 		/* the content at its natural size, scaled by s and centred */
 		double s = g->s, ox = (g->w - j->cw * s) / 2, oy = (g->h - j->ch * s) / 2;
-		double top = j->small_base + (fmax(j->small.ascent, 0)) * FS_SMALL / 1000 + GAP -
-		             j->desc + (double)(j->nlines - 1) * j->pitch;
 		for (i = 0; i < j->nlines; i++) {
-			const ps_line *l = &j->lines[i];
+			const ps_line *l = &t->lines[i];
 			double x = (j->cw - l->width * FS_MAIN / 1000) / 2,
-			       y = top - (double)i * j->pitch;
+			       y = j->top - (double)i * j->pitch;
 			if (l->n &&
 			    (rc = ps_font_show(j->font, l, milli(FS_MAIN * s), milli(ox + x * s),
 			                       milli(oy + y * s), c)) < 0)
 				return rc;
 		}
-		if (j->small.n &&
-		    (rc = ps_font_show(j->font, &j->small, milli(FS_SMALL * s),
+		if (t->small.n &&
+		    (rc = ps_font_show(j->font, &t->small, milli(FS_SMALL * s),
 		                       milli(ox +
-		                             (j->cw - j->small.width * FS_SMALL / 1000) / 2 * s),
+		                             (j->cw - t->small.width * FS_SMALL / 1000) / 2 * s),
 		                       milli(oy + j->small_base * s), c)) < 0)
 			return rc;
 	}
@@ -623,24 +882,37 @@ done:
 	return 0;
 }
 
-/* The appearance for a box of G's size on a page turned by ROTATE: the
- * one already written for that size and rotation, or a new one (note 2). */
-static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, int rotate,
+/* An /ExtGState entry NAME with constant opacity A for strokes and fills. */
+static int put_gs(ps_obj *gs, const char *name, double a)
+{
+	ps_obj *e = ps_new_dict();
+
+	if (!e || ps_dict_put_name(e, "Type", "ExtGState") < 0 ||
+	    ps_dict_put_real(e, "CA", a) < 0 || ps_dict_put_real(e, "ca", a) < 0) {
+		ps_obj_free(e);
+		return PDFSTAMP_E_NOMEM;
+	}
+	return ps_dict_put(gs, name, e);
+}
+
+/* The appearance of text TEXT for a box of G's size turned by G's matrix:
+ * the one already written for them, or a new one (notes 2 and 11). */
+static int appearance(ps_update *up, stamp_job *j, size_t text, const struct stamp_geom *g,
                       uint32_t *num)
 {
-	static const double rot[4][6] = {{1, 0, 0, 1, 0, 0}, {0, 1, -1, 0, 0, 0},
-	                                 {-1, 0, 0, -1, 0, 0}, {0, -1, 1, 0, 0, 0}};
 	ps_ctx *ctx = ps_doc_ctx(up->doc);
 	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_buf c = PS_BUF_INIT;
 	ps_obj *d = NULL, *res = NULL, *stm, *fonts = NULL;
-	double bbox[4] = {0, 0, g->w, g->h};
+	double bbox[4] = {0, 0, g->w, g->h}, mat[6] = {g->ma, g->mb, -g->mb, g->ma, 0, 0};
+	double io = image_opacity(o);
 	uint8_t *data;
 	size_t i, dlen;
 	int rc;
 
 	for (i = 0; i < j->naps; i++) {
-		if (j->aps[i].w == g->w && j->aps[i].h == g->h && j->aps[i].rotate == rotate) {
+		if (j->aps[i].w == g->w && j->aps[i].h == g->h && j->aps[i].ma == g->ma &&
+		    j->aps[i].mb == g->mb && j->aps[i].text == text) {
 			*num = j->aps[i].num;
 			return 0;
 		}
@@ -654,7 +926,7 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 	}
 	if (j->img && !j->img_num && (rc = ps_image_embed(j->img, up, &j->img_num)) < 0)
 		return rc;
-	if ((rc = appearance_content(j, g, &c)) < 0) {
+	if ((rc = appearance_content(j, j->texts ? &j->texts[text] : NULL, g, &c)) < 0) {
 		ps_buf_free(&c);
 		ps_obj_free(fonts);
 		return rc;
@@ -666,16 +938,11 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 	if (rc < 0 ||
 	    (j->img && put_res_ref(res, "XObject", "Im1", j->img_num) < 0))
 		goto oom;
-	if (o->opacity < 1) {
-		ps_obj *gs = ps_new_dict(), *gs0 = ps_new_dict();
-		if (!gs || !gs0 || ps_dict_put_name(gs0, "Type", "ExtGState") < 0 ||
-		    ps_dict_put_real(gs0, "CA", o->opacity) < 0 ||
-		    ps_dict_put_real(gs0, "ca", o->opacity) < 0) {
-			ps_obj_free(gs);
-			ps_obj_free(gs0);
-			goto oom;
-		}
-		if (ps_dict_put(gs, "GS0", gs0) < 0) {
+	/* note 10: /GS0 for all or the frame and text, /GS1 for the image */
+	if (uses_gs0(j) || (own_image_gs(j) && io < 1)) {
+		ps_obj *gs = ps_new_dict();
+		if (!gs || (uses_gs0(j) && put_gs(gs, "GS0", o->opacity) < 0) ||
+		    (own_image_gs(j) && io < 1 && put_gs(gs, "GS1", io) < 0)) {
 			ps_obj_free(gs);
 			goto oom;
 		}
@@ -687,9 +954,10 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 	    ps_dict_put_name(d, "Subtype", "Form") < 0 || ps_dict_put_int(d, "FormType", 1) < 0 ||
 	    ps_dict_put(d, "BBox", real_array(bbox, 4)) < 0)
 		goto oom;
-	/* turn the form counter-clockwise by /Rotate so that it reads upright
-	 * (the viewer maps the transformed BBox onto /Rect, 12.5.5) */
-	if (rotate && ps_dict_put(d, "Matrix", real_array(rot[rotate / 90], 6)) < 0)
+	/* turn the form counter-clockwise by the stamp's angle plus /Rotate so
+	 * that it reads as asked on the page as shown (note 9; the viewer maps
+	 * the transformed BBox onto /Rect, 12.5.5) */
+	if ((g->ma != 1 || g->mb != 0) && ps_dict_put(d, "Matrix", real_array(mat, 6)) < 0)
 		goto oom;
 	rc = ps_dict_put(d, "Resources", res);
 	res = NULL;
@@ -708,7 +976,9 @@ static int appearance(ps_update *up, stamp_job *j, const struct stamp_geom *g, i
 		return rc;
 	j->aps[j->naps].w = g->w;
 	j->aps[j->naps].h = g->h;
-	j->aps[j->naps].rotate = rotate;
+	j->aps[j->naps].ma = g->ma;
+	j->aps[j->naps].mb = g->mb;
+	j->aps[j->naps].text = text;
 	j->aps[j->naps].num = *num;
 	j->naps++;
 	return 0;
@@ -879,7 +1149,110 @@ have_page:
 	return 0;
 }
 
-static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page *pg)
+/* The /Contents of the K-th selected page's annotation. */
+static const char *contents(const stamp_job *j, size_t k)
+{
+	return j->note ? j->note : j->texts[j->ntexts > 1 ? k : 0].contents;
+}
+
+/* G's /Matrix for a stamp turned DEG degrees counter-clockwise on the page
+ * as shown, on a page with /Rotate ROTATE (note 9); with ROTATE 0, the
+ * turn on the page as shown. */
+static void turn(double deg, int rotate, struct stamp_geom *g)
+{
+	double c, s, t;
+	int q;
+
+	deg = fmod(deg, 360);
+	if (deg < 0)
+		deg += 360;
+	if (fmod(deg, 90) == 0) { /* exact: no rounding error at the right angles */
+		q = (int)(deg / 90) & 3;
+		c = q == 0 ? 1 : q == 2 ? -1 : 0;
+		s = q == 1 ? 1 : q == 3 ? -1 : 0;
+	} else {
+		c = milli(cos(deg * PI / 180));
+		s = milli(sin(deg * PI / 180));
+	}
+	/* plus /Rotate, counter-clockwise in user space: exact quarter turns
+	 * of the rounded pair, so |ma| and |mb| are |c| and |s| */
+	for (q = rotate / 90; q > 0; q--) {
+		t = c;
+		c = -s;
+		s = t;
+	}
+	g->ma = c + 0.0; /* no negative zero */
+	g->mb = s + 0.0;
+}
+
+/* Places the stamp on page PG as the options say (note 9): G is its box
+ * and matrix, RECT the annotation's /Rect (default user space). */
+static int place(ps_ctx *ctx, stamp_job *j, int64_t index, const ps_page *pg,
+                 struct stamp_geom *g, double rect[4])
+{
+	const struct pdfstamp_stamp_opts *o = j->o;
+	int swap = pg->rotate == 90 || pg->rotate == 270;
+	double pw = swap ? pg->box[3] - pg->box[1] : pg->box[2] - pg->box[0];
+	double ph = swap ? pg->box[2] - pg->box[0] : pg->box[3] - pg->box[1];
+	double m = o->margin, deg, x, y, s = 1, bw, bh, ac, as;
+
+	deg = o->diagonal ? atan2(ph, pw) * 180 / PI : o->rotate;
+	natural_box(j, g);
+	if (o->scale > 0) {
+		double k = o->scale * pw / g->w;
+		g->w *= k;
+		g->h *= k;
+	}
+	turn(deg, 0, g); /* the turn on the page as shown */
+	ac = fabs(g->ma);
+	as = fabs(g->mb);
+	bw = ac * g->w + as * g->h;
+	bh = as * g->w + ac * g->h;
+	if (bw > pw - 2 * m || bh > ph - 2 * m) { /* shrink to fit small pages */
+		s = fmin((pw - 2 * m) / bw, (ph - 2 * m) / bh);
+		if (!(s > 0.05))
+			return ps_err(ctx, PDFSTAMP_E_USAGE,
+			              "page %lld is too small for the stamp with this margin",
+			              (long long)index);
+	}
+	fit_box(j, g->w * s, g->h * s, g);
+	/* the bounding box of the turned form as the viewer computes it
+	 * (12.5.5), from the rounded numbers that are written */
+	bw = milli(ac * g->w + as * g->h);
+	bh = milli(as * g->w + ac * g->h);
+	switch (o->position) {
+	case PDFSTAMP_POS_TOP_LEFT: case PDFSTAMP_POS_LEFT: case PDFSTAMP_POS_BOTTOM_LEFT:
+		x = m;
+		break;
+	case PDFSTAMP_POS_TOP: case PDFSTAMP_POS_CENTER: case PDFSTAMP_POS_BOTTOM:
+		x = (pw - bw) / 2;
+		break;
+	default:
+		x = pw - m - bw;
+		break;
+	}
+	switch (o->position) {
+	case PDFSTAMP_POS_BOTTOM_LEFT: case PDFSTAMP_POS_BOTTOM: case PDFSTAMP_POS_BOTTOM_RIGHT:
+		y = m;
+		break;
+	case PDFSTAMP_POS_LEFT: case PDFSTAMP_POS_CENTER: case PDFSTAMP_POS_RIGHT:
+		y = (ph - bh) / 2;
+		break;
+	default:
+		y = ph - m - bh;
+		break;
+	}
+	x += o->offset[0];
+	y += o->offset[1];
+	if (x < -0.01 || y < -0.01 || x + bw > pw + 0.01 || y + bh > ph + 0.01)
+		ps_warn(ctx, "the stamp on page %lld reaches outside the page as shown (%g x %g); "
+		        "part of it will not show", (long long)index, pw, ph);
+	visual_to_user(pg, x, y, bw, bh, rect);
+	turn(deg, pg->rotate, g);
+	return 0;
+}
+
+static int stamp_page(ps_update *up, stamp_job *j, size_t k, const ps_page *pg)
 {
 	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_doc *doc = up->doc;
@@ -902,34 +1275,17 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 			              "the stamp rectangle (rect) must be finite, "
 			              "with x1 < x2 and y1 < y2");
 		fit_box(j, fw, fh, &g);
+		turn(0, pg->rotate, &g);
 		if (rect[0] < pg->box[0] || rect[1] < pg->box[1] || rect[2] > pg->box[2] ||
 		    rect[3] > pg->box[3])
 			ps_warn(ctx, "the stamp rectangle on page %lld reaches outside the visible "
-			        "page [%g %g %g %g]; part of it will not show", (long long)index,
+			        "page [%g %g %g %g]; part of it will not show",
+			        (long long)pg->index,
 			        pg->box[0], pg->box[1], pg->box[2], pg->box[3]);
-	} else {
-		double pw = swap ? pg->box[3] - pg->box[1] : pg->box[2] - pg->box[0];
-		double ph = swap ? pg->box[2] - pg->box[0] : pg->box[3] - pg->box[1];
-		double m = o->margin, x, y, s = 1;
-		natural_box(j, &g);
-		if (g.w > pw - 2 * m || g.h > ph - 2 * m) { /* shrink to fit small pages */
-			s = fmin((pw - 2 * m) / g.w, (ph - 2 * m) / g.h);
-			if (!(s > 0.05))
-				return ps_err(ctx, PDFSTAMP_E_USAGE,
-				              "the page is too small for the stamp "
-				              "with this margin");
-		}
-		fit_box(j, g.w * s, g.h * s, &g);
-		switch (o->position) {
-		case PDFSTAMP_POS_TOP_LEFT: x = m; y = ph - m - g.h; break;
-		case PDFSTAMP_POS_BOTTOM_RIGHT: x = pw - m - g.w; y = m; break;
-		case PDFSTAMP_POS_BOTTOM_LEFT: x = m; y = m; break;
-		case PDFSTAMP_POS_CENTER: x = (pw - g.w) / 2; y = (ph - g.h) / 2; break;
-		default: x = pw - m - g.w; y = ph - m - g.h; break;
-		}
-		visual_to_user(pg, x, y, g.w, g.h, rect);
+	} else if ((rc = place(ctx, j, pg->index, pg, &g, rect)) < 0) {
+		return rc;
 	}
-	if ((rc = appearance(up, j, &g, pg->rotate, &ap_num)) < 0)
+	if ((rc = appearance(up, j, j->ntexts > 1 ? k : 0, &g, &ap_num)) < 0)
 		return rc;
 	if (!(annot_num = ps_update_alloc(up)))
 		return ctx->errcode;
@@ -952,8 +1308,8 @@ static int stamp_page(ps_update *up, stamp_job *j, int64_t index, const ps_page 
 	if (j->color_num ? ps_dict_put_ref(annot, "C", j->color_num, 0) < 0 :
 	                   ps_dict_put(annot, "C", real_array(o->color, 3)) < 0)
 		goto oom;
-	if (*j->contents &&
-	    (rc = put_text(ctx, annot, "Contents", j->contents, j->contents_num)) < 0)
+	if (*contents(j, k) &&
+	    (rc = put_text(ctx, annot, "Contents", contents(j, k), j->contents_num)) < 0)
 		goto out;
 	if (o->author && (rc = put_text(ctx, annot, "T", o->author, j->author_num)) < 0)
 		goto out;
@@ -997,12 +1353,103 @@ out:
 	return rc;
 }
 
+/* *OUT: S as a template that stands for S itself ({ and } doubled), or
+ * NULL when S has no brace. */
+static int literal_template(ps_ctx *ctx, const char *s, char **out)
+{
+	size_t n = 0, i, k = 0;
+
+	*out = NULL;
+	for (i = 0; s[i]; i++)
+		n += s[i] == '{' || s[i] == '}';
+	if (!n)
+		return 0;
+	if (!(*out = malloc(i + n + 1)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; s[i]; i++) {
+		if (s[i] == '{' || s[i] == '}')
+			(*out)[k++] = s[i];
+		(*out)[k++] = s[i];
+	}
+	(*out)[k] = '\0';
+	return 0;
+}
+
+/* The stamp's templates (note 11): parsed, and the Bates options checked. */
+static int job_templates(ps_ctx *ctx, stamp_job *j)
+{
+	const struct pdfstamp_stamp_opts *o = j->o;
+	int rc;
+
+	if (o->bates_digits < 1 || o->bates_digits > MAX_BATES_DIGITS || o->bates_start < 0 ||
+	    o->bates_offset < 0 || o->bates_start > MAX_BATES || o->bates_offset > MAX_BATES)
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "Bates numbers start from 0 to %lld with 1 to %d digits",
+		              (long long)MAX_BATES, MAX_BATES_DIGITS);
+	if (o->bates_prefix && strlen(o->bates_prefix) > MAX_BATES_PREFIX)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the Bates prefix is longer than %d bytes",
+		              MAX_BATES_PREFIX);
+	if (!j->text)
+		return 0;
+	if ((rc = ps_tmpl_parse(ctx, "the text", j->text, &j->tmain)) < 0 ||
+	    (rc = ps_tmpl_parse(ctx, "the small line", o->small ? o->small : DEFAULT_SMALL,
+	                        &j->tsmall)) < 0)
+		return rc;
+	j->uses = ps_tmpl_uses(j->tmain) | ps_tmpl_uses(j->tsmall);
+	return 0;
+}
+
+int pdfstamp_stamp_uses(pdfstamp_ctx *ctx, const struct pdfstamp_stamp_opts *o, unsigned *uses)
+{
+	stamp_job j;
+	int rc;
+
+	*uses = 0;
+	if (!o || o->version < 1 || o->version > PDFSTAMP_STAMP_OPTS_VERSION)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of an unknown version");
+	memset(&j, 0, sizeof j);
+	j.o = o;
+	if (o->version < 3) { /* no templates then */
+		*uses = 0;
+		return 0;
+	}
+	j.text = o->text ? o->text : (o->image || o->image_data) ? NULL : "APPROVED";
+	rc = job_templates(ctx, &j);
+	if (rc == 0 && (j.uses & PS_TMPL_BATES))
+		*uses |= PDFSTAMP_USES_BATES;
+	if (rc == 0 && (j.uses & PS_TMPL_PER_PAGE))
+		*uses |= PDFSTAMP_USES_PER_PAGE;
+	job_free(&j);
+	return rc;
+}
+
+/* The placement options (note 9). */
+static int check_place(ps_ctx *ctx, const struct pdfstamp_stamp_opts *o)
+{
+	if ((unsigned)o->position > (unsigned)PDFSTAMP_POS_RIGHT)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "unknown stamp position %d", (int)o->position);
+	if (!(fabs(o->offset[0]) <= MAX_OFFSET && fabs(o->offset[1]) <= MAX_OFFSET))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the offset must be at most %g points",
+		              MAX_OFFSET);
+	if (!isfinite(o->rotate))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the rotation must be a finite angle");
+	if (!(o->scale >= 0 && o->scale <= MAX_SCALE))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the scale must be 0 (natural size) or in "
+		              "(0, %g]", MAX_SCALE);
+	if (!(o->image_opacity < 0 || (o->image_opacity > 0 && o->image_opacity <= 1)))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the image opacity must be in (0, 1], or "
+		              "negative for the opacity");
+	if (o->has_rect && (o->offset[0] || o->offset[1] || o->rotate || o->diagonal || o->scale))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "the offset, rotation and scale place a "
+		              "stamp that has no rectangle given");
+	return 0;
+}
+
 int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
                    const struct pdfstamp_write_opts *w, struct pdfstamp_result *res)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_update up;
-	ps_time when;
 	stamp_job j;
 	page_list pl = {NULL, 0};
 	char nm[16];
@@ -1018,16 +1465,23 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		/* version 1 ends before font, version 2 before pages: the
 		 * rest keeps its defaults */
 		struct pdfstamp_stamp_opts cur = PDFSTAMP_STAMP_OPTS_INIT;
+		char *lit = NULL;
 		memcpy(&cur, o, o->version < 2 ? offsetof(struct pdfstamp_stamp_opts, font)
 		                               : offsetof(struct pdfstamp_stamp_opts, pages));
 		cur.version = PDFSTAMP_STAMP_OPTS_VERSION;
-		return pdfstamp_stamp(doc, &cur, w, res);
+		/* text that was literal then stays literal (note 11) */
+		if (o->text && (rc = literal_template(ctx, o->text, &lit)) < 0)
+			return rc;
+		if (lit)
+			cur.text = lit;
+		rc = pdfstamp_stamp(doc, &cur, w, res);
+		free(lit);
+		return rc;
 	}
-	if (o->pages || o->offset[0] || o->offset[1] || o->rotate || o->diagonal || o->scale ||
-	    o->image_opacity >= 0 || o->small || o->file_name || o->bates_start != 1 ||
-	    o->bates_offset || o->bates_prefix || o->bates_digits != 6 || o->qr ||
-	    o->qr_level != PDFSTAMP_QR_M || o->id || o->position > PDFSTAMP_POS_CENTER)
+	if (o->pages || o->qr || o->qr_level != PDFSTAMP_QR_M || o->id)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of version 3 are being built");
+	if ((rc = check_place(ctx, o)) < 0)
+		return rc;
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "opacity must be in (0, 1] and the margin non-negative");
@@ -1036,16 +1490,19 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 			return ps_err(ctx, PDFSTAMP_E_USAGE, "colour components must be in [0, 1]");
 	if (o->image_data && !o->image_len)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the image is empty");
-	if ((rc = ps_time_parse(ctx, o->date ? o->date : "now", &when)) < 0)
-		return rc;
 	memset(&up, 0, sizeof up);
 	memset(&j, 0, sizeof j);
+	if ((rc = ps_time_parse(ctx, o->date ? o->date : "now", &j.when)) < 0)
+		return rc;
 	j.o = o;
 	j.res = res;
 	j.text = o->text ? o->text : (o->image || o->image_data) ? NULL : "APPROVED";
-	j.contents = o->note ? o->note : j.text ? j.text : "";
-	ps_time_pdf(&when, j.date);
-	/* note 3: the image and the font before anything is written */
+	j.note = o->note ? o->note : j.text ? NULL : "";
+	ps_time_pdf(&j.when, j.date);
+	/* note 3: the templates, the image and the font before anything is
+	 * written */
+	if ((rc = job_templates(ctx, &j)) < 0)
+		goto out;
 	if ((o->image || o->image_data) &&
 	    (rc = ps_image_load(ctx, o->image, o->image ? NULL : o->image_data, o->image_len,
 	                        &j.img)) < 0)
@@ -1056,22 +1513,6 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the image has no pixels");
 			goto out;
 		}
-	}
-	if (j.text) {
-		char iso[32], line2[160];
-		int alen = 0;
-		/* at most 100 bytes of the author, cut between characters */
-		if (o->author) {
-			alen = (int)strnlen(o->author, 100);
-			if (o->author[alen])
-				while (alen > 0 && ((unsigned char)o->author[alen] & 0xC0) == 0x80)
-					alen--;
-		}
-		ps_time_iso(&when, iso);
-		snprintf(line2, sizeof line2, "%.*s%s%.10s %.5s", alen, o->author ? o->author : "",
-		         o->author ? "  " : "", iso, iso + 11);
-		if ((rc = job_text(ctx, &j, line2)) < 0)
-			goto out;
 	}
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
@@ -1099,16 +1540,29 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	 * note 6) */
 	if ((rc = walk_pages(doc, first, last, &pl)) < 0)
 		goto out;
+	j.npages = npages;
+	j.bates0 = o->bates_start + o->bates_offset; /* each at most MAX_BATES */
+	if (j.text && (rc = job_text(ctx, &j, &pl)) < 0)
+		goto out;
 	if (first != last &&
 	    ((rc = random_nm(ctx, nm)) < 0 || (rc = shared_text(&up, nm, &j.nm_num)) < 0 ||
 	     (rc = shared_color(&up, o->color, &j.color_num)) < 0 ||
 	     (rc = shared_text(&up, j.date, &j.date_num)) < 0 ||
-	     (*j.contents && (rc = shared_text(&up, j.contents, &j.contents_num)) < 0) ||
+	     (*contents(&j, 0) && j.ntexts <= 1 &&
+	      (rc = shared_text(&up, contents(&j, 0), &j.contents_num)) < 0) ||
 	     (o->author && (rc = shared_text(&up, o->author, &j.author_num)) < 0)))
 		goto out;
 	for (i = 0; i < pl.n; i++)
-		if ((rc = stamp_page(&up, &j, first + (int64_t)i, &pl.v[i])) < 0)
+		if ((rc = stamp_page(&up, &j, i, &pl.v[i])) < 0)
 			goto out;
+	if (res && res->version >= 3) {
+		res->pages_stamped = (int64_t)pl.n;
+		if (j.uses & PS_TMPL_BATES) {
+			res->has_bates = 1;
+			res->bates_first = j.bates0;
+			res->bates_last = j.bates0 + (int64_t)pl.n - 1;
+		}
+	}
 	rc = ps_update_commit(&up, w, res);
 out:
 	free(pl.v);

@@ -25,6 +25,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -379,6 +380,69 @@ START_TEST(null_context)
 }
 END_TEST
 
+/* The placement options of version 3 (stamp.c note 9): what the library
+ * refuses itself, whatever a caller's checks, writes nothing; a turned,
+ * scaled, offset stamp at a new anchor is written. */
+START_TEST(stamp_placement_options)
+{
+	struct pdfstamp_stamp_opts so;
+	struct pdfstamp_write_opts wo;
+	struct pdfstamp_result res;
+	pdfstamp_ctx *ctx = NULL;
+	pdfstamp_doc *doc = NULL;
+	char out[128];
+	int k, rc;
+
+	make_tmpdir();
+	snprintf(out, sizeof out, "%s/placed.pdf", tmpdir);
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	for (k = 0; k <= 11; k++) {
+		ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, SAMPLE, 0), 0);
+		ck_assert_int_eq(pdfstamp_doc_auth(doc, USER_PW, strlen(USER_PW), 0), 0);
+		pdfstamp_stamp_opts_init(&so, PDFSTAMP_STAMP_OPTS_VERSION);
+		pdfstamp_write_opts_init(&wo, PDFSTAMP_WRITE_OPTS_VERSION);
+		pdfstamp_result_init(&res, PDFSTAMP_RESULT_VERSION);
+		so.date = "2026-01-02T03:04:05Z";
+		wo.output = out;
+		switch (k) {
+		case 0: so.offset[0] = NAN; break;
+		case 1: so.offset[1] = 2e7; break;
+		case 2: so.rotate = INFINITY; break;
+		case 3: so.scale = 10.5; break;
+		case 4: so.scale = -0.5; break;
+		case 5: so.image_opacity = 0; break;
+		case 6: so.image_opacity = 1.5; break;
+		case 7: so.position = (enum pdfstamp_position)(PDFSTAMP_POS_RIGHT + 1); break;
+		case 8: so.has_rect = 1; so.rect[2] = so.rect[3] = 100; so.rotate = 30; break;
+		case 9: so.has_rect = 1; so.rect[2] = so.rect[3] = 100; so.diagonal = 1; break;
+		case 10: so.margin = 305; so.rotate = 45; break; /* too small even shrunk */
+		default: /* accepted */
+			so.position = PDFSTAMP_POS_BOTTOM;
+			so.offset[0] = -12.5;
+			so.offset[1] = 20;
+			so.rotate = -400;
+			so.scale = 0.4;
+			so.image_opacity = 0.5;
+			break;
+		}
+		rc = pdfstamp_stamp(doc, &so, &wo, &res);
+		if (k < 11) {
+			ck_assert_msg(rc == PDFSTAMP_E_USAGE, "case %d: %d %s", k, rc,
+			              pdfstamp_ctx_errmsg(ctx));
+			ck_assert_msg(access(out, F_OK) != 0, "case %d wrote %s", k, out);
+		} else {
+			ck_assert_msg(rc == 0, "case %d: %s", k, pdfstamp_ctx_errmsg(ctx));
+			ck_assert_int_eq(res.nobjects, 1);
+		}
+		pdfstamp_result_clear(&res);
+		pdfstamp_doc_close(doc);
+		doc = NULL;
+	}
+	pdfstamp_ctx_free(ctx);
+	remove_tmpdir();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("api");
@@ -397,6 +461,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, init_audit_report);
 	tcase_add_test(tc, init_structs_are_accepted);
 	tcase_add_test(tc, null_context);
+	tcase_add_test(tc, stamp_placement_options);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("process");
 	tcase_add_test(tc, contexts_in_threads);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * check_text.c - unit tests for src/text.c, src/date.c and src/xmp.c (with
- * src/xml.c).
+ * check_text.c - unit tests for src/text.c, src/date.c, src/template.c and
+ * src/xmp.c (with src/xml.c).
  *
  * Expected values come from outside the code under test:
  *  - UTF-16 and UTF-8 byte sequences from the Unicode code charts;
@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "ps.h"
+#include "template.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -963,6 +964,116 @@ START_TEST(test_xmp_truncations)
 }
 END_TEST
 
+
+/* ---- templates (src/template.c) ---------------------------------------------- */
+
+/* Expands SRC with the variables of a fixed page and moment. */
+static char *expand(const char *src, int64_t page, int64_t bates, const char *file, int *rc_out)
+{
+	ps_ctx *ctx = new_ctx();
+	ps_tmpl *t = NULL;
+	ps_tmpl_vars v;
+	ps_buf b = PS_BUF_INIT;
+	char *out = NULL;
+	int rc;
+
+	memset(&v, 0, sizeof v);
+	v.page = page;
+	v.pages = 12;
+	/* 2026-03-01T09:05:07+01:00, a Sunday: 1772352307 (Python's datetime) */
+	v.when.t = 1772352307;
+	v.when.tzoff = 60;
+	v.file = file;
+	v.author = "J\xc3\xb6rg";
+	v.bates = bates;
+	v.bates_prefix = "ACME-";
+	v.bates_digits = 6;
+	rc = ps_tmpl_parse(ctx, "the text", src, &t);
+	if (rc == 0)
+		rc = ps_tmpl_expand(ctx, t, &v, &b);
+	if (rc == 0) {
+		ps_buf_putc(&b, '\0');
+		out = strdup((const char *)b.data);
+	}
+	*rc_out = rc;
+	ps_buf_free(&b);
+	ps_tmpl_free(t);
+	pdfstamp_ctx_free(ctx);
+	return out;
+}
+
+static const struct {
+	const char *src, *want;
+} tmpl_cases[] = {
+	{"APPROVED", "APPROVED"},
+	{"Page {page} of {pages}", "Page 7 of 12"},
+	{"{bates}", "ACME-000107"},
+	{"{{page}} {page}}}", "{page} 7}"},
+	{"a } b", "a } b"},
+	{"{file}", "scan 01.pdf"},
+	{"{author}: {date}", "J\xc3\xb6rg: 2026-03-01 09:05"},
+	{"{date:%A %d %B %Y, %H:%M:%S %z}", "Sunday 01 March 2026, 09:05:07 +0100"},
+	{"{date:%j %u %Z}", "060 7 +0100"},
+	{"\xe6\x89\xbf\xe8\xaa\x8d {page}/{pages}", "\xe6\x89\xbf\xe8\xaa\x8d 7/12"},
+	{"", ""},
+};
+
+START_TEST(test_tmpl_expand)
+{
+	int rc;
+	char *got = expand(tmpl_cases[_i].src, 7, 107, "/archive/2026/scan 01.pdf", &rc);
+
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(got, tmpl_cases[_i].want);
+	free(got);
+}
+END_TEST
+
+static const char *const tmpl_bad[] = {
+	"{pag}", "{ page}", "{page", "abc {", "{date:}", "{PAGE}", "{bates:3}", "\xff",
+};
+
+START_TEST(test_tmpl_bad)
+{
+	int rc;
+	char *got = expand(tmpl_bad[_i], 1, 1, NULL, &rc);
+
+	ck_assert_int_eq(rc, PDFSTAMP_E_USAGE);
+	ck_assert_ptr_null(got);
+}
+END_TEST
+
+/* What a template uses, and values that cannot change the layout. */
+START_TEST(test_tmpl_uses_and_values)
+{
+	ps_ctx *ctx = new_ctx();
+	ps_tmpl *t = NULL;
+	int rc;
+	char *got;
+
+	ck_assert_int_eq(ps_tmpl_parse(ctx, "t", "{file} {date} {author}", &t), 0);
+	ck_assert_uint_eq(ps_tmpl_uses(t), 0);
+	ps_tmpl_free(t);
+	ck_assert_int_eq(ps_tmpl_parse(ctx, "t", "{page}", &t), 0);
+	ck_assert_uint_eq(ps_tmpl_uses(t), PS_TMPL_PER_PAGE);
+	ps_tmpl_free(t);
+	ck_assert_int_eq(ps_tmpl_parse(ctx, "t", "{bates} {pages}", &t), 0);
+	ck_assert_uint_eq(ps_tmpl_uses(t), PS_TMPL_PER_PAGE | PS_TMPL_BATES | PS_TMPL_PAGES);
+	ps_tmpl_free(t);
+	ck_assert_uint_eq(ps_tmpl_uses(NULL), 0);
+	pdfstamp_ctx_free(ctx);
+	/* a file name with a newline, a tab and a byte that is not UTF-8 */
+	got = expand("[{file}]", 1, 1, "dir/a\nb\tc\xff.pdf", &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(got, "[a?b?c?.pdf]");
+	free(got);
+	/* a number wider than its digits is written in full */
+	got = expand("{bates}", 1, 12345678, NULL, &rc);
+	ck_assert_str_eq(got, "ACME-12345678");
+	free(got);
+}
+END_TEST
+
 static Suite *text_suite(void)
 {
 	Suite *s = suite_create("text");
@@ -986,6 +1097,12 @@ static Suite *text_suite(void)
 	tcase_add_test(tc, test_time_oracle);
 	tcase_add_test(tc, test_time_clamp);
 	tcase_add_test(tc, test_time_now);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("templates");
+	tcase_add_loop_test(tc, test_tmpl_expand, 0, sizeof tmpl_cases / sizeof *tmpl_cases);
+	tcase_add_loop_test(tc, test_tmpl_bad, 0, sizeof tmpl_bad / sizeof *tmpl_bad);
+	tcase_add_test(tc, test_tmpl_uses_and_values);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("xmp");

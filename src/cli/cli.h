@@ -395,6 +395,9 @@ struct cli_file {
 	void *res;              /* the command's result for this file: ops->res_size
 	                           bytes, zeroed, then ops->res_init (if any) */
 	int quiet;              /* no progress bar: several files at a time */
+	size_t index;           /* its place in the list of files, from 0 */
+	char why[256];          /* a failed call's own message, else empty: the
+	                           context's is reported */
 };
 
 /* What a command supplies.  Everything but call and output may be 0. */

@@ -24,11 +24,27 @@
  *     font or an image) before anything is written.
  *  4. Coordinates and the margin are bounded (|v| <= CLI_MAX_COORD) so
  *     the library never has to write absurd reals.
+ *  6. Bates numbering ({bates} in a template) continues across the files
+ *     in the order given: each file's first number is the start plus the
+ *     pages the files before it selected (stamped now or by an earlier run
+ *     with the same ID).  So the files are stamped one at a time (--jobs
+ *     is 1), every file is opened on every run (--ledger, which skips
+ *     files, and --shard, which sees part of the list, are usage errors),
+ *     and once a file fails before its pages were counted the rest of the
+ *     batch is not stamped (exit 1): their numbers are unknown.  The state
+ *     of the count is the only part of the command's state a call
+ *     changes; with one worker nothing else reads it.
  *  5. The option table is in the order of --help, grouped (what the stamp
  *     is, its text, where it goes, its data, its look).  Options with the
  *     same first letter keep the order they had in the getopt table it
  *     replaced (opts.c note 2): --icon before --image, --freetext before
  *     --font, so `--i` and `--f` name their candidates as before.
+ *  6. Placement (pdfstamp(1) Placement): the nine --position names are the
+ *     grid of the page as shown, and `centre` the one alias (`center` is
+ *     what --help shows); `middle` stays an error, as it was.  --rect is
+ *     the stamp's place itself, so --offset, --rotate and --scale with
+ *     --rect are a usage error rather than silently ignored (--position
+ *     with --rect is ignored, as it always was).
  */
 #include "config.h"
 
@@ -42,6 +58,7 @@
 #include "cli.h"
 
 #define CLI_MAX_COORD 1.0e7 /* points; pages are at most 14400 units wide */
+#define CLI_MAX_ANGLE 1.0e6 /* degrees */
 
 enum {
 	OPT_PAGE = CLI_OPT_CMD_BASE,
@@ -56,7 +73,16 @@ enum {
 	OPT_OPACITY,
 	OPT_FREETEXT,
 	OPT_FONT,
-	OPT_IMAGE
+	OPT_IMAGE,
+	OPT_SMALL,
+	OPT_NO_DATE,
+	OPT_BATES_START,
+	OPT_BATES_PREFIX,
+	OPT_BATES_DIGITS,
+	OPT_OFFSET,
+	OPT_ROTATE,
+	OPT_SCALE,
+	OPT_IMAGE_OPACITY
 };
 
 /* The standard stamp names (ISO 32000-2 12.5.6.12). */
@@ -71,11 +97,16 @@ static const struct {
 	const char *name;
 	enum pdfstamp_position pos;
 } positions[] = {
-	{ "top-right", PDFSTAMP_POS_TOP_RIGHT },
 	{ "top-left", PDFSTAMP_POS_TOP_LEFT },
-	{ "bottom-right", PDFSTAMP_POS_BOTTOM_RIGHT },
-	{ "bottom-left", PDFSTAMP_POS_BOTTOM_LEFT },
+	{ "top", PDFSTAMP_POS_TOP },
+	{ "top-right", PDFSTAMP_POS_TOP_RIGHT },
+	{ "left", PDFSTAMP_POS_LEFT },
 	{ "center", PDFSTAMP_POS_CENTER },
+	{ "right", PDFSTAMP_POS_RIGHT },
+	{ "bottom-left", PDFSTAMP_POS_BOTTOM_LEFT },
+	{ "bottom", PDFSTAMP_POS_BOTTOM },
+	{ "bottom-right", PDFSTAMP_POS_BOTTOM_RIGHT },
+	{ "centre", PDFSTAMP_POS_CENTER }, /* the one alias (note 6) */
 	{ NULL, PDFSTAMP_POS_TOP_RIGHT }
 };
 
@@ -89,9 +120,16 @@ static const struct cli_opt stamp_opts[] = {
 	           "a PNG or JPEG image filling the stamp (aspect kept), under the text with "
 	           "--text; without it the image alone, no frame, 150 pt on its longer side "
 	           "unless --rect is given"),
-	CLI_OPTION("text", OPT_TEXT, "STRING",
+	CLI_OPTION("text", OPT_TEXT, "TEMPLATE",
 	           "visible text, UTF-8, any script (default APPROVED, none with --image); a "
-	           "newline starts a new line, e.g. --text $'Approved\\nQA' in bash"),
+	           "newline starts a new line, e.g. --text $'Approved\\nQA' in bash; "
+	           "variables: {page} {pages} {date} {date:FORMAT} {file} {author} {bates}, "
+	           "{{ and }} for braces"),
+	CLI_OPTION("small-line", OPT_SMALL, "TEMPLATE",
+	           "the small line under the text (default '{author}  {date}', spaces at its "
+	           "ends dropped; '' for none)"),
+	CLI_OPTION("no-date", OPT_NO_DATE, NULL, "the small line without the date: --small-line "
+	           "'{author}'"),
 	CLI_OPTION("freetext", OPT_FREETEXT, NULL, "a /FreeText annotation instead of a /Stamp"),
 	CLI_OPTION("font", OPT_FONT, "FILE|FAMILY",
 	           "draw the text in this font (a path, or a fontconfig family such as 'Noto "
@@ -100,11 +138,21 @@ static const struct cli_opt stamp_opts[] = {
 	           "WinAnsi text, else installed fonts (a subset of each font used is "
 	           "embedded)"),
 	CLI_OPTION("rect", OPT_RECT, "X1,Y1,X2,Y2",
-	           "the rectangle in default user space (overrides --position)"),
+	           "the rectangle in default user space (overrides --position; not with "
+	           "--offset, --rotate or --scale)"),
 	CLI_OPTION("position", OPT_POSITION, "WHERE",
-	           "top-right (default), top-left, bottom-right, bottom-left or center, on the "
-	           "page as shown (honouring /Rotate and the CropBox)"),
+	           "top-left, top, top-right (default), left, center (or centre), right, "
+	           "bottom-left, bottom or bottom-right, on the page as shown (honouring "
+	           "/Rotate and the CropBox)"),
 	CLI_OPTION("margin", OPT_MARGIN, "POINTS", "distance from the page edges (default 36)"),
+	CLI_OPTION("offset", OPT_OFFSET, "DX,DY",
+	           "points added to the position, x right and y up on the page as shown"),
+	CLI_OPTION("rotate", OPT_ROTATE, "DEG|diagonal",
+	           "turn the stamp DEG degrees counter-clockwise about its centre, or along the "
+	           "page's diagonal from bottom left to top right"),
+	CLI_OPTION("scale", OPT_SCALE, "F",
+	           "the stamp's width (before --rotate) is F times the page's width, 0 < F <= "
+	           "10 (default: its natural size)"),
 	CLI_OPTION("author", OPT_AUTHOR, "STRING", "the annotation's author (/T)"),
 	CLI_OPTION("note", OPT_NOTE, "STRING", "the popup text (/Contents; default: the text)"),
 	CLI_OPTION("date", CLI_OPT_W_DATE, "now|DATE",
@@ -112,7 +160,18 @@ static const struct cli_opt stamp_opts[] = {
 	           "2025-11-30T14:05:00+01:00"),
 	CLI_OPTION("color", OPT_COLOR, "RRGGBB|R,G,B",
 	           "hex, or three numbers from 0 to 1 (default 0.75,0.05,0.05)"),
-	CLI_OPTION("opacity", OPT_OPACITY, "F", "0 < F <= 1 (default 1)"),
+	CLI_OPTION("opacity", OPT_OPACITY, "F",
+	           "of the frame and text, and of the image unless --image-opacity is given, "
+	           "0 < F <= 1 (default 1)"),
+	CLI_OPTION("image-opacity", OPT_IMAGE_OPACITY, "F",
+	           "of the image, 0 < F <= 1 (default: --opacity)"),
+	CLI_HEADING("Bates numbers ({bates}):"),
+	CLI_OPTION("bates-start", OPT_BATES_START, "N",
+	           "the first number of the batch (default 1); the numbers continue across "
+	           "the selected pages of the files in the order given, one file at a time"),
+	CLI_OPTION("bates-prefix", OPT_BATES_PREFIX, "STRING", "written before each number"),
+	CLI_OPTION("bates-digits", OPT_BATES_DIGITS, "D",
+	           "zero-padded to D digits, 1 to 18 (default 6)"),
 	CLI_INCLUDE(cli_write_opts),
 	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
@@ -240,8 +299,42 @@ static int parse_position(const char *s, enum pdfstamp_position *pos)
 			return 0;
 		}
 	}
-	return bad_value("--position", "expected top-right, top-left, bottom-right, "
-	                 "bottom-left or center");
+	return bad_value("--position", "expected top-left, top, top-right, left, center, "
+	                 "right, bottom-left, bottom or bottom-right");
+}
+
+static int parse_offset(const char *s, double d[2])
+{
+	if (cli_parse_doubles(s, d, 2) != 0)
+		return bad_value("--offset", "expected two numbers DX,DY (points)");
+	if (!(fabs(d[0]) <= CLI_MAX_COORD && fabs(d[1]) <= CLI_MAX_COORD))
+		return bad_value("--offset", "a distance is out of range");
+	return 0;
+}
+
+static int parse_rotate(const char *s, struct pdfstamp_stamp_opts *so)
+{
+	if (strcmp(s, "diagonal") == 0) {
+		so->diagonal = 1;
+		so->rotate = 0;
+		return 0;
+	}
+	if (cli_parse_double(s, &so->rotate) != 0 || !(fabs(so->rotate) <= CLI_MAX_ANGLE))
+		return bad_value("--rotate", "expected an angle in degrees or 'diagonal'");
+	so->diagonal = 0;
+	return 0;
+}
+
+/* Three options that --rect leaves nothing to do for (note 6). */
+static int check_rect(const struct pdfstamp_stamp_opts *so)
+{
+	if (so->has_rect && (so->offset[0] || so->offset[1] || so->rotate || so->diagonal ||
+	                     so->scale)) {
+		cli_error(NULL, "--rect is the stamp's place: --offset, --rotate and --scale "
+		          "apply only without it");
+		return cli_usage_hint("stamp");
+	}
+	return 0;
 }
 
 static int utf8_arg(const char *opt, const char *s, const char **dst)
@@ -257,13 +350,71 @@ static int utf8_arg(const char *opt, const char *s, const char **dst)
 struct stamp_cmd {
 	struct pdfstamp_stamp_opts so;
 	const char *fonts[CLI_MAX_FONTS - 1];   /* the second and later --font (note 3) */
+	struct cli_run *run;
+	int no_date;
+	unsigned uses;         /* PDFSTAMP_USES_* of the templates */
+	/* Bates numbering across the files (note 6) */
+	size_t next;           /* the index of the file expected next */
+	int64_t taken;         /* numbers the files before it took */
+	const char *failed;    /* the file after which the count is unknown */
 };
 
 static int call_stamp(struct cli_file *f, void *arg)
 {
 	struct stamp_cmd *c = arg;
+	struct pdfstamp_stamp_opts so = c->so;
+	struct pdfstamp_result *res = f->res;
+	int rc;
 
-	return pdfstamp_stamp(f->doc, &c->so, &f->wopts, f->res);
+	so.file_name = f->name;
+	if (!(c->uses & PDFSTAMP_USES_BATES))
+		return pdfstamp_stamp(f->doc, &so, &f->wopts, res);
+	if (!c->failed && f->index != c->next) /* a file before it failed to open */
+		c->failed = "an earlier file";
+	if (c->failed) {
+		snprintf(f->why, sizeof f->why, "not stamped: %s of the batch failed, so the "
+		         "Bates numbers of this file are unknown", c->failed);
+		return PDFSTAMP_E_IO;
+	}
+	so.bates_offset = c->taken;
+	if ((rc = pdfstamp_stamp(f->doc, &so, &f->wopts, res)) != 0) {
+		c->failed = "the file before it";
+		return rc;
+	}
+	c->taken += res->pages_stamped + res->pages_already;
+	c->next = f->index + 1;
+	return 0;
+}
+
+/* Note 6, and the templates checked before any file is opened. */
+static int check_stamp(void *arg)
+{
+	struct stamp_cmd *c = arg;
+	pdfstamp_ctx *ctx = NULL;
+	int rc;
+
+	if (pdfstamp_ctx_new(&ctx) != 0) {
+		cli_error(NULL, "out of memory");
+		return CLI_EXIT_IO;
+	}
+	rc = pdfstamp_stamp_uses(ctx, &c->so, &c->uses);
+	if (rc != 0) {
+		cli_error(NULL, "%s", pdfstamp_ctx_errmsg(ctx));
+		pdfstamp_ctx_free(ctx);
+		return cli_usage_hint("stamp");
+	}
+	pdfstamp_ctx_free(ctx);
+	if (!(c->uses & PDFSTAMP_USES_BATES))
+		return 0;
+	if (c->run->ledger || c->run->shard_n) {
+		cli_error(NULL, "{bates} numbers every file of the list on every run: it cannot "
+		          "be used with %s (a re-run skips the pages already stamped with the "
+		          "same stamp and keeps their numbers)",
+		          c->run->ledger ? "--ledger" : "--shard");
+		return cli_usage_hint("stamp");
+	}
+	c->run->jobs = 1;
+	return 0;
 }
 
 static int output_stamp(const struct cli_file *f, void *arg)
@@ -276,6 +427,12 @@ static int output_stamp(const struct cli_file *f, void *arg)
 	if (f->run->json) {
 		cli_file_json_begin(&j, f);
 		cli_json_update(&j, res);
+		if (res->has_bates) {
+			cli_json_key(&j, "bates_first");
+			cli_json_int(&j, res->bates_first);
+			cli_json_key(&j, "bates_last");
+			cli_json_int(&j, res->bates_last);
+		}
 		cli_json_line_end(&j, f->name);
 		return CLI_EXIT_OK;
 	}
@@ -301,6 +458,7 @@ static const struct cli_ops stamp_ops = {
 	.flags = CLI_FLUSH_LINES | CLI_BATCH,
 	.hints = CLI_HINT(PDFSTAMP_HINT_ALLOW_TRAILING) | CLI_HINT(PDFSTAMP_HINT_ALLOW_IDENTITY) |
 	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE) | CLI_HINT(PDFSTAMP_HINT_FONT),
+	.check = check_stamp,
 	.call = call_stamp,
 	.output = output_stamp,
 	CLI_UPDATE_RES
@@ -344,6 +502,20 @@ static int stamp_option(void *arg, int id, char *optarg)
 		    !(so->opacity > 0 && so->opacity <= 1))
 			rc = bad_value("--opacity", "expected a number with 0 < F <= 1");
 		return rc;
+	case OPT_OFFSET:
+		return parse_offset(optarg, so->offset);
+	case OPT_ROTATE:
+		return parse_rotate(optarg, so);
+	case OPT_SCALE:
+		if (cli_parse_double(optarg, &so->scale) != 0 ||
+		    !(so->scale > 0 && so->scale <= 10))
+			rc = bad_value("--scale", "expected a number with 0 < F <= 10");
+		return rc;
+	case OPT_IMAGE_OPACITY:
+		if (cli_parse_double(optarg, &so->image_opacity) != 0 ||
+		    !(so->image_opacity > 0 && so->image_opacity <= 1))
+			rc = bad_value("--image-opacity", "expected a number with 0 < F <= 1");
+		return rc;
 	case OPT_FREETEXT:
 		so->freetext = 1;
 		return 0;
@@ -364,6 +536,28 @@ static int stamp_option(void *arg, int id, char *optarg)
 		if (!*optarg)
 			rc = bad_value("--image", "expected a PNG or JPEG file");
 		return rc;
+	case OPT_SMALL:
+		return utf8_arg("--small-line", optarg, &so->small);
+	case OPT_NO_DATE:
+		((struct stamp_cmd *)arg)->no_date = 1;
+		return 0;
+	case OPT_BATES_START:
+		if (cli_parse_int64(optarg, &so->bates_start) != 0 || so->bates_start < 0 ||
+		    so->bates_start > INT64_C(999999999999999999))
+			rc = bad_value("--bates-start", "expected a number from 0 to 10^18 - 1");
+		return rc;
+	case OPT_BATES_PREFIX:
+		rc = utf8_arg("--bates-prefix", optarg, &so->bates_prefix);
+		if (rc == 0 && strlen(optarg) > 64)
+			rc = bad_value("--bates-prefix", "at most 64 bytes");
+		return rc;
+	case OPT_BATES_DIGITS: {
+		int64_t d;
+		if (cli_parse_int64(optarg, &d) != 0 || d < 1 || d > 18)
+			return bad_value("--bates-digits", "expected a number from 1 to 18");
+		so->bates_digits = (int)d;
+		return 0;
+	}
 	default:
 		return -1;
 	}
@@ -381,7 +575,17 @@ static int cmd_stamp(int argc, char **argv)
 	c.so = so_init;
 	if (cli_parse(&cli_cmd_stamp, argc, argv, &w, stamp_option, &c, &rc))
 		return rc;
+	if ((rc = check_rect(&c.so)) != 0)
+		return rc;
 	c.so.date = w.date;
+	c.run = &w;
+	if (c.no_date) {
+		if (c.so.small)
+			return cli_fail_early(&w, argc - optind, argv + optind,
+			                      bad_value("--no-date", "--small-line says what the "
+			                                "small line is: give one of them"));
+		c.so.small = "{author}";
+	}
 	rc = cli_each_file(&stamp_ops, &w, argc - optind, argv + optind, &c);
 	return rc;
 }

@@ -650,6 +650,7 @@ static void begin_file(struct driver *d, struct work *w, int defer)
 	f->ctx = d->ctx;
 	f->res = w->res;
 	f->quiet = d->b->quiet;
+	f->index = w->k;
 	d->warn.file = f->name;
 	w->status = 0;
 	w->open = 0;
@@ -671,7 +672,7 @@ static void begin_file(struct driver *d, struct work *w, int defer)
 		 * (update synced and journal removed, or rolled back). */
 		pdfstamp_doc_close(f->doc);
 		f->doc = NULL;
-		w->status = fail(d, f->name, cli_exit_status(rc), NULL, rc);
+		w->status = fail(d, f->name, cli_exit_status(rc), f->why, rc);
 	} else {
 		w->open = 1;
 		return;
