@@ -27,9 +27,10 @@
 # (a)); the one appearance's /Resources /Font holds /F1 ... /Fn, each named
 # by a Tf of its content, each a different font, a Type 0 font with a
 # subset tag and exactly one font program that qpdf decrypts to a font
-# header; the update writes exactly those fonts.  --font twice keeps its
-# order (DejaVu Sans, Noto Sans Devanagari, then Noto Sans CJK for the
-# Han); a font given that draws nothing is not embedded; the issue's
+# header; the update writes exactly those fonts.  A text per page
+# ({page}) shares the fonts, written once.  --font twice keeps its order
+# (DejaVu Sans, Noto Sans Devanagari, then Noto Sans CJK for the Han); a
+# font given that draws nothing is not embedded; the issue's
 # example (Noto Sans Egyptian Hieroglyphs, the date's digits from another
 # font); a private-use character no font has (U+E000) is refused, exit
 # 2, naming it and the fonts tried, the file unchanged.
@@ -457,8 +458,8 @@ def chk_fontset(name, inp, outp, page, nmin, names):
         out(len(want) == len(bases) and all(w in b for w, b in zip(want, bases)),
             "%s: the fonts are %s, in that order" % (name, want), bases)
     nums = new_objects(inp, outp)
-    t0s = [x for x in nums if (val(objs, "%d 0 R" % x) or {}).get("/Subtype") == "/Type0"
-           if isinstance(val(objs, "%d 0 R" % x), dict)]
+    vals = [(x, val(objs, "%d 0 R" % x)) for x in nums]
+    t0s = [x for x, d in vals if isinstance(d, dict) and d.get("/Subtype") == "/Type0"]
     out(len(t0s) == len(keys), "%s: the update writes exactly these %d fonts" % (name, len(keys)), t0s)
 
 
@@ -623,6 +624,15 @@ if [ "$RC" = 0 ]; then
 	check_true test "$n" -ge 3 "mixed scripts: pdffonts lists at least three fonts, embedded and subset ($n)"
 	check_grep '^[A-Z]{6}\+NotoSansCJK' "$T/pf.txt" "mixed scripts: the Han in Noto Sans CJK"
 	check_grep '^[A-Z]{6}\+NotoSansDevanagari' "$T/pf.txt" "mixed scripts: the Devanagari in Noto Sans Devanagari"
+fi
+# a text per page ({page}): every page's appearance names the same fonts,
+# written once
+stamp mixed-pages "$F3" "$T/mixed-pages.pdf" "$MIX {page}" --page all
+if [ "$RC" = 0 ]; then
+	for pg in 1 3; do
+		uc mixedtext "mixed scripts per page, page $pg" "$T/mixed-pages.pdf" $pg "$MIX $pg"
+		uc fontset "mixed scripts per page, page $pg" "$F3" "$T/mixed-pages.pdf" $pg 3 ''
+	done
 fi
 # --font repeated: a fallback list in order, installed fonts for the rest
 stamp fontlist "$F2" "$T/fontlist.pdf" 'Approved स्वीकृत 承認' --font 'DejaVu Sans' --font 'Noto Sans Devanagari'
