@@ -924,8 +924,10 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 		ps_obj_free(fonts);
 		return fonts ? rc : ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	}
-	if (j->img && !j->img_num && (rc = ps_image_embed(j->img, up, &j->img_num)) < 0)
+	if (j->img && !j->img_num && (rc = ps_image_embed(j->img, up, &j->img_num)) < 0) {
+		ps_obj_free(fonts);
 		return rc;
+	}
 	if ((rc = appearance_content(j, j->texts ? &j->texts[text] : NULL, g, &c)) < 0) {
 		ps_buf_free(&c);
 		ps_obj_free(fonts);
