@@ -27,7 +27,14 @@
  *    terminated; bytes_read does not exceed the file;
  *  - audit only reads: a second audit of the same document gives the same
  *    report (verdict, counts, every change);
- *  - pdfstamp_audit_clear leaves an empty report with its version.
+ *  - pdfstamp_audit_clear leaves an empty report with its version;
+ *  - pdfstamp_stamps_list (stamps.c, which places each stamp in a revision
+ *    and asks audit which revisions signatures cover) returns 0 or an
+ *    error the file can cause, and on success a consistent list: pages,
+ *    revisions and signatures agree with the document and the audit, every
+ *    stamp's page is one of them, its revision in range (0 for a direct
+ *    one) and, when covered, no later than the newest signed revision, its
+ *    ID a prefix of its /NM of [A-Za-z0-9_-]; pdfstamp_stamps_clear empties it.
  */
 #include "fuzz.h"
 
@@ -125,6 +132,43 @@ static void fza_check_cleared(ps_ctx *ctx, const struct pdfstamp_audit_report *r
 		fz_bug(ctx, "pdfstamp_audit_clear left something behind");
 }
 
+/* The stamp list of the same document (stamps.c) against the audit REP. */
+static void fza_stamps(ps_ctx *ctx, ps_doc *doc, const struct pdfstamp_audit_report *rep)
+{
+	struct pdfstamp_stamps l = PDFSTAMP_STAMPS_INIT;
+	int64_t i;
+	int k, newest_signed = 0, rc = pdfstamp_stamps_list(doc, &l);
+
+	fza_check_rc(ctx, rc);
+	for (k = 0; k < rep->nsigs; k++)
+		if (rep->sigs[k].revision > newest_signed)
+			newest_signed = rep->sigs[k].revision;
+	if (rc == 0) {
+		if (l.revisions != rep->nrevisions || l.nsigs != rep->nsigs || l.pages < 0 ||
+		    l.skipped < 0 || l.nstamps < 0 || (l.nstamps > 0 && !l.stamps))
+			fz_bug(ctx, "the stamp list disagrees with the audit");
+		for (i = 0; i < l.nstamps; i++) {
+			const struct pdfstamp_stamp_info *s = &l.stamps[i];
+			size_t n = strlen(s->id);
+			if (s->page < 1 || s->page > l.pages || s->revision < 0 ||
+			    s->revision > l.revisions || (s->objnum == 0 && s->revision != 0) ||
+			    s->signed_revision < -1 || s->signed_revision > 1 ||
+			    (s->signed_revision == 1 && s->revision > newest_signed))
+				fz_bug(ctx, "a stamp's page, revision or coverage is out of range");
+			if (!s->contents || !s->author || !s->nm ||
+			    !memchr(s->subtype, 0, sizeof s->subtype) || !memchr(s->date, 0, sizeof s->date))
+				fz_bug(ctx, "a stamp's strings are missing or not terminated");
+			if (n > 32 || strspn(s->id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			                            "0123456789_-") != n ||
+			    (n && (strncmp(s->nm, s->id, n) != 0 || s->nm[n] != '.')))
+				fz_bug(ctx, "a stamp's ID is not the start of its /NM");
+		}
+	}
+	pdfstamp_stamps_clear(&l);
+	if (l.version != PDFSTAMP_STAMPS_VERSION || l.nstamps || l.stamps || l.pages || l.revisions)
+		fz_bug(ctx, "pdfstamp_stamps_clear left something behind");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -151,6 +195,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fza_same(ctx, &rep, &again);
 		else if (rc != PDFSTAMP_E_NOMEM)
 			fz_bug(ctx, "a second audit of the same document fails");
+		if (rc == 0)
+			fza_stamps(ctx, doc, &rep);
 	}
 	pdfstamp_audit_clear(&rep);
 	pdfstamp_audit_clear(&again);

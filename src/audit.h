@@ -129,6 +129,10 @@ int ps_auditsig_stray(struct audit *a);
 /* Does signature I's CMS sign its bytes?  Sets a->sigs[I].real once
  * (sigcms.c); 0 or an I/O error. */
 int ps_auditsig_real(struct audit *a, int i);
+/* Where the bytes of section SEC's revision (1 = newest) end: just past
+ * the %%EOF line that closes it ("startxref <its offset>"), what a
+ * signature of that revision covers; -1 if no such line is found. */
+int64_t ps_auditsig_revision_end(ps_doc *doc, int sec);
 /* Sorts V and drops repeats; the new count. */
 size_t ps_auditsig_uniq(uint32_t *v, size_t n);
 /* Lists the signatures of the field tree as of SEC that the newest tree

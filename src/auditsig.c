@@ -546,8 +546,9 @@ int ps_auditsig_real(struct audit *a, int i)
 /* ---- the bytes of a revision ("view signed version") ----------------------- */
 
 /* Where revision SEC's bytes end: after the first "%%EOF" (and its EOL)
- * past its section that closes it ("startxref <its offset>"); -1 if none. */
-static int64_t revision_end(ps_doc *doc, int sec)
+ * past its section that closes it ("startxref <its offset>"); -1 if none
+ * (audit.h: also what pdfstamp_stamps reports). */
+int64_t ps_auditsig_revision_end(ps_doc *doc, int sec)
 {
 	const ps_xref *x = ps_doc_xref(doc);
 	struct ps_xref_info xi;
@@ -604,7 +605,7 @@ int pdfstamp_audit_extract(pdfstamp_doc *doc, int revision, const char *path, in
 	    in.st_ino == out.st_ino)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the output is the input file itself");
 	sec = ns - revision + 1;
-	if ((end = revision_end(doc, sec)) <= 0)
+	if ((end = ps_auditsig_revision_end(doc, sec)) <= 0)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "revision %d has no %%%%EOF that closes it",
 		              revision);
 	if ((rc = ps_outfile_open(ctx, &of, path)) < 0)

@@ -235,6 +235,67 @@ void ps_time_iso(const ps_time *tm, char out[32])
 		         c.h, c.mi, c.s, c.tzoff < 0 ? '-' : '+', a / 60, a % 60);
 }
 
+/* A PDF date (ISO 32000-2 7.9.4): D:YYYY[MM[DD[HH[mm[SS[O[HH['mm[']]]]]]]]]
+ * with O one of Z, + and -; the "D:" prefix is optional, as many writers
+ * drop it.  Bytes from a file: every field is checked, nothing is read past
+ * N. */
+int ps_time_parse_pdf(const uint8_t *p, size_t n, ps_time *out)
+{
+	int v[6] = {0, 1, 1, 0, 0, 0}, lens[6] = {4, 2, 2, 2, 2, 2}, i, oh = 0, om = 0, sign = 1;
+	char b[8];
+	size_t k = 0;
+
+	if (n >= 2 && p[0] == 'D' && p[1] == ':')
+		k = 2;
+	for (i = 0; i < 6; i++) {
+		if (k == n || p[k] < '0' || p[k] > '9') {
+			if (i == 0)
+				return -1;
+			break;
+		}
+		if (n - k < (size_t)lens[i])
+			return -1;
+		memcpy(b, p + k, (size_t)lens[i]);
+		b[lens[i]] = '\0';
+		if (get_digits(b, lens[i], &v[i]))
+			return -1;
+		k += (size_t)lens[i];
+	}
+	if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > days_in_month(v[0], v[1]) ||
+	    v[3] > 23 || v[4] > 59 || v[5] > 60)
+		return -1;
+	if (k < n && (p[k] == '+' || p[k] == '-')) {
+		sign = p[k] == '-' ? -1 : 1;
+		k++;
+		if (n - k < 2 || (memcpy(b, p + k, 2), b[2] = '\0', get_digits(b, 2, &oh)))
+			return -1;
+		k += 2;
+		if (k < n && p[k] == '\'')
+			k++;
+		if (n - k >= 2 && p[k] >= '0' && p[k] <= '9') {
+			memcpy(b, p + k, 2);
+			b[2] = '\0';
+			if (get_digits(b, 2, &om))
+				return -1;
+			k += 2;
+		}
+		if (k < n && p[k] == '\'')
+			k++;
+		if (om > 59 || oh * 60 + om > MAX_TZOFF)
+			return -1;
+	} else if (k < n && p[k] == 'Z') {
+		k++;
+		while (k < n && (p[k] == '\'' || (p[k] >= '0' && p[k] <= '9')))
+			k++; /* "Z00'00'", as some writers put it */
+	}
+	if (k != n)
+		return -1;
+	out->tzoff = sign * (oh * 60 + om);
+	out->t = days_from_civil(v[0], v[1], v[2]) * 86400 + v[3] * 3600 + v[4] * 60 + v[5] -
+	         (int64_t)out->tzoff * 60;
+	return 0;
+}
+
 /* strftime(3) of the moment in its own offset (%z and %Z show that offset;
  * the program's locale is C: names are English).  Days of the week and
  * of the year come from the same civil arithmetic, so TZ never matters. */

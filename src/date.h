@@ -14,6 +14,12 @@ typedef struct ps_time {
 /* Parses "now" (the current time, local offset) or ISO 8601:
  * YYYY-MM-DD[THH:MM[:SS]][Z|+HH:MM|-HH:MM] (no zone = UTC). */
 int ps_time_parse(ps_ctx *ctx, const char *s, ps_time *out);
+/* A PDF date string's bytes P[0..N) (ISO 32000-2 7.9.4: [D:]YYYY and the
+ * optional fields after it, an offset Z, +HH'mm' or -HH'mm'; missing
+ * fields take their defaults, no offset is UTC) into *OUT: 0, or -1 for
+ * anything else (no context: a file's date that does not parse is no
+ * error of its reader's). */
+int ps_time_parse_pdf(const uint8_t *p, size_t n, ps_time *out);
 /* D:YYYYMMDDHHmmSS+HH'mm' (or Z), 32 bytes are enough. */
 void ps_time_pdf(const ps_time *tm, char out[32]);
 /* YYYY-MM-DDTHH:MM:SS+HH:MM (or Z), for XMP. */

@@ -79,6 +79,13 @@
  *     target, or an object that a page names (its /Resources dictionary
  *     when indirect, a form XObject), may still name a new number;
  *     only a full read of the file closes that.
+ *  7. Dry run (PDFSTAMP_WRITE_DRY_RUN; dryrun.c): begin runs every check
+ *     above and the output's pre-flights (dryrun.c note 4) on a document
+ *     that may be read-only, even in place; commit builds the section
+ *     exactly as in note 2 and fills the result from it, then stops: no
+ *     output, temporary file, journal, write or fsync, and no durable
+ *     hook.  bytes_appended is the section's length, the bytes a real
+ *     commit would append.
  */
 #include "config.h"
 
@@ -97,6 +104,7 @@
 #include "ps.h"
 #include "io.h"
 #include "journal.h"
+#include "dryrun.h"
 #include "xrefw.h"
 
 /* ---- transaction ---------------------------------------------------------------- */
@@ -110,6 +118,7 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 	uint32_t hi;
 	unsigned idf;
 	char why[64];
+	int dry = w && (w->flags & PDFSTAMP_WRITE_DRY_RUN);
 
 	memset(up, 0, sizeof *up);
 	up->doc = doc;
@@ -127,13 +136,17 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 	if (w->version >= 3 && (w->flags & PDFSTAMP_WRITE_DEFER) &&
 	    !(w->flags & PDFSTAMP_WRITE_IN_PLACE))
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "PDFSTAMP_WRITE_DEFER needs in-place mode");
+	if (dry && w->version >= 3 && (w->flags & PDFSTAMP_WRITE_DEFER))
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "PDFSTAMP_WRITE_DRY_RUN and PDFSTAMP_WRITE_DEFER exclude each other");
 	if (!!(w->flags & PDFSTAMP_WRITE_IN_PLACE) + !!(w->flags & PDFSTAMP_WRITE_TO_FD) +
 	    !!w->output != 1)
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "give exactly one of an output file, an output descriptor and "
 		              "in-place mode");
 	if (w->flags & PDFSTAMP_WRITE_TO_FD) {
-		int rc = ps_io_check_out_fd(ctx, w->output_fd, f.fd);
+		int rc = dry ? ps_dryrun_to_fd(ctx, w->output_fd, f.fd)
+		             : ps_io_check_out_fd(ctx, w->output_fd, f.fd);
 		if (rc < 0)
 			return rc;
 	}
@@ -141,7 +154,8 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "the document was salvaged (its last %lld bytes cannot be read); "
 		              "refusing to append to it", (long long)damaged);
-	if ((w->flags & PDFSTAMP_WRITE_IN_PLACE) && !f.locked)
+	/* a dry run takes a read-only document (dryrun.c note 3) */
+	if ((w->flags & PDFSTAMP_WRITE_IN_PLACE) && !f.locked && !dry)
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "in-place updates need a document opened for writing");
 	if (up->ds.sec && !up->ds.authenticated)
@@ -170,6 +184,12 @@ int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update 
 	if (up->ds.sec && ps_sec_weak(up->ds.sec, why, sizeof why))
 		ps_warn(ctx, "the file uses a weak security handler (%s); `pdfstamp rotate` "
 		        "upgrades it to AES-256", why);
+	if (dry) { /* what opening the output would meet (dryrun.c note 4) */
+		int rc = (w->flags & PDFSTAMP_WRITE_IN_PLACE) ? ps_dryrun_append(ctx, f.path)
+		         : w->output ? ps_dryrun_new_file(ctx, w->output) : 0;
+		if (rc < 0)
+			return rc;
+	}
 	up->base_len = ps_doc_size(doc);
 	/* above every number a section mentions (read without loading the
 	 * entries: the bound >= the highest number in use + 1) */
@@ -913,8 +933,11 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w,
 		if (res->version >= 2)
 			ps_sec_weak(up->ds.sec, res->weak, sizeof res->weak);
 	}
-	if ((w->flags & PDFSTAMP_WRITE_IN_PLACE) && w->version >= 3 &&
-	    (w->flags & PDFSTAMP_WRITE_DEFER)) {
+	if (w->flags & PDFSTAMP_WRITE_DRY_RUN) {
+		/* built, encrypted and measured; nothing opened or written (note 7) */
+		rc = 0;
+	} else if ((w->flags & PDFSTAMP_WRITE_IN_PLACE) && w->version >= 3 &&
+	           (w->flags & PDFSTAMP_WRITE_DEFER)) {
 		struct pending *p = calloc(1, sizeof *p);
 
 		if (!p) {

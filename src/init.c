@@ -151,3 +151,21 @@ int pdfstamp_audit_report_init(struct pdfstamp_audit_report *report, unsigned ve
 	_Static_assert(NVERSIONS(lens) == PDFSTAMP_AUDIT_REPORT_VERSION, "one length per version");
 	return fill(report, &tmpl, lens, NVERSIONS(lens), version);
 }
+
+int pdfstamp_stamps_init(struct pdfstamp_stamps *list, unsigned version)
+{
+	static const struct pdfstamp_stamps tmpl = PDFSTAMP_STAMPS_INIT;
+	static const size_t lens[] = {sizeof tmpl};
+
+	_Static_assert(NVERSIONS(lens) == PDFSTAMP_STAMPS_VERSION, "one length per version");
+	return fill(list, &tmpl, lens, NVERSIONS(lens), version);
+}
+
+int pdfstamp_unstamp_opts_init(struct pdfstamp_unstamp_opts *opts, unsigned version)
+{
+	static const struct pdfstamp_unstamp_opts tmpl = PDFSTAMP_UNSTAMP_OPTS_INIT;
+	static const size_t lens[] = {sizeof tmpl};
+
+	_Static_assert(NVERSIONS(lens) == PDFSTAMP_UNSTAMP_OPTS_VERSION, "one length per version");
+	return fill(opts, &tmpl, lens, NVERSIONS(lens), version);
+}

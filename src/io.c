@@ -471,8 +471,9 @@ static int ws_drain(ps_wstream *w)
 	int rc = 0;
 
 	if (w->niov) {
-		rc = writev_all(w->ctx, w->fd, w->iov, w->niov, w->off - (int64_t)w->pending,
-		                w->what);
+		if (w->fd >= 0) /* fd -1: counted only (io.h) */
+			rc = writev_all(w->ctx, w->fd, w->iov, w->niov,
+			                w->off - (int64_t)w->pending, w->what);
 		w->niov = 0;
 		w->pending = 0;
 		w->buf.len = 0;
@@ -519,7 +520,7 @@ int ps_wstream_put(ps_wstream *w, const void *p, size_t n)
 	if (n >= WS_DIRECT) {
 		if ((rc = ws_drain(w)) < 0)
 			return rc;
-		rc = ps_io_write_all(w->ctx, w->fd, p, n, w->off, w->what);
+		rc = w->fd >= 0 ? ps_io_write_all(w->ctx, w->fd, p, n, w->off, w->what) : 0;
 		w->off += (int64_t)n;
 		return rc < 0 ? rc : ws_kick(w, 0);
 	}

@@ -17,7 +17,8 @@ int ps_io_sync_fd(ps_ctx *ctx, int fd, const char *what);
  * its own, which also calls fdatasync every 32 MB of it: io.c; an error
  * of those fails the next call that posts a range, or the sync).  OFF
  * counts the bytes put so far (the offset of the next byte).  Errors are
- * ps_io_write_all's.  ps_wstream_free before FD is closed. */
+ * ps_io_write_all's.  ps_wstream_free before FD is closed.  FD -1 (and
+ * WRITEBACK 0): nothing is written, only counted (a dry run: dryrun.c). */
 struct ps_wback;
 struct iovec;
 typedef struct ps_wstream {

@@ -342,6 +342,31 @@ const char *pdfstamp_perm_name(int bit);
  * made durable by one directory sync.  The result must outlive the
  * commit. */
 #define PDFSTAMP_WRITE_DEFER 0x10
+/* Dry run (any version of the options; also in the flags of
+ * pdfstamp_rewrite_opts), on a document authenticated as for the real
+ * call: the call runs every pre-flight of the real one, builds what it
+ * would write and fills its result, and returns 0 without creating,
+ * opening for writing, locking, changing or syncing any file: no output
+ * (-o OUT is not created), no temporary file, no journal, no flock, no
+ * fsync; the durable hook is not called.  The output mode is given as for
+ * the real call and judged without touching it (OUT's directory can take a
+ * new file, the descriptor is open, the file of PDFSTAMP_WRITE_IN_PLACE is
+ * writable).  In place, the document may be (and should be) opened
+ * read-only: a writing open takes the writers' lock and recovers a pending
+ * journal, which a read-only open only reports with a warning.
+ * pdfstamp_stamp, pdfstamp_meta and pdfstamp_dss fill pdfstamp_result as a
+ * real call would (base_length, xref_offset, nobjects, objects;
+ * bytes_appended is exactly the number of bytes the update would append:
+ * every new object is built and encrypted as it would be, and only lengths
+ * count, which the random IVs and /ID do not change; the same options,
+ * date included, give the same length).  pdfstamp_rotate and
+ * pdfstamp_encrypt run their whole pass with the output discarded: the
+ * statistics are those of the real call and bytes_written is the size of
+ * the file it would write, exactly.  Not judged: a writers' lock another
+ * process holds, a full disk, and the self-check of the written file (a
+ * rewrite's may still refuse a damaged input).  With PDFSTAMP_WRITE_DEFER:
+ * PDFSTAMP_E_USAGE. */
+#define PDFSTAMP_WRITE_DRY_RUN 0x20
 
 struct pdfstamp_result;
 
@@ -493,8 +518,9 @@ struct pdfstamp_stamp_opts {
 	const uint8_t *image_data; /* or the image's bytes when image is NULL (not kept) */
 	size_t image_len;
 	/* version 3 */
-	const char *pages;       /* page expression, e.g. "1-3,7", "all,!1" (pdfstamp(1) PAGE
-	                          * SELECTION); not NULL: overrides page */
+	const char *pages;       /* page expression, e.g. "1-3,7", "all,!1" (pdfstamp(1), Page
+	                          * selection; pdfstamp_pages_check, below); not NULL:
+	                          * overrides page */
 	double offset[2];        /* DX, DY added to the anchored position, in points of the
 	                          * page as shown (x right, y up); |DX|, |DY| <= 1e7 */
 	double rotate;           /* degrees counter-clockwise on the page as shown, any finite
@@ -547,6 +573,23 @@ int pdfstamp_stamp_opts_init(struct pdfstamp_stamp_opts *opts, unsigned version)
  * A syntax error or an unknown variable: PDFSTAMP_E_USAGE naming it. */
 int pdfstamp_stamp_uses(pdfstamp_ctx *ctx, const struct pdfstamp_stamp_opts *opts,
                         unsigned *uses);
+
+/* Page selections (the `pages` field above; pdfstamp(1), Page selection).
+ * Comma-separated items, applied left to right: N, N-M (reversed ends name
+ * the same pages), N- (to the last page), -N (the N-th page from the last:
+ * -1 is the last), first, last, all, odd, even; "!ITEM" removes what ITEM
+ * names ("all,!1", "1-10,!5"), and an expression that starts with an
+ * exclusion starts from all pages ("!1" is "all,!1").  Blanks around items
+ * are allowed.  Every page an item names must exist: a number beyond the
+ * page count, and a selection that is left empty, are PDFSTAMP_E_USAGE
+ * with a message naming the page count ("page 20 does not exist (the
+ * document has 12)", "... selects no page of the 12").
+ * pdfstamp_pages_check checks EXPR as pdfstamp_stamp would for a document
+ * of NPAGES pages and sets *COUNT (if not NULL) to the number of pages it
+ * selects; NPAGES < 1 checks the syntax and the numbers only (a program
+ * checks an option once before opening any file), *COUNT then counts up
+ * to the largest page number, 2^53. */
+int pdfstamp_pages_check(pdfstamp_ctx *ctx, const char *expr, int64_t npages, int64_t *count);
 
 /* Adds a stamp annotation with an appearance stream to the chosen page(s)
  * as one incremental update.  Requires the annotation permission (P bit 6)
@@ -640,7 +683,7 @@ struct pdfstamp_rewrite_opts {
 	const char *output;          /* new file; NULL with PDFSTAMP_WRITE_IN_PLACE (temp + rename
 	                                over the input) or PDFSTAMP_WRITE_TO_FD */
 	unsigned flags;              /* PDFSTAMP_WRITE_IN_PLACE, PDFSTAMP_WRITE_TO_FD,
-	                                PDFSTAMP_REWRITE_FORCE */
+	                                PDFSTAMP_WRITE_DRY_RUN, PDFSTAMP_REWRITE_FORCE */
 	const char *user_password;   /* UTF-8, SASLprep'd ("stored" profile) */
 	size_t user_len;
 	const char *owner_password;
@@ -675,7 +718,7 @@ struct pdfstamp_rewrite_stats {
 	double decrypt_seconds;      /* of which decrypting the old ciphertext */
 	double encrypt_seconds;      /* of which encrypting (multi-lane batches) */
 	double seconds;              /* wall time of the whole rewrite */
-	int64_t bytes_written;
+	int64_t bytes_written;       /* with PDFSTAMP_WRITE_DRY_RUN: the bytes it would write */
 	int jobs;
 };
 #define PDFSTAMP_REWRITE_STATS_VERSION 1
@@ -855,6 +898,101 @@ void pdfstamp_audit_clear(struct pdfstamp_audit_report *report);
  * replaced atomically (temporary file, fsync, rename); it must not be DOC's
  * own file (PDFSTAMP_E_USAGE).  *LENGTH (may be NULL): the bytes written. */
 int pdfstamp_audit_extract(pdfstamp_doc *doc, int revision, const char *path, int64_t *length);
+
+/* ---- Listing and removing stamps (pdfstamp stamps, pdfstamp unstamp) ------- */
+
+/* One /Stamp or /FreeText annotation of a page (ISO 32000-2 12.5.6.12,
+ * 12.5.6.6).  Text fields are UTF-8 (PDFDocEncoding and UTF-16 text strings
+ * converted), "" when the entry is missing or not a string. */
+struct pdfstamp_stamp_info {
+	int64_t page;                /* 1-based page whose /Annots holds it */
+	int64_t objnum;              /* the annotation's object, 0 if direct in /Annots */
+	int generation;
+	char subtype[16];            /* "Stamp" or "FreeText" */
+	int has_rect;                /* rect holds /Rect (normalised x1 y1 x2 y2) */
+	double rect[4];
+	char *contents;              /* /Contents (owned) */
+	char *author;                /* /T (owned) */
+	char date[32];               /* /M as ISO 8601 (YYYY-MM-DDTHH:MM:SS and Z or +HH:MM),
+	                                "" if missing or not a PDF date */
+	char *nm;                    /* /NM (owned) */
+	char id[33];                 /* the stamp ID /NM carries (ID "." page, pdfstamp(1) STAMP
+	                                IDS), "" if none */
+	int revision;                /* the revision that added it, 1 = the original file;
+	                                0 for a direct annotation, or one that no section
+	                                lists in use with its generation (see
+	                                pdfstamp_stamps_list) */
+	int64_t revision_end;        /* where that revision's bytes end (just past its
+	                                %%EOF line), -1 if unknown */
+	int signed_revision;         /* 1: a signature covers that revision, 0: none does,
+	                                -1: unknown (the signatures could not be judged, or
+	                                a direct annotation in a signed file) */
+};
+
+struct pdfstamp_stamps {
+	unsigned version;            /* PDFSTAMP_STAMPS_VERSION, set by the caller */
+	int64_t pages;               /* pages walked */
+	int revisions;               /* revisions of the file (cross-reference sections) */
+	int nsigs;                   /* signatures found (pdfstamp_audit's), -1 unknown */
+	int64_t nstamps;
+	struct pdfstamp_stamp_info *stamps; /* page order, then /Annots order (owned) */
+	int64_t skipped;             /* /Annots entries that could not be read (a warning each
+	                                for the first few) or past PDFSTAMP_STAMPS_MAX_ANNOTS */
+};
+#define PDFSTAMP_STAMPS_VERSION 1
+#define PDFSTAMP_STAMPS_INIT {PDFSTAMP_STAMPS_VERSION, 0, 0, 0, 0, NULL, 0}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_stamps_init(struct pdfstamp_stamps *list, unsigned version);
+/* /Annots entries read per page; the rest of a longer array is skipped. */
+#define PDFSTAMP_STAMPS_MAX_ANNOTS 100000
+
+/* Lists the /Stamp and /FreeText annotations of every page of an
+ * authenticated (or plaintext) DOC into LIST, whichever program wrote
+ * them.  The revision that added an annotation object N with generation
+ * G: the oldest revision of the unbroken run, going back from the newest
+ * cross-reference section that lists N, of sections that list N in use
+ * with generation G (a compressed entry has generation 0); sections that
+ * do not mention N do not break the run.  A later revision that only
+ * changed the annotation does not move it.  A signature covers revision R
+ * when its /ByteRange ends at R's end or in a later revision (as
+ * pdfstamp_audit places it).  Annotations or /Annots entries that cannot be
+ * read (a string that does not decrypt, a missing object, not a
+ * dictionary) are skipped with a warning; a damaged page tree is an
+ * error.  Release LIST with pdfstamp_stamps_clear on success and failure
+ * alike. */
+int pdfstamp_stamps_list(pdfstamp_doc *doc, struct pdfstamp_stamps *list);
+/* Frees what LIST owns and zeroes everything but `version`; NULL is
+ * accepted. */
+void pdfstamp_stamps_clear(struct pdfstamp_stamps *list);
+
+struct pdfstamp_unstamp_opts {
+	unsigned version;            /* PDFSTAMP_UNSTAMP_OPTS_VERSION */
+	const char *id;              /* the stamp ID to remove: 1 to 32 of [A-Za-z0-9_-] */
+};
+#define PDFSTAMP_UNSTAMP_OPTS_VERSION 1
+#define PDFSTAMP_UNSTAMP_OPTS_INIT {PDFSTAMP_UNSTAMP_OPTS_VERSION, NULL}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_unstamp_opts_init(struct pdfstamp_unstamp_opts *opts, unsigned version);
+
+/* Removes from every page's /Annots each /Stamp or /FreeText annotation
+ * whose stamp ID (pdfstamp_stamps_list's id) is opts->id, as one incremental
+ * update: a new version of each page that holds one (every other key
+ * kept), or of the indirect /Annots array it names; the annotation
+ * objects themselves stay in the file, no longer reachable.  The
+ * pre-flight of pdfstamp_stamp first (removing an annotation is an
+ * annotation change, ISO 32000-2 12.8.2.2): the annotation permission (P
+ * bit 6) or the owner password, and no signature whose policy forbids it
+ * (DocMDP P=1, P=2: PDFSTAMP_E_PERM); P=3 allows it.  An approval
+ * signature permits new annotations, not the removal of one that existed
+ * when it was made (pdfstamp_audit's rule): a stamp added in or before the
+ * revision an approval signature covers is refused (PDFSTAMP_E_PERM),
+ * nothing written.  RESULT (as for
+ * pdfstamp_stamp) lists the annotations removed in objects (0 for a
+ * direct one).  If none has the ID, nothing is written (not even an -o
+ * output file): RESULT has nobjects 0,
+ * bytes_appended 0 and skipped 1. */
+int pdfstamp_unstamp(pdfstamp_doc *doc, const struct pdfstamp_unstamp_opts *opts,
+                     const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result);
 
 #ifdef __cplusplus
 }

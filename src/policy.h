@@ -49,7 +49,9 @@ int ps_policy_sig_fields(ps_doc *doc, int *docmdp, int *incomplete, ps_sig_field
 enum ps_update_kind {
 	PS_UPDATE_METADATA = 0,       /* meta: /Info and the XMP packet: P bit 4 */
 	PS_UPDATE_ANNOTATION = 1,     /* stamp: an annotation: P bit 6 */
-	PS_UPDATE_DSS = 2             /* dss: the catalog's /DSS (policy.c note 3) */
+	PS_UPDATE_DSS = 2,            /* dss: the catalog's /DSS (policy.c note 3) */
+	PS_UPDATE_UNSTAMP = 3         /* unstamp: annotations taken out of /Annots: judged as
+	                                 PS_UPDATE_ANNOTATION, then ps_preflight_removal */
 };
 /* The pre-flight of stamp, meta and dss: refuses an update that the
  * permissions (P bit 6 for annotations, bit 4 otherwise, unless owner) or
@@ -58,6 +60,15 @@ enum ps_update_kind {
  * be known; warns where signatures will be reported as modified (design
  * notes 3 and 3b).  PS_UPDATE_DSS is allowed under every DocMDP level. */
 int ps_preflight_update(ps_doc *doc, enum ps_update_kind kind);
+/* After ps_preflight_update(PS_UPDATE_UNSTAMP): refuses (PDFSTAMP_E_PERM)
+ * to remove annotations the oldest of which was added in REVISION (1 = the
+ * original file, as pdfstamp_audit numbers them; 1 when unknown) if an
+ * approval signature (or document timestamp) was made in that revision or
+ * a later one: audit forbids removing an annotation that existed when an
+ * approval signature was made (audit.c note 5: it changes what the
+ * signer saw).  Certifications were judged by ps_preflight_update
+ * (P=3 permits removal, ISO 32000-2 12.8.2.2). */
+int ps_preflight_removal(ps_doc *doc, int revision);
 /* The pre-flight of a full rewrite (rotate, encrypt): refuses a signed or
  * AppendOnly document unless FLAGS has PDFSTAMP_REWRITE_FORCE, and then
  * warns that the signatures will no longer validate (design note 4). */

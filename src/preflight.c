@@ -54,8 +54,20 @@ static const char *level_name(int docmdp)
 static int signed_view(ps_doc *doc, int change, const char *what)
 {
 	struct pdfstamp_audit_report rep = PDFSTAMP_AUDIT_REPORT_INIT;
-	int i, rc;
+	int i, rc, nsec;
 
+	ps_xref_sections(ps_doc_xref(doc), &nsec);
+	if (nsec == 1) { /* the field tree's signatures are all there are */
+		struct pdfstamp_info *info = calloc(1, sizeof *info);
+		if (!info)
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
+		rc = ps_policy_signatures(doc, info);
+		i = info->nsigs;
+		free(info->sigs);
+		free(info);
+		if (rc < 0 || i == 0)
+			return rc;
+	}
 	if ((rc = pdfstamp_audit(doc, &rep)) < 0) {
 		rc = ps_err_wrap(ps_doc_ctx(doc), rc,
 		                 "cannot tell what the document's signatures permit; refusing to "
@@ -101,21 +113,22 @@ int ps_preflight_update(ps_doc *doc, enum ps_update_kind kind)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct pdfstamp_info *info;
-	int change = kind == PS_UPDATE_ANNOTATION ? PDFSTAMP_CHANGE_ANNOTATION
+	int annot = kind == PS_UPDATE_ANNOTATION || kind == PS_UPDATE_UNSTAMP;
+	int change = annot ? PDFSTAMP_CHANGE_ANNOTATION
 	             : kind == PS_UPDATE_DSS ? PDFSTAMP_CHANGE_DSS : PDFSTAMP_CHANGE_METADATA;
 	const char *what = kind == PS_UPDATE_ANNOTATION ? "adding annotations"
+	                   : kind == PS_UPDATE_UNSTAMP ? "removing annotations"
 	                   : kind == PS_UPDATE_DSS ? "adding validation data (/DSS)"
 	                   : "changing metadata";
 	int i, nsec, rc;
 
 	{
-		int bit = kind == PS_UPDATE_ANNOTATION ? PS_PERM_ANNOTATE : PS_PERM_MODIFY;
+		int bit = annot ? PS_PERM_ANNOTATE : PS_PERM_MODIFY;
 		if (!ps_policy_permits(doc, bit))
 			return ps_err(ctx, PDFSTAMP_E_PERM,
 			              "the document does not permit %s (permission bit %d is "
 			              "clear); the owner password is needed",
-			              kind == PS_UPDATE_ANNOTATION ? "adding annotations"
-			                                           : "modifying it", bit);
+			              annot ? what : "modifying it", bit);
 	}
 	info = calloc(1, sizeof *info);
 	if (!info)
@@ -158,9 +171,10 @@ int ps_preflight_update(ps_doc *doc, enum ps_update_kind kind)
 			        "validators may report the update as a modification", p);
 		else
 			ps_warn(ctx, "signature object %lld stays valid (its bytes are untouched), "
-			        "but strict validators report added %s as a modification",
+			        "but strict validators report %s %s as a modification",
 			        (long long)info->sigs[i].objnum,
-			        change == PDFSTAMP_CHANGE_ANNOTATION ? "annotations" : "metadata");
+			        kind == PS_UPDATE_UNSTAMP ? "removed" : "added",
+			        annot ? "annotations" : "metadata");
 	}
 out:
 	free(info->sigs); /* ps_policy_signatures' list (info.c, above, owns pdfstamp_info_clear) */
@@ -168,3 +182,42 @@ out:
 	return rc;
 }
 
+
+int ps_preflight_removal(ps_doc *doc, int revision)
+{
+	struct pdfstamp_audit_report rep = PDFSTAMP_AUDIT_REPORT_INIT;
+	int i, rc, nsec;
+
+	ps_xref_sections(ps_doc_xref(doc), &nsec);
+	if (nsec == 1) { /* the field tree's signatures are all there are */
+		struct pdfstamp_info *info = calloc(1, sizeof *info);
+		if (!info)
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
+		rc = ps_policy_signatures(doc, info);
+		i = info->nsigs;
+		free(info->sigs);
+		free(info);
+		if (rc < 0 || i == 0)
+			return rc;
+	}
+	if ((rc = pdfstamp_audit(doc, &rep)) < 0) {
+		rc = ps_err_wrap(ps_doc_ctx(doc), rc,
+		                 "cannot tell what the document's signatures permit; refusing to "
+		                 "change the file");
+		goto out;
+	}
+	for (i = 0; i < rep.nsigs; i++) {
+		const struct pdfstamp_audit_sig *g = &rep.sigs[i];
+		if (g->docmdp == 0 && (!g->revision || g->revision >= revision)) {
+			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_PERM,
+			            "an annotation to remove (added in revision %d) was there "
+			            "when approval signature object %lld was made (revision %d); "
+			            "removing it changes what the signer saw", revision,
+			            (long long)g->objnum, g->revision);
+			goto out;
+		}
+	}
+out:
+	pdfstamp_audit_clear(&rep);
+	return rc;
+}

@@ -141,6 +141,11 @@
  *     once written goes to rw->spare for the next one (this thread only);
  *     a careful job's header goes through the writer's chdr.  The reader's
  *     segment buffers go on to the self-check (rw->pool, rwcheck.c note 6).
+ * 14. Dry run (PDFSTAMP_WRITE_DRY_RUN; dryrun.c note 2).  Everything above
+ *     runs, the policy and the catalog first, but the output is judged
+ *     (dryrun.c note 4), not opened: the writer has no file (fd -1) and
+ *     only counts, so bytes_written is the size the output would have.
+ *     No temporary file, sync, self-check or rename (commit is skipped).
  */
 #include "config.h"
 
@@ -159,6 +164,7 @@
 #include "xrefw.h"
 #include "policy.h"
 #include "seqread.h"
+#include "dryrun.h"
 
 #define BATCH_OBJECTS 8192             /* note 8: a batch's limits */
 #define BATCH_MIN ((size_t)4 << 20)
@@ -984,13 +990,44 @@ out:
 
 /* ---- the whole rewrite ------------------------------------------------------------ */
 
+/* The written output, F the input's file: the fsync started (note 9),
+ * the self-check with the new password (note 5), then the rename over the
+ * target or the copy to the descriptor. */
+static int commit(struct rw *rw, const struct pdfstamp_rewrite_opts *o,
+                  const struct ps_doc_file *f, uint32_t enc_num, size_t nsorted)
+{
+	ps_ctx *ctx = rw->ctx;
+	int to_fd = (o->flags & PDFSTAMP_WRITE_TO_FD) != 0, rc;
+	ps_rwcheck chk;
+
+	ps_fault("after-write");
+	if (!to_fd) /* note 9: the fsync runs during the self-check */
+		ps_wstream_sync_start(&rw->w);
+	chk = (ps_rwcheck){.path = ps_outfile_path(&rw->of),
+	                   .owner = o->owner_password ? o->owner_password : "",
+	                   .owner_len = o->owner_len,
+	                   .dropped = rw->dropped,
+	                   .ndropped = rw->ndropped,
+	                   .enc_num = enc_num,
+	                   .jobs = rw->nthreads ? rw->nthreads : 1,
+	                   .sums = rw->offs.v,
+	                   .nsums = nsorted,
+	                   .pool = rw->pool};
+	if ((rc = ps_rwcheck_run(rw->doc, &chk)) < 0)
+		return rc;
+	if (to_fd)
+		return ps_outfile_copy_out(ctx, &rw->of, o->output_fd);
+	if ((rc = ps_wstream_sync_wait(&rw->w)) < 0)
+		return rc;
+	return ps_outfile_commit(ctx, &rw->of, f->mode, 1);
+}
+
 static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o,
                    struct pdfstamp_rewrite_stats *st)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	struct rw rw;
 	struct ps_xref_info xi;
-	ps_rwcheck chk;
 	uint8_t id[16];
 	char ver[16], hdr[64];
 	uint32_t num, enc_num, root_num = 0, maxnum = 0;
@@ -1001,6 +1038,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o,
 	const char *target;
 	int to_fd = (o->flags & PDFSTAMP_WRITE_TO_FD) != 0; /* version >= 2:
 	                                                     * checked by the callers */
+	int dry = (o->flags & PDFSTAMP_WRITE_DRY_RUN) != 0; /* note 14 */
 
 	memset(&rw, 0, sizeof rw);
 	ps_doc_file(doc, &f);
@@ -1015,7 +1053,8 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o,
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "give exactly one of an output file, an output descriptor and "
 		              "in-place mode");
-	if (to_fd && (rc = ps_io_check_out_fd(ctx, o->output_fd, f.fd)) < 0)
+	if (to_fd && (rc = dry ? ps_dryrun_to_fd(ctx, o->output_fd, f.fd)
+	                       : ps_io_check_out_fd(ctx, o->output_fd, f.fd)) < 0)
 		return rc;
 	if ((rc = ps_policy_rewrite(doc, o->flags)) < 0 || (rc = ps_xref_load_all(doc)) < 0)
 		return rc;
@@ -1095,13 +1134,18 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o,
 	}
 	/* In place: the file itself, wherever symbolic links lead, with its
 	 * owner; a file with other hard links is refused (io.c). */
-	rc = (o->flags & PDFSTAMP_WRITE_IN_PLACE)
-	     ? ps_outfile_open_inplace(ctx, &rw.of, f.path, f.fd)
-	     : to_fd ? ps_outfile_open_fd(ctx, &rw.of) : ps_outfile_open(ctx, &rw.of, target);
+	if (dry) /* note 14: judged, not opened; the writer counts */
+		rc = (o->flags & PDFSTAMP_WRITE_IN_PLACE) ? ps_dryrun_replace(ctx, f.path, f.fd)
+		     : to_fd ? 0 : ps_dryrun_new_file(ctx, target);
+	else
+		rc = (o->flags & PDFSTAMP_WRITE_IN_PLACE)
+		     ? ps_outfile_open_inplace(ctx, &rw.of, f.path, f.fd)
+		     : to_fd ? ps_outfile_open_fd(ctx, &rw.of)
+		             : ps_outfile_open(ctx, &rw.of, target);
 	if (rc < 0)
 		goto out;
 	/* note 9: a temporary file only copied out is never synced: no writeback */
-	ps_wstream_init(&rw.w, ctx, rw.of.fd, !to_fd, "the output");
+	ps_wstream_init(&rw.w, ctx, rw.of.fd, !to_fd && !dry, "the output");
 	snprintf(hdr, sizeof hdr, "%%PDF-%s\n%%\xe2\xe3\xcf\xd3\n", ver);
 	if ((rc = ps_wstream_put(&rw.w, hdr, strlen(hdr))) < 0)
 		goto out;
@@ -1123,27 +1167,7 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o,
 		goto out;
 	if (o->progress)
 		o->progress(o->progress_ud, ps_doc_size(doc), ps_doc_size(doc));
-	ps_fault("after-write");
-	if (!to_fd) /* note 9: the fsync runs during the self-check */
-		ps_wstream_sync_start(&rw.w);
-	/* verify with the new password before anything is renamed (note 5) */
-	chk = (ps_rwcheck){.path = ps_outfile_path(&rw.of),
-	                   .owner = o->owner_password ? o->owner_password : "",
-	                   .owner_len = o->owner_len,
-	                   .dropped = rw.dropped,
-	                   .ndropped = rw.ndropped,
-	                   .enc_num = enc_num,
-	                   .jobs = rw.nthreads ? rw.nthreads : 1,
-	                   .sums = rw.offs.v,
-	                   .nsums = nsorted,
-	                   .pool = rw.pool};
-	if ((rc = ps_rwcheck_run(doc, &chk)) < 0)
-		goto out;
-	if (to_fd)
-		rc = ps_outfile_copy_out(ctx, &rw.of, o->output_fd);
-	else if ((rc = ps_wstream_sync_wait(&rw.w)) == 0)
-		rc = ps_outfile_commit(ctx, &rw.of, f.mode, 1);
-	if (rc < 0)
+	if (!dry && (rc = commit(&rw, o, &f, enc_num, nsorted)) < 0)
 		goto out;
 	if (st) {
 		st->objects = (int64_t)rw.offs.n;

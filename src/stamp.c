@@ -5,11 +5,16 @@
  *
  * DESIGN NOTES
  *
- *  1. Only the objects on the path to the target pages are read: the page
- *     tree is walked depth first and a subtree that lies wholly before the
- *     first target page is skipped by its /Count (ISO 32000-2 7.7.3.2), so
- *     one page costs O(depth) lookups and every page O(pages).  Inherited
- *     attributes (7.7.3.4) come down the walk.  Kid visits are bounded by
+ *  1. Only the objects on the path to the target pages are read: the
+ *     selection (pagesel.c: sorted runs of pages, for `--pages` or the
+ *     one-page `--page`) is resolved against the root's /Count, then the
+ *     page tree is walked depth first in page order; a subtree that holds
+ *     no selected page, by its /Count (ISO 32000-2 7.7.3.2), is skipped
+ *     unread below its node, and the walk stops after the last selected
+ *     page, so nothing after it is read.  One page costs O(depth) lookups,
+ *     every page O(pages); a damaged subtree outside the selection does
+ *     not stop the stamp.  Inherited attributes (7.7.3.4) come down the
+ *     walk.  Kid visits are bounded by
  *     the number of objects in the file (each node of a sound tree is one
  *     object in one /Kids array), depth by MAX_TREE_DEPTH, so a cyclic tree
  *     or a DAG of shared nodes under a lying /Count costs no more than a
@@ -146,7 +151,9 @@
 #include "policy.h"
 #include "font.h"
 #include "image.h"
+#include "stamp.h"
 #include "template.h"
+#include "pagesel.h"
 
 #define MAX_TREE_DEPTH 64
 
@@ -334,10 +341,10 @@ static int collect_page(ps_doc *doc, ps_obj *ref, ps_obj *dict, const inherit *i
 	return 0;
 }
 
-/* Collects pages FIRST..LAST (1-based) into PL, in order (note 1).  It
- * writes nothing and hands out no number: every object a page's stamp
- * depends on is read here (incr.c note 6). */
-static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
+/* Collects the pages SEL selects into PL, in order (note 1).  It writes
+ * nothing and hands out no number: every object a page's stamp depends on
+ * is read here (incr.c note 6). */
+static int walk_pages(ps_doc *doc, const ps_pagesel *sel, page_list *pl)
 {
 	struct frame {
 		ps_obj *kids;      /* borrowed */
@@ -347,7 +354,7 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 	ps_ctx *ctx = ps_doc_ctx(doc);
 	ps_obj *root = NULL, *rref = NULL, *kids = NULL;
 	struct ps_xref_info xi;
-	int64_t idx = 1, budget;
+	int64_t idx = 1, budget, last = ps_pagesel_last(sel);
 	int depth = 0, rc;
 	inherit in;
 
@@ -360,7 +367,7 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 	    (rc = ps_doc_resolve(doc, ps_dict_get(root, "Kids"), &kids)) < 0)
 		return rc;
 	if (!kids || !ps_dict_get(root, "Kids")) { /* the root is the page */
-		if (first != 1 || last != 1)
+		if (last != 1)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
 			              "the page tree's /Count does not match its pages");
 		if ((rc = collect_page(doc, rref, root, &in, pl)) < 0)
@@ -402,11 +409,14 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 			if (ps_obj_int(ps_dict_get(kid, "Count"), &count) < 0 || count < 0)
 				return ps_err(ctx, PDFSTAMP_E_FORMAT,
 				              "a page tree node has no valid /Count");
-			if (count < first - idx + 1 && idx <= first) { /* wholly before FIRST */
+			/* no selected page in idx..idx+count-1: skipped unread
+			 * (idx <= last, so next is not 0, and idx + count
+			 * cannot overflow) */
+			if (ps_pagesel_next(sel, idx) - idx >= count) {
 				idx += count;
 				continue;
 			}
-		} else if (idx < first) { /* a page before FIRST */
+		} else if (!ps_pagesel_has(sel, idx)) { /* a page not selected */
 			idx++;
 			continue;
 		}
@@ -431,11 +441,9 @@ static int walk_pages(ps_doc *doc, int64_t first, int64_t last, page_list *pl)
 			}
 		}
 		/* a leaf */
-		if (idx >= first) {
-			if ((rc = collect_page(doc, kref, kid, &in, pl)) < 0)
-				return rc;
-			pl->v[pl->n - 1].index = idx;
-		}
+		if ((rc = collect_page(doc, kref, kid, &in, pl)) < 0)
+			return rc;
+		pl->v[pl->n - 1].index = idx;
 		if (++idx > last)
 			return 0;
 	}
@@ -1454,8 +1462,9 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	ps_update up;
 	stamp_job j;
 	page_list pl = {NULL, 0};
+	ps_pagesel sel = {NULL, 0, 0};
 	char nm[16];
-	int64_t npages, first, last;
+	int64_t npages;
 	size_t i;
 	int rc, k;
 
@@ -1480,7 +1489,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		free(lit);
 		return rc;
 	}
-	if (o->pages || o->qr || o->qr_level != PDFSTAMP_QR_M || o->id)
+	if (o->qr || o->qr_level != PDFSTAMP_QR_M || o->id)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of version 3 are being built");
 	if ((rc = check_place(ctx, o)) < 0)
 		return rc;
@@ -1525,28 +1534,18 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the document has no pages");
 		goto out;
 	}
-	if (o->page == PDFSTAMP_PAGE_ALL) {
-		first = 1;
-		last = npages;
-	} else if (o->page == PDFSTAMP_PAGE_LAST) {
-		first = last = npages;
-	} else if (o->page >= 1 && o->page <= npages) {
-		first = last = o->page;
-	} else {
-		rc = ps_err(ctx, PDFSTAMP_E_USAGE,
-		            "page %lld does not exist (the document has %lld)", (long long)o->page,
-		            (long long)npages);
+	if ((rc = o->pages ? ps_pagesel_parse(ctx, o->pages, npages, &sel)
+	                   : ps_pagesel_page(ctx, o->page, npages, &sel)) < 0)
 		goto out;
-	}
 	/* every target page first, then the first number (note 1; incr.c
 	 * note 6) */
-	if ((rc = walk_pages(doc, first, last, &pl)) < 0)
+	if ((rc = walk_pages(doc, &sel, &pl)) < 0)
 		goto out;
 	j.npages = npages;
 	j.bates0 = o->bates_start + o->bates_offset; /* each at most MAX_BATES */
 	if (j.text && (rc = job_text(ctx, &j, &pl)) < 0)
 		goto out;
-	if (first != last &&
+	if (pl.n > 1 &&
 	    ((rc = random_nm(ctx, nm)) < 0 || (rc = shared_text(&up, nm, &j.nm_num)) < 0 ||
 	     (rc = shared_color(&up, o->color, &j.color_num)) < 0 ||
 	     (rc = shared_text(&up, j.date, &j.date_num)) < 0 ||
@@ -1568,7 +1567,38 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	rc = ps_update_commit(&up, w, res);
 out:
 	free(pl.v);
+	ps_pagesel_free(&sel);
 	ps_update_free(&up);
 	job_free(&j);
+	return rc;
+}
+
+/* stamp.h: the walk for the modules that read every page (stamps.c). */
+int ps_stamp_each_page(ps_doc *doc, ps_stamp_page_fn fn, void *arg)
+{
+	page_list pl = {NULL, 0};
+	ps_pagesel sel;
+	int64_t npages;
+	size_t i;
+	int rc;
+
+	memset(&sel, 0, sizeof sel);
+	if ((rc = ps_doc_pages(doc, NULL, NULL, &npages)) < 0)
+		return rc;
+	if (npages > 0 &&
+	    (rc = ps_pagesel_page(ps_doc_ctx(doc), PDFSTAMP_PAGE_ALL, npages, &sel)) == 0 &&
+	    (rc = walk_pages(doc, &sel, &pl)) == 0) {
+		for (i = 0; i < pl.n && rc == 0; i++) {
+			const ps_page *pg = &pl.v[i];
+			ps_obj *a = ps_dict_get(pg->dict, "Annots");
+			if (pg->annots_missing)
+				a = NULL;
+			else if (a && a->kind == PS_REF)
+				a = pg->annots;
+			rc = fn(arg, pg->index, pg->num, pg->gen, pg->dict, a);
+		}
+	}
+	free(pl.v);
+	ps_pagesel_free(&sel);
 	return rc;
 }

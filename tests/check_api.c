@@ -120,6 +120,49 @@ INIT_TEST(verify_report, struct pdfstamp_verify_report, PDFSTAMP_VERIFY_REPORT_I
           PDFSTAMP_VERIFY_REPORT_VERSION, 0)
 INIT_TEST(audit_report, struct pdfstamp_audit_report, PDFSTAMP_AUDIT_REPORT_INIT,
           PDFSTAMP_AUDIT_REPORT_VERSION, 0)
+INIT_TEST(stamps, struct pdfstamp_stamps, PDFSTAMP_STAMPS_INIT, PDFSTAMP_STAMPS_VERSION, 0)
+INIT_TEST(unstamp_opts, struct pdfstamp_unstamp_opts, PDFSTAMP_UNSTAMP_OPTS_INIT,
+          PDFSTAMP_UNSTAMP_OPTS_VERSION, 0)
+
+/* The stamp list: a sample without stamps lists none and every page;
+ * clear takes NULL and keeps the version; an unknown version is refused. */
+START_TEST(stamps_list_basics)
+{
+	struct pdfstamp_stamps l = PDFSTAMP_STAMPS_INIT;
+	struct pdfstamp_unstamp_opts uo = PDFSTAMP_UNSTAMP_OPTS_INIT;
+	struct pdfstamp_write_opts wo = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	pdfstamp_ctx *ctx = NULL;
+	pdfstamp_doc *doc = NULL;
+
+	pdfstamp_stamps_clear(NULL);
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	ck_assert_msg(pdfstamp_doc_open(ctx, &doc, SAMPLE, 0) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_int_eq(pdfstamp_stamps_list(doc, &l), PDFSTAMP_E_USAGE); /* not authenticated */
+	ck_assert_msg(pdfstamp_doc_auth(doc, USER_PW, strlen(USER_PW), 0) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_msg(pdfstamp_stamps_list(doc, &l) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_int_eq(l.nstamps, 0);
+	ck_assert_int_gt(l.pages, 0);
+	ck_assert_int_ge(l.revisions, 1);
+	pdfstamp_stamps_clear(&l);
+	ck_assert_uint_eq(l.version, PDFSTAMP_STAMPS_VERSION);
+	ck_assert_ptr_null(l.stamps);
+	l.version = 99;
+	ck_assert_int_eq(pdfstamp_stamps_list(doc, &l), PDFSTAMP_E_USAGE);
+	/* unstamp: a bad ID is a usage error; an absent one writes nothing */
+	wo.output = "/nonexistent-dir/never-written.pdf";
+	uo.id = "no.dots";
+	ck_assert_int_eq(pdfstamp_unstamp(doc, &uo, &wo, &res), PDFSTAMP_E_USAGE);
+	uo.id = "absent";
+	ck_assert_msg(pdfstamp_unstamp(doc, &uo, &wo, &res) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_int_eq(res.skipped, 1);
+	ck_assert_int_eq(res.nobjects, 0);
+	ck_assert_int_eq(res.bytes_appended, 0);
+	pdfstamp_result_clear(&res);
+	pdfstamp_doc_close(doc);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
 
 /* Structs the functions filled are ones the library takes: pdfstamp_info
  * at version 1 and at the current version, the verify options and report,
@@ -458,6 +501,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, init_rewrite_stats);
 	tcase_add_test(tc, init_verify_opts);
 	tcase_add_test(tc, init_verify_report);
+	tcase_add_test(tc, init_stamps);
+	tcase_add_test(tc, init_unstamp_opts);
+	tcase_add_test(tc, stamps_list_basics);
 	tcase_add_test(tc, init_audit_report);
 	tcase_add_test(tc, init_structs_are_accepted);
 	tcase_add_test(tc, null_context);

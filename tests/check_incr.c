@@ -10,7 +10,8 @@
  * are checked; numbers that objects of the file name are never handed
  * out, and an object read too late to be looked at is refused at the
  * commit (incr.c note 6).  A failed commit (PDFSTAMP_FAULT: tests/fault.c)
- * must leave the input exactly as it was.
+ * must leave the input exactly as it was.  A dry run (incr.c note 7)
+ * leaves it too, and reports what the real commit then appends.
  * The xref writer: exact bytes of a classic section with subsections and
  * free entries; an xref stream's /W, /Index and rows; its refusals; and
  * sections it wrote read back by the xref reader.
@@ -734,6 +735,111 @@ START_TEST(deferred_needs_in_place)
 }
 END_TEST
 
+/* PDFSTAMP_WRITE_DRY_RUN (incr.c note 7): on a document opened
+ * read-only, in place, the update is built and measured; the file, its
+ * directory and the durable hook are untouched.  The real update that
+ * follows appends exactly the bytes the dry run reported, with the same
+ * offset and objects. */
+static void dry_run_case(int stream)
+{
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result dry = PDFSTAMP_RESULT_INIT, res = PDFSTAMP_RESULT_INIT;
+	struct hook_seen h = {.refuse = 0};
+	char *in = input(stream), j[600], o[600];
+	uint8_t *before, *after;
+	size_t nb, na;
+	uint32_t anum, inum;
+
+	before = pg_slurp(in, &nb);
+	snprintf(j, sizeof j, "%s.pdfstamp-journal", in);
+	snprintf(o, sizeof o, "%s.out.pdf", in);
+	h.path = in;
+	ck_assert_int_eq(ps_doc_open(ctx, &doc, in, 0), 0); /* no lock */
+	w.flags = PDFSTAMP_WRITE_IN_PLACE | PDFSTAMP_WRITE_DRY_RUN;
+	w.durable = durable_hook;
+	w.durable_ud = &h;
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), 0);
+	typical_update(&anum, &inum);
+	ck_assert_int_eq(ps_update_commit(&up, &w, &dry), 0);
+	ps_update_free(&up);
+	ck_assert_int_eq(h.calls, 0);
+	ck_assert_int_ne(access(j, F_OK), 0);
+	ck_assert_int_eq(dry.base_length, (int64_t)nb);
+	ck_assert_int_gt(dry.bytes_appended, 0);
+	ck_assert_int_gt(dry.xref_offset, dry.base_length);
+	/* -o OUT: not created */
+	w.flags = PDFSTAMP_WRITE_DRY_RUN;
+	w.output = o;
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), 0);
+	ps_update_free(&up);
+	ck_assert_int_ne(access(o, F_OK), 0);
+	pdfstamp_doc_close(doc);
+	doc = NULL;
+	after = pg_slurp(in, &na);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_mem_eq(after, before, nb);
+	free(after);
+	/* the real update */
+	ck_assert_int_eq(ps_doc_open(ctx, &doc, in, PDFSTAMP_OPEN_WRITE), 0);
+	memset(&w, 0, sizeof w);
+	w.version = PDFSTAMP_WRITE_OPTS_VERSION;
+	w.flags = PDFSTAMP_WRITE_IN_PLACE;
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), 0);
+	typical_update(&anum, &inum);
+	ck_assert_int_eq(ps_update_commit(&up, &w, &res), 0);
+	pdfstamp_doc_close(doc);
+	doc = NULL;
+	after = pg_slurp(in, &na);
+	ck_assert_uint_eq(na, nb + (size_t)dry.bytes_appended);
+	ck_assert_int_eq(res.bytes_appended, dry.bytes_appended);
+	ck_assert_int_eq(res.xref_offset, dry.xref_offset);
+	free(before);
+	free(after);
+	free(in);
+	pdfstamp_result_clear(&dry);
+	pdfstamp_result_clear(&res);
+}
+
+START_TEST(dry_run_table)
+{
+	dry_run_case(0);
+}
+END_TEST
+
+START_TEST(dry_run_stream)
+{
+	dry_run_case(1);
+}
+END_TEST
+
+/* What a dry run refuses as the real run would, and with DEFER. */
+START_TEST(dry_run_refusals)
+{
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	char *in = input(0), o[600];
+
+	ck_assert_int_eq(ps_doc_open(ctx, &doc, in, 0), 0);
+	w.flags = PDFSTAMP_WRITE_IN_PLACE | PDFSTAMP_WRITE_DRY_RUN | PDFSTAMP_WRITE_DEFER;
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), PDFSTAMP_E_USAGE);
+	ps_update_free(&up);
+	w.flags = PDFSTAMP_WRITE_DRY_RUN;
+	w.output = dir; /* a directory */
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), PDFSTAMP_E_IO);
+	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "Is a directory"));
+	ps_update_free(&up);
+	snprintf(o, sizeof o, "%s/no/such/dir/out.pdf", dir);
+	w.output = o;
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), PDFSTAMP_E_IO);
+	ck_assert_ptr_nonnull(strstr(ctx->errmsg, "cannot create a temporary file"));
+	ps_update_free(&up);
+	/* without the flag, in place still needs a writing open */
+	w.output = NULL;
+	w.flags = PDFSTAMP_WRITE_IN_PLACE;
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), PDFSTAMP_E_USAGE);
+	free(in);
+}
+END_TEST
+
 START_TEST(failed_rename_new_file)
 {
 	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
@@ -1032,6 +1138,9 @@ static Suite *incr_suite(void)
 	tcase_add_test(tc, deferred_commit);
 	tcase_add_test(tc, deferred_dropped_by_close);
 	tcase_add_test(tc, deferred_needs_in_place);
+	tcase_add_test(tc, dry_run_table);
+	tcase_add_test(tc, dry_run_stream);
+	tcase_add_test(tc, dry_run_refusals);
 	tcase_add_test(tc, failed_fsync_in_place);
 	tcase_add_test(tc, failed_rename_new_file);
 	suite_add_tcase(s, tc);

@@ -12,7 +12,8 @@
  * with the input's (ps_obj_equal, and the decrypted bytes of every
  * stream).  With the PDFSTAMP_FAULT hook (tests/fault.c), a
  * failed write or rename must leave no output and no temporary file, and
- * an in-place rotation must leave the input as it was.  This program's own
+ * an in-place rotation must leave the input as it was; a dry run
+ * creates and changes nothing and counts the real rewrite's bytes.  This program's own
  * mmap (below) counts the library's read-only shared file mappings: the
  * self-check reads its output back and never maps it.
  */
@@ -747,6 +748,68 @@ START_TEST(rotate_object_streams)
 }
 END_TEST
 
+/* PDFSTAMP_WRITE_DRY_RUN (rewrite.c note 14): encrypt and rotate, to a
+ * file and in place on a read-only document, create nothing and change
+ * nothing, and report the size and counts of the real rewrite, which
+ * then writes exactly that many bytes. */
+START_TEST(dry_run_counts_exactly)
+{
+	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+	struct pdfstamp_rewrite_stats dry = PDFSTAMP_REWRITE_STATS_INIT;
+	struct pdfstamp_rewrite_stats real = PDFSTAMP_REWRITE_STATS_INIT;
+	pdfstamp_doc *in;
+	uint8_t *b, *a;
+	size_t nb, na;
+	struct stat st;
+
+	make_plain();
+	in = open_doc(plain, NULL);
+	rw_opts(&o, enc1, U1, O1);
+	o.flags = PDFSTAMP_WRITE_DRY_RUN;
+	ck_assert_int_eq(pdfstamp_encrypt(in, &o, &dry), 0);
+	ck_assert_int_eq(access(enc1, F_OK), -1);
+	ck_assert_int_eq(dir_entries(), 1); /* plain: no temporary file */
+	o.flags = 0;
+	ck_assert_int_eq(pdfstamp_encrypt(in, &o, &real), 0);
+	pdfstamp_doc_close(in);
+	ck_assert_int_eq(stat(enc1, &st), 0);
+	ck_assert_int_eq(dry.bytes_written, (int64_t)st.st_size);
+	ck_assert_int_eq(dry.objects, real.objects);
+	ck_assert_int_eq(dry.streams, real.streams);
+	ck_assert_int_eq(dry.strings, real.strings);
+	/* rotate in place, the document opened read-only: no lock needed */
+	b = pg_slurp(enc1, &nb);
+	in = open_doc(enc1, O1);
+	rw_opts(&o, NULL, U2, O2);
+	o.flags = PDFSTAMP_WRITE_IN_PLACE | PDFSTAMP_WRITE_DRY_RUN;
+	ck_assert_int_eq(pdfstamp_rotate(in, &o, &dry), 0);
+	pdfstamp_doc_close(in);
+	a = pg_slurp(enc1, &na);
+	ck_assert_msg(na == nb && memcmp(a, b, nb) == 0, "the dry run changed the file");
+	ck_assert_int_eq(dir_entries(), 2);
+	free(a);
+	in = open_doc(enc1, O1);
+	rw_opts(&o, enc2, U2, O2);
+	o.flags = 0;
+	ck_assert_int_eq(pdfstamp_rotate(in, &o, &real), 0);
+	pdfstamp_doc_close(in);
+	ck_assert_int_eq(stat(enc2, &st), 0);
+	ck_assert_int_eq(dry.bytes_written, (int64_t)st.st_size);
+	ck_assert_int_eq(real.bytes_written, (int64_t)st.st_size);
+	/* the refusals come first: the user password, -o into a directory */
+	in = open_doc(enc1, U1);
+	o.flags = PDFSTAMP_WRITE_DRY_RUN;
+	ck_assert_int_eq(pdfstamp_rotate(in, &o, &dry), PDFSTAMP_E_PERM);
+	pdfstamp_doc_close(in);
+	in = open_doc(enc1, O1);
+	rw_opts(&o, dir, U2, O2);
+	ck_assert_int_eq(pdfstamp_rotate(in, &o, &dry), PDFSTAMP_E_IO);
+	pdfstamp_doc_close(in);
+	ck_assert_int_eq(dir_entries(), 3); /* plain, enc1, enc2 */
+	free(b);
+}
+END_TEST
+
 /* A rotation to ENC2 (or in place) with PDFSTAMP_FAULT=SPEC fails and
  * leaves nothing behind. */
 static void rotate_fails(const char *spec, int in_place)
@@ -875,6 +938,7 @@ static Suite *rewrite_suite(void)
 	tcase_add_test(tc, rotate_object_streams);
 	tcase_add_test(tc, rewrite_file_order);
 	tcase_add_test(tc, fault_leaves_no_output);
+	tcase_add_test(tc, dry_run_counts_exactly);
 	suite_add_tcase(s, tc);
 	return s;
 }

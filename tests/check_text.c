@@ -306,6 +306,52 @@ START_TEST(test_time_invalid)
 }
 END_TEST
 
+/* PDF dates of annotations (/M), as writers put them: every field after
+ * the year optional, "D:" too, offsets Z, +HH'mm' with or without the
+ * apostrophes; anything else refused, nothing read past N. */
+START_TEST(test_time_parse_pdf)
+{
+	static const struct {
+		const char *s;
+		const char *iso;        /* NULL: refused */
+	} v[] = {
+		{"D:20260102030405+01'00'", "2026-01-02T03:04:05+01:00"},
+		{"D:20260102030405+01'00", "2026-01-02T03:04:05+01:00"},
+		{"D:20260102030405-0530", "2026-01-02T03:04:05-05:30"},
+		{"D:20260102030405Z", "2026-01-02T03:04:05Z"},
+		{"D:20260102030405Z00'00'", "2026-01-02T03:04:05Z"},
+		{"20260102030405", "2026-01-02T03:04:05Z"},
+		{"D:2026", "2026-01-01T00:00:00Z"},
+		{"D:202602", "2026-02-01T00:00:00Z"},
+		{"D:20240229", "2024-02-29T00:00:00Z"},
+		{"D:20230229", NULL}, {"D:20261301", NULL}, {"D:2026010224", NULL},
+		{"D:202601020304056", NULL}, {"D:20260102030405+15'00'", NULL},
+		{"D:20260102030405+01'60'", NULL}, {"D:20260102030405 ", NULL},
+		{"D:", NULL}, {"", NULL}, {"D:20x6", NULL}, {"D:2026010", NULL},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		ps_time tm;
+		char iso[32];
+		int rc = ps_time_parse_pdf((const uint8_t *)v[i].s, strlen(v[i].s), &tm);
+		ck_assert_msg(rc == (v[i].iso ? 0 : -1), "%s: %d", v[i].s, rc);
+		if (!v[i].iso)
+			continue;
+		ps_time_iso(&tm, iso);
+		ck_assert_msg(strcmp(iso, v[i].iso) == 0, "%s: %s", v[i].s, iso);
+	}
+	/* the length is the bound: a prefix of a longer buffer */
+	{
+		ps_time tm;
+		char iso[32];
+		ck_assert_int_eq(ps_time_parse_pdf((const uint8_t *)"D:20260102XXXX", 10, &tm), 0);
+		ps_time_iso(&tm, iso);
+		ck_assert_str_eq(iso, "2026-01-02T00:00:00Z");
+	}
+}
+END_TEST
+
 /* Formatting with offset 0 agrees with the C library's gmtime_r, and every
  * formatted moment parses back to itself, for many offsets. */
 START_TEST(test_time_oracle)
@@ -1095,6 +1141,7 @@ static Suite *text_suite(void)
 	tcase_add_test(tc, test_time_parse);
 	tcase_add_loop_test(tc, test_time_invalid, 0, sizeof bad_dates / sizeof *bad_dates);
 	tcase_add_test(tc, test_time_oracle);
+	tcase_add_test(tc, test_time_parse_pdf);
 	tcase_add_test(tc, test_time_clamp);
 	tcase_add_test(tc, test_time_now);
 	suite_add_tcase(s, tc);

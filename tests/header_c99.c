@@ -32,6 +32,8 @@ int main(void)
 	struct pdfstamp_verify_opts vo = PDFSTAMP_VERIFY_OPTS_INIT;
 	struct pdfstamp_verify_report vr = PDFSTAMP_VERIFY_REPORT_INIT;
 	struct pdfstamp_audit_report ar = PDFSTAMP_AUDIT_REPORT_INIT;
+	struct pdfstamp_stamps sl = PDFSTAMP_STAMPS_INIT;
+	struct pdfstamp_unstamp_opts uo = PDFSTAMP_UNSTAMP_OPTS_INIT;
 	struct pdfstamp_stamp_opts so2;
 	pdfstamp_ctx *ctx = NULL;
 	pdfstamp_doc *doc = NULL;
@@ -44,7 +46,8 @@ int main(void)
 	if (info.version != PDFSTAMP_INFO_VERSION || wo.output_fd != -1 || res.version != PDFSTAMP_RESULT_VERSION ||
 	    mo.version != PDFSTAMP_META_OPTS_VERSION || dso.version != PDFSTAMP_DSS_OPTS_VERSION ||
 	    ro.jobs != 0 || st.version != PDFSTAMP_REWRITE_STATS_VERSION || vo.progress != NULL ||
-	    vr.version != PDFSTAMP_VERIFY_REPORT_VERSION || ar.version != PDFSTAMP_AUDIT_REPORT_VERSION)
+	    vr.version != PDFSTAMP_VERIFY_REPORT_VERSION || ar.version != PDFSTAMP_AUDIT_REPORT_VERSION ||
+	    sl.version != PDFSTAMP_STAMPS_VERSION || sl.stamps != NULL || uo.id != NULL)
 		return 3;
 	/* the function gives the macro's values */
 	if (pdfstamp_stamp_opts_init(&so2, PDFSTAMP_STAMP_OPTS_VERSION) != 0 || so2.page != so.page ||
@@ -62,6 +65,7 @@ int main(void)
 	pdfstamp_info_clear(&info);
 	pdfstamp_result_clear(&res);
 	pdfstamp_audit_clear(&ar);
+	pdfstamp_stamps_clear(&sl);
 	pdfstamp_doc_close(doc);
 	pdfstamp_ctx_free(ctx);
 	return 0;

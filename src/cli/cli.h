@@ -376,6 +376,7 @@ struct cli_run {
 	int ordered;            /* --ordered */
 	uint32_t shard_k, shard_n; /* --shard K/N (1 <= K <= N); N 0: all */
 	const char *ledger;     /* --ledger FILE */
+	int dry_run;            /* --dry-run (write_common.c note 4) */
 	uint64_t fingerprint;   /* of the options that define the work (cli_parse:
 	                           not the batch, output or password options) */
 	struct cli_pw_src src;  /* password options */
@@ -524,7 +525,8 @@ enum {
 	CLI_OPT_B_JOBS,
 	CLI_OPT_B_ORDERED,
 	CLI_OPT_B_SHARD,
-	CLI_OPT_B_LEDGER
+	CLI_OPT_B_LEDGER,
+	CLI_OPT_W_DRY_RUN
 };
 
 extern const struct cli_opt cli_write_opts[];
@@ -546,6 +548,14 @@ void cli_update_res_clear(void *res);
 /* The members of an incremental update's --json success line after
  * "output": base_length, xref_offset, bytes_appended, objects. */
 void cli_json_update(struct cli_json *j, const struct pdfstamp_result *res);
+/* --dry-run (write_common.c note 4): the text line of an incremental
+ * update that was only built, RES's objects called WHAT ("annotation");
+ * returns CLI_EXIT_OK. */
+int cli_dry_run_update(const struct cli_file *f, const struct pdfstamp_result *res,
+                       const char *what);
+/* The dry-run members of a --json success line ("dry_run":true and
+ * "journal_pending"); nothing without --dry-run. */
+void cli_json_dry_run(struct cli_json *j, const struct cli_file *f);
 
 /* Strict, locale-independent number parsing for option values.  Each
  * returns 0, or -1 if S is not entirely one number of the kind asked
@@ -561,6 +571,7 @@ int cli_utf8_valid(const char *s);
 /* ---- commands ----------------------------------------------------------- */
 
 extern const struct cli_cmd cli_cmd_info, cli_cmd_stamp, cli_cmd_meta, cli_cmd_dss,
-	cli_cmd_rotate, cli_cmd_encrypt, cli_cmd_verify, cli_cmd_audit, cli_cmd_recover;
+	cli_cmd_rotate, cli_cmd_encrypt, cli_cmd_verify, cli_cmd_audit, cli_cmd_recover,
+	cli_cmd_stamps, cli_cmd_unstamp;
 
 #endif

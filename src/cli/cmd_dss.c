@@ -197,6 +197,8 @@ static int output_dss(const struct cli_file *f, void *arg)
 		cli_json_bool(&j, written);
 		cli_json_update(&j, res);
 		cli_json_line_end(&j, f->name);
+	} else if (f->run->dry_run) {
+		return cli_dry_run_update(f, res, "new object");
 	} else if (!written) {
 		cli_warning(f->name,
 		            "nothing new to add: every item is in /DSS already; nothing written");

@@ -91,6 +91,8 @@ static int output_meta(const struct cli_file *f, void *arg)
 		cli_file_json_begin(&j, f);
 		cli_json_update(&j, res);
 		cli_json_line_end(&j, f->name);
+	} else if (f->run->dry_run) {
+		return cli_dry_run_update(f, res, "Info object");
 	} else if (f->run->verbose) {
 		fputs("updated the metadata of ", cli_out());
 		cli_put_safe(cli_out(), f->name);

@@ -36,6 +36,12 @@
  *     "strings","payload_bytes","crypto_seconds","decrypt_seconds",
  *     "encrypt_seconds","seconds","bytes_written","jobs"}; failure lines
  *     are the driver's.
+ *  8. --dry-run: PDFSTAMP_WRITE_DRY_RUN (dryrun.c note 2): the whole pass
+ *     runs with the output discarded, so the figures are the real run's
+ *     and bytes_written the size the new file would have; nothing is
+ *     created, locked or renamed (the driver opens read-only:
+ *     write_common.c note 4).  The text line is printed with or without
+ *     -v; the --json line has "dry_run":true and "journal_pending".
  */
 #include "config.h"
 
@@ -115,6 +121,10 @@ static const struct cli_opt rewrite_tail[] = {
 	           "no progress bar (it is shown only on a terminal, for files over 4 MB)"),
 	CLI_OPTION_JSON,
 	CLI_OPTION("verbose", 'v', NULL, "print one line per written FILE (not with --json)"),
+	CLI_OPTION("dry-run", CLI_OPT_W_DRY_RUN, NULL,
+	           "authenticate, run every check and the whole re-encryption with the output "
+	           "discarded, print the size the new file would have, and create, lock or "
+	           "replace nothing"),
 	CLI_OPTION_HELP,
 	CLI_END
 };
@@ -282,7 +292,8 @@ static int call_rewrite(struct cli_file *f, void *arg)
 	memset(&c->st, 0, sizeof c->st);
 	c->st.version = PDFSTAMP_REWRITE_STATS_VERSION;
 	o.output = f->wopts.output;
-	o.flags = f->wopts.flags & (PDFSTAMP_WRITE_IN_PLACE | PDFSTAMP_WRITE_TO_FD);
+	o.flags = f->wopts.flags &
+	          (PDFSTAMP_WRITE_IN_PLACE | PDFSTAMP_WRITE_TO_FD | PDFSTAMP_WRITE_DRY_RUN);
 	o.output_fd = f->wopts.output_fd;
 	if (c->w.force)
 		o.flags |= PDFSTAMP_REWRITE_FORCE;
@@ -339,6 +350,28 @@ static int output_rewrite(const struct cli_file *f, void *arg)
 
 	if (f->run->json) {
 		json_rewrite(f, s);
+		return CLI_EXIT_OK;
+	}
+	if (f->run->dry_run) {
+		fputs("dry run: would ", cli_out());
+		if (f->run->in_place) {
+			fputs("replace ", cli_out());
+			cli_put_safe(cli_out(), f->name);
+			fputs(" with", cli_out());
+		} else {
+			fputs("write", cli_out());
+		}
+		fprintf(cli_out(), " %" PRId64 " bytes (%" PRId64 " objects, %" PRId64 " streams, "
+		        "%" PRId64 " strings)", s->bytes_written, s->objects, s->streams,
+		        s->strings);
+		if (!f->run->in_place) {
+			fputs(" to ", cli_out());
+			if (strcmp(f->run->output, "-") == 0)
+				fputs("standard output", cli_out());
+			else
+				cli_put_safe(cli_out(), f->run->output);
+		}
+		fputs("; nothing written\n", cli_out());
 		return CLI_EXIT_OK;
 	}
 	if (!f->run->verbose)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_stamp.c - `pdfstamp stamp [options] FILE...`: append a stamp
- * annotation to one page, the last page or every page of each FILE as one
- * encrypted incremental update.
+ * annotation to the selected pages of each FILE as one encrypted
+ * incremental update.
  *
  * DESIGN NOTES
  *
@@ -22,7 +22,12 @@
  *     font, the others their fonts[].  --font and --image are passed on as
  *     they are: the library opens them (and refuses a file that is not a
  *     font or an image) before anything is written.
- *  4. Coordinates and the margin are bounded (|v| <= CLI_MAX_COORD) so
+ *  4. --pages EXPR is checked once, before any file is opened, by the
+ *     library's own parser (pdfstamp_pages_check without a page count:
+ *     the syntax and the numbers); a page beyond a file's count is that
+ *     file's usage error.  --page is its one-page form; both at once is a
+ *     usage error.
+ *  5. Coordinates and the margin are bounded (|v| <= CLI_MAX_COORD) so
  *     the library never has to write absurd reals.
  *  6. Bates numbering ({bates} in a template) continues across the files
  *     in the order given: each file's first number is the start plus the
@@ -34,7 +39,7 @@
  *     batch is not stamped (exit 1): their numbers are unknown.  The state
  *     of the count is the only part of the command's state a call
  *     changes; with one worker nothing else reads it.
- *  5. The option table is in the order of --help, grouped (what the stamp
+ *  7. The option table is in the order of --help, grouped (what the stamp
  *     is, its text, where it goes, its data, its look).  Options with the
  *     same first letter keep the order they had in the getopt table it
  *     replaced (opts.c note 2): --icon before --image, --freetext before
@@ -62,6 +67,7 @@
 
 enum {
 	OPT_PAGE = CLI_OPT_CMD_BASE,
+	OPT_PAGES,
 	OPT_TEXT,
 	OPT_ICON,
 	OPT_RECT,
@@ -110,10 +116,14 @@ static const struct {
 	{ NULL, PDFSTAMP_POS_TOP_RIGHT }
 };
 
-/* Note 5: the order of the rows. */
+/* Note 7: the order of the rows. */
 static const struct cli_opt stamp_opts[] = {
 	CLI_HEADING("Stamp options:"),
 	CLI_OPTION("page", OPT_PAGE, "N|first|last|all", "the page to stamp (default 1)"),
+	CLI_OPTION("pages", OPT_PAGES, "EXPR",
+	           "the pages to stamp, e.g. 1-3,7 or 5- or -1 (the last) or odd or all,!1: "
+	           "comma-separated N, N-M, N-, -N, first, last, all, odd, even, !ITEM to "
+	           "exclude; a page beyond the end is an error (instead of --page)"),
 	CLI_OPTION_LIST("icon", OPT_ICON, "NAME",
 	                "the stamp's /Name (default Approved), one of:", icons),
 	CLI_OPTION("image", OPT_IMAGE, "FILE",
@@ -186,12 +196,13 @@ const struct cli_cmd cli_cmd_stamp = {
 	.summary = "append a stamp annotation to a page as an encrypted incremental update",
 	.synopsis = "[options] (-o OUT FILE | --in-place FILE...)",
 	.about =
-	"Appends a stamp annotation with its own appearance to a page of each\n"
-	"FILE, as one encrypted incremental update: every existing byte (and so\n"
-	"every existing signature) stays as it is.  Needs the annotation\n"
-	"permission or the owner password.  New objects are encrypted under the\n"
-	"file's own handler (AES-256, AES-128 or RC4); for RC4 or a key under 128\n"
-	"bits a warning says the handler is weak and points to 'pdfstamp rotate'.\n",
+	"Appends a stamp annotation with its own appearance to a page (--page)\n"
+	"or to the selected pages (--pages) of each FILE, as one encrypted\n"
+	"incremental update: every existing byte (and so every existing\n"
+	"signature) stays as it is.  Needs the annotation permission or the\n"
+	"owner password.  New objects are encrypted under the file's own handler\n"
+	"(AES-256, AES-128 or RC4); for RC4 or a key under 128 bits a warning\n"
+	"says the handler is weak and points to 'pdfstamp rotate'.\n",
 	.opts = stamp_opts
 };
 
@@ -222,6 +233,24 @@ static int parse_page(const char *s, int64_t *page)
 		                 "'first', 'last' or 'all'");
 	*page = v;
 	return 0;
+}
+
+/* Note 4. */
+static int parse_pages(const char *s, const char **pages)
+{
+	pdfstamp_ctx *ctx = NULL;
+	int rc;
+
+	rc = pdfstamp_ctx_new(&ctx);
+	if (rc != 0)
+		return cli_lib_error(NULL, rc, NULL);
+	rc = pdfstamp_pages_check(ctx, s, 0, NULL);
+	if (rc != 0)
+		rc = bad_value("--pages", pdfstamp_ctx_errmsg(ctx));
+	else
+		*pages = s;
+	pdfstamp_ctx_free(ctx);
+	return rc;
 }
 
 static int parse_rect(const char *s, double r[4])
@@ -357,6 +386,7 @@ struct stamp_cmd {
 	size_t next;           /* the index of the file expected next */
 	int64_t taken;         /* numbers the files before it took */
 	const char *failed;    /* the file after which the count is unknown */
+	int page_given;
 };
 
 static int call_stamp(struct cli_file *f, void *arg)
@@ -436,9 +466,14 @@ static int output_stamp(const struct cli_file *f, void *arg)
 		cli_json_line_end(&j, f->name);
 		return CLI_EXIT_OK;
 	}
+	if (f->run->dry_run)
+		return cli_dry_run_update(f, res, "annotation");
 	if (!f->run->verbose)
 		return CLI_EXIT_OK;
-	if (c->so.page == PDFSTAMP_PAGE_ALL)
+	if (c->so.pages)
+		fprintf(cli_out(), "stamped %d page%s of ", res->nobjects,
+		        res->nobjects == 1 ? "" : "s");
+	else if (c->so.page == PDFSTAMP_PAGE_ALL)
 		fprintf(cli_out(), "stamped %d pages of ", res->nobjects);
 	else if (c->so.page == PDFSTAMP_PAGE_LAST)
 		fputs("stamped the last page of ", cli_out());
@@ -472,7 +507,14 @@ static int stamp_option(void *arg, int id, char *optarg)
 
 	switch (id) {
 	case OPT_PAGE:
+		if (so->pages)
+			return bad_value("--page", "give --page or --pages, not both");
+		c->page_given = 1;
 		return parse_page(optarg, &so->page);
+	case OPT_PAGES:
+		if (c->page_given)
+			return bad_value("--pages", "give --page or --pages, not both");
+		return parse_pages(optarg, &so->pages);
 	case OPT_TEXT:
 		rc = utf8_arg("--text", optarg, &so->text);
 		if (rc == 0 && !*optarg)

@@ -32,6 +32,8 @@
  *     the written revision are the library's; the CLI adds no I/O of its
  *     own to the PDF files.  The document is closed (the lock released)
  *     only after the call finished, and before the output is printed.
+ *     --dry-run opens read-only in either mode and makes no group (note
+ *     13): write_common.c note 4.
  *  4. Files are independent: one file's failure is reported on stderr and,
  *     with --json, as the failure line {"file","ok":false,"exit":N,
  *     "error":"message"} (json.c), and the next file still goes ahead; the
@@ -396,7 +398,7 @@ static int make_list(const struct cli_ops *ops, const struct cli_run *run,
 	if (ops->check && !(run->output && !run->files_from && nops != 1) &&
 	    (rc = ops->check(arg)) != 0)
 		return rc;
-	if (writes(ops) && run->output && strcmp(run->output, "-") == 0) {
+	if (writes(ops) && run->output && strcmp(run->output, "-") == 0 && !run->dry_run) {
 		/* Note 7: the PDF is all that goes to standard output. */
 		if (run->json || run->verbose) {
 			cli_error(NULL, "-o - writes the PDF to standard output, so %s "
@@ -444,7 +446,8 @@ static void fail_all(const struct cli_run *run, struct file_list *files, int lis
 	int stdin_ok = !isatty(STDIN_FILENO) && !run->pw_stdin && !pw_uses_stdin(&run->src);
 	size_t k;
 
-	if (!run->json || status == 0 || (run->output && strcmp(run->output, "-") == 0))
+	if (!run->json || status == 0 ||
+	    (run->output && strcmp(run->output, "-") == 0 && !run->dry_run))
 		return; /* -o -: standard output is the PDF's alone (note 7) */
 	if (!listed && ff && (strcmp(ff, "-") != 0 || stdin_ok))
 		(void)read_files_from(ff, files, 1); /* what it holds, if anything */
@@ -582,8 +585,10 @@ static int open_file(struct driver *d, struct cli_file *f)
 	const char *msg = NULL;
 	int rc, status = 0, encrypted;
 
+	/* a dry run opens read-only, in place too (write_common.c note 4) */
 	rc = pdfstamp_doc_open(d->ctx, &f->doc, f->name,
-	                       writes(ops) ? (run->in_place ? PDFSTAMP_OPEN_WRITE : 0)
+	                       writes(ops) ? (run->in_place && !run->dry_run ? PDFSTAMP_OPEN_WRITE
+	                                                                       : 0)
 	                                   : ops->open_flags);
 	if (rc != 0)
 		return fail(d, f->name, cli_exit_status(rc), NULL, rc);
@@ -620,6 +625,8 @@ static void output_mode(const struct cli_run *run, struct cli_file *f)
 		f->wopts.flags |= PDFSTAMP_WRITE_ALLOW_TRAILING;
 	if (run->allow_identity)
 		f->wopts.flags |= PDFSTAMP_WRITE_ALLOW_IDENTITY;
+	if (run->dry_run)
+		f->wopts.flags |= PDFSTAMP_WRITE_DRY_RUN;
 }
 
 /* One file in a worker's hands (note 13). */
@@ -1042,9 +1049,9 @@ int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
 	if (rc == 0) {
 		int n = count_workers(ops, run, files.n);
 		b.quiet = n > 1;
-		b.group_size = writes(ops) && run->in_place && (ops->flags & CLI_BATCH) &&
-		                       files.n > 1 ? CLI_GROUP : 1;
-		if ((n > 1 || b.group_size > 1) && run->in_place &&
+		b.group_size = writes(ops) && run->in_place && !run->dry_run &&
+		                       (ops->flags & CLI_BATCH) && files.n > 1 ? CLI_GROUP : 1;
+		if ((n > 1 || b.group_size > 1) && run->in_place && !run->dry_run &&
 		    (rc = pdfstamp_group_new(&b.group)) != 0)
 			rc = cli_lib_error(NULL, rc, NULL);
 		else
@@ -1069,4 +1076,5 @@ void cli_file_json_begin(struct cli_json *j, const struct cli_file *f)
 		cli_json_key(j, "output");
 		cli_json_str(j, f->output);
 	}
+	cli_json_dry_run(j, f);
 }

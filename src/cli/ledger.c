@@ -50,6 +50,14 @@
  *     commands' lines are not synced (doing them again costs nothing but
  *     time).  A failed write or sync fails the file (an in-place update
  *     is then undone by the library).
+ *  5. --dry-run (write_common.c note 4) reads the ledger and writes nothing
+ *     to it.  The ledger is opened read-only, never created (a missing one
+ *     is empty), and no line is appended, not even a line feed: a FILE
+ *     done by the same options (--dry-run is outside the fingerprint) is
+ *     skipped as a real run would skip it; one that changed since is
+ *     reported the same way; one with a pending journal is not recovered
+ *     (the read-only open warns).  No intent, done or failed line: a dry
+ *     run has done nothing that a later run could skip.
  */
 #include "config.h"
 
@@ -86,6 +94,7 @@ struct cli_ledger {
 	const char *path;
 	uint64_t fp;            /* the run's options */
 	int writes;             /* a writing command: done lines are synced */
+	int dry;                /* --dry-run: read only (note 5) */
 	struct set sets[2];     /* intent and done lines of this fingerprint */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -398,10 +407,17 @@ int cli_ledger_open(struct cli_ledger **out, const struct cli_run *run, int writ
 	l->path = run->ledger;
 	l->fp = run->fingerprint;
 	l->writes = writes;
+	l->dry = run->dry_run;
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->cond, NULL);
 	created = lstat(l->path, &st) != 0 && errno == ENOENT;
-	l->fd = open(l->path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (l->dry && created) { /* note 5: nothing to skip, nothing created */
+		l->fd = -1;
+		*out = l;
+		return 0;
+	}
+	l->fd = l->dry ? open(l->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+	               : open(l->path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (l->fd < 0 || fstat(l->fd, &st) != 0) {
 		cli_error(l->path, "cannot open the ledger: %s", strerror(errno));
 		rc = CLI_EXIT_USAGE;
@@ -421,7 +437,7 @@ int cli_ledger_open(struct cli_ledger **out, const struct cli_run *run, int writ
 	fclose(f);
 	if (rc != 0)
 		goto fail;
-	if (!ends_lf && append(l, "\n", 1, 0) != 0) {
+	if (!ends_lf && !l->dry && append(l, "\n", 1, 0) != 0) {
 		rc = CLI_EXIT_IO;
 		goto fail;
 	}
@@ -472,6 +488,10 @@ static void skipped(const struct cli_run *run, const char *name, const char *why
 
 	if (run->json) {
 		cli_json_ok_begin(&j, name);
+		if (run->dry_run) {
+			cli_json_key(&j, "dry_run");
+			cli_json_bool(&j, 1);
+		}
 		cli_json_key(&j, "skipped");
 		cli_json_str(&j, why);
 		cli_json_line_end(&j, name);
@@ -506,7 +526,7 @@ int cli_ledger_skip(struct cli_ledger *l, pdfstamp_ctx *ctx, const struct cli_ru
 		    (uint64_t)st.st_ino == done->ino) {
 			/* killed after the done line, before the journal went:
 			 * recovery keeps the update and removes the journal */
-			if (l->writes && run->in_place &&
+			if (l->writes && run->in_place && !l->dry &&
 			    pdfstamp_journal_pending(ctx, name, &pending) == 0 && pending &&
 			    pdfstamp_recover(ctx, name, &rec) != 0) {
 				*status = refuse(run, name, pdfstamp_ctx_errmsg(ctx));
@@ -523,7 +543,7 @@ int cli_ledger_skip(struct cli_ledger *l, pdfstamp_ctx *ctx, const struct cli_ru
 		*status = refuse(run, name, msg);
 		return 1;
 	}
-	if (!l->writes || !run->in_place)
+	if (!l->writes || !run->in_place || l->dry)
 		return 0;
 	if (pdfstamp_journal_pending(ctx, name, &pending) != 0 || !pending)
 		return 0; /* the open deals with it */
@@ -594,7 +614,7 @@ int cli_ledger_begin(struct cli_ledger *l, struct cli_ledger_call *c, struct cli
 	c->l = l;
 	c->f = f;
 	c->recorded = 0;
-	if (!l->writes || !f->run->in_place)
+	if (!l->writes || !f->run->in_place || l->dry)
 		return 0;
 	if (stat(f->name, &st) != 0)
 		return 0; /* the open reports it */
@@ -610,7 +630,7 @@ int cli_ledger_end(struct cli_ledger_call *c, int status)
 	struct stat st;
 	char body[64];
 
-	if (c->recorded)
+	if (c->recorded || c->l->dry)
 		return 0;
 	if (stat(c->f->name, &st) != 0)
 		memset(&st, 0, sizeof st);

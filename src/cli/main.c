@@ -45,6 +45,8 @@
 static const struct cli_cmd *const cli_cmds[] = {
 	&cli_cmd_info,
 	&cli_cmd_stamp,
+	&cli_cmd_stamps,
+	&cli_cmd_unstamp,
 	&cli_cmd_meta,
 	&cli_cmd_dss,
 	&cli_cmd_rotate,

@@ -373,6 +373,7 @@ static int outside_fingerprint(int opt)
 	switch (opt) {
 	case 'v': case 'q': case CLI_OPT_W_JSON: case CLI_OPT_W_FILES_FROM:
 	case CLI_OPT_B_JOBS: case CLI_OPT_B_ORDERED: case CLI_OPT_B_SHARD: case CLI_OPT_B_LEDGER:
+	case CLI_OPT_W_DRY_RUN: /* a dry run looks up what the real run would skip */
 	case CLI_OPT_PASSWORD_FILE: case CLI_OPT_PASSWORD_FD: case CLI_OPT_PASSWORD_ENV:
 		return 1;
 	default:

@@ -24,6 +24,18 @@
  *     C locale (the program never calls setlocale), after checking that
  *     the text has only the characters of a decimal number, so "0x10",
  *     "inf", "nan", " 1" and "1e999" are all refused.
+ *  4. --dry-run (stamp, meta, dss here; rotate and encrypt have their own
+ *     row): the library's PDFSTAMP_WRITE_DRY_RUN (dryrun.c).  The driver
+ *     opens every FILE read-only, in place too (no lock, no journal
+ *     recovered: a pending journal draws the open's warning, and the
+ *     success line says "journal_pending"), makes no group, and a --ledger
+ *     is read (not created) to skip what a real run would skip but gets
+ *     no line (ledger.c note 5).  Each FILE gets a line, -v or not:
+ *       dry run: would append N bytes (K annotations) to FILE; nothing written
+ *       dry run: would write OUT: the L bytes of FILE and N appended (K ...)
+ *     and with --json its usual success line with "dry_run":true and
+ *     "journal_pending" after "output".  -o - prints that line: there is
+ *     no PDF on standard output then.
  */
 #include "config.h"
 
@@ -59,6 +71,10 @@ const struct cli_opt cli_write_opts[] = {
 	CLI_OPTION("force", CLI_OPT_W_FORCE, NULL,
 	           "accept a /Perms entry that does not match /P (warns); the permissions "
 	           "/Perms records then apply"),
+	CLI_OPTION("dry-run", CLI_OPT_W_DRY_RUN, NULL,
+	           "authenticate, run every check and build the update in memory, print what "
+	           "would be appended, and write, create or lock nothing (no OUT, journal, "
+	           "temporary file or ledger line)"),
 	CLI_OPTION_HELP,
 	CLI_END
 };
@@ -295,6 +311,9 @@ int cli_run_option(struct cli_run *w, int opt, const char *arg)
 	case CLI_OPT_W_FORCE:
 		w->force = 1;
 		return 0;
+	case CLI_OPT_W_DRY_RUN:
+		w->dry_run = 1;
+		return 0;
 	case CLI_OPT_W_DATE:
 		if (!*arg) {
 			cli_error(NULL, "--date needs 'now' or an ISO 8601 date");
@@ -326,4 +345,49 @@ void cli_json_update(struct cli_json *j, const struct pdfstamp_result *res)
 	cli_json_arr_end(j);
 	cli_json_key(j, "weak_encryption");
 	cli_json_weak(j, res->weak, sizeof res->weak);
+}
+
+/* ---- --dry-run (note 4) ------------------------------------------------------ */
+
+void cli_json_dry_run(struct cli_json *j, const struct cli_file *f)
+{
+	int pending = 0;
+
+	if (!f->run->dry_run)
+		return;
+	cli_json_key(j, "dry_run");
+	cli_json_bool(j, 1);
+	cli_json_key(j, "journal_pending");
+	cli_json_bool(j, pdfstamp_journal_pending(f->ctx, f->name, &pending) == 0 && pending);
+}
+
+int cli_dry_run_update(const struct cli_file *f, const struct pdfstamp_result *res,
+                       const char *what)
+{
+	FILE *o = cli_out();
+
+	if (res->bytes_appended == 0) {
+		fputs("dry run: nothing to add to ", o);
+		cli_put_safe(o, f->name);
+		fputs("; nothing would be written\n", o);
+		return CLI_EXIT_OK;
+	}
+	fputs("dry run: would ", o);
+	if (f->run->in_place) {
+		fprintf(o, "append %" PRId64 " bytes (%d %s%s) to ", res->bytes_appended,
+		        res->nobjects, what, res->nobjects == 1 ? "" : "s");
+		cli_put_safe(o, f->name);
+	} else {
+		fputs("write ", o);
+		if (strcmp(f->run->output, "-") == 0)
+			fputs("standard output", o);
+		else
+			cli_put_safe(o, f->run->output);
+		fprintf(o, ": the %" PRId64 " bytes of ", res->base_length);
+		cli_put_safe(o, f->name);
+		fprintf(o, " and %" PRId64 " appended (%d %s%s)", res->bytes_appended,
+		        res->nobjects, what, res->nobjects == 1 ? "" : "s");
+	}
+	fputs("; nothing written\n", o);
+	return CLI_EXIT_OK;
 }

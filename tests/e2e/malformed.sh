@@ -7,6 +7,8 @@
 #     pdfstamp info --json --password-file PW FILE
 #     pdfstamp stamp -o OUT --password-file PW FILE
 #     pdfstamp verify --password-file PW FILE
+#     pdfstamp stamps --json --password-file PW FILE
+#     pdfstamp unstamp --id absent_id -o OUT --password-file PW FILE
 #     pdfstamp meta --set ... --xmp -o OUT --password-file PW FILE
 #     pdfstamp rotate -o OUT ... FILE   (encrypt -o OUT for a plaintext FILE)
 # (no --password-file where INDEX says "none": the plaintext files, since
@@ -148,6 +150,14 @@ while IFS=$'\t' read -r name info_exit stamp_exit pw desc; do
 	elif [ -e "$out" ]; then
 		fail "$name: a failed stamp left its output file behind"
 	fi
+	# stamps and unstamp (issue 32): every page's /Annots read; documented
+	# statuses only, and unstamp of an ID the file lacks writes nothing
+	limited "$PDFSTAMP" stamps --json "${pwo[@]}" "$f"
+	verdict "$name" stamps "0|3|4"
+	rm -f "$out"
+	limited "$PDFSTAMP" unstamp --id absent_id -o "$out" "${pwo[@]}" "$f"
+	verdict "$name" unstamp "0|3|4|5"
+	[ -e "$out" ] && fail "$name: unstamp of an absent ID wrote an output file"
 	# verify and the full rewrite (rotate, or encrypt for a plaintext file)
 	# have no per-file expectation in INDEX: each must end with one of its
 	# documented statuses, safely; a rewritten output must verify with its

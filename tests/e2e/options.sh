@@ -25,7 +25,7 @@
 need python3
 
 MAN=$TOP_SRCDIR/man/pdfstamp.1
-CMDS="info stamp meta dss rotate encrypt verify audit recover"
+CMDS="info stamp stamps unstamp meta dss rotate encrypt verify audit recover"
 
 run "$PDFSTAMP" --help
 check_status 0 "pdfstamp --help"
@@ -115,6 +115,9 @@ S = sections()
 refer = {
     "info": ["pdfstamp info", "PASSWORDS", "Options for many files"],
     "stamp": ["pdfstamp stamp", "Options of stamp and meta", "PASSWORDS", "Options for many files"],
+    "stamps": ["pdfstamp stamps", "PASSWORDS", "Options for many files"],
+    "unstamp": ["pdfstamp unstamp", "Options of stamp and meta", "PASSWORDS",
+                "Options for many files"],
     "meta": ["pdfstamp meta", "Options of stamp and meta", "PASSWORDS", "Options for many files"],
     "dss": ["pdfstamp dss", "Options of stamp and meta", "PASSWORDS", "Options for many files"],
     "rotate": ["pdfstamp rotate", "PASSWORDS"],
