@@ -2,7 +2,8 @@
 /*
  * extlib.c - the libraries only some stamps need, opened when the first
  * such stamp is built: HarfBuzz, hb-subset, fontconfig and FriBidi for
- * text that needs an embedded font, libspng for a PNG image.
+ * text that needs an embedded font, libspng for a PNG image, libqrencode
+ * for a QR code.
  *
  * DESIGN NOTES
  *
@@ -19,27 +20,29 @@
  *     is in, lets later calls through without the lock; until then the
  *     callers load under one mutex.  A group is loaded whole or not at
  *     all: each library by its soname (the runtime packages, Debian's
- *     libharfbuzz0b, libharfbuzz-subset0, libfontconfig1, libfribidi0 and
- *     libspng0, are named in debian/control, since dpkg-shlibdeps cannot
- *     see them), each function of extlib.h's lists by name, with the type
- *     of the header the library was built with (__typeof__).  The handles
- *     stay open for the life of the process.
+ *     libharfbuzz0b, libharfbuzz-subset0, libfontconfig1, libfribidi0,
+ *     libspng0 and libqrencode4, are named in debian/control, since
+ *     dpkg-shlibdeps cannot see them), each function of extlib.h's lists
+ *     by name, with the type of the header the library was built with
+ *     (__typeof__).  The handles stay open for the life of the process.
  *  3. Callers.  ps_font_open (only for text the standard-14 font cannot
- *     draw, or a font asked for), ps_font_open_mem and the PNG loader call
- *     ps_ext_need first; everything after works on objects those made, so
- *     their group is loaded.  A library that is missing or lacks a
- *     function fails that call with PDFSTAMP_E_IO (the installation's
- *     fault, not the input's: exit 1), naming it and dlerror's reason,
- *     before anything is written; the next call tries again (a failure
- *     may pass: too many open files), so a long-lived program does not
- *     keep it.
- *  4. Threads.  HarfBuzz, FriBidi and libspng work on objects the caller
- *     owns, one context's at a time.  fontconfig also keeps process-wide
- *     caches behind the configs it makes (its object and string tables),
- *     and ThreadSanitizer reports races in them when two threads choose a
- *     font at once (pdfstamp --jobs, issue 34); so font.c chooses fonts
- *     under a second process-wide lock (ps_ext_fc_enter), held only while
- *     fontconfig is asked, never while a font is subset or drawn.
+ *     draw, or a font asked for), ps_font_open_mem, the PNG loader and
+ *     ps_qr_encode (qr.c) call ps_ext_need first; everything after works
+ *     on objects those made, so their group is loaded.  A library that is
+ *     missing or lacks a function fails that call with PDFSTAMP_E_IO (the
+ *     installation's fault, not the input's: exit 1), naming it and
+ *     dlerror's reason, before anything is written; the next call tries
+ *     again (a failure may pass: too many open files), so a long-lived
+ *     program does not keep it.
+ *  4. Threads.  HarfBuzz, FriBidi, libspng and libqrencode work on objects
+ *     the caller owns, one context's at a time (libqrencode is built
+ *     thread-safe, with pthreads, as Debian's is).  fontconfig also keeps
+ *     process-wide caches behind the configs it makes (its object and
+ *     string tables), and ThreadSanitizer reports races in them when two
+ *     threads choose a font at once (pdfstamp --jobs, issue 34); so
+ *     font.c chooses fonts under a second process-wide lock
+ *     (ps_ext_fc_enter), held only while fontconfig is asked, never while
+ *     a font is subset or drawn.
  */
 #include "config.h"
 
@@ -60,7 +63,7 @@ static struct ps_ext table;   /* note 2: a group's entries written under
                                * the lock, before its flag */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fc_lock = PTHREAD_MUTEX_INITIALIZER; /* note 4 */
-static struct group text_group, png_group;
+static struct group text_group, png_group, qr_group;
 
 /* Opens SONAME into *H; 0, or -1 with G->why set. */
 static int open_lib(struct group *g, const char *soname, void **h)
@@ -121,6 +124,14 @@ static int load_png(struct group *g)
 	return rc;
 }
 
+static int load_qr(struct group *g)
+{
+	int rc = 0;
+
+	LOAD("libqrencode.so.4", PS_EXT_QRENC);
+	return rc;
+}
+
 void ps_ext_fc_enter(void)
 {
 	pthread_mutex_lock(&fc_lock);
@@ -133,20 +144,23 @@ void ps_ext_fc_leave(void)
 
 int ps_ext_need(ps_ctx *ctx, int group)
 {
-	struct group *g = group == PS_EXT_PNG ? &png_group : &text_group;
+	struct group *g = group == PS_EXT_PNG ? &png_group : group == PS_EXT_QR ? &qr_group
+	                                                                        : &text_group;
 	int rc = 0;
 
 	if (atomic_load(&g->ok))
 		return 0;
 	pthread_mutex_lock(&lock);
 	if (!atomic_load(&g->ok)) {
-		if ((group == PS_EXT_PNG ? load_png(g) : load_text(g)) == 0)
+		if ((group == PS_EXT_PNG ? load_png(g) : group == PS_EXT_QR ? load_qr(g)
+		                                                            : load_text(g)) == 0)
 			atomic_store(&g->ok, 1);
 		else
 			rc = ps_err(ctx, PDFSTAMP_E_IO,
 			            "%s needs a library that is not available: %s",
 			            group == PS_EXT_PNG ? "a PNG image"
-			                                : "text in an embedded font", g->why);
+			            : group == PS_EXT_QR ? "a QR code"
+			                                 : "text in an embedded font", g->why);
 	}
 	pthread_mutex_unlock(&lock);
 	return rc;

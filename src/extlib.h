@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extlib.h - internal: the libraries only some stamps need -- HarfBuzz and
  * hb-subset, fontconfig and FriBidi for text in an embedded font, libspng
- * for PNG images -- opened on first use (extlib.c; conventions: ps.h).
- * font.c, fontpdf.c and image.c call them as PS_X(name)(...), after
- * ps_ext_need. */
+ * for PNG images, libqrencode for QR codes -- opened on first use
+ * (extlib.c; conventions: ps.h).  font.c, fontpdf.c, image.c and qr.c call
+ * them as PS_X(name)(...), after ps_ext_need. */
 #ifndef PS_EXTLIB_H
 #define PS_EXTLIB_H
 
@@ -12,6 +12,7 @@
 #include <hb-ot.h>
 #include <hb-subset.h>
 #include <hb.h>
+#include <qrencode.h>
 #include <spng.h>
 
 #include "ps.h"
@@ -46,6 +47,9 @@
 	X(spng_ctx_free) X(spng_ctx_new) X(spng_decode_chunks) X(spng_decode_image) \
 	X(spng_decoded_image_size) X(spng_get_ihdr) X(spng_set_chunk_limits) \
 	X(spng_set_crc_action) X(spng_set_image_limits) X(spng_set_png_buffer) X(spng_strerror)
+#define PS_EXT_QRENC(X) \
+	X(QRcode_encodeInput) X(QRcode_free) X(QRinput_append) X(QRinput_appendECIheader) \
+	X(QRinput_free) X(QRinput_new2)
 
 #define PS_EXT_FIELD(name) __typeof__(name) *name;
 struct ps_ext {
@@ -54,12 +58,14 @@ struct ps_ext {
 	PS_EXT_FC(PS_EXT_FIELD)
 	PS_EXT_FRIBIDI(PS_EXT_FIELD)
 	PS_EXT_SPNG(PS_EXT_FIELD)
+	PS_EXT_QRENC(PS_EXT_FIELD)
 };
 #undef PS_EXT_FIELD
 
 enum {
 	PS_EXT_TEXT = 1,  /* HarfBuzz, hb-subset, fontconfig, FriBidi */
-	PS_EXT_PNG = 2    /* libspng */
+	PS_EXT_PNG = 2,   /* libspng */
+	PS_EXT_QR = 3     /* libqrencode */
 };
 
 /* Around every use of fontconfig: one thread at a time in it (extlib.c

@@ -542,7 +542,11 @@ struct pdfstamp_stamp_opts {
 	                          * this file's first is bates_start + bates_offset */
 	const char *bates_prefix; /* before the number (default none) */
 	int bates_digits;        /* zero-padded to this many digits (default 6) */
-	const char *qr;          /* template of a QR code drawn in the stamp (optional) */
+	const char *qr;          /* template of a QR code drawn in the stamp (optional): its
+	                          * UTF-8 bytes, black on white, left of the text or, when
+	                          * text, image and image_data are NULL, alone; too long
+	                          * for qr_level (2953/2331/1663/1273 bytes, one less if
+	                          * not ASCII): PDFSTAMP_E_USAGE */
 	enum pdfstamp_qr_level qr_level; /* default PDFSTAMP_QR_M */
 	const char *const *fonts; /* fallback fonts after font, nfonts of them (at most
 	                           * 23, none NULL), each as font; then installed fonts

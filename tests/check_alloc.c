@@ -651,6 +651,27 @@ static int op_stamp_fonts(struct sc *s, pdfstamp_doc *doc)
 	return rc;
 }
 
+/* A QR code beside the text on every page (qr.c; libqrencode's own
+ * allocations are not counted: a shared library), its appearance deflated
+ * (stamp.c note 12). */
+static int op_stamp_qr(struct sc *s, pdfstamp_doc *doc)
+{
+	struct pdfstamp_stamp_opts o = PDFSTAMP_STAMP_OPTS_INIT;
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	int rc;
+
+	o.page = PDFSTAMP_PAGE_ALL;
+	o.text = "APPROVED";
+	o.qr = "https://dms.example.org/approve?file=report-2026.pdf&page=12";
+	o.qr_level = PDFSTAMP_QR_Q;
+	o.date = "2024-05-06T07:08:09+02:00";
+	w.output = s->out;
+	rc = pdfstamp_stamp(doc, &o, &w, &res);
+	pdfstamp_result_clear(&res);
+	return rc;
+}
+
 /* A PNG chunk of type T and N bytes at D, appended at P; returns the end. */
 static uint8_t *png_chunk(uint8_t *p, const char *t, const uint8_t *d, size_t n)
 {
@@ -835,6 +856,7 @@ static const struct scenario scenarios[] = {
 	{ "stamp-font", "r6-table.pdf", PW_USER, 0, 1, 0, 0, op_stamp_font },
 	{ "stamp-fonts", "r6-table.pdf", PW_USER, 0, 1, 0, 0, op_stamp_fonts },
 	{ "stamp-image", "r6-objstm.pdf", PW_USER, 0, 1, 0, 0, op_stamp_image },
+	{ "stamp-qr", "r6-objstm.pdf", PW_USER, 0, 1, 0, 0, op_stamp_qr },
 	{ "meta-xmp", "r6-objstm.pdf", PW_USER, 0, 1, 0, 0, op_meta },
 	{ "meta-xmp-new", "r6-table.pdf", PW_OWNER, 0, 1, 0, 0, op_meta },
 	{ "rotate-jobs1", "r6-objstm.pdf", PW_OWNER, 0, 1, 0, 1, op_rotate1 },

@@ -13,7 +13,7 @@
  *     typo is a usage error (exit 2) for all files alike.  The library
  *     checks the same limits again (and the date, which only it parses);
  *     its PDFSTAMP_E_USAGE also maps to exit 2.
- *  3. Strings (--text, --author, --note) must be valid UTF-8; the text may
+ *  3. Strings (--text, --author, --note, --qr) must be valid UTF-8; the text may
  *     hold newlines (one line each).  The library shapes it in a font that
  *     covers it (the --font options in order, then fontconfig's fallback
  *     for the characters they lack, else Helvetica-Bold for WinAnsi text)
@@ -88,7 +88,9 @@ enum {
 	OPT_OFFSET,
 	OPT_ROTATE,
 	OPT_SCALE,
-	OPT_IMAGE_OPACITY
+	OPT_IMAGE_OPACITY,
+	OPT_QR,
+	OPT_QR_LEVEL
 };
 
 /* The standard stamp names (ISO 32000-2 12.5.6.12). */
@@ -131,8 +133,8 @@ static const struct cli_opt stamp_opts[] = {
 	           "--text; without it the image alone, no frame, 150 pt on its longer side "
 	           "unless --rect is given"),
 	CLI_OPTION("text", OPT_TEXT, "TEMPLATE",
-	           "visible text, UTF-8, any script (default APPROVED, none with --image); a "
-	           "newline starts a new line, e.g. --text $'Approved\\nQA' in bash; "
+	           "visible text, UTF-8, any script (default APPROVED, none with --image or "
+	           "--qr); a newline starts a new line, e.g. --text $'Approved\\nQA' in bash; "
 	           "variables: {page} {pages} {date} {date:FORMAT} {file} {author} {bates}, "
 	           "{{ and }} for braces"),
 	CLI_OPTION("small-line", OPT_SMALL, "TEMPLATE",
@@ -140,6 +142,14 @@ static const struct cli_opt stamp_opts[] = {
 	           "ends dropped; '' for none)"),
 	CLI_OPTION("no-date", OPT_NO_DATE, NULL, "the small line without the date: --small-line "
 	           "'{author}'"),
+	CLI_OPTION("qr", OPT_QR, "STRING",
+	           "a QR code of STRING (UTF-8, as bytes), drawn as vector paths in black on "
+	           "white: left of the text with --text, else alone filling the stamp (72 pt "
+	           "unless --rect is given); at least 1.5 pt a module, so that it scans at "
+	           "150 dpi"),
+	CLI_OPTION("qr-level", OPT_QR_LEVEL, "L|M|Q|H",
+	           "its error correction: about 7, 15 (default M), 25 or 30 per cent may be "
+	           "lost; at most 2953, 2331, 1663 or 1273 bytes (one less when not ASCII)"),
 	CLI_OPTION("freetext", OPT_FREETEXT, NULL, "a /FreeText annotation instead of a /Stamp"),
 	CLI_OPTION("font", OPT_FONT, "FILE|FAMILY",
 	           "draw the text in this font (a path, or a fontconfig family such as 'Noto "
@@ -364,6 +374,20 @@ static int check_rect(const struct pdfstamp_stamp_opts *so)
 		return cli_usage_hint("stamp");
 	}
 	return 0;
+}
+
+static int parse_qr_level(const char *s, enum pdfstamp_qr_level *level)
+{
+	static const char *const names[] = {"L", "M", "Q", "H"};
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (strcasecmp(s, names[i]) == 0) {
+			*level = (enum pdfstamp_qr_level)i;
+			return 0;
+		}
+	}
+	return bad_value("--qr-level", "expected L, M, Q or H");
 }
 
 static int utf8_arg(const char *opt, const char *s, const char **dst)
@@ -600,6 +624,13 @@ static int stamp_option(void *arg, int id, char *optarg)
 		so->bates_digits = (int)d;
 		return 0;
 	}
+	case OPT_QR:
+		rc = utf8_arg("--qr", optarg, &so->qr);
+		if (rc == 0 && !*optarg)
+			rc = bad_value("--qr", "the string is empty");
+		return rc;
+	case OPT_QR_LEVEL:
+		return parse_qr_level(optarg, &so->qr_level);
 	default:
 		return -1;
 	}
