@@ -153,9 +153,12 @@
  *     page) is warned of once per appearance.  The appearance of a stamp
  *     with a QR code is deflated (ISO 32000-2 7.4.4): its runs take a
  *     third (1.3 KB for a 60-character URL), the other stamps' appearances
- *     stay as they were.  The string is encoded with the other refusals
- *     (note 3); it comes from qr_text, the one place that reads opts qr
- *     (not yet a template).
+ *     stay as they were.  The string is a template (note 11), expanded
+ *     and encoded once the target pages are known, before the update's
+ *     first object (a string too long for its level is refused then,
+ *     note 3); a QR code that differs per page ({page}, {bates}) is
+ *     encoded per page, and the square is sized for the one with the most
+ *     modules.
  */
 #include "config.h"
 
@@ -489,6 +492,7 @@ typedef struct stamp_text {
 	char *contents;       /* the main lines' text, for /Contents (owned) */
 	ps_line *lines;       /* the main lines, top first (the job's nlines) */
 	ps_line small;        /* the small line (n == 0: none) */
+	ps_qr *qr;            /* the QR code (note 12), NULL: none */
 } stamp_text;
 
 struct stamp_job {
@@ -497,7 +501,7 @@ struct stamp_job {
 	const char *note;     /* /Contents: the note, else the text's expansion (none if empty) */
 	char date[32];        /* /M and /CreationDate */
 	ps_time when;
-	ps_tmpl *tmain, *tsmall; /* the templates (note 11) */
+	ps_tmpl *tmain, *tsmall, *tqr; /* the templates (note 11) */
 	unsigned uses;        /* PS_TMPL_* of both */
 	int64_t npages;       /* {pages} */
 	int64_t bates0;       /* the number of the first selected page ({bates}) */
@@ -509,7 +513,8 @@ struct stamp_job {
 	double pitch, asc, desc, small_asc, small_base, top;
 	ps_image *img;
 	uint32_t iw, ih;
-	ps_qr *qr;            /* the QR code (note 12), NULL: none */
+	ps_qr *qr;            /* the texts' QR code with the most modules (borrowed; note 12),
+	                       * NULL: none */
 	double qw;            /* its square's natural side */
 	uint32_t img_num;
 	uint32_t contents_num, author_num, date_num, nm_num; /* shared strings
@@ -530,13 +535,14 @@ static void job_free(stamp_job *j)
 		free(j->texts[k].lines);
 		ps_font_line_free(&j->texts[k].small);
 		free(j->texts[k].contents);
+		ps_qr_free(j->texts[k].qr);
 	}
 	free(j->texts);
 	ps_tmpl_free(j->tmain);
 	ps_tmpl_free(j->tsmall);
+	ps_tmpl_free(j->tqr);
 	ps_font_free(j->font);
 	ps_image_free(j->img);
-	ps_qr_free(j->qr);
 	free(j->aps);
 }
 
@@ -650,9 +656,9 @@ static int cover_text(ps_ctx *ctx, const stamp_job *j, const ps_buf *all, size_t
 	return cover->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 }
 
-/* Expands the templates for every selected page (one text when they do
- * not differ per page), opens the one font for all of it and shapes it
- * (notes 3, 5 and 11): before anything is written. */
+/* Expands the text's templates for every text of the job, opens the one
+ * font for all of it and shapes it (notes 3, 5 and 11): before anything
+ * is written. */
 static int job_text(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 {
 	ps_buf all = PS_BUF_INIT;  /* every text: main '\n' small '\n' ... */
@@ -663,12 +669,10 @@ static int job_text(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 	int rc = 0, has_small = 0;
 	const char *p;
 
-	j->ntexts = j->uses & PS_TMPL_PER_PAGE ? pl->n : 1;
 	for (p = j->text; (p = strchr(p, '\n')) != NULL; p++)
 		n++;
 	j->nlines = n;
-	if (!(j->texts = calloc(j->ntexts, sizeof *j->texts)) ||
-	    !(mo = calloc(j->ntexts + 1, sizeof *mo)) || !(so = calloc(j->ntexts, sizeof *so)))
+	if (!(mo = calloc(j->ntexts + 1, sizeof *mo)) || !(so = calloc(j->ntexts, sizeof *so)))
 		goto oom;
 	for (k = 0; k < j->ntexts; k++) {
 		ps_tmpl_vars v;
@@ -740,22 +744,41 @@ out:
 	return rc;
 }
 
-/* The string of the QR code: opts qr as it is.  The one place that reads
- * it, where template expansion comes in. */
-static const char *qr_text(const stamp_job *j)
+/* Encodes the QR code of every text of the job (notes 3, 11 and 12). */
+static int job_qr(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 {
-	return j->o->qr;
+	ps_buf str = PS_BUF_INIT;
+	size_t k;
+	int rc = 0;
+
+	for (k = 0; k < j->ntexts && rc == 0; k++) {
+		ps_tmpl_vars v;
+		ps_qr **q = &j->texts[k].qr;
+		page_vars(j, k, pl->v[k].index, &v);
+		ps_buf_reset(&str);
+		if ((rc = ps_tmpl_expand(ctx, j->tqr, &v, &str)) < 0 ||
+		    (rc = ps_qr_encode(ctx, str.data ? (const char *)str.data : "", str.len,
+		                       j->o->qr_level, q)) < 0)
+			break;
+		if (!j->qr || ps_qr_modules(*q) > ps_qr_modules(j->qr))
+			j->qr = *q;
+	}
+	ps_buf_free(&str);
+	return rc;
 }
 
-/* Encodes the QR code (notes 3 and 12): before anything is written. */
-static int job_qr(ps_ctx *ctx, stamp_job *j)
+/* Every text of the job (note 11): one per selected page when a template
+ * differs per page, else one; then their QR codes and their text. */
+static int job_texts(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 {
-	const char *s = qr_text(j);
+	int rc;
 
-	if (j->img && !j->text)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "a QR code and an image need text to go with "
-		              "them (the QR code stands beside the text, the image under it)");
-	return ps_qr_encode(ctx, s, s ? strlen(s) : 0, j->o->qr_level, &j->qr);
+	j->ntexts = j->uses & PS_TMPL_PER_PAGE ? pl->n : 1;
+	if (!(j->texts = calloc(j->ntexts, sizeof *j->texts)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (j->tqr && (rc = job_qr(ctx, j, pl)) < 0)
+		return rc;
+	return j->text ? job_text(ctx, j, pl) : 0;
 }
 
 /* The QR code's natural side (note 12), once the text is measured. */
@@ -928,9 +951,9 @@ static int appearance_content(stamp_job *j, const stamp_text *t, const struct st
 		ps_buf_puts(c, "/GS0 gs\n");
 	if (j->img && !own_image_gs(j))
 		put_image(j, g, c);
-	if (j->qr) {
+	if (t && t->qr) {
 		qr_square(j, g, &v[0], &v[1], &v[2]);
-		ps_qr_draw(j->qr, v[0], v[1], v[2], c);
+		ps_qr_draw(t->qr, v[0], v[1], v[2], c);
 	}
 	if (!j->text)
 		goto done;
@@ -1506,13 +1529,18 @@ static int job_templates(ps_ctx *ctx, stamp_job *j)
 	if (o->bates_prefix && strlen(o->bates_prefix) > MAX_BATES_PREFIX)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the Bates prefix is longer than %d bytes",
 		              MAX_BATES_PREFIX);
+	if (o->qr) {
+		if ((rc = ps_tmpl_parse(ctx, "the QR code", o->qr, &j->tqr)) < 0)
+			return rc;
+		j->uses |= ps_tmpl_uses(j->tqr);
+	}
 	if (!j->text)
 		return 0;
 	if ((rc = ps_tmpl_parse(ctx, "the text", j->text, &j->tmain)) < 0 ||
 	    (rc = ps_tmpl_parse(ctx, "the small line", o->small ? o->small : DEFAULT_SMALL,
 	                        &j->tsmall)) < 0)
 		return rc;
-	j->uses = ps_tmpl_uses(j->tmain) | ps_tmpl_uses(j->tsmall);
+	j->uses |= ps_tmpl_uses(j->tmain) | ps_tmpl_uses(j->tsmall);
 	return 0;
 }
 
@@ -1632,8 +1660,11 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 			goto out;
 		}
 	}
-	if (o->qr && (rc = job_qr(ctx, &j)) < 0)
+	if (o->qr && j.img && !j.text) {
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "a QR code and an image need text to go with "
+		            "them (the QR code stands beside the text, the image under it)");
 		goto out;
+	}
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
 	if ((rc = ps_preflight_update(doc, PS_UPDATE_ANNOTATION)) < 0 ||
@@ -1652,7 +1683,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		goto out;
 	j.npages = npages;
 	j.bates0 = o->bates_start + o->bates_offset; /* each at most MAX_BATES */
-	if (j.text && (rc = job_text(ctx, &j, &pl)) < 0)
+	if ((j.text || j.tqr) && (rc = job_texts(ctx, &j, &pl)) < 0)
 		goto out;
 	if (j.qr)
 		job_qr_side(&j);

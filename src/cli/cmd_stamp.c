@@ -142,8 +142,9 @@ static const struct cli_opt stamp_opts[] = {
 	           "ends dropped; '' for none)"),
 	CLI_OPTION("no-date", OPT_NO_DATE, NULL, "the small line without the date: --small-line "
 	           "'{author}'"),
-	CLI_OPTION("qr", OPT_QR, "STRING",
-	           "a QR code of STRING (UTF-8, as bytes), drawn as vector paths in black on "
+	CLI_OPTION("qr", OPT_QR, "TEMPLATE",
+	           "a QR code of TEMPLATE (UTF-8, as bytes; variables as in --text), drawn as "
+	           "vector paths in black on "
 	           "white: left of the text with --text, else alone filling the stamp (72 pt "
 	           "unless --rect is given); at least 1.5 pt a module, so that it scans at "
 	           "150 dpi"),
