@@ -37,20 +37,21 @@
  *     version of that array only (an /Annots that names a missing or
  *     free object is the null object, ISO 32000-2 7.3.10: the page gets
  *     an array of its own; only objects of the file get new versions).
- *     Per update, once: the font (font.c: a standard-14 dictionary, or
- *     the Type 0 font with its subset, descriptor, widths and ToUnicode
- *     CMap), the image XObject (image.c, with its /SMask), and one
- *     appearance form XObject per distinct (box size, /Rotate): `--page
- *     all` on same-size pages references one appearance.  Nothing else
- *     changes.
+ *     Per update, once: the fonts (font.c: a standard-14 dictionary, or
+ *     for each font of the set that draws something the Type 0 font with
+ *     its subset, descriptor, widths and ToUnicode CMap), the image
+ *     XObject (image.c, with its /SMask), and one appearance form XObject
+ *     per distinct (box size, /Rotate): `--page all` on same-size pages
+ *     references one appearance.  Nothing else changes.
  *  3. Everything that can be refused is refused before the update begins:
  *     the options, the font (ps_font_open: coverage, a file that is not a
  *     font) and the image (ps_image_load), then the policy (policy.c notes
  *     1 and 3).  Nothing is written for a bad font, image, text or QR
  *     code (a string too long for its level: qr.c note 2).
  *  4. The appearance is a real form XObject (/AP /N, 12.5.5) with its own
- *     /Resources (/Font /F1, /XObject /Im1, /ExtGState /GS0 and /GS1) so
- *     that every viewer draws the same thing; its /BBox is the stamp's
+ *     /Resources (/Font /F1 ... /Fn as ps_font_embed fills it, /XObject
+ *     /Im1, /ExtGState /GS0 and /GS1) so that every viewer draws the same
+ *     thing; its /BBox is the stamp's
  *     size as the reader sees it, before any turn, and /Matrix turns it by
  *     the stamp's angle plus the page's /Rotate (note 9), so the stamp
  *     reads as asked on rotated pages.
@@ -515,7 +516,7 @@ struct stamp_job {
 	ps_qr *qr;            /* the texts' QR code with the most modules (borrowed; note 12),
 	                       * NULL: none */
 	double qw;            /* its square's natural side */
-	uint32_t font_num, img_num;
+	uint32_t img_num;
 	uint32_t contents_num, author_num, date_num, nm_num; /* shared strings
 	                                                      * (note 8), 0: direct */
 	uint32_t color_num;   /* the shared /C array (note 8), 0: direct */
@@ -694,7 +695,8 @@ static int job_text(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 		goto oom;
 	/* refuses text that is too long or not UTF-8 before anything else */
 	if ((rc = cover_text(ctx, j, &all, mo[1], &cover)) < 0 ||
-	    (rc = ps_font_open(ctx, j->o->font, (const char *)cover.data, &j->font)) < 0)
+	    (rc = ps_font_open(ctx, j->o->font, j->o->fonts, j->o->nfonts,
+	                       (const char *)cover.data, &j->font)) < 0)
 		goto out;
 	for (k = 0; k < j->ntexts; k++) {
 		stamp_text *t = &j->texts[k];
@@ -975,12 +977,12 @@ static int appearance_content(stamp_job *j, const stamp_text *t, const struct st
 			double x = (j->cw - l->width * FS_MAIN / 1000) / 2,
 			       y = j->top - (double)i * j->pitch;
 			if (l->n &&
-			    (rc = ps_font_show(j->font, l, "F1", milli(FS_MAIN * s),
-			                       milli(ox + x * s), milli(oy + y * s), c)) < 0)
+			    (rc = ps_font_show(j->font, l, milli(FS_MAIN * s), milli(ox + x * s),
+			                       milli(oy + y * s), c)) < 0)
 				return rc;
 		}
 		if (t->small.n &&
-		    (rc = ps_font_show(j->font, &t->small, "F1", milli(FS_SMALL * s),
+		    (rc = ps_font_show(j->font, &t->small, milli(FS_SMALL * s),
 		                       milli(ox +
 		                             (j->cw - t->small.width * FS_SMALL / 1000) / 2 * s),
 		                       milli(oy + j->small_base * s), c)) < 0)
@@ -1012,7 +1014,7 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	ps_ctx *ctx = ps_doc_ctx(up->doc);
 	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_buf c = PS_BUF_INIT;
-	ps_obj *d = NULL, *res = NULL, *stm;
+	ps_obj *d = NULL, *res = NULL, *stm, *fonts = NULL;
 	double bbox[4] = {0, 0, g->w, g->h}, mat[6] = {g->ma, g->mb, -g->mb, g->ma, 0, 0};
 	double io = image_opacity(o);
 	uint8_t *data;
@@ -1028,11 +1030,19 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	}
 	if (ps_vec_grow((void **)&j->aps, j->naps, sizeof *j->aps) < 0)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	/* the shared objects, once per update */
-	if (j->text && !j->font_num && (rc = ps_font_embed(j->font, up, &j->font_num)) < 0)
+	/* the shared objects, once per update; the fonts' entries per form */
+	if (j->text) {
+		if (!(fonts = ps_new_dict()))
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		if ((rc = ps_font_embed(j->font, up, fonts)) < 0) {
+			ps_obj_free(fonts);
+			return rc;
+		}
+	}
+	if (j->img && !j->img_num && (rc = ps_image_embed(j->img, up, &j->img_num)) < 0) {
+		ps_obj_free(fonts);
 		return rc;
-	if (j->img && !j->img_num && (rc = ps_image_embed(j->img, up, &j->img_num)) < 0)
-		return rc;
+	}
 	if (j->qr) {
 		double qx, qy, side, m;
 		qr_square(j, g, &qx, &qy, &side);
@@ -1044,6 +1054,7 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	}
 	if ((rc = appearance_content(j, j->texts ? &j->texts[text] : NULL, g, &c)) < 0) {
 		ps_buf_free(&c);
+		ps_obj_free(fonts);
 		return rc;
 	}
 	if (c.oom)
@@ -1055,11 +1066,15 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 		c = z;
 		if (rc < 0) {
 			ps_buf_free(&c);
+			ps_obj_free(fonts);
 			return rc;
 		}
 	}
-	res = ps_new_dict();
-	if (!res || (j->text && put_res_ref(res, "Font", "F1", j->font_num) < 0) ||
+	if (!(res = ps_new_dict()))
+		goto oom;
+	rc = fonts ? ps_dict_put(res, "Font", fonts) : 0;  /* takes FONTS */
+	fonts = NULL;
+	if (rc < 0 ||
 	    (j->img && put_res_ref(res, "XObject", "Im1", j->img_num) < 0))
 		goto oom;
 	/* note 10: /GS0 for all or the frame and text, /GS1 for the image */
@@ -1108,6 +1123,7 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	j->naps++;
 	return 0;
 oom:
+	ps_obj_free(fonts);
 	ps_obj_free(d);
 	ps_obj_free(res);
 	ps_buf_free(&c);
@@ -1608,7 +1624,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		free(lit);
 		return rc;
 	}
-	if (o->nfonts || o->id)
+	if (o->id)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of version 3 are being built");
 	if ((rc = check_place(ctx, o)) < 0)
 		return rc;
