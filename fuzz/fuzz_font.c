@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *text, *p, *nl;
 	ps_font *f = NULL;
 	ps_ctx *ctx;
-	uint32_t num = 0, num2 = 0;
+	ps_obj *d1 = ps_new_dict(), *d2 = ps_new_dict();
 	size_t nlines = 0, i;
 	int rc;
 
@@ -98,16 +98,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!nl)
 			break;
 	}
-	rc = ps_font_embed_to(f, &s, &num);
+	if (!d1 || !d2)
+		goto done;
+	rc = ps_font_embed_to(f, &s, d1);
 	if (rc < 0) {
 		fzf_check(ctx, rc, 1 | 8, "ps_font_embed_to: unexpected error code");
 		goto done;
 	}
 	i = sink.puts;
-	if (ps_font_embed_to(f, &s, &num2) < 0 || num2 != num || sink.puts != i)
-		fz_bug(ctx, "a second ps_font_embed_to wrote again or returned another object");
+	if (ps_font_embed_to(f, &s, d2) < 0 || sink.puts != i || d1->u.dict.len != 1 ||
+	    d2->u.dict.len != 1 || !ps_dict_get(d1, "F1") || !ps_dict_get(d2, "F1") ||
+	    ps_dict_get(d1, "F1")->u.ref.num != ps_dict_get(d2, "F1")->u.ref.num)
+		fz_bug(ctx, "a second ps_font_embed_to wrote again or named other objects");
 	for (i = 0; i < nlines; i++) {
-		rc = ps_font_show(f, &lines[i], "F1", 22, 1, 2, &content);
+		rc = ps_font_show(f, &lines[i], 22, 1, 2, &content);
 		if (rc < 0) {
 			fzf_check(ctx, rc, 8, "ps_font_show failed after embedding");
 			goto done;
@@ -131,6 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 done:
+	ps_obj_free(d1);
+	ps_obj_free(d2);
 	for (i = 0; i < 8; i++)
 		ps_obj_free(sink.o[i]);
 	for (i = 0; i < 2; i++)

@@ -159,18 +159,9 @@ int ps_dryrun_replace(ps_ctx *ctx, const char *path, int fd)
 	char *real, *dir;
 	int e;
 
-	/* as ps_outfile_open_inplace (io.c) */
-	if (fstat(fd, &st) < 0)
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot stat the file: %s", strerror(errno));
-	if (st.st_nlink > 1)
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "the file has %ju hard links: replacing it in place would split "
-		              "them, and the other names would keep the old file (its key and "
-		              "passwords); write a new file with -o instead",
-		              (uintmax_t)st.st_nlink);
-	if (!(real = realpath(path, NULL)))
-		return ps_err(ctx, errno == ENOMEM ? PDFSTAMP_E_NOMEM : PDFSTAMP_E_IO,
-		              "cannot resolve the file's path: %s", strerror(errno));
+	/* the checks of ps_outfile_open_inplace */
+	if ((e = ps_io_inplace_target(ctx, path, fd, &real, &st)) < 0)
+		return e;
 	dir = dir_of(real);
 	free(real);
 	if (!dir)

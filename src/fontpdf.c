@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * fontpdf.c - the stamp font's PDF objects: the standard-14 font
- * dictionary, or the subset (hb-subset) and the Type 0 font around it.
+ * fontpdf.c - the stamp fonts' PDF objects: the standard-14 font
+ * dictionary, or per font of the set that draws something the subset
+ * (hb-subset) and the Type 0 font around it, and the /Font resources.
  *
  * DESIGN NOTES
  *
@@ -56,13 +57,22 @@
  *         with Noto Sans CJK Bold).
  *     A glyph the subset lost, a CID that repeats or a CFF that does not
  *     parse is a FORMAT error: the font was damaged.
- *  4. Idempotence: the objects are written once; later calls return the
- *     same Type 0 (or simple) font number.  Glyphs shaped afterwards are
- *     refused by font.c (INTERNAL), since the subset is fixed.
+ *  4. Idempotence: the objects are written once; later calls put the
+ *     same references into the resources they are given.  Glyphs shaped
+ *     afterwards are refused by font.c (INTERNAL), since the subsets are
+ *     fixed (in every font of the set, so the names of note 5 stay).
+ *  5. The set: the first ps_font_embed numbers the fonts of the set that
+ *     have a glyph shaped, in the set's order, /F1 ... /Fn, and writes
+ *     the five objects of each (a font that draws nothing is not
+ *     embedded); every call puts /F1 ... /Fn into the /Font dictionary of
+ *     the appearance it is given, which font.c's Tf operators name.  The
+ *     standard-14 font is /F1.  One font, one subset: a font's glyphs of
+ *     every line are in its one subset.
  */
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,7 +256,7 @@ static const char drop_tags[][5] = {
 
 /* Subsets F to its glyphs: PROG receives the font program (the TrueType
  * font, or the bare CFF table), each glyph its CID (note 3). */
-static int make_subset(ps_font *f, ps_buf *prog)
+static int make_subset(ps_face *f, ps_buf *prog)
 {
 	ps_ctx *ctx = f->ctx;
 	hb_subset_input_t *in = PS_X(hb_subset_input_create_or_fail)();
@@ -344,31 +354,9 @@ out:
 
 /* ---- names ------------------------------------------------------------------ */
 
-static int make_psname(ps_font *f)
-{
-	char buf[256], *o;
-	unsigned len = sizeof buf, i, k = 0;
-
-	len = PS_X(hb_ot_name_get_utf8)(f->face, HB_OT_NAME_ID_POSTSCRIPT_NAME,
-	                                PS_X(hb_language_from_string)("en", -1), &len, buf);
-	if (!(o = malloc(64)))
-		return ps_err(f->ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	for (i = 0; i < len && i < sizeof buf && buf[i] && k < 63; i++) {
-		unsigned char c = (unsigned char)buf[i];
-		if (c > 32 && c < 127 && !strchr("()<>[]{}/%#", c))
-			o[k++] = (char)c;
-	}
-	if (!k)
-		strcpy(o, "Font");
-	else
-		o[k] = 0;
-	f->psname = o;
-	return 0;
-}
-
 /* TAG+PSNAME (note 2), in OUT (at least 71 bytes); PROG is the subset's
  * font program. */
-static void base_font(const ps_font *f, const ps_buf *prog, char *out)
+static void base_font(const ps_face *f, const ps_buf *prog, char *out)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	const char *s;
@@ -426,7 +414,7 @@ static void put_utf16(ps_buf *b, const uint32_t *t, size_t n)
 }
 
 /* The ToUnicode CMap (9.10.3; the form of Adobe's Identity-UCS CMaps). */
-static void tounicode(const ps_font *f, ps_buf *b)
+static void tounicode(const ps_face *f, ps_buf *b)
 {
 	size_t k, n = 0, done = 0;
 
@@ -460,7 +448,7 @@ static int cmp_cid(const void *a, const void *b)
 }
 
 /* /W [c [w ...] ...] in CID order, runs of consecutive CIDs together. */
-static ps_obj *widths(const ps_font *f)
+static ps_obj *widths(const ps_face *f)
 {
 	const ps_font_glyph **v = malloc((f->nglyphs ? f->nglyphs : 1) * sizeof *v);
 	ps_obj *w = ps_new_array(), *run = NULL;
@@ -489,7 +477,7 @@ oom:
 }
 
 /* Table TAG of F's face: its bytes while *B lives (NULL if shorter than MIN). */
-static const uint8_t *table(const ps_font *f, hb_tag_t tag, unsigned min, hb_blob_t **b)
+static const uint8_t *table(const ps_face *f, hb_tag_t tag, unsigned min, hb_blob_t **b)
 {
 	unsigned len;
 	const char *p;
@@ -499,7 +487,7 @@ static const uint8_t *table(const ps_font *f, hb_tag_t tag, unsigned min, hb_blo
 	return p && len >= min ? (const uint8_t *)p : NULL;
 }
 
-static ps_obj *descriptor(const ps_font *f, const char *base)
+static ps_obj *descriptor(const ps_face *f, const char *base)
 {
 	ps_obj *d = ps_new_dict(), *bbox = ps_new_array();
 	hb_blob_t *b;
@@ -560,7 +548,7 @@ static int alloc_failed(ps_ctx *ctx)
 	                        : ps_err(ctx, PDFSTAMP_E_INTERNAL, "no object number for the font");
 }
 
-static int embed_std14(ps_font *f, const ps_font_sink *s, uint32_t *num)
+static int embed_std14(ps_font *f, const ps_font_sink *s)
 {
 	ps_obj *d = ps_new_dict();
 	uint32_t n;
@@ -579,11 +567,12 @@ static int embed_std14(ps_font *f, const ps_font_sink *s, uint32_t *num)
 	}
 	if ((rc = s->put(s->ud, n, d)) < 0)
 		return rc;
-	*num = f->embedded_num = n;
+	f->std14_num = n;
 	return 0;
 }
 
-int ps_font_embed_to(ps_font *f, const ps_font_sink *s, uint32_t *num)
+/* The five objects of face F (note 2); *NUM is its Type 0 font. */
+static int embed_face(ps_face *f, const ps_font_sink *s, uint32_t *num)
 {
 	ps_ctx *ctx = f->ctx;
 	ps_buf prog = PS_BUF_INIT, cmap = PS_BUF_INIT;
@@ -596,9 +585,7 @@ int ps_font_embed_to(ps_font *f, const ps_font_sink *s, uint32_t *num)
 		*num = f->embedded_num;
 		return 0;
 	}
-	if (f->std14)
-		return embed_std14(f, s, num);
-	if ((rc = make_psname(f)) < 0 || (rc = make_subset(f, &prog)) < 0)
+	if ((!f->psname && (rc = ps_font_psname(f)) < 0) || (rc = make_subset(f, &prog)) < 0)
 		goto out;
 	base_font(f, &prog, base);
 	tounicode(f, &cmap);
@@ -686,6 +673,49 @@ out:
 	return rc;
 }
 
+/* /F<k> N 0 R into FONTS. */
+static int put_font_ref(ps_ctx *ctx, ps_obj *fonts, unsigned k, uint32_t num)
+{
+	char name[16];
+
+	snprintf(name, sizeof name, "F%u", k);
+	if (ps_dict_put_ref(fonts, name, num, 0) < 0)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	return 0;
+}
+
+int ps_font_embed_to(ps_font *f, const ps_font_sink *s, ps_obj *fonts)
+{
+	size_t k;
+	unsigned res = 0;
+	int rc;
+
+	if (!fonts)
+		return ps_err(f->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (f->std14) {
+		if (!f->std14_num && (rc = embed_std14(f, s)) < 0)
+			return rc;
+		return put_font_ref(f->ctx, fonts, 1, f->std14_num);
+	}
+	/* note 5: the faces that draw something, /F1 ... in the set's order;
+	 * fixed by the first call (no glyph can be added after it) */
+	for (k = 0; k < f->nfaces && !f->embedded; k++)
+		f->faces[k]->res = f->faces[k]->nglyphs ? ++res : 0;
+	for (k = 0; k < f->nfaces; k++) {
+		ps_face *fc = f->faces[k];
+		uint32_t num = 0;
+		if (!fc->res)
+			continue;
+		if ((rc = embed_face(fc, s, &num)) < 0 ||
+		    (rc = put_font_ref(f->ctx, fonts, fc->res, num)) < 0)
+			return rc;
+	}
+	f->embedded = 1;
+	for (k = 0; k < f->nfaces; k++)
+		f->faces[k]->sealed = 1;
+	return 0;
+}
+
 static uint32_t up_alloc(void *ud)
 {
 	return ps_update_alloc(ud);
@@ -696,9 +726,9 @@ static int up_put(void *ud, uint32_t num, ps_obj *obj)
 	return ps_update_put(ud, num, 0, obj);
 }
 
-int ps_font_embed(ps_font *f, ps_update *up, uint32_t *num)
+int ps_font_embed(ps_font *f, ps_update *up, ps_obj *fonts)
 {
 	ps_font_sink s = {up, up_alloc, up_put};
 
-	return ps_font_embed_to(f, &s, num);
+	return ps_font_embed_to(f, &s, fonts);
 }

@@ -829,33 +829,44 @@ oom:
 	return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 }
 
+int ps_io_inplace_target(ps_ctx *ctx, const char *path, int fd, char **real, struct stat *st)
+{
+	struct stat rs;
+
+	*real = NULL;
+	if (fstat(fd, st) < 0)
+		return ps_err(ctx, PDFSTAMP_E_IO, "cannot stat the file: %s", strerror(errno));
+	if (st->st_nlink > 1)
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the file has %ju hard links: replacing it in place would split "
+		              "them, and the other names would keep the old file (its key and "
+		              "passwords); write a new file with -o instead",
+		              (uintmax_t)st->st_nlink);
+	/* The final target of any symbolic links, checked to be the file we
+	 * read: the new file goes into its directory and is renamed over it. */
+	if (!(*real = realpath(path, NULL)))
+		return ps_err(ctx, errno == ENOMEM ? PDFSTAMP_E_NOMEM : PDFSTAMP_E_IO,
+		              "cannot resolve the file's path: %s", strerror(errno));
+	if (stat(*real, &rs) < 0 || rs.st_dev != st->st_dev || rs.st_ino != st->st_ino ||
+	    st->st_nlink == 0) {
+		free(*real);
+		*real = NULL;
+		return ps_err(ctx, PDFSTAMP_E_IO,
+		              "the file was moved or replaced while it was being rewritten");
+	}
+	return 0;
+}
+
 int ps_outfile_open_inplace(ps_ctx *ctx, ps_outfile *of, const char *path, int fd)
 {
-	struct stat st, rs;
+	struct stat st;
 	char *real;
 	int rc;
 
 	memset(of, 0, sizeof *of);
 	of->fd = -1;
-	if (fstat(fd, &st) < 0)
-		return ps_err(ctx, PDFSTAMP_E_IO, "cannot stat the file: %s", strerror(errno));
-	if (st.st_nlink > 1)
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "the file has %ju hard links: replacing it in place would split "
-		              "them, and the other names would keep the old file (its key and "
-		              "passwords); write a new file with -o instead",
-		              (uintmax_t)st.st_nlink);
-	/* The final target of any symbolic links, checked to be the file we
-	 * read: the new file goes into its directory and is renamed over it. */
-	if (!(real = realpath(path, NULL)))
-		return ps_err(ctx, errno == ENOMEM ? PDFSTAMP_E_NOMEM : PDFSTAMP_E_IO,
-		              "cannot resolve the file's path: %s", strerror(errno));
-	if (stat(real, &rs) < 0 || rs.st_dev != st.st_dev || rs.st_ino != st.st_ino ||
-	    st.st_nlink == 0) {
-		free(real);
-		return ps_err(ctx, PDFSTAMP_E_IO,
-		              "the file was moved or replaced while it was being rewritten");
-	}
+	if ((rc = ps_io_inplace_target(ctx, path, fd, &real, &st)) < 0)
+		return rc;
 	rc = ps_outfile_open(ctx, of, real);
 	free(real);
 	if (rc == 0) {

@@ -103,6 +103,11 @@ int ps_outfile_open(ps_ctx *ctx, ps_outfile *of, const char *target);
  * stays), with its owner and group where permitted; a file with several
  * hard links is refused (UNSUPPORTED), as a rename would split them. */
 int ps_outfile_open_inplace(ps_ctx *ctx, ps_outfile *of, const char *path, int fd);
+struct stat;
+/* What ps_outfile_open_inplace checks of PATH, open as FD (also for a dry
+ * run): no other hard link; *REAL (owned) the final target of its
+ * symbolic links, the file FD reads; *ST its fstat. */
+int ps_io_inplace_target(ps_ctx *ctx, const char *path, int fd, char **real, struct stat *st);
 /* An output for PDFSTAMP_WRITE_TO_FD: a file in $TMPDIR (else ".") that
  * never has a name; ps_outfile_copy_out, not commit, finishes it. */
 int ps_outfile_open_fd(ps_ctx *ctx, ps_outfile *of);

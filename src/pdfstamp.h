@@ -512,8 +512,8 @@ struct pdfstamp_stamp_opts {
 	int freetext;            /* write a /FreeText annotation instead of /Stamp */
 	/* version 2 */
 	const char *font;        /* font file (contains '/') or fontconfig family; NULL:
-	                          * Helvetica-Bold for WinAnsi text, else a font
-	                          * fontconfig finds for the text */
+	                          * Helvetica-Bold for WinAnsi text, else the fonts
+	                          * fontconfig finds for the text (see fonts) */
 	const char *image;       /* PNG or JPEG file drawn in the stamp (optional) */
 	const uint8_t *image_data; /* or the image's bytes when image is NULL (not kept) */
 	size_t image_len;
@@ -548,7 +548,10 @@ struct pdfstamp_stamp_opts {
 	                          * for qr_level (2953/2331/1663/1273 bytes, one less if
 	                          * not ASCII): PDFSTAMP_E_USAGE */
 	enum pdfstamp_qr_level qr_level; /* default PDFSTAMP_QR_M */
-	const char *const *fonts; /* fallback fonts after font, nfonts of them, each as font */
+	const char *const *fonts; /* fallback fonts after font, nfonts of them (at most
+	                           * 23, none NULL), each as font; then installed fonts
+	                           * for characters none of them has (pdfstamp(1)
+	                           * --text) */
 	size_t nfonts;
 	const char *id;          /* the stamp's ID, 1 to 32 of [A-Za-z0-9_-]; NULL: derived
 	                          * from the options that define the stamp (pdfstamp(1)

@@ -48,32 +48,43 @@ static const char *level_name(int docmdp)
 	return n[docmdp >= 0 && docmdp <= 3 ? docmdp : 0];
 }
 
+/* REP: pdfstamp_audit of DOC, to judge an update by the signed revisions:
+ * 1, or 0 when DOC has one revision and no signature (REP left empty; the
+ * audit would find nothing), or an error. */
+static int signed_revisions(ps_doc *doc, struct pdfstamp_audit_report *rep)
+{
+	int nsec, rc;
+
+	ps_xref_sections(ps_doc_xref(doc), &nsec);
+	if (nsec == 1) { /* the field tree's signatures are all there are */
+		struct pdfstamp_info *info = calloc(1, sizeof *info);
+		int n;
+		if (!info)
+			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
+		rc = ps_policy_signatures(doc, info);
+		n = info->nsigs;
+		free(info->sigs);
+		free(info);
+		if (rc < 0 || n == 0)
+			return rc;
+	}
+	if ((rc = pdfstamp_audit(doc, rep)) < 0)
+		return ps_err_wrap(ps_doc_ctx(doc), rc,
+		                   "cannot tell what the document's signatures permit; refusing "
+		                   "to change the file");
+	return 1;
+}
+
 /* The policies of the signed revisions (pdfstamp_audit, every signature
  * found in any revision, each read as of the revision it covers) against
  * CHANGE: note 2. */
 static int signed_view(ps_doc *doc, int change, const char *what)
 {
 	struct pdfstamp_audit_report rep = PDFSTAMP_AUDIT_REPORT_INIT;
-	int i, rc, nsec;
+	int i, rc;
 
-	ps_xref_sections(ps_doc_xref(doc), &nsec);
-	if (nsec == 1) { /* the field tree's signatures are all there are */
-		struct pdfstamp_info *info = calloc(1, sizeof *info);
-		if (!info)
-			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
-		rc = ps_policy_signatures(doc, info);
-		i = info->nsigs;
-		free(info->sigs);
-		free(info);
-		if (rc < 0 || i == 0)
-			return rc;
-	}
-	if ((rc = pdfstamp_audit(doc, &rep)) < 0) {
-		rc = ps_err_wrap(ps_doc_ctx(doc), rc,
-		                 "cannot tell what the document's signatures permit; refusing to "
-		                 "change the file");
+	if ((rc = signed_revisions(doc, &rep)) <= 0)
 		goto out;
-	}
 	/* already violated (note 3): name the first forbidden change */
 	for (i = 0; i < rep.nrevisions; i++) {
 		int k;
@@ -186,26 +197,10 @@ out:
 int ps_preflight_removal(ps_doc *doc, int revision)
 {
 	struct pdfstamp_audit_report rep = PDFSTAMP_AUDIT_REPORT_INIT;
-	int i, rc, nsec;
+	int i, rc;
 
-	ps_xref_sections(ps_doc_xref(doc), &nsec);
-	if (nsec == 1) { /* the field tree's signatures are all there are */
-		struct pdfstamp_info *info = calloc(1, sizeof *info);
-		if (!info)
-			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory");
-		rc = ps_policy_signatures(doc, info);
-		i = info->nsigs;
-		free(info->sigs);
-		free(info);
-		if (rc < 0 || i == 0)
-			return rc;
-	}
-	if ((rc = pdfstamp_audit(doc, &rep)) < 0) {
-		rc = ps_err_wrap(ps_doc_ctx(doc), rc,
-		                 "cannot tell what the document's signatures permit; refusing to "
-		                 "change the file");
+	if ((rc = signed_revisions(doc, &rep)) <= 0)
 		goto out;
-	}
 	for (i = 0; i < rep.nsigs; i++) {
 		const struct pdfstamp_audit_sig *g = &rep.sigs[i];
 		if (g->docmdp == 0 && (!g->revision || g->revision >= revision)) {
@@ -217,6 +212,7 @@ int ps_preflight_removal(ps_doc *doc, int revision)
 			goto out;
 		}
 	}
+	rc = 0;
 out:
 	pdfstamp_audit_clear(&rep);
 	return rc;

@@ -37,20 +37,21 @@
  *     version of that array only (an /Annots that names a missing or
  *     free object is the null object, ISO 32000-2 7.3.10: the page gets
  *     an array of its own; only objects of the file get new versions).
- *     Per update, once: the font (font.c: a standard-14 dictionary, or
- *     the Type 0 font with its subset, descriptor, widths and ToUnicode
- *     CMap), the image XObject (image.c, with its /SMask), and one
- *     appearance form XObject per distinct (box size, /Rotate): `--page
- *     all` on same-size pages references one appearance.  Nothing else
- *     changes.
+ *     Per update, once: the fonts (font.c: a standard-14 dictionary, or
+ *     for each font of the set that draws something the Type 0 font with
+ *     its subset, descriptor, widths and ToUnicode CMap), the image
+ *     XObject (image.c, with its /SMask), and one appearance form XObject
+ *     per distinct (box size, /Rotate): `--page all` on same-size pages
+ *     references one appearance.  Nothing else changes.
  *  3. Everything that can be refused is refused before the update begins:
  *     the options, the font (ps_font_open: coverage, a file that is not a
  *     font) and the image (ps_image_load), then the policy (policy.c notes
  *     1 and 3).  Nothing is written for a bad font, image, text or QR
  *     code (a string too long for its level: qr.c note 2).
  *  4. The appearance is a real form XObject (/AP /N, 12.5.5) with its own
- *     /Resources (/Font /F1, /XObject /Im1, /ExtGState /GS0 and /GS1) so
- *     that every viewer draws the same thing; its /BBox is the stamp's
+ *     /Resources (/Font /F1 ... /Fn as ps_font_embed fills it, /XObject
+ *     /Im1, /ExtGState /GS0 and /GS1) so that every viewer draws the same
+ *     thing; its /BBox is the stamp's
  *     size as the reader sees it, before any turn, and /Matrix turns it by
  *     the stamp's angle plus the page's /Rotate (note 9), so the stamp
  *     reads as asked on rotated pages.
@@ -152,9 +153,12 @@
  *     page) is warned of once per appearance.  The appearance of a stamp
  *     with a QR code is deflated (ISO 32000-2 7.4.4): its runs take a
  *     third (1.3 KB for a 60-character URL), the other stamps' appearances
- *     stay as they were.  The string is encoded with the other refusals
- *     (note 3); it comes from qr_text, the one place that reads opts qr
- *     (not yet a template).
+ *     stay as they were.  The string is a template (note 11), expanded
+ *     and encoded once the target pages are known, before the update's
+ *     first object (a string too long for its level is refused then,
+ *     note 3); a QR code that differs per page ({page}, {bates}) is
+ *     encoded per page, and the square is sized for the one with the most
+ *     modules.
  * 13. Re-runs (stampid.c).  Once the target pages are collected, and
  *     before the texts are expanded and the first number is handed out,
  *     the pages that already have an annotation of the stamp's ID are
@@ -501,6 +505,7 @@ typedef struct stamp_text {
 	char *contents;       /* the main lines' text, for /Contents (owned) */
 	ps_line *lines;       /* the main lines, top first (the job's nlines) */
 	ps_line small;        /* the small line (n == 0: none) */
+	ps_qr *qr;            /* the QR code (note 12), NULL: none */
 } stamp_text;
 
 struct stamp_job {
@@ -509,7 +514,7 @@ struct stamp_job {
 	const char *note;     /* /Contents: the note, else the text's expansion (none if empty) */
 	char date[32];        /* /M and /CreationDate */
 	ps_time when;
-	ps_tmpl *tmain, *tsmall; /* the templates (note 11) */
+	ps_tmpl *tmain, *tsmall, *tqr; /* the templates (note 11) */
 	unsigned uses;        /* PS_TMPL_* of both */
 	int64_t npages;       /* {pages} */
 	int64_t bates0;       /* the number of the first selected page ({bates}) */
@@ -521,9 +526,10 @@ struct stamp_job {
 	double pitch, asc, desc, small_asc, small_base, top;
 	ps_image *img;
 	uint32_t iw, ih;
-	ps_qr *qr;            /* the QR code (note 12), NULL: none */
+	ps_qr *qr;            /* the texts' QR code with the most modules (borrowed; note 12),
+	                       * NULL: none */
 	double qw;            /* its square's natural side */
-	uint32_t font_num, img_num;
+	uint32_t img_num;
 	uint32_t contents_num, author_num, date_num; /* shared strings (note 8), 0: direct */
 	char id[PS_STAMPID_MAX + 1]; /* the stamp's ID (stampid.c) */
 	int64_t already;      /* selected pages that have a stamp of this ID (note 13) */
@@ -543,13 +549,14 @@ static void job_free(stamp_job *j)
 		free(j->texts[k].lines);
 		ps_font_line_free(&j->texts[k].small);
 		free(j->texts[k].contents);
+		ps_qr_free(j->texts[k].qr);
 	}
 	free(j->texts);
 	ps_tmpl_free(j->tmain);
 	ps_tmpl_free(j->tsmall);
+	ps_tmpl_free(j->tqr);
 	ps_font_free(j->font);
 	ps_image_free(j->img);
-	ps_qr_free(j->qr);
 	free(j->aps);
 }
 
@@ -663,9 +670,9 @@ static int cover_text(ps_ctx *ctx, const stamp_job *j, const ps_buf *all, size_t
 	return cover->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 }
 
-/* Expands the templates for every selected page (one text when they do
- * not differ per page), opens the one font for all of it and shapes it
- * (notes 3, 5 and 11): before anything is written. */
+/* Expands the text's templates for every text of the job, opens the one
+ * font for all of it and shapes it (notes 3, 5 and 11): before anything
+ * is written. */
 static int job_text(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 {
 	ps_buf all = PS_BUF_INIT;  /* every text: main '\n' small '\n' ... */
@@ -676,12 +683,10 @@ static int job_text(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 	int rc = 0, has_small = 0;
 	const char *p;
 
-	j->ntexts = j->uses & PS_TMPL_PER_PAGE ? pl->n : 1;
 	for (p = j->text; (p = strchr(p, '\n')) != NULL; p++)
 		n++;
 	j->nlines = n;
-	if (!(j->texts = calloc(j->ntexts, sizeof *j->texts)) ||
-	    !(mo = calloc(j->ntexts + 1, sizeof *mo)) || !(so = calloc(j->ntexts, sizeof *so)))
+	if (!(mo = calloc(j->ntexts + 1, sizeof *mo)) || !(so = calloc(j->ntexts, sizeof *so)))
 		goto oom;
 	for (k = 0; k < j->ntexts; k++) {
 		ps_tmpl_vars v;
@@ -704,7 +709,8 @@ static int job_text(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 		goto oom;
 	/* refuses text that is too long or not UTF-8 before anything else */
 	if ((rc = cover_text(ctx, j, &all, mo[1], &cover)) < 0 ||
-	    (rc = ps_font_open(ctx, j->o->font, (const char *)cover.data, &j->font)) < 0)
+	    (rc = ps_font_open(ctx, j->o->font, j->o->fonts, j->o->nfonts,
+	                       (const char *)cover.data, &j->font)) < 0)
 		goto out;
 	for (k = 0; k < j->ntexts; k++) {
 		stamp_text *t = &j->texts[k];
@@ -752,22 +758,41 @@ out:
 	return rc;
 }
 
-/* The string of the QR code: opts qr as it is.  The one place that reads
- * it, where template expansion comes in. */
-static const char *qr_text(const stamp_job *j)
+/* Encodes the QR code of every text of the job (notes 3, 11 and 12). */
+static int job_qr(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 {
-	return j->o->qr;
+	ps_buf str = PS_BUF_INIT;
+	size_t k;
+	int rc = 0;
+
+	for (k = 0; k < j->ntexts && rc == 0; k++) {
+		ps_tmpl_vars v;
+		ps_qr **q = &j->texts[k].qr;
+		page_vars(j, k, pl->v[k].index, &v);
+		ps_buf_reset(&str);
+		if ((rc = ps_tmpl_expand(ctx, j->tqr, &v, &str)) < 0 ||
+		    (rc = ps_qr_encode(ctx, str.data ? (const char *)str.data : "", str.len,
+		                       j->o->qr_level, q)) < 0)
+			break;
+		if (!j->qr || ps_qr_modules(*q) > ps_qr_modules(j->qr))
+			j->qr = *q;
+	}
+	ps_buf_free(&str);
+	return rc;
 }
 
-/* Encodes the QR code (notes 3 and 12): before anything is written. */
-static int job_qr(ps_ctx *ctx, stamp_job *j)
+/* Every text of the job (note 11): one per selected page when a template
+ * differs per page, else one; then their QR codes and their text. */
+static int job_texts(ps_ctx *ctx, stamp_job *j, const page_list *pl)
 {
-	const char *s = qr_text(j);
+	int rc;
 
-	if (j->img && !j->text)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "a QR code and an image need text to go with "
-		              "them (the QR code stands beside the text, the image under it)");
-	return ps_qr_encode(ctx, s, s ? strlen(s) : 0, j->o->qr_level, &j->qr);
+	j->ntexts = j->uses & PS_TMPL_PER_PAGE ? pl->n : 1;
+	if (!(j->texts = calloc(j->ntexts, sizeof *j->texts)))
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	if (j->tqr && (rc = job_qr(ctx, j, pl)) < 0)
+		return rc;
+	return j->text ? job_text(ctx, j, pl) : 0;
 }
 
 /* The QR code's natural side (note 12), once the text is measured. */
@@ -940,9 +965,9 @@ static int appearance_content(stamp_job *j, const stamp_text *t, const struct st
 		ps_buf_puts(c, "/GS0 gs\n");
 	if (j->img && !own_image_gs(j))
 		put_image(j, g, c);
-	if (j->qr) {
+	if (t && t->qr) {
 		qr_square(j, g, &v[0], &v[1], &v[2]);
-		ps_qr_draw(j->qr, v[0], v[1], v[2], c);
+		ps_qr_draw(t->qr, v[0], v[1], v[2], c);
 	}
 	if (!j->text)
 		goto done;
@@ -966,12 +991,12 @@ static int appearance_content(stamp_job *j, const stamp_text *t, const struct st
 			double x = (j->cw - l->width * FS_MAIN / 1000) / 2,
 			       y = j->top - (double)i * j->pitch;
 			if (l->n &&
-			    (rc = ps_font_show(j->font, l, "F1", milli(FS_MAIN * s),
-			                       milli(ox + x * s), milli(oy + y * s), c)) < 0)
+			    (rc = ps_font_show(j->font, l, milli(FS_MAIN * s), milli(ox + x * s),
+			                       milli(oy + y * s), c)) < 0)
 				return rc;
 		}
 		if (t->small.n &&
-		    (rc = ps_font_show(j->font, &t->small, "F1", milli(FS_SMALL * s),
+		    (rc = ps_font_show(j->font, &t->small, milli(FS_SMALL * s),
 		                       milli(ox +
 		                             (j->cw - t->small.width * FS_SMALL / 1000) / 2 * s),
 		                       milli(oy + j->small_base * s), c)) < 0)
@@ -1003,7 +1028,7 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	ps_ctx *ctx = ps_doc_ctx(up->doc);
 	const struct pdfstamp_stamp_opts *o = j->o;
 	ps_buf c = PS_BUF_INIT;
-	ps_obj *d = NULL, *res = NULL, *stm;
+	ps_obj *d = NULL, *res = NULL, *stm, *fonts = NULL;
 	double bbox[4] = {0, 0, g->w, g->h}, mat[6] = {g->ma, g->mb, -g->mb, g->ma, 0, 0};
 	double io = image_opacity(o);
 	uint8_t *data;
@@ -1019,11 +1044,19 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	}
 	if (ps_vec_grow((void **)&j->aps, j->naps, sizeof *j->aps) < 0)
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	/* the shared objects, once per update */
-	if (j->text && !j->font_num && (rc = ps_font_embed(j->font, up, &j->font_num)) < 0)
+	/* the shared objects, once per update; the fonts' entries per form */
+	if (j->text) {
+		if (!(fonts = ps_new_dict()))
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		if ((rc = ps_font_embed(j->font, up, fonts)) < 0) {
+			ps_obj_free(fonts);
+			return rc;
+		}
+	}
+	if (j->img && !j->img_num && (rc = ps_image_embed(j->img, up, &j->img_num)) < 0) {
+		ps_obj_free(fonts);
 		return rc;
-	if (j->img && !j->img_num && (rc = ps_image_embed(j->img, up, &j->img_num)) < 0)
-		return rc;
+	}
 	if (j->qr) {
 		double qx, qy, side, m;
 		qr_square(j, g, &qx, &qy, &side);
@@ -1035,6 +1068,7 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	}
 	if ((rc = appearance_content(j, j->texts ? &j->texts[text] : NULL, g, &c)) < 0) {
 		ps_buf_free(&c);
+		ps_obj_free(fonts);
 		return rc;
 	}
 	if (c.oom)
@@ -1046,11 +1080,15 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 		c = z;
 		if (rc < 0) {
 			ps_buf_free(&c);
+			ps_obj_free(fonts);
 			return rc;
 		}
 	}
-	res = ps_new_dict();
-	if (!res || (j->text && put_res_ref(res, "Font", "F1", j->font_num) < 0) ||
+	if (!(res = ps_new_dict()))
+		goto oom;
+	rc = fonts ? ps_dict_put(res, "Font", fonts) : 0;  /* takes FONTS */
+	fonts = NULL;
+	if (rc < 0 ||
 	    (j->img && put_res_ref(res, "XObject", "Im1", j->img_num) < 0))
 		goto oom;
 	/* note 10: /GS0 for all or the frame and text, /GS1 for the image */
@@ -1099,6 +1137,7 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	j->naps++;
 	return 0;
 oom:
+	ps_obj_free(fonts);
 	ps_obj_free(d);
 	ps_obj_free(res);
 	ps_buf_free(&c);
@@ -1464,13 +1503,18 @@ static int job_templates(ps_ctx *ctx, stamp_job *j)
 	if (o->bates_prefix && strlen(o->bates_prefix) > MAX_BATES_PREFIX)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the Bates prefix is longer than %d bytes",
 		              MAX_BATES_PREFIX);
+	if (o->qr) {
+		if ((rc = ps_tmpl_parse(ctx, "the QR code", o->qr, &j->tqr)) < 0)
+			return rc;
+		j->uses |= ps_tmpl_uses(j->tqr);
+	}
 	if (!j->text)
 		return 0;
 	if ((rc = ps_tmpl_parse(ctx, "the text", j->text, &j->tmain)) < 0 ||
 	    (rc = ps_tmpl_parse(ctx, "the small line", o->small ? o->small : DEFAULT_SMALL,
 	                        &j->tsmall)) < 0)
 		return rc;
-	j->uses = ps_tmpl_uses(j->tmain) | ps_tmpl_uses(j->tsmall);
+	j->uses |= ps_tmpl_uses(j->tmain) | ps_tmpl_uses(j->tsmall);
 	return 0;
 }
 
@@ -1573,8 +1617,6 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		free(lit);
 		return rc;
 	}
-	if (o->nfonts)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "stamp options of version 3 are being built");
 	if ((rc = check_place(ctx, o)) < 0)
 		return rc;
 	if (!(o->opacity > 0 && o->opacity <= 1) || o->margin < 0 || !isfinite(o->margin))
@@ -1621,8 +1663,11 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		if ((rc = ps_stampid_default(ctx, o, j.img ? sha : NULL, j.id)) < 0)
 			goto out;
 	}
-	if (o->qr && (rc = job_qr(ctx, &j)) < 0)
+	if (o->qr && j.img && !j.text) {
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "a QR code and an image need text to go with "
+		            "them (the QR code stands beside the text, the image under it)");
 		goto out;
+	}
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
 	if ((rc = ps_preflight_update(doc, PS_UPDATE_ANNOTATION)) < 0 ||
@@ -1657,7 +1702,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		rc = 0;
 		goto out;
 	}
-	if (j.text && (rc = job_text(ctx, &j, &pl)) < 0)
+	if ((j.text || j.tqr) && (rc = job_texts(ctx, &j, &pl)) < 0)
 		goto out;
 	if (j.qr)
 		job_qr_side(&j);

@@ -628,6 +628,29 @@ static int op_stamp_font(struct sc *s, pdfstamp_doc *doc)
 	return rc;
 }
 
+/* Issue 32: a set of two fonts given as files (no fontconfig), each
+ * drawing a run: two subsets in the one appearance. */
+static int op_stamp_fonts(struct sc *s, pdfstamp_doc *doc)
+{
+	static const char *const more[] = {
+		"/usr/share/fonts/truetype/noto/NotoSansDevanagari-Bold.ttf"};
+	struct pdfstamp_stamp_opts o = PDFSTAMP_STAMP_OPTS_INIT;
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	int rc;
+
+	o.text = "Approved \xe0\xa4\xb8\xe0\xa5\x8d\xe0\xa4\xb5\xe0\xa5\x80\xe0\xa4\x95\xe0\xa5\x83"
+	         "\xe0\xa4\xa4";   /* Latin, Devanagari */
+	o.font = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf";
+	o.fonts = more;
+	o.nfonts = 1;
+	o.date = "2024-05-06T07:08:09+02:00";
+	w.output = s->out;
+	rc = pdfstamp_stamp(doc, &o, &w, &res);
+	pdfstamp_result_clear(&res);
+	return rc;
+}
+
 /* A QR code beside the text on every page (qr.c; libqrencode's own
  * allocations are not counted: a shared library), its appearance deflated
  * (stamp.c note 12). */
@@ -831,6 +854,7 @@ static const struct scenario scenarios[] = {
 	{ "stamp-in-place", "r6-objstm.pdf", PW_USER, PDFSTAMP_OPEN_WRITE, 0, 1, 0, op_stamp_in_place },
 	{ "stamp-pages", "r6-table.pdf", PW_USER, 0, 1, 0, 0, op_stamp_pages },
 	{ "stamp-font", "r6-table.pdf", PW_USER, 0, 1, 0, 0, op_stamp_font },
+	{ "stamp-fonts", "r6-table.pdf", PW_USER, 0, 1, 0, 0, op_stamp_fonts },
 	{ "stamp-image", "r6-objstm.pdf", PW_USER, 0, 1, 0, 0, op_stamp_image },
 	{ "stamp-qr", "r6-objstm.pdf", PW_USER, 0, 1, 0, 0, op_stamp_qr },
 	{ "meta-xmp", "r6-objstm.pdf", PW_USER, 0, 1, 0, 0, op_meta },

@@ -282,15 +282,18 @@ static int thread_count(void)
 
 /* One thread's work with a context of its own: open, authenticate, a
  * stamp in an embedded font (text no standard-14 font has: the dlopen'ed
- * libraries), verify the output.  The thread returns NULL, or its job's
- * message. */
+ * libraries; every other thread four scripts with a fallback list, so
+ * several fonts are chosen through fontconfig at once, issue 32), verify
+ * the output.  The thread returns NULL, or its job's message. */
 struct job {
 	char in[128], out[128];
+	int mixed;
 	char why[300];
 };
 
 static void *stamp_job(void *arg)
 {
+	static const char *const fonts[] = {"DejaVu Sans", "Noto Sans Devanagari"};
 	struct job *j = arg;
 	struct pdfstamp_stamp_opts so;
 	struct pdfstamp_write_opts wo;
@@ -307,6 +310,11 @@ static void *stamp_job(void *arg)
 	pdfstamp_verify_opts_init(&vo, PDFSTAMP_VERIFY_OPTS_VERSION);
 	pdfstamp_verify_report_init(&rep, PDFSTAMP_VERIFY_REPORT_VERSION);
 	so.text = "\xd0\x9f\xd1\x80\xd0\xb8\xd0\xbd\xd1\x8f\xd1\x82\xd0\xbe"; /* Cyrillic */
+	if (j->mixed) {
+		so.text = "承認 / موافق / स्वीकृत / Approved";
+		so.fonts = fonts;
+		so.nfonts = 2;
+	}
 	so.date = "2026-01-02T03:04:05Z";
 	wo.output = j->out;
 	if ((rc = pdfstamp_ctx_new(&ctx)) == 0 && (rc = pdfstamp_doc_open(ctx, &doc, j->in, 0)) == 0 &&
@@ -340,6 +348,7 @@ START_TEST(contexts_in_threads)
 		snprintf(name, sizeof name, "in%d.pdf", i);
 		copy_sample(name, jobs[i].in, sizeof jobs[i].in);
 		snprintf(jobs[i].out, sizeof jobs[i].out, "%s/out%d.pdf", tmpdir, i);
+		jobs[i].mixed = i & 1;
 	}
 	for (i = 0; i < N; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, stamp_job, &jobs[i]), 0);

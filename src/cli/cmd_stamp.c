@@ -15,11 +15,13 @@
  *     its PDFSTAMP_E_USAGE also maps to exit 2.
  *  3. Strings (--text, --author, --note, --qr) must be valid UTF-8; the text may
  *     hold newlines (one line each).  The library shapes it in a font that
- *     covers it (--font, else fontconfig's choice, else Helvetica-Bold for
- *     WinAnsi text) and writes /Contents as UTF-16BE when it is not ASCII.
- *     --font and --image are passed on as they are: the library opens them
- *     (and refuses a file that is not a font or an image) before anything
- *     is written.
+ *     covers it (the --font options in order, then fontconfig's fallback
+ *     for the characters they lack, else Helvetica-Bold for WinAnsi text)
+ *     and writes /Contents as UTF-16BE when it is not ASCII.  --font may
+ *     be repeated (at most CLI_MAX_FONTS times): the first is the options'
+ *     font, the others their fonts[].  --font and --image are passed on as
+ *     they are: the library opens them (and refuses a file that is not a
+ *     font or an image) before anything is written.
  *  4. --pages EXPR is checked once, before any file is opened, by the
  *     library's own parser (pdfstamp_pages_check without a page count:
  *     the syntax and the numbers); a page beyond a file's count is that
@@ -145,8 +147,9 @@ static const struct cli_opt stamp_opts[] = {
 	           "ends dropped; '' for none)"),
 	CLI_OPTION("no-date", OPT_NO_DATE, NULL, "the small line without the date: --small-line "
 	           "'{author}'"),
-	CLI_OPTION("qr", OPT_QR, "STRING",
-	           "a QR code of STRING (UTF-8, as bytes), drawn as vector paths in black on "
+	CLI_OPTION("qr", OPT_QR, "TEMPLATE",
+	           "a QR code of TEMPLATE (UTF-8, as bytes; variables as in --text), drawn as "
+	           "vector paths in black on "
 	           "white: left of the text with --text, else alone filling the stamp (72 pt "
 	           "unless --rect is given); at least 1.5 pt a module, so that it scans at "
 	           "150 dpi"),
@@ -156,8 +159,10 @@ static const struct cli_opt stamp_opts[] = {
 	CLI_OPTION("freetext", OPT_FREETEXT, NULL, "a /FreeText annotation instead of a /Stamp"),
 	CLI_OPTION("font", OPT_FONT, "FILE|FAMILY",
 	           "draw the text in this font (a path, or a fontconfig family such as 'Noto "
-	           "Sans'); default: Helvetica-Bold for WinAnsi text, else an installed font "
-	           "that covers every character (its subset is embedded)"),
+	           "Sans'); repeat it for a fallback list, tried in order, then installed "
+	           "fonts for characters none of them has; default: Helvetica-Bold for "
+	           "WinAnsi text, else installed fonts (a subset of each font used is "
+	           "embedded)"),
 	CLI_OPTION("rect", OPT_RECT, "X1,Y1,X2,Y2",
 	           "the rectangle in default user space (overrides --position; not with "
 	           "--offset, --rotate or --scale)"),
@@ -405,8 +410,11 @@ static int utf8_arg(const char *opt, const char *s, const char **dst)
 	return 0;
 }
 
+#define CLI_MAX_FONTS 16   /* --font options (the library takes at most 24 fonts) */
+
 struct stamp_cmd {
 	struct pdfstamp_stamp_opts so;
+	const char *fonts[CLI_MAX_FONTS - 1];   /* the second and later --font (note 3) */
 	struct cli_run *run;
 	int no_date;
 	unsigned uses;         /* PDFSTAMP_USES_* of the templates */
@@ -620,9 +628,16 @@ static int stamp_option(void *arg, int id, char *optarg)
 		so->freetext = 1;
 		return 0;
 	case OPT_FONT:
-		so->font = optarg;
 		if (!*optarg)
-			rc = bad_value("--font", "expected a font file or a font family");
+			return bad_value("--font", "expected a font file or a font family");
+		if (!so->font) {
+			so->font = optarg;
+		} else if (so->nfonts < CLI_MAX_FONTS - 1) {
+			c->fonts[so->nfonts++] = optarg;
+			so->fonts = c->fonts;
+		} else {
+			rc = bad_value("--font", "at most 16 fonts");
+		}
 		return rc;
 	case OPT_IMAGE:
 		so->image = optarg;

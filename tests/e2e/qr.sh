@@ -19,6 +19,9 @@
 #     square, with modules of at least 1.5 pt, left of the text; it is
 #     deflated (the stamp of the URL appends under 2.5 KB); pdf.js, when
 #     installed, finds those rectangles and paints no image;
+#   - the string is a template: {file} and {page} give each page of a
+#     --page all its own code, {bates} and {{ expand as in the text, and
+#     an unknown variable is a usage error;
 #   - a string one byte too long for its level is refused (exit 2, the
 #     limit named) with the file unchanged (same hash) and no output file;
 #     a bad --qr-level, an empty --qr, and --qr with --image but no
@@ -292,6 +295,18 @@ check_grep 'a QR code and an image need text' "$T/err" "--qr and --image without
 check_true test ! -e "$T/never.pdf" "--qr and --image without --text: no output file"
 stamp image-text --image "$T/seal.png" --text 'SEALED' --qr "$URL" "$AES"
 reads "$T/image-text.pdf" 1 image-text "$URL" "--qr over --image with --text"
+
+# ---- the string is a template: a code per page, {file}, {bates} ----------------
+stamp per-page --page all --text 'P{page}' --qr 'https://dms.example.org/{file}/p{page}' "$RC4"
+for p in 1 2 3; do
+	reads "$T/per-page.pdf" $p "per-page-$p" "https://dms.example.org/rc4.pdf/p$p" \
+		"--qr with {file} and {page}, page $p (RC4)"
+done
+stamp qr-bates --page all --qr 'Doc {bates} {{x}}' --bates-prefix ACME- --bates-start 7 "$AES"
+reads "$T/qr-bates.pdf" 2 qr-bates-2 "Doc ACME-000008 {x}" "--qr with {bates} and {{x}}, page 2"
+run "$PDFSTAMP" stamp --password-file "$PW" --qr 'x{pag}' -o "$T/never2.pdf" "$AES"
+check_status 2 "--qr with an unknown variable: refused"
+check_grep 'the QR code: unknown variable \{pag\}' "$T/err" "--qr 'x{pag}': the message names it"
 
 # ---- libqrencode is opened only for a QR code ---------------------------------
 run env LD_DEBUG=files "$PDFSTAMP" stamp --password-file "$PW" -o "$T/lazy-plain.pdf" "$AES"

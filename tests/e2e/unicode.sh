@@ -21,6 +21,19 @@
 #  (e) the layout: MuPDF's character boxes (stext) lie inside the inner
 #      frame, and the rows of the inner frame's lines in the render hold
 #      no other ink of the stamp colour than the frame itself.
+# Mixed scripts (issue 32): '承認 / موافق / स्वीकृत / Approved' on an R6 file
+# with object streams: MuPDF and poppler give the text back (white space
+# and format characters aside, the Arabic word either way round as in
+# (a)); the one appearance's /Resources /Font holds /F1 ... /Fn, each named
+# by a Tf of its content, each a different font, a Type 0 font with a
+# subset tag and exactly one font program that qpdf decrypts to a font
+# header; the update writes exactly those fonts.  A text per page
+# ({page}) shares the fonts, written once.  --font twice keeps its order
+# (DejaVu Sans, Noto Sans Devanagari, then Noto Sans CJK for the Han); a
+# font given that draws nothing is not embedded; the issue's
+# example (Noto Sans Egyptian Hieroglyphs, the date's digits from another
+# font); a private-use character no font has (U+E000) is refused, exit
+# 2, naming it and the fonts tried, the file unchanged.
 # Then budgets (a short CJK stamp adds <= 64 KB; --page all shares one
 # appearance and one font, and one appearance per rotation on turned
 # pages), a long text fitted into a small --rect, PNG with transparency and
@@ -385,6 +398,71 @@ def chk_forms(name, inp, outp, nforms, nfonts):
     out(fonts == nfonts, "%s: the update has %d font(s)" % (name, nfonts), fonts)
 
 
+def chk_mixed_text(name, outp, page, want):
+    """Issue 32: both extractors give the mixed-script text back; white
+    space and format characters (poppler wraps Arabic in U+202B..U+202C)
+    removed, NFKC (presentation forms); the Arabic words either way round,
+    as in (a): a reader that sorts by position returns them reversed."""
+    runs = [("MuPDF", ["mutool", "draw", "-q", "-p", PW, "-F", "txt", "-o", "-", outp, str(page)]),
+            ("poppler", ["pdftotext", "-upw", PW, "-f", str(page), "-l", str(page), "-enc", "UTF-8", outp, "-"])]
+    strip = lambda s: "".join(c for c in norm(s, "NFKC") if unicodedata.category(c) != "Cf")
+    w = strip(want)
+    cands = {w, re.sub("[\u0600-\u06ff]+", lambda m: m.group(0)[::-1], w)}
+    for who, cmd in runs:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        got = strip(p.stdout.decode("utf-8", "replace"))
+        out(p.returncode == 0 and any(c in got for c in cands),
+            "%s: %s's text extraction gives back %r" % (name, who, want), got[-300:])
+
+
+def chk_fontset(name, inp, outp, page, nmin, names):
+    """Issue 32: one appearance whose /Resources /Font has one entry per
+    font used (each named by a Tf of the content, each a different font),
+    every font a Type 0 font with a subset tag and exactly one embedded
+    font program; the update adds exactly these fonts; NAMES (a|b|...)
+    are substrings of the fonts' names, in the order of the resources."""
+    objs, _, ann = annots(outp, page)
+    out(len(ann) == 1, "%s: one stamp annotation on the page" % name, len(ann))
+    ap = ann[-1][1].get("/AP", {})
+    n = ap.get("/N")
+    out(isinstance(n, str) and set(ap) == {"/N"}, "%s: one appearance (/AP /N, a single stream)" % name, ap)
+    form = objs.get("obj:" + n, {}).get("stream", {}).get("dict", {})
+    res = val(objs, form.get("/Resources")) or {}
+    fonts = val(objs, res.get("/Font")) or {}
+    keys = sorted(fonts, key=lambda k: int(k[2:]) if re.match(r"^/F\d+$", k) else 0)
+    out(len(keys) >= nmin and keys == ["/F%d" % (i + 1) for i in range(len(keys))],
+        "%s: /Resources /Font has /F1 ... /Fn, n >= %d" % (name, nmin), keys)
+    data = qpdf(["--show-object=" + n, "--filtered-stream-data", outp]).decode("latin-1")
+    used = sorted(set(re.findall(r"(/F\d+)\s+[\d.]+\s+Tf\b", data)), key=lambda k: int(k[2:]))
+    out(used == keys, "%s: every font of the resources is used (Tf) and every Tf names one" % name,
+        "Tf %s, resources %s" % (used, keys))
+    bases, progs = [], []
+    for k in keys:
+        t0 = val(objs, fonts[k]) or {}
+        base = t0.get("/BaseFont", "")
+        desc = val(objs, (val(objs, t0.get("/DescendantFonts")) or [None])[0]) or {}
+        fd = val(objs, desc.get("/FontDescriptor")) or {}
+        ff = [x for x in ("/FontFile", "/FontFile2", "/FontFile3") if x in fd]
+        out(t0.get("/Subtype") == "/Type0" and re.match(r"^/[A-Z]{6}\+", base) is not None and len(ff) == 1,
+            "%s: %s is a Type 0 font with a subset tag and one font program (%s)" % (name, k, ff), (base, ff))
+        bases.append(base[8:])
+        progs.append(fd.get(ff[0]) if ff else None)
+        if ff:
+            prog = qpdf(["--show-object=" + fd[ff[0]], "--filtered-stream-data", outp])
+            ok = prog[:4] in (b"\x00\x01\x00\x00", b"true", b"OTTO") or (ff[0] == "/FontFile3" and prog[:1] == b"\x01")
+            out(ok, "%s: %s's font program decrypts to a TrueType/OpenType/CFF header" % (name, k), prog[:8])
+    out(len(set(bases)) == len(bases) and len(set(progs)) == len(progs),
+        "%s: one subset per font (no font twice)" % name, bases)
+    if names:
+        want = names.split("|")
+        out(len(want) == len(bases) and all(w in b for w, b in zip(want, bases)),
+            "%s: the fonts are %s, in that order" % (name, want), bases)
+    nums = new_objects(inp, outp)
+    vals = [(x, val(objs, "%d 0 R" % x)) for x in nums]
+    t0s = [x for x, d in vals if isinstance(d, dict) and d.get("/Subtype") == "/Type0"]
+    out(len(t0s) == len(keys), "%s: the update writes exactly these %d fonts" % (name, len(keys)), t0s)
+
+
 def chk_image(name, outp, page, kind):
     """The PNG's opaque centre and transparent corners; the JPEG's colours."""
     objs, pg, ann = annots(outp, page)
@@ -424,6 +502,10 @@ def main():
             chk_forms(args[0], args[1], args[2], int(args[3]), int(args[4]))
         elif cmd == "image":
             chk_image(args[0], args[1], int(args[2]), args[3])
+        elif cmd == "mixedtext":
+            chk_mixed_text(args[0], args[1], int(args[2]), args[3])
+        elif cmd == "fontset":
+            chk_fontset(args[0], args[1], args[2], int(args[3]), int(args[4]), args[5])
         elif cmd == "mkpng":
             # 64x48 RGBA: opaque green centre, transparent corners
             w, h = 64, 48
@@ -526,10 +608,73 @@ else
 	skip "--font FILE: fc-match finds no DejaVu Sans file"
 fi
 
+# ---------------------------------------------------------------------------
+# Mixed scripts (issue 32): a set of fonts, fontconfig's fallback per
+# character, one subset per font, all in one appearance
+# ---------------------------------------------------------------------------
+MIX='承認 / موافق / स्वीकृत / Approved'
+stamp mixed "$F3" "$T/mixed.pdf" "$MIX"
+if [ "$RC" = 0 ]; then
+	uc mixedtext "mixed scripts" "$T/mixed.pdf" 1 "$MIX"
+	uc fontset "mixed scripts" "$F3" "$T/mixed.pdf" 1 3 ''
+	uc pixels "mixed scripts" "$T/mixed.pdf" 1
+	uc layout "mixed scripts" "$T/mixed.pdf" 1
+	pdffonts -upw "$PW" "$T/mixed.pdf" >"$T/pf.txt" 2>&1
+	n=$(grep -cE '^[A-Z]{6}\+[^ ]+ +CID (TrueType|Type 0C?).* yes +yes +yes' "$T/pf.txt")
+	check_true test "$n" -ge 3 "mixed scripts: pdffonts lists at least three fonts, embedded and subset ($n)"
+	check_grep '^[A-Z]{6}\+NotoSansCJK' "$T/pf.txt" "mixed scripts: the Han in Noto Sans CJK"
+	check_grep '^[A-Z]{6}\+NotoSansDevanagari' "$T/pf.txt" "mixed scripts: the Devanagari in Noto Sans Devanagari"
+fi
+# a text per page ({page}): every page's appearance names the same fonts,
+# written once
+stamp mixed-pages "$F3" "$T/mixed-pages.pdf" "$MIX {page}" --page all
+if [ "$RC" = 0 ]; then
+	for pg in 1 3; do
+		uc mixedtext "mixed scripts per page, page $pg" "$T/mixed-pages.pdf" $pg "$MIX $pg"
+		uc fontset "mixed scripts per page, page $pg" "$F3" "$T/mixed-pages.pdf" $pg 3 ''
+	done
+fi
+# --font repeated: a fallback list in order, installed fonts for the rest
+stamp fontlist "$F2" "$T/fontlist.pdf" 'Approved स्वीकृत 承認' --font 'DejaVu Sans' --font 'Noto Sans Devanagari'
+if [ "$RC" = 0 ]; then
+	uc mixedtext "--font twice" "$T/fontlist.pdf" 1 'Approved स्वीकृत 承認'
+	uc fontset "--font twice" "$F2" "$T/fontlist.pdf" 1 3 'DejaVuSans|NotoSansDevanagari|NotoSansCJK'
+fi
+# the issue's example: the date line's digits from a fallback font; and
+# the same font given for text it has none of is not embedded
+if fc-list : family | grep -q 'Noto Sans Egyptian Hieroglyphs'; then
+	stamp unused "$F2" "$T/unused.pdf" '承認' --font 'Noto Sans Egyptian Hieroglyphs'
+	[ "$RC" = 0 ] && uc fontset "--font that lacks every character" "$F2" "$T/unused.pdf" 1 1 'NotoSansCJK'
+
+	stamp hiero "$F2" "$T/hiero.pdf" '𓀀' --font 'Noto Sans Egyptian Hieroglyphs'
+	if [ "$RC" = 0 ]; then
+		uc fontset "hieroglyph" "$F2" "$T/hiero.pdf" 1 2 'NotoSansEgyptianHieroglyphs|'
+		uc mixedtext "hieroglyph" "$T/hiero.pdf" 1 '𓀀'
+		uc mixedtext "hieroglyph, the date line" "$T/hiero.pdf" 1 '2026-12-01 10:00'
+	fi
+else
+	skip "Noto Sans Egyptian Hieroglyphs (fonts-noto-core) is not installed"
+fi
+# a character no installed font has (private use): refused before anything
+# is written, naming the first one as U+XXXX and itself, and the fonts tried
+cp "$F2" "$T/victim.pdf"
+run "$PDFSTAMP" stamp -i --password-file "$UPW" --text "$MIX "$'\xee\x80\x80 \xee\x80\x81' "$T/victim.pdf"
+check_status 2 "U+E000: refused"
+check_grep "no installed font covers U\+E000 '"$'\xee\x80\x80'"'" "$T/err" "U+E000: the message names U+E000 and the character"
+check_true cmp -s "$F2" "$T/victim.pdf" "U+E000: the file is unchanged"
+printf 'this is not a font\n' >"$T/notafont.ttf"
+run "$PDFSTAMP" stamp -i --password-file "$UPW" --font 'DejaVu Sans' --font "$T/notafont.ttf" --text 'ok' "$T/victim.pdf"
+check_status 4 "a text file as the second --font: refused as malformed"
+run "$PDFSTAMP" stamp -i --password-file "$UPW" --font 'DejaVu Sans' --font 'Noto Sans' --text "a"$'\xee\x80\x80' "$T/victim.pdf"
+check_status 2 "U+E000 with --font twice: refused"
+check_grep "no font covers U\+E000 .*tried 'DejaVu Sans', 'Noto Sans', then every installed font" "$T/err" \
+	"U+E000 with --font twice: the message names the fonts tried"
+check_true cmp -s "$F2" "$T/victim.pdf" "U+E000 with --font twice: the file is unchanged"
+
 # pdf.js lists the annotation (tests/e2e/pdfjs.sh)
 PDFJS=${PDFJS:-/usr/share/javascript/pdf/build/pdf.js}
 if command -v node >/dev/null 2>&1 && [ -f "$PDFJS" ]; then
-	for name in cyrillic cjk arabic devanagari two-lines; do
+	for name in cyrillic cjk arabic devanagari two-lines mixed; do
 		node "$TOP_SRCDIR/tests/e2e/fixtures/pdfjs-check.js" "$T/$name.pdf" "$PW" 1 >"$T/pj.json" 2>"$T/pj.err"
 		check_eq "$(jget "$T/pj.json" '[(a["subtype"], a["hasAppearance"]) for a in d["annots"]]')" \
 			'[["Stamp", true]]' "$name: pdf.js lists the stamp with its appearance"
@@ -618,9 +763,9 @@ a text file as --font|--font|$T/text.ttf
 a missing image file|--image|$T/nonexistent.png
 an unknown font family|--font|No Such Family Xyz
 EOF
-run "$PDFSTAMP" stamp --password-file "$UPW" --text 'Գ ᚠ 𓀀' --font 'DejaVu Sans' -o "$T/never.pdf" "$F2"
-check_status 2 "--font with a family that lacks characters of the text"
-check_true test ! -e "$T/never.pdf" "a font that lacks characters: no output file"
+run "$PDFSTAMP" stamp --password-file "$UPW" --text 'Գ ᚠ '$'\xee\x80\x80' --font 'DejaVu Sans' -o "$T/never.pdf" "$F2"
+check_status 2 "--font with a family that lacks characters no installed font has either"
+check_true test ! -e "$T/never.pdf" "a character no font has: no output file"
 
 # the page walk (stamp.c note 1): a DAG of 40 shared levels (2^40 leaves)
 # under a lying /Count is refused at once, not walked for hours
