@@ -169,7 +169,10 @@
  *     (ps_update_begin checks the write options and the file, in memory
  *     only) but is dropped; no file is created, written or synced, and a
  *     deferred call (PDFSTAMP_WRITE_DEFER) leaves nothing pending.  The
- *     open took the lock, as for any call.
+ *     open took the lock, as for any call.  The pre-flight (permissions,
+ *     the signatures' policies) comes after that test: a file that needs
+ *     nothing written is skipped with exit 0 even where a later signature
+ *     would now refuse a stamp, so a re-run of a batch ends cleanly.
  */
 #include "config.h"
 
@@ -1670,8 +1673,7 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 	}
 	if ((rc = ps_update_begin(doc, w, &up)) < 0)
 		goto out;
-	if ((rc = ps_preflight_update(doc, PS_UPDATE_ANNOTATION)) < 0 ||
-	    (rc = ps_doc_pages(doc, NULL, NULL, &npages)) < 0)
+	if ((rc = ps_doc_pages(doc, NULL, NULL, &npages)) < 0)
 		goto out;
 	if (npages == 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the document has no pages");
@@ -1702,7 +1704,9 @@ int pdfstamp_stamp(pdfstamp_doc *doc, const struct pdfstamp_stamp_opts *o,
 		rc = 0;
 		goto out;
 	}
-	if ((j.text || j.tqr) && (rc = job_texts(ctx, &j, &pl)) < 0)
+	/* a skipped file needs no permission: nothing is written (note 13) */
+	if ((rc = ps_preflight_update(doc, PS_UPDATE_ANNOTATION)) < 0 ||
+	    ((j.text || j.tqr) && (rc = job_texts(ctx, &j, &pl)) < 0))
 		goto out;
 	if (j.qr)
 		job_qr_side(&j);

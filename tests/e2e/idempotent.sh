@@ -31,6 +31,8 @@
 #      page has its own number once, as in one run (pdftotext).  ({bates}
 #      counts the selected pages, so a run over another selection numbers
 #      by that one: pdfstamp(1) Stamp IDs.)
+#   H. A skipped file needs no permission: the pre-flight comes after the
+#      test, so a re-run with a password that may not annotate is exit 0.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -340,5 +342,24 @@ if command -v pdftotext >/dev/null 2>&1; then
 else
 	skip "G: {bates} across re-runs (no pdftotext)"
 fi
+
+# ===========================================================================
+# H. a file that needs nothing written needs no permission: stamped with
+#    the owner password, then run again with the empty user password of a
+#    file that permits no annotations (P bit 6 clear): skipped, exit 0;
+#    a new stamp with that password is still refused (exit 5)
+# ===========================================================================
+F=$W/h.pdf
+cp "$TOP_SRCDIR/samples/r6-empty-user.pdf" "$F"
+run "$PDFSTAMP" stamp -i --json --password-file "$TOP_SRCDIR/samples/owner.pw" "$F"
+check_status 0 "H: stamped with the owner password"
+before=$(state "$F")
+run "$PDFSTAMP" stamp -i --json "$F"
+check_status 0 "H: the same stamp with the empty user password (no annotate permission)"
+check_eq "$(jget "$T/out" 'd.get("skipped")')" '"already stamped"' "H: ... is skipped"
+check_eq "$(state "$F")" "$before" "H: ... and writes nothing"
+run "$PDFSTAMP" stamp -i --json --text OTHER "$F"
+check_status 5 "H: another stamp with that password is refused"
+check_eq "$(state "$F")" "$before" "H: ... the file unchanged"
 
 finish
