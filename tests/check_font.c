@@ -1049,7 +1049,7 @@ START_TEST(test_corpus)
 		coll c = {{0}, 1, 0};
 		ps_font_sink s = {&c, c_alloc, c_put};
 		ps_line l;
-		ps_obj *d = ps_new_dict();
+		ps_obj *d;
 		int rc;
 
 		if (!name || name[0] == '#')
@@ -1066,6 +1066,8 @@ START_TEST(test_corpus)
 		}
 		ck_assert_msg(rc == 0, "%s: %s", name, pdfstamp_ctx_errmsg(ctx));
 		shape_ok(f, text, &l);
+		d = ps_new_dict(); /* the /Font resources the embedding fills */
+		ck_assert_ptr_nonnull(d);
 		rc = ps_font_embed_to(f, &s, d);
 		ps_obj_free(d);
 		if (strncmp(outcome, "embed:", 6) == 0)
