@@ -133,7 +133,8 @@
  *     character the others add, once), and every text is shaped; the box
  *     and the line pitch come from the largest of them, so every page's
  *     stamp has one size and its text is centred in it.  A per-page text
- *     gets an appearance per page (the cache key includes the text); the
+ *     gets an appearance per page (the cache key includes the text),
+ *     deflated (they are many: deflated()); the
  *     font, the image and the shared strings stay shared, and /Contents
  *     is each page's own text unless a note was given.  {bates} of the
  *     k-th selected page (from 0) is bates_start + bates_offset + k, so a
@@ -1023,6 +1024,16 @@ static int put_gs(ps_obj *gs, const char *name, double a)
 	return ps_dict_put(gs, name, e);
 }
 
+/* Whether the appearances are deflated: a QR code's runs deflate to about
+ * a third (note 12), and a text per page makes an appearance per page,
+ * each about 45 bytes smaller deflated (note 11: 2,000 pages of "Page
+ * {page} of {pages}" append 1.86 MB instead of 1.94); a plain stamp's
+ * single appearance stays as it was. */
+static int deflated(const stamp_job *j)
+{
+	return j->qr || j->ntexts > 1;
+}
+
 /* The appearance of text TEXT for a box of G's size turned by G's matrix:
  * the one already written for them, or a new one (notes 2 and 11). */
 static int appearance(ps_update *up, stamp_job *j, size_t text, const struct stamp_geom *g,
@@ -1076,7 +1087,7 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	}
 	if (c.oom)
 		goto oom;
-	if (j->qr) { /* note 12: its runs deflate to about a third */
+	if (deflated(j)) { /* notes 11 and 12 */
 		ps_buf z = PS_BUF_INIT;
 		rc = ps_deflate(ctx, c.data, c.len, 9, &z);
 		ps_buf_free(&c);
@@ -1109,7 +1120,7 @@ static int appearance(ps_update *up, stamp_job *j, size_t text, const struct sta
 	if (!d || ps_dict_put_name(d, "Type", "XObject") < 0 ||
 	    ps_dict_put_name(d, "Subtype", "Form") < 0 || ps_dict_put_int(d, "FormType", 1) < 0 ||
 	    ps_dict_put(d, "BBox", real_array(bbox, 4)) < 0 ||
-	    (j->qr && ps_dict_put_name(d, "Filter", "FlateDecode") < 0))
+	    (deflated(j) && ps_dict_put_name(d, "Filter", "FlateDecode") < 0))
 		goto oom;
 	/* turn the form counter-clockwise by the stamp's angle plus /Rotate so
 	 * that it reads as asked on the page as shown (note 9; the viewer maps
