@@ -1184,16 +1184,7 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o,
 		goto out;
 	if (d.up.nobjs == 0) {
 		/* nothing new (note 4): no update, no output */
-		if (res) {
-			struct ps_xref_info xi;
-			struct ps_doc_security ds;
-			ps_xref_info(ps_doc_xref(doc), &xi);
-			ps_doc_security(doc, &ds);
-			res->base_length = ps_doc_size(doc);
-			res->xref_offset = xi.startxref;
-			if (res->version >= 2)
-				ps_sec_weak(ds.sec, res->weak, sizeof res->weak);
-		}
+		ps_result_unchanged(doc, res);
 		goto out;
 	}
 	if (res) { /* before the commit: a durable hook or a deferred commit reads them */

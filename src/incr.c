@@ -902,6 +902,21 @@ int ps_result_begin(ps_ctx *ctx, struct pdfstamp_result *res)
 	return 0;
 }
 
+void ps_result_unchanged(ps_doc *doc, struct pdfstamp_result *res)
+{
+	struct ps_xref_info xi;
+	struct ps_doc_security ds;
+
+	if (!res)
+		return;
+	ps_xref_info(ps_doc_xref(doc), &xi);
+	ps_doc_security(doc, &ds);
+	res->base_length = ps_doc_size(doc);
+	res->xref_offset = xi.startxref;
+	if (res->version >= 2)
+		ps_sec_weak(ds.sec, res->weak, sizeof res->weak);
+}
+
 int ps_result_add_object(ps_ctx *ctx, struct pdfstamp_result *res, uint32_t num)
 {
 	if (!res)

@@ -57,6 +57,9 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w,
  * a NULL RES).  0 or a PDFSTAMP_E_* code (message set). */
 int ps_result_begin(ps_ctx *ctx, struct pdfstamp_result *res);
 int ps_result_add_object(ps_ctx *ctx, struct pdfstamp_result *res, uint32_t num);
+/* RES (may be NULL) of a call that wrote nothing: the file's length and
+ * startxref as they are, its handler's weakness (version 2). */
+void ps_result_unchanged(ps_doc *doc, struct pdfstamp_result *res);
 void ps_update_free(ps_update *up);
 
 #endif

@@ -565,18 +565,9 @@ int pdfstamp_unstamp(pdfstamp_doc *doc, const struct pdfstamp_unstamp_opts *o,
 		goto out;
 	if (u.nt == 0) {
 		/* nothing to remove: no update, no output (as pdfstamp_dss) */
-		if (res) {
-			struct ps_xref_info xi;
-			struct ps_doc_security ds;
-			ps_xref_info(ps_doc_xref(doc), &xi);
-			ps_doc_security(doc, &ds);
-			res->base_length = ps_doc_size(doc);
-			res->xref_offset = xi.startxref;
-			if (res->version >= 2)
-				ps_sec_weak(ds.sec, res->weak, sizeof res->weak);
-			if (res->version >= 3)
-				res->skipped = 1;
-		}
+		ps_result_unchanged(doc, res);
+		if (res && res->version >= 3)
+			res->skipped = 1;
 		goto out;
 	}
 	{
