@@ -52,7 +52,8 @@ static int fill(void *p, const void *tmpl, const size_t *lens, unsigned nversion
 int pdfstamp_info_init(struct pdfstamp_info *info, unsigned version)
 {
 	static const struct pdfstamp_info tmpl = PDFSTAMP_INFO_INIT;
-	static const size_t lens[] = {END_OF(struct pdfstamp_info, sigs_incomplete), sizeof tmpl};
+	static const size_t lens[] = {END_OF(struct pdfstamp_info, sigs_incomplete),
+	                              END_OF(struct pdfstamp_info, weak), sizeof tmpl};
 
 	_Static_assert(NVERSIONS(lens) == PDFSTAMP_INFO_VERSION, "one length per version");
 	return fill(info, &tmpl, lens, NVERSIONS(lens), version);
@@ -110,10 +111,19 @@ int pdfstamp_rewrite_opts_init(struct pdfstamp_rewrite_opts *opts, unsigned vers
 {
 	static const struct pdfstamp_rewrite_opts tmpl = PDFSTAMP_REWRITE_OPTS_INIT;
 	static const size_t lens[] = {END_OF(struct pdfstamp_rewrite_opts, progress_ud),
-	                              sizeof tmpl};
+	                              END_OF(struct pdfstamp_rewrite_opts, output_fd), sizeof tmpl};
 
 	_Static_assert(NVERSIONS(lens) == PDFSTAMP_REWRITE_OPTS_VERSION, "one length per version");
 	return fill(opts, &tmpl, lens, NVERSIONS(lens), version);
+}
+
+int pdfstamp_key_init(struct pdfstamp_key *key, unsigned version)
+{
+	static const struct pdfstamp_key tmpl = PDFSTAMP_KEY_INIT;
+	static const size_t lens[] = {sizeof tmpl};
+
+	_Static_assert(NVERSIONS(lens) == PDFSTAMP_KEY_VERSION, "one length per version");
+	return fill(key, &tmpl, lens, NVERSIONS(lens), version);
 }
 
 int pdfstamp_rewrite_stats_init(struct pdfstamp_rewrite_stats *stats, unsigned version)

@@ -219,6 +219,10 @@ int pdfstamp_doc_damaged_tail(const pdfstamp_doc *doc, int64_t *offset, int64_t 
 
 /* 1 if the document has an /Encrypt dictionary. */
 int pdfstamp_doc_is_encrypted(const pdfstamp_doc *doc);
+/* The security handler's name: "Standard" (passwords: pdfstamp_doc_auth),
+ * "Adobe.PubSec" (certificates: pdfstamp_doc_auth_key), or NULL when the
+ * document is not encrypted. */
+const char *pdfstamp_doc_security_handler(const pdfstamp_doc *doc);
 
 /* Flags for pdfstamp_doc_auth. */
 /* PDFSTAMP_AUTH_FORCE accepts a /Perms entry that does not agree with /P
@@ -234,6 +238,43 @@ int pdfstamp_doc_is_encrypted(const pdfstamp_doc *doc);
  * password matches.  A plaintext document needs no call. */
 int pdfstamp_doc_auth(pdfstamp_doc *doc, const char *password, size_t len,
                       unsigned flags);
+
+/* A recipient's key material, for files encrypted to certificates (the
+ * public-key security handler /Adobe.PubSec, ISO 32000-2 7.6.5).  The
+ * bytes are the caller's: the library copies what it parses and wipes its
+ * copies.  Either KEY (and CERT) or P12 is given. */
+struct pdfstamp_key {
+	unsigned version;            /* PDFSTAMP_KEY_VERSION */
+	const uint8_t *key;          /* the private key: PEM or DER, PKCS#8 (encrypted or
+	                                not) or PKCS#1 RSA */
+	size_t key_len;
+	const uint8_t *cert;         /* its certificate (PEM or DER): picks the RecipientInfo by
+	                                issuer and serial number or subject key identifier */
+	size_t cert_len;
+	const uint8_t *p12;          /* a PKCS#12 file (DER) holding both, instead */
+	size_t p12_len;
+	const char *password;        /* of an encrypted PKCS#8 key or of the PKCS#12 file;
+	                                NULL: none */
+	size_t password_len;
+};
+#define PDFSTAMP_KEY_VERSION 1
+#define PDFSTAMP_KEY_INIT {PDFSTAMP_KEY_VERSION, NULL, 0, NULL, 0, NULL, 0, NULL, 0}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_key_init(struct pdfstamp_key *key, unsigned version);
+
+/* Authenticates a document encrypted with the public-key security handler
+ * with a recipient's key: finds the RecipientInfo of KEY's certificate in
+ * /Recipients, decrypts its envelope (the 20-byte seed and the
+ * recipient's 4 permission bytes), derives the file key and builds the
+ * cipher state.  The recipient's permissions then act as /P does for the
+ * standard handler; a recipient granted every permission counts as the
+ * owner (rotate).  Returns PDFSTAMP_E_PASSWORD when no RecipientInfo names
+ * the certificate, the key does not match its certificate, or the key's
+ * password is wrong (the message says which); PDFSTAMP_E_UNSUPPORTED for a
+ * key transport or content cipher it does not know (named); PDFSTAMP_E_USAGE
+ * for a document that is not encrypted to certificates or key material it
+ * cannot parse. */
+int pdfstamp_doc_auth_key(pdfstamp_doc *doc, const struct pdfstamp_key *key, unsigned flags);
 
 /* ---- Reporting --------------------------------------------------------- */
 
@@ -283,6 +324,12 @@ struct pdfstamp_info {
 	                                   NULL when there is none (owned) */
 	char weak[64];               /* why the handler is weak, e.g. "RC4 40-bit" (RC4, or a
 	                                key under 128 bits); empty when strong or not encrypted */
+	/* version 3: the public-key handler (filter "Adobe.PubSec") */
+	char subfilter[32];          /* e.g. "adbe.pkcs7.s5"; "" for the standard handler */
+	int recipients;              /* RecipientInfos in all /Recipients envelopes */
+	int envelopes;               /* /Recipients strings (one per permission set) */
+	int recipient_index;         /* the envelope that opened the file, 0-based; -1 if none */
+	char recipient[160];         /* the certificate that opened it: subject, or "" */
 };
 
 /* One crypt filter of /CF (ISO 32000-2 7.6.6, Table 25). */
@@ -291,10 +338,10 @@ struct pdfstamp_crypt_filter {
 	char method[16];             /* /CFM: "V2" (RC4), "AESV2", "AESV3" or "None" */
 };
 
-/* Version 1 (without the version-2 fields) is still accepted. */
-#define PDFSTAMP_INFO_VERSION 2
+/* Versions 1 and 2 (without the later fields) are still accepted. */
+#define PDFSTAMP_INFO_VERSION 3
 #define PDFSTAMP_INFO_INIT {PDFSTAMP_INFO_VERSION, 0, 0, "", 0, 0, 0, "", "", "", 0, 0, 0, 0, 0, \
-	NULL, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, NULL, ""}
+	NULL, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, 0, NULL, "", "", 0, 0, -1, ""}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_info_init(struct pdfstamp_info *info, unsigned version);
 
@@ -709,6 +756,15 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *opts,
 /* Called now and then during long work with bytes done and the total. */
 typedef void (*pdfstamp_progress_fn)(void *userdata, int64_t done, int64_t total);
 
+/* One recipient of a certificate-encrypted output. */
+struct pdfstamp_recipient {
+	const uint8_t *cert;         /* X.509 certificate with an RSA key, PEM or DER */
+	size_t cert_len;
+	int set_permissions;         /* 1: PERMISSIONS; 0: the rewrite's (set_permissions and
+	                                permissions above, else those in force now) */
+	int64_t permissions;         /* as /P */
+};
+
 struct pdfstamp_rewrite_opts {
 	unsigned version;
 	const char *output;          /* new file; NULL with PDFSTAMP_WRITE_IN_PLACE (temp + rename
@@ -726,14 +782,19 @@ struct pdfstamp_rewrite_opts {
 	void *progress_ud;
 	int output_fd;               /* version 2: the descriptor of
 	                              * PDFSTAMP_WRITE_TO_FD, else ignored */
+	/* version 3 */
+	const struct pdfstamp_recipient *recipients; /* encrypt to these certificates
+	                              * (public-key handler, adbe.pkcs7.s5 with AESV3) instead of
+	                              * to passwords: the password fields are then ignored */
+	size_t nrecipients;
 };
 #define PDFSTAMP_REWRITE_FORCE 0x100  /* rewrite even if signatures or /SigFlags AppendOnly exist */
 /* 0x200 is reserved and ignored (it asked an earlier version to map the
  * output for its self-check). */
-/* Version 1 (without output_fd) is still accepted. */
-#define PDFSTAMP_REWRITE_OPTS_VERSION 2
+/* Versions 1 (without output_fd) and 2 (without recipients) are still accepted. */
+#define PDFSTAMP_REWRITE_OPTS_VERSION 3
 #define PDFSTAMP_REWRITE_OPTS_INIT {PDFSTAMP_REWRITE_OPTS_VERSION, NULL, 0, NULL, 0, NULL, 0, 0, \
-	-4, 0, NULL, NULL, -1}
+	-4, 0, NULL, NULL, -1, NULL, 0}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_rewrite_opts_init(struct pdfstamp_rewrite_opts *opts, unsigned version);
 
