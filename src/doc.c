@@ -124,6 +124,7 @@
 #include "docpriv.h"
 #include "io.h"
 #include "journal.h"
+#include "pubsec.h"
 
 #define OBJSTM_MAX_DECODED ((size_t)256 << 20)
 #define MAX_LOOKUP_DEPTH 32
@@ -1123,6 +1124,7 @@ static ps_doc *doc_new(ps_ctx *ctx, const char *path)
 		return NULL;
 	doc->ctx = ctx;
 	doc->fd = -1;
+	doc->recipient_index = -1;
 	doc->objstm_data.secret = 1; /* decrypted object streams are plaintext */
 	if (!(doc->path = strdup(path))) {
 		free(doc);
@@ -1377,6 +1379,8 @@ void ps_doc_security(const ps_doc *doc, struct ps_doc_security *out)
 	out->authenticated = doc->authenticated;
 	out->perms = doc->perms;
 	out->password_given = doc->password_given;
+	out->recipient_index = doc->authenticated ? doc->recipient_index : -1;
+	out->recipient = doc->authenticated ? doc->recipient : "";
 }
 
 int ps_doc_share_security(ps_doc *doc, const ps_doc *from)
@@ -1449,6 +1453,46 @@ int pdfstamp_doc_auth(pdfstamp_doc *doc, const char *password, size_t len, unsig
 	doc->authenticated = as;
 	doc->perms = perms;
 	return 0;
+}
+
+int pdfstamp_doc_auth_key(pdfstamp_doc *doc, const struct pdfstamp_key *key, unsigned flags)
+{
+	struct ps_pubsec_who who;
+	int rc;
+
+	(void)flags; /* no flag applies: the envelope is authenticated by its own cipher */
+	if (!key || key->version != PDFSTAMP_KEY_VERSION)
+		return ps_err(doc->ctx, PDFSTAMP_E_USAGE,
+		              "pdfstamp_key of an unknown version (use PDFSTAMP_KEY_INIT)");
+	if (!doc->encrypted || !ps_sec_recipients(doc->sec))
+		return ps_err(doc->ctx, PDFSTAMP_E_USAGE,
+		              "the file is not encrypted to certificates (%s); a key does not "
+		              "open it", doc->encrypted ? "it has a password" : "not encrypted");
+	if ((rc = ps_pubsec_auth(doc->ctx, doc->sec, key, &who)) < 0)
+		return rc;
+	doc->authenticated = who.as;
+	doc->perms = who.perms;
+	doc->recipient_index = who.index;
+	snprintf(doc->recipient, sizeof doc->recipient, "%s", who.subject);
+	return 0;
+}
+
+int ps_doc_auth_seed(ps_doc *doc, const uint8_t *seed)
+{
+	int rc;
+
+	if (!doc->encrypted)
+		return ps_err(doc->ctx, PDFSTAMP_E_USAGE, "the document is not encrypted");
+	if ((rc = ps_pubsec_auth_seed(doc->ctx, doc->sec, seed)) < 0)
+		return rc;
+	doc->authenticated = 2;
+	doc->perms = -4; /* every permission: whoever holds the seed holds the key */
+	return 0;
+}
+
+const char *pdfstamp_doc_security_handler(const pdfstamp_doc *doc)
+{
+	return doc && doc->encrypted ? ps_sec_handler(doc->sec) : NULL;
 }
 
 uint16_t ps_doc_gen(ps_doc *doc, uint32_t num)

@@ -142,6 +142,9 @@ struct ps_doc_security {
 	                                 policy.c's ps_policy_permits and info.c only) */
 	int password_given;           /* pdfstamp_doc_auth had a password, but the file is not
 	                                 encrypted (writers refuse to write in clear then) */
+	int recipient_index;          /* pdfstamp_doc_auth_key: the envelope that opened the
+	                                 file, else -1 */
+	const char *recipient;        /* and its certificate's subject ("" if none; borrowed) */
 };
 void ps_doc_security(const ps_doc *doc, struct ps_doc_security *out);
 /* Gives DOC, just opened with PS_OPEN_NEWEST_ONLY, the security state of
@@ -150,6 +153,10 @@ void ps_doc_security(const ps_doc *doc, struct ps_doc_security *out);
  * number and its authentication.  Nothing to do if FROM is not
  * encrypted.  0 or PDFSTAMP_E_NOMEM. */
 int ps_doc_share_security(ps_doc *doc, const ps_doc *from);
+/* Authenticates DOC, a file a rewrite to certificates just wrote, with the
+ * seed of its handler (pubsec.c note 5), as the owner-equivalent.  0 or
+ * the error of ps_pubsec_auth_seed. */
+int ps_doc_auth_seed(ps_doc *doc, const uint8_t *seed);
 /* The objects looked up so far (the cache, note 2), in no set order:
  * start with *POS = 0; 1 with *NUM and *OBJ (borrowed, as long as the
  * document) for the next one, 0 after the last. */

@@ -107,6 +107,9 @@ struct pdfstamp_doc {
 	                               * permissions (pdfstamp_doc_auth) */
 	int authenticated;            /* 0 none, 1 user, 2 owner */
 	int password_given;           /* auth was given a password, but the file is not encrypted */
+	int recipient_index;          /* public-key handler: the /Recipients entry that opened
+	                               * the file (-1 before) */
+	char recipient[160];          /* and its certificate's subject */
 
 	/* lazily loaded objects, open addressing by object number */
 	ps_cache_ent *cache;

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "ps.h"
+#include "pubsec.h"
 #include "policy.h"
 
 void pdfstamp_info_clear(struct pdfstamp_info *info)
@@ -41,8 +42,12 @@ void pdfstamp_info_clear(struct pdfstamp_info *info)
 		free(info->crypt_filters);
 	/* a version-1 struct ends before ncrypt_filters */
 	memset(info, 0,
-	       version >= 2 ? sizeof *info : offsetof(struct pdfstamp_info, ncrypt_filters));
+	       version >= 3 ? sizeof *info
+	       : version == 2 ? offsetof(struct pdfstamp_info, subfilter)
+	                      : offsetof(struct pdfstamp_info, ncrypt_filters));
 	info->version = version;
+	if (version >= 3)
+		info->recipient_index = -1;
 }
 
 int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
@@ -54,7 +59,7 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 	struct ps_xref_info xi;
 	int i, nsec, rc;
 
-	if (!info || (info->version != PDFSTAMP_INFO_VERSION && info->version != 1))
+	if (!info || info->version < 1 || info->version > PDFSTAMP_INFO_VERSION)
 		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_USAGE,
 		              "pdfstamp_info of an unknown version (use PDFSTAMP_INFO_INIT)");
 	pdfstamp_info_clear(info);
@@ -66,6 +71,13 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 			return rc;
 		info->authenticated_as = ds.authenticated;
 		info->p = ds.perms;
+		if (info->version >= 3 && ps_sec_recipients(ds.sec)) {
+			/* a damaged envelope counts as none here; auth names it */
+			rc = ps_pubsec_count(ps_doc_ctx(doc), ds.sec);
+			info->recipients = rc > 0 ? rc : 0;
+			info->recipient_index = ds.recipient_index;
+			snprintf(info->recipient, sizeof info->recipient, "%s", ds.recipient);
+		}
 	}
 	secs = ps_xref_sections(x, &nsec);
 	info->revisions = nsec;

@@ -146,6 +146,15 @@
  *     (dryrun.c note 4), not opened: the writer has no file (fd -1) and
  *     only counts, so bytes_written is the size the output would have.
  *     No temporary file, sync, self-check or rename (commit is skipped).
+ * 15. To certificates (rewrite options version 3, recipients): the new
+ *     handler is the public-key one (pubsec.c note 5: adbe.pkcs7.s5,
+ *     AESV3, one envelope per recipient) instead of R6; everything else
+ *     is the same engine.  The self-check cannot use a recipient's private
+ *     key, so it opens the output with the seed (rw->seed, wiped at the
+ *     end), deriving the key again from the /Recipients as written.  A
+ *     certificate-encrypted input is rotated by a recipient granted every
+ *     permission (pubsec.c note 4), the public-key counterpart of the
+ *     owner password; to passwords or to new recipients alike.
  */
 #include "config.h"
 
@@ -165,6 +174,7 @@
 #include "policy.h"
 #include "seqread.h"
 #include "dryrun.h"
+#include "pubsec.h"
 
 #define BATCH_OBJECTS 8192             /* note 8: a batch's limits */
 #define BATCH_MIN ((size_t)4 << 20)
@@ -235,6 +245,8 @@ struct rw {
 	ps_ctx *ctx;
 	unsigned cpu;                  /* ps_cpu_bits: the plaintext sum's kernel */
 	ps_sec *nsec;                  /* the new handler (its own key schedules) */
+	int to_certs;                  /* nsec is a public-key handler (note 15) */
+	uint8_t seed[PS_PUBSEC_SEED];  /* its seed, for the self-check (wiped) */
 	ps_rwoffs offs;                /* objects written (rwxref.c: file order,
 	                                * then sorted by number) */
 	uint32_t *dropped;             /* sorted: xref streams and the linearization dictionary */
@@ -1006,6 +1018,7 @@ static int commit(struct rw *rw, const struct pdfstamp_rewrite_opts *o,
 	chk = (ps_rwcheck){.path = ps_outfile_path(&rw->of),
 	                   .owner = o->owner_password ? o->owner_password : "",
 	                   .owner_len = o->owner_len,
+	                   .seed = rw->to_certs ? rw->seed : NULL,
 	                   .dropped = rw->dropped,
 	                   .ndropped = rw->ndropped,
 	                   .enc_num = enc_num,
@@ -1071,9 +1084,17 @@ static int rewrite(ps_doc *doc, const struct pdfstamp_rewrite_opts *o,
 		root_num = r->u.ref.num;
 	}
 	/* new key and security parameters (Alg. 8, 9, 10) */
-	if ((rc = ps_sec_new_r6(ctx, o->user_password, o->user_len, o->owner_password, o->owner_len,
-	                        o->set_permissions ? o->permissions : ps_policy_kept_p(doc),
-	                        ps_sec_encrypt_metadata(rw.ds.sec), &rw.nsec)) < 0)
+	rw.to_certs = o->version >= 3 && o->nrecipients > 0;
+	if (rw.to_certs)   /* note 15 */
+		rc = ps_pubsec_new(ctx, o->recipients, o->nrecipients,
+		                   o->set_permissions ? o->permissions : ps_policy_kept_p(doc),
+		                   ps_sec_encrypt_metadata(rw.ds.sec), rw.seed, &rw.nsec);
+	else
+		rc = ps_sec_new_r6(ctx, o->user_password, o->user_len, o->owner_password,
+		                   o->owner_len,
+		                   o->set_permissions ? o->permissions : ps_policy_kept_p(doc),
+		                   ps_sec_encrypt_metadata(rw.ds.sec), &rw.nsec);
+	if (rc < 0)
 		goto out;
 	if ((rc = ps_random(ctx, id, sizeof id)) < 0 || (rc = ps_doc_header_version(doc, ver)) < 0)
 		goto out;
@@ -1213,6 +1234,7 @@ out:
 	ps_wstream_free(&rw.w);
 	ps_outfile_free(&rw.of);
 	ps_sec_free(rw.nsec);
+	ps_wipe(rw.seed, sizeof rw.seed);
 	ps_arena_free(rw.ar);
 	return rc;
 }
@@ -1252,6 +1274,10 @@ int pdfstamp_rotate(pdfstamp_doc *doc, const struct pdfstamp_rewrite_opts *o,
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not encrypted; use encrypt");
 	if (!ds.authenticated)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "the document is not authenticated");
+	if (ds.authenticated == 1 && ps_sec_recipients(ds.sec))
+		return ps_err(ctx, PDFSTAMP_E_PERM,
+		              "rotating the key needs a recipient granted every permission "
+		              "(this recipient's permissions are P=%lld)", (long long)ds.perms);
 	if (ds.authenticated == 1) {
 		/* the user password is enough only when the owner password is empty */
 		int as = 0;

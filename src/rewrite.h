@@ -60,6 +60,8 @@ typedef struct ps_rwcheck {
 	const char *path;             /* the rewritten file */
 	const char *owner;            /* the new owner password, OWNER_LEN bytes */
 	size_t owner_len;
+	const uint8_t *seed;          /* or, for an output encrypted to certificates, the seed of
+	                               * its handler (pubsec.h); NULL otherwise */
 	const uint32_t *dropped;      /* the input's numbers the rewrite dropped, sorted */
 	size_t ndropped;
 	uint32_t enc_num;             /* the new /Encrypt */

@@ -9,7 +9,9 @@
  *  1. What is checked, in this order, on the output re-opened from its
  *     temporary file (without looking at any journal: PS_OPEN_NO_RECOVER):
  *       a. the new owner password opens it, as the owner (Algorithm 2.A,
- *          ISO 32000-2 7.6.4.3.3);
+ *          ISO 32000-2 7.6.4.3.3); or, encrypted to certificates, the
+ *          seed of its envelopes with the key derived again from the
+ *          /Recipients strings as written (pubsec.c note 5);
  *       b. pdfstamp_verify: every object parses and decrypts, every
  *          stream's padding is sound (verify.c), and every stream
  *          decrypts to the bytes the rewrite encrypted (note 8);
@@ -818,7 +820,8 @@ int ps_rwcheck_run(ps_doc *doc, const ps_rwcheck *c)
 
 	if ((rc = ps_doc_open(ctx, &v, c->path, PS_OPEN_NO_RECOVER)) == 0 &&
 	    (rc = ps_xref_load_all(v)) == 0 &&
-	    (rc = pdfstamp_doc_auth(v, c->owner, c->owner_len, 0)) == 0 &&
+	    (rc = c->seed ? ps_doc_auth_seed(v, c->seed)
+	                  : pdfstamp_doc_auth(v, c->owner, c->owner_len, 0)) == 0 &&
 	    (rc = check_objects(v, c)) < 0 && rc != PDFSTAMP_E_NOMEM &&
 	    rc != PDFSTAMP_E_INTERNAL) { /* INTERNAL: note 8's, reported as it is (note 2) */
 		/* note 4: a fault; pdfstamp_verify makes the report note 2 needs */
@@ -844,7 +847,8 @@ int ps_rwcheck_run(ps_doc *doc, const ps_rwcheck *c)
 	ps_doc_security(v, &vs);
 	if (vs.authenticated != 2) {
 		rc = ps_err(ctx, PDFSTAMP_E_INTERNAL,
-		            "self-check: the new owner password does not open the output");
+		            "self-check: the new owner password (or seed) does not open the "
+		            "output");
 		goto out;
 	}
 	if ((rc = check_live_objects(doc, v, c->dropped, c->ndropped, c->enc_num)) < 0)

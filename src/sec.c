@@ -119,6 +119,12 @@ struct ps_sec {
 	} cf[8];
 	uint8_t lkey[16];             /* legacy file key, sp.length bytes; a borrower
 	                                 uses its lender's (note 8) */
+	/* the public-key handler (note 9) */
+	int pubsec;                   /* /Filter /Adobe.PubSec */
+	char subfilter[32];           /* adbe.pkcs7.s3, s4 or s5 */
+	int pub_r;                    /* /R as written, 0 if absent (info only) */
+	ps_obj *recips;               /* the /Recipients array whose strings make the
+	                               * key (a copy, owned; NULL in a borrower) */
 };
 
 /* Cipher kinds (note 8). */
@@ -138,6 +144,8 @@ const char *pdfstamp_aes_engine(void)
 }
 
 /* ---- reading /Encrypt (7.6.4, Table 20, Table 21, Table 27) -------------------- */
+
+static int pubsec_no_password(ps_ctx *ctx, const ps_sec *s);
 
 static int name_is(const ps_obj *o, const char *n)
 {
@@ -221,11 +229,171 @@ static int parse_cf(ps_ctx *ctx, ps_sec *s, const ps_obj *cf, int v)
 	return 0;
 }
 
+/* /StrF and /StmF of a /V 4 or 5 dictionary, resolved to cipher kinds; the
+ * /Crypt filters of STD (the standard handler) or of a public-key one
+ * (note 9) alike. */
+static int parse_filters(ps_ctx *ctx, ps_sec *s, const ps_obj *enc, int v)
+{
+	ps_obj *cf = ps_dict_get(enc, "CF"), *names[2], *fo;
+	int k, kinds[2], rc;
+
+	names[0] = ps_dict_get(enc, "StrF");
+	names[1] = ps_dict_get(enc, "StmF");
+	if (v >= 4 && (rc = parse_cf(ctx, s, cf, v)) < 0)
+		return rc;
+	/* StrF/StmF: Identity (their default) or a filter defined in /CF */
+	for (k = 0; k < 2; k++) {
+		kinds[k] = v < 4 ? CK_RC4 : CK_NONE;
+		if (v < 4 || !names[k])
+			continue;
+		if (names[k]->kind != PS_NAME)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT, "/StrF or /StmF is not a name");
+		if ((kinds[k] = cf_kind(s, names[k]->u.name.p)) == -1)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "crypt filter /%s is not defined in /CF", names[k]->u.name.p);
+		if (kinds[k] < 0 || (v == 5 && kinds[k] != CK_AESV3 && kinds[k] != CK_NONE))
+			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+			              "crypt filter /%s uses a method that is not supported with "
+			              "/V %d (V2 and AESV2 need /V 4, AESV3 needs /V 5)",
+			              names[k]->u.name.p, v);
+	}
+	s->kstr = kinds[0];
+	s->kstm = kinds[1];
+	/* /EFF (embedded file streams) defaults to /StmF */
+	s->keff = s->kstm;
+	fo = ps_dict_get(enc, "EFF");
+	if (v == 4 && fo && fo->kind == PS_NAME && (s->keff = cf_kind(s, fo->u.name.p)) < 0)
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "/EFF names crypt filter /%s, which /CF does not define or which is "
+		              "not supported", fo->u.name.p);
+	s->strf_identity = s->kstr == CK_NONE;
+	s->stmf_identity = s->kstm == CK_NONE;
+	/* what `info` reports: the names, and the method of the stream filter */
+	copy_name(s->strf, sizeof s->strf, names[0]);
+	copy_name(s->stmf, sizeof s->stmf, names[1]);
+	copy_name(s->cfm, sizeof s->cfm,
+	          ps_dict_get(ps_dict_get(cf, s->stmf[0] ? s->stmf : "StdCF"), "CFM"));
+	if (v < 4)
+		snprintf(s->cfm, sizeof s->cfm, "V2");
+	return 0;
+}
+
+/* The most /Recipients strings read: Acrobat writes one per permission
+ * set, PDFBox and iText one per recipient. */
+#define PUBSEC_MAX_RECIPIENTS 4096
+
+/* The public-key handler's dictionary (note 9; ISO 32000-2 7.6.5, Tables
+ * 23 and 25). */
+static int parse_pubsec(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
+{
+	ps_obj *sf = ps_dict_get(enc, "SubFilter"), *em, *eff, *rec = NULL;
+	ps_obj *cf = ps_dict_get(enc, "CF");
+	int64_t v = 0, r = 0, len = 40;
+	const char *used[3];
+	size_t i;
+	int k, rc, s5;
+
+	s->pubsec = 1;
+	if (!sf || sf->kind != PS_NAME)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT,
+		              "the /Adobe.PubSec dictionary has no /SubFilter name");
+	copy_name(s->subfilter, sizeof s->subfilter, sf);
+	s5 = strcmp(s->subfilter, "adbe.pkcs7.s5") == 0;
+	if (!s5 && strcmp(s->subfilter, "adbe.pkcs7.s4") != 0 &&
+	    strcmp(s->subfilter, "adbe.pkcs7.s3") != 0)
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the public-key handler's /SubFilter /%s is not supported "
+		              "(supported: adbe.pkcs7.s3, s4, s5)", s->subfilter);
+	ps_obj_int(ps_dict_get(enc, "V"), &v);
+	if (ps_dict_get(enc, "R"))
+		ps_obj_int(ps_dict_get(enc, "R"), &r);
+	s->pub_r = r >= 0 && r <= INT32_MAX ? (int)r : 0;
+	/* 7.6.5.2: s3 and s4 are /V 1 or 2 (RC4), s5 /V 4 or 5 (crypt filters) */
+	if (s5 ? v != 4 && v != 5 : v != 1 && v != 2)
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "the public-key handler /%s with /V %lld is not supported (%s)",
+		              s->subfilter, (long long)v, s5 ? "s5 needs /V 4 or 5"
+		                                              : "s3 and s4 need /V 1 or 2");
+	if (v == 2 && ps_dict_get(enc, "Length") &&
+	    (ps_obj_int(ps_dict_get(enc, "Length"), &len) < 0 || len < 40 || len > 128 || len % 8))
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "/Length %lld is not a key length of 40 to 128 bits in steps of 8",
+		              (long long)len);
+	s->sp.v = (int)v;
+	/* the cipher rules are those of the standard handler of the same /V
+	 * (7.6.5.1): R stands for that class below (3: RC4 with a LENGTH-byte
+	 * key, 4: crypt filters with Algorithm 1, 6: AESV3) */
+	s->sp.r = v == 5 ? 6 : v == 4 ? 4 : 3;
+	s->sp.length = v == 1 ? 5 : v == 2 ? (int)(len / 8) : v == 4 ? 16 : 32;
+	s->sp.p = PS_P_NONE; /* the recipient's own permissions replace it (ps_sec_auth_pubsec) */
+	if ((rc = parse_filters(ctx, s, enc, (int)v)) < 0)
+		return rc;
+	em = ps_dict_get(enc, "EncryptMetadata");
+	s->sp.encrypt_metadata = v < 4 || !(em && em->kind == PS_BOOL && !em->u.b);
+	if (!s5) {
+		rec = ps_dict_get(enc, "Recipients");
+	} else {
+		/* Every filter in use must carry the same /Recipients: one file
+		 * key serves all (the producers write one DefaultCryptFilter). */
+		used[0] = s->strf;
+		used[1] = s->stmf;
+		used[2] = "";
+		eff = ps_dict_get(enc, "EFF");
+		if (eff && eff->kind == PS_NAME)
+			used[2] = eff->u.name.p;
+		for (k = 0; k < 3; k++) {
+			ps_obj *f, *fr;
+			if (!used[k][0] || strcmp(used[k], "Identity") == 0)
+				continue;
+			f = ps_dict_get(cf, used[k]);
+			if (ps_obj_is_name(ps_dict_get(f, "CFM"), "None"))
+				continue;
+			fr = ps_dict_get(f, "Recipients");
+			if (!fr)
+				return ps_err(ctx, PDFSTAMP_E_FORMAT,
+				              "crypt filter /%s has no /Recipients", used[k]);
+			if (rec && rec != fr)
+				return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+				              "crypt filters /%s and others have their own "
+				              "/Recipients (one key per filter is not supported)",
+				              used[k]);
+			rec = fr;
+			em = ps_dict_get(f, "EncryptMetadata");
+			if (em && em->kind == PS_BOOL && !em->u.b)
+				s->sp.encrypt_metadata = 0;
+		}
+	}
+	if (!rec)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the public-key handler has no /Recipients");
+	if (rec->kind == PS_STR) {
+		/* a single string where an array belongs: read as one */
+		ps_obj *a = ps_new_array();
+		if (!a || ps_array_push(a, ps_obj_copy(rec)) < 0) {
+			ps_obj_free(a);
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		}
+		s->recips = a;
+	} else if (rec->kind != PS_ARRAY || ps_array_len(rec) == 0) {
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "/Recipients is not a non-empty array");
+	} else if (ps_array_len(rec) > PUBSEC_MAX_RECIPIENTS) {
+		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+		              "/Recipients has %zu entries; at most %d are read",
+		              ps_array_len(rec), PUBSEC_MAX_RECIPIENTS);
+	} else if (!(s->recips = ps_obj_copy(rec))) {
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	for (i = 0; i < ps_array_len(s->recips); i++)
+		if (ps_array_get(s->recips, i)->kind != PS_STR)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "/Recipients entry %zu is not a string", i);
+	return 0;
+}
+
 static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 {
-	ps_obj *cf, *strf, *stmf, *em, *names[2], *fo;
+	ps_obj *em, *fo;
 	int64_t v = 0, r = 0, p = 0, len = 40;
-	int k, kinds[2], rc, legacy;
+	int rc, legacy;
 
 	if (!enc || enc->kind != PS_DICT)
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the trailer's /Encrypt is not a dictionary");
@@ -234,10 +402,12 @@ static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 		              "the file is protected by a PDF-MAC (ISO/TS 32004), which pdfstamp "
 		              "does not support");
 	fo = ps_dict_get(enc, "Filter");
+	if (name_is(fo, "Adobe.PubSec"))
+		return parse_pubsec(ctx, s, enc);
 	if (!name_is(fo, "Standard"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "the security handler is /%s, not /Standard (public-key and custom "
-		              "handlers are not supported)",
+		              "the security handler is /%s, not /Standard or /Adobe.PubSec "
+		              "(custom handlers are not supported)",
 		              fo && fo->kind == PS_NAME ? fo->u.name.p : "?");
 	if (ps_dict_get(enc, "SubFilter"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
@@ -277,38 +447,8 @@ static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 	s->sp.length = v == 1 ? 5 : v == 2 ? (int)(len / 8) : v == 4 ? 16 : 32;
 	if (r == 2)
 		s->sp.length = 5; /* Algorithm 2 step h: n = 5 for R2, whatever /Length says */
-	cf = ps_dict_get(enc, "CF");
-	names[0] = strf = ps_dict_get(enc, "StrF");
-	names[1] = stmf = ps_dict_get(enc, "StmF");
-	if (v >= 4 && (rc = parse_cf(ctx, s, cf, (int)v)) < 0)
+	if ((rc = parse_filters(ctx, s, enc, (int)v)) < 0)
 		return rc;
-	/* StrF/StmF: Identity (their default) or a filter defined in /CF */
-	for (k = 0; k < 2; k++) {
-		kinds[k] = v < 4 ? CK_RC4 : CK_NONE;
-		if (v < 4 || !names[k])
-			continue;
-		if (names[k]->kind != PS_NAME)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT, "/StrF or /StmF is not a name");
-		if ((kinds[k] = cf_kind(s, names[k]->u.name.p)) == -1)
-			return ps_err(ctx, PDFSTAMP_E_FORMAT,
-			              "crypt filter /%s is not defined in /CF", names[k]->u.name.p);
-		if (kinds[k] < 0 || (v == 5 && kinds[k] != CK_AESV3 && kinds[k] != CK_NONE))
-			return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-			              "crypt filter /%s uses a method that is not supported with "
-			              "/V %lld (V2 and AESV2 need /V 4 /R 4, AESV3 needs /V 5)",
-			              names[k]->u.name.p, (long long)v);
-	}
-	s->kstr = kinds[0];
-	s->kstm = kinds[1];
-	/* /EFF (embedded file streams) defaults to /StmF */
-	s->keff = s->kstm;
-	fo = ps_dict_get(enc, "EFF");
-	if (v == 4 && fo && fo->kind == PS_NAME && (s->keff = cf_kind(s, fo->u.name.p)) < 0)
-		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "/EFF names crypt filter /%s, which /CF does not define or which is "
-		              "not supported", fo->u.name.p);
-	s->strf_identity = s->kstr == CK_NONE;
-	s->stmf_identity = s->kstm == CK_NONE;
 	if ((rc = copy_sec_string(ctx, enc, "O", s->sp.o, legacy ? 32 : 48)) < 0 ||
 	    (rc = copy_sec_string(ctx, enc, "U", s->sp.u, legacy ? 32 : 48)) < 0)
 		return rc;
@@ -316,13 +456,6 @@ static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 	                (rc = copy_sec_string(ctx, enc, "UE", s->sp.ue, 32)) < 0 ||
 	                (rc = copy_sec_string(ctx, enc, "Perms", s->sp.perms, 16)) < 0))
 		return rc;
-	/* what `info` reports: the names, and the method of the stream filter */
-	copy_name(s->strf, sizeof s->strf, strf);
-	copy_name(s->stmf, sizeof s->stmf, stmf);
-	copy_name(s->cfm, sizeof s->cfm,
-	          ps_dict_get(ps_dict_get(cf, s->stmf[0] ? s->stmf : "StdCF"), "CFM"));
-	if (v < 4)
-		snprintf(s->cfm, sizeof s->cfm, "V2");
 	return 0;
 }
 
@@ -357,6 +490,7 @@ void ps_sec_free(ps_sec *s)
 	if (s->lender)
 		s->lender->loans--;
 	ps_cipher_free(&s->c);
+	ps_obj_free(s->recips);
 	ps_wipe(s, sizeof *s);
 	free(s);
 }
@@ -421,6 +555,9 @@ int ps_sec_share(ps_ctx *ctx, ps_sec *src, ps_sec **out)
 	s->keff = src->keff;
 	s->ncf = src->ncf;
 	memcpy(s->cf, src->cf, sizeof s->cf);
+	s->pubsec = src->pubsec;
+	memcpy(s->subfilter, src->subfilter, sizeof s->subfilter);
+	s->pub_r = src->pub_r;
 	/* legacy: the key stays in the lender (legacy_key), only AESV3 has schedules */
 	if (src->sp.r <= 4 && !src->authenticated) {
 		ps_sec_free(s);
@@ -458,6 +595,84 @@ int ps_sec_auth_key(ps_ctx *ctx, ps_sec *s, const uint8_t key[32], int as, int p
 	return 0;
 }
 
+static int pubsec_no_password(ps_ctx *ctx, const ps_sec *s)
+{
+	return ps_err(ctx, PDFSTAMP_E_PASSWORD,
+	              "the file is encrypted to certificates (/Adobe.PubSec /%s), not with a "
+	              "password: open it with a recipient's private key and certificate",
+	              s->subfilter);
+}
+
+/* The public-key handler (note 9): KEY is the file key that pubsec.c
+ * derived from a recipient's seed, N its length (sp.length bytes). */
+int ps_sec_auth_pubsec(ps_ctx *ctx, ps_sec *s, const uint8_t *key, size_t n, int as)
+{
+	int rc;
+
+	if (!s->pubsec || n != (size_t)s->sp.length)
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_sec_auth_pubsec: bad arguments");
+	if (s->loans > 0)
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "the security handler's key is lent; it cannot change");
+	if (s->sp.r <= 4) {
+		memcpy(s->lkey, key, n);
+	} else {
+		ps_cipher_free(&s->c);
+		if ((rc = ps_cipher_init(ctx, &s->c, key)) < 0)
+			return rc;
+	}
+	s->authenticated = as;
+	s->perms_ok = 1;   /* the permissions come from the envelope itself */
+	return 0;
+}
+
+const ps_obj *ps_sec_recipients(const ps_sec *s)
+{
+	return s && s->pubsec ? s->recips : NULL;
+}
+
+const char *ps_sec_handler(const ps_sec *s)
+{
+	return !s ? NULL : s->pubsec ? "Adobe.PubSec" : "Standard";
+}
+
+int ps_sec_new_pubsec(ps_ctx *ctx, const uint8_t key[32], ps_obj *recips, int encrypt_metadata,
+                      ps_sec **out)
+{
+	ps_sec *s;
+	int rc;
+
+	*out = NULL;
+	if (!(s = calloc(1, sizeof *s))) {
+		ps_obj_free(recips);
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	}
+	s->recips = recips;
+	s->pubsec = 1;
+	snprintf(s->subfilter, sizeof s->subfilter, "adbe.pkcs7.s5");
+	s->sp.v = 5;
+	s->sp.r = 6;
+	s->sp.p = PS_P_NONE;
+	s->sp.length = 32;
+	s->sp.encrypt_metadata = encrypt_metadata;
+	if ((rc = ps_cipher_init(ctx, &s->c, key)) < 0) {
+		ps_sec_free(s);
+		return rc;
+	}
+	s->authenticated = 2;
+	s->perms_ok = 1;
+	snprintf(s->strf, sizeof s->strf, "DefaultCryptFilter");
+	snprintf(s->stmf, sizeof s->stmf, "DefaultCryptFilter");
+	snprintf(s->cfm, sizeof s->cfm, "AESV3");
+	s->kstr = s->kstm = s->keff = CK_AESV3;
+	s->ncf = 1;
+	snprintf(s->cf[0].name, sizeof s->cf[0].name, "DefaultCryptFilter");
+	snprintf(s->cf[0].method, sizeof s->cf[0].method, "AESV3");
+	s->cf[0].kind = CK_AESV3;
+	*out = s;
+	return 0;
+}
+
 /* R2 has no bits 9-12 (ISO 32000-1 Table 22): fill-forms, accessibility
  * extraction, assembly and high-quality printing follow annotate (6), copy
  * (5), modify (4) and print (3), as qpdf and pdf.js read them.  The
@@ -489,6 +704,8 @@ int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned fla
 	if (s->loans > 0)
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "the security handler's key is lent; it cannot change");
+	if (s->pubsec)
+		return pubsec_no_password(ctx, s);
 	if (s->sp.r <= 4) {
 		/* Algorithms 7 then 6 (note 8); no /Perms before R5: /P is all there is */
 		int owner = 0;
@@ -550,6 +767,8 @@ int ps_sec_check_password(ps_ctx *ctx, const ps_sec *s, const char *pw, size_t l
 	int owner = 0, perms = 0, rc;
 
 	*as = 0;
+	if (s->pubsec)
+		return pubsec_no_password(ctx, s);
 	if (s->sp.r <= 4)
 		rc = ps_kdf_legacy_authenticate(ctx, &s->sp, pw, len, k, &owner);
 	else
@@ -607,9 +826,9 @@ int ps_sec_describe(ps_ctx *ctx, const ps_sec *s, struct pdfstamp_info *info)
 {
 	int i;
 
-	snprintf(info->filter, sizeof info->filter, "Standard");
+	snprintf(info->filter, sizeof info->filter, "%s", ps_sec_handler(s));
 	info->v = s->sp.v;
-	info->r = s->sp.r;
+	info->r = s->pubsec ? s->pub_r : s->sp.r;
 	info->key_bits = s->sp.length * 8;
 	snprintf(info->strf, sizeof info->strf, "%s", s->strf);
 	snprintf(info->stmf, sizeof info->stmf, "%s", s->stmf);
@@ -619,6 +838,10 @@ int ps_sec_describe(ps_ctx *ctx, const ps_sec *s, struct pdfstamp_info *info)
 	if (info->version < 2)
 		return 0;
 	ps_sec_weak(s, info->weak, sizeof info->weak);
+	if (info->version >= 3 && s->pubsec) {
+		snprintf(info->subfilter, sizeof info->subfilter, "%s", s->subfilter);
+		info->envelopes = s->recips ? (int)ps_array_len(s->recips) : 0;
+	}
 	if (s->ncf == 0)
 		return 0;
 	if (!(info->crypt_filters = calloc((size_t)s->ncf, sizeof *info->crypt_filters)))
@@ -635,6 +858,53 @@ int ps_sec_describe(ps_ctx *ctx, const ps_sec *s, struct pdfstamp_info *info)
 
 /* ---- writing /Encrypt (7.6.4, Table 20, Table 21, Table 27) ----------------------- */
 
+/* The public-key handler as ps_sec_new_pubsec makes it (note 9): s5, /V 5,
+ * one crypt filter with AESV3 and the /Recipients (7.6.5, Tables 23, 25). */
+static int write_pubsec_dict(ps_ctx *ctx, const ps_sec *s, ps_obj **out)
+{
+	ps_obj *d = ps_new_dict(), *cf = ps_new_dict(), *f = ps_new_dict(), *rec = NULL;
+	int rc;
+
+	if (s->sp.v != 5 || !s->recips) {
+		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "only an AES-256 public-key handler is written");
+		goto fail;
+	}
+	if (!d || !cf || !f || !(rec = ps_obj_copy(s->recips)) ||
+	    ps_dict_put_name(d, "Filter", "Adobe.PubSec") < 0 ||
+	    ps_dict_put_name(d, "SubFilter", "adbe.pkcs7.s5") < 0 ||
+	    ps_dict_put_int(d, "V", 5) < 0 || ps_dict_put_int(d, "Length", 256) < 0 ||
+	    ps_dict_put_name(f, "AuthEvent", "DocOpen") < 0 ||
+	    ps_dict_put_name(f, "CFM", "AESV3") < 0 || ps_dict_put_int(f, "Length", 32) < 0 ||
+	    (!s->sp.encrypt_metadata && (ps_dict_put_bool(f, "EncryptMetadata", 0) < 0 ||
+	                                 ps_dict_put_bool(d, "EncryptMetadata", 0) < 0)))
+		goto oom;
+	for (size_t i = 0; i < ps_array_len(rec); i++)
+		ps_array_get(rec, i)->u.str.hex = 1;
+	rc = ps_dict_put(f, "Recipients", rec);
+	rec = NULL;
+	if (rc < 0)
+		goto oom;
+	rc = ps_dict_put(cf, "DefaultCryptFilter", f);
+	f = NULL;
+	if (rc < 0)
+		goto oom;
+	rc = ps_dict_put(d, "CF", cf);
+	cf = NULL;
+	if (rc < 0 || ps_dict_put_name(d, "StmF", "DefaultCryptFilter") < 0 ||
+	    ps_dict_put_name(d, "StrF", "DefaultCryptFilter") < 0)
+		goto oom;
+	*out = d;
+	return 0;
+oom:
+	rc = ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+fail:
+	ps_obj_free(d);
+	ps_obj_free(cf);
+	ps_obj_free(f);
+	ps_obj_free(rec);
+	return rc;
+}
+
 int ps_sec_write_dict(ps_ctx *ctx, const ps_sec *s, ps_obj **out)
 {
 	static const char *const keys[5] = {"O", "U", "OE", "UE", "Perms"};
@@ -644,6 +914,8 @@ int ps_sec_write_dict(ps_ctx *ctx, const ps_sec *s, ps_obj **out)
 	int rc, k;
 
 	*out = NULL;
+	if (s->pubsec)
+		return write_pubsec_dict(ctx, s, out);
 	if (s->sp.v != 5 || s->sp.r != 6) {
 		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "only an AES-256 R6 handler writes /Encrypt");
 		goto fail;

@@ -46,6 +46,20 @@ void ps_sec_free(ps_sec *s);
 int ps_sec_auth(ps_ctx *ctx, ps_sec *s, const char *pw, size_t len, unsigned flags, int64_t *perms,
                 int *as);
 /* Does PW open S, and as whom (*as 1 user, 2 owner)?  Changes nothing. */
+/* The public-key handler (sec.c note 9; the envelopes are pubsec.c's).
+ * The handler's name, "Standard" or "Adobe.PubSec" (NULL for NULL). */
+const char *ps_sec_handler(const ps_sec *s);
+/* The /Recipients strings (an array) whose bytes make the file key; NULL
+ * for the standard handler. */
+const ps_obj *ps_sec_recipients(const ps_sec *s);
+/* Authenticates a public-key handler with its file key KEY (N bytes: the
+ * handler's key length), as AS (1 user, 2 owner-equivalent). */
+int ps_sec_auth_pubsec(ps_ctx *ctx, ps_sec *s, const uint8_t *key, size_t n, int as);
+/* A new AES-256 public-key handler (adbe.pkcs7.s5, AESV3) for a rewrite:
+ * file key KEY, the /Recipients strings RECIPS (an array; taken, also on
+ * failure). */
+int ps_sec_new_pubsec(ps_ctx *ctx, const uint8_t key[32], ps_obj *recips, int encrypt_metadata,
+                      ps_sec **out);
 int ps_sec_check_password(ps_ctx *ctx, const ps_sec *s, const char *pw, size_t len, int *as);
 
 /* ---- what the handler says --------------------------------------------------- */

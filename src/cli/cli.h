@@ -198,6 +198,16 @@ int cli_usage_hint(const char *cmd);
  * STATUS or CLI_EXIT_IO. */
 int cli_finish_stdout(int status);
 
+/* ---- small input files (readfile.c) -------------------------------------- */
+
+/* Reads the regular file NAME whole (at most MAX bytes) into *BUF (*LEN
+ * bytes; free it with cli_free_input).  SECRET: the buffer is locked and
+ * wiped when freed.  0 or an exit status, message printed (readfile.c
+ * note 2). */
+int cli_read_input(const char *name, size_t max, int secret, uint8_t **buf, size_t *len);
+/* Frees what cli_read_input gave (LEN as it returned), wiped if SECRET. */
+void cli_free_input(uint8_t *buf, size_t len, int secret);
+
 /* ---- passwords (passwd.c) ----------------------------------------------- */
 
 #define CLI_PW_MAX 4096 /* bytes; longer input is an error */

@@ -93,54 +93,7 @@ struct dss_args {
  * printed). */
 static int read_input(const char *name, uint8_t **buf, size_t *len)
 {
-	struct stat st;
-	size_t got = 0;
-	ssize_t r;
-	int fd;
-
-	*buf = NULL;
-	*len = 0;
-	fd = open(name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		cli_error(name, "cannot open: %s", strerror(errno));
-		return CLI_EXIT_USAGE;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		cli_error(name, "not a regular file");
-		close(fd);
-		return CLI_EXIT_USAGE;
-	}
-	if (st.st_size > (off_t)PDFSTAMP_DSS_MAX_INPUT) {
-		cli_error(name, "larger than %u bytes: not a certificate, OCSP response or CRL",
-		          PDFSTAMP_DSS_MAX_INPUT);
-		close(fd);
-		return CLI_EXIT_FORMAT;
-	}
-	*buf = malloc((size_t)st.st_size + 1);
-	if (!*buf) {
-		cli_error(NULL, "out of memory");
-		close(fd);
-		return CLI_EXIT_IO;
-	}
-	/* the size may change while we read: never more than the bound */
-	while (got <= (size_t)st.st_size &&
-	       (r = read(fd, *buf + got, (size_t)st.st_size + 1 - got)) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			cli_error(name, "cannot read: %s", strerror(errno));
-			close(fd);
-			return CLI_EXIT_USAGE;
-		}
-		got += (size_t)r;
-	}
-	close(fd);
-	if (got > (size_t)st.st_size) {
-		cli_error(name, "the file grew while it was read");
-		return CLI_EXIT_USAGE;
-	}
-	*len = got;
-	return 0;
+	return cli_read_input(name, PDFSTAMP_DSS_MAX_INPUT, 0, buf, len);
 }
 
 static int check_dss(void *arg)

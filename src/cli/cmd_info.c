@@ -29,6 +29,12 @@
  *     and meta lines.  The text report adds a "CF methods:" line for
  *     /V 4 and a "Weak handler:" line, so an AES-256 file's text report is
  *     as before.
+ *  6. Certificate encryption (issue 33): "encryption" has "subfilter",
+ *     "recipients" (RecipientInfos), "envelopes" (/Recipients strings),
+ *     "recipient_index" (0-based) and "recipient" (the certificate's
+ *     subject), null or 0 for the standard handler; "authenticated_as" is
+ *     "recipient".  The text report says "Recipients:" and names the
+ *     certificate on the "Opened with:" line.
  */
 #include "config.h"
 
@@ -85,8 +91,12 @@ static const char *xref_kind_name(enum pdfstamp_xref_kind k)
 	}
 }
 
-static const char *auth_name(int a)
+/* How the file was opened; a file encrypted to certificates is opened by
+ * a recipient (note 6), whatever its permissions. */
+static const char *auth_name(const struct pdfstamp_info *in, int a)
 {
+	if (a && in->subfilter[0])
+		return "recipient";
 	switch (a) {
 	case 1: return "user";
 	case 2: return "owner";
@@ -126,6 +136,19 @@ static void field(char *dst, size_t dn, const char *src, size_t sn)
 	dst[n] = '\0';
 }
 #define FIELD(dst, src) field((dst), sizeof(dst), (src), sizeof(src))
+
+/* A string field of the info, or null when empty. */
+static void json_str_or_null(struct cli_json *j, const char *v, size_t n)
+{
+	char s[sizeof ((struct pdfstamp_info *)0)->recipient];
+
+	if (!v[0]) {
+		cli_json_null(j);
+		return;
+	}
+	field(s, sizeof s, v, n);
+	cli_json_str(j, s);
+}
 
 static void print_json(const char *file, const struct pdfstamp_info *in, int journal)
 {
@@ -174,6 +197,19 @@ static void print_json(const char *file, const struct pdfstamp_info *in, int jou
 			cli_json_obj_end(&j);
 		}
 		cli_json_arr_end(&j);
+		cli_json_key(&j, "subfilter");
+		json_str_or_null(&j, in->subfilter, sizeof in->subfilter);
+		cli_json_key(&j, "recipients");
+		cli_json_int(&j, in->recipients);
+		cli_json_key(&j, "envelopes");
+		cli_json_int(&j, in->envelopes);
+		cli_json_key(&j, "recipient_index");
+		if (in->recipient_index >= 0)
+			cli_json_int(&j, in->recipient_index);
+		else
+			cli_json_null(&j);
+		cli_json_key(&j, "recipient");
+		json_str_or_null(&j, in->recipient, sizeof in->recipient);
 		cli_json_key(&j, "encrypt_metadata");
 		cli_json_bool(&j, in->encrypt_metadata);
 		cli_json_key(&j, "perms_valid");
@@ -194,7 +230,7 @@ static void print_json(const char *file, const struct pdfstamp_info *in, int jou
 	cli_json_key(&j, "weak_encryption");
 	cli_json_weak(&j, in->weak, sizeof in->weak);
 	cli_json_key(&j, "authenticated_as");
-	cli_json_str(&j, auth_name(in->authenticated_as));
+	cli_json_str(&j, auth_name(in, in->authenticated_as));
 	cli_json_key(&j, "revisions");
 	cli_json_int(&j, in->revisions);
 	cli_json_key(&j, "xref_kinds");
@@ -255,7 +291,16 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 		FIELD(s, in->filter);
 		fprintf(cli_out(), "%-16s yes, /", "Encrypted:");
 		cli_put_safe(cli_out(), s);
-		fprintf(cli_out(), " V %d R %d, %d-bit key\n", in->v, in->r, in->key_bits);
+		if (in->subfilter[0]) {
+			FIELD(t, in->subfilter);
+			fprintf(cli_out(), " /");
+			cli_put_safe(cli_out(), t);
+			fprintf(cli_out(), " V %d, %d-bit key\n", in->v, in->key_bits);
+			fprintf(cli_out(), "%-16s %d in %d envelope%s\n", "Recipients:",
+			        in->recipients, in->envelopes, in->envelopes == 1 ? "" : "s");
+		} else {
+			fprintf(cli_out(), " V %d R %d, %d-bit key\n", in->v, in->r, in->key_bits);
+		}
 		FIELD(s, in->stmf);
 		FIELD(t, in->strf);
 		FIELD(u, in->cfm);
@@ -292,14 +337,25 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 		}
 		fprintf(cli_out(), "%-16s %s\n", "Metadata:",
 		       in->encrypt_metadata ? "encrypted" : "not encrypted");
-		if (in->r < 5)
+		if (in->subfilter[0])
+			fprintf(cli_out(), "%-16s none (each recipient's permissions are in its "
+			        "envelope)\n", "Perms check:");
+		else if (in->r < 5)
 			fprintf(cli_out(), "%-16s none (/R %d has no /Perms)\n",
 			        "Perms check:", in->r);
 		else
 			fprintf(cli_out(), "%-16s %s\n", "Perms check:",
 			       in->perms_valid ? "valid" : "INVALID (/Perms does not match)");
-		fprintf(cli_out(), "%-16s %s password\n", "Opened with:",
-		       auth_name(in->authenticated_as));
+		if (in->subfilter[0] && in->recipient_index >= 0) {
+			char r[sizeof in->recipient];
+			FIELD(r, in->recipient);
+			fprintf(cli_out(), "%-16s the key of ", "Opened with:");
+			cli_put_safe(cli_out(), r);
+			fprintf(cli_out(), " (envelope %d)\n", in->recipient_index + 1);
+		} else {
+			fprintf(cli_out(), "%-16s %s password\n", "Opened with:",
+			        auth_name(in, in->authenticated_as));
+		}
 		fprintf(cli_out(), "%-16s %" PRId64 "\n", "P:", in->p);
 		fprintf(cli_out(), "%-16s", "Allowed:");
 		any = 0;
@@ -328,7 +384,7 @@ static void print_text(const char *file, const struct pdfstamp_info *in, int jou
 			any = 1;
 		}
 		fprintf(cli_out(), "%s\n", any ? "" : " nothing");
-		if (in->authenticated_as == 2)
+		if (in->authenticated_as == 2 && !in->subfilter[0])
 			fprintf(cli_out(), "%-16s the owner password grants every permission\n",
 			        "");
 	} else {

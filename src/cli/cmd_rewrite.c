@@ -42,6 +42,13 @@
  *     created, locked or renamed (the driver opens read-only:
  *     write_common.c note 4).  The text line is printed with or without
  *     -v; the --json line has "dry_run":true and "journal_pending".
+ *  9. Certificates: --recipient CERT (repeatable; read whole when parsed,
+ *     at most 1 MB each) and --recipient-permissions LIST (the --recipient
+ *     before it) become the rewrite options' recipients: the output is
+ *     encrypted to them (rewrite.c note 15) and no new password is read
+ *     (giving one too is a usage error).  rotate of a FILE encrypted to
+ *     certificates needs --recipient or, for passwords, --to-password:
+ *     without either it is refused (exit 2) before anything is written.
  */
 #include "config.h"
 
@@ -62,8 +69,14 @@ enum {
 	OPT_NEW_OWNER_FILE,
 	OPT_NEW_OWNER_FD,
 	OPT_NEW_OWNER_ENV,
-	OPT_PERMISSIONS
+	OPT_PERMISSIONS,
+	OPT_RECIPIENT,
+	OPT_RECIPIENT_PERMS,
+	OPT_TO_PASSWORD
 };
+
+#define MAX_RECIPIENTS 256
+#define MAX_CERT_BYTES ((size_t)1 << 20)
 
 struct rewrite_cmd {
 	int encrypt;                 /* encrypt, else rotate */
@@ -76,6 +89,9 @@ struct rewrite_cmd {
 	int set_permissions;
 	int64_t permissions;
 	struct pdfstamp_rewrite_stats st; /* of the last file */
+	struct pdfstamp_recipient recips[MAX_RECIPIENTS]; /* note 9 */
+	size_t nrecips;
+	int to_password;             /* rotate --to-password */
 };
 
 /* ---- the option tables ---------------------------------------------------------- */
@@ -106,6 +122,13 @@ static const struct cli_opt rewrite_output[] = {
 	CLI_OPTION("new-owner-password-env", OPT_NEW_OWNER_ENV, "VAR",
 	           "the same for the new owner password"),
 	CLI_NOTE("An empty password is accepted when given explicitly (an empty line)."),
+	CLI_HEADING("Or to certificates (the public-key handler, adbe.pkcs7.s5 with AES-256):"),
+	CLI_OPTION("recipient", OPT_RECIPIENT, "CERT",
+	           "encrypt to the X.509 certificate CERT (PEM or DER, an RSA key), instead of "
+	           "to passwords; repeat for each recipient (at most 256)"),
+	CLI_OPTION("recipient-permissions", OPT_RECIPIENT_PERMS, "LIST",
+	           "the permissions of the --recipient just before (default: --permissions, "
+	           "else those in force)"),
 	CLI_HEADING("Other options:"),
 	CLI_END
 };
@@ -135,6 +158,9 @@ static const struct cli_opt rewrite_tail[] = {
  * options before the new owner password's. */
 static const struct cli_opt rotate_opts[] = {
 	CLI_INCLUDE(rewrite_output),
+	CLI_OPTION("to-password", OPT_TO_PASSWORD, NULL,
+	           "a FILE encrypted to certificates gets the new passwords (AES-256, R6); "
+	           "needed for such a FILE without --recipient"),
 	CLI_OPTION("permissions", OPT_PERMISSIONS, "LIST",
 	           PERMISSIONS_HELP " (default: keep those of FILE)"),
 	CLI_OPTION("jobs", 'j', "N", JOBS_HELP),
@@ -183,6 +209,12 @@ const struct cli_cmd cli_cmd_rotate = {
 	"is how a file leaves a weak handler.  The permissions are kept unless\n"
 	"--permissions is given.\n"
 	"\n"
+	"With --recipient the new file is encrypted to certificates instead\n"
+	"(/Adobe.PubSec, adbe.pkcs7.s5, AES-256): a new seed and file key, one\n"
+	"envelope per recipient.  A FILE encrypted to certificates is opened with\n"
+	"a recipient's key (--key and --cert, or --p12) granted every permission,\n"
+	"and gets new recipients (--recipient) or passwords (--to-password).\n"
+	"\n"
 	REWRITE_ABOUT,
 	.opts = rotate_opts
 };
@@ -196,7 +228,9 @@ const struct cli_cmd cli_cmd_encrypt = {
 	"Encrypts each plaintext FILE with AES-256 (security handler revision 6):\n"
 	"a new random file key, the new user and owner passwords, every string\n"
 	"and stream encrypted, written as one clean revision.  An encrypted FILE\n"
-	"is refused; use 'pdfstamp rotate' to change its passwords.\n"
+	"is refused; use 'pdfstamp rotate' to change its passwords.  With\n"
+	"--recipient the file is encrypted to certificates instead (/Adobe.PubSec,\n"
+	"adbe.pkcs7.s5, AES-256), one envelope per recipient.\n"
 	"\n"
 	REWRITE_ABOUT,
 	.opts = encrypt_opts
@@ -248,6 +282,15 @@ static int check_sources(void *arg)
 			}
 		}
 	}
+	if (c->nrecips > 0) {   /* note 9 */
+		if (c->nu_src.kind != CLI_PW_NONE || c->no_src.kind != CLI_PW_NONE ||
+		    c->to_password) {
+			cli_error(NULL, "--recipient encrypts to certificates: no new password "
+			          "(--new-*-password-*, --to-password) goes with it");
+			return cli_usage_hint(c->name);
+		}
+		return 0;
+	}
 	if ((c->nu_src.kind == CLI_PW_NONE || c->no_src.kind == CLI_PW_NONE) &&
 	    !isatty(STDIN_FILENO)) {
 		cli_error(NULL, "no source for the new %s password: give --new-%s-password-file, "
@@ -266,6 +309,8 @@ static int read_new_passwords(void *arg)
 	struct rewrite_cmd *c = arg;
 	int rc;
 
+	if (c->nrecips > 0)
+		return 0;
 	rc = cli_pw_get_new(&c->nu_src, &c->nu, "new user password");
 	if (rc == 0)
 		rc = cli_pw_get_new(&c->no_src, &c->no, "new owner password");
@@ -287,6 +332,7 @@ static int call_rewrite(struct cli_file *f, void *arg)
 	struct rewrite_cmd *c = arg;
 	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
 	struct cli_progress bar;
+	const char *h;
 	int rc;
 
 	memset(&c->st, 0, sizeof c->st);
@@ -304,6 +350,14 @@ static int call_rewrite(struct cli_file *f, void *arg)
 	o.set_permissions = c->set_permissions;
 	o.permissions = c->permissions;
 	o.jobs = c->jobs;
+	o.recipients = c->recips;
+	o.nrecipients = c->nrecips;
+	if (!c->encrypt && c->nrecips == 0 && !c->to_password &&
+	    (h = pdfstamp_doc_security_handler(f->doc)) && strcmp(h, "Adobe.PubSec") == 0) {
+		snprintf(f->why, sizeof f->why, "the file is encrypted to certificates: give "
+		         "--recipient CERT (new recipients) or --to-password (new passwords)");
+		return PDFSTAMP_E_USAGE;
+	}
 	cli_progress_init(&bar, c->encrypt ? "encrypting" : "rotating", c->quiet);
 	o.progress = cli_progress_cb;
 	o.progress_ud = &bar;
@@ -420,25 +474,27 @@ static const struct cli_ops encrypt_ops = {
 
 /* ---- command line ------------------------------------------------------------------ */
 
-static int parse_permissions(struct rewrite_cmd *c, const char *list)
+/* LIST into *P for option OPT; --permissions also sets set_permissions. */
+static int parse_permissions(struct rewrite_cmd *c, const char *list, int64_t *p,
+                             const char *opt)
 {
 	pdfstamp_ctx *ctx = NULL;
 	int rc;
 
 	if (!*list)
-		return bad_value(c, "--permissions", "the list is empty (use 'none' "
-		                 "for no permissions)");
+		return bad_value(c, opt, "the list is empty (use 'none' for no permissions)");
 	rc = pdfstamp_ctx_new(&ctx);
 	if (rc != 0)
 		return cli_lib_error(NULL, rc, NULL);
-	rc = pdfstamp_parse_permissions(ctx, list, &c->permissions);
+	rc = pdfstamp_parse_permissions(ctx, list, p);
 	if (rc != 0) {
-		rc = bad_value(c, "--permissions", pdfstamp_ctx_errmsg(ctx));
+		rc = bad_value(c, opt, pdfstamp_ctx_errmsg(ctx));
 		pdfstamp_ctx_free(ctx);
 		return rc;
 	}
 	pdfstamp_ctx_free(ctx);
-	c->set_permissions = 1;
+	if (p == &c->permissions)
+		c->set_permissions = 1;
 	return 0;
 }
 
@@ -458,7 +514,32 @@ static int rewrite_option(void *arg, int id, char *optarg)
 		c->jobs = (int)jobs;
 		return 0;
 	case OPT_PERMISSIONS:
-		return parse_permissions(c, optarg);
+		return parse_permissions(c, optarg, &c->permissions, "--permissions");
+	case OPT_RECIPIENT: {
+		uint8_t *buf;
+		size_t len;
+		int rc;
+		if (c->nrecips == MAX_RECIPIENTS)
+			return bad_value(c, "--recipient", "at most 256 recipients");
+		if ((rc = cli_read_input(optarg, MAX_CERT_BYTES, 0, &buf, &len)) != 0)
+			return rc;
+		c->recips[c->nrecips].cert = buf;
+		c->recips[c->nrecips++].cert_len = len;
+		return 0;
+	}
+	case OPT_RECIPIENT_PERMS:
+		if (c->nrecips == 0)
+			return bad_value(c, "--recipient-permissions",
+			                 "give it after the --recipient it applies to");
+		if (c->recips[c->nrecips - 1].set_permissions)
+			return bad_value(c, "--recipient-permissions",
+			                 "given twice for one --recipient");
+		c->recips[c->nrecips - 1].set_permissions = 1;
+		return parse_permissions(c, optarg, &c->recips[c->nrecips - 1].permissions,
+		                         "--recipient-permissions");
+	case OPT_TO_PASSWORD:
+		c->to_password = 1;
+		return 0;
 	case OPT_NEW_USER_FILE:
 		return cli_pw_src_set(&c->nu_src, CLI_PW_FILE, optarg, "--new-user-password-file");
 	case OPT_NEW_USER_FD:
@@ -489,7 +570,7 @@ static int run_cmd(struct rewrite_cmd *c, int argc, char **argv)
 
 static int cmd_rewrite(int encrypt, int argc, char **argv)
 {
-	struct rewrite_cmd c;
+	static struct rewrite_cmd c;   /* the recipient table is too large for the stack */
 	int rc;
 
 	memset(&c, 0, sizeof c);
@@ -500,6 +581,8 @@ static int cmd_rewrite(int encrypt, int argc, char **argv)
 	rc = run_cmd(&c, argc, argv);
 	cli_pw_clear(&c.nu);
 	cli_pw_clear(&c.no);
+	for (size_t i = 0; i < c.nrecips; i++)
+		cli_free_input((uint8_t *)c.recips[i].cert, c.recips[i].cert_len, 0);
 	return rc;
 }
 
