@@ -87,6 +87,24 @@
  *     go through ps_sec_decrypt_stream then ps_sec_encrypt_prepare.  An
  *     incremental update keeps the file's handler (/Encrypt, ID[0]).
  *     ps_sec_weak calls RC4, or a key under 128 bits, weak.
+ *  9. The public-key handler (/Filter /Adobe.PubSec, 7.6.5; pubsec.c
+ *     makes and opens its keys).  /SubFilter adbe.pkcs7.s3 and s4 are /V 1
+ *     or 2 (RC4 with /Length, /Recipients in /Encrypt), s5 is /V 4 or 5
+ *     with crypt filters whose dictionaries hold the /Recipients (7.6.5.2,
+ *     Table 25); every filter in use must name the same array, as every
+ *     producer writes one DefaultCryptFilter (else UNSUPPORTED: one key per
+ *     filter is not built).  /EncryptMetadata false counts from /Encrypt
+ *     or from that filter.  Objects are encrypted as by the standard
+ *     handler of the same /V (7.6.5.1), so sp.r is set to that handler's
+ *     class (3 RC4, 4 crypt filters with Algorithm 1, 6 AESV3) and the
+ *     rest of this file does not tell the handlers apart; the /R written,
+ *     if any, is kept for info only.  No password opens it (ps_sec_auth
+ *     says so, PDFSTAMP_E_PASSWORD); ps_sec_auth_pubsec takes the key
+ *     pubsec.c derived, and the recipient's permissions live in the
+ *     document (doc.c), not in sp.p.  At most PUBSEC_MAX_RECIPIENTS
+ *     strings are read, each kept as stored: the key hashes them.  A
+ *     rewrite to certificates writes s5 /V 5 with one DefaultCryptFilter
+ *     (AESV3) holding the new /Recipients (ps_sec_new_pubsec).
  */
 #include "config.h"
 
