@@ -123,6 +123,7 @@ INIT_TEST(audit_report, struct pdfstamp_audit_report, PDFSTAMP_AUDIT_REPORT_INIT
 INIT_TEST(stamps, struct pdfstamp_stamps, PDFSTAMP_STAMPS_INIT, PDFSTAMP_STAMPS_VERSION, 0)
 INIT_TEST(unstamp_opts, struct pdfstamp_unstamp_opts, PDFSTAMP_UNSTAMP_OPTS_INIT,
           PDFSTAMP_UNSTAMP_OPTS_VERSION, 0)
+INIT_TEST(key, struct pdfstamp_key, PDFSTAMP_KEY_INIT, PDFSTAMP_KEY_VERSION, 0)
 
 /* The stamp list: a sample without stamps lists none and every page;
  * clear takes NULL and keeps the version; an unknown version is refused. */
@@ -186,7 +187,23 @@ START_TEST(init_structs_are_accepted)
 		ck_assert_msg(pdfstamp_doc_info(doc, &info) == 0, "version %u: %s", v, pdfstamp_ctx_errmsg(ctx));
 		ck_assert_int_eq(info.version, v);
 		ck_assert_int_gt(info.pages, 0);
+		if (v >= 3) {   /* a password file: no public-key fields */
+			ck_assert_str_eq(info.subfilter, "");
+			ck_assert_int_eq(info.recipient_index, -1);
+			ck_assert_int_eq(info.recipients, 0);
+		}
 		pdfstamp_info_clear(&info);
+	}
+	/* the handler's name; a key does not open a password file */
+	ck_assert_str_eq(pdfstamp_doc_security_handler(doc), "Standard");
+	ck_assert_ptr_null(pdfstamp_doc_security_handler(NULL));
+	{
+		struct pdfstamp_key k = PDFSTAMP_KEY_INIT;
+		ck_assert_int_eq(pdfstamp_doc_auth_key(doc, &k, 0), PDFSTAMP_E_USAGE);
+		ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "not encrypted to certif"));
+		k.version = 99;
+		ck_assert_int_eq(pdfstamp_doc_auth_key(doc, &k, 0), PDFSTAMP_E_USAGE);
+		ck_assert_int_eq(pdfstamp_doc_auth_key(doc, NULL, 0), PDFSTAMP_E_USAGE);
 	}
 	ck_assert_int_eq(pdfstamp_verify_opts_init(&vo, PDFSTAMP_VERIFY_OPTS_VERSION), 0);
 	ck_assert_int_eq(pdfstamp_verify_report_init(&rep, PDFSTAMP_VERIFY_REPORT_VERSION), 0);
@@ -503,6 +520,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, init_verify_report);
 	tcase_add_test(tc, init_stamps);
 	tcase_add_test(tc, init_unstamp_opts);
+	tcase_add_test(tc, init_key);
 	tcase_add_test(tc, stamps_list_basics);
 	tcase_add_test(tc, init_audit_report);
 	tcase_add_test(tc, init_structs_are_accepted);

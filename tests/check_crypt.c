@@ -29,6 +29,7 @@
 #include "sec_aes.h"
 #include "sha2.h"
 #include "cpu.h"
+#include "pubsec.h"
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "."
@@ -1930,6 +1931,9 @@ START_TEST(test_sec_dict_roundtrip)
 	ck_assert_ptr_null(c);
 	ck_assert_int_eq(ps_dict_put(d, "V", ps_new_int(5)), 0);
 	ck_assert_int_eq(ps_dict_put(d, "Filter", ps_new_name("Adobe.PubSec")), 0);
+	/* a public-key handler without /SubFilter is malformed (test_pubsec_dict) */
+	ck_assert_int_eq(ps_sec_new(ctx, d, 3, NULL, 0, &c), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(ps_dict_put(d, "Filter", ps_new_name("Custom.Handler")), 0);
 	ck_assert_int_eq(ps_sec_new(ctx, d, 3, NULL, 0, &c), PDFSTAMP_E_UNSUPPORTED);
 	ck_assert_int_eq(ps_dict_put(d, "Filter", ps_new_name("Standard")), 0);
 	ck_assert_int_eq(ps_dict_put(d, "UE", ps_new_str("short", 5)), 0);
@@ -1938,6 +1942,155 @@ START_TEST(test_sec_dict_roundtrip)
 	ck_assert_int_eq(ps_sec_new(ctx, NULL, 3, NULL, 0, &c), PDFSTAMP_E_FORMAT);
 
 	ps_sec_free(a);
+	ps_sec_free(b);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* One /Encrypt dictionary from its PDF text. */
+static ps_obj *dict_of(ps_ctx *ctx, const char *text)
+{
+	ps_obj *o = NULL;
+	size_t pos = 0;
+
+	ck_assert_int_eq(ps_parse_obj(ctx, (const uint8_t *)text, strlen(text), &pos, &o), 0);
+	return o;
+}
+
+/* The public-key handler's dictionary (sec.c note 9): what is read, what
+ * is refused with which code, and the s5 dictionary a rewrite writes read
+ * back with the key derived again from its seed (pubsec.c note 5). */
+START_TEST(test_pubsec_dict)
+{
+	static const struct {
+		const char *text;
+		int rc, v, r, len, em, nrec;
+	} cases[] = {
+		/* PDFBox / iText shapes */
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2/Length 128"
+		 "/Recipients[<3001><3002>]>>", 0, 2, 3, 16, 1, 2},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 1/Recipients[<30>]>>",
+		 0, 1, 3, 5, 1, 1},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s5/V 4/Length 128"
+		 "/CF<</DefaultCryptFilter<</CFM/AESV2/Recipients[<3003>]"
+		 "/EncryptMetadata false>>>>/StmF/DefaultCryptFilter/StrF/DefaultCryptFilter>>",
+		 0, 4, 4, 16, 0, 1},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s5/V 5/R 5/Length 256"
+		 "/CF<</DefaultCryptFilter<</CFM/AESV3/Recipients[<30><31><32>]>>>>"
+		 "/StmF/DefaultCryptFilter/StrF/DefaultCryptFilter>>", 0, 5, 5, 32, 1, 3},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s5/V 4"
+		 "/CF<</DefaultCryptFilter<</CFM/V2/Recipients <3003>>>>>"
+		 "/StmF/DefaultCryptFilter/StrF/DefaultCryptFilter>>", 0, 4, 4, 16, 1, 1},
+		/* refusals */
+		{"<</Filter/Adobe.PubSec/V 2/Recipients[<30>]>>", PDFSTAMP_E_FORMAT},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s9/V 2/Recipients[<30>]>>",
+		 PDFSTAMP_E_UNSUPPORTED},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 5/Recipients[<30>]>>",
+		 PDFSTAMP_E_UNSUPPORTED},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s5/V 2/Recipients[<30>]>>",
+		 PDFSTAMP_E_UNSUPPORTED},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2>>", PDFSTAMP_E_FORMAT},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2/Recipients[]>>",
+		 PDFSTAMP_E_FORMAT},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2/Recipients[<30> 7]>>",
+		 PDFSTAMP_E_FORMAT},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2/Recipients 5 0 R>>",
+		 PDFSTAMP_E_FORMAT},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2/Length 20"
+		 "/Recipients[<30>]>>", PDFSTAMP_E_UNSUPPORTED},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s5/V 5"
+		 "/CF<</DefaultCryptFilter<</CFM/AESV3>>>>"
+		 "/StmF/DefaultCryptFilter/StrF/DefaultCryptFilter>>", PDFSTAMP_E_FORMAT},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s5/V 5"
+		 "/CF<</A<</CFM/AESV3/Recipients[<30>]>>/B<</CFM/AESV3/Recipients[<30>]>>>>"
+		 "/StmF/A/StrF/B>>", PDFSTAMP_E_UNSUPPORTED},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s5/V 5"
+		 "/CF<</DefaultCryptFilter<</CFM/AESV2/Recipients[<30>]>>>>"
+		 "/StmF/DefaultCryptFilter/StrF/DefaultCryptFilter>>", PDFSTAMP_E_UNSUPPORTED},
+	};
+	ps_ctx *ctx = new_ctx();
+	ps_sec *s = NULL, *n = NULL, *b = NULL;
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
+	uint8_t key[32] = {1, 2, 3}, seed[20] = {9, 8, 7};
+	ps_obj *d, *r;
+	ps_buf ct = PS_BUF_INIT, pt = PS_BUF_INIT;
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		d = dict_of(ctx, cases[i].text);
+		ck_assert_msg(ps_sec_new(ctx, d, 3, NULL, 0, &s) == cases[i].rc, "case %zu: %s",
+		              i, ctx->errmsg);
+		ps_obj_free(d);
+		if (cases[i].rc) {
+			ck_assert_ptr_null(s);
+			continue;
+		}
+		ck_assert_str_eq(ps_sec_handler(s), "Adobe.PubSec");
+		ck_assert_int_eq(ps_sec_params(s)->v, cases[i].v);
+		ck_assert_int_eq(ps_sec_params(s)->r, cases[i].r == 5 ? 6 : cases[i].r);
+		ck_assert_int_eq(ps_sec_params(s)->length, cases[i].len);
+		ck_assert_int_eq(ps_sec_encrypt_metadata(s), cases[i].em);
+		ck_assert_uint_eq(ps_array_len(ps_sec_recipients(s)), (size_t)cases[i].nrec);
+		ck_assert_int_eq(ps_sec_describe(ctx, s, &info), 0);
+		ck_assert_str_eq(info.filter, "Adobe.PubSec");
+		ck_assert_int_eq(info.envelopes, cases[i].nrec);
+		ck_assert_int_eq(info.r, i == 3 ? 5 : 0); /* as written */
+		pdfstamp_info_clear(&info);
+		/* no password opens it, and nothing can be decrypted yet */
+		{
+			int64_t perms = 0;
+			int as = 0;
+			ck_assert_int_eq(ps_sec_auth(ctx, s, "", 0, 0, &perms, &as),
+			                 PDFSTAMP_E_PASSWORD);
+			ck_assert_ptr_nonnull(strstr(ctx->errmsg, "certificates"));
+		}
+		ps_sec_free(s);
+		s = NULL;
+	}
+	/* too many envelopes */
+	{
+		ps_buf t = PS_BUF_INIT;
+		ps_buf_puts(&t, "<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2/Recipients[");
+		for (i = 0; i < 4097; i++)
+			ps_buf_puts(&t, "<30>");
+		ps_buf_puts(&t, "]>>");
+		ps_buf_putc(&t, 0);
+		d = dict_of(ctx, (const char *)t.data);
+		ck_assert_int_eq(ps_sec_new(ctx, d, 3, NULL, 0, &s), PDFSTAMP_E_UNSUPPORTED);
+		ps_obj_free(d);
+		ps_buf_free(&t);
+	}
+
+	/* the handler a rewrite makes, written and read back */
+	r = dict_of(ctx, "[<3082000130> <30820002ab>]");
+	ck_assert_int_eq(ps_sec_new_pubsec(ctx, key, ps_obj_copy(r), 1, &n), 0);
+	ck_assert_int_eq(ps_sec_write_dict(ctx, n, &d), 0);
+	ck_assert_ptr_nonnull(ps_dict_get(ps_dict_get(ps_dict_get(d, "CF"), "DefaultCryptFilter"),
+	                                  "Recipients"));
+	ck_assert_int_eq(ps_sec_new(ctx, d, 3, NULL, 0, &b), 0);
+	ps_obj_free(d);
+	ck_assert(ps_obj_equal(ps_sec_recipients(b), r, 0));
+	ck_assert_int_eq(ps_sec_params(b)->v, 5);
+	/* a key of the wrong length is refused; the right key opens what the
+	 * new handler encrypted, another key does not */
+	ck_assert_int_eq(ps_sec_auth_pubsec(ctx, b, key, 16, 2), PDFSTAMP_E_USAGE);
+	ck_assert_int_eq(ps_sec_encrypt(ctx, n, 4, 0, (const uint8_t *)"to certs", 8, &ct), 0);
+	ck_assert_int_eq(ps_sec_auth_pubsec(ctx, b, key, 32, 2), 0);
+	ck_assert_int_eq(ps_sec_decrypt(ctx, b, 4, 0, ct.data, ct.len, &pt), 0);
+	ck_assert_uint_eq(pt.len, 8);
+	ck_assert_mem_eq(pt.data, "to certs", 8);
+	key[0] ^= 1;
+	ck_assert_int_eq(ps_sec_auth_pubsec(ctx, b, key, 32, 2), 0);
+	ps_buf_reset(&pt);
+	ck_assert_int_ne(ps_sec_decrypt(ctx, b, 4, 0, ct.data, ct.len, &pt) == 0 &&
+	                 pt.len == 8 && memcmp(pt.data, "to certs", 8) == 0, 1);
+	/* the seed path (ps_pubsec_auth_seed) derives from the strings as read */
+	ck_assert_int_eq(ps_pubsec_auth_seed(ctx, b, seed), 0);
+
+	ps_obj_free(r);
+	ps_buf_free(&ct);
+	ps_buf_free(&pt);
+	ps_sec_free(n);
 	ps_sec_free(b);
 	pdfstamp_ctx_free(ctx);
 }
@@ -2456,6 +2609,7 @@ static Suite *crypt_suite(void)
 	tcase_add_test(tc, test_legacy_qpdf);
 	tcase_add_test(tc, test_sec_dict_roundtrip);
 	tcase_add_test(tc, test_sec_share);
+	tcase_add_test(tc, test_pubsec_dict);
 	tcase_add_test(tc, test_drop_crypt_filter);
 	tcase_add_test(tc, test_sec_batch);
 	suite_add_tcase(s, tc);
