@@ -44,6 +44,9 @@
 #    password, text kept (pdftotext);
 #  - encrypt --recipient of a plaintext file and rotate --recipient of a
 #    password (R6) file: PDFBox opens them with the new key only.
+# The hostile files of tests/malformed/pubsec/ are run by malformed.sh;
+# here both readers check that its valid ones (made by make-pubsec.py, not by
+# a Java library) open with key.pem and not with other-key.pem.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -199,7 +202,24 @@ for src in plain-2page plain-3page; do
 	qdump "$J/src-pdfbox-$src" pdfbox "$S/$src.pdf" alice render
 	qdump "$J/src-itext-$src" itext "$S/$src.pdf" alice
 done
+# the committed files of tests/malformed/pubsec/ (make-pubsec.py) that are
+# valid: both readers open them with key.pem, and not with other-key.pem
+MP=$TOP_SRCDIR/tests/malformed/pubsec
+for b in base base-nometa oaep cms-cipher-camellia; do
+	for lb in pdfbox itext; do
+		q "$J/mp-$lb-$b" dump "$lb" "$MP/$b.pdf" "$MP/cert.pem" "$MP/key.pem"
+		q "$J/mp-$lb-$b-other" dump "$lb" "$MP/$b.pdf" "$MP/other-cert.pem" "$MP/other-key.pem"
+	done
+done
 jrun
+for b in base base-nometa oaep cms-cipher-camellia; do
+	for lb in pdfbox itext; do
+		jopened "malformed/pubsec/$b.pdf: $lb opens it with key.pem" "$J/mp-$lb-$b"
+		check_eq "$(jtext "$J/mp-$lb-$b")" "1	Encrypted to a certificate" \
+			"malformed/pubsec/$b.pdf: $lb reads its text"
+		jrefused "malformed/pubsec/$b.pdf: $lb refuses other-key.pem" "$J/mp-$lb-$b-other"
+	done
+done
 while read -r name lib method meta src rs; do
 	if [ "$(jrc "$J/enc-$name")" = 0 ] && [ -s "$C/$name.pdf" ]; then
 		ok "corpus: $lib writes $name"
