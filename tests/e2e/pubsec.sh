@@ -41,7 +41,8 @@
 #    and iText with erin's and frank's keys (erin with print only), not with
 #    alice's or bob's; every page's text kept; pdfstamp info with frank's;
 #  - rotate --to-password: R6 that qpdf --check passes with the new
-#    password, text kept (pdftotext);
+#    password, text kept (pdftotext); rotate as a recipient without every
+#    permission: exit 5, nothing written;
 #  - encrypt --recipient of a plaintext file and rotate --recipient of a
 #    password (R6) file: PDFBox opens them with the new key only.
 # The hostile files of tests/malformed/pubsec/ are run by malformed.sh;
@@ -503,6 +504,14 @@ while read -r name who src; do
 		check_true cmp -s "$T/pw.txt" "$T/src.txt" "$name: rotate --to-password keeps every page's text"
 	fi
 done <<<"$ROT"
+
+# a recipient without every permission is not the owner: rotate refuses
+# (exit 5, as for a user password), nothing written
+kopts bob
+rm -f "$W/x.pdf"
+run "$PDFSTAMP" rotate --recipient "$K/erin.pem" -o "$W/x.pdf" "${KO[@]}" "$C/pdfbox-aes128-3.pdf"
+check_status 5 "pdfbox-aes128-3: rotate as bob (print only) is refused"
+check_true test ! -e "$W/x.pdf" "pdfbox-aes128-3: the refused rotate wrote nothing"
 
 # a plaintext file encrypted to a recipient; a password file rotated to one
 out=$W/encrypt-recipient.pdf
