@@ -19,7 +19,8 @@
 # handler, sub-filter, method and metadata flag it was made with, the
 # permissions meant for that recipient and the pages' text of its source,
 # and refuses dave's key and alice's certificate with dave's key (the
-# checker exits 3 for them, and 1 for a damaged envelope).
+# checker exits 3 for them, and does not open a copy whose envelope was
+# damaged here); the envelopes of both producers are RC2-CBC.
 # Part 2, pdfstamp, through the CLI interface of issue 33 (--key, --cert,
 # --p12, --key-password-file, --recipient, --recipient-permissions,
 # --to-password); this part fails, never skips, while pdfstamp cannot:
