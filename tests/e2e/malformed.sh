@@ -12,7 +12,12 @@
 #     pdfstamp meta --set ... --xmp -o OUT --password-file PW FILE
 #     pdfstamp rotate -o OUT ... FILE   (encrypt -o OUT for a plaintext FILE)
 # (no --password-file where INDEX says "none": the plaintext files, since
-# writers refuse a password for a file that is not encrypted)
+# writers refuse a password for a file that is not encrypted), and the same
+# for every file of tests/malformed/pubsec/INDEX (files encrypted to
+# certificates, made by make-pubsec.py; issue 33) with the key options
+# --key key.pem --cert cert.pem where it says "key", other-key.pem and
+# other-cert.pem where it says "other", and rotate --to-password as the
+# rewrite
 # and, for every image of tests/malformed/images/,
 #     pdfstamp stamp --image IMAGE -o OUT --password-file user.pw r6-base.pdf
 # (exit 4, nothing written), and for every font of tests/malformed/fonts/INDEX,
@@ -131,8 +136,12 @@ while IFS=$'\t' read -r name info_exit stamp_exit pw desc; do
 	before=$(sha256sum <"$f")
 	# "none": a plaintext file, given no password option (writers refuse
 	# to write to a file that is not encrypted when a password was given)
-	pwo=()
-	[ "$pw" = none ] || pwo=(--password-file "$M/$pw.pw")
+	case $pw in
+	none) pwo=() ;;
+	key) pwo=(--key "$M/pubsec/key.pem" --cert "$M/pubsec/cert.pem") ;;
+	other) pwo=(--key "$M/pubsec/other-key.pem" --cert "$M/pubsec/other-cert.pem") ;;
+	*) pwo=(--password-file "$M/$pw.pw") ;;
+	esac
 
 	limited "$PDFSTAMP" info --json "${pwo[@]}" "$f"
 	verdict "$name" info "$info_exit"
@@ -180,6 +189,8 @@ while IFS=$'\t' read -r name info_exit stamp_exit pw desc; do
 	opw=(--password-file "$M/owner.pw")
 	[ "$pw" = wrong ] && opw=("${pwo[@]}")
 	[ "$pw" = none ] && opw=()
+	# a file encrypted to certificates becomes a password file
+	case $pw in key | other) opw=("${pwo[@]}" --to-password) ;; esac
 	what=rotate
 	limited "$PDFSTAMP" rotate "${opw[@]}" --new-user-password-file "$NEWU" \
 		--new-owner-password-file "$NEWO" -o "$out" "$f"
@@ -208,7 +219,7 @@ while IFS=$'\t' read -r name info_exit stamp_exit pw desc; do
 	if [ "$before" != "$after" ]; then
 		fail "$name: the input was modified"
 	fi
-done <"$INDEX"
+done < <(cat "$INDEX"; sed -e '/^#/d' -e 's|^|pubsec/|' "$M/pubsec/INDEX")
 
 # The hostile images (tests/malformed/images/, made by
 # tests/e2e/fixtures/images.py): `stamp --image` on the valid R6 base must
