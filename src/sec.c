@@ -420,8 +420,11 @@ static int parse(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 		              "the file is protected by a PDF-MAC (ISO/TS 32004), which pdfstamp "
 		              "does not support");
 	fo = ps_dict_get(enc, "Filter");
-	if (name_is(fo, "Adobe.PubSec"))
-		return parse_pubsec(ctx, s, enc);
+	if (name_is(fo, "Adobe.PubSec")) {
+		rc = parse_pubsec(ctx, s, enc);
+		return rc == PDFSTAMP_E_FORMAT || rc == PDFSTAMP_E_UNSUPPORTED
+		       ? ps_err_wrap(ctx, rc, "the public-key handler (/Adobe.PubSec)") : rc;
+	}
 	if (!name_is(fo, "Standard"))
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
 		              "the security handler is /%s, not /Standard or /Adobe.PubSec "

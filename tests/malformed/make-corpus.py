@@ -318,8 +318,8 @@ def main():
     emit("enc-r7.pdf", enc_edit(lambda b: b.replace(b"/R 6", b"/R 7")), 4, 4, "/V 5 /R 7: unsupported")
     emit("enc-r99.pdf", enc_edit(lambda b: b.replace(b"/R 6", b"/R 99")), 4, 4, "/R 99")
     emit("enc-v1-r2.pdf", enc_edit(lambda b: b.replace(b"/V 5", b"/V 1").replace(b"/R 6", b"/R 2")), 3, 3, "/V 1 /R 2 (RC4-40) with R6 /O and /U: no password matches")
-    emit("enc-pubsec.pdf", enc_edit(lambda b: b.replace(b"/Filter /Standard", b"/Filter /Adobe.PubSec")), 3, 3,
-         "/Filter /Adobe.PubSec given a password, no key: exit 3 (issue 33; pubsec/ has the rest)")
+    emit("enc-pubsec.pdf", enc_edit(lambda b: b.replace(b"/Filter /Standard", b"/Filter /Adobe.PubSec")), 4, 4,
+         "/Filter /Adobe.PubSec without /SubFilter or /Recipients: malformed, exit 4 (issue 33; pubsec/ has the rest)")
     emit("enc-p-missing.pdf", enc_edit(lambda b: re.sub(rb"/P -?\d+", b"", b)), 4, 4, "/Encrypt without /P")
     emit("enc-p-huge.pdf", enc_edit(lambda b: re.sub(rb"/P -?\d+", b"/P 99999999999", b)), 4, 4, "/P out of the 32-bit range")
     emit("enc-not-dict.pdf", r6(trailer=re.sub(rb"/Encrypt \d+ 0 R", b"/Encrypt 5", etr))[0], 4, 4, "/Encrypt is an integer")
