@@ -18,10 +18,12 @@
 #     PBES2 AES-256-CBC/HMAC-SHA256, encrypted PKCS#8 DER with PBES2
 #     DES-EDE3-CBC, PKCS#8 under the PKCS#12 PBE with 3DES, traditional
 #     PKCS#1 PEM encrypted with AES-128, plain PKCS#1 DER), password in
-#     r3.pass; ec: a P-256 key and certificate (refused: not RSA).
+#     r3.pass; ec: a P-256 key and certificate (refused: not RSA); fuzz:
+#     the RSA-1024 key of fuzz/fuzz_envelope.c (kept once made).
 #   content.bin: 24 bytes, a 20-byte seed and 4 permission bytes.
 #   <case>.der: `openssl cms -encrypt` of content.bin (the case names the
-#     cipher, key transport, recipient identifier and recipients), and
+#     cipher, key transport, recipient identifier and recipients; the
+#     fuzz-*.der ones are for the fuzz key: seeds of fuzz_envelope), and
 #     pdfbox-N.der / itext-N.der (to r1 and r2) with pdfbox.bin /
 #     itext.bin, their content as `openssl cms -decrypt` reads it.
 set -eu
@@ -56,6 +58,14 @@ openssl rsa -in "$tmp/r3.key" -traditional -outform DER -out r3-pkcs1.der 2>/dev
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out ec.key 2>/dev/null
 cert ec ec.key "ec recipient"
 
+# fuzz: RSA-1024 (fast to open), embedded in fuzz/fuzz_envelope.c: made
+# once and kept, so that the target and these files agree
+if [ ! -f fuzz.key ] || [ ! -f fuzz.crt ]; then
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:1024 -out fuzz.key 2>/dev/null
+	cert fuzz fuzz.key "fuzz recipient"
+	echo "make-env-kat: a new fuzz key: paste fuzz.key and fuzz.crt into fuzz/fuzz_envelope.c" >&2
+fi
+
 # the seed (20 bytes) and the permissions -3904 (0xFFFFF0C0) big-endian
 printf '000102030405060708090a0b0c0d0e0f10111213fffff0c0' | xxd -r -p >content.bin
 
@@ -79,9 +89,20 @@ enc multi -aes-256-cbc r1.crt r2.crt r3.crt
 enc r2-only -aes-256-cbc r2.crt
 enc multi-rc2 -rc2-cbc r3.crt r1.crt
 
+enc fuzz-aes128 -aes-128-cbc fuzz.crt
+enc fuzz-des3 -des-ede3-cbc fuzz.crt
+enc fuzz-rc2 -rc2-cbc fuzz.crt
+enc fuzz-oaep -aes-256-cbc -recip fuzz.crt -keyopt rsa_padding_mode:oaep \
+	-keyopt rsa_oaep_md:sha256 -keyopt rsa_mgf1_md:sha256
+enc fuzz-keyid -aes-256-cbc -keyid r2.crt fuzz.crt
+
 # Each must decrypt again with openssl (the cases are what we think they are).
 for n in aes128 aes192 aes256 des3 rc2-128 rc2-64 rc2-40 oaep oaep256 keyid multi multi-rc2; do
 	openssl cms -decrypt -inform DER -in "$n.der" -recip r1.crt -inkey r1.key $legacy \
+		-out "$tmp/got" && cmp "$tmp/got" content.bin
+done
+for n in fuzz-aes128 fuzz-des3 fuzz-rc2 fuzz-oaep fuzz-keyid; do
+	openssl cms -decrypt -inform DER -in "$n.der" -recip fuzz.crt -inkey fuzz.key $legacy \
 		-out "$tmp/got" && cmp "$tmp/got" content.bin
 done
 
