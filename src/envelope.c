@@ -19,14 +19,20 @@
  *     SEQUENCE { contentType, contentEncryptionAlgorithm AlgorithmIdentifier,
  *     encryptedContent [0] IMPLICIT OCTET STRING }, unprotectedAttrs [1]
  *     OPTIONAL (ignored) } }.  Bytes after the ContentInfo are ignored
- *     (strings may be padded).  Definite lengths only (mbedTLS's reader);
- *     the encryptedContent may be primitive or constructed of primitive
- *     OCTET STRING pieces (BER, as some CMS writers chunk it), at most
- *     MAX_CONTENT bytes in all.  Anything else is PDFSTAMP_E_FORMAT with
- *     the place named; a ContentInfo of another type names the type.  The
- *     whole structure, every RecipientInfo included, is checked before a
- *     match is looked for, so a damaged envelope is FORMAT whoever opens
- *     it, and ps_env_count parses exactly what ps_env_open parses.
+ *     (strings may be padded).  BER is read too (Bouncy Castle's CMS
+ *     generators and openssl cms -stream write indefinite lengths and
+ *     chunked OCTET STRINGs): the ContentInfo is first copied with
+ *     definite lengths (ber_item: low tag numbers only, indefinite
+ *     lengths on constructed items only, at most MAX_DEPTH levels, each
+ *     level copying its items once; DER comes out as it went in), and the
+ *     walk below reads definite lengths only (mbedTLS's reader).  The
+ *     encryptedContent may be primitive or constructed of primitive OCTET
+ *     STRING pieces, at most MAX_CONTENT bytes in all.  Anything else is
+ *     PDFSTAMP_E_FORMAT with the place named; a ContentInfo of another
+ *     type names the type.  The whole structure, every RecipientInfo
+ *     included, is checked before a match is looked for, so a damaged
+ *     envelope is FORMAT whoever opens it, and ps_env_count parses
+ *     exactly what ps_env_open parses.
  *  2. RecipientInfos.  A KeyTransRecipientInfo (a SEQUENCE; RFC 5652
  *     6.2.1) names its recipient by issuerAndSerialNumber (a SEQUENCE:
  *     the issuer Name compared byte for byte with the certificate's, the
@@ -99,6 +105,7 @@
 
 #define MAX_CONTENT ((size_t)1 << 16)  /* note 1: encryptedContent bytes at most */
 #define MAX_KEY 128                      /* the longest content key (RC2) */
+#define MAX_DEPTH 24                     /* note 1: nested BER items at most */
 
 #define SET (MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SET)
 #define CTX_P(n) (MBEDTLS_ASN1_CONTEXT_SPECIFIC | (n))
@@ -242,7 +249,88 @@ static int get_ktri(const uint8_t **p, const uint8_t *end, struct ktri *k)
 	return 0;
 }
 
-/* Note 1: the whole structure, every RecipientInfo checked. */
+/* ---- note 1: BER lengths ------------------------------------------------------ */
+
+static void put_len(ps_buf *b, size_t n);
+
+/* One BER item at *P (before END) appended to OUT with definite lengths,
+ * *P past it (past its end-of-contents octets if indefinite).  -1 if it
+ * is not BER as note 1 takes it. */
+static int ber_item(const uint8_t **p, const uint8_t *end, ps_buf *out, int depth)
+{
+	const uint8_t *q = *p;
+	size_t len;
+	ps_buf in = PS_BUF_INIT;
+	int tag, rc = 0;
+
+	if (q >= end || depth > MAX_DEPTH)
+		return -1;
+	tag = *q++;
+	if ((tag & 0x1F) == 0x1F)
+		return -1;   /* high tag numbers: no CMS type has one */
+	if (q >= end)
+		return -1;
+	if (*q == 0x80) {
+		/* indefinite: constructed only, items up to 00 00 */
+		if (!(tag & MBEDTLS_ASN1_CONSTRUCTED))
+			return -1;
+		q++;
+		for (;;) {
+			if (end - q >= 2 && q[0] == 0 && q[1] == 0) {
+				q += 2;
+				break;
+			}
+			if (ber_item(&q, end, &in, depth + 1) != 0) {
+				rc = -1;
+				break;
+			}
+		}
+	} else {
+		unsigned char *u = (unsigned char *)q;
+		if (mbedtls_asn1_get_len(&u, end, &len) != 0)
+			return -1;
+		q = u;
+		if (tag & MBEDTLS_ASN1_CONSTRUCTED) {
+			const uint8_t *cend = q + len;
+			while (rc == 0 && q < cend)
+				rc = ber_item(&q, cend, &in, depth + 1);
+		} else {
+			ps_buf_append(&in, q, len);
+			q += len;
+		}
+	}
+	if (rc == 0) {
+		ps_buf_putc(out, tag);
+		put_len(out, in.len);
+		ps_buf_append(out, in.data, in.len);
+	}
+	ps_buf_free(&in);
+	*p = q;
+	return rc;
+}
+
+/* DER (N bytes) as *OUT, *OUTN: its first item copied with definite
+ * lengths into BUF (the same bytes for DER), or the bytes themselves when
+ * that item is not BER (parse() then says what is wrong). */
+static int definite(ps_ctx *ctx, const uint8_t *der, size_t n, ps_buf *buf,
+                    const uint8_t **out, size_t *outn)
+{
+	const uint8_t *p = der;
+
+	*out = der;
+	*outn = n;
+	if (!der || n == 0 || ber_item(&p, der + n, buf, 0) != 0)
+		return 0;
+	if (buf->oom)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	*out = buf->data;
+	*outn = buf->len;
+	return 0;
+}
+
+/* ---- note 1: the structure ----------------------------------------------------- */
+
+/* The whole structure, every RecipientInfo checked. */
 static int parse(ps_ctx *ctx, const uint8_t *der, size_t n, struct env *e)
 {
 	const uint8_t *p = der, *end, *q, *eend;
@@ -319,8 +407,12 @@ static int parse(ps_ctx *ctx, const uint8_t *der, size_t n, struct env *e)
 int ps_env_count(ps_ctx *ctx, const uint8_t *der, size_t n)
 {
 	struct env e;
-	int rc = parse(ctx, der, n, &e);
+	ps_buf buf = PS_BUF_INIT;
+	int rc = definite(ctx, der, n, &buf, &der, &n);
 
+	if (rc == 0)
+		rc = parse(ctx, der, n, &e);
+	ps_buf_free(&buf);
 	return rc < 0 ? rc : e.nri;
 }
 
@@ -697,33 +789,40 @@ int ps_env_open(ps_ctx *ctx, const ps_rkey *k, const uint8_t *der, size_t n,
 	const uint8_t *q;
 	uint8_t cek[MAX_KEY];
 	size_t cek_len = 0;
-	ps_buf plain = PS_BUF_INIT;
+	ps_buf plain = PS_BUF_INIT, ber = PS_BUF_INIT;
 	int rc, found = 0;
 
 	memset(content, 0, PS_ENV_CONTENT_MAX);
 	*clen = 0;
 	if (nri)
 		*nri = 0;
-	rc = parse(ctx, der, n, &e);
-	if (rc != 0)
+	rc = definite(ctx, der, n, &ber, &der, &n);
+	if (rc == 0)
+		rc = parse(ctx, der, n, &e);
+	if (rc != 0) {
+		ps_buf_free(&ber);
 		return rc;
+	}
 	if (nri)
 		*nri = e.nri;
 	for (q = e.ris; q < e.ris_end;) {
+		/* parse() checked every item */
 		if (*q != PS_DER_SEQ) {
 			if (ps_der_skip(&q, e.ris_end, NULL) != 0)
-				return damaged(ctx, "a RecipientInfo"); /* parse() checked it */
+				break;
 			continue;
 		}
 		if (get_ktri(&q, e.ris_end, &kt) != 0)
-			return damaged(ctx, "a KeyTransRecipientInfo");
+			break;
 		if (names_cert(&kt, x)) {
 			found = 1;
 			break;
 		}
 	}
-	if (!found)
+	if (!found) {
+		ps_buf_free(&ber);
 		return 0;
+	}
 	rc = unwrap(ctx, &kt, k, cek, &cek_len);
 	if (rc == 0) {
 		plain.secret = 1;
@@ -735,6 +834,7 @@ int ps_env_open(ps_ctx *ctx, const ps_rkey *k, const uint8_t *der, size_t n,
 		memcpy(content, plain.data, *clen);
 	}
 	ps_buf_free(&plain);
+	ps_buf_free(&ber);
 	return rc == 0 ? 1 : rc;
 }
 

@@ -5,7 +5,8 @@
  * material (rkey.c) in every form it reads, and the CMS EnvelopedData
  * reader and writer (envelope.c) against the known-answer files of
  * tests/kat/env/ (made by `openssl cms -encrypt` for each cipher, OAEP,
- * -keyid and several recipients, and by PDFBox 2 and iText 5 themselves:
+ * -keyid, several recipients and -stream (BER), and by PDFBox 2 and iText
+ * 5 themselves:
  * tests/kat/make-env-kat.sh).  What ps_env_make writes is decrypted by
  * `openssl cms -decrypt` in the run (skipped with a message without
  * openssl).  Damaged, truncated and altered envelopes give the documented
@@ -343,6 +344,31 @@ START_TEST(java_producers)
 }
 END_TEST
 
+START_TEST(ber_streamed)
+{
+	/* openssl cms -stream: indefinite lengths, the content in pieces */
+	ps_rkey *k1 = load_ok("r1.key", "r1.crt", NULL), *k2 = load_ok("r2.key", "r2.crt", NULL);
+	uint8_t content[PS_ENV_CONTENT_MAX], *der;
+	size_t n, clen, cut;
+	int rc;
+
+	opens_to(k1, "stream.der", "content.bin", 2);
+	opens_to(k2, "stream.der", "content.bin", 2);
+	der = slurp("stream.der", &n);
+	ck_assert_uint_eq(der[1], 0x80);  /* it is what it claims to be */
+	for (cut = 0; cut < n; cut++) {
+		rc = open_env(k1, der, cut, content, &clen, NULL);
+		ck_assert_msg(rc == PDFSTAMP_E_FORMAT, "cut at %zu: %d", cut, rc);
+	}
+	/* an end-of-contents octet pair missing inside: damaged */
+	der[n - 1] = 0x01;
+	ck_assert_int_eq(open_env(k1, der, n, content, &clen, NULL), PDFSTAMP_E_FORMAT);
+	free(der);
+	ps_rkey_free(k1);
+	ps_rkey_free(k2);
+}
+END_TEST
+
 /* Replaces the first occurrence of OLD (N bytes) in DER with NEW. */
 static void patch(uint8_t *der, size_t len, const void *old, const void *new, size_t n)
 {
@@ -579,6 +605,7 @@ static Suite *envelope_suite(void)
 	tcase_add_test(tc, openssl_ciphers);
 	tcase_add_test(tc, several_recipients);
 	tcase_add_test(tc, java_producers);
+	tcase_add_test(tc, ber_streamed);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, make_and_open);
 	suite_add_tcase(s, tc);

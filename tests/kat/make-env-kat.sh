@@ -23,7 +23,8 @@
 #   content.bin: 24 bytes, a 20-byte seed and 4 permission bytes.
 #   <case>.der: `openssl cms -encrypt` of content.bin (the case names the
 #     cipher, key transport, recipient identifier and recipients; the
-#     fuzz-*.der ones are for the fuzz key: seeds of fuzz_envelope), and
+#     fuzz-*.der ones are for the fuzz key: seeds of fuzz_envelope;
+#     *stream.der are BER with indefinite lengths, openssl cms -stream), and
 #     pdfbox-N.der / itext-N.der (to r1 and r2) with pdfbox.bin /
 #     itext.bin, their content as `openssl cms -decrypt` reads it.
 set -eu
@@ -40,26 +41,29 @@ cert() { # NAME KEYFILE CN
 	openssl req -x509 -new -key "$2" -out "$1.crt" -subj "/O=pdfstamp test/CN=$3" \
 		-days 36500 -set_serial "0x$(openssl rand -hex 8)" 2>/dev/null
 }
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out r1.key 2>/dev/null
-cert r1 r1.key "recipient one"
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:4096 -out r2.key 2>/dev/null
-cert r2 r2.key "recipient two"
-printf 'key-pass' >r3.pass
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$tmp/r3.key" 2>/dev/null
-cert r3 "$tmp/r3.key" "recipient three"
-openssl pkcs8 -topk8 -in "$tmp/r3.key" -passout file:r3.pass -out r3-pbes2-aes.key
-openssl pkcs8 -topk8 -in "$tmp/r3.key" -passout file:r3.pass -v2 des3 -outform DER \
-	-out r3-pbes2-des3.der
-openssl pkcs8 -topk8 -in "$tmp/r3.key" -passout file:r3.pass -v1 PBE-SHA1-3DES \
-	-out r3-pkcs12pbe.key
-openssl rsa -in "$tmp/r3.key" -traditional -aes128 -passout file:r3.pass \
-	-out r3-pkcs1-aes.key 2>/dev/null
-openssl rsa -in "$tmp/r3.key" -traditional -outform DER -out r3-pkcs1.der 2>/dev/null
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out ec.key 2>/dev/null
-cert ec ec.key "ec recipient"
+# The keys and certificates are made once and kept (delete them to make
+# new ones); the envelopes are made anew on every run.
+if [ ! -f r1.key ]; then
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out r1.key 2>/dev/null
+	cert r1 r1.key "recipient one"
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:4096 -out r2.key 2>/dev/null
+	cert r2 r2.key "recipient two"
+	printf 'key-pass' >r3.pass
+	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$tmp/r3.key" 2>/dev/null
+	cert r3 "$tmp/r3.key" "recipient three"
+	openssl pkcs8 -topk8 -in "$tmp/r3.key" -passout file:r3.pass -out r3-pbes2-aes.key
+	openssl pkcs8 -topk8 -in "$tmp/r3.key" -passout file:r3.pass -v2 des3 -outform DER \
+		-out r3-pbes2-des3.der
+	openssl pkcs8 -topk8 -in "$tmp/r3.key" -passout file:r3.pass -v1 PBE-SHA1-3DES \
+		-out r3-pkcs12pbe.key
+	openssl rsa -in "$tmp/r3.key" -traditional -aes128 -passout file:r3.pass \
+		-out r3-pkcs1-aes.key 2>/dev/null
+	openssl rsa -in "$tmp/r3.key" -traditional -outform DER -out r3-pkcs1.der 2>/dev/null
+	openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out ec.key 2>/dev/null
+	cert ec ec.key "ec recipient"
+fi
 
-# fuzz: RSA-1024 (fast to open), embedded in fuzz/fuzz_envelope.c: made
-# once and kept, so that the target and these files agree
+# fuzz: RSA-1024 (fast to open), embedded in fuzz/fuzz_envelope.c
 if [ ! -f fuzz.key ] || [ ! -f fuzz.crt ]; then
 	openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:1024 -out fuzz.key 2>/dev/null
 	cert fuzz fuzz.key "fuzz recipient"
@@ -88,6 +92,8 @@ enc keyid -aes-128-cbc -keyid r1.crt
 enc multi -aes-256-cbc r1.crt r2.crt r3.crt
 enc r2-only -aes-256-cbc r2.crt
 enc multi-rc2 -rc2-cbc r3.crt r1.crt
+# BER: indefinite lengths and a chunked encryptedContent
+enc stream -aes-256-cbc -stream r2.crt r1.crt
 
 enc fuzz-aes128 -aes-128-cbc fuzz.crt
 enc fuzz-des3 -des-ede3-cbc fuzz.crt
@@ -95,13 +101,15 @@ enc fuzz-rc2 -rc2-cbc fuzz.crt
 enc fuzz-oaep -aes-256-cbc -recip fuzz.crt -keyopt rsa_padding_mode:oaep \
 	-keyopt rsa_oaep_md:sha256 -keyopt rsa_mgf1_md:sha256
 enc fuzz-keyid -aes-256-cbc -keyid r2.crt fuzz.crt
+enc fuzz-stream -rc2-cbc -stream fuzz.crt
 
 # Each must decrypt again with openssl (the cases are what we think they are).
-for n in aes128 aes192 aes256 des3 rc2-128 rc2-64 rc2-40 oaep oaep256 keyid multi multi-rc2; do
+for n in aes128 aes192 aes256 des3 rc2-128 rc2-64 rc2-40 oaep oaep256 keyid multi multi-rc2 \
+	stream; do
 	openssl cms -decrypt -inform DER -in "$n.der" -recip r1.crt -inkey r1.key $legacy \
 		-out "$tmp/got" && cmp "$tmp/got" content.bin
 done
-for n in fuzz-aes128 fuzz-des3 fuzz-rc2 fuzz-oaep fuzz-keyid; do
+for n in fuzz-aes128 fuzz-des3 fuzz-rc2 fuzz-oaep fuzz-keyid fuzz-stream; do
 	openssl cms -decrypt -inform DER -in "$n.der" -recip fuzz.crt -inkey fuzz.key $legacy \
 		-out "$tmp/got" && cmp "$tmp/got" content.bin
 done
