@@ -6,11 +6,12 @@
  * reader and writer (envelope.c) against the known-answer files of
  * tests/kat/env/ (made by `openssl cms -encrypt` for each cipher, OAEP,
  * -keyid, several recipients and -stream (BER), and by PDFBox 2 and iText
- * 5 themselves:
- * tests/kat/make-env-kat.sh).  What ps_env_make writes is decrypted by
- * `openssl cms -decrypt` in the run (skipped with a message without
- * openssl).  Damaged, truncated and altered envelopes give the documented
- * codes and never crash.
+ * 5 themselves: tests/kat/make-env-kat.sh).  What ps_env_make writes is
+ * decrypted by `openssl cms -decrypt` and by Bouncy Castle's
+ * CMSEnvelopedData, the reader of PDFBox and iText (tests/kat/PubEnv.java),
+ * in the run (each skipped with a message when its tool is missing).
+ * Damaged, truncated and altered envelopes give the documented codes and
+ * never crash.
  */
 #include "config.h"
 
@@ -514,6 +515,47 @@ static ps_rcert *rcert(const char *name)
 	return c;
 }
 
+/* The Java producers' own reader (Bouncy Castle's CMSEnvelopedData, as
+ * PDFBox 2 and iText 5 open a /Recipients string) on ENV, in DIR, with r1
+ * and r2: it must give MSG.  Skipped with a message without javac or the
+ * jars. */
+static void java_opens(const char *dir, const uint8_t *msg, size_t mlen)
+{
+	static const char jars[] = "/usr/share/java/bcprov.jar:/usr/share/java/bcpkix.jar:"
+	                           "/usr/share/java/pdfbox2.jar:/usr/share/java/fontbox2.jar:"
+	                           "/usr/share/java/itext5.jar:/usr/share/java/commons-logging.jar";
+	char cmd[2048], want[2 * PS_ENV_CONTENT_MAX + 2], got[256];
+	FILE *f;
+	size_t i;
+
+	snprintf(cmd, sizeof cmd, "command -v javac >/dev/null && command -v java >/dev/null && "
+	         "for j in $(echo '%s' | tr : ' '); do test -f $j || exit 1; done", jars);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "check_envelope: no javac or no Bouncy Castle, PDFBox or iText "
+		        "jar; the writer's output is not checked by the Java producers' "
+		        "reader\n");
+		return;
+	}
+	snprintf(cmd, sizeof cmd, "javac -nowarn -cp '%s' -d '%s' '%s/kat/PubEnv.java' "
+	         ">'%s/javac.log' 2>&1", jars, dir, TEST_SRCDIR, dir);
+	ck_assert_msg(system(cmd) == 0, "javac PubEnv.java fails (%s/javac.log)", dir);
+	for (i = 0; i < mlen; i++)
+		snprintf(want + 2 * i, 3, "%02x", msg[i]);
+	for (i = 1; i <= 2; i++) {
+		snprintf(cmd, sizeof cmd, "java -cp '%s:%s' PubEnv open '%s/env.der' "
+		         "'" KAT "r%zu.crt' '" KAT "r%zu.key' >'%s/java.out'", jars, dir, dir, i,
+		         i, dir);
+		ck_assert_msg(system(cmd) == 0, "Bouncy Castle cannot open it for r%zu", i);
+		snprintf(cmd, sizeof cmd, "%s/java.out", dir);
+		f = fopen(cmd, "r");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_ptr_nonnull(fgets(got, sizeof got, f));
+		fclose(f);
+		got[strcspn(got, "\n")] = 0;
+		ck_assert_str_eq(got, want);
+	}
+}
+
 START_TEST(make_and_open)
 {
 	ps_rcert *c[3] = {rcert("r1.crt"), rcert("r2.crt"), rcert("r3.crt")};
@@ -581,6 +623,7 @@ START_TEST(make_and_open)
 		snprintf(cmd, sizeof cmd, "cd '%s' && openssl cms -cmsout -inform DER -in env.der "
 		         "-outform DER -out re.der && cmp -s env.der re.der", dir);
 		ck_assert_msg(system(cmd) == 0, "the envelope is not DER as openssl writes it");
+		java_opens(dir, msg, sizeof msg);
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 		ck_assert_int_eq(system(cmd), 0);
 	}
