@@ -214,6 +214,26 @@ START_TEST(rkey_forms)
 	ps_rkey_free(k);
 	k = load_ok("r3-pkcs1.der", "r3.crt", NULL);
 	ps_rkey_free(k);
+	{
+		/* one PEM file holding both, given as key and as certificate */
+		struct pdfstamp_key both = PDFSTAMP_KEY_INIT;
+		uint8_t *kb, *cb, *pem;
+		size_t kn, cn;
+		kb = slurp("r2.key", &kn);
+		cb = slurp("r2.crt", &cn);
+		pem = malloc(kn + cn);
+		ck_assert_ptr_nonnull(pem);
+		memcpy(pem, cb, cn);
+		memcpy(pem + cn, kb, kn);
+		both.key = both.cert = pem;
+		both.key_len = both.cert_len = kn + cn;
+		ck_assert_int_eq(ps_rkey_load(ctx, &both, &k), 0);
+		opens_to(k, "multi.der", "content.bin", 3);
+		ps_rkey_free(k);
+		free(pem);
+		free(kb);
+		free(cb);
+	}
 	for (i = 0; i < sizeof forms / sizeof forms[0]; i++) {
 		k = load_ok(forms[i], "r3.crt", "r3.pass");
 		opens_to(k, "multi.der", "content.bin", 3);
