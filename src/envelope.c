@@ -21,18 +21,19 @@
  *     OPTIONAL (ignored) } }.  Bytes after the ContentInfo are ignored
  *     (strings may be padded).  BER is read too (Bouncy Castle's CMS
  *     generators and openssl cms -stream write indefinite lengths and
- *     chunked OCTET STRINGs): the ContentInfo is first copied with
- *     definite lengths (ber_item: low tag numbers only, indefinite
- *     lengths on constructed items only, at most MAX_DEPTH levels, each
- *     level copying its items once; DER comes out as it went in), and the
- *     walk below reads definite lengths only (mbedTLS's reader).  The
- *     encryptedContent may be primitive or constructed of primitive OCTET
- *     STRING pieces, at most MAX_CONTENT bytes in all.  Anything else is
- *     PDFSTAMP_E_FORMAT with the place named; a ContentInfo of another
- *     type names the type.  The whole structure, every RecipientInfo
- *     included, is checked before a match is looked for, so a damaged
- *     envelope is FORMAT whoever opens it, and ps_env_count parses
- *     exactly what ps_env_open parses.
+ *     chunked OCTET STRINGs): an envelope that does not parse as DER is
+ *     copied with definite lengths (ber_item: low tag numbers only,
+ *     indefinite lengths on constructed items only, at most MAX_DEPTH
+ *     levels, each level holding a copy of its items: so only envelopes
+ *     of at most MAX_BER bytes, well above what one recipient list
+ *     needs) and parsed again; the walk reads definite lengths only
+ *     (mbedTLS's reader).  The encryptedContent may be primitive or
+ *     constructed of primitive OCTET STRING pieces, at most MAX_CONTENT
+ *     bytes in all.  Anything else is PDFSTAMP_E_FORMAT with the place
+ *     named; a ContentInfo of another type names the type.  The whole
+ *     structure, every RecipientInfo included, is checked before a match
+ *     is looked for, so a damaged envelope is FORMAT whoever opens it,
+ *     and ps_env_count parses exactly what ps_env_open parses.
  *  2. RecipientInfos.  A KeyTransRecipientInfo (a SEQUENCE; RFC 5652
  *     6.2.1) names its recipient by issuerAndSerialNumber (a SEQUENCE:
  *     the issuer Name compared byte for byte with the certificate's, the
@@ -106,6 +107,7 @@
 #define MAX_CONTENT ((size_t)1 << 16)  /* note 1: encryptedContent bytes at most */
 #define MAX_KEY 128                      /* the longest content key (RC2) */
 #define MAX_DEPTH 24                     /* note 1: nested BER items at most */
+#define MAX_BER ((size_t)1 << 20)        /* note 1: BER (not DER) envelopes at most */
 
 #define SET (MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SET)
 #define CTX_P(n) (MBEDTLS_ASN1_CONTEXT_SPECIFIC | (n))
@@ -299,33 +301,34 @@ static int ber_item(const uint8_t **p, const uint8_t *end, ps_buf *out, int dept
 			q += len;
 		}
 	}
-	if (rc == 0) {
+	if (in.oom)
+		out->oom = 1;
+	if (rc == 0 && !in.oom) {
 		ps_buf_putc(out, tag);
 		put_len(out, in.len);
 		ps_buf_append(out, in.data, in.len);
 	}
+	rc = rc == 0 && !out->oom ? 0 : -1;
 	ps_buf_free(&in);
 	*p = q;
 	return rc;
 }
 
-/* DER (N bytes) as *OUT, *OUTN: its first item copied with definite
- * lengths into BUF (the same bytes for DER), or the bytes themselves when
- * that item is not BER (parse() then says what is wrong). */
-static int definite(ps_ctx *ctx, const uint8_t *der, size_t n, ps_buf *buf,
-                    const uint8_t **out, size_t *outn)
+static int parse(ps_ctx *ctx, const uint8_t *der, size_t n, struct env *e);
+
+/* parse() of DER (N bytes), or, when it is not DER but BER of at most
+ * MAX_BER bytes, of its definite-length copy in BUF (E's spans then point
+ * into BUF, which the caller frees). */
+static int parse_any(ps_ctx *ctx, const uint8_t *der, size_t n, ps_buf *buf, struct env *e)
 {
 	const uint8_t *p = der;
+	int rc = parse(ctx, der, n, e);
 
-	*out = der;
-	*outn = n;
-	if (!der || n == 0 || ber_item(&p, der + n, buf, 0) != 0)
-		return 0;
-	if (buf->oom)
-		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
-	*out = buf->data;
-	*outn = buf->len;
-	return 0;
+	if (rc != PDFSTAMP_E_FORMAT || n > MAX_BER)
+		return rc;
+	if (ber_item(&p, der + n, buf, 0) != 0)
+		return buf->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : rc;
+	return parse(ctx, buf->data, buf->len, e);
 }
 
 /* ---- note 1: the structure ----------------------------------------------------- */
@@ -408,10 +411,8 @@ int ps_env_count(ps_ctx *ctx, const uint8_t *der, size_t n)
 {
 	struct env e;
 	ps_buf buf = PS_BUF_INIT;
-	int rc = definite(ctx, der, n, &buf, &der, &n);
+	int rc = parse_any(ctx, der, n, &buf, &e);
 
-	if (rc == 0)
-		rc = parse(ctx, der, n, &e);
 	ps_buf_free(&buf);
 	return rc < 0 ? rc : e.nri;
 }
@@ -796,9 +797,7 @@ int ps_env_open(ps_ctx *ctx, const ps_rkey *k, const uint8_t *der, size_t n,
 	*clen = 0;
 	if (nri)
 		*nri = 0;
-	rc = definite(ctx, der, n, &ber, &der, &n);
-	if (rc == 0)
-		rc = parse(ctx, der, n, &e);
+	rc = parse_any(ctx, der, n, &ber, &e);
 	if (rc != 0) {
 		ps_buf_free(&ber);
 		return rc;
