@@ -62,7 +62,12 @@
  *     8; what openssl cms -des3 and older Acrobat write) and rc2-cbc
  *     (1.2.840.113549.3.2; RC2CBCParameter SEQUENCE { rc2ParameterVersion
  *     INTEGER OPTIONAL, iv OCTET STRING (8) }: what PDFBox 2 and iText 5
- *     write, version 58 = 128 effective bits with a 16-byte key).  A
+ *     write, version 58 = 128 effective bits with a 16-byte key), and the
+ *     deprecated ciphers ISO 32000-2 7.6.5.3 still lists: des-cbc
+ *     (1.3.14.3.2.7) and RC4 (1.2.840.113549.3.4: a stream cipher, no IV
+ *     (parameters absent, NULL or an empty OCTET STRING as openssl writes
+ *     them), no padding, so a wrong key is not detected here: the
+ *     caller's checks of the seed and permissions are what is left).  A
  *     missing version means as many effective bits as the key has (at
  *     most 1024), as Bouncy Castle reads it (the two producers' own
  *     library).  The ciphertext is a whole number of blocks; PKCS#7
@@ -89,6 +94,7 @@
 #include <string.h>
 
 #include <mbedtls/aes.h>
+#include <mbedtls/arc4.h>
 #include <mbedtls/asn1.h>
 #include <mbedtls/cipher.h>
 #include <mbedtls/des.h>
@@ -124,6 +130,8 @@ static const uint8_t OID_AES192_CBC[] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x0
 static const uint8_t OID_AES256_CBC[] = {0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x01, 0x2A};
 static const uint8_t OID_DES_EDE3_CBC[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x03, 0x07};
 static const uint8_t OID_RC2_CBC[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x03, 0x02};
+static const uint8_t OID_RC4[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x03, 0x04};
+static const uint8_t OID_DES_CBC[] = {0x2B, 0x0E, 0x03, 0x02, 0x07};
 static const uint8_t OID_SKI[] = {0x55, 0x1D, 0x0E};
 
 #define OID_IS(p, n, oid) ((n) == sizeof(oid) && memcmp((p), (oid), (n)) == 0)
@@ -607,7 +615,7 @@ static int unwrap(ps_ctx *ctx, const struct ktri *k, const ps_rkey *key, uint8_t
 
 /* ---- note 4: the content --------------------------------------------------------------- */
 
-enum { C_AES, C_DES3, C_RC2 };
+enum { C_AES, C_DES3, C_RC2, C_DES, C_RC4 };
 
 /* The encryptedContent of E, its pieces joined, into OUT. */
 static int gather(ps_ctx *ctx, const struct env *e, ps_buf *out)
@@ -666,10 +674,23 @@ static int content_cipher(ps_ctx *ctx, const struct env *e, int *kind, size_t *k
 		*kind = C_RC2;
 		*keylen = 0;
 		ivlen = 8;
+	} else if (OID_IS(e->calg, e->calg_len, OID_DES_CBC)) {
+		*kind = C_DES;
+		*keylen = 8;
+		ivlen = 8;
+	} else if (OID_IS(e->calg, e->calg_len, OID_RC4)) {
+		/* a stream cipher: no IV (absent, NULL or an empty OCTET STRING) */
+		*kind = C_RC4;
+		*keylen = 0;
+		*iv = NULL;
+		if (!p || (e->cparams_len == 2 && (p[0] == MBEDTLS_ASN1_NULL ||
+		                                   p[0] == MBEDTLS_ASN1_OCTET_STRING) && p[1] == 0))
+			return 0;
+		return damaged(ctx, "RC4 with parameters");
 	} else {
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED, "a /Recipients envelope uses the "
-		              "content cipher %s (supported: AES-CBC, DES-EDE3-CBC, RC2-CBC)",
-		              oid_str(ob, sizeof ob, e->calg, e->calg_len));
+		              "content cipher %s (supported: AES-CBC, DES-EDE3-CBC, DES-CBC, "
+		              "RC2-CBC, RC4)", oid_str(ob, sizeof ob, e->calg, e->calg_len));
 	}
 	if (!p)
 		return damaged(ctx, "the content cipher has no IV");
@@ -708,6 +729,13 @@ static int cbc_decrypt(ps_ctx *ctx, int kind, const uint8_t *cek, size_t cek_len
 		if (rc == 0)
 			rc = mbedtls_aes_crypt_cbc(&a, MBEDTLS_AES_DECRYPT, n, iv, buf, buf);
 		mbedtls_aes_free(&a);
+	} else if (kind == C_DES) {
+		mbedtls_des_context d;
+		mbedtls_des_init(&d);
+		rc = mbedtls_des_setkey_dec(&d, cek);
+		if (rc == 0)
+			rc = mbedtls_des_crypt_cbc(&d, MBEDTLS_DES_DECRYPT, n, iv, buf, buf);
+		mbedtls_des_free(&d);
 	} else if (kind == C_DES3) {
 		mbedtls_des3_context d;
 		mbedtls_des3_init(&d);
@@ -762,6 +790,16 @@ static int decrypt_content(ps_ctx *ctx, const struct env *e, const uint8_t *cek,
 	rc = gather(ctx, e, out);
 	if (rc != 0)
 		return rc;
+	if (kind == C_RC4) {
+		mbedtls_arc4_context a;
+		if (out->len == 0)
+			return damaged(ctx, "the encrypted content is empty");
+		mbedtls_arc4_init(&a);
+		mbedtls_arc4_setup(&a, cek, (unsigned)cek_len);
+		rc = mbedtls_arc4_crypt(&a, out->len, out->data, out->data);
+		mbedtls_arc4_free(&a);
+		return rc == 0 ? 0 : ps_err(ctx, PDFSTAMP_E_INTERNAL, "RC4 failed");
+	}
 	bs = kind == C_AES ? 16 : 8;
 	if (out->len == 0 || out->len % bs != 0)
 		return damaged(ctx, "the encrypted content is not a whole number of blocks");

@@ -299,8 +299,8 @@ END_TEST
 START_TEST(openssl_ciphers)
 {
 	static const char *cases[] = {"aes128.der", "aes192.der", "aes256.der", "des3.der",
-	                              "rc2-128.der", "rc2-64.der", "rc2-40.der", "oaep.der",
-	                              "oaep256.der", "keyid.der"};
+	                              "rc2-128.der", "rc2-64.der", "rc2-40.der", "des.der",
+	                              "rc4.der", "oaep.der", "oaep256.der", "keyid.der"};
 	ps_rkey *k = load_ok("r1.key", "r1.crt", NULL);
 	size_t i;
 

@@ -85,6 +85,8 @@ enc des3 -des-ede3-cbc r1.crt
 enc rc2-128 -rc2-cbc r1.crt
 enc rc2-64 -rc2-64-cbc r1.crt
 enc rc2-40 -rc2-40-cbc r1.crt
+enc des -des-cbc r1.crt
+enc rc4 -rc4 r1.crt
 enc oaep -aes-256-cbc -recip r1.crt -keyopt rsa_padding_mode:oaep
 enc oaep256 -aes-256-cbc -recip r1.crt -keyopt rsa_padding_mode:oaep \
 	-keyopt rsa_oaep_md:sha256 -keyopt rsa_mgf1_md:sha256
@@ -104,8 +106,8 @@ enc fuzz-keyid -aes-256-cbc -keyid r2.crt fuzz.crt
 enc fuzz-stream -rc2-cbc -stream fuzz.crt
 
 # Each must decrypt again with openssl (the cases are what we think they are).
-for n in aes128 aes192 aes256 des3 rc2-128 rc2-64 rc2-40 oaep oaep256 keyid multi multi-rc2 \
-	stream; do
+for n in aes128 aes192 aes256 des3 rc2-128 rc2-64 rc2-40 des rc4 oaep oaep256 keyid multi \
+	multi-rc2 stream; do
 	openssl cms -decrypt -inform DER -in "$n.der" -recip r1.crt -inkey r1.key $legacy \
 		-out "$tmp/got" && cmp "$tmp/got" content.bin
 done
