@@ -259,7 +259,7 @@ static int get_ktri(const uint8_t **p, const uint8_t *end, struct ktri *k)
 	return 0;
 }
 
-/* ---- note 1: BER lengths ------------------------------------------------------ */
+/* ---- note 1: BER lengths ----------------------------------------------------- */
 
 static void put_len(ps_buf *b, size_t n);
 
@@ -339,7 +339,7 @@ static int parse_any(ps_ctx *ctx, const uint8_t *der, size_t n, ps_buf *buf, str
 	return parse(ctx, buf->data, buf->len, e);
 }
 
-/* ---- note 1: the structure ----------------------------------------------------- */
+/* ---- note 1: the structure --------------------------------------------------- */
 
 /* The whole structure, every RecipientInfo checked. */
 static int parse(ps_ctx *ctx, const uint8_t *der, size_t n, struct env *e)
@@ -425,7 +425,7 @@ int ps_env_count(ps_ctx *ctx, const uint8_t *der, size_t n)
 	return rc < 0 ? rc : e.nri;
 }
 
-/* ---- note 2: which RecipientInfo ------------------------------------------------------- */
+/* ---- note 2: which RecipientInfo --------------------------------------------- */
 
 /* The subjectKeyIdentifier of X (RFC 5280 4.2.1.2), or 0. */
 static int cert_ski(const mbedtls_x509_crt *x, const uint8_t **ski, size_t *ski_len)
@@ -476,7 +476,7 @@ static int names_cert(const struct ktri *k, const mbedtls_x509_crt *x)
 	       memcmp(ski, k->ski, ski_len) == 0;
 }
 
-/* ---- note 3: key transport ------------------------------------------------------------- */
+/* ---- note 3: key transport --------------------------------------------------- */
 
 static int rng(void *ud, unsigned char *out, size_t n)
 {
@@ -613,7 +613,7 @@ static int unwrap(ps_ctx *ctx, const struct ktri *k, const ps_rkey *key, uint8_t
 	return 0;
 }
 
-/* ---- note 4: the content --------------------------------------------------------------- */
+/* ---- note 4: the content ----------------------------------------------------- */
 
 enum { C_AES, C_DES3, C_RC2, C_DES, C_RC4 };
 
@@ -875,7 +875,7 @@ int ps_env_open(ps_ctx *ctx, const ps_rkey *k, const uint8_t *der, size_t n,
 	return rc == 0 ? 1 : rc;
 }
 
-/* ---- note 6: writing ------------------------------------------------------------------- */
+/* ---- note 6: writing --------------------------------------------------------- */
 
 /* Appends a DER length. */
 static void put_len(ps_buf *b, size_t n)

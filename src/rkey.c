@@ -121,7 +121,7 @@ static int with_nul(ps_ctx *ctx, ps_buf *b, const uint8_t *p, size_t n)
 	return b->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
 }
 
-/* ---- note 2: PBES2 --------------------------------------------------------------------- */
+/* ---- note 2: PBES2 ----------------------------------------------------------- */
 
 /* Whether DER is an EncryptedPrivateKeyInfo: SEQUENCE { AlgorithmIdentifier,
  * OCTET STRING }; *ALG and *ALEN receive the algorithm's OID. */
@@ -300,7 +300,7 @@ bad:
 	              "EncryptedPrivateKeyInfo");
 }
 
-/* ---- note 1: the private key ----------------------------------------------------------- */
+/* ---- note 1: the private key ------------------------------------------------- */
 
 /* mbedTLS's verdict on a key, as our code and message. */
 static int pk_error(ps_ctx *ctx, int rc)
@@ -391,7 +391,7 @@ static int parse_key(ps_ctx *ctx, mbedtls_pk_context *pk, const uint8_t *key, si
 	return rc;
 }
 
-/* ---- certificates ---------------------------------------------------------------------- */
+/* ---- certificates ------------------------------------------------------------ */
 
 /* Parses the certificate P (PEM or DER; WHAT names it) into CRT: its key must be RSA. */
 static int parse_cert(ps_ctx *ctx, mbedtls_x509_crt *crt, const uint8_t *p, size_t n,
