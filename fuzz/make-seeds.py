@@ -210,7 +210,7 @@ def signed_revisions():
 def main():
     src, out = sys.argv[1], sys.argv[2]
     seeds = {t: {} for t in ("fuzz_parse", "fuzz_xref", "fuzz_security", "fuzz_objstm", "fuzz_incr", "fuzz_xmp",
-                                "fuzz_image", "fuzz_font", "fuzz_audit")}
+                                "fuzz_image", "fuzz_font", "fuzz_audit", "fuzz_envelope")}
 
     def add(target, data, name=None):
         name = name or hashlib.sha1(data).hexdigest()[:16]
@@ -340,6 +340,13 @@ def main():
 
     for name, data in signed_revisions().items():
         add("fuzz_audit", data, name)
+
+    # fuzz_envelope: the /Recipients envelopes of tests/kat/env/ (openssl
+    # cms, PDFBox 2, iText 5; the fuzz-*.der ones for the target's key)
+    p = os.path.join(src, "tests", "kat", "env")
+    for f in sorted(os.listdir(p)) if os.path.isdir(p) else []:
+        if f.endswith(".der") and not f.startswith("r3-"):
+            add("fuzz_envelope", open(os.path.join(p, f), "rb").read(), f)
 
     for t, items in seeds.items():
         d = os.path.join(out, t)

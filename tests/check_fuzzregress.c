@@ -53,6 +53,9 @@
 #define LLVMFuzzerTestOneInput fuzz_audit_one
 #include "../fuzz/fuzz_audit.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_envelope_one
+#include "../fuzz/fuzz_envelope.c"
+#undef LLVMFuzzerTestOneInput
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "tests"
@@ -74,6 +77,7 @@ static const struct {
 	{"fuzz_font", fuzz_font_one},
 	{"fuzz_dss", fuzz_dss_one},
 	{"fuzz_audit", fuzz_audit_one},
+	{"fuzz_envelope", fuzz_envelope_one},
 };
 
 static long nrun;
@@ -199,6 +203,10 @@ int main(int argc, char **argv)
 	if (replay_dir("fuzz_font", fuzz_font_one, dir, ".ttf") < 0 ||
 	    replay_dir("fuzz_font", fuzz_font_one, dir, ".otf") < 0 ||
 	    replay_dir("fuzz_font", fuzz_font_one, dir, ".ttc") < 0)
+		rc = 1;
+	/* the envelopes of tests/kat/env/ (fuzz_envelope's seeds) */
+	snprintf(dir, sizeof dir, "%s/kat/env", TEST_SRCDIR);
+	if (replay_dir("fuzz_envelope", fuzz_envelope_one, dir, ".der") < 0)
 		rc = 1;
 	snprintf(dir, sizeof dir, "%s/../samples", TEST_SRCDIR);
 	if (replay_dir("fuzz_xref", fuzz_xref_one, dir, ".pdf") < 0 ||
