@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * extlib.c - the libraries only some stamps need, opened when the first
- * such stamp is built: HarfBuzz, hb-subset, fontconfig and FriBidi for
+ * extlib.c - the libraries only some calls need, opened when the first
+ * such call is made: HarfBuzz, hb-subset, fontconfig and FriBidi for
  * text that needs an embedded font, libspng for a PNG image, libqrencode
- * for a QR code.
+ * for a QR code, GnuTLS for a PKCS#12 file (p12.c note 1).
  *
  * DESIGN NOTES
  *
@@ -21,7 +21,7 @@
  *     callers load under one mutex.  A group is loaded whole or not at
  *     all: each library by its soname (the runtime packages, Debian's
  *     libharfbuzz0b, libharfbuzz-subset0, libfontconfig1, libfribidi0,
- *     libspng0 and libqrencode4, are named in debian/control, since
+ *     libspng0, libqrencode4 and libgnutls30, are named in debian/control, since
  *     dpkg-shlibdeps cannot see them), each function of extlib.h's lists
  *     by name, with the type of the header the library was built with
  *     (__typeof__).  The handles stay open for the life of the process.
@@ -63,7 +63,7 @@ static struct ps_ext table;   /* note 2: a group's entries written under
                                * the lock, before its flag */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fc_lock = PTHREAD_MUTEX_INITIALIZER; /* note 4 */
-static struct group text_group, png_group, qr_group;
+static struct group text_group, png_group, qr_group, p12_group;
 
 /* Opens SONAME into *H; 0, or -1 with G->why set. */
 static int open_lib(struct group *g, const char *soname, void **h)
@@ -132,6 +132,37 @@ static int load_qr(struct group *g)
 	return rc;
 }
 
+static int load_p12(struct group *g)
+{
+	int rc = 0;
+
+	LOAD("libgnutls.so.30", PS_EXT_GNUTLS);
+	return rc;
+}
+
+/* The group of GROUP, its loader and what needs it (for the message). */
+static struct group *group_of(int group, int (**load)(struct group *), const char **what)
+{
+	switch (group) {
+	case PS_EXT_PNG:
+		*load = load_png;
+		*what = "a PNG image";
+		return &png_group;
+	case PS_EXT_QR:
+		*load = load_qr;
+		*what = "a QR code";
+		return &qr_group;
+	case PS_EXT_P12:
+		*load = load_p12;
+		*what = "a PKCS#12 file";
+		return &p12_group;
+	default:
+		*load = load_text;
+		*what = "text in an embedded font";
+		return &text_group;
+	}
+}
+
 void ps_ext_fc_enter(void)
 {
 	pthread_mutex_lock(&fc_lock);
@@ -144,23 +175,20 @@ void ps_ext_fc_leave(void)
 
 int ps_ext_need(ps_ctx *ctx, int group)
 {
-	struct group *g = group == PS_EXT_PNG ? &png_group : group == PS_EXT_QR ? &qr_group
-	                                                                        : &text_group;
+	int (*load)(struct group *);
+	const char *what;
+	struct group *g = group_of(group, &load, &what);
 	int rc = 0;
 
 	if (atomic_load(&g->ok))
 		return 0;
 	pthread_mutex_lock(&lock);
 	if (!atomic_load(&g->ok)) {
-		if ((group == PS_EXT_PNG ? load_png(g) : group == PS_EXT_QR ? load_qr(g)
-		                                                            : load_text(g)) == 0)
+		if (load(g) == 0)
 			atomic_store(&g->ok, 1);
 		else
 			rc = ps_err(ctx, PDFSTAMP_E_IO,
-			            "%s needs a library that is not available: %s",
-			            group == PS_EXT_PNG ? "a PNG image"
-			            : group == PS_EXT_QR ? "a QR code"
-			                                 : "text in an embedded font", g->why);
+			            "%s needs a library that is not available: %s", what, g->why);
 	}
 	pthread_mutex_unlock(&lock);
 	return rc;

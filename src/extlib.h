@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extlib.h - internal: the libraries only some stamps need -- HarfBuzz and
+/* extlib.h - internal: the libraries only some calls need -- HarfBuzz and
  * hb-subset, fontconfig and FriBidi for text in an embedded font, libspng
- * for PNG images, libqrencode for QR codes -- opened on first use
- * (extlib.c; conventions: ps.h).  font.c, fontpdf.c, image.c and qr.c call
- * them as PS_X(name)(...), after ps_ext_need. */
+ * for PNG images, libqrencode for QR codes, GnuTLS for PKCS#12 files --
+ * opened on first use (extlib.c; conventions: ps.h).  font.c, fontpdf.c,
+ * image.c, qr.c and p12.c call them as PS_X(name)(...), after ps_ext_need. */
 #ifndef PS_EXTLIB_H
 #define PS_EXTLIB_H
 
 #include <fontconfig/fontconfig.h>
 #include <fribidi.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/pkcs12.h>
+#include <gnutls/x509.h>
 #include <hb-ot.h>
 #include <hb-subset.h>
 #include <hb.h>
@@ -50,6 +53,11 @@
 #define PS_EXT_QRENC(X) \
 	X(QRcode_encodeInput) X(QRcode_free) X(QRinput_append) X(QRinput_appendECIheader) \
 	X(QRinput_free) X(QRinput_new2)
+#define PS_EXT_GNUTLS(X) \
+	X(gnutls_pkcs12_deinit) X(gnutls_pkcs12_import) X(gnutls_pkcs12_init) \
+	X(gnutls_pkcs12_mac_info) X(gnutls_pkcs12_simple_parse) X(gnutls_pkcs12_verify_mac) \
+	X(gnutls_strerror) X(gnutls_x509_crt_deinit) X(gnutls_x509_crt_export2) \
+	X(gnutls_x509_privkey_deinit) X(gnutls_x509_privkey_export2_pkcs8)
 
 #define PS_EXT_FIELD(name) __typeof__(name) *name;
 struct ps_ext {
@@ -59,13 +67,15 @@ struct ps_ext {
 	PS_EXT_FRIBIDI(PS_EXT_FIELD)
 	PS_EXT_SPNG(PS_EXT_FIELD)
 	PS_EXT_QRENC(PS_EXT_FIELD)
+	PS_EXT_GNUTLS(PS_EXT_FIELD)
 };
 #undef PS_EXT_FIELD
 
 enum {
 	PS_EXT_TEXT = 1,  /* HarfBuzz, hb-subset, fontconfig, FriBidi */
 	PS_EXT_PNG = 2,   /* libspng */
-	PS_EXT_QR = 3     /* libqrencode */
+	PS_EXT_QR = 3,    /* libqrencode */
+	PS_EXT_P12 = 4    /* GnuTLS */
 };
 
 /* Around every use of fontconfig: one thread at a time in it (extlib.c

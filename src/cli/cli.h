@@ -35,6 +35,7 @@
 #ifndef PDFSTAMP_CLI_H
 #define PDFSTAMP_CLI_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -282,6 +283,57 @@ int cli_pw_get_new(const struct cli_pw_src *src, struct cli_pw *pw,
 /* Wipes and unlocks PW. */
 void cli_pw_clear(struct cli_pw *pw);
 
+/* ---- the recipient's key (keyopt.c) ------------------------------------- */
+
+/* Long option ids of the key options (cli_key_opts), which cli_run_option
+ * records in cli_run.key. */
+enum {
+	CLI_OPT_KEY = 0x1010,
+	CLI_OPT_CERT,
+	CLI_OPT_P12,
+	CLI_OPT_KEY_PASSWORD_FILE,
+	CLI_OPT_KEY_PASSWORD_FD,
+	CLI_OPT_KEY_PASSWORD_ENV
+};
+
+/* The most bytes a --key, --cert or --p12 file may have. */
+#define CLI_KEY_MAX ((size_t)1 << 20)
+
+/* Where the key material comes from: file names (never the material
+ * itself: keyopt.c note 1) and the key password's source. */
+struct cli_key_src {
+	const char *key, *cert, *p12;  /* --key, --cert, --p12, or NULL */
+	struct cli_pw_src pw;          /* --key-password-file, -fd, -env */
+	const char *cert_name;         /* the certificate's option, set before parsing
+	                                  when it is not --cert (dss: --key-cert) */
+};
+
+/* The rows of the key options under their heading (every command that
+ * authenticates files includes it after its password options); dss's,
+ * whose --cert is its own, spell the certificate's --key-cert. */
+extern const struct cli_opt cli_key_section[];
+extern const struct cli_opt cli_key_section_dss[];
+
+/* If OPT is one of the CLI_OPT_KEY* ids, records it in SRC and returns 0
+ * or CLI_EXIT_USAGE (message printed); -1 if OPT is not a key option. */
+int cli_key_option(struct cli_key_src *src, int opt, const char *arg);
+/* 1 if --key, --cert or --p12 was given. */
+int cli_key_given(const struct cli_key_src *src);
+
+/* The key material, read once for all files (cli_each_file).  Keep it in
+ * place (its password is mlock'ed there) and always call cli_key_clear. */
+struct cli_key {
+	const struct cli_key_src *src;
+	uint8_t *key, *cert, *p12;     /* the files' bytes; key and p12 locked and
+	                                  wiped when freed */
+	size_t key_len, cert_len, p12_len;
+	struct cli_pw pw;              /* the key password, once read or asked for */
+	int asked;                     /* pw holds the answer of a prompt */
+	int failed;                    /* exit status of a failed password intake */
+	int lock_ok;                   /* lock was made */
+	pthread_mutex_t lock;          /* the intake of pw (driver.c note 11) */
+};
+
 /* ---- JSON writer and UTF-8 (json.c) ------------------------------------- */
 
 /* Decodes one UTF-8 sequence at S (NUL-terminated).  Returns its length
@@ -390,8 +442,9 @@ struct cli_run {
 	uint64_t fingerprint;   /* of the options that define the work (cli_parse:
 	                           not the batch, output or password options) */
 	struct cli_pw_src src;  /* password options */
-	int pw_stdin;           /* some password option (the new ones too) reads
-	                           standard input: set by cli_parse */
+	struct cli_key_src key; /* key options (keyopt.c) */
+	int pw_stdin;           /* how many password options (the new ones and the
+	                           key's too) read standard input: set by cli_parse */
 };
 
 /* One file, as the driver hands it to a command. */
@@ -466,6 +519,16 @@ int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
  * terminal or a password source), its "error" the message on stderr
  * (cli_last_error).  Returns STATUS. */
 int cli_fail_early(const struct cli_run *run, int nops, char **operands, int status);
+/* The key options' checks of RUN (keyopt.c note 2): 0 or CLI_EXIT_USAGE,
+ * message printed.  Run by cli_each_file with its own checks. */
+int cli_key_check(const struct cli_run *run);
+/* Prepares K for SRC and reads its files.  0 or an exit status (message
+ * printed: a file that cannot be read is a usage error). */
+int cli_key_load(struct cli_key *k, const struct cli_key_src *src);
+/* Authenticates DOC with K (pdfstamp_doc_auth_key): 0, or an exit status
+ * with *MSG set to a message, or NULL when the context's is the one. */
+int cli_key_auth(struct cli_key *k, pdfstamp_doc *doc, unsigned flags, const char **msg);
+void cli_key_clear(struct cli_key *k);
 /* Starts F's --json success line: {"file":...,"ok":true and, for a
  * writing command, "output". */
 void cli_file_json_begin(struct cli_json *j, const struct cli_file *f);

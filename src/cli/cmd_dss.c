@@ -60,6 +60,7 @@ static const struct cli_opt dss_opts[] = {
 	CLI_INCLUDE(cli_write_opts),
 	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
+	CLI_INCLUDE(cli_key_section_dss),
 	CLI_END
 };
 
@@ -224,6 +225,7 @@ static int cmd_dss(int argc, char **argv)
 	int rc = 0;
 
 	memset(&w, 0, sizeof w);
+	w.key.cert_name = "--key-cert"; /* its --cert is the DSS's (keyopt.c note 1) */
 	a.opts = init;
 	p.a = &a;
 	p.cap = argc > 0 ? (size_t)argc : 1;

@@ -170,6 +170,7 @@ static const struct cli_opt rotate_opts[] = {
 	CLI_INCLUDE(rewrite_tail),
 	CLI_HEADING("Current password (never taken from the command line):"),
 	CLI_INCLUDE(cli_pw_opts),
+	CLI_INCLUDE(cli_key_section),
 	CLI_END
 };
 

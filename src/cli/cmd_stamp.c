@@ -207,6 +207,7 @@ static const struct cli_opt stamp_opts[] = {
 	CLI_INCLUDE(cli_write_opts),
 	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
+	CLI_INCLUDE(cli_key_section),
 	CLI_END
 };
 

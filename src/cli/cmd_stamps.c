@@ -36,6 +36,7 @@ static const struct cli_opt stamps_opts[] = {
 	CLI_OPTION_HELP,
 	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
+	CLI_INCLUDE(cli_key_section),
 	CLI_END
 };
 

@@ -41,6 +41,7 @@ static const struct cli_opt unstamp_opts[] = {
 	CLI_INCLUDE(cli_write_opts),
 	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
+	CLI_INCLUDE(cli_key_section),
 	CLI_END
 };
 

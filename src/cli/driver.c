@@ -113,6 +113,15 @@
  *     K - 1 modulo N (FNV-1a over the bytes as given, SplitMix64's
  *     finaliser): stable across runs, machines and versions, so N runs
  *     over one list take every file once.  --ledger is ledger.c's.
+ * 14. Files encrypted to certificates (keyopt.c): a FILE whose handler is
+ *     Adobe.PubSec is authenticated with the key options' material
+ *     (cli_key_auth), never with a password; without key options it fails
+ *     with exit 3, saying which options to give.  The key options are
+ *     checked with the command line (cli_key_check, after the checks
+ *     above), their files read once before the first FILE, and wiped at
+ *     the end.  A command that asks for the password first (ask_first)
+ *     does not when key options were given: its files are meant to be
+ *     opened with the key.
  */
 #include "config.h"
 
@@ -133,6 +142,7 @@ struct cli_auth {
 	unsigned flags;         /* PDFSTAMP_AUTH_* */
 	const char *prompt;
 	struct cli_pw pw;       /* mlock'ed where it is: do not copy the struct */
+	struct cli_key key;     /* the key options' material (note 14) */
 	int asked;              /* pw holds the answer of a prompt */
 	int pw_failed;          /* exit status of a failed intake */
 };
@@ -417,6 +427,8 @@ static int make_list(const struct cli_ops *ops, const struct cli_run *run,
 		          run->src.optname);
 		return cli_usage_hint(ops->name);
 	}
+	if (cli_key_check(run) != 0) /* note 14 */
+		return cli_usage_hint(ops->name);
 	*listed = 1;
 	if (run->files_from && (rc = read_files_from(run->files_from, files, 0)) != 0)
 		return rc;
@@ -582,8 +594,8 @@ static int open_file(struct driver *d, struct cli_file *f)
 {
 	const struct cli_ops *ops = d->b->ops;
 	const struct cli_run *run = d->b->run;
-	const char *msg = NULL;
-	int rc, status = 0, encrypted;
+	const char *msg = NULL, *h;
+	int rc, status = 0, encrypted, key = cli_key_given(&run->key);
 
 	/* a dry run opens read-only, in place too (write_common.c note 4) */
 	rc = pdfstamp_doc_open(d->ctx, &f->doc, f->name,
@@ -596,8 +608,15 @@ static int open_file(struct driver *d, struct cli_file *f)
 	if (ops->open == CLI_OPEN_READ && !encrypted && run->src.kind != CLI_PW_NONE)
 		cli_warning(f->name, "a password was given, but the file is not encrypted "
 		            "(anything added to it is in clear)");
-	if ((ops->open == CLI_OPEN_READ && encrypted) ||
-	    (ops->open == CLI_OPEN_UPDATE && (encrypted || run->src.kind != CLI_PW_NONE)))
+	if (ops->open == CLI_OPEN_READ && !encrypted && key)
+		cli_warning(f->name, "a key was given, but the file is not encrypted");
+	h = encrypted ? pdfstamp_doc_security_handler(f->doc) : NULL;
+	if (((ops->open == CLI_OPEN_READ || ops->open == CLI_OPEN_UPDATE) && h &&
+	     strcmp(h, "Adobe.PubSec") == 0) ||
+	    (ops->open == CLI_OPEN_UPDATE && !encrypted && key && run->src.kind == CLI_PW_NONE))
+		status = cli_key_auth(&d->b->auth.key, f->doc, d->b->auth.flags, &msg);
+	else if ((ops->open == CLI_OPEN_READ && encrypted) ||
+	         (ops->open == CLI_OPEN_UPDATE && (encrypted || run->src.kind != CLI_PW_NONE)))
 		status = auth_shared(d->b, f->doc, &msg);
 	if (status != 0)
 		return fail(d, f->name, status, msg, 0);
@@ -1036,7 +1055,8 @@ int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
 	pthread_mutex_init(&b.lock, NULL);
 	pthread_mutex_init(&b.auth_lock, NULL);
 	auth_init(&b.auth, &run->src, run->force ? PDFSTAMP_AUTH_FORCE : 0, ops->prompt);
-	if (ops->ask_first)
+	rc = cli_key_load(&b.auth.key, &run->key); /* note 14 */
+	if (rc == 0 && ops->ask_first && !cli_key_given(&run->key))
 		rc = auth_ask_now(&b.auth);
 	if (rc == 0 && ops->prepare)
 		rc = ops->prepare(arg);
@@ -1065,6 +1085,7 @@ int cli_each_file(const struct cli_ops *ops, struct cli_run *run, int nops,
 	pthread_mutex_destroy(&b.lock);
 	pthread_mutex_destroy(&b.auth_lock);
 	cli_pw_clear(&b.auth.pw);
+	cli_key_clear(&b.auth.key);
 	list_free(&files);
 	return cli_finish_stdout(rc);
 }

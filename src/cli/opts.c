@@ -38,7 +38,7 @@
  *  6. The fingerprint (cli_run.fingerprint, --ledger): FNV-1a over the
  *     command's name and, in the order given, each option's long name and
  *     argument, except those that change nothing done to a file (the batch
- *     options, --json, -v, -q and the password options).  Long names, not
+ *     options, --json, -v, -q, the password and the key options).  Long names, not
  *     getopt values, so that a later version with other tables reads the
  *     same ledger the same way.
  */
@@ -375,6 +375,8 @@ static int outside_fingerprint(int opt)
 	case CLI_OPT_B_JOBS: case CLI_OPT_B_ORDERED: case CLI_OPT_B_SHARD: case CLI_OPT_B_LEDGER:
 	case CLI_OPT_W_DRY_RUN: /* a dry run looks up what the real run would skip */
 	case CLI_OPT_PASSWORD_FILE: case CLI_OPT_PASSWORD_FD: case CLI_OPT_PASSWORD_ENV:
+	case CLI_OPT_KEY: case CLI_OPT_CERT: case CLI_OPT_P12: case CLI_OPT_KEY_PASSWORD_FILE:
+	case CLI_OPT_KEY_PASSWORD_FD: case CLI_OPT_KEY_PASSWORD_ENV:
 		return 1;
 	default:
 		return 0;
@@ -433,7 +435,7 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, struct cli_run *
 			return 1;
 		}
 		if (li >= 0 && pw_from_stdin(lo[li].name, optarg))
-			run->pw_stdin = 1;
+			run->pw_stdin++;
 		if (!outside_fingerprint(opt))
 			run->fingerprint = fingerprint_add(run->fingerprint, lo, opt, optarg);
 		li = -1;

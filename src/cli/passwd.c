@@ -247,20 +247,20 @@ static int read_line(int fd, struct cli_pw *pw, const char *what,
 	return 0;
 }
 
-static int read_env(const char *var, struct cli_pw *pw)
+static int read_env(const char *var, const char *optname, struct cli_pw *pw)
 {
 	char *val = getenv(var);
 	size_t len;
 
 	if (!val) {
-		cli_error(NULL, "--password-env: environment variable %s is not set",
+		cli_error(NULL, "%s: environment variable %s is not set", optname,
 		          var);
 		return CLI_EXIT_USAGE;
 	}
 	len = strlen(val);
 	if (len > CLI_PW_MAX) {
-		cli_error(NULL, "--password-env: the value of %s is longer than %d bytes",
-		          var, CLI_PW_MAX);
+		cli_error(NULL, "%s: the value of %s is longer than %d bytes",
+		          optname, var, CLI_PW_MAX);
 		return CLI_EXIT_USAGE;
 	}
 	memcpy(pw->buf, val, len);
@@ -295,7 +295,7 @@ static int read_source(const struct cli_pw_src *src, struct cli_pw *pw)
 		snprintf(what, sizeof what, "file descriptor %d", src->fd);
 		return read_line(src->fd, pw, what, NULL);
 	case CLI_PW_ENV:
-		return read_env(src->arg, pw);
+		return read_env(src->arg, src->optname, pw);
 	default:
 		cli_error(NULL, "internal error: bad password source");
 		return CLI_EXIT_IO;

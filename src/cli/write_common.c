@@ -321,8 +321,10 @@ int cli_run_option(struct cli_run *w, int opt, const char *arg)
 		}
 		w->date = arg; /* the library validates it (a usage error) */
 		return 0;
-	default:
-		return cli_pw_option(&w->src, opt, arg);
+	default: {
+		int rc = cli_key_option(&w->key, opt, arg);
+		return rc != -1 ? rc : cli_pw_option(&w->src, opt, arg);
+	}
 	}
 }
 

@@ -9,7 +9,8 @@
 #      (long and short forms) with the same argument names (case aside):
 #      the tagged list entries (.It Fl ...) of the command's section and of
 #      the sections it refers to for the rest (the options of stamp and
-#      meta, PASSWORDS, rotate's for encrypt); -h/--help of a command is
+#      meta, PASSWORDS and CERTIFICATE-ENCRYPTED FILES, rotate's for
+#      encrypt); -h/--help of a command is
 #      the global entry, and the global options are DESCRIPTION's list;
 #   2. every option a synopsis of the man page names (SYNOPSIS and the
 #      command's section) is in its command's --help;
@@ -113,17 +114,17 @@ def help_options(path):
 
 S = sections()
 refer = {
-    "info": ["pdfstamp info", "PASSWORDS", "Options for many files"],
-    "stamp": ["pdfstamp stamp", "Options of stamp and meta", "PASSWORDS", "Options for many files"],
-    "stamps": ["pdfstamp stamps", "PASSWORDS", "Options for many files"],
-    "unstamp": ["pdfstamp unstamp", "Options of stamp and meta", "PASSWORDS",
+    "info": ["pdfstamp info", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES", "Options for many files"],
+    "stamp": ["pdfstamp stamp", "Options of stamp and meta", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES", "Options for many files"],
+    "stamps": ["pdfstamp stamps", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES", "Options for many files"],
+    "unstamp": ["pdfstamp unstamp", "Options of stamp and meta", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES",
                 "Options for many files"],
-    "meta": ["pdfstamp meta", "Options of stamp and meta", "PASSWORDS", "Options for many files"],
-    "dss": ["pdfstamp dss", "Options of stamp and meta", "PASSWORDS", "Options for many files"],
-    "rotate": ["pdfstamp rotate", "PASSWORDS"],
+    "meta": ["pdfstamp meta", "Options of stamp and meta", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES", "Options for many files"],
+    "dss": ["pdfstamp dss", "Options of stamp and meta", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES", "Options for many files"],
+    "rotate": ["pdfstamp rotate", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES"],
     "encrypt": ["pdfstamp encrypt", "pdfstamp rotate"],
-    "verify": ["pdfstamp verify", "PASSWORDS", "Options for many files"],
-    "audit": ["pdfstamp audit", "PASSWORDS", "Options for many files"],
+    "verify": ["pdfstamp verify", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES", "Options for many files"],
+    "audit": ["pdfstamp audit", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES", "Options for many files"],
     "recover": ["pdfstamp recover"],
 }
 missing = [t for ts in refer.values() for t in ts if t not in S]
