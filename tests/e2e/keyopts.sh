@@ -232,13 +232,17 @@ check_eq "$(grep -c '"ok":true' "$T/out")" "4" "four files stamped"
 # ---- (f) the prompt ------------------------------------------------------------------------
 openssl pkcs8 -topk8 -in A.key -passout pass:tty-pass -v2 aes-256-cbc -out A-tty.pem
 cat >onpty.py <<'PY'
-import os, pty, sys, time
+import os, pty, select, signal, sys, time
 answer, args = sys.argv[1].encode() + b"\n", sys.argv[2:]
 pid, fd = pty.fork()
 if pid == 0:
     os.execvp(args[0], args)
-out, sent, t = b"", False, time.time()
-while time.time() - t < 60:
+out, sent, end = b"", False, time.time() + 30
+while True:
+    left = end - time.time()
+    if left <= 0 or not select.select([fd], [], [], left)[0]:
+        os.kill(pid, signal.SIGKILL)  # waits for a second answer, say
+        break
     try:
         b = os.read(fd, 4096)
     except OSError:
@@ -250,7 +254,8 @@ while time.time() - t < 60:
         os.write(fd, answer)
         sent = True
 _, st = os.waitpid(pid, 0)
-print(os.WEXITSTATUS(st), out.count(b"Key password:"), out.count(b"Opened with:"))
+status = os.WEXITSTATUS(st) if os.WIFEXITED(st) else "killed"
+print(status, out.count(b"Key password:"), out.count(b"Opened with:"))
 PY
 tty_case() { # tty_case DESC ANSWER "STATUS PROMPTS OPENED" ARGS...
 	local desc=$1 answer=$2 want=$3
