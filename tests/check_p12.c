@@ -191,6 +191,30 @@ START_TEST(iteration_limit)
 }
 END_TEST
 
+/* A MAC whose digest is unknown (SHA-256's OID in macData changed to
+ * 2.16.840.1.101.3.4.2.127) is unsupported, the OID named; the OID
+ * GnuTLS decodes is freed (ASan builds: no leak). */
+START_TEST(unknown_mac_digest)
+{
+	static const uint8_t sha256[] = {0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04,
+	                                 0x02, 0x01};
+	ps_buf key = PS_BUF_INIT, cert = PS_BUF_INIT;
+	size_t n, i, at = 0;
+	uint8_t *p = load("default.p12", &n);
+
+	for (i = 0; i + sizeof sha256 <= n; i++) /* the last one is macData's */
+		if (memcmp(p + i, sha256, sizeof sha256) == 0)
+			at = i;
+	ck_assert(at > n - 100);
+	p[at + sizeof sha256 - 1] = 0x7f;
+	ck_assert_int_eq(ps_p12_parse(ctx, p, n, PW, strlen(PW), &key, &cert),
+	                 PDFSTAMP_E_UNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "2.16.840.1.101.3.4.2.127"));
+	ck_assert_uint_eq(key.len, 0);
+	free(p);
+}
+END_TEST
+
 /* Input that is not a PKCS#12 file, and a password no PKCS#12 file can have. */
 START_TEST(not_p12)
 {
@@ -274,6 +298,7 @@ static Suite *p12_suite(void)
 	tcase_add_test(tc, wrong_password);
 	tcase_add_test(tc, missing_parts);
 	tcase_add_test(tc, iteration_limit);
+	tcase_add_test(tc, unknown_mac_digest);
 	tcase_add_test(tc, not_p12);
 	tcase_add_test(tc, damaged);
 	suite_add_tcase(s, tc);

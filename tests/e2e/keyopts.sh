@@ -27,7 +27,10 @@
 #      dss with its own --cert and --key-cert; rotate --to-password with
 #      the key, the output checked by qpdf with the new password; a key for
 #      a plaintext file: writing commands refuse (2), info warns;
-#  (e) several files with --jobs and one key password read once.
+#  (e) several files with --jobs and one key password read once;
+#  (f) on a terminal (a pty made by Python): "Key password:" asked once for
+#      an encrypted key or a PKCS#12 file, for every file of the run, never
+#      for a key in clear; a wrong answer exits 3.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -225,5 +228,45 @@ run "$PDFSTAMP" stamp -i --jobs 4 --json --key A-enc.pem --cert A.crt --key-pass
 	m1.pdf m2.pdf m3.pdf m4.pdf 3<kpw
 check_status 0 "stamp -i --jobs 4 of four files, the key password read once from a descriptor"
 check_eq "$(grep -c '"ok":true' "$T/out")" "4" "four files stamped"
+
+# ---- (f) the prompt ------------------------------------------------------------------------
+openssl pkcs8 -topk8 -in A.key -passout pass:tty-pass -v2 aes-256-cbc -out A-tty.pem
+cat >onpty.py <<'PY'
+import os, pty, select, signal, sys, time
+answer, args = sys.argv[1].encode() + b"\n", sys.argv[2:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(args[0], args)
+out, sent, end = b"", False, time.time() + 30
+while True:
+    left = end - time.time()
+    if left <= 0 or not select.select([fd], [], [], left)[0]:
+        os.kill(pid, signal.SIGKILL)  # waits for a second answer, say
+        break
+    try:
+        b = os.read(fd, 4096)
+    except OSError:
+        break
+    if not b:
+        break
+    out += b
+    if b"password:" in out and not sent:
+        os.write(fd, answer)
+        sent = True
+_, st = os.waitpid(pid, 0)
+status = os.WEXITSTATUS(st) if os.WIFEXITED(st) else "killed"
+print(status, out.count(b"Key password:"), out.count(b"Opened with:"))
+PY
+tty_case() { # tty_case DESC ANSWER "STATUS PROMPTS OPENED" ARGS...
+	local desc=$1 answer=$2 want=$3
+	shift 3
+	run python3 onpty.py "$answer" "$PDFSTAMP" info "$@"
+	check_eq "$(cat "$T/out")" "$want" "on a terminal: $desc (status, prompts, files opened)"
+}
+tty_case "an encrypted key" tty-pass "0 1 1" --key A-tty.pem --cert A.crt pub.pdf
+tty_case "a PKCS#12 file, two files, one prompt" "p12 pass A" "0 1 2" --p12 A.p12 pub.pdf \
+	stamped.pdf
+tty_case "a key in clear: no prompt" x "0 0 1" --key A.key --cert A.crt pub.pdf
+tty_case "a wrong answer" nope "3 1 0" --p12 A.p12 pub.pdf
 
 finish
