@@ -28,7 +28,11 @@
  *     damaged bytes as stored).  With no match: the first damaged or
  *     unsupported envelope's error if there was one, else
  *     PDFSTAMP_E_PASSWORD naming the certificate and what was tried.
- *  4. Permissions: the envelope's 4 bytes are the recipient's /P.  A
+ *  4. Permissions: the envelope's 4 bytes are the recipient's /P.
+ *     Producers differ in the bits Table 22 reserves (PDFBox clears bits
+ *     7, 8 and 13-32 and sets bit 1, iText sets them), so those are read
+ *     as an R3+ /P has them (1, and 0 for bits 1-2): a rotation to
+ *     passwords then writes a /P and /Perms every reader agrees on.  A
  *     recipient granted every permission of Table 22 (bits 3-6, 9-12) is
  *     owner-equivalent (authenticated as 2), as PDFBox's
  *     isOwnerPermission says: such a recipient may rotate.
@@ -57,6 +61,8 @@
 #define SEED_LEN PS_PUBSEC_SEED
 /* Table 22: print, modify, copy, annotate, fill, extract, assemble, print-hq */
 #define OWNER_BITS 0xF3Cu
+/* Table 22: bits 7, 8 and 13-32 are 1 (bits 1 and 2 are 0) */
+#define RESERVED_ONES 0xFFFFF0C0u
 
 /* Note 2: the file key from SEED and the /Recipients strings of RECIPS. */
 static int derive(ps_ctx *ctx, const uint8_t seed[SEED_LEN], const ps_obj *recips, int sha256,
@@ -147,7 +153,8 @@ int ps_pubsec_auth(ps_ctx *ctx, ps_sec *sec, const struct pdfstamp_key *k,
 	if ((rc = derive(ctx, content, recips, sp->v == 5, sp->encrypt_metadata, key,
 	                 (size_t)sp->length)) < 0)
 		goto out;
-	who->perms = (int64_t)(int32_t)p;
+	/* note 4: the bits Table 22 reserves read as R3+ writers set them */
+	who->perms = (int64_t)(int32_t)((p | RESERVED_ONES) & ~(uint32_t)3);
 	who->as = (p & OWNER_BITS) == OWNER_BITS ? 2 : 1;
 	if ((rc = ps_sec_auth_pubsec(ctx, sec, key, (size_t)sp->length, who->as)) < 0)
 		goto out;

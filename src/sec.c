@@ -895,7 +895,8 @@ static int write_pubsec_dict(ps_ctx *ctx, const ps_sec *s, ps_obj **out)
 	    ps_dict_put_name(d, "SubFilter", "adbe.pkcs7.s5") < 0 ||
 	    ps_dict_put_int(d, "V", 5) < 0 || ps_dict_put_int(d, "Length", 256) < 0 ||
 	    ps_dict_put_name(f, "AuthEvent", "DocOpen") < 0 ||
-	    ps_dict_put_name(f, "CFM", "AESV3") < 0 || ps_dict_put_int(f, "Length", 32) < 0 ||
+	    /* in bits here, as PDFBox reads a public-key filter's /Length */
+	    ps_dict_put_name(f, "CFM", "AESV3") < 0 || ps_dict_put_int(f, "Length", 256) < 0 ||
 	    (!s->sp.encrypt_metadata && (ps_dict_put_bool(f, "EncryptMetadata", 0) < 0 ||
 	                                 ps_dict_put_bool(d, "EncryptMetadata", 0) < 0)))
 		goto oom;

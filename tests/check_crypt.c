@@ -2406,7 +2406,7 @@ START_TEST(test_legacy_refusals)
 		const char *dict;
 		int rc;
 	} t[] = {
-		{"<< /Filter /Adobe.PubSec /V 4 /R 4 >>", PDFSTAMP_E_UNSUPPORTED},
+		{"<< /Filter /Adobe.PubSec /V 4 /R 4 >>", PDFSTAMP_E_FORMAT}, /* no /SubFilter */
 		{"<< /Filter /Standard /V 3 /R 3 /P 0 /O <00> /U <00> >>", PDFSTAMP_E_UNSUPPORTED},
 		{"<< /Filter /Standard /V 2 /R 5 /P 0 /O <00> /U <00> >>", PDFSTAMP_E_UNSUPPORTED},
 		{"<< /Filter /Standard /V 2 /R 3 /Length 44 /P 0 /O <00> /U <00> >>", PDFSTAMP_E_UNSUPPORTED},

@@ -336,7 +336,7 @@ while read -r name lib method meta src rs; do
 		check_status 0 "$name: info with $n's key"
 		cp "$T/out" "$T/info.json"
 		o=$J/c-pdfbox-$name-$n
-		check_eq "$(jfield "$T/info.json" handler)" '"Adobe.PubSec"' "$name: info with $n: handler"
+		check_eq "$(jfield "$T/info.json" filter)" '"Adobe.PubSec"' "$name: info with $n: the handler (filter)"
 		check_eq "$(jfield "$T/info.json" subfilter)" "\"$(jv "$o" subfilter)\"" \
 			"$name: info with $n: subfilter as PDFBox reads it"
 		check_eq "$(jfield "$T/info.json" recipients)/$(jfield "$T/info.json" envelopes)" \
@@ -547,7 +547,9 @@ while read -r name who src; do
 		check_eq "$(awk -F'\t' '$1 == "cipher" { print $3 }' "$o" | sort -u)" 2.16.840.1.101.3.4.1.42 \
 			"$name rotated: every envelope is AES-256-CBC"
 	done
-	check_eq "$(lowbits "$(jv "$J/r-pdfbox-$name-erin" permissions)")" "$(lowbits $P_print)" \
+	# --recipient-permissions print: print, and bit 10 (extract for
+	# accessibility), which pdfstamp_parse_permissions always sets (pdfstamp(1))
+	check_eq "$(lowbits "$(jv "$J/r-pdfbox-$name-erin" permissions)")" "$(lowbits $((P_print | 512)))" \
 		"$name rotated: erin may only print (--recipient-permissions print)"
 	check_eq "$(lowbits "$(jv "$J/r-pdfbox-$name-frank" permissions)")" "$(lowbits $P_all)" \
 		"$name rotated: frank has every permission (the default: all, from the input's owner)"
