@@ -18,8 +18,10 @@
  *     (skipped), recipientInfos SET OF RecipientInfo, encryptedContentInfo
  *     SEQUENCE { contentType, contentEncryptionAlgorithm AlgorithmIdentifier,
  *     encryptedContent [0] IMPLICIT OCTET STRING }, unprotectedAttrs [1]
- *     OPTIONAL (ignored) } }.  Bytes after the ContentInfo are ignored
- *     (strings may be padded).  BER is read too (Bouncy Castle's CMS
+ *     OPTIONAL (ignored) } }.  The ContentInfo must end where the string
+ *     does, as every DER input of pdfstamp must (dss.c note 1): PDFBox
+ *     and iText write none after it, and a string is hashed whole into
+ *     the file key, so nothing there can be ignored.  BER is read too (Bouncy Castle's CMS
  *     generators and openssl cms -stream write indefinite lengths and
  *     chunked OCTET STRINGs): an envelope that does not parse as DER is
  *     copied with definite lengths (ber_item: low tag numbers only,
@@ -336,6 +338,8 @@ static int parse_any(ps_ctx *ctx, const uint8_t *der, size_t n, ps_buf *buf, str
 		return rc;
 	if (ber_item(&p, der + n, buf, 0) != 0)
 		return buf->oom ? ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory") : rc;
+	if (p != der + n)
+		return rc; /* bytes after the item: as damaged as the DER reading said */
 	return parse(ctx, buf->data, buf->len, e);
 }
 
@@ -355,12 +359,14 @@ static int parse(ps_ctx *ctx, const uint8_t *der, size_t n, struct env *e)
 	end = der + n;
 	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
 		return damaged(ctx, "not a DER ContentInfo SEQUENCE");
+	if (p + len != der + n)
+		return damaged(ctx, "bytes follow the ContentInfo");
 	end = p + len;
 	if (ps_der_tag(&p, end, MBEDTLS_ASN1_OID, &len) != 0)
 		return damaged(ctx, "no contentType in the ContentInfo");
 	if (!OID_IS(p, len, OID_ENVELOPED))
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "a /Recipients string holds a CMS of content "
-		              "type %s, not envelopedData (1.2.840.113549.1.7.3)",
+		              "type %s, not envelopedData",
 		              oid_str(ob, sizeof ob, p, len));
 	p += len;
 	if (ps_der_tag(&p, end, PS_DER_CTX_C(0), &len) != 0)

@@ -123,7 +123,8 @@ int ps_pubsec_auth(ps_ctx *ctx, ps_sec *sec, const struct pdfstamp_key *k,
 		total += nri;
 		if (rc == 1) {
 			found = (int)i;
-		} else if (rc == PDFSTAMP_E_PASSWORD || rc == PDFSTAMP_E_NOMEM || rc == PDFSTAMP_E_IO) {
+		} else if (rc == PDFSTAMP_E_PASSWORD || rc == PDFSTAMP_E_NOMEM ||
+		           rc == PDFSTAMP_E_IO) {
 			goto out;
 		} else if (rc < 0 && !first_rc) {
 			first_rc = rc;
@@ -133,13 +134,15 @@ int ps_pubsec_auth(ps_ctx *ctx, ps_sec *sec, const struct pdfstamp_key *k,
 	}
 	if (found < 0) {
 		if (first_rc)
-			rc = ps_err(ctx, first_rc, "/Recipients entry %zu: %s", first_i, first);
+			rc = ps_err(ctx, first_rc, "envelope %zu of %zu: %s", first_i + 1,
+			            ps_array_len(recips), first);
 		else
 			rc = ps_err(ctx, PDFSTAMP_E_PASSWORD,
-			            "no recipient of the file is the certificate %s (%zu envelope%s, "
-			            "%d RecipientInfo%s tried)",
-			            ps_rkey_subject(rk), ps_array_len(recips),
-			            ps_array_len(recips) == 1 ? "" : "s", total, total == 1 ? "" : "s");
+			            "no recipient of the file is the certificate %s "
+			            "(%zu envelope%s, %d RecipientInfo%s tried)", ps_rkey_subject(rk),
+			            ps_array_len(recips),
+			            ps_array_len(recips) == 1 ? "" : "s", total,
+			            total == 1 ? "" : "s");
 		goto out;
 	}
 	if (clen != SEED_LEN + 4) {
@@ -190,7 +193,8 @@ int ps_pubsec_auth_seed(ps_ctx *ctx, ps_sec *sec, const uint8_t seed[PS_PUBSEC_S
 	int rc;
 
 	if (!recips)
-		return ps_err(ctx, PDFSTAMP_E_USAGE, "ps_pubsec_auth_seed: not a public-key handler");
+		return ps_err(ctx, PDFSTAMP_E_USAGE,
+		              "ps_pubsec_auth_seed: not a public-key handler");
 	if ((rc = derive(ctx, seed, recips, sp->v == 5, sp->encrypt_metadata, key,
 	                 (size_t)sp->length)) == 0)
 		rc = ps_sec_auth_pubsec(ctx, sec, key, (size_t)sp->length, 2);

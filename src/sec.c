@@ -313,15 +313,14 @@ static int parse_pubsec(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 
 	s->pubsec = 1;
 	if (!sf || sf->kind != PS_NAME)
-		return ps_err(ctx, PDFSTAMP_E_FORMAT,
-		              "the /Adobe.PubSec dictionary has no /SubFilter name");
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "no /SubFilter name");
 	copy_name(s->subfilter, sizeof s->subfilter, sf);
 	s5 = strcmp(s->subfilter, "adbe.pkcs7.s5") == 0;
 	if (!s5 && strcmp(s->subfilter, "adbe.pkcs7.s4") != 0 &&
 	    strcmp(s->subfilter, "adbe.pkcs7.s3") != 0)
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "the public-key handler's /SubFilter /%s is not supported "
-		              "(supported: adbe.pkcs7.s3, s4, s5)", s->subfilter);
+		              "/SubFilter /%s is not supported (supported: adbe.pkcs7.s3, s4, s5)",
+		              s->subfilter);
 	ps_obj_int(ps_dict_get(enc, "V"), &v);
 	if (ps_dict_get(enc, "R"))
 		ps_obj_int(ps_dict_get(enc, "R"), &r);
@@ -329,7 +328,7 @@ static int parse_pubsec(ps_ctx *ctx, ps_sec *s, const ps_obj *enc)
 	/* 7.6.5.2: s3 and s4 are /V 1 or 2 (RC4), s5 /V 4 or 5 (crypt filters) */
 	if (s5 ? v != 4 && v != 5 : v != 1 && v != 2)
 		return ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
-		              "the public-key handler /%s with /V %lld is not supported (%s)",
+		              "/SubFilter /%s with /V %lld is not supported (%s)",
 		              s->subfilter, (long long)v, s5 ? "s5 needs /V 4 or 5"
 		                                              : "s3 and s4 need /V 1 or 2");
 	if (v == 2 && ps_dict_get(enc, "Length") &&

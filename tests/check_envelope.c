@@ -497,12 +497,14 @@ START_TEST(refusals)
 		ck_assert_msg(rc == PDFSTAMP_E_FORMAT, "cut at %zu: %d", cut, rc);
 		ck_assert_int_eq(ps_env_count(ctx, orig, cut), PDFSTAMP_E_FORMAT);
 	}
-	/* trailing bytes after the ContentInfo are ignored */
+	/* bytes after the ContentInfo, even zeros, are refused (note 1) */
 	der = realloc(der, n + 7);
 	ck_assert_ptr_nonnull(der);
 	memcpy(der, orig, n);
 	memset(der + n, 0, 7);
-	ck_assert_int_eq(open_env(k, der, n + 7, content, &clen, NULL), 1);
+	ck_assert_int_eq(open_env(k, der, n + 7, content, &clen, NULL), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(ps_env_count(ctx, der, n + 7), PDFSTAMP_E_FORMAT);
+	ck_assert_int_eq(open_env(k, der, n, content, &clen, NULL), 1);
 	/* every single-byte change: a documented code, never a crash */
 	for (i = 0; i < n; i++) {
 		memcpy(der, orig, n);
