@@ -139,8 +139,8 @@ int ps_pubsec_auth(ps_ctx *ctx, ps_sec *sec, const struct pdfstamp_key *k,
 		else
 			rc = ps_err(ctx, PDFSTAMP_E_PASSWORD,
 			            "no recipient of the file is the certificate %s "
-			            "(%zu envelope%s, %d RecipientInfo%s tried)", ps_rkey_subject(rk),
-			            ps_array_len(recips),
+			            "(%zu envelope%s, %d RecipientInfo%s tried)",
+			            ps_rkey_subject(rk), ps_array_len(recips),
 			            ps_array_len(recips) == 1 ? "" : "s", total,
 			            total == 1 ? "" : "s");
 		goto out;
