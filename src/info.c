@@ -74,6 +74,8 @@ int pdfstamp_doc_info(pdfstamp_doc *doc, struct pdfstamp_info *info)
 		if (info->version >= 3 && ps_sec_recipients(ds.sec)) {
 			/* a damaged envelope counts as none here; auth names it */
 			rc = ps_pubsec_count(ps_doc_ctx(doc), ds.sec);
+			if (rc == PDFSTAMP_E_NOMEM)
+				return rc;
 			info->recipients = rc > 0 ? rc : 0;
 			info->recipient_index = ds.recipient_index;
 			snprintf(info->recipient, sizeof info->recipient, "%s", ds.recipient);

@@ -585,8 +585,9 @@ static int parse_literal(const pstate *st, size_t *pos, ps_obj **out)
 			q = r;
 		}
 		if (q >= st->len) {
+			rc = b.oom ? p_nomem(st) : p_needmore(st, p, "literal string");
 			ps_buf_free(&b);
-			return p_needmore(st, p, "literal string");
+			return rc;
 		}
 		c = buf[q++];
 		if (c == '(') {
@@ -658,8 +659,11 @@ static int parse_hex(const pstate *st, size_t *pos, ps_obj **out)
 			}
 		}
 		if (q >= st->len) {
+			/* out of memory is said as such, never hidden behind a
+			 * retry with more bytes */
+			rc = b.oom ? p_nomem(st) : p_needmore(st, p, "hex string");
 			ps_buf_free(&b);
-			return p_needmore(st, p, "hex string");
+			return rc;
 		}
 		c = buf[q++];
 		if (c == '>')

@@ -931,12 +931,15 @@ int ps_sec_write_dict(ps_ctx *ctx, const ps_sec *s, ps_obj **out)
 	static const char *const keys[5] = {"O", "U", "OE", "UE", "Perms"};
 	const uint8_t *vals[5] = {s->sp.o, s->sp.u, s->sp.oe, s->sp.ue, s->sp.perms};
 	static const size_t lens[5] = {48, 48, 32, 32, 16};
-	ps_obj *d = ps_new_dict(), *cf = ps_new_dict(), *std = ps_new_dict();
+	ps_obj *d, *cf, *std;
 	int rc, k;
 
 	*out = NULL;
 	if (s->pubsec)
 		return write_pubsec_dict(ctx, s, out);
+	d = ps_new_dict();
+	cf = ps_new_dict();
+	std = ps_new_dict();
 	if (s->sp.v != 5 || s->sp.r != 6) {
 		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "only an AES-256 R6 handler writes /Encrypt");
 		goto fail;

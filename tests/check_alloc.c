@@ -512,16 +512,29 @@ struct sc {
 	char upw[128], opw[128];
 	char msg[256];       /* context message of the failure */
 	int errcode;         /* pdfstamp_ctx_errcode at the failure */
+	struct blob key, cert; /* PW_KEY: the recipient's key and certificate (read unarmed) */
 };
 
 typedef int (*op_fn)(struct sc *s, pdfstamp_doc *doc);
+
+/* A file encrypted to certificates (PW_KEY): opened with the key. */
+static int auth_key(struct sc *s, pdfstamp_doc *doc)
+{
+	struct pdfstamp_key k = PDFSTAMP_KEY_INIT;
+
+	k.key = s->key.p;
+	k.key_len = s->key.n;
+	k.cert = s->cert.p;
+	k.cert_len = s->cert.n;
+	return pdfstamp_doc_auth_key(doc, &k, 0);
+}
 
 /*
  * The common frame: context, open (FLAGS), auth (PW, or none for a
  * plaintext file), OP, close, free.  Returns the first failure's code with
  * its message and context code saved in S.
  */
-static int frame(struct sc *s, unsigned flags, const char *pw, op_fn op)
+static int frame(struct sc *s, unsigned flags, const char *pw, int with_key, op_fn op)
 {
 	pdfstamp_ctx *ctx = NULL;
 	pdfstamp_doc *doc = NULL;
@@ -541,6 +554,8 @@ static int frame(struct sc *s, unsigned flags, const char *pw, op_fn op)
 	rc = pdfstamp_doc_open(ctx, &doc, s->in, flags);
 	if (rc == 0 && pw)
 		rc = pdfstamp_doc_auth(doc, pw, strlen(pw), 0);
+	if (rc == 0 && with_key)
+		rc = auth_key(s, doc);
 	if (rc == 0)
 		rc = op(s, doc);
 	if (rc != 0) {
@@ -777,6 +792,23 @@ static int op_encrypt(struct sc *s, pdfstamp_doc *doc)
 	return op_rewrite(s, doc, 1, 1, 0);
 }
 
+/* Rotation of a file encrypted to certificates to its own recipient
+ * again (pubsec.c note 5: seed, envelope, key; the seed self-check). */
+static int op_rotate_recipient(struct sc *s, pdfstamp_doc *doc)
+{
+	struct pdfstamp_rewrite_opts o = PDFSTAMP_REWRITE_OPTS_INIT;
+	struct pdfstamp_rewrite_stats st = PDFSTAMP_REWRITE_STATS_INIT;
+	struct pdfstamp_recipient r = {NULL, 0, 1, -3904};
+
+	r.cert = s->cert.p;
+	r.cert_len = s->cert.n;
+	o.output = s->out;
+	o.recipients = &r;
+	o.nrecipients = 1;
+	o.jobs = 1;
+	return pdfstamp_rotate(doc, &o, &st);
+}
+
 static int op_verify(struct sc *s, pdfstamp_doc *doc)
 {
 	struct pdfstamp_verify_report rep = PDFSTAMP_VERIFY_REPORT_INIT;
@@ -832,7 +864,7 @@ static int op_unstamp_absent(struct sc *s, pdfstamp_doc *doc)
 	return rc;
 }
 
-enum pw_kind { PW_NONE, PW_USER, PW_OWNER };
+enum pw_kind { PW_NONE, PW_USER, PW_OWNER, PW_KEY };
 
 struct scenario {
 	const char *name;
@@ -841,7 +873,7 @@ struct scenario {
 	unsigned open_flags;
 	int writes_output;   /* s->out must exist after a clean run */
 	int grows_input;     /* in place: the input must change after a clean run */
-	int is_rewrite;      /* the output opens with "new-owner" */
+	int is_rewrite;      /* the output opens with "new-owner" (PW_KEY: with the key) */
 	op_fn op;
 };
 
@@ -867,6 +899,11 @@ static const struct scenario scenarios[] = {
 	{ "unstamp-absent", "r6-table.pdf", PW_USER, 0, 0, 0, 0, op_unstamp_absent },
 	{ "unstamp", "gen:idstamps", PW_NONE, 0, 1, 0, 0, op_unstamp },
 	{ "stamps-idstamps", "gen:idstamps", PW_NONE, 0, 0, 0, 0, op_stamps },
+	/* encrypted to certificates (tests/malformed/pubsec: key.pem, cert.pem) */
+	{ "info-pubsec", "pubsec:base.pdf", PW_KEY, 0, 0, 0, 0, op_info },
+	{ "stamp-pubsec", "pubsec:base-nometa.pdf", PW_KEY, 0, 1, 0, 0, op_stamp_o },
+	{ "rotate-pubsec", "pubsec:base.pdf", PW_KEY, 0, 1, 0, 1, op_rotate_recipient },
+	{ "to-password", "pubsec:oaep.pdf", PW_KEY, 0, 1, 0, 1, op_rotate1 },
 };
 #define NSCENARIOS ((int)(sizeof scenarios / sizeof scenarios[0]))
 
@@ -942,13 +979,15 @@ static void validate(struct report *r, const struct scenario *sc, struct sc *s,
 		problem(r, "returned 0 although an allocation failed: what did it skip?");
 		return;
 	}
-	if (sc->is_rewrite)
+	if (sc->is_rewrite && sc->op != op_rotate_recipient)
 		pw = "new-owner";
 	rc = pdfstamp_ctx_new(&ctx);
 	if (rc == 0)
 		rc = pdfstamp_doc_open(ctx, &doc, path, 0);
 	if (rc == 0 && pw)
 		rc = pdfstamp_doc_auth(doc, pw, strlen(pw), 0);
+	if (rc == 0 && !pw && sc->pw == PW_KEY)
+		rc = auth_key(s, doc);
 	if (rc == 0)
 		rc = pdfstamp_verify(doc, &vo, &rep);
 	if (rc != 0)
@@ -968,7 +1007,7 @@ static void run_child(const struct scenario *sc, struct sc *s, const struct blob
 
 	memset(r, 0, sizeof *r);
 	arm(fail_at, trace_at);
-	rc = frame(s, sc->open_flags, pw, sc->op);
+	rc = frame(s, sc->open_flags, pw, sc->pw == PW_KEY, sc->op);
 	disarm();
 	r->count = A.count;
 	r->injected = A.injected;
@@ -1237,7 +1276,15 @@ START_TEST(test_scenario)
 	memset(&s, 0, sizeof s);
 	read_pw("user.pw", s.upw, sizeof s.upw);
 	read_pw("owner.pw", s.opw, sizeof s.opw);
-	snprintf(path, sizeof path, "%s/../samples/%s", TEST_SRCDIR, sc->sample);
+	if (strncmp(sc->sample, "pubsec:", 7) == 0) {
+		snprintf(path, sizeof path, "%s/malformed/pubsec/key.pem", TEST_SRCDIR);
+		ck_assert_msg(read_file(path, &s.key) == 0, "cannot read %s", path);
+		snprintf(path, sizeof path, "%s/malformed/pubsec/cert.pem", TEST_SRCDIR);
+		ck_assert_msg(read_file(path, &s.cert) == 0, "cannot read %s", path);
+		snprintf(path, sizeof path, "%s/malformed/pubsec/%s", TEST_SRCDIR, sc->sample + 7);
+	} else {
+		snprintf(path, sizeof path, "%s/../samples/%s", TEST_SRCDIR, sc->sample);
+	}
 	if (strcmp(sc->sample, "gen:idstamps") == 0)
 		ck_assert(gen_idstamps(&orig) == 0);
 	else
@@ -1245,7 +1292,7 @@ START_TEST(test_scenario)
 	dir = make_dir();
 	s.dir = dir;
 	snprintf(s.in, sizeof s.in, "%s/%s", dir,
-	         strncmp(sc->sample, "gen:", 4) == 0 ? sc->sample + 4 : sc->sample);
+	         strchr(sc->sample, ':') ? strchr(sc->sample, ':') + 1 : sc->sample);
 	snprintf(s.out, sizeof s.out, "%s/output.pdf", dir);
 	ck_assert_int_eq(write_file(s.in, &orig), 0);
 	/* The clean run: success, no leak, the number of allocations and
@@ -1298,6 +1345,8 @@ START_TEST(test_scenario)
 	        sc->name, k, tested, bad);
 	remove_dir(dir);
 	free(dir);
+	free(s.key.p);
+	free(s.cert.p);
 	free(orig.p);
 	ck_assert_msg(bad == 0, "%s: %ld of %ld failure points misbehaved (first N=%ld):%s",
 	              sc->name, bad, tested, first_bad, detail);
