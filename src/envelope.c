@@ -943,6 +943,8 @@ static int make_ktri(ps_ctx *ctx, const mbedtls_x509_crt *x, const uint8_t *cek,
 	                                                               MBEDTLS_RSA_PUBLIC, cek_len,
 	                                                               cek, ek) : -1;
 	mbedtls_rsa_free(&rsa);
+	if (rc != 0)   /* EK may hold the padded content key in clear */
+		ps_wipe(ek, sizeof ek);
 	if (rc == MBEDTLS_ERR_RSA_RNG_FAILED)
 		return ps_err_wrap(ctx, PDFSTAMP_E_IO, "RSA padding");
 	if (rc != 0)

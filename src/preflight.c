@@ -135,11 +135,15 @@ int ps_preflight_update(ps_doc *doc, enum ps_update_kind kind)
 
 	{
 		int bit = annot ? PS_PERM_ANNOTATE : PS_PERM_MODIFY;
+		struct ps_doc_security ds;
+		ps_doc_security(doc, &ds);
 		if (!ps_policy_permits(doc, bit))
 			return ps_err(ctx, PDFSTAMP_E_PERM,
 			              "the document does not permit %s (permission bit %d is "
-			              "clear); the owner password is needed",
-			              annot ? what : "modifying it", bit);
+			              "clear); %s", annot ? what : "modifying it", bit,
+			              ps_sec_recipients(ds.sec)
+			              ? "a recipient granted it is needed"
+			              : "the owner password is needed");
 	}
 	info = calloc(1, sizeof *info);
 	if (!info)

@@ -28,14 +28,22 @@
  *     damaged bytes as stored).  With no match: the first damaged or
  *     unsupported envelope's error if there was one, else
  *     PDFSTAMP_E_PASSWORD naming the certificate and what was tried.
- *  4. Permissions: the envelope's 4 bytes are the recipient's /P.
+ *  4. Permissions: the envelope's 4 bytes are the recipient's permissions,
+ *     the bits of Table 22 plus, in ISO 32000-1 Table 24, bit 2: "permits
+ *     change of encryption and enables all other permissions".
  *     Producers differ in the bits Table 22 reserves (PDFBox clears bits
  *     7, 8 and 13-32 and sets bit 1, iText sets them), so those are read
  *     as an R3+ /P has them (1, and 0 for bits 1-2): a rotation to
  *     passwords then writes a /P and /Perms every reader agrees on.  A
- *     recipient granted every permission of Table 22 (bits 3-6, 9-12) is
- *     owner-equivalent (authenticated as 2), as PDFBox's
- *     isOwnerPermission says: such a recipient may rotate.
+ *     recipient is owner-equivalent (authenticated as 2: it may rotate)
+ *     with bit 2 (then every permission is in force), and also with every
+ *     permission of Table 22 (bits 3-6 and 9-12), as PDFBox's
+ *     isOwnerPermission says: PDFBox and iText cannot write bit 2, and a
+ *     recipient who may print, copy, extract and change everything holds
+ *     the document's content in every form already.  That second rule is
+ *     a deliberate choice beyond the letter of Table 24 (pdfstamp(1)).
+ *     Written envelopes (note 5) carry bit 2 for a recipient granted
+ *     every permission, so that other readers see the same right.
  *  5. Writing (ps_pubsec_new): a fresh 20-byte seed from the OS, one
  *     envelope per recipient (as PDFBox and iText write them) holding the
  *     seed and that recipient's permissions, AES-256-CBC content
@@ -47,6 +55,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +72,9 @@
 #define OWNER_BITS 0xF3Cu
 /* Table 22: bits 7, 8 and 13-32 are 1 (bits 1 and 2 are 0) */
 #define RESERVED_ONES 0xFFFFF0C0u
+/* ISO 32000-1 Table 24 (public-key permissions), bit 2: "permits change of
+ * encryption and enables all other permissions" */
+#define CHANGE_ENCRYPTION 0x2u
 
 /* Note 2: the file key from SEED and the /Recipients strings of RECIPS. */
 static int derive(ps_ctx *ctx, const uint8_t seed[SEED_LEN], const ps_obj *recips, int sha256,
@@ -106,7 +118,8 @@ int ps_pubsec_auth(ps_ctx *ctx, ps_sec *sec, const struct pdfstamp_key *k,
 	size_t first_i = 0;
 	ps_rkey *rk = NULL;
 	size_t i, clen = 0;
-	int rc, first_rc = 0, nri, total = 0, found = -1;
+	int rc, first_rc = 0, nri, found = -1;
+	size_t total = 0;
 	uint32_t p;
 
 	memset(who, 0, sizeof *who);
@@ -120,7 +133,7 @@ int ps_pubsec_auth(ps_ctx *ctx, ps_sec *sec, const struct pdfstamp_key *k,
 		const ps_obj *s = ps_array_get(recips, i);
 		nri = 0;
 		rc = ps_env_open(ctx, rk, s->u.str.p, s->u.str.len, content, &clen, &nri);
-		total += nri;
+		total += (size_t)(nri > 0 ? nri : 0);
 		if (rc == 1) {
 			found = (int)i;
 		} else if (rc == PDFSTAMP_E_PASSWORD || rc == PDFSTAMP_E_NOMEM ||
@@ -139,7 +152,7 @@ int ps_pubsec_auth(ps_ctx *ctx, ps_sec *sec, const struct pdfstamp_key *k,
 		else
 			rc = ps_err(ctx, PDFSTAMP_E_PASSWORD,
 			            "no recipient of the file is the certificate %s "
-			            "(%zu envelope%s, %d RecipientInfo%s tried)",
+			            "(%zu envelope%s, %zu RecipientInfo%s tried)",
 			            ps_rkey_subject(rk), ps_array_len(recips),
 			            ps_array_len(recips) == 1 ? "" : "s", total,
 			            total == 1 ? "" : "s");
@@ -158,7 +171,9 @@ int ps_pubsec_auth(ps_ctx *ctx, ps_sec *sec, const struct pdfstamp_key *k,
 		goto out;
 	/* note 4: the bits Table 22 reserves read as R3+ writers set them */
 	who->perms = (int64_t)(int32_t)((p | RESERVED_ONES) & ~(uint32_t)3);
-	who->as = (p & OWNER_BITS) == OWNER_BITS ? 2 : 1;
+	who->as = (p & CHANGE_ENCRYPTION) || (p & OWNER_BITS) == OWNER_BITS ? 2 : 1;
+	if (p & CHANGE_ENCRYPTION)   /* Table 24: it enables all other permissions */
+		who->perms = -4;
 	if ((rc = ps_sec_auth_pubsec(ctx, sec, key, (size_t)sp->length, who->as)) < 0)
 		goto out;
 	who->index = found;
@@ -180,7 +195,7 @@ int ps_pubsec_count(ps_ctx *ctx, const ps_sec *sec)
 		const ps_obj *s = ps_array_get(recips, i);
 		if ((c = ps_env_count(ctx, s->u.str.p, s->u.str.len)) < 0)
 			return c;
-		n += c;
+		n = c > INT_MAX - n ? INT_MAX : n + c;   /* saturates: a hostile count */
 	}
 	return n;
 }
@@ -219,6 +234,10 @@ int ps_pubsec_new(ps_ctx *ctx, const struct pdfstamp_recipient *r, size_t n, int
 	for (i = 0; i < n; i++) {
 		ps_rcert *c = NULL;
 		uint32_t p = (uint32_t)(r[i].set_permissions ? r[i].permissions : perms);
+
+		/* note 4: every permission also grants the change of encryption */
+		if ((p & OWNER_BITS) == OWNER_BITS)
+			p |= CHANGE_ENCRYPTION;
 		const ps_rcert *one[1];
 		ps_obj *str;
 

@@ -8,6 +8,8 @@
 #include "ps.h"
 
 #define PS_PUBSEC_SEED 20
+/* The most /Recipients strings read or written (sec.c note 9). */
+#define PS_PUBSEC_MAX_RECIPIENTS 4096
 
 /* Who opened the file (pubsec.c notes 2-4). */
 struct ps_pubsec_who {

@@ -1257,6 +1257,14 @@ static int check_opts(ps_ctx *ctx, const struct pdfstamp_rewrite_opts *o,
 	if ((o->flags & PDFSTAMP_WRITE_TO_FD) && o->version < 2)
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "PDFSTAMP_WRITE_TO_FD needs version 2 of the rewrite options");
+	if (o->version >= 3 && o->nrecipients > 0) {   /* note 15 */
+		if (!o->recipients || o->nrecipients > PS_PUBSEC_MAX_RECIPIENTS)
+			return ps_err(ctx, PDFSTAMP_E_USAGE, "give 1 to %d recipients",
+			              PS_PUBSEC_MAX_RECIPIENTS);
+		if (o->user_password || o->owner_password)
+			return ps_err(ctx, PDFSTAMP_E_USAGE,
+			              "encrypt to recipients or to passwords, not both");
+	}
 	return 0;
 }
 

@@ -320,6 +320,15 @@ static int pk_error(ps_ctx *ctx, int rc)
 	              "PKCS#8 or PKCS#1; mbedTLS -0x%04x)", (unsigned)-rc);
 }
 
+/* 1 if P (N bytes) is exactly one DER SEQUENCE. */
+static int whole_der(const uint8_t *p, size_t n)
+{
+	const uint8_t *q = p;
+	size_t len;
+
+	return ps_der_tag(&q, p + n, PS_DER_SEQ, &len) == 0 && q + len == p + n;
+}
+
 /* Parses DER (no PEM) into PK, decrypting a PBES2 EncryptedPrivateKeyInfo here. */
 static int parse_der_key(ps_ctx *ctx, mbedtls_pk_context *pk, const uint8_t *der, size_t n,
                          const char *pw, size_t pwlen)
@@ -336,9 +345,18 @@ static int parse_der_key(ps_ctx *ctx, mbedtls_pk_context *pk, const uint8_t *der
 			rc = pbes2_decrypt(ctx, der, n, pw, pwlen, &plain);
 			if (rc == 0) {
 				rc = mbedtls_pk_parse_key(pk, plain.data, plain.len, NULL, 0);
-				/* a wrong password that happened to leave valid padding */
-				rc = rc == 0 ? 0 : ps_err(ctx, PDFSTAMP_E_PASSWORD,
-				                          "the private key's password is wrong");
+				/* a plaintext that is a whole DER SEQUENCE was decrypted
+				 * with the right password: its key is one mbedTLS does
+				 * not take (Ed25519, ...); anything else is a wrong
+				 * password that happened to leave valid padding */
+				if (rc != 0)
+					rc = whole_der(plain.data, plain.len)
+					     ? ps_err(ctx, PDFSTAMP_E_UNSUPPORTED,
+					              "the private key's type is not supported "
+					              "(mbedTLS -0x%04x); an RSA key is needed",
+					              (unsigned)-rc)
+					     : ps_err(ctx, PDFSTAMP_E_PASSWORD,
+					              "the private key's password is wrong");
 			}
 			ps_buf_free(&plain);
 			return rc;
@@ -381,7 +399,14 @@ static int parse_key(ps_ctx *ctx, mbedtls_pk_context *pk, const uint8_t *key, si
 	} else if (rc == MBEDTLS_ERR_PEM_NO_HEADER_FOOTER_PRESENT) {
 		rc = mbedtls_pk_parse_key(pk, z.data, z.len, (const unsigned char *)pw,
 		                          pw ? pwlen : 0);
-		rc = rc == 0 ? 0 : pk_error(ctx, rc);
+		/* OpenSSL's traditional encrypted PEM ("Proc-Type: 4,ENCRYPTED"):
+		 * mbedTLS tells a wrong password only by a guess on the decrypted
+		 * bytes, so with a password any failure to parse is that */
+		if (rc != 0 && pw && memmem(z.data, z.len, "Proc-Type: 4,ENCRYPTED", 22))
+			rc = ps_err(ctx, PDFSTAMP_E_PASSWORD,
+			            "the private key's password is wrong");
+		else
+			rc = rc == 0 ? 0 : pk_error(ctx, rc);
 	} else {
 		rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the private key: a damaged PEM block "
 		            "(mbedTLS -0x%04x)", (unsigned)-rc);

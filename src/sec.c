@@ -117,6 +117,7 @@
 #include "ps.h"
 #include "cpu.h"
 #include "sec_aes.h"
+#include "pubsec.h"
 
 struct ps_sec {
 	ps_secparams sp;
@@ -296,9 +297,9 @@ static int parse_filters(ps_ctx *ctx, ps_sec *s, const ps_obj *enc, int v)
 	return 0;
 }
 
-/* The most /Recipients strings read: Acrobat writes one per permission
- * set, PDFBox and iText one per recipient. */
-#define PUBSEC_MAX_RECIPIENTS 4096
+/* The most /Recipients strings read (PS_PUBSEC_MAX_RECIPIENTS): Acrobat
+ * writes one per permission set, PDFBox and iText one per recipient. */
+#define PUBSEC_MAX_RECIPIENTS PS_PUBSEC_MAX_RECIPIENTS
 
 /* The public-key handler's dictionary (note 9; ISO 32000-2 7.6.5, Tables
  * 23 and 25). */
@@ -638,8 +639,10 @@ int ps_sec_auth_pubsec(ps_ctx *ctx, ps_sec *s, const uint8_t *key, size_t n, int
 		memcpy(s->lkey, key, n);
 	} else {
 		ps_cipher_free(&s->c);
-		if ((rc = ps_cipher_init(ctx, &s->c, key)) < 0)
+		if ((rc = ps_cipher_init(ctx, &s->c, key)) < 0) {
+			s->authenticated = 0;   /* no cipher state left */
 			return rc;
+		}
 	}
 	s->authenticated = as;
 	s->perms_ok = 1;   /* the permissions come from the envelope itself */

@@ -344,10 +344,12 @@ static int call_rewrite(struct cli_file *f, void *arg)
 	o.output_fd = f->wopts.output_fd;
 	if (c->w.force)
 		o.flags |= PDFSTAMP_REWRITE_FORCE;
-	o.user_password = c->nu.buf;
-	o.user_len = c->nu.len;
-	o.owner_password = c->no.buf;
-	o.owner_len = c->no.len;
+	if (c->nrecips == 0) {   /* note 9: recipients or passwords */
+		o.user_password = c->nu.buf;
+		o.user_len = c->nu.len;
+		o.owner_password = c->no.buf;
+		o.owner_len = c->no.len;
+	}
 	o.set_permissions = c->set_permissions;
 	o.permissions = c->permissions;
 	o.jobs = c->jobs;

@@ -14,7 +14,9 @@
  *     5); one over the bound is a format error (exit 4).
  *  3. With SECRET the buffer is mlock'ed where the system allows it and
  *     every byte read is wiped by cli_free_input, also on errors: private
- *     keys never stay in freed memory.
+ *     keys never stay in freed memory.  The buffer is one byte longer than
+ *     the file's size (the read that finds a growing file), which
+ *     cli_free_input wipes too.
  */
 #include "config.h"
 
@@ -34,8 +36,8 @@ void cli_free_input(uint8_t *buf, size_t len, int secret)
 {
 	if (!buf)
 		return;
-	if (secret) {
-		explicit_bzero(buf, len);
+	if (secret) {   /* the buffer is LEN + 1 bytes or more (the read's bound) */
+		explicit_bzero(buf, len + 1);
 		(void)munlock(buf, len + 1);
 	}
 	free(buf);
@@ -90,7 +92,7 @@ int cli_read_input(const char *name, size_t max, int secret, uint8_t **buf, size
 		rc = CLI_EXIT_USAGE;
 	}
 	if (rc != 0) {
-		cli_free_input(*buf, cap, secret);
+		cli_free_input(*buf, cap - 1, secret);   /* the whole buffer: note 3 */
 		*buf = NULL;
 		return rc;
 	}

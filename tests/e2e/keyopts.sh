@@ -118,6 +118,26 @@ run "$PDFSTAMP" info --p12 A.p12 --key-password-file wpw pub.pdf
 check_status 3 "a PKCS#12 file with a wrong password"
 check_grep "PKCS#12" "$T/err" "a wrong PKCS#12 password: the message says so"
 check_no_grep "wrong pass|p12 pass" "$T/err" "a wrong PKCS#12 password: no password echoed"
+# OpenSSL's traditional encrypted PEM: mbedTLS tells a wrong password only
+# by a guess on the decrypted bytes, so every wrong password must still be 3
+openssl rsa -in A.key -traditional -aes128 -passout file:kpw -out A-trad.pem 2>/dev/null
+check_true grep -q "Proc-Type: 4,ENCRYPTED" A-trad.pem "A's key as traditional encrypted PEM"
+run "$PDFSTAMP" info --key A-trad.pem --cert A.crt --key-password-file kpw pub.pdf
+check_status 0 "a traditional encrypted PEM key with its password"
+bad=
+for i in $(seq 1 60); do
+	printf 'wrong %s\n' "$i" >wpw$i
+	"$PDFSTAMP" info --key A-trad.pem --cert A.crt --key-password-file wpw$i pub.pdf \
+		>/dev/null 2>&1
+	st=$?
+	[ "$st" = 3 ] || bad="$bad $i:$st"
+done
+check_eq "$bad" "" "60 wrong passwords of a traditional encrypted PEM key: each exit 3"
+# an encrypted key of a type mbedTLS does not take, with the right password:
+# unsupported (4), not a wrong password
+openssl genpkey -algorithm ed25519 -aes256 -pass file:kpw -out ed.pem 2>/dev/null
+run "$PDFSTAMP" info --key ed.pem --cert A.crt --key-password-file kpw pub.pdf
+check_status 4 "an encrypted Ed25519 key with its password: unsupported, not a wrong password"
 run "$PDFSTAMP" info --key C.key --cert C.crt pub.pdf
 check_status 3 "a stranger's key (no envelope for C)"
 run "$PDFSTAMP" info --key A.key --cert B.crt pub.pdf
