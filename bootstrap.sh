@@ -20,7 +20,7 @@ DEPS=(
 	libnss3-tools nodejs libjs-pdf clang time strace
 	git debhelper lintian
 	python3-pikepdf default-jdk-headless libpdfbox2-java libitext5-java libbcprov-java
-	libharfbuzz-dev libfribidi-dev libfontconfig-dev libspng-dev libqrencode-dev zbar-tools
+	libharfbuzz-dev libfribidi-dev libfontconfig-dev libspng-dev libqrencode-dev libcurl4-openssl-dev zbar-tools
 	fonts-noto-core fonts-noto-cjk fonts-dejavu-core openssl libjpeg-turbo-progs
 	parallel jq
 )

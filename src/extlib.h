@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* extlib.h - internal: the libraries only some stamps need -- HarfBuzz and
+/* extlib.h - internal: the libraries only some commands need -- HarfBuzz and
  * hb-subset, fontconfig and FriBidi for text in an embedded font, libspng
- * for PNG images, libqrencode for QR codes -- opened on first use
- * (extlib.c; conventions: ps.h).  font.c, fontpdf.c, image.c and qr.c call
- * them as PS_X(name)(...), after ps_ext_need. */
+ * for PNG images, libqrencode for QR codes, libcurl for the commands that
+ * fetch -- opened on first use (extlib.c; conventions: ps.h).  font.c,
+ * fontpdf.c, image.c, qr.c and http.c call them as PS_X(name)(...), after
+ * ps_ext_need. */
 #ifndef PS_EXTLIB_H
 #define PS_EXTLIB_H
 
+/* curl.h's GCC type-checking macros would wrap our calls through pointers */
+#define CURL_DISABLE_TYPECHECK 1
+#include <curl/curl.h>
 #include <fontconfig/fontconfig.h>
 #include <fribidi.h>
 #include <hb-ot.h>
@@ -50,6 +54,10 @@
 #define PS_EXT_QRENC(X) \
 	X(QRcode_encodeInput) X(QRcode_free) X(QRinput_append) X(QRinput_appendECIheader) \
 	X(QRinput_free) X(QRinput_new2)
+#define PS_EXT_CURL(X) \
+	X(curl_global_init) X(curl_easy_init) X(curl_easy_cleanup) X(curl_easy_setopt) \
+	X(curl_easy_perform) X(curl_easy_getinfo) X(curl_easy_strerror) X(curl_slist_append) \
+	X(curl_slist_free_all)
 
 #define PS_EXT_FIELD(name) __typeof__(name) *name;
 struct ps_ext {
@@ -59,13 +67,15 @@ struct ps_ext {
 	PS_EXT_FRIBIDI(PS_EXT_FIELD)
 	PS_EXT_SPNG(PS_EXT_FIELD)
 	PS_EXT_QRENC(PS_EXT_FIELD)
+	PS_EXT_CURL(PS_EXT_FIELD)
 };
 #undef PS_EXT_FIELD
 
 enum {
 	PS_EXT_TEXT = 1,  /* HarfBuzz, hb-subset, fontconfig, FriBidi */
 	PS_EXT_PNG = 2,   /* libspng */
-	PS_EXT_QR = 3     /* libqrencode */
+	PS_EXT_QR = 3,    /* libqrencode */
+	PS_EXT_HTTP = 4   /* libcurl (curl_global_init called once, when loaded) */
 };
 
 /* Around every use of fontconfig: one thread at a time in it (extlib.c
