@@ -17,9 +17,10 @@
  * checked is that each piece of data is what was asked for, from whom it
  * should come.
  *
- *  1. Certificates.  The CMS SignedData of /Contents (RFC 5652 5.1; the
- *     zero padding after it ignored): every certificate of its
- *     [0] certificates set, at most MAX_CERTS per session.  Each
+ *  1. Certificates.  The CMS SignedData of /Contents (RFC 5652 5.1, as
+ *     sigcms.c parses it: BER from NSS included, the zero padding after it
+ *     ignored): every certificate of its [0] certificates set, at most
+ *     MAX_CERTS per session.  Each
  *     certificate whose issuer (by Name, byte for byte) is missing and
  *     that is not self-issued gets it from its AIA caIssuers http(s) URLs
  *     (RFC 5280 4.2.2.1; a DER certificate, or PEM), accepted only when
@@ -86,6 +87,7 @@
 #include "http.h"
 #include "netcache.h"
 #include "revoc.h"
+#include "sigcms.h"
 
 #define MAX_CERTS 256                 /* certificates in one session (note 1) */
 #define MAX_DEPTH 8                   /* caIssuers steps for one chain */
@@ -99,7 +101,6 @@
 #define OID_CRLDP "\x55\x1D\x1F"                           /* 2.5.29.31 */
 #define OID_OCSP_BASIC "\x2B\x06\x01\x05\x05\x07\x30\x01\x01"
 #define OID_OCSP_NONCE "\x2B\x06\x01\x05\x05\x07\x30\x01\x02"
-#define OID_SIGNED_DATA "\x2A\x86\x48\x86\xF7\x0D\x01\x07\x02"
 #define OID_SHA1 "\x2B\x0E\x03\x02\x1A"
 
 struct cert {
@@ -841,7 +842,7 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 		              &cached)) < 0) {
 			if (rc == PDFSTAMP_E_NOMEM)
 				goto out;
-			rc = ps_err_wrap(r->ctx, PDFSTAMP_E_IO, "OCSP for %s", name);
+			rc = ps_err_wrap(r->ctx, rc, "OCSP for %s", name);
 			ps_warn(r->ctx, "%s", pdfstamp_ctx_errmsg(r->ctx));
 			continue;
 		}
@@ -874,6 +875,7 @@ out:
 
 /* ---- CRL (note 4) ------------------------------------------------------------------ */
 
+/* Note 4: *GOT as for try_ocsp. */
 static int try_crl(ps_revoc *r, struct cert *c, struct cert *iss, const char *name, int *got)
 {
 	char urls[MAX_URLS][512];
@@ -891,7 +893,7 @@ static int try_crl(ps_revoc *r, struct cert *c, struct cert *iss, const char *na
 		if ((rc = get(r, urls[i], "crl", NULL, NULL, 0, &b, &cached)) < 0) {
 			if (rc == PDFSTAMP_E_NOMEM)
 				goto out;
-			rc = ps_err_wrap(r->ctx, PDFSTAMP_E_IO, "CRL for %s", name);
+			rc = ps_err_wrap(r->ctx, rc, "CRL for %s", name);
 			ps_warn(r->ctx, "%s", pdfstamp_ctx_errmsg(r->ctx));
 			continue;
 		}
@@ -918,6 +920,7 @@ static int try_crl(ps_revoc *r, struct cert *c, struct cert *iss, const char *na
 		if (revoked) {
 			rc = ps_err(r->ctx, PDFSTAMP_E_FORMAT, "%s is revoked (CRL %s: since %s)",
 			            name, urls[i], when);
+			*got = -1;
 			goto out;
 		}
 		if (why) {
@@ -940,37 +943,22 @@ out:
 
 /* ---- the session --------------------------------------------------------------------- */
 
-/* The certificates of the CMS SignedData at the start of P[0..N). */
+/* The certificates of the CMS SignedData at the start of P[0..N) (parsed
+ * by sigcms.c, BER included). */
 static int cms_certs(ps_revoc *r, const uint8_t *p, size_t n)
 {
-	const uint8_t *end = p + n, *cend;
-	size_t len;
+	const uint8_t *cend;
 	int tag, rc, k = 0;
 	char what[48];
 
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-		goto bad;
-	end = p + len;
-	if (ps_der_tag(&p, end, MBEDTLS_ASN1_OID, &len) != 0 || !OID_IS(p, len, OID_SIGNED_DATA))
-		goto bad;
-	p += len;
-	if (ps_der_tag(&p, end, PS_DER_CTX_C(0), &len) != 0 ||
-	    ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-		goto bad;
-	end = p + len;
-	/* version, digestAlgorithms, encapContentInfo */
-	if (ps_der_skip(&p, end, &tag) != 0 || ps_der_skip(&p, end, &tag) != 0 ||
-	    ps_der_skip(&p, end, &tag) != 0 || p > end)
-		goto bad;
-	if (p >= end || *p != PS_DER_CTX_C(0))
-		return 0; /* no certificates */
-	if (ps_der_tag(&p, end, PS_DER_CTX_C(0), &len) != 0)
-		goto bad;
-	cend = p + len;
-	while (p < cend) {
+	if (ps_sigcms_certs(p, n, &p, &cend) != 0)
+		return ps_err(r->ctx, PDFSTAMP_E_FORMAT, "the signature's /Contents is not a CMS "
+		              "SignedData that parses");
+	while (p && p < cend) {
 		const uint8_t *c0 = p;
 		if (ps_der_skip(&p, cend, &tag) != 0 || p > cend)
-			goto bad;
+			return ps_err(r->ctx, PDFSTAMP_E_FORMAT, "the signature's CMS certificates "
+			              "do not parse");
 		if (tag != PS_DER_SEQ)
 			continue; /* other certificate formats */
 		snprintf(what, sizeof what, "certificate %d of the CMS", ++k);
@@ -978,9 +966,6 @@ static int cms_certs(ps_revoc *r, const uint8_t *p, size_t n)
 			return rc;
 	}
 	return 0;
-bad:
-	return ps_err(r->ctx, PDFSTAMP_E_FORMAT, "the signature's /Contents is not a CMS "
-	              "SignedData that parses");
 }
 
 int ps_revoc_new(ps_ctx *ctx, const struct pdfstamp_dss_opts *o, ps_revoc **out)
@@ -1053,13 +1038,25 @@ int ps_revoc_collect(ps_revoc *r, const uint8_t *contents, size_t n,
 		if (got)
 			continue;
 		{
+			/* note 5: the OCSP failure's code, both reasons */
 			int had = rc;
-			if ((rc = try_crl(r, c, iss, name, &got)) < 0)
-				goto fail;
-			if (got)
+			char why1[256];
+			snprintf(why1, sizeof why1, "%s",
+			         had < 0 ? pdfstamp_ctx_errmsg(r->ctx) : "");
+			rc = try_crl(r, c, iss, name, &got);
+			if (got > 0)
 				continue;
-			if (had < 0) {
-				rc = had;
+			if (got < 0 || rc == PDFSTAMP_E_NOMEM)
+				goto fail;
+			if (had < 0 && rc < 0) {
+				char why2[256];
+				snprintf(why2, sizeof why2, "%s", pdfstamp_ctx_errmsg(r->ctx));
+				rc = ps_err(r->ctx, had, "%s; and %s", why1, why2);
+				goto fail;
+			}
+			if (had < 0 || rc < 0) {
+				if (had < 0)
+					rc = ps_err(r->ctx, had, "%s", why1);
 				goto fail;
 			}
 		}

@@ -32,4 +32,12 @@ struct ps_sigcms {
  * negative PDFSTAMP_E_* code only for I/O errors and out of memory. */
 int ps_sigcms_check(ps_doc *doc, const ps_obj *sig, struct ps_sigcms *out);
 
+/* The certificates of the CMS SignedData at the start of CONTENTS[0..N)
+ * (a signature's /Contents, BER as note 2 of sigcms.c accepts it, the
+ * padding after it ignored): *CERTS..*CERTS_END is the content of its
+ * [0] certificates (NULL, NULL if it has none).  0, or -1 if the CMS does
+ * not parse. */
+int ps_sigcms_certs(const uint8_t *contents, size_t n, const uint8_t **certs,
+                    const uint8_t **certs_end);
+
 #endif
