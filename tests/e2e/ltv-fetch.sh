@@ -26,7 +26,10 @@
 # 4. Failure modes, each exiting non-zero with a clear message and leaving
 #    the file byte-identical (-i): connection refused, HTTP 500 and 404,
 #    garbage, an oversized reply, a response for another certificate,
-#    `unauthorized`, a timeout (--timeout 1), a revoked signer (reported).
+#    `unauthorized`, a replayed nonce, a responder without id-kp-OCSPSigning,
+#    a CRL of another issuer or with a spoilt signature, 4 redirects, a
+#    redirect to file://, a timeout (--timeout 1), a revoked signer
+#    (reported); 3 redirects are followed.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -143,6 +146,10 @@ if ! (
 	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_ocsp -in ocsp.csr \
 		-out ocsp.pem -notext
 	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl -out int.crl.pem
+	# a responder the intermediate issued without id-kp-OCSPSigning
+	openssl req -newkey rsa:2048 -nodes -keyout rogue.key -out rogue.csr -subj "/CN=pdfstamp ltv rogue"
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_leaf -in rogue.csr \
+		-out rogue.pem -notext
 	for c in root int leaf ocsp; do openssl x509 -in $c.pem -outform DER -out $c.der; done
 	openssl crl -in root.crl.pem -outform DER -out root.crl
 	openssl crl -in int.crl.pem -outform DER -out int.crl
@@ -159,6 +166,15 @@ if ! (
 	grep -q '^R' revoked.idx
 	openssl ocsp -index revoked.idx -CA int.pem -rsigner ocsp.pem -rkey ocsp.key -issuer int.pem \
 		-cert leaf.pem -respout revoked.ocsp -ndays 1 -no_nonce
+	openssl ocsp -index int.idx -CA int.pem -rsigner rogue.pem -rkey rogue.key -issuer int.pem \
+		-cert leaf.pem -respout rogue.ocsp -ndays 1 -no_nonce
+	# the signer's CRL, but issued (and signed) by the root
+	IDX=root.idx openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -gencrl \
+		-out wrongissuer.crl.pem
+	openssl crl -in wrongissuer.crl.pem -outform DER -out wrongissuer.crl
+	# the intermediate's CRL with its signature spoilt (last byte flipped)
+	python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[-1] ^= 1; open(sys.argv[2], "wb").write(d)' \
+		int.crl badsig.crl
 	openssl pkcs12 -export -in leaf.pem -inkey leaf.key -certfile int.pem -out leaf.p12 -passout pass:p12 \
 		-name ltv-signer
 ) >"$T/pki.log" 2>&1; then
@@ -166,7 +182,8 @@ if ! (
 	finish
 fi
 cp "$K/root.der" "$K/int.der" "$K/root.crl" "$K/int.crl" "$K/other.ocsp" "$K/unauth.ocsp" \
-	"$K/revoked.ocsp" "$K/replay.ocsp" "$W/"
+	"$K/revoked.ocsp" "$K/replay.ocsp" "$K/rogue.ocsp" \
+	"$K/wrongissuer.crl" "$K/badsig.crl" "$W/"
 ok "openssl made a root, an intermediate, a signer and a delegated OCSP signer"
 
 start_ocsp() {
@@ -349,6 +366,19 @@ failcase "ocspfile:other.ocsp crl404" 4 'no SingleResponse for the certificate a
 	"an OCSP response for another certificate"
 failcase "ocspfile:unauth.ocsp crl404" 4 'unauthorized' "OCSP unauthorized"
 failcase "ocspfile:replay.ocsp crl404" 4 'nonce is not the one sent' "a replayed OCSP reply"
+failcase "ocspfile:rogue.ocsp crl404" 4 'signed neither by the issuer nor by a responder' \
+	"an OCSP reply signed by a certificate without id-kp-OCSPSigning"
+failcase "ocsp500 crlfile:wrongissuer.crl" 1 "its issuer is not the certificate's issuer" \
+	"OCSP 500 and a CRL of another issuer"
+failcase "ocsp500 crlfile:badsig.crl" 1 "signature does not verify with the issuer's key" \
+	"OCSP 500 and a CRL whose signature is spoilt"
+failcase "ocspredirect:4 crl404" 1 'more than 3 redirects' "4 redirects"
+failcase "ocspfileredirect crl404" 1 'Protocol "file" not supported' "a redirect to file://"
+printf 'ocspredirect:3\n' >"$W/mode"
+run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -o "$T/redir.pdf" "$S"
+check_status 0 "3 redirects are followed"
+check_eq "$(jget "$T/out" '[f["status"] for f in d["fetched"] if f["what"] == "ocsp"]')" "[200]" \
+	"the OCSP reply came after the redirects"
 failcase "ocspfile:revoked.ocsp" 4 'pdfstamp ltv signer is revoked .*2026' "a revoked signer"
 failcase "ocspslow crl404" 1 'no complete reply within 1000 ms' "a timeout" --timeout 1
 # a reply for another certificate with a good CRL: the CRL is used
