@@ -25,6 +25,14 @@
  *     key, it does not follow it).  A failure removes the temporary file;
  *     a cache that cannot be written is a warning, not a failure (the reply
  *     was fetched and is used).
+ *  4. Asking once.  Files of a batch run side by side (--jobs) and ask
+ *     the same questions: the caller holds the entry's lock, flock(2) on
+ *     "<key>.lock" (created mode 0600, O_NOFOLLOW, used only when it is a
+ *     regular file of ours), from looking the entry up until it has put
+ *     the reply (or given up), so the second asker waits and then finds
+ *     the first one's reply.  flock locks are per open file description:
+ *     they hold between threads of one process too.  A lock file planted
+ *     by someone else is not used (no lock, never a wait on a stranger).
  */
 #include "config.h"
 
@@ -33,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,7 +52,7 @@
 
 /* Note 1: the file name of URL and REQ, "<64 hex>.der".  0 or -1. */
 static int key_name(ps_ctx *ctx, const char *url, const uint8_t *req, size_t reqlen,
-                    char name[72])
+                    char name[80])
 {
 	static const char hex[] = "0123456789abcdef";
 	ps_buf k = PS_BUF_INIT;
@@ -76,7 +85,7 @@ static int open_dir(ps_ctx *ctx, const char *dir)
 int ps_netcache_get(ps_ctx *ctx, const char *dir, const char *url, const uint8_t *req,
                     size_t reqlen, size_t max, ps_buf *out, int *hit)
 {
-	char name[72];
+	char name[80];
 	struct stat st;
 	int dfd, fd;
 	ssize_t r;
@@ -120,7 +129,7 @@ int ps_netcache_get(ps_ctx *ctx, const char *dir, const char *url, const uint8_t
 int ps_netcache_put(ps_ctx *ctx, const char *dir, const char *url, const uint8_t *req,
                     size_t reqlen, const uint8_t *data, size_t len)
 {
-	char name[72], tmp[128];
+	char name[80], tmp[128];
 	uint8_t rnd[8];
 	size_t done = 0;
 	int dfd, fd, rc = 0;
@@ -164,4 +173,46 @@ int ps_netcache_put(ps_ctx *ctx, const char *dir, const char *url, const uint8_t
 	}
 	close(dfd);
 	return rc;
+}
+
+int ps_netcache_lock(ps_ctx *ctx, const char *dir, const char *url, const uint8_t *req,
+                     size_t reqlen, int *fd)
+{
+	char name[80];
+	struct stat st;
+	int dfd;
+
+	*fd = -1;
+	if (key_name(ctx, url, req, reqlen, name) < 0)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory (or SHA-256 failed)");
+	memcpy(name + 64, ".lock", 6);
+	if ((dfd = open_dir(ctx, dir)) < 0)
+		return dfd;
+	*fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+	             0600);
+	close(dfd);
+	if (*fd < 0)
+		return 0;
+	if (fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(*fd);
+		*fd = -1;
+		return 0;
+	}
+	while (flock(*fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			close(*fd);
+			*fd = -1;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+void ps_netcache_unlock(int *fd)
+{
+	if (*fd >= 0) {
+		flock(*fd, LOCK_UN);
+		close(*fd);
+	}
+	*fd = -1;
 }

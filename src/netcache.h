@@ -16,4 +16,13 @@ int ps_netcache_get(ps_ctx *ctx, const char *dir, const char *url, const uint8_t
 int ps_netcache_put(ps_ctx *ctx, const char *dir, const char *url, const uint8_t *req,
                     size_t reqlen, const uint8_t *data, size_t len);
 
+/* Takes the lock of URL and REQ's entry in DIR (note 4): *FD is the
+ * locked descriptor to hand to ps_netcache_unlock, or -1 when there is no
+ * lock to take (a lock file that is not ours: a planted one).  0, or IO
+ * for a DIR that cannot be opened. */
+int ps_netcache_lock(ps_ctx *ctx, const char *dir, const char *url, const uint8_t *req,
+                     size_t reqlen, int *fd);
+/* Releases *FD (if not -1) and sets it to -1. */
+void ps_netcache_unlock(int *fd);
+
 #endif

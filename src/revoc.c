@@ -117,6 +117,7 @@ struct ps_revoc {
 	void *ud;
 	struct cert **certs;          /* the session's pool (note 1) */
 	size_t ncerts;
+	int lock;                     /* the cache entry asked about (netcache.c note 4), or -1 */
 	struct ps_revoc_item *items;  /* this call's output */
 	size_t nitems;
 };
@@ -391,6 +392,9 @@ static int get(ps_revoc *r, const char *url, const char *what, const char *ctype
 
 	*cached = 0;
 	ps_buf_reset(out);
+	ps_netcache_unlock(&r->lock); /* the previous question's */
+	if (r->cache && (rc = ps_netcache_lock(r->ctx, r->cache, url, body, blen, &r->lock)) < 0)
+		return rc;
 	if (r->cache) {
 		if ((rc = ps_netcache_get(r->ctx, r->cache, url, body, blen, MAX_REPLY, out,
 		                          &hit)) < 0)
@@ -437,6 +441,7 @@ static void keep(ps_revoc *r, const char *url, const uint8_t *body, size_t blen,
 	if (r->cache && !cached &&
 	    ps_netcache_put(r->ctx, r->cache, url, body, blen, b->data, b->len) < 0)
 		ps_warn(r->ctx, "%s", pdfstamp_ctx_errmsg(r->ctx));
+	ps_netcache_unlock(&r->lock);
 }
 
 /* DER, or the first PEM block labelled LABEL decoded into TMP. */
@@ -979,6 +984,7 @@ int ps_revoc_new(ps_ctx *ctx, const struct pdfstamp_dss_opts *o, ps_revoc **out)
 	r->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
 	r->cache = o->cache_dir;
 	r->offline = o->offline;
+	r->lock = -1;
 	r->cb = o->on_fetch;
 	r->ud = o->on_fetch_userdata;
 	*out = r;
@@ -991,6 +997,7 @@ void ps_revoc_free(ps_revoc *r)
 
 	if (!r)
 		return;
+	ps_netcache_unlock(&r->lock);
 	for (i = 0; i < r->ncerts; i++) {
 		mbedtls_x509_crt_free(&r->certs[i]->c);
 		free(r->certs[i]);
@@ -1069,12 +1076,14 @@ int ps_revoc_collect(ps_revoc *r, const uint8_t *contents, size_t n,
 			goto fail;
 		}
 	}
+	ps_netcache_unlock(&r->lock);
 	*items = r->items;
 	*nitems = r->nitems;
 	r->items = NULL;
 	r->nitems = 0;
 	return 0;
 fail:
+	ps_netcache_unlock(&r->lock);
 	for (i = 0; i < r->nitems; i++)
 		free(r->items[i].der);
 	free(r->items);

@@ -312,6 +312,47 @@ for n in $(sed -n 's/^#//p' "$T/extra"); do
 done
 qcheck "$O" "$UPW" "the fetched file"
 
+# The legacy handlers (qpdf's RC4-128 and AES-128 files, signed by pdfsig
+# with the user password), in one batch sharing a cache: the second file
+# asks nothing.
+C0=$T/cache0
+mkdir -p "$C0"
+L=()
+for h in "rc4-128:128 --use-aes=n" "aes-128:128 --use-aes=y"; do
+	name=${h%%:*}
+	# shellcheck disable=SC2086
+	qpdf --allow-weak-crypto --encrypt "$U" "$(head -n 1 "$OPW")" ${h#*:} -- \
+		"$TOP_SRCDIR/samples/plain-2page.pdf" "$T/$name.pdf" 2>"$T/q.err" ||
+		{ fail "$name: qpdf makes the input" "$(cat "$T/q.err")"; continue; }
+	if ! pdfsig -add-signature -nssdir "sql:$NSS" -nick ltv-signer -upw "$U" -reason "ltv $name" \
+		"$T/$name.pdf" "$T/$name.signed.pdf" >"$T/sign.log" 2>&1; then
+		fail "$name: pdfsig signs the file" "$(cat "$T/sign.log")"
+		continue
+	fi
+	cp "$T/$name.signed.pdf" "$T/$name.orig.pdf"
+	L+=("$T/$name.signed.pdf")
+done
+: >"$T/http.log"
+run "$PDFSTAMP" dss --fetch --vri --json --cache "$C0" --password-file "$UPW" -i "${L[@]}"
+check_status 0 "dss --fetch --cache -i on the RC4-128 and AES-128 files"
+check_eq "$(wc -l <"$T/http.log")" 3 "the servers saw 3 requests for the two files"
+# the two files run side by side (--jobs): whichever asks first fetches,
+# the other waits on the cache entry's lock and reads it
+check_eq "$(python3 -c 'import json, sys
+f = [x for l in open(sys.argv[1]) for x in json.loads(l)["fetched"]]
+print(sorted((x["url"].rsplit("/", 1)[1], x["from_cache"]) for x in f))' "$T/out")" \
+	"[('ocsp', False), ('ocsp', True), ('root.crl', False), ('root.crl', True), ('root.der', False), ('root.der', True)]" \
+	"each reply was fetched once and read from the cache for the other file"
+for f in "${L[@]}"; do
+	name=$(basename "$f" .signed.pdf)
+	if cmp -s -n "$(size_of "$T/$name.orig.pdf")" "$T/$name.orig.pdf" "$f"; then
+		ok "$name: the signed bytes are intact"; else fail "$name: the signed bytes are intact"; fi
+	sigstate "$f" >"$T/sigl.txt"
+	check_grep 'Signature is Valid' "$T/sigl.txt" "$name: pdfsig still validates the signature"
+	pikecheck "$f" "$U" "$K" "$name"
+	qcheck "$f" "$UPW" "$name"
+done
+
 # ===========================================================================
 # 3. --cache and --offline
 # ===========================================================================
