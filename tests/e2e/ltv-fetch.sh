@@ -20,6 +20,11 @@
 #    intermediate and says good, and names the delegated responder), and a
 #    /VRI entry keyed by the SHA-1 of the /Contents; qpdf decrypts the new
 #    streams to the same bytes; the JSON line lists each request.
+#    qpdf's RC4-128 and AES-128 files, signed by pdfsig, in one batch with a
+#    cache: each reply fetched once for both files (the cache entry's lock).
+#    A document timestamp (PDFBox, fixtures/AuditSign.java, a TSA
+#    certificate of the intermediate): the TSA certificate and its OCSP
+#    response are added too, a /VRI key for each, and audit says ok.
 # 3. --cache: a first run fills the cache; with both servers stopped, a
 #    second run with --cache on a fresh copy succeeds with every reply
 #    "from_cache" and adds the same data; --offline without a cache fails.
@@ -119,6 +124,12 @@ subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
 authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
 crlDistributionPoints = URI:$B/int.crl
+[v3_tsa]
+basicConstraints = CA:false
+keyUsage = critical,digitalSignature
+extendedKeyUsage = critical,timeStamping
+authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
+crlDistributionPoints = URI:$B/int.crl
 [v3_ocsp]
 basicConstraints = CA:false
 keyUsage = critical,digitalSignature
@@ -142,6 +153,10 @@ if ! (
 	openssl req -newkey rsa:2048 -nodes -keyout leaf.key -out leaf.csr -subj "/CN=pdfstamp ltv signer"
 	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_leaf -in leaf.csr \
 		-out leaf.pem -notext
+	openssl req -newkey rsa:2048 -nodes -keyout tsa.key -out tsa.csr -subj "/CN=pdfstamp ltv TSA"
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_tsa -in tsa.csr \
+		-out tsa.pem -notext
+	openssl x509 -in tsa.pem -outform DER -out tsa.der
 	openssl req -newkey rsa:2048 -nodes -keyout ocsp.key -out ocsp.csr -subj "/CN=pdfstamp ltv OCSP"
 	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_ocsp -in ocsp.csr \
 		-out ocsp.pem -notext
@@ -352,6 +367,83 @@ for f in "${L[@]}"; do
 	pikecheck "$f" "$U" "$K" "$name"
 	qcheck "$f" "$UPW" "$name"
 done
+
+# A document timestamp (PDFBox, the token from `openssl ts -reply` with a
+# TSA certificate of the intermediate) over the signed file: --fetch covers
+# it too, adding the TSA certificate and an OCSP response for it, and a
+# /VRI entry of its own.
+JARS=
+for j in pdfbox2 fontbox2 commons-logging itext5 bcprov; do
+	JARS=$JARS${JARS:+:}/usr/share/java/$j.jar
+done
+if command -v javac >/dev/null 2>&1 && command -v java >/dev/null 2>&1 &&
+	ls /usr/share/java/{pdfbox2,fontbox2,commons-logging,itext5,bcprov}.jar >/dev/null 2>&1; then
+	echo 01 >"$K/tsaserial"
+	cat >"$K/tsa.cnf" <<EOF
+[ tsa ]
+default_tsa = tsa_config1
+[ tsa_config1 ]
+serial = $K/tsaserial
+digests = sha256
+default_policy = 1.2.3.4.1
+ess_cert_id_alg = sha256
+accuracy = secs:1
+crypto_device = builtin
+signer_digest = sha256
+signer_cert = $K/tsa.pem
+signer_key = $K/tsa.key
+certs = $K/tsa.pem
+EOF
+	if ! javac -nowarn -cp "$JARS" -d "$T/java" "$TOP_SRCDIR/tests/e2e/fixtures/AuditSign.java" \
+		>"$T/javac.log" 2>&1; then
+		fail "javac AuditSign.java" "$(head -c 600 "$T/javac.log")"
+	elif ! java -cp "$JARS:$T/java" AuditSign pdfbox-timestamp "$S" "$T/dts.pdf" "$(head -n 1 "$OPW")" \
+		"$K/tsa.pem" "$K/tsa.key" "$K/tsa.cnf" >"$T/java.log" 2>&1; then
+		fail "PDFBox adds a document timestamp" "$(head -c 600 "$T/java.log")"
+	else
+		: >"$T/http.log"
+		run "$PDFSTAMP" dss --fetch --vri --json --password-file "$UPW" -o "$T/dts-dss.pdf" "$T/dts.pdf"
+		check_status 0 "dss --fetch --vri on a signed file with a document timestamp"
+		check_eq "$(grep -c '^POST /ocsp' "$T/http.log")" 2 \
+			"two OCSP requests: the signer's and the TSA's"
+		"$PIKE" - "$T/dts-dss.pdf" "$U" "$K" >"$T/dts.chk" 2>&1 <<'PY'
+import hashlib, sys
+import pikepdf
+path, pw, pki = sys.argv[1:4]
+rd = lambda n: open(pki + "/" + n, "rb").read()
+pdf = pikepdf.open(path, password=pw)
+dss = pdf.Root.DSS
+certs = sorted(bytes(s.read_raw_bytes()) for s in dss.Certs)
+print("certs", certs == sorted(rd(n) for n in ("leaf.der", "int.der", "root.der", "tsa.der")))
+print("ocsps", len(dss.OCSPs))
+print("crls", [bytes(s.read_raw_bytes()) for s in dss.CRLs] == [rd("root.crl")])
+print("types", sorted(str(f.V.get("/Type")) for f in pdf.Root.AcroForm.Fields
+                      if f.get("/FT") == "/Sig" and "/V" in f))
+# the /VRI keys: SHA-1 of each /Contents string as stored, from the file's
+# bytes (qpdf "decrypts" the /Contents of a /DocTimeStamp, which ISO
+# 32000-2 7.6.2 leaves unencrypted, and PDFBox leaves its encrypted
+# placeholder's tail there: pikepdf's bytes are not the stored ones)
+raw = open(path, "rb").read()
+import re
+keys = {hashlib.sha1(bytes.fromhex(m.group(1).decode())).hexdigest().upper()
+        for m in re.finditer(rb"/Contents\s*<([0-9A-Fa-f\s]+)>", raw)}
+print("vri", sorted(k[1:] for k in dss.VRI.keys()) == sorted(keys) and len(keys) == 2)
+PY
+		check_eq "$(tr '\n' ' ' <"$T/dts.chk")" \
+			"certs True ocsps 2 crls True types ['/DocTimeStamp', '/Sig'] vri True " \
+			"/DSS: the chain and the TSA certificate, 2 OCSP responses, the root's CRL; a /VRI key each"
+		# poppler's pdfsig does not validate ETSI.RFC3161 timestamps:
+		# the signature only, and audit for the timestamp's digest
+		sigstate "$T/dts-dss.pdf" >"$T/sigd.txt"
+		check_eq "$(grep -c 'Signature is Valid' "$T/sigd.txt")" 1 \
+			"pdfsig still validates the signature under the timestamp and the DSS"
+		run "$PDFSTAMP" audit --json --password-file "$UPW" "$T/dts-dss.pdf"
+		check_eq "$(jget "$T/out" '[d["verdict"], [s["doc_timestamp"] for s in d["signatures"]]]')" \
+			'["ok", [false, true]]' "audit: the timestamp is one, and the DSS update after it is ok"
+	fi
+else
+	skip "a document timestamp: needs javac, java and the PDFBox jars"
+fi
 
 # ===========================================================================
 # 3. --cache and --offline
