@@ -64,7 +64,10 @@
  *     (or the cache alone): no socket, a miss is a failure of that source.
  *     Every reply goes through the same checks whether it came from the
  *     network or from the cache (netcache.c), and only accepted replies
- *     are put in the cache.
+ *     are put in the cache; a cached reply that fails them (out of date by
+ *     now, damaged) is asked for again (not with offline, where it is a
+ *     failure of its source).  OCSP responses whose nextUpdate has passed
+ *     and CRLs past their nextUpdate are refused.
  *  7. What was fetched is told to the caller's callback (URL, HTTP status,
  *     bytes, from the cache or not) as it happens, failures included.
  */
@@ -73,6 +76,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mbedtls/asn1.h>
 #include <mbedtls/base64.h>
@@ -118,6 +122,7 @@ struct ps_revoc {
 	struct cert **certs;          /* the session's pool (note 1) */
 	size_t ncerts;
 	int lock;                     /* the cache entry asked about (netcache.c note 4), or -1 */
+	int fresh;                    /* the next get asks the network even with a cache (note 6) */
 	struct ps_revoc_item *items;  /* this call's output */
 	size_t nitems;
 };
@@ -395,7 +400,7 @@ static int get(ps_revoc *r, const char *url, const char *what, const char *ctype
 	ps_netcache_unlock(&r->lock); /* the previous question's */
 	if (r->cache && (rc = ps_netcache_lock(r->ctx, r->cache, url, body, blen, &r->lock)) < 0)
 		return rc;
-	if (r->cache) {
+	if (r->cache && !r->fresh) {
 		if ((rc = ps_netcache_get(r->ctx, r->cache, url, body, blen, MAX_REPLY, out,
 		                          &hit)) < 0)
 			return rc;
@@ -501,23 +506,27 @@ static int complete_chain(ps_revoc *r, struct cert *c0)
 		n = NULL;
 		for (i = 0; i < nu && !n; i++) {
 			if ((rc = get(r, urls[i], "cert", NULL, NULL, 0, &b, &cached)) < 0) {
+				r->fresh = 0;
 				if (rc == PDFSTAMP_E_NOMEM)
 					goto out;
 				ps_warn(r->ctx, "%s", pdfstamp_ctx_errmsg(r->ctx));
 				rc = 0;
 				continue;
 			}
-			if (der_of(&b, "CERTIFICATE", &tmp) < 0) {
-				ps_warn(r->ctx, "%s: not a DER or PEM certificate", urls[i]);
-				continue;
-			}
 			{
 				mbedtls_x509_crt t;
 				int good;
 				mbedtls_x509_crt_init(&t);
-				good = mbedtls_x509_crt_parse_der(&t, b.data, b.len) == 0 &&
+				good = der_of(&b, "CERTIFICATE", &tmp) == 0 &&
+				       mbedtls_x509_crt_parse_der(&t, b.data, b.len) == 0 &&
 				       t.raw.len == b.len && signed_by(&c->c, &t);
 				mbedtls_x509_crt_free(&t);
+				if (!good && cached && !r->offline) {
+					r->fresh = 1; /* note 6 */
+					i--;
+					continue;
+				}
+				r->fresh = 0;
 				if (!good) {
 					ps_warn(r->ctx, "%s: not the certificate that issued %s",
 					        urls[i], name);
@@ -642,6 +651,20 @@ static int ocsp_request(const ps_buf *id, const uint8_t *nonce, ps_buf *req)
 	return req->oom ? -1 : 0;
 }
 
+/* Note 3: whether the GeneralizedTime T[0..N) ("YYYYMMDDHHMMSSZ", DER) is
+ * in the past; a time of another form counts as past. */
+static int gt_past(const uint8_t *t, size_t n)
+{
+	char now[16];
+	struct tm tm;
+	time_t s = time(NULL);
+
+	if (n != 15 || t[14] != 'Z' || !gmtime_r(&s, &tm) || strftime(now, sizeof now,
+	                                                              "%Y%m%d%H%M%S", &tm) != 14)
+		return 1;
+	return memcmp(t, now, 14) < 0;
+}
+
 /* Checks the OCSP reply B for C (issuer ISS, CertID ID, NONCE or NULL).
  * 0 good; 1 revoked (*WHEN set); -1 not acceptable (*WHY set). */
 static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
@@ -713,6 +736,22 @@ static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 			if (q >= send)
 				return -1;
 			found = *q == 0x80 ? 0 : *q == PS_DER_CTX_C(1) ? 1 : 2;
+			{
+				/* note 3: nextUpdate, if any, not past */
+				const uint8_t *t = q;
+				size_t tl;
+				if (ps_der_skip(&t, send, &tag) != 0 ||
+				    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) != 0)
+					return -1;
+				t += tl;
+				if (t < send && *t == PS_DER_CTX_C(0) &&
+				    ps_der_tag(&t, send, PS_DER_CTX_C(0), &tl) == 0 &&
+				    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) == 0 &&
+				    gt_past(t, tl)) {
+					*why = "it is out of date (its nextUpdate has passed)";
+					return -1;
+				}
+			}
 			if (found == 1) {
 				const uint8_t *t = q;
 				size_t tl;
@@ -845,6 +884,7 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 	for (i = 0; i < nu && !*got; i++) {
 		if ((rc = get(r, urls[i], "ocsp", "application/ocsp-request", req.data, req.len, &b,
 		              &cached)) < 0) {
+			r->fresh = 0;
 			if (rc == PDFSTAMP_E_NOMEM)
 				goto out;
 			rc = ps_err_wrap(r->ctx, rc, "OCSP for %s", name);
@@ -859,6 +899,12 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 			*got = -1;
 			goto out;
 		}
+		if (v < 0 && cached && !r->offline) {
+			r->fresh = 1; /* note 6: a cached reply no longer good, asked again */
+			i--;
+			continue;
+		}
+		r->fresh = 0;
 		if (v < 0) {
 			rc = ps_err(r->ctx, PDFSTAMP_E_FORMAT, "OCSP for %s: %s: %s", name, urls[i],
 			            why);
@@ -896,6 +942,7 @@ static int try_crl(ps_revoc *r, struct cert *c, struct cert *iss, const char *na
 		char when[48] = "";
 		int revoked = 0;
 		if ((rc = get(r, urls[i], "crl", NULL, NULL, 0, &b, &cached)) < 0) {
+			r->fresh = 0;
 			if (rc == PDFSTAMP_E_NOMEM)
 				goto out;
 			rc = ps_err_wrap(r->ctx, rc, "CRL for %s", name);
@@ -911,6 +958,8 @@ static int try_crl(ps_revoc *r, struct cert *c, struct cert *iss, const char *na
 		else if (!sig_ok(&iss->c.pk, crl.sig_md, crl.sig_pk, crl.sig_opts, crl.tbs.p,
 		                 crl.tbs.len, crl.sig.p, crl.sig.len))
 			why = "its signature does not verify with the issuer's key";
+		else if (crl.next_update.year && mbedtls_x509_time_is_past(&crl.next_update))
+			why = "it is out of date (its nextUpdate has passed)";
 		for (e = &crl.entry; !why && e && e->raw.p; e = e->next)
 			if (e->serial.len == c->c.serial.len &&
 			    memcmp(e->serial.p, c->c.serial.p, e->serial.len) == 0) {
@@ -928,6 +977,12 @@ static int try_crl(ps_revoc *r, struct cert *c, struct cert *iss, const char *na
 			*got = -1;
 			goto out;
 		}
+		if (why && cached && !r->offline) {
+			r->fresh = 1; /* note 6 */
+			i--;
+			continue;
+		}
+		r->fresh = 0;
 		if (why) {
 			rc = ps_err(r->ctx, PDFSTAMP_E_FORMAT, "CRL for %s: %s: %s", name, urls[i],
 			            why);

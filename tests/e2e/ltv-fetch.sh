@@ -480,6 +480,17 @@ if [ "$B2" != "$B" ]; then
 	finish
 fi
 start_ocsp || { fail "openssl ocsp listens again"; finish; }
+# a cache whose entries went bad (here: damaged) is asked again, and mended
+for f in "$C"/*.der; do printf 'not DER any more\n' >"$f"; done
+run "$PDFSTAMP" dss --fetch --json --cache "$C" --password-file "$UPW" -o "$T/c5.pdf" "$S"
+check_status 0 "dss --fetch --cache with damaged cache entries"
+check_eq "$(jget "$T/out" 'sorted((f["url"].rsplit("/", 1)[1], f["from_cache"]) for f in d["fetched"])')" \
+	'[["ocsp", false], ["ocsp", true], ["root.crl", false], ["root.crl", true], ["root.der", false], ["root.der", true]]' \
+	"each damaged entry was read, refused and fetched again"
+run "$PDFSTAMP" dss --fetch --json --cache "$C" --password-file "$UPW" -o "$T/c6.pdf" "$S"
+check_eq "$(jget "$T/out" '[f["from_cache"] for f in d["fetched"]]')" '[true, true, true]' \
+	"the cache was mended: a next run reads it only"
+
 failcase() { # MODE EXPECTED-STATUS ERE DESC [extra dss options]
 	local mode=$1 want=$2 ere=$3 desc=$4
 	shift 4
