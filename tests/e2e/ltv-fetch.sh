@@ -28,6 +28,8 @@
 # 3. --cache: a first run fills the cache; with both servers stopped, a
 #    second run with --cache on a fresh copy succeeds with every reply
 #    "from_cache" and adds the same data; --offline without a cache fails.
+#    With the servers back: http_proxy is used, HTTP_PROXY is not, NO_PROXY
+#    wins; damaged cache entries are fetched again and mended.
 # 4. Failure modes, each exiting non-zero with a clear message and leaving
 #    the file byte-identical (-i): connection refused, HTTP 500 and 404,
 #    garbage, an oversized reply, a response for another certificate,
@@ -480,6 +482,22 @@ if [ "$B2" != "$B" ]; then
 	finish
 fi
 start_ocsp || { fail "openssl ocsp listens again"; finish; }
+# the proxy variables, as libcurl reads them: http_proxy is used (the
+# fixture sees absolute URIs), HTTP_PROXY (uppercase) is not, NO_PROXY wins
+: >"$T/http.log"
+run env -u NO_PROXY -u no_proxy http_proxy="$B" "$PDFSTAMP" dss --fetch --password-file "$UPW" \
+	-o "$T/p1.pdf" "$S"
+check_status 0 "dss --fetch through http_proxy"
+check_eq "$(grep -c " $B/" "$T/http.log")" 3 "the three requests went through the proxy"
+: >"$T/http.log"
+run env -u NO_PROXY -u no_proxy HTTP_PROXY=http://127.0.0.1:9 "$PDFSTAMP" dss --fetch \
+	--password-file "$UPW" -o "$T/p2.pdf" "$S"
+check_status 0 "HTTP_PROXY (uppercase) is ignored, as libcurl does"
+check_eq "$(grep -c " /" "$T/http.log")" 3 "the three requests went straight to the server"
+run env NO_PROXY='*' http_proxy=http://127.0.0.1:9 "$PDFSTAMP" dss --fetch --password-file "$UPW" \
+	-o "$T/p3.pdf" "$S"
+check_status 0 "NO_PROXY=* bypasses http_proxy"
+
 # a cache whose entries went bad (here: damaged) is asked again, and mended
 for f in "$C"/*.der; do printf 'not DER any more\n' >"$f"; done
 run "$PDFSTAMP" dss --fetch --json --cache "$C" --password-file "$UPW" -o "$T/c5.pdf" "$S"
