@@ -328,6 +328,10 @@ for n in $(sed -n 's/^#//p' "$T/extra"); do
 	fi
 done
 qcheck "$O" "$UPW" "the fetched file"
+run "$PDFSTAMP" dss --fetch --verbose --password-file "$UPW" -o "$T/verbose.pdf" "$S"
+check_status 0 "dss --fetch --verbose"
+check_grep "^pdfstamp: .*signed.pdf: ocsp $B/ocsp: HTTP 200, [0-9]+ bytes$" "$T/err" \
+	"--verbose: a line on stderr for each reply"
 
 # The legacy handlers (qpdf's RC4-128 and AES-128 files, signed by pdfsig
 # with the user password), in one batch sharing a cache: the second file
