@@ -451,6 +451,26 @@ else
 	skip "a document timestamp: needs javac, java and the PDFBox jars"
 fi
 
+# libcurl is opened only when a request is made (extlib.c): not by a
+# stamp, nor by dss without --fetch; one that cannot be loaded fails the
+# command, the file unchanged
+run env LD_DEBUG=files "$PDFSTAMP" stamp --password-file "$UPW" -o "$T/lazy-stamp.pdf" "$S"
+check_status 0 "lazy libcurl: a stamp"
+check_grep 'file=libpdfstamp\.so\.0' "$T/err" "lazy libcurl: LD_DEBUG=files lists what is loaded"
+check_no_grep 'file=libcurl' "$T/err" "lazy libcurl: a stamp does not open it"
+run env LD_DEBUG=files "$PDFSTAMP" dss --fetch --password-file "$UPW" -o "$T/lazy-dss.pdf" "$S"
+check_grep 'file=libcurl\.so\.4 .*dynamically loaded by .*libpdfstamp' "$T/err" \
+	"lazy libcurl: dss --fetch opens it"
+mkdir -p "$T/badlib"
+printf 'not a shared object\n' >"$T/badlib/libcurl.so.4"
+cp "$S" "$T/keep.pdf"
+run env "LD_LIBRARY_PATH=$T/badlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+	"$PDFSTAMP" dss --fetch --password-file "$UPW" -i "$T/keep.pdf"
+check_status 1 "lazy libcurl: dss --fetch when it cannot be loaded"
+check_grep 'an HTTP request needs a library that is not available: libcurl\.so\.4 cannot be loaded' \
+	"$T/err" "lazy libcurl: the message names it"
+check_true cmp -s "$S" "$T/keep.pdf" "lazy libcurl: the file is unchanged"
+
 # ===========================================================================
 # 3. --cache and --offline
 # ===========================================================================
