@@ -924,6 +924,39 @@ out:
 	return rc;
 }
 
+int ps_revoc_ocsp_check(ps_ctx *ctx, const uint8_t *reply, size_t n, const uint8_t *cert,
+                        size_t certlen, const uint8_t *iss, size_t isslen,
+                        const uint8_t *nonce)
+{
+	mbedtls_x509_crt c, i;
+	ps_buf id = PS_BUF_INIT, b = PS_BUF_INIT;
+	char when[48] = "";
+	const char *why = "out of memory";
+	int rc;
+
+	mbedtls_x509_crt_init(&c);
+	mbedtls_x509_crt_init(&i);
+	if (mbedtls_x509_crt_parse_der(&c, cert, certlen) != 0 ||
+	    mbedtls_x509_crt_parse_der(&i, iss, isslen) != 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "a certificate does not parse");
+		goto out;
+	}
+	ps_buf_append(&b, reply, n);
+	if (b.oom || certid(&c, &i, &id) < 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "no CertID");
+		goto out;
+	}
+	rc = ocsp_check(&b, &id, nonce, &i, when, sizeof when, &why);
+	if (rc < 0)
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "OCSP: %s", why);
+out:
+	mbedtls_x509_crt_free(&c);
+	mbedtls_x509_crt_free(&i);
+	ps_buf_free(&id);
+	ps_buf_free(&b);
+	return rc;
+}
+
 /* ---- CRL (note 4) ------------------------------------------------------------------ */
 
 /* Note 4: *GOT as for try_ocsp. */

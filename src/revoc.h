@@ -34,4 +34,14 @@ void ps_revoc_free(ps_revoc *r);
 int ps_revoc_collect(ps_revoc *r, const uint8_t *contents, size_t n,
                      struct ps_revoc_item **items, size_t *nitems);
 
+/* ---- for the tests and the fuzz target ---- */
+
+/* Note 3's checks of the OCSP reply REPLY[0..N) for the DER certificate
+ * CERT issued by the DER certificate ISS, as if asked with NONCE (16
+ * bytes, or NULL: none sent): 0 good, 1 revoked, PDFSTAMP_E_FORMAT (with
+ * the reason) if refused or if CERT or ISS does not parse. */
+int ps_revoc_ocsp_check(ps_ctx *ctx, const uint8_t *reply, size_t n, const uint8_t *cert,
+                        size_t certlen, const uint8_t *iss, size_t isslen,
+                        const uint8_t *nonce);
+
 #endif

@@ -53,6 +53,9 @@
 #define LLVMFuzzerTestOneInput fuzz_audit_one
 #include "../fuzz/fuzz_audit.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_revoc_one
+#include "../fuzz/fuzz_revoc.c"
+#undef LLVMFuzzerTestOneInput
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "tests"
@@ -73,6 +76,7 @@ static const struct {
 	{"fuzz_image", fuzz_image_one},
 	{"fuzz_font", fuzz_font_one},
 	{"fuzz_dss", fuzz_dss_one},
+	{"fuzz_revoc", fuzz_revoc_one},
 	{"fuzz_audit", fuzz_audit_one},
 };
 
