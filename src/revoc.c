@@ -251,10 +251,13 @@ static struct cert *pool_issuer(ps_revoc *r, const mbedtls_x509_crt *c)
 static int ext_value(const mbedtls_x509_crt *c, const char *oid, size_t olen, const uint8_t **v,
                      size_t *vlen)
 {
-	const uint8_t *p = c->v3_ext.p, *end = p + c->v3_ext.len;
+	const uint8_t *p = c->v3_ext.p, *end;
 	size_t len;
 
-	if (!p || ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
+	if (!p) /* no extensions (a v1 certificate): no NULL + 0 */
+		return -1;
+	end = p + c->v3_ext.len;
+	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
 		return -1;
 	end = p + len;
 	while (p < end) {
@@ -429,6 +432,12 @@ static int get(ps_revoc *r, const char *url, const char *what, const char *ctype
 	if (resp.status != 200) {
 		rc = ps_err(r->ctx, PDFSTAMP_E_IO, "%s: HTTP status %ld", url, resp.status);
 		tell(r, url, what, resp.status, resp.body.len, 0, pdfstamp_ctx_errmsg(r->ctx));
+		ps_http_resp_free(&resp);
+		return rc;
+	}
+	if (resp.body.len == 0) {
+		rc = ps_err(r->ctx, PDFSTAMP_E_FORMAT, "%s: an empty reply", url);
+		tell(r, url, what, resp.status, 0, 0, pdfstamp_ctx_errmsg(r->ctx));
 		ps_http_resp_free(&resp);
 		return rc;
 	}
@@ -670,7 +679,7 @@ static int gt_past(const uint8_t *t, size_t n)
 static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
                       mbedtls_x509_crt *iss, char *when, size_t whenlen, const char **why)
 {
-	const uint8_t *p = b->data, *end = p + b->len, *tbs, *tend, *sigalg, *sig, *q;
+	const uint8_t *p = b->data, *end, *tbs, *tend, *sigalg, *sig, *q;
 	size_t len, tbslen, salen, siglen;
 	int st, tag, found = -1;
 	mbedtls_md_type_t md;
@@ -678,6 +687,9 @@ static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 	mbedtls_asn1_buf oid;
 
 	*why = "not an OCSPResponse";
+	if (!p || !b->len)
+		return -1; /* an empty reply (and no NULL + 0) */
+	end = p + b->len;
 	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0 || p + len != end)
 		return -1;
 	{
