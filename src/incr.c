@@ -941,6 +941,15 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w,
 	if ((rc = check_no_capture(up)) < 0 || (rc = last_byte_is_eol(doc, &eol)) < 0 ||
 	    (rc = build_section(up, !eol, &sec, &xref_off)) < 0)
 		goto out;
+	if (up->seal && !(w->flags & PDFSTAMP_WRITE_DRY_RUN)) {
+		size_t len = sec.len;
+		if ((rc = up->seal(up->seal_ud, up, &sec)) < 0)
+			goto out;
+		if (sec.len != len) {
+			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_INTERNAL, "a seal changed a length");
+			goto out;
+		}
+	}
 	if (res) { /* before the commit: its durable hook sees them */
 		res->base_length = up->base_len;
 		res->xref_offset = xref_off;

@@ -676,7 +676,7 @@ static int verify_with(mbedtls_x509_crt *x, const struct cms *c, const uint8_t *
 /* Note 4: sets out->signature_ok.  CONTENT_DIGEST is H(content), for a
  * SignerInfo without signedAttrs. */
 static int check_signature(ps_ctx *ctx, const struct cms *c, const uint8_t *content_digest,
-                           struct ps_sigcms *out)
+                           struct ps_sigcms *out, const uint8_t **signer, size_t *signer_len)
 {
 	uint8_t digest[MBEDTLS_MD_MAX_SIZE];
 	const uint8_t *p = c->certs;
@@ -713,6 +713,10 @@ static int check_signature(ps_ctx *ctx, const struct cms *c, const uint8_t *cont
 		}
 		if (rc == 0 && names_signer(&x, c)) {
 			out->signature_ok = verify_with(&x, c, digest, out);
+			if (signer) {
+				*signer = item;
+				*signer_len = (size_t)(p - item);
+			}
 			mbedtls_x509_crt_free(&x);
 			return 0;
 		}
@@ -808,7 +812,7 @@ static int check_digest(ps_doc *doc, const int64_t br[4], int subfilter, const s
 			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM,
 			              "out of memory hashing the encapsulated content");
 	}
-	if ((rc = check_signature(ps_doc_ctx(doc), c, hc, out)) < 0)
+	if ((rc = check_signature(ps_doc_ctx(doc), c, hc, out, NULL, NULL)) < 0)
 		return rc;
 	if (c->msgdig) {
 		if (c->msgdig_len != hlen || memcmp(c->msgdig, hc, hlen) != 0) {
@@ -883,5 +887,64 @@ int ps_sigcms_check(ps_doc *doc, const ps_obj *sig, struct ps_sigcms *out)
 		out->why[0] = 0;
 	else if (out->digest_ok && out->signature_ok == -1 && !out->why[0])
 		why(out, "the signature was not checked: no signer certificate in the CMS");
+	return 0;
+}
+
+int ps_sigcms_token(ps_ctx *ctx, const uint8_t *tok, size_t n, struct ps_sigcms *out,
+                    struct ps_sigcms_token *t)
+{
+	uint8_t hc[MBEDTLS_MD_MAX_SIZE];
+	struct cms c;
+	const char *w;
+	size_t hlen;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	memset(t, 0, sizeof *t);
+	out->signature_ok = -1;
+	if (parse_cms(tok, n, &c, &w) != 0) {
+		why(out, "%s", w);
+		return 0;
+	}
+	out->parsed = 1;
+	out->timestamp = oid_is(c.ectype, c.ectype_len, OID_TSTINFO, sizeof OID_TSTINFO);
+	if (!out->timestamp || !c.econtent) {
+		why(out, "the token's content is not a TSTInfo (id-ct-TSTInfo)");
+		return 0;
+	}
+	if (!c.msgdig) {
+		why(out, "the time-stamp token has no signed attributes");
+		return 0;
+	}
+	/* note 3c: the signer's messageDigest is over the TSTInfo's DER */
+	hlen = mbedtls_md_get_size(mbedtls_md_info_from_type(c.md));
+	if (mbedtls_md(mbedtls_md_info_from_type(c.md), c.econtent, c.econtent_len, hc) != 0)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory hashing a TSTInfo");
+	if ((rc = check_signature(ctx, &c, hc, out, &t->signer, &t->signer_len)) < 0)
+		return rc;
+	if (c.msgdig_len != hlen || memcmp(c.msgdig, hc, hlen) != 0) {
+		why(out, "messageDigest differs from the %s of the TSTInfo", md_name(c.md));
+		return 0;
+	}
+	out->digest_ok = 1;
+	t->tstinfo = c.econtent;
+	t->tstinfo_len = c.econtent_len;
+	t->certs = c.certs;
+	t->certs_end = c.certs_end;
+	return 0;
+}
+
+int ps_sigcms_next_cert(const uint8_t **p, const uint8_t *end, const uint8_t **cert, size_t *len)
+{
+	while (*p && *p < end) {
+		const uint8_t *item = *p;
+		if (ber_skip(p, end, 0) != 0)
+			return 0;
+		if (*item == PS_DER_SEQ) {
+			*cert = item;
+			*len = (size_t)(*p - item);
+			return 1;
+		}
+	}
 	return 0;
 }
