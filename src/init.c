@@ -112,7 +112,8 @@ int pdfstamp_timestamp_opts_init(struct pdfstamp_timestamp_opts *opts, unsigned 
 	static const struct pdfstamp_timestamp_opts tmpl = PDFSTAMP_TIMESTAMP_OPTS_INIT;
 	static const size_t lens[] = {sizeof tmpl};
 
-	_Static_assert(NVERSIONS(lens) == PDFSTAMP_TIMESTAMP_OPTS_VERSION, "one length per version");
+	_Static_assert(NVERSIONS(lens) == PDFSTAMP_TIMESTAMP_OPTS_VERSION,
+	               "one length per version");
 	return fill(opts, &tmpl, lens, NVERSIONS(lens), version);
 }
 
@@ -121,7 +122,8 @@ int pdfstamp_timestamp_info_init(struct pdfstamp_timestamp_info *info, unsigned 
 	static const struct pdfstamp_timestamp_info tmpl = PDFSTAMP_TIMESTAMP_INFO_INIT;
 	static const size_t lens[] = {sizeof tmpl};
 
-	_Static_assert(NVERSIONS(lens) == PDFSTAMP_TIMESTAMP_INFO_VERSION, "one length per version");
+	_Static_assert(NVERSIONS(lens) == PDFSTAMP_TIMESTAMP_INFO_VERSION,
+	               "one length per version");
 	return fill(info, &tmpl, lens, NVERSIONS(lens), version);
 }
 

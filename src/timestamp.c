@@ -288,7 +288,8 @@ static int hash_range(struct ts *t, const ps_buf *sec, size_t lt, size_t gt, uin
 		if ((rc = ps_doc_pread(t->doc, off, want, &b)) < 0)
 			break;
 		if (b.len != want) {
-			rc = ps_err(t->ctx, PDFSTAMP_E_IO, "the file shrank while being time-stamped");
+			rc = ps_err(t->ctx, PDFSTAMP_E_IO,
+			            "the file shrank while being time-stamped");
 			break;
 		}
 		(void)mbedtls_md_update(&mc, b.data, b.len);
@@ -519,7 +520,8 @@ int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *
 		struct ps_tsp_req req;
 		memset(&req, 0, sizeof req);
 		req.bits = o->hash_bits ? o->hash_bits : 256;
-		if ((rc = ps_random(ctx, req.hash, sizeof req.hash)) < 0 || (rc = ask(&t, &req)) < 0)
+		if ((rc = ps_random(ctx, req.hash, sizeof req.hash)) < 0 ||
+		    (rc = ask(&t, &req)) < 0)
 			goto out;
 		t.reserve = t.tok.len + t.tok.len / 4 + 1024;
 		if (t.reserve > MAX_RESERVE)

@@ -80,9 +80,9 @@ const struct cli_cmd cli_cmd_timestamp = {
 	.name = "timestamp",
 	.run = cmd_timestamp,
 	.summary = "append an RFC 3161 document timestamp (PAdES B-LTA)",
-	.synopsis = "--tsa URL [--hash ALG] [--reserve BYTES] [--tsa-ca FILE]\n"
-	            "[--tsa-user USER --tsa-password-file FILE] [options]\n"
-	            "(-o OUT FILE | --in-place FILE...)",
+	.synopsis = "--tsa URL [--hash ALG] [--reserve BYTES]\n"
+	            "[--tsa-ca FILE] [--tsa-user USER --tsa-password-file FILE]\n"
+	            "[options] (-o OUT FILE | --in-place FILE...)",
 	.about =
 	"Appends a document timestamp (ISO 32000-2 12.8.5) to each FILE as one\n"
 	"encrypted incremental update: an invisible signature field whose\n"
@@ -132,8 +132,9 @@ static int check_timestamp(void *arg)
 		return cli_usage_hint("timestamp");
 	}
 	if (!a->opts.tsa_user != (a->pw_src.kind == CLI_PW_NONE)) {
-		cli_error(NULL, a->opts.tsa_user ? "--tsa-user needs --tsa-password-file, -fd or -env"
-		                                 : "a TSA password needs --tsa-user");
+		cli_error(NULL, "%s", a->opts.tsa_user
+		          ? "--tsa-user needs --tsa-password-file, -fd or -env"
+		          : "a TSA password needs --tsa-user");
 		return cli_usage_hint("timestamp");
 	}
 	if (a->pw_src.kind != CLI_PW_NONE && a->run->src.kind != CLI_PW_NONE &&
@@ -256,7 +257,8 @@ static int timestamp_option(void *arg, int id, char *optarg)
 		return 0;
 	case OPT_RESERVE:
 		if (cli_parse_int64(optarg, &n) != 0 || n < 64 || n > 524288) {
-			cli_error(NULL, "--reserve: '%s' is not a number of bytes from 64 to 524288",
+			cli_error(NULL,
+			          "--reserve: '%s' is not a number of bytes from 64 to 524288",
 			          optarg);
 			return cli_usage_hint("timestamp");
 		}
@@ -307,7 +309,8 @@ static int cmd_timestamp(int argc, char **argv)
 	a.run = &w;
 	if (!cli_parse(&cli_cmd_timestamp, argc, argv, &w, timestamp_option, &a, &rc)) {
 		if (w.date) {
-			cli_error(NULL, "--date does not apply to timestamp (the time is the TSA's)");
+			cli_error(NULL,
+			          "--date does not apply to timestamp (the time is the TSA's)");
 			rc = cli_fail_early(&w, argc - optind, argv + optind,
 			                    cli_usage_hint("timestamp"));
 		} else {
