@@ -28,9 +28,10 @@
 #    a wrong one fails (HTTP 401).
 # 6. Failures, each in place, each leaving the file byte-identical and no
 #    journal: a wrong nonce, a wrong imprint, status rejection (its text
-#    shown), a placeholder too small, connection refused, a timeout, HTTP
+#    shown), a token whose signature does not verify, a truncated reply, a
+#    placeholder too small, connection refused, a timeout, HTTP
 #    404 and 500, a garbage reply, an oversized reply, --tsa-ca of another
-#    CA.  (A TSA certificate without the timeStamping usage is not tested
+#    CA.  A dry run sends nothing.  (A TSA certificate without the timeStamping usage is not tested
 #    here: `openssl ts -reply` refuses to sign with one.)
 #
 # Notes on the independent readers on Debian 12: pdfsig (poppler 22.12)
@@ -302,6 +303,9 @@ fails() {
 }
 fails 4 'nonce is not the one sent' "a wrong nonce" --tsa "$TSA/nonce" --reserve 6000
 fails 4 'messageImprint is not the hash' "a wrong imprint" --tsa "$TSA/imprint" --reserve 6000
+fails 4 'the signature does not verify with the signer' "a token whose signature is broken" \
+	--tsa "$TSA/badsig" --reserve 6000
+fails 4 'not a TimeStampResp' "a truncated reply" --tsa "$TSA/trunc" --reserve 6000
 fails 4 'status 2 \(rejection\): "test rejection"' "status rejection" --tsa "$TSA/reject"
 fails 4 'does not fit the /Contents placeholder' "a placeholder too small" --tsa "$TSA/ok" --reserve 64
 fails 4 'does not chain to' "--tsa-ca of another CA" --tsa "$TSA/ok" --tsa-ca "$K/other/ca.pem"
@@ -314,6 +318,15 @@ fails 1 '.' "a timeout" --tsa "$TSA/slow" --timeout 1 --reserve 6000
 FREE=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 fails 1 '.' "connection refused" --tsa "http://127.0.0.1:$FREE/ok"
 fails 2 'http:// or https://' "a TSA URL that is not http" --tsa "file:///etc/passwd"
+# a dry run sends nothing and writes nothing
+cp "$S" "$T/dry.pdf"
+n0=$(nreq)
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --dry-run --json --password-file "$UPW" -i "$T/dry.pdf"
+check_status 0 "--dry-run: exit 0"
+check_eq "$(($(nreq) - n0))" 0 "--dry-run: no request to the TSA"
+same "$S" "$T/dry.pdf" "--dry-run"
+check_eq "$(jget "$T/out" '[d["reserve"], d["bytes_appended"] > 16384]')" '[8192, true]' \
+	"--dry-run: the placeholder it assumes, and the bytes the update would append"
 # --tsa-ca of the right CA passes
 cp "$S" "$T/ca.pdf"
 run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --tsa-ca "$K/ca.pem" --password-file "$UPW" -i "$T/ca.pdf"
