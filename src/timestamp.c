@@ -188,33 +188,43 @@ static int first_page(struct ts *t, ps_obj **ref)
 }
 
 /* Note 1: the smallest N such that no field of FIELDS is named
- * DocTimeStampN (its fields read, before any number is handed out). */
+ * DocTimeStampN (its fields read, before any number is handed out): one
+ * pass marks the N in use up to the number of fields. */
 static int field_name(struct ts *t, ps_obj *fields, char name[32])
 {
-	unsigned n;
-	size_t i, len = ps_array_len(fields);
-	int rc, taken;
+	static const char stem[] = "DocTimeStamp";
+	size_t i, k, len = ps_array_len(fields), sl = sizeof stem - 1;
+	uint8_t *used;
+	int rc = 0;
 
 	if (len > MAX_FIELDS)
 		return ps_err(t->ctx, PDFSTAMP_E_UNSUPPORTED, "/AcroForm /Fields has more than "
 		              "%d entries", MAX_FIELDS);
-	for (n = 1; n <= len + 1; n++) {
-		snprintf(name, 32, "DocTimeStamp%u", n);
-		taken = 0;
-		for (i = 0; i < len && !taken; i++) {
-			ps_obj *f, *tt;
-			if ((rc = get(t, ps_array_get(fields, i), PS_DICT, &f)) < 0)
-				return rc;
-			tt = ps_dict_get(f, "T");
-			if (tt && tt->kind == PS_REF && (rc = get(t, tt, PS_STR, &tt)) < 0)
-				return rc;
-			taken = tt && tt->kind == PS_STR && tt->u.str.len == strlen(name) &&
-			        memcmp(tt->u.str.p, name, tt->u.str.len) == 0;
-		}
-		if (!taken)
-			return 0;
+	if (!(used = calloc(len + 2, 1)))
+		return ps_err(t->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; i < len; i++) {
+		ps_obj *f, *tt;
+		uint64_t n = 0;
+		if ((rc = get(t, ps_array_get(fields, i), PS_DICT, &f)) < 0)
+			goto out;
+		tt = ps_dict_get(f, "T");
+		if (tt && tt->kind == PS_REF && (rc = get(t, tt, PS_STR, &tt)) < 0)
+			goto out;
+		if (!tt || tt->kind != PS_STR || tt->u.str.len <= sl || tt->u.str.len > sl + 9 ||
+		    memcmp(tt->u.str.p, stem, sl) != 0 || tt->u.str.p[sl] == '0')
+			continue;
+		for (k = sl; k < tt->u.str.len && tt->u.str.p[k] >= '0' && tt->u.str.p[k] <= '9';
+		     k++)
+			n = n * 10 + (uint64_t)(tt->u.str.p[k] - '0');   /* at most 9 digits */
+		if (k == tt->u.str.len && n <= len + 1)
+			used[n] = 1;
 	}
-	return ps_err(t->ctx, PDFSTAMP_E_INTERNAL, "no free field name");
+	for (k = 1; k <= len + 1 && used[k]; k++)
+		;
+	snprintf(name, 32, "%s%zu", stem, k);
+out:
+	free(used);
+	return rc;
 }
 
 static int find(const ps_buf *b, size_t from, size_t to, const char *s, size_t *at)

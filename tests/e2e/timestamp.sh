@@ -50,7 +50,7 @@ need certutil
 need pk12util
 need openssl
 
-e2e_inputs qpdf-r6-table
+e2e_inputs qpdf-r6-table qpdf-r6-xrefstream
 U=$(head -n 1 "$UPW")
 O=$(head -n 1 "$OPW")
 
@@ -260,6 +260,20 @@ for f in aes128 rc4; do
 	tsverify "$T/$f-ts.pdf" 1 "$f (sha384)"
 	qcheck "$T/$f-ts.pdf" "$UPW" "$f"
 done
+
+# an xref-stream file (object streams), twice in place
+cp "$D/qpdf-r6-xrefstream.pdf" "$T/xs.pdf"
+for i in 1 2; do
+	run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --reserve 6000 --password-file "$UPW" -i "$T/xs.pdf"
+	check_status 0 "xref stream, timestamp $i: exit 0"
+	tsverify "$T/xs.pdf" 1 "xref stream, timestamp $i"
+done
+tsverify "$T/xs.pdf" 2 "xref stream, the first timestamp after the second"
+qcheck "$T/xs.pdf" "$UPW" "xref stream"
+pdfsig -upw "$U" "$T/xs.pdf" >"$T/sig4.txt" 2>/dev/null
+check_eq "$(grep -o 'Signature Field Name: .*' "$T/sig4.txt" | tr '\n' ' ')" \
+	"Signature Field Name: DocTimeStamp1 Signature Field Name: DocTimeStamp2 " \
+	"xref stream: pdfsig lists DocTimeStamp1 and DocTimeStamp2"
 
 # ---------------------------------------------------------------------------
 # 4. DocMDP P=1: a document timestamp is no change (ISO 32000-2 12.8.2.2).
