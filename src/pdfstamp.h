@@ -721,14 +721,35 @@ struct pdfstamp_dss_input {
 #define PDFSTAMP_DSS_MAX_INPUT (64u << 20)   /* bytes of one input */
 #define PDFSTAMP_DSS_MAX_INPUTS 10000        /* inputs, and DER items after PEM splitting */
 
+/* One reply that pdfstamp_dss with opts->fetch fetched, took from the
+ * cache, or failed to get, told as it happens (the strings are valid
+ * during the call only). */
+struct pdfstamp_fetch_event {
+	const char *url;
+	const char *what;        /* "ocsp", "crl" or "cert" (a caIssuers certificate) */
+	long status;             /* HTTP status of the reply, 0 if none (or from the cache) */
+	size_t bytes;            /* of the reply's body */
+	int from_cache;          /* 1 if read from opts->cache_dir, no request sent */
+	const char *error;       /* NULL, or why the reply could not be had */
+};
+typedef void (*pdfstamp_fetch_fn)(void *userdata, const struct pdfstamp_fetch_event *event);
+
 struct pdfstamp_dss_opts {
 	unsigned version;
 	const struct pdfstamp_dss_input *inputs;
-	size_t ninputs;          /* at least one */
+	size_t ninputs;          /* at least one, unless fetch */
 	int vri;                 /* also a /VRI entry per signature (pdfstamp(1), dss) */
+	/* version 2: fetching the validation data of the file's signatures */
+	int fetch;               /* fetch chain, OCSP and CRLs for every signature and document
+	                          * timestamp (pdfstamp(1), dss --fetch); network only then */
+	const char *cache_dir;   /* with fetch: keep and reuse replies there (NULL: none) */
+	int offline;             /* with fetch: never open a socket, the cache only */
+	long timeout_ms;         /* with fetch: per request, connecting included; 0: 10 s */
+	pdfstamp_fetch_fn on_fetch; /* with fetch: told of each reply (may be NULL) */
+	void *on_fetch_userdata;
 };
-#define PDFSTAMP_DSS_OPTS_VERSION 1
-#define PDFSTAMP_DSS_OPTS_INIT {PDFSTAMP_DSS_OPTS_VERSION, NULL, 0, 0}
+#define PDFSTAMP_DSS_OPTS_VERSION 2
+#define PDFSTAMP_DSS_OPTS_INIT {PDFSTAMP_DSS_OPTS_VERSION, NULL, 0, 0, 0, NULL, 0, 0, NULL, NULL}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_dss_opts_init(struct pdfstamp_dss_opts *opts, unsigned version);
 

@@ -451,6 +451,22 @@ static int parse_cms(const uint8_t *d, size_t n, struct cms *c, const char **w)
 	return parse_signer(p, vend, c, w);
 }
 
+int ps_sigcms_certs(const uint8_t *contents, size_t n, const uint8_t **certs,
+                    const uint8_t **certs_end)
+{
+	struct cms c;
+	const char *w;
+
+	*certs = *certs_end = NULL;
+	if (n > PS_SIGCMS_MAX_CONTENTS)
+		n = PS_SIGCMS_MAX_CONTENTS;
+	if (parse_cms(contents, n, &c, &w) != 0)
+		return -1;
+	*certs = c.certs;
+	*certs_end = c.certs_end;
+	return 0;
+}
+
 /* RFC 3161 2.4.2: the messageImprint of the TSTInfo in D[0..N). */
 static int parse_tstinfo(const uint8_t *d, size_t n, mbedtls_md_type_t *md, const uint8_t **h,
                          size_t *hlen, const char **w)

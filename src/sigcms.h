@@ -53,4 +53,12 @@ int ps_sigcms_token(ps_ctx *ctx, const uint8_t *tok, size_t n, struct ps_sigcms 
  * before END: 1 with *CERT and *LEN set and *P past it, 0 at the end. */
 int ps_sigcms_next_cert(const uint8_t **p, const uint8_t *end, const uint8_t **cert, size_t *len);
 
+/* The certificates of the CMS SignedData at the start of CONTENTS[0..N)
+ * (a signature's /Contents, BER as note 2 of sigcms.c accepts it, the
+ * padding after it ignored): *CERTS..*CERTS_END is the content of its
+ * [0] certificates (NULL, NULL if it has none).  0, or -1 if the CMS does
+ * not parse. */
+int ps_sigcms_certs(const uint8_t *contents, size_t n, const uint8_t **certs,
+                    const uint8_t **certs_end);
+
 #endif

@@ -164,6 +164,30 @@ START_TEST(stamps_list_basics)
 }
 END_TEST
 
+/* DSS options: version 1 (before fetch) is still taken; with fetch no
+ * input is needed, and the fetch settings without fetch are refused
+ * (issue 31). */
+START_TEST(dss_opts_versions)
+{
+	struct pdfstamp_dss_opts d;
+	pdfstamp_ctx *ctx = NULL;
+
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	memset(&d, 0xAA, sizeof d);
+	ck_assert_int_eq(pdfstamp_dss_opts_init(&d, 1), 0);
+	ck_assert_int_eq(pdfstamp_dss_check(ctx, &d), PDFSTAMP_E_USAGE);
+	ck_assert_ptr_null(strstr(pdfstamp_ctx_errmsg(ctx), "version"));
+	ck_assert_int_eq(pdfstamp_dss_opts_init(&d, PDFSTAMP_DSS_OPTS_VERSION), 0);
+	d.fetch = 1;
+	ck_assert_msg(pdfstamp_dss_check(ctx, &d) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	d.fetch = 0;
+	d.offline = 1;
+	ck_assert_int_eq(pdfstamp_dss_check(ctx, &d), PDFSTAMP_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "without fetch"));
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
 /* Structs the functions filled are ones the library takes: pdfstamp_info
  * at version 1 and at the current version, the verify options and report,
  * on a sample; the DSS options (refused for having no input, not for
@@ -506,6 +530,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, stamps_list_basics);
 	tcase_add_test(tc, init_audit_report);
 	tcase_add_test(tc, init_structs_are_accepted);
+	tcase_add_test(tc, dss_opts_versions);
 	tcase_add_test(tc, null_context);
 	tcase_add_test(tc, stamp_placement_options);
 	suite_add_tcase(s, tc);
