@@ -50,6 +50,10 @@ need certutil
 need pk12util
 need openssl
 
+# no proxy may stand between us and 127.0.0.1
+unset http_proxy https_proxy HTTPS_PROXY ALL_PROXY all_proxy
+export NO_PROXY='*' no_proxy='*'
+
 e2e_inputs qpdf-r6-table qpdf-r6-xrefstream
 U=$(head -n 1 "$UPW")
 O=$(head -n 1 "$OPW")
