@@ -488,6 +488,13 @@ out:
 	return rc;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static int check_opts(ps_ctx *ctx, const struct pdfstamp_timestamp_opts *o)
 {
 	if (!o || o->version < 1 || o->version > PDFSTAMP_TIMESTAMP_OPTS_VERSION)
@@ -563,6 +570,7 @@ int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *
 		for (i = 0; i < t.up.nobjs; i++)
 			if ((rc = ps_result_add_object(ctx, res, t.up.objs[i].num)) < 0)
 				goto out;
+		qsort(res->objects, (size_t)res->nobjects, sizeof *res->objects, cmp_u32);
 	}
 	if (info) {
 		/* before the commit: its durable hook may read them */

@@ -279,6 +279,14 @@ check_eq "$(grep -o 'Signature Field Name: .*' "$T/sig4.txt" | tr '\n' ' ')" \
 	"Signature Field Name: DocTimeStamp1 Signature Field Name: DocTimeStamp2 " \
 	"xref stream: pdfsig lists DocTimeStamp1 and DocTimeStamp2"
 
+# a batch in place, side by side
+for i in 1 2 3; do cp "$S" "$T/batch$i.pdf"; done
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --reserve 6000 --jobs 3 --json --password-file "$UPW" \
+	-i "$T/batch1.pdf" "$T/batch2.pdf" "$T/batch3.pdf"
+check_status 0 "--jobs 3 -i on three files: exit 0"
+check_eq "$(grep -c '"ok":true' "$T/out")" 3 "--jobs 3: three success lines"
+for i in 1 2 3; do tsverify "$T/batch$i.pdf" 1 "--jobs 3, file $i"; done
+
 # ---------------------------------------------------------------------------
 # 4. DocMDP P=1: a document timestamp is no change (ISO 32000-2 12.8.2.2).
 python3 "$E" docmdp 1 "$T/mdp1-plain.pdf"
