@@ -344,6 +344,10 @@ fails 1 '.' "a timeout" --tsa "$TSA/slow" --timeout 1 --reserve 6000
 FREE=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 fails 1 '.' "connection refused" --tsa "http://127.0.0.1:$FREE/ok"
 fails 2 'http:// or https://' "a TSA URL that is not http" --tsa "file:///etc/passwd"
+# with -o, a failure creates no output
+run "$PDFSTAMP" timestamp --tsa "$TSA/nonce" --reserve 6000 --password-file "$UPW" -o "$T/never.pdf" "$S"
+check_status 4 "-o with a wrong nonce: exit 4"
+[ -e "$T/never.pdf" ] && fail "-o with a wrong nonce: no output file" || ok "-o with a wrong nonce: no output file"
 # a dry run sends nothing and writes nothing
 cp "$S" "$T/dry.pdf"
 n0=$(nreq)
