@@ -823,8 +823,8 @@ int pdfstamp_timestamp_info_init(struct pdfstamp_timestamp_info *info, unsigned 
  * is encrypted under the file's handler.  The update is built, hashed and
  * time-stamped before anything is written (the token is checked: status,
  * nonce, messageImprint, its signature with the TSA certificate it
- * carries, that certificate's critical id-kp-timeStamping usage, its chain
- * with opts->tsa_ca), then written as every update (in place: journal,
+ * carries, that certificate's critical id-kp-timeStamping usage, the ESS
+ * signing-certificate attribute naming it, its chain with opts->tsa_ca), then written as every update (in place: journal,
  * durable before the call returns); any failure leaves the file as it
  * was.  PDFSTAMP_E_IO: the TSA could not be reached (refused, timeout) or
  * answered with an HTTP status other than 200; PDFSTAMP_E_FORMAT: its reply

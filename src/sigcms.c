@@ -971,6 +971,8 @@ int ps_sigcms_token(ps_ctx *ctx, const uint8_t *tok, size_t n, struct ps_sigcms 
 	t->tstinfo_len = c.econtent_len;
 	t->certs = c.certs;
 	t->certs_end = c.certs_end;
+	t->attrs = c.attrs;
+	t->attrs_len = c.attrs_len;
 	return 0;
 }
 

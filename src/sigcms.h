@@ -39,6 +39,8 @@ struct ps_sigcms_token {
 	const uint8_t *signer;      /* the certificate that verified the signature */
 	size_t signer_len;
 	const uint8_t *certs, *certs_end;   /* SignedData.certificates' content */
+	const uint8_t *attrs;       /* signerInfos[0].signedAttrs TLV ([0] IMPLICIT) */
+	size_t attrs_len;
 };
 
 /* An RFC 3161 TimeStampToken TOK[0..N) on its own (for tsp.c): the CMS as

@@ -30,10 +30,14 @@
  *     the hash of the TSTInfo and whose signature verifies with the
  *     certificate the CMS carries (sigcms.c notes 2-4).  That certificate
  *     must have the extended key usage id-kp-timeStamping, and it must be
- *     critical (2.3).  Whether it is trusted is the caller's business: with
- *     a CA file, mbedtls_x509_crt_verify over the signer and the token's
- *     other certificates against the file's certificates (validity times
- *     included, no CRL).
+ *     critical (2.3), and the token's ESS signing-certificate attribute
+ *     (2.4.1; RFC 2634 5.4, RFC 5816 2.2.1) must name it: the first
+ *     ESSCertID's certHash (SHA-1; ESSCertIDv2: its hashAlgorithm, SHA-256
+ *     by default) is the hash of its DER, so that no other certificate
+ *     with the same key can pass for the TSA's.  Whether it is trusted is
+ *     the caller's business: with a CA file, mbedtls_x509_crt_verify over
+ *     the signer and the token's other certificates against the file's
+ *     certificates (validity times included, no CRL).
  *  4. The TSTInfo (2.4.2): version 1, policy, messageImprint equal to the
  *     request's (algorithm and bytes), serialNumber, genTime, accuracy and
  *     ordering skipped, nonce present and equal to the request's: a reply
@@ -56,6 +60,12 @@
 #include "tsp.h"
 #include "sigcms.h"
 #include "der.h"
+
+/* RFC 2634 5.4 id-aa-signingCertificate, RFC 5035 id-aa-signingCertificateV2 */
+static const uint8_t OID_SIGNING_CERT[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09,
+                                           0x10, 0x02, 0x0C};
+static const uint8_t OID_SIGNING_CERT_V2[] = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09,
+                                              0x10, 0x02, 0x2F};
 
 static mbedtls_md_type_t md_of(int bits)
 {
@@ -233,6 +243,70 @@ bad:
 	return ps_err(ctx, PDFSTAMP_E_FORMAT, "the time stamp's TSTInfo does not parse");
 }
 
+/* Note 3: the ESS signing-certificate attribute names the certificate
+ * that verified the signature. */
+static int check_ess(ps_ctx *ctx, const struct ps_sigcms_token *t)
+{
+	const uint8_t *p = t->attrs, *end, *aend, *oid, *q;
+	uint8_t h[MBEDTLS_MD_MAX_SIZE];
+	size_t len, oid_len;
+
+	if (!p || ps_der_tag(&p, p + t->attrs_len, PS_DER_CTX_C(0), &len) != 0)
+		goto bad;
+	end = p + len;
+	while (p < end) {
+		mbedtls_md_type_t md = MBEDTLS_MD_SHA1;
+		int v2;
+		if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
+			goto bad;
+		aend = p + len;
+		if (ps_der_tag(&p, aend, MBEDTLS_ASN1_OID, &oid_len) != 0)
+			goto bad;
+		oid = p;
+		p += oid_len;
+		v2 = oid_len == sizeof OID_SIGNING_CERT_V2 &&
+		     memcmp(oid, OID_SIGNING_CERT_V2, oid_len) == 0;
+		if (!v2 && (oid_len != sizeof OID_SIGNING_CERT ||
+		            memcmp(oid, OID_SIGNING_CERT, oid_len) != 0)) {
+			p = aend;
+			continue;
+		}
+		/* SET { SigningCertificate{V2} { certs SEQUENCE OF ESSCertID{v2}, ... } } */
+		if (ps_der_tag(&p, aend, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SET, &len) != 0 ||
+		    ps_der_tag(&p, aend, PS_DER_SEQ, &len) != 0 ||
+		    ps_der_tag(&p, aend, PS_DER_SEQ, &len) != 0 ||
+		    ps_der_tag(&p, aend, PS_DER_SEQ, &len) != 0)
+			goto bad;
+		q = p + len;
+		if (v2) {
+			md = MBEDTLS_MD_SHA256;
+			if (p < q && *p == PS_DER_SEQ) {
+				mbedtls_asn1_buf alg, params;
+				unsigned char *u = (unsigned char *)p;
+				if (mbedtls_asn1_get_alg(&u, q, &alg, &params) != 0 ||
+				    mbedtls_oid_get_md_alg(&alg, &md) != 0)
+					goto bad;
+				p = u;
+			}
+		}
+		if (ps_der_tag(&p, q, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 ||
+		    len != mbedtls_md_get_size(mbedtls_md_info_from_type(md)))
+			goto bad;
+		if (mbedtls_md(mbedtls_md_info_from_type(md), t->signer, t->signer_len, h) != 0)
+			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
+		if (memcmp(h, p, len) != 0)
+			return ps_err(ctx, PDFSTAMP_E_FORMAT,
+			              "the time-stamp token's ESS signing-certificate attribute "
+			              "names another certificate than the one that signed it");
+		return 0;
+	}
+	return ps_err(ctx, PDFSTAMP_E_FORMAT, "the time-stamp token has no ESS signing-certificate "
+	              "attribute (RFC 3161 2.4.1)");
+bad:
+	return ps_err(ctx, PDFSTAMP_E_FORMAT, "the time-stamp token's ESS signing-certificate "
+	              "attribute does not parse");
+}
+
 /* Note 3: the TSA certificate's usage, and its chain with a CA file. */
 static int check_cert(ps_ctx *ctx, const struct ps_sigcms_token *t, const char *ca_file,
                       struct ps_tsp_token *tok)
@@ -325,7 +399,7 @@ int ps_tsp_check(ps_ctx *ctx, const struct ps_tsp_req *req, const uint8_t *reply
 		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the time-stamp token is not valid: %s",
 		              cms.why[0] ? cms.why : "no TSA certificate in the token");
 	if ((rc = check_tstinfo(ctx, req, t.tstinfo, t.tstinfo_len, tok)) < 0 ||
-	    (rc = check_cert(ctx, &t, ca_file, tok)) < 0)
+	    (rc = check_ess(ctx, &t)) < 0 || (rc = check_cert(ctx, &t, ca_file, tok)) < 0)
 		return rc;
 	if (!(tok->der = malloc((size_t)(tend - tstart))))
 		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");

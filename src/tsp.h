@@ -33,7 +33,8 @@ struct ps_tsp_token {
 /* Checks the TimeStampResp REPLY[0..N) for REQ (tsp.c notes 2-4): status
  * granted or grantedWithMods, a token whose CMS parses and whose signature
  * verifies with the TSA certificate it carries, that certificate's
- * critical extended key usage id-kp-timeStamping, TSTInfo messageImprint
+ * critical extended key usage id-kp-timeStamping, the ESS
+ * signing-certificate attribute naming it, TSTInfo messageImprint
  * and nonce equal to REQ's; with CA_FILE (PEM or DER, or NULL) the
  * certificate's chain (through the token's certificates) to one of its
  * certificates.  0 with TOK filled; PDFSTAMP_E_FORMAT for anything else,

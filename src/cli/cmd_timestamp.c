@@ -89,7 +89,7 @@ const struct cli_cmd cli_cmd_timestamp = {
 	"/DocTimeStamp dictionary (/SubFilter /ETSI.RFC3161) holds, in its\n"
 	"/Contents, the RFC 3161 token of the TSA over the hash of the rest of the\n"
 	"file.  The update is built and hashed, the token asked for and checked\n"
-	"(status, nonce, hash, its signature and the TSA certificate it carries)\n"
+	"(status, nonce, hash, its signature, the TSA certificate it carries)\n"
 	"before anything is written; any failure leaves the file as it was.\n"
 	"Needs the modify permission (or the owner password); allowed on\n"
 	"certified files at every level.\n",

@@ -28,7 +28,9 @@
 #    a wrong one fails (HTTP 401).
 # 6. Failures, each in place, each leaving the file byte-identical and no
 #    journal: a wrong nonce, a wrong imprint, status rejection (its text
-#    shown), a token whose signature does not verify, a truncated reply, a
+#    shown), a token whose signature does not verify, a token carrying
+#    another certificate of the TSA's key (same issuer and serial: only the
+#    ESS signing-certificate attribute tells), a truncated reply, a
 #    placeholder too small, connection refused, a timeout, HTTP
 #    404 and 500, a garbage reply, an oversized reply, --tsa-ca of another
 #    CA.  A dry run sends nothing.  (A TSA certificate without the timeStamping usage is not tested
@@ -124,6 +126,13 @@ if ! (
 	openssl req -newkey rsa:2048 -nodes -keyout tsa.key -out tsa.csr -subj "/CN=pdfstamp test TSA"
 	openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -extensions v3_tsa -in tsa.csr \
 		-out tsa.pem -notext
+	# the same key, issuer and serial number in another certificate (dates)
+	openssl x509 -req -in tsa.csr -CA ca.pem -CAkey ca.key \
+		-set_serial "0x$(openssl x509 -in tsa.pem -noout -serial | cut -d= -f2)" -days 29 \
+		-extfile ca.cnf -extensions v3_tsa -out tsa2.pem
+	openssl x509 -in tsa.pem -outform DER -out tsa.der
+	openssl x509 -in tsa2.pem -outform DER -out tsa2.der
+	[ "$(wc -c <tsa.der)" = "$(wc -c <tsa2.der)" ]
 	openssl req -newkey rsa:2048 -nodes -keyout leaf.key -out leaf.csr -subj "/CN=pdfstamp ts test signer"
 	openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -extensions v3_leaf -in leaf.csr \
 		-out leaf.pem -notext
@@ -331,6 +340,8 @@ fails 4 'nonce is not the one sent' "a wrong nonce" --tsa "$TSA/nonce" --reserve
 fails 4 'messageImprint is not the hash' "a wrong imprint" --tsa "$TSA/imprint" --reserve 6000
 fails 4 'the signature does not verify with the signer' "a token whose signature is broken" \
 	--tsa "$TSA/badsig" --reserve 6000
+fails 4 'ESS signing-certificate attribute names another certificate' \
+	"a token carrying another certificate of the TSA's key" --tsa "$TSA/esscert" --reserve 6000
 fails 4 'not a TimeStampResp' "a truncated reply" --tsa "$TSA/trunc" --reserve 6000
 fails 4 'status 2 \(rejection\): "test rejection"' "status rejection" --tsa "$TSA/reject"
 fails 4 'does not fit the /Contents placeholder' "a placeholder too small" --tsa "$TSA/ok" --reserve 64
