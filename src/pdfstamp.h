@@ -824,9 +824,10 @@ int pdfstamp_timestamp_info_init(struct pdfstamp_timestamp_info *info, unsigned 
  * time-stamped before anything is written (the token is checked: status,
  * nonce, messageImprint, its signature with the TSA certificate it
  * carries, that certificate's critical id-kp-timeStamping usage, the ESS
- * signing-certificate attribute naming it, its chain with opts->tsa_ca), then written as every update (in place: journal,
- * durable before the call returns); any failure leaves the file as it
- * was.  PDFSTAMP_E_IO: the TSA could not be reached (refused, timeout) or
+ * signing-certificate attribute naming it, its chain with
+ * opts->tsa_ca), then written as every update (in place: journal, durable
+ * before the call returns); any failure leaves the file as it was.
+ * PDFSTAMP_E_IO: the TSA could not be reached (refused, timeout) or
  * answered with an HTTP status other than 200; PDFSTAMP_E_FORMAT: its reply
  * is not a valid token for this request, or the token does not fit
  * opts->reserve; the same pre-flight as pdfstamp_dss (permission bit 4
