@@ -107,6 +107,26 @@ int pdfstamp_dss_opts_init(struct pdfstamp_dss_opts *opts, unsigned version)
 	return fill(opts, &tmpl, lens, NVERSIONS(lens), version);
 }
 
+int pdfstamp_timestamp_opts_init(struct pdfstamp_timestamp_opts *opts, unsigned version)
+{
+	static const struct pdfstamp_timestamp_opts tmpl = PDFSTAMP_TIMESTAMP_OPTS_INIT;
+	static const size_t lens[] = {sizeof tmpl};
+
+	_Static_assert(NVERSIONS(lens) == PDFSTAMP_TIMESTAMP_OPTS_VERSION,
+	               "one length per version");
+	return fill(opts, &tmpl, lens, NVERSIONS(lens), version);
+}
+
+int pdfstamp_timestamp_info_init(struct pdfstamp_timestamp_info *info, unsigned version)
+{
+	static const struct pdfstamp_timestamp_info tmpl = PDFSTAMP_TIMESTAMP_INFO_INIT;
+	static const size_t lens[] = {sizeof tmpl};
+
+	_Static_assert(NVERSIONS(lens) == PDFSTAMP_TIMESTAMP_INFO_VERSION,
+	               "one length per version");
+	return fill(info, &tmpl, lens, NVERSIONS(lens), version);
+}
+
 int pdfstamp_rewrite_opts_init(struct pdfstamp_rewrite_opts *opts, unsigned version)
 {
 	static const struct pdfstamp_rewrite_opts tmpl = PDFSTAMP_REWRITE_OPTS_INIT;

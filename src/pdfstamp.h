@@ -772,6 +772,72 @@ int pdfstamp_dss_check(pdfstamp_ctx *ctx, const struct pdfstamp_dss_opts *opts);
 int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *opts,
                  const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result);
 
+/* ---- Document timestamps (RFC 3161) ----------------------------------------- */
+
+struct pdfstamp_timestamp_opts {
+	unsigned version;
+	const char *tsa_url;     /* the time-stamping authority: http:// or https:// */
+	int hash_bits;           /* the messageImprint's SHA-2: 256 (also 0), 384 or 512 */
+	size_t reserve;          /* bytes kept for the token in /Contents; 0: sized from a
+	                          * first request's token (one more round trip) */
+	const char *tsa_ca;      /* PEM or DER file of CA certificates the TSA certificate must
+	                          * chain to, or NULL: not checked (the caller's business) */
+	const char *tsa_user;    /* HTTP basic authentication, or NULL */
+	const char *tsa_password;    /* its password (tsa_password_len bytes; the library
+	                              * copies nothing and logs nothing of it) */
+	size_t tsa_password_len;
+	long timeout_ms;         /* each request's total time; 0: 10000 */
+};
+#define PDFSTAMP_TIMESTAMP_OPTS_VERSION 1
+#define PDFSTAMP_TIMESTAMP_OPTS_INIT {PDFSTAMP_TIMESTAMP_OPTS_VERSION, NULL, 256, 0, NULL, NULL, \
+	NULL, 0, 0}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_timestamp_opts_init(struct pdfstamp_timestamp_opts *opts, unsigned version);
+
+/* What pdfstamp_timestamp got (filled on success). */
+struct pdfstamp_timestamp_info {
+	unsigned version;
+	char gen_time[32];       /* the token's genTime (GeneralizedTime, e.g. 20261205140000Z) */
+	char tsa[256];           /* the TSA certificate's subject */
+	char serial[96];         /* the token's serialNumber, hexadecimal */
+	uint32_t sig_obj;        /* object number of the /DocTimeStamp dictionary */
+	size_t token_len;        /* bytes of the token */
+	size_t reserve;          /* bytes the /Contents placeholder held */
+	int requests;            /* requests sent to the TSA (2 when the size was probed) */
+	long http_status;        /* of the last reply */
+	int64_t bytes_hashed;    /* bytes the /ByteRange covers */
+};
+#define PDFSTAMP_TIMESTAMP_INFO_VERSION 1
+#define PDFSTAMP_TIMESTAMP_INFO_INIT {PDFSTAMP_TIMESTAMP_INFO_VERSION, "", "", "", 0, 0, 0, 0, \
+	0, 0}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_timestamp_info_init(struct pdfstamp_timestamp_info *info, unsigned version);
+
+/* Appends a document timestamp (ISO 32000-2 12.8.5; PAdES B-LTA) as one
+ * incremental update: an invisible signature field (widget on the first
+ * page, in /AcroForm /Fields, /SigFlags 3) whose value is a /Type
+ * /DocTimeStamp /Filter /Adobe.PPKLite /SubFilter /ETSI.RFC3161 dictionary;
+ * its /Contents (a placeholder of opts->reserve bytes, never encrypted)
+ * holds the RFC 3161 token over the hash of the /ByteRange bytes, all
+ * of the file but /Contents, read once.  Everything else the update adds
+ * is encrypted under the file's handler.  The update is built, hashed and
+ * time-stamped before anything is written (the token is checked: status,
+ * nonce, messageImprint, its signature with the TSA certificate it
+ * carries, that certificate's critical id-kp-timeStamping usage, the ESS
+ * signing-certificate attribute naming it, its chain with
+ * opts->tsa_ca), then written as every update (in place: journal, durable
+ * before the call returns); any failure leaves the file as it was.
+ * PDFSTAMP_E_IO: the TSA could not be reached (refused, timeout) or
+ * answered with an HTTP status other than 200; PDFSTAMP_E_FORMAT: its reply
+ * is not a valid token for this request, or the token does not fit
+ * opts->reserve; the same pre-flight as pdfstamp_dss (permission bit 4
+ * or the owner password; allowed under every DocMDP level).  A dry run
+ * sends nothing (with reserve 0 it assumes 8192 bytes).  INFO (may be NULL)
+ * must be initialised with PDFSTAMP_TIMESTAMP_INFO_INIT. */
+int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *opts,
+                       const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result,
+                       struct pdfstamp_timestamp_info *info);
+
 /* ---- Full rewrite: key rotation and encryption ------------------------------ */
 
 /* Called now and then during long work with bytes done and the total. */
