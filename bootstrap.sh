@@ -21,7 +21,7 @@ DEPS=(
 	git debhelper lintian
 	python3-pikepdf default-jdk-headless libpdfbox2-java libitext5-java libbcprov-java
 	libbcpkix-java libbcutil-java
-	libharfbuzz-dev libfribidi-dev libfontconfig-dev libspng-dev libqrencode-dev zbar-tools
+	libharfbuzz-dev libfribidi-dev libfontconfig-dev libspng-dev libqrencode-dev libcurl4-openssl-dev zbar-tools
 	fonts-noto-core fonts-noto-cjk fonts-dejavu-core openssl libjpeg-turbo-progs
 	parallel jq
 )

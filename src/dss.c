@@ -106,6 +106,16 @@
  *     arrays (match_existing), the signatures and their /VRI entries with
  *     the entries' arrays (vri_read), so that a /VRI entry naming /Size
  *     does not come to name the new certificate stream.
+ *  8. --fetch (opts version 2, fetch): after the pre-flight and before
+ *     anything else is read, the /Contents of every signature of note 5's
+ *     list (document timestamps included) is handed to revoc.c, which
+ *     returns its certificates, the issuers it fetched, and an OCSP
+ *     response or a CRL per certificate, each checked against its issuer
+ *     (revoc.c notes); they become items exactly like inputs (note 2's
+ *     checks run on them again), after the caller's own inputs, and the
+ *     rest (notes 3-7) is the same.  Any failure there (network, a reply
+ *     that is not what was asked, a revoked certificate) fails the call
+ *     before the first number is handed out: nothing is written.
  */
 #include "config.h"
 
@@ -125,6 +135,7 @@
 #include "policy.h"
 #include "dss.h"
 #include "der.h"
+#include "revoc.h"
 
 /* ---- items (notes 1 and 2) --------------------------------------------------- */
 
@@ -526,15 +537,21 @@ static int add_pem(ps_ctx *ctx, ps_dss_items *s, int kind, const char *name, con
 	return 0;
 }
 
+static void dedup(ps_dss_items *s);
+
 int ps_dss_load(ps_ctx *ctx, const struct pdfstamp_dss_opts *o, ps_dss_items *s)
 {
-	size_t i, j;
+	size_t i;
 	int rc;
 
 	memset(s, 0, sizeof *s);
-	if (!o || o->version != PDFSTAMP_DSS_OPTS_VERSION)
+	if (!o || o->version < 1 || o->version > PDFSTAMP_DSS_OPTS_VERSION)
 		return ps_err(ctx, PDFSTAMP_E_USAGE,
 		              "DSS options of an unknown version (use PDFSTAMP_DSS_OPTS_INIT)");
+	if (o->version >= 2 && o->fetch && o->ninputs == 0)
+		return 0; /* note 8: all of it fetched */
+	if (o->version >= 2 && !o->fetch && (o->offline || o->cache_dir || o->timeout_ms))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "a cache, offline or a timeout without fetch");
 	if (o->ninputs == 0 || !o->inputs)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "no certificate, OCSP response or CRL to add");
 	if (o->ninputs > PDFSTAMP_DSS_MAX_INPUTS)
@@ -568,7 +585,15 @@ int ps_dss_load(ps_ctx *ctx, const struct pdfstamp_dss_opts *o, ps_dss_items *s)
 			return rc;
 		}
 	}
-	/* note 3: the same bytes twice are one item */
+	dedup(s);
+	return 0;
+}
+
+/* Note 3: the same bytes twice are one item. */
+static void dedup(ps_dss_items *s)
+{
+	size_t i, j;
+
 	for (i = 0; i < s->n; i++) {
 		s->v[i].dup_of = -1;
 		for (j = 0; j < i; j++) {
@@ -580,7 +605,6 @@ int ps_dss_load(ps_ctx *ctx, const struct pdfstamp_dss_opts *o, ps_dss_items *s)
 			}
 		}
 	}
-	return 0;
 }
 
 int pdfstamp_dss_check(pdfstamp_ctx *ctx, const struct pdfstamp_dss_opts *o)
@@ -1112,6 +1136,61 @@ static int add_vri(struct dss *d, ps_dss_items *s, const struct pdfstamp_info *i
 	return 0;
 }
 
+/* Note 8: the validation data of every signature of the file, fetched,
+ * checked as inputs are (note 2) and added to S. */
+static int fetch_all(struct dss *d, const struct pdfstamp_dss_opts *o, ps_dss_items *s)
+{
+	struct pdfstamp_info info;
+	ps_revoc *r = NULL;
+	int k, rc;
+
+	memset(&info, 0, sizeof info);
+	if ((rc = ps_policy_signatures(d->doc, &info)) < 0)
+		return rc;
+	if (info.nsigs == 0)
+		ps_warn(d->ctx, "the document has no signature: nothing to fetch");
+	if ((rc = ps_revoc_new(d->ctx, o, &r)) < 0)
+		goto out;
+	for (k = 0; k < info.nsigs; k++) {
+		struct ps_revoc_item *items = NULL;
+		size_t n = 0, i;
+		ps_obj *sig = NULL, *c;
+		if (info.sigs[k].objnum <= 0) {
+			ps_warn(d->ctx, "a signature dictionary is direct in its field; "
+			        "nothing is fetched for it");
+			continue;
+		}
+		if ((rc = ps_doc_lookup(d->doc, (uint32_t)info.sigs[k].objnum, &sig)) < 0)
+			goto out;
+		if (!sig || sig->kind != PS_DICT || !ps_sec_is_signature_dict(sig)) {
+			ps_warn(d->ctx, "signature object %lld has no /Contents string and "
+			        "/ByteRange; nothing is fetched for it",
+			        (long long)info.sigs[k].objnum);
+			continue;
+		}
+		c = ps_dict_get(sig, "Contents");
+		if ((rc = ps_revoc_collect(r, c->u.str.p, c->u.str.len, &items, &n)) < 0) {
+			rc = ps_err_wrap(d->ctx, rc, "signature object %lld",
+			                 (long long)info.sigs[k].objnum);
+			goto out;
+		}
+		for (i = 0; i < n; i++) {
+			if (rc == 0)
+				rc = add_der(d->ctx, s, items[i].kind, "fetched data", 0,
+				             items[i].der, items[i].len);
+			free(items[i].der);
+		}
+		free(items);
+		if (rc < 0)
+			goto out;
+	}
+	dedup(s);
+out:
+	ps_revoc_free(r);
+	free(info.sigs);
+	return rc;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -1143,6 +1222,8 @@ int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *o,
 	if ((rc = ps_preflight_update(doc, PS_UPDATE_DSS)) < 0)
 		goto out;
 	if ((rc = ps_doc_catalog(doc, PS_CATALOG_INDIRECT, &root, &d.root_ref)) < 0)
+		goto out;
+	if (o->version >= 2 && o->fetch && (rc = fetch_all(&d, o, &s)) < 0)
 		goto out;
 	if ((rc = match_existing(&d, &s)) < 0)
 		goto out;

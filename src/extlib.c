@@ -3,7 +3,8 @@
  * extlib.c - the libraries only some calls need, opened when the first
  * such call is made: HarfBuzz, hb-subset, fontconfig and FriBidi for
  * text that needs an embedded font, libspng for a PNG image, libqrencode
- * for a QR code, GnuTLS for a PKCS#12 file (p12.c note 1).
+ * for a QR code, GnuTLS for a PKCS#12 file (p12.c note 1), libcurl for
+ * the commands that fetch (`dss --fetch`, `timestamp`; http.c).
  *
  * DESIGN NOTES
  *
@@ -14,6 +15,8 @@
  *     linked without, 60 runs each, 2026-12-02), a sixth of a stamp's 15
  *     ms, whatever it draws.  The default stamp (Helvetica-Bold, text in
  *     WinAnsiEncoding), JPEG images, and every other command need none.
+ *     libcurl brings the most of all (OpenSSL, nghttp2, libssh2, LDAP,
+ *     Kerberos, ...), and only a command asked to fetch needs it.
  *  2. The table.  One per process: like the dynamic linker's own tables,
  *     it is filled once per group and only read after, so it is not state
  *     of a context.  A group's flag, set (atomically) once the whole group
@@ -21,20 +24,21 @@
  *     callers load under one mutex.  A group is loaded whole or not at
  *     all: each library by its soname (the runtime packages, Debian's
  *     libharfbuzz0b, libharfbuzz-subset0, libfontconfig1, libfribidi0,
- *     libspng0, libqrencode4 and libgnutls30, are named in debian/control, since
+ *     libspng0, libqrencode4 libgnutls30 and libcurl4, are named in debian/control, since
  *     dpkg-shlibdeps cannot see them), each function of extlib.h's lists
  *     by name, with the type of the header the library was built with
  *     (__typeof__).  The handles stay open for the life of the process.
  *  3. Callers.  ps_font_open (only for text the standard-14 font cannot
  *     draw, or a font asked for), ps_font_open_mem, the PNG loader and
- *     ps_qr_encode (qr.c) call ps_ext_need first; everything after works
+ *     ps_qr_encode (qr.c) and ps_http_fetch (http.c) call ps_ext_need first; everything after works
  *     on objects those made, so their group is loaded.  A library that is
  *     missing or lacks a function fails that call with PDFSTAMP_E_IO (the
  *     installation's fault, not the input's: exit 1), naming it and
  *     dlerror's reason, before anything is written; the next call tries
  *     again (a failure may pass: too many open files), so a long-lived
  *     program does not keep it.
- *  4. Threads.  HarfBuzz, FriBidi, libspng and libqrencode work on objects
+ *  4. Threads.  HarfBuzz, FriBidi, libspng, libqrencode and libcurl (one easy
+ *     handle per request, CURLOPT_NOSIGNAL) work on objects
  *     the caller owns, one context's at a time (libqrencode is built
  *     thread-safe, with pthreads, as Debian's is).  fontconfig also keeps
  *     process-wide caches behind the configs it makes (its object and
@@ -63,7 +67,7 @@ static struct ps_ext table;   /* note 2: a group's entries written under
                                * the lock, before its flag */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t fc_lock = PTHREAD_MUTEX_INITIALIZER; /* note 4 */
-static struct group text_group, png_group, qr_group, p12_group;
+static struct group text_group, png_group, qr_group, p12_group, http_group;
 
 /* Opens SONAME into *H; 0, or -1 with G->why set. */
 static int open_lib(struct group *g, const char *soname, void **h)
@@ -140,6 +144,20 @@ static int load_p12(struct group *g)
 	return rc;
 }
 
+/* libcurl 7.88 (Debian 12, the OpenSSL flavour): curl_global_init once,
+ * here, under the lock (it is not thread-safe in every build). */
+static int load_http(struct group *g)
+{
+	int rc = 0;
+
+	LOAD("libcurl.so.4", PS_EXT_CURL);
+	if (rc == 0 && table.curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(g->why, sizeof g->why, "libcurl.so.4: curl_global_init failed");
+		rc = -1;
+	}
+	return rc;
+}
+
 /* The group of GROUP, its loader and what needs it (for the message). */
 static struct group *group_of(int group, int (**load)(struct group *), const char **what)
 {
@@ -156,6 +174,10 @@ static struct group *group_of(int group, int (**load)(struct group *), const cha
 		*load = load_p12;
 		*what = "a PKCS#12 file";
 		return &p12_group;
+	case PS_EXT_HTTP:
+		*load = load_http;
+		*what = "an HTTP request";
+		return &http_group;
 	default:
 		*load = load_text;
 		*what = "text in an embedded font";

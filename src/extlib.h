@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* extlib.h - internal: the libraries only some calls need -- HarfBuzz and
  * hb-subset, fontconfig and FriBidi for text in an embedded font, libspng
- * for PNG images, libqrencode for QR codes, GnuTLS for PKCS#12 files --
- * opened on first use (extlib.c; conventions: ps.h).  font.c, fontpdf.c,
- * image.c, qr.c and p12.c call them as PS_X(name)(...), after ps_ext_need. */
+ * for PNG images, libqrencode for QR codes, GnuTLS for PKCS#12 files,
+ * libcurl for the commands that fetch -- opened on first use (extlib.c;
+ * conventions: ps.h).  font.c, fontpdf.c, image.c, qr.c, p12.c and http.c
+ * call them as PS_X(name)(...), after ps_ext_need. */
 #ifndef PS_EXTLIB_H
 #define PS_EXTLIB_H
 
+/* curl.h's GCC type-checking macros would wrap our calls through pointers */
+#define CURL_DISABLE_TYPECHECK 1
+#include <curl/curl.h>
 #include <fontconfig/fontconfig.h>
 #include <fribidi.h>
 #include <gnutls/gnutls.h>
@@ -58,6 +62,10 @@
 	X(gnutls_pkcs12_mac_info) X(gnutls_pkcs12_simple_parse) X(gnutls_pkcs12_verify_mac) \
 	X(gnutls_strerror) X(gnutls_x509_crt_deinit) X(gnutls_x509_crt_export2) \
 	X(gnutls_x509_privkey_deinit) X(gnutls_x509_privkey_export2_pkcs8)
+#define PS_EXT_CURL(X) \
+	X(curl_global_init) X(curl_easy_init) X(curl_easy_cleanup) X(curl_easy_setopt) \
+	X(curl_easy_perform) X(curl_easy_getinfo) X(curl_easy_strerror) X(curl_slist_append) \
+	X(curl_slist_free_all)
 
 #define PS_EXT_FIELD(name) __typeof__(name) *name;
 struct ps_ext {
@@ -68,6 +76,7 @@ struct ps_ext {
 	PS_EXT_SPNG(PS_EXT_FIELD)
 	PS_EXT_QRENC(PS_EXT_FIELD)
 	PS_EXT_GNUTLS(PS_EXT_FIELD)
+	PS_EXT_CURL(PS_EXT_FIELD)
 };
 #undef PS_EXT_FIELD
 
@@ -75,7 +84,8 @@ enum {
 	PS_EXT_TEXT = 1,  /* HarfBuzz, hb-subset, fontconfig, FriBidi */
 	PS_EXT_PNG = 2,   /* libspng */
 	PS_EXT_QR = 3,    /* libqrencode */
-	PS_EXT_P12 = 4    /* GnuTLS */
+	PS_EXT_P12 = 4,   /* GnuTLS */
+	PS_EXT_HTTP = 5   /* libcurl (curl_global_init called once, when loaded) */
 };
 
 /* Around every use of fontconfig: one thread at a time in it (extlib.c

@@ -86,6 +86,14 @@
  *     output, temporary file, journal, write or fsync, and no durable
  *     hook.  bytes_appended is the section's length, the bytes a real
  *     commit would append.
+ *  8. The seal (ps_update.seal, set by the caller; timestamp.c): after
+ *     the section is built and before anything is opened, journalled or
+ *     written, the caller may change bytes of the section in place (never
+ *     its length) and the new objects in memory to match (note 5 compares
+ *     them).  A document timestamp's /ByteRange and token are known only
+ *     once the section's bytes are, and written by this one path: its
+ *     failure (the network, the TSA) fails the commit with nothing
+ *     written.  Not called in a dry run.
  */
 #include "config.h"
 
@@ -941,6 +949,16 @@ int ps_update_commit(ps_update *up, const struct pdfstamp_write_opts *w,
 	if ((rc = check_no_capture(up)) < 0 || (rc = last_byte_is_eol(doc, &eol)) < 0 ||
 	    (rc = build_section(up, !eol, &sec, &xref_off)) < 0)
 		goto out;
+	if (up->seal && !(w->flags & PDFSTAMP_WRITE_DRY_RUN)) {
+		size_t len = sec.len;
+		if ((rc = up->seal(up->seal_ud, up, &sec)) < 0)
+			goto out;
+		if (sec.len != len) {
+			rc = ps_err(ps_doc_ctx(doc), PDFSTAMP_E_INTERNAL,
+			            "a seal changed a length");
+			goto out;
+		}
+	}
 	if (res) { /* before the commit: its durable hook sees them */
 		res->base_length = up->base_len;
 		res->xref_offset = xref_off;

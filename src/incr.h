@@ -16,7 +16,8 @@ typedef struct ps_newobj {
 
 typedef enum { PS_UP_OPEN = 0, PS_UP_DONE, PS_UP_FAILED } ps_up_state;
 
-typedef struct ps_update {
+typedef struct ps_update ps_update;
+struct ps_update {
 	ps_doc *doc;
 	struct ps_doc_security ds;   /* its security state (doc.h), taken at begin */
 	int64_t base_len;         /* L: the input's length; nothing before it is touched */
@@ -29,7 +30,15 @@ typedef struct ps_update {
 	size_t nobjs, cap;
 	ps_obj *trailer_set;      /* keys to set in the new trailer (e.g. /Info); owned dict */
 	ps_up_state state;
-} ps_update;
+	/* Set by the caller after ps_update_begin, or NULL: called by
+	 * ps_update_commit once the section SEC is built and before anything
+	 * is written (never in a dry run), it may change bytes of SEC in
+	 * place, never its length, and must then change the new objects in
+	 * memory to match (the commit's check compares them: incr.c note 5).
+	 * A document timestamp's /ByteRange and /Contents (timestamp.c). */
+	int (*seal)(void *ud, ps_update *up, ps_buf *sec);
+	void *seal_ud;
+};
 
 int ps_update_begin(ps_doc *doc, const struct pdfstamp_write_opts *w, ps_update *up);
 /* A fresh object number, 0 if the number space is exhausted or out of

@@ -101,10 +101,30 @@ int pdfstamp_meta_opts_init(struct pdfstamp_meta_opts *opts, unsigned version)
 int pdfstamp_dss_opts_init(struct pdfstamp_dss_opts *opts, unsigned version)
 {
 	static const struct pdfstamp_dss_opts tmpl = PDFSTAMP_DSS_OPTS_INIT;
-	static const size_t lens[] = {sizeof tmpl};
+	static const size_t lens[] = {END_OF(struct pdfstamp_dss_opts, vri), sizeof tmpl};
 
 	_Static_assert(NVERSIONS(lens) == PDFSTAMP_DSS_OPTS_VERSION, "one length per version");
 	return fill(opts, &tmpl, lens, NVERSIONS(lens), version);
+}
+
+int pdfstamp_timestamp_opts_init(struct pdfstamp_timestamp_opts *opts, unsigned version)
+{
+	static const struct pdfstamp_timestamp_opts tmpl = PDFSTAMP_TIMESTAMP_OPTS_INIT;
+	static const size_t lens[] = {sizeof tmpl};
+
+	_Static_assert(NVERSIONS(lens) == PDFSTAMP_TIMESTAMP_OPTS_VERSION,
+	               "one length per version");
+	return fill(opts, &tmpl, lens, NVERSIONS(lens), version);
+}
+
+int pdfstamp_timestamp_info_init(struct pdfstamp_timestamp_info *info, unsigned version)
+{
+	static const struct pdfstamp_timestamp_info tmpl = PDFSTAMP_TIMESTAMP_INFO_INIT;
+	static const size_t lens[] = {sizeof tmpl};
+
+	_Static_assert(NVERSIONS(lens) == PDFSTAMP_TIMESTAMP_INFO_VERSION,
+	               "one length per version");
+	return fill(info, &tmpl, lens, NVERSIONS(lens), version);
 }
 
 int pdfstamp_rewrite_opts_init(struct pdfstamp_rewrite_opts *opts, unsigned version)

@@ -721,14 +721,35 @@ struct pdfstamp_dss_input {
 #define PDFSTAMP_DSS_MAX_INPUT (64u << 20)   /* bytes of one input */
 #define PDFSTAMP_DSS_MAX_INPUTS 10000        /* inputs, and DER items after PEM splitting */
 
+/* One reply that pdfstamp_dss with opts->fetch fetched, took from the
+ * cache, or failed to get, told as it happens (the strings are valid
+ * during the call only). */
+struct pdfstamp_fetch_event {
+	const char *url;
+	const char *what;        /* "ocsp", "crl" or "cert" (a caIssuers certificate) */
+	long status;             /* HTTP status of the reply, 0 if none (or from the cache) */
+	size_t bytes;            /* of the reply's body */
+	int from_cache;          /* 1 if read from opts->cache_dir, no request sent */
+	const char *error;       /* NULL, or why the reply could not be had */
+};
+typedef void (*pdfstamp_fetch_fn)(void *userdata, const struct pdfstamp_fetch_event *event);
+
 struct pdfstamp_dss_opts {
 	unsigned version;
 	const struct pdfstamp_dss_input *inputs;
-	size_t ninputs;          /* at least one */
+	size_t ninputs;          /* at least one, unless fetch */
 	int vri;                 /* also a /VRI entry per signature (pdfstamp(1), dss) */
+	/* version 2: fetching the validation data of the file's signatures */
+	int fetch;               /* fetch chain, OCSP and CRLs for every signature and document
+	                          * timestamp (pdfstamp(1), dss --fetch); network only then */
+	const char *cache_dir;   /* with fetch: keep and reuse replies there (NULL: none) */
+	int offline;             /* with fetch: never open a socket, the cache only */
+	long timeout_ms;         /* with fetch: per request, connecting included; 0: 10 s */
+	pdfstamp_fetch_fn on_fetch; /* with fetch: told of each reply (may be NULL) */
+	void *on_fetch_userdata;
 };
-#define PDFSTAMP_DSS_OPTS_VERSION 1
-#define PDFSTAMP_DSS_OPTS_INIT {PDFSTAMP_DSS_OPTS_VERSION, NULL, 0, 0}
+#define PDFSTAMP_DSS_OPTS_VERSION 2
+#define PDFSTAMP_DSS_OPTS_INIT {PDFSTAMP_DSS_OPTS_VERSION, NULL, 0, 0, 0, NULL, 0, 0, NULL, NULL}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_dss_opts_init(struct pdfstamp_dss_opts *opts, unsigned version);
 
@@ -750,6 +771,72 @@ int pdfstamp_dss_check(pdfstamp_ctx *ctx, const struct pdfstamp_dss_opts *opts);
  * nobjects 0 and bytes_appended 0. */
 int pdfstamp_dss(pdfstamp_doc *doc, const struct pdfstamp_dss_opts *opts,
                  const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result);
+
+/* ---- Document timestamps (RFC 3161) ----------------------------------------- */
+
+struct pdfstamp_timestamp_opts {
+	unsigned version;
+	const char *tsa_url;     /* the time-stamping authority: http:// or https:// */
+	int hash_bits;           /* the messageImprint's SHA-2: 256 (also 0), 384 or 512 */
+	size_t reserve;          /* bytes kept for the token in /Contents; 0: sized from a
+	                          * first request's token (one more round trip) */
+	const char *tsa_ca;      /* PEM or DER file of CA certificates the TSA certificate must
+	                          * chain to, or NULL: not checked (the caller's business) */
+	const char *tsa_user;    /* HTTP basic authentication, or NULL */
+	const char *tsa_password;    /* its password (tsa_password_len bytes; the library
+	                              * copies nothing and logs nothing of it) */
+	size_t tsa_password_len;
+	long timeout_ms;         /* each request's total time; 0: 10000 */
+};
+#define PDFSTAMP_TIMESTAMP_OPTS_VERSION 1
+#define PDFSTAMP_TIMESTAMP_OPTS_INIT {PDFSTAMP_TIMESTAMP_OPTS_VERSION, NULL, 256, 0, NULL, NULL, \
+	NULL, 0, 0}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_timestamp_opts_init(struct pdfstamp_timestamp_opts *opts, unsigned version);
+
+/* What pdfstamp_timestamp got (filled on success). */
+struct pdfstamp_timestamp_info {
+	unsigned version;
+	char gen_time[32];       /* the token's genTime (GeneralizedTime, e.g. 20261205140000Z) */
+	char tsa[256];           /* the TSA certificate's subject */
+	char serial[96];         /* the token's serialNumber, hexadecimal */
+	uint32_t sig_obj;        /* object number of the /DocTimeStamp dictionary */
+	size_t token_len;        /* bytes of the token */
+	size_t reserve;          /* bytes the /Contents placeholder held */
+	int requests;            /* requests sent to the TSA (2 when the size was probed) */
+	long http_status;        /* of the last reply */
+	int64_t bytes_hashed;    /* bytes the /ByteRange covers */
+};
+#define PDFSTAMP_TIMESTAMP_INFO_VERSION 1
+#define PDFSTAMP_TIMESTAMP_INFO_INIT {PDFSTAMP_TIMESTAMP_INFO_VERSION, "", "", "", 0, 0, 0, 0, \
+	0, 0}
+/* The macro as a function (see Versioned structs, above). */
+int pdfstamp_timestamp_info_init(struct pdfstamp_timestamp_info *info, unsigned version);
+
+/* Appends a document timestamp (ISO 32000-2 12.8.5; PAdES B-LTA) as one
+ * incremental update: an invisible signature field (widget on the first
+ * page, in /AcroForm /Fields, /SigFlags 3) whose value is a /Type
+ * /DocTimeStamp /Filter /Adobe.PPKLite /SubFilter /ETSI.RFC3161 dictionary;
+ * its /Contents (a placeholder of opts->reserve bytes, never encrypted)
+ * holds the RFC 3161 token over the hash of the /ByteRange bytes, all
+ * of the file but /Contents, read once.  Everything else the update adds
+ * is encrypted under the file's handler.  The update is built, hashed and
+ * time-stamped before anything is written (the token is checked: status,
+ * nonce, messageImprint, its signature with the TSA certificate it
+ * carries, that certificate's critical id-kp-timeStamping usage, the ESS
+ * signing-certificate attribute naming it, its chain with
+ * opts->tsa_ca), then written as every update (in place: journal, durable
+ * before the call returns); any failure leaves the file as it was.
+ * PDFSTAMP_E_IO: the TSA could not be reached (refused, timeout) or
+ * answered with an HTTP status other than 200; PDFSTAMP_E_FORMAT: its reply
+ * is not a valid token for this request, or the token does not fit
+ * opts->reserve; the same pre-flight as pdfstamp_dss (permission bit 4
+ * or the owner password; allowed under every DocMDP level).  A dry run
+ * sends nothing (with reserve 0 it assumes 8192 bytes).  INFO (may be NULL)
+ * must be initialised with PDFSTAMP_TIMESTAMP_INFO_INIT. */
+int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *opts,
+                       const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result,
+                       struct pdfstamp_timestamp_info *info);
 
 /* ---- Full rewrite: key rotation and encryption ------------------------------ */
 

@@ -50,8 +50,10 @@ enum ps_update_kind {
 	PS_UPDATE_METADATA = 0,       /* meta: /Info and the XMP packet: P bit 4 */
 	PS_UPDATE_ANNOTATION = 1,     /* stamp: an annotation: P bit 6 */
 	PS_UPDATE_DSS = 2,            /* dss: the catalog's /DSS (policy.c note 3) */
-	PS_UPDATE_UNSTAMP = 3         /* unstamp: annotations taken out of /Annots: judged as
+	PS_UPDATE_UNSTAMP = 3,        /* unstamp: annotations taken out of /Annots: judged as
 	                                 PS_UPDATE_ANNOTATION, then ps_preflight_removal */
+	PS_UPDATE_TIMESTAMP = 4       /* timestamp: a document timestamp, judged as PS_UPDATE_DSS
+	                                 (P bit 4, every DocMDP level: ISO 32000-2 12.8.2.2) */
 };
 /* The pre-flight of stamp, meta and dss: refuses an update that the
  * permissions (P bit 6 for annotations, bit 4 otherwise, unless owner) or

@@ -126,10 +126,13 @@ int ps_preflight_update(ps_doc *doc, enum ps_update_kind kind)
 	struct pdfstamp_info *info;
 	int annot = kind == PS_UPDATE_ANNOTATION || kind == PS_UPDATE_UNSTAMP;
 	int change = annot ? PDFSTAMP_CHANGE_ANNOTATION
-	             : kind == PS_UPDATE_DSS ? PDFSTAMP_CHANGE_DSS : PDFSTAMP_CHANGE_METADATA;
+	             : kind == PS_UPDATE_DSS ? PDFSTAMP_CHANGE_DSS
+	             : kind == PS_UPDATE_TIMESTAMP ? PDFSTAMP_CHANGE_DOC_TIMESTAMP
+	             : PDFSTAMP_CHANGE_METADATA;
 	const char *what = kind == PS_UPDATE_ANNOTATION ? "adding annotations"
 	                   : kind == PS_UPDATE_UNSTAMP ? "removing annotations"
 	                   : kind == PS_UPDATE_DSS ? "adding validation data (/DSS)"
+	                   : kind == PS_UPDATE_TIMESTAMP ? "adding a document timestamp"
 	                   : "changing metadata";
 	int i, nsec, rc;
 
@@ -179,7 +182,7 @@ int ps_preflight_update(ps_doc *doc, enum ps_update_kind kind)
 			            p ? level_name(p) : "an approval signature", what);
 			goto out;
 		}
-		if (change == PDFSTAMP_CHANGE_DSS)
+		if (change == PDFSTAMP_CHANGE_DSS || change == PDFSTAMP_CHANGE_DOC_TIMESTAMP)
 			continue; /* not a change to the document (note 3, a) */
 		if (p == 3 || p == 2)
 			ps_warn(ctx, "the document is certified with DocMDP P=%d; strict "

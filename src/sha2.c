@@ -79,6 +79,12 @@
  *     tests/check_crypt.c searches that region for every intermediate
  *     value of a hash.  The vector registers are wiped by the caller
  *     (kdf.c) after each hash.
+ *  6. Streaming (ps_sha256_stream_*, ps_sha512_stream_*): the same
+ *     kernels over whole blocks as they come, the partial block kept,
+ *     padded at the end as in notes 2 and 3 (neither kernel keeps secrets
+ *     here, so no stack_wipe); for a document timestamp's byte range, gigabytes read once
+ *     (timestamp.c), at the kernel's speed instead of mbedTLS's.  Its
+ *     input is no secret.
  */
 #include "config.h"
 
@@ -425,6 +431,80 @@ static __attribute__((noinline)) void stack_wipe(void)
 }
 #endif /* PS_SHA_X86 */
 
+/* Note 6: the streaming form, NI's blocks as they come. */
+void ps_sha256_stream_start(ps_sha256_stream *st, int ni)
+{
+	static const uint32_t h0[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+	                                0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+
+	memset(st, 0, sizeof *st);
+#ifdef PS_SHA_X86
+	st->ni = ni;
+#else
+	(void)ni;
+#endif
+	memcpy(st->s, h0, sizeof h0);
+	mbedtls_sha256_init(&st->mc);
+	if (!st->ni)
+		(void)ps_sha256_starts(&st->mc);
+}
+
+void ps_sha256_stream_update(ps_sha256_stream *st, const void *in, size_t n)
+{
+	const uint8_t *p = in;
+
+	if (!st->ni) {
+		(void)ps_sha256_update(&st->mc, p, n);
+		return;
+	}
+#ifdef PS_SHA_X86
+	st->total += n;
+	if (st->n) {
+		size_t k = 64 - st->n < n ? 64 - st->n : n;
+		memcpy(st->buf + st->n, p, k);
+		st->n += k;
+		p += k;
+		n -= k;
+		if (st->n < 64)
+			return;
+		ni_blocks(st->s, st->buf, 1, NULL);
+		st->n = 0;
+	}
+	if (n >= 64)
+		ni_blocks(st->s, p, n / 64, NULL);
+	memcpy(st->buf, p + n / 64 * 64, n % 64);
+	st->n = n % 64;
+#endif
+}
+
+void ps_sha256_stream_finish(ps_sha256_stream *st, uint8_t out[32])
+{
+	if (!st->ni) {
+		(void)ps_sha256_finish(&st->mc, out);
+		mbedtls_sha256_free(&st->mc);
+		return;
+	}
+#ifdef PS_SHA_X86
+	{
+		/* 5.1.1 as in ni_sha256 */
+		uint8_t tail[128];
+		uint64_t bits = st->total * 8;
+		size_t tl = st->n + 1 + 8 <= 64 ? 64 : 128;
+		int i;
+
+		memcpy(tail, st->buf, st->n);
+		tail[st->n] = 0x80;
+		memset(tail + st->n + 1, 0, tl - st->n - 1);
+		for (i = 0; i < 8; i++)
+			tail[tl - 1 - i] = (uint8_t)(bits >> (8 * i));
+		ni_blocks(st->s, tail, tl / 64, out);
+		ps_wipe(tail, sizeof tail);
+	}
+#endif
+	mbedtls_sha256_free(&st->mc);
+	ps_wipe(st->buf, sizeof st->buf);
+}
+
 int ps_sha256_hw(int ni, const void *in, size_t n, uint8_t out[32])
 {
 #ifdef PS_SHA_X86
@@ -436,6 +516,82 @@ int ps_sha256_hw(int ni, const void *in, size_t n, uint8_t out[32])
 	(void)ni;
 #endif
 	return ps_sha256(in, n, out);
+}
+
+/* Note 6: SHA-384/512 streaming. */
+void ps_sha512_stream_start(ps_sha512_stream *st, unsigned cpu, int is384)
+{
+	memset(st, 0, sizeof *st);
+	st->is384 = is384 != 0;
+#ifdef PS_SHA_X86
+	st->avx = (cpu & (PS_CPU_AVX | PS_CPU_BMI2)) == (PS_CPU_AVX | PS_CPU_BMI2);
+	memcpy(st->s, sha512_h0[st->is384], sizeof st->s);
+#else
+	(void)cpu;
+#endif
+	mbedtls_sha512_init(&st->mc);
+	if (!st->avx)
+		(void)ps_sha512_starts(&st->mc, st->is384);
+}
+
+void ps_sha512_stream_update(ps_sha512_stream *st, const void *in, size_t n)
+{
+	const uint8_t *p = in;
+
+	if (!st->avx) {
+		(void)ps_sha512_update(&st->mc, p, n);
+		return;
+	}
+#ifdef PS_SHA_X86
+	st->total += n;
+	if (st->n) {
+		size_t k = 128 - st->n < n ? 128 - st->n : n;
+		memcpy(st->buf + st->n, p, k);
+		st->n += k;
+		p += k;
+		n -= k;
+		if (st->n < 128)
+			return;
+		avx_blocks(st->s, st->buf, 1);
+		st->n = 0;
+	}
+	if (n >= 128)
+		avx_blocks(st->s, p, n / 128);
+	memcpy(st->buf, p + n / 128 * 128, n % 128);
+	st->n = n % 128;
+#endif
+}
+
+void ps_sha512_stream_finish(ps_sha512_stream *st, uint8_t *out)
+{
+	if (!st->avx) {
+		(void)ps_sha512_finish(&st->mc, out);
+		mbedtls_sha512_free(&st->mc);
+		return;
+	}
+#ifdef PS_SHA_X86
+	{
+		/* 5.1.2 as in avx_sha512 (the length below 2^61 bytes) */
+		uint8_t tail[256];
+		uint64_t bits = st->total << 3, bits_hi = st->total >> 61;
+		size_t tl = st->n + 1 + 16 <= 128 ? 128 : 256;
+		int i;
+
+		memcpy(tail, st->buf, st->n);
+		tail[st->n] = 0x80;
+		memset(tail + st->n + 1, 0, tl - st->n - 1);
+		for (i = 0; i < 8; i++) {
+			tail[tl - 1 - i] = (uint8_t)(bits >> (8 * i));
+			tail[tl - 9 - i] = (uint8_t)(bits_hi >> (8 * i));
+		}
+		avx_blocks(st->s, tail, tl / 128);
+		for (i = 0; i < (st->is384 ? 48 : 64); i++)
+			out[i] = (uint8_t)(st->s[i / 8] >> (56 - 8 * (i % 8)));
+		ps_wipe(tail, sizeof tail);
+	}
+#endif
+	mbedtls_sha512_free(&st->mc);
+	ps_wipe(st->buf, sizeof st->buf);
 }
 
 int ps_sha512_hw(unsigned cpu, const void *in, size_t n, uint8_t *out, int is384)

@@ -32,7 +32,9 @@
  *     PS_SIGCMS_MAX_CONTENTS of them: the CMS we parse is the one the
  *     range leaves out, not a string from some other place.  The gap is
  *     read once (bounded by the /Contents limit); the signed bytes are
- *     hashed in HASH_CHUNK pieces, never held whole.  A file that ends
+ *     hashed in HASH_CHUNK pieces, never held whole,
+ *     SHA-2 with the CPU's kernels where it has them (sha2.c note 6): a
+ *     document timestamp's range is the whole file before it.  A file that ends
  *     inside the range (it shrank) is an invalid signature, not an error.
  *  2. The CMS (RFC 5652 3, 5.1-5.4).  ContentInfo SEQUENCE { contentType
  *     id-signedData, [0] EXPLICIT SignedData }.  What follows it in
@@ -100,7 +102,9 @@
 #include <mbedtls/x509_crt.h>
 
 #include "ps.h"
+#include "cpu.h"
 #include "input.h"
+#include "sha2.h"
 #include "sigcms.h"
 #include "der.h"
 
@@ -447,6 +451,22 @@ static int parse_cms(const uint8_t *d, size_t n, struct cms *c, const char **w)
 	return parse_signer(p, vend, c, w);
 }
 
+int ps_sigcms_certs(const uint8_t *contents, size_t n, const uint8_t **certs,
+                    const uint8_t **certs_end)
+{
+	struct cms c;
+	const char *w;
+
+	*certs = *certs_end = NULL;
+	if (n > PS_SIGCMS_MAX_CONTENTS)
+		n = PS_SIGCMS_MAX_CONTENTS;
+	if (parse_cms(contents, n, &c, &w) != 0)
+		return -1;
+	*certs = c.certs;
+	*certs_end = c.certs_end;
+	return 0;
+}
+
 /* RFC 3161 2.4.2: the messageImprint of the TSTInfo in D[0..N). */
 static int parse_tstinfo(const uint8_t *d, size_t n, mbedtls_md_type_t *md, const uint8_t **h,
                          size_t *hlen, const char **w)
@@ -534,13 +554,24 @@ static int hash_range(ps_doc *doc, mbedtls_md_type_t md, const int64_t br[4], ui
                       int *shortread)
 {
 	const mbedtls_md_info_t *info = mbedtls_md_info_from_type(md);
+	unsigned cpu = ps_cpu_bits(ps_doc_ctx(doc));
+	/* SHA-2 with the CPU's kernels where it has them (sha2.c note 6): the
+	 * ranges of document timestamps are whole files */
+	int kind = md == MBEDTLS_MD_SHA256 && (cpu & PS_CPU_SHA) ? 256
+	           : md == MBEDTLS_MD_SHA384 ? 384 : md == MBEDTLS_MD_SHA512 ? 512 : 0;
 	mbedtls_md_context_t mc;
+	ps_sha256_stream s256;
+	ps_sha512_stream s512;
 	ps_buf b = PS_BUF_INIT;
 	int part, rc = 0;
 
 	*shortread = 0;
 	mbedtls_md_init(&mc);
-	if (!info || mbedtls_md_setup(&mc, info, 0) != 0 || mbedtls_md_starts(&mc) != 0) {
+	if (kind == 256) {
+		ps_sha256_stream_start(&s256, 1);
+	} else if (kind) {
+		ps_sha512_stream_start(&s512, cpu, kind == 384);
+	} else if (!info || mbedtls_md_setup(&mc, info, 0) != 0 || mbedtls_md_starts(&mc) != 0) {
 		mbedtls_md_free(&mc);
 		return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM, "out of memory setting up %s",
 		              md_name(md));
@@ -555,12 +586,21 @@ static int hash_range(ps_doc *doc, mbedtls_md_type_t md, const int64_t br[4], ui
 				*shortread = 1;
 				break;
 			}
-			(void)mbedtls_md_update(&mc, b.data, b.len);
+			if (kind == 256)
+				ps_sha256_stream_update(&s256, b.data, b.len);
+			else if (kind)
+				ps_sha512_stream_update(&s512, b.data, b.len);
+			else
+				(void)mbedtls_md_update(&mc, b.data, b.len);
 			off += (int64_t)want;
 			left -= (int64_t)want;
 		}
 	}
-	if (rc == 0 && !*shortread)
+	if (kind == 256)
+		ps_sha256_stream_finish(&s256, h);
+	else if (kind)
+		ps_sha512_stream_finish(&s512, h);
+	else if (rc == 0 && !*shortread)
 		(void)mbedtls_md_finish(&mc, h);
 	mbedtls_md_free(&mc);
 	ps_buf_free(&b);
@@ -676,7 +716,7 @@ static int verify_with(mbedtls_x509_crt *x, const struct cms *c, const uint8_t *
 /* Note 4: sets out->signature_ok.  CONTENT_DIGEST is H(content), for a
  * SignerInfo without signedAttrs. */
 static int check_signature(ps_ctx *ctx, const struct cms *c, const uint8_t *content_digest,
-                           struct ps_sigcms *out)
+                           struct ps_sigcms *out, const uint8_t **signer, size_t *signer_len)
 {
 	uint8_t digest[MBEDTLS_MD_MAX_SIZE];
 	const uint8_t *p = c->certs;
@@ -713,6 +753,10 @@ static int check_signature(ps_ctx *ctx, const struct cms *c, const uint8_t *cont
 		}
 		if (rc == 0 && names_signer(&x, c)) {
 			out->signature_ok = verify_with(&x, c, digest, out);
+			if (signer) {
+				*signer = item;
+				*signer_len = (size_t)(p - item);
+			}
 			mbedtls_x509_crt_free(&x);
 			return 0;
 		}
@@ -808,7 +852,7 @@ static int check_digest(ps_doc *doc, const int64_t br[4], int subfilter, const s
 			return ps_err(ps_doc_ctx(doc), PDFSTAMP_E_NOMEM,
 			              "out of memory hashing the encapsulated content");
 	}
-	if ((rc = check_signature(ps_doc_ctx(doc), c, hc, out)) < 0)
+	if ((rc = check_signature(ps_doc_ctx(doc), c, hc, out, NULL, NULL)) < 0)
 		return rc;
 	if (c->msgdig) {
 		if (c->msgdig_len != hlen || memcmp(c->msgdig, hc, hlen) != 0) {
@@ -883,5 +927,66 @@ int ps_sigcms_check(ps_doc *doc, const ps_obj *sig, struct ps_sigcms *out)
 		out->why[0] = 0;
 	else if (out->digest_ok && out->signature_ok == -1 && !out->why[0])
 		why(out, "the signature was not checked: no signer certificate in the CMS");
+	return 0;
+}
+
+int ps_sigcms_token(ps_ctx *ctx, const uint8_t *tok, size_t n, struct ps_sigcms *out,
+                    struct ps_sigcms_token *t)
+{
+	uint8_t hc[MBEDTLS_MD_MAX_SIZE];
+	struct cms c;
+	const char *w;
+	size_t hlen;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	memset(t, 0, sizeof *t);
+	out->signature_ok = -1;
+	if (parse_cms(tok, n, &c, &w) != 0) {
+		why(out, "%s", w);
+		return 0;
+	}
+	out->parsed = 1;
+	out->timestamp = oid_is(c.ectype, c.ectype_len, OID_TSTINFO, sizeof OID_TSTINFO);
+	if (!out->timestamp || !c.econtent) {
+		why(out, "the token's content is not a TSTInfo (id-ct-TSTInfo)");
+		return 0;
+	}
+	if (!c.msgdig) {
+		why(out, "the time-stamp token has no signed attributes");
+		return 0;
+	}
+	/* note 3c: the signer's messageDigest is over the TSTInfo's DER */
+	hlen = mbedtls_md_get_size(mbedtls_md_info_from_type(c.md));
+	if (mbedtls_md(mbedtls_md_info_from_type(c.md), c.econtent, c.econtent_len, hc) != 0)
+		return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory hashing a TSTInfo");
+	if ((rc = check_signature(ctx, &c, hc, out, &t->signer, &t->signer_len)) < 0)
+		return rc;
+	if (c.msgdig_len != hlen || memcmp(c.msgdig, hc, hlen) != 0) {
+		why(out, "messageDigest differs from the %s of the TSTInfo", md_name(c.md));
+		return 0;
+	}
+	out->digest_ok = 1;
+	t->tstinfo = c.econtent;
+	t->tstinfo_len = c.econtent_len;
+	t->certs = c.certs;
+	t->certs_end = c.certs_end;
+	t->attrs = c.attrs;
+	t->attrs_len = c.attrs_len;
+	return 0;
+}
+
+int ps_sigcms_next_cert(const uint8_t **p, const uint8_t *end, const uint8_t **cert, size_t *len)
+{
+	while (*p && *p < end) {
+		const uint8_t *item = *p;
+		if (ber_skip(p, end, 0) != 0)
+			return 0;
+		if (*item == PS_DER_SEQ) {
+			*cert = item;
+			*len = (size_t)(*p - item);
+			return 1;
+		}
+	}
 	return 0;
 }

@@ -32,4 +32,35 @@ struct ps_sigcms {
  * negative PDFSTAMP_E_* code only for I/O errors and out of memory. */
 int ps_sigcms_check(ps_doc *doc, const ps_obj *sig, struct ps_sigcms *out);
 
+/* Spans into a time-stamp token (ps_sigcms_token), or NULL/0. */
+struct ps_sigcms_token {
+	const uint8_t *tstinfo;     /* the TSTInfo DER (the eContent octets) */
+	size_t tstinfo_len;
+	const uint8_t *signer;      /* the certificate that verified the signature */
+	size_t signer_len;
+	const uint8_t *certs, *certs_end;   /* SignedData.certificates' content */
+	const uint8_t *attrs;       /* signerInfos[0].signedAttrs TLV ([0] IMPLICIT) */
+	size_t attrs_len;
+};
+
+/* An RFC 3161 TimeStampToken TOK[0..N) on its own (for tsp.c): the CMS as
+ * note 2, eContentType id-ct-TSTInfo, signedAttrs whose messageDigest is
+ * the hash of the TSTInfo (note 3c), the signature verified with the
+ * signer certificate the CMS carries (note 4).  0 with OUT filled
+ * (digest_ok, signature_ok, why as ps_sigcms_check) and T's spans; a
+ * negative code only for out of memory. */
+int ps_sigcms_token(ps_ctx *ctx, const uint8_t *tok, size_t n, struct ps_sigcms *out,
+                    struct ps_sigcms_token *t);
+/* The next certificate (a SEQUENCE among the CertificateChoices) at *P
+ * before END: 1 with *CERT and *LEN set and *P past it, 0 at the end. */
+int ps_sigcms_next_cert(const uint8_t **p, const uint8_t *end, const uint8_t **cert, size_t *len);
+
+/* The certificates of the CMS SignedData at the start of CONTENTS[0..N)
+ * (a signature's /Contents, BER as note 2 of sigcms.c accepts it, the
+ * padding after it ignored): *CERTS..*CERTS_END is the content of its
+ * [0] certificates (NULL, NULL if it has none).  0, or -1 if the CMS does
+ * not parse. */
+int ps_sigcms_certs(const uint8_t *contents, size_t n, const uint8_t **certs,
+                    const uint8_t **certs_end);
+
 #endif

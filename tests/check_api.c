@@ -124,6 +124,66 @@ INIT_TEST(stamps, struct pdfstamp_stamps, PDFSTAMP_STAMPS_INIT, PDFSTAMP_STAMPS_
 INIT_TEST(unstamp_opts, struct pdfstamp_unstamp_opts, PDFSTAMP_UNSTAMP_OPTS_INIT,
           PDFSTAMP_UNSTAMP_OPTS_VERSION, 0)
 INIT_TEST(key, struct pdfstamp_key, PDFSTAMP_KEY_INIT, PDFSTAMP_KEY_VERSION, 0)
+INIT_TEST(timestamp_opts, struct pdfstamp_timestamp_opts, PDFSTAMP_TIMESTAMP_OPTS_INIT,
+          PDFSTAMP_TIMESTAMP_OPTS_VERSION, 0)
+INIT_TEST(timestamp_info, struct pdfstamp_timestamp_info, PDFSTAMP_TIMESTAMP_INFO_INIT,
+          PDFSTAMP_TIMESTAMP_INFO_VERSION, 0)
+
+/* pdfstamp_timestamp refuses bad options before anything (no network: the
+ * URLs name port 9 of 127.0.0.1, and every call is refused first), and a
+ * dry run fills the result without a request (issue 31). */
+START_TEST(timestamp_opts_refused)
+{
+	struct pdfstamp_timestamp_opts o;
+	struct pdfstamp_timestamp_info ti = PDFSTAMP_TIMESTAMP_INFO_INIT;
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	pdfstamp_ctx *ctx = NULL;
+	pdfstamp_doc *doc = NULL;
+	struct { const char *url; int bits; size_t reserve; const char *user, *pw; unsigned ver;
+	         const char *msg; } bad[] = {
+		{NULL, 256, 0, NULL, NULL, 1, "http:// or https://"},
+		{"file:///etc/passwd", 256, 0, NULL, NULL, 1, "http:// or https://"},
+		{"http://127.0.0.1:9/", 160, 0, NULL, NULL, 1, "sha256, sha384"},
+		{"http://127.0.0.1:9/", 256, 10, NULL, NULL, 1, "less than 64"},
+		{"http://127.0.0.1:9/", 256, 1u << 20, NULL, NULL, 1, "more than"},
+		{"http://127.0.0.1:9/", 256, 0, "user", NULL, 1, "password"},
+		{"http://127.0.0.1:9/", 256, 0, NULL, NULL, 99, "unknown version"},
+	};
+	size_t i;
+
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	ck_assert_msg(pdfstamp_doc_open(ctx, &doc, SAMPLE, 0) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_msg(pdfstamp_doc_auth(doc, USER_PW, strlen(USER_PW), 0) == 0, "%s",
+	              pdfstamp_ctx_errmsg(ctx));
+	w.output = "/nonexistent-dir/out.pdf";
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_int_eq(pdfstamp_timestamp_opts_init(&o, PDFSTAMP_TIMESTAMP_OPTS_VERSION), 0);
+		o.tsa_url = bad[i].url;
+		o.hash_bits = bad[i].bits;
+		o.reserve = bad[i].reserve;
+		o.tsa_user = bad[i].user;
+		o.tsa_password = bad[i].pw;
+		o.version = bad[i].ver;
+		ck_assert_int_eq(pdfstamp_timestamp(doc, &o, &w, &res, &ti), PDFSTAMP_E_USAGE);
+		ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), bad[i].msg) != NULL, "case %zu: %s", i,
+		              pdfstamp_ctx_errmsg(ctx));
+	}
+	/* a dry run: no request (the URL's port has no server), the result filled */
+	ck_assert_int_eq(pdfstamp_timestamp_opts_init(&o, PDFSTAMP_TIMESTAMP_OPTS_VERSION), 0);
+	o.tsa_url = "http://127.0.0.1:9/";
+	w.output = "/tmp/pdfstamp-check-api-ts.pdf";
+	w.flags = PDFSTAMP_WRITE_DRY_RUN;
+	ck_assert_msg(pdfstamp_timestamp(doc, &o, &w, &res, &ti) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_int_eq(ti.reserve, 8192);
+	ck_assert_int_eq(ti.requests, 0);
+	ck_assert_int_gt(res.bytes_appended, 2 * 8192);
+	ck_assert_int_ge(res.nobjects, 4);     /* dictionary, field, catalog, page */
+	pdfstamp_result_clear(&res);
+	pdfstamp_doc_close(doc);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
 
 /* The stamp list: a sample without stamps lists none and every page;
  * clear takes NULL and keeps the version; an unknown version is refused. */
@@ -161,6 +221,30 @@ START_TEST(stamps_list_basics)
 	ck_assert_int_eq(res.bytes_appended, 0);
 	pdfstamp_result_clear(&res);
 	pdfstamp_doc_close(doc);
+	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* DSS options: version 1 (before fetch) is still taken; with fetch no
+ * input is needed, and the fetch settings without fetch are refused
+ * (issue 31). */
+START_TEST(dss_opts_versions)
+{
+	struct pdfstamp_dss_opts d;
+	pdfstamp_ctx *ctx = NULL;
+
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	memset(&d, 0xAA, sizeof d);
+	ck_assert_int_eq(pdfstamp_dss_opts_init(&d, 1), 0);
+	ck_assert_int_eq(pdfstamp_dss_check(ctx, &d), PDFSTAMP_E_USAGE);
+	ck_assert_ptr_null(strstr(pdfstamp_ctx_errmsg(ctx), "version"));
+	ck_assert_int_eq(pdfstamp_dss_opts_init(&d, PDFSTAMP_DSS_OPTS_VERSION), 0);
+	d.fetch = 1;
+	ck_assert_msg(pdfstamp_dss_check(ctx, &d) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	d.fetch = 0;
+	d.offline = 1;
+	ck_assert_int_eq(pdfstamp_dss_check(ctx, &d), PDFSTAMP_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "without fetch"));
 	pdfstamp_ctx_free(ctx);
 }
 END_TEST
@@ -524,6 +608,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, stamps_list_basics);
 	tcase_add_test(tc, init_audit_report);
 	tcase_add_test(tc, init_structs_are_accepted);
+	tcase_add_test(tc, dss_opts_versions);
+	tcase_add_test(tc, init_timestamp_opts);
+	tcase_add_test(tc, init_timestamp_info);
+	tcase_add_test(tc, timestamp_opts_refused);
 	tcase_add_test(tc, null_context);
 	tcase_add_test(tc, stamp_placement_options);
 	suite_add_tcase(s, tc);

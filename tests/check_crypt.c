@@ -687,6 +687,61 @@ START_TEST(test_sha256_kernel)
 }
 END_TEST
 
+/* sha2.c's streaming SHA-256, SHA-384 and SHA-512 (note 6), with the
+ * kernels (if this CPU has them) and without: every length 0..300 and a
+ * long one, cut into pieces of every size 1..130 (so that pieces end
+ * inside, at and across block boundaries), against mbedTLS over the
+ * whole. */
+START_TEST(test_sha256_stream)
+{
+	unsigned cpu = ps_cpu_probe();
+	int ni = (cpu & PS_CPU_SHA) != 0, k, v;
+	size_t n, piece, at, lens[302];
+	uint8_t *buf = malloc(70000), h[64], r[64];
+	ps_sha256_stream st;
+	ps_sha512_stream st5;
+	unsigned i;
+
+	ck_assert_ptr_nonnull(buf);
+	for (i = 0; i < 70000; i++)
+		buf[i] = (uint8_t)(i * 131 + (i >> 7));
+	for (i = 0; i <= 300; i++)
+		lens[i] = i;
+	lens[301] = 65537;
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < 302; i++) {
+			n = lens[i];
+			sha256_ref(buf, n, r);
+			for (piece = 1; piece <= 130; piece += (n > 300 ? 43 : 1)) {
+				ps_sha256_stream_start(&st, k ? 0 : ni);
+				for (at = 0; at < n; at += piece)
+					ps_sha256_stream_update(&st, buf + at,
+					                        n - at < piece ? n - at : piece);
+				ps_sha256_stream_finish(&st, h);
+				ck_assert_msg(memcmp(h, r, 32) == 0, "length %zu, pieces of %zu, ni %d",
+				              n, piece, k ? 0 : ni);
+			}
+			for (v = 0; v < 2; v++) {
+				ck_assert_int_eq(ps_sha512(buf, n, r, v), 0);
+				for (piece = 1; piece <= 260; piece += (n > 300 ? 87 : 3)) {
+					ps_sha512_stream_start(&st5, k ? 0 : cpu, v);
+					for (at = 0; at < n; at += piece)
+						ps_sha512_stream_update(&st5, buf + at,
+						                        n - at < piece ? n - at : piece);
+					memset(h, 0xEE, sizeof h);
+					ps_sha512_stream_finish(&st5, h);
+					ck_assert_msg(memcmp(h, r, v ? 48 : 64) == 0,
+					              "SHA-%d length %zu, pieces of %zu, cpu %u",
+					              v ? 384 : 512, n, piece, k ? 0 : cpu);
+					ck_assert(!v || h[48] == 0xEE);
+				}
+			}
+		}
+	}
+	free(buf);
+}
+END_TEST
+
 /* sha2.c's SHA-384/512 kernel (note 3) when _i is 0 (if this CPU has AVX
  * and BMI2; else it is the fallback again), its mbedTLS fallback (no CPU
  * bits) when _i is 1: the FIPS 180-4 examples (NIST's example values for
@@ -2559,6 +2614,7 @@ static Suite *crypt_suite(void)
 	tcase_add_loop_test(tc, test_kat_bulk, 0, 2);
 	tcase_add_test(tc, test_cpu_once);
 	tcase_add_test(tc, test_sha256_kernel);
+	tcase_add_test(tc, test_sha256_stream);
 	tcase_add_loop_test(tc, test_sha512_kernel, 0, 2);
 	tcase_add_test(tc, test_sha512_residue);
 	tcase_add_test(tc, test_auth_args);

@@ -55,6 +55,8 @@
 #undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_envelope_one
 #include "../fuzz/fuzz_envelope.c"
+#define LLVMFuzzerTestOneInput fuzz_revoc_one
+#include "../fuzz/fuzz_revoc.c"
 #undef LLVMFuzzerTestOneInput
 
 #ifndef TEST_SRCDIR
@@ -76,6 +78,7 @@ static const struct {
 	{"fuzz_image", fuzz_image_one},
 	{"fuzz_font", fuzz_font_one},
 	{"fuzz_dss", fuzz_dss_one},
+	{"fuzz_revoc", fuzz_revoc_one},
 	{"fuzz_audit", fuzz_audit_one},
 	{"fuzz_envelope", fuzz_envelope_one},
 };

@@ -648,6 +648,6 @@ int cli_utf8_valid(const char *s);
 
 extern const struct cli_cmd cli_cmd_info, cli_cmd_stamp, cli_cmd_meta, cli_cmd_dss,
 	cli_cmd_rotate, cli_cmd_encrypt, cli_cmd_verify, cli_cmd_audit, cli_cmd_recover,
-	cli_cmd_stamps, cli_cmd_unstamp;
+	cli_cmd_stamps, cli_cmd_unstamp, cli_cmd_timestamp;
 
 #endif

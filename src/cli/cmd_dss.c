@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cmd_dss.c - `pdfstamp dss [--cert F]... [--ocsp F]... [--crl F]... [--vri]
- * FILE...`: add certificates, OCSP responses and CRLs to the Document
- * Security Store of each FILE as one encrypted incremental update.
+ * [--fetch [--cache DIR] [--offline] [--timeout S]] FILE...`: add
+ * certificates, OCSP responses and CRLs (given, or fetched for the file's
+ * signatures) to the Document Security Store of each FILE as one
+ * encrypted incremental update.
  *
  * DESIGN NOTES
  *
@@ -19,6 +21,13 @@
  *  3. When there is nothing new to add, the library writes nothing (not
  *     even OUT): the command says so on stderr, or in the JSON line with
  *     "written":false and an empty "objects" list; the exit status is 0.
+ *  4. --fetch: the library fetches (dss.c note 8, revoc.c); each reply it
+ *     reports (pdfstamp_fetch_event) is kept in the file's own result
+ *     (struct dss_res, so that --jobs threads share nothing) and printed
+ *     as the JSON line's "fetched" array, or with --verbose one line each
+ *     on stderr.  A failure to fetch is the library's error: the network
+ *     exits 1 (PDFSTAMP_E_IO), a reply that is not what was asked or a
+ *     revoked certificate exits 4 (PDFSTAMP_E_FORMAT); nothing is written.
  */
 #include "config.h"
 
@@ -38,11 +47,15 @@ enum {
 	OPT_CERT = CLI_OPT_CMD_BASE,
 	OPT_OCSP,
 	OPT_CRL,
-	OPT_VRI
+	OPT_VRI,
+	OPT_FETCH,
+	OPT_CACHE,
+	OPT_OFFLINE,
+	OPT_TIMEOUT
 };
 
 static const struct cli_opt dss_opts[] = {
-	CLI_HEADING("DSS options (at least one --cert, --ocsp or --crl):"),
+	CLI_HEADING("DSS options (at least one --cert, --ocsp, --crl or --fetch):"),
 	CLI_OPTION("cert", OPT_CERT, "FILE",
 	           "X.509 certificate(s): DER, or PEM with one or more CERTIFICATE blocks; "
 	           "repeatable"),
@@ -53,6 +66,17 @@ static const struct cli_opt dss_opts[] = {
 	CLI_OPTION("vri", OPT_VRI, NULL,
 	           "also add a /VRI entry per signature, keyed by the SHA-1 of its /Contents, "
 	           "listing the given data that belongs to it (see pdfstamp(1))"),
+	CLI_OPTION("fetch", OPT_FETCH, NULL,
+	           "fetch the validation data of every signature and document timestamp: "
+	           "missing issuers (AIA caIssuers), OCSP responses (AIA ocsp), else CRLs (CRL "
+	           "distribution points), each checked against its issuer (see pdfstamp(1))"),
+	CLI_OPTION("cache", OPT_CACHE, "DIR",
+	           "with --fetch: keep accepted replies in DIR and use them instead of asking "
+	           "again"),
+	CLI_OPTION("offline", OPT_OFFLINE, NULL,
+	           "with --fetch: never open a socket; replies come from --cache only"),
+	CLI_OPTION("timeout", OPT_TIMEOUT, "SECONDS",
+	           "with --fetch: seconds for one request, connecting included (default 10)"),
 	/* parsed only to be refused: dss adds no date */
 	CLI_HIDDEN("date", CLI_OPT_W_DATE, "DATE"),
 	CLI_TEXT("A file that cannot be read exits with 2; one that is not what its option "
@@ -71,6 +95,7 @@ const struct cli_cmd cli_cmd_dss = {
 	.run = cmd_dss,
 	.summary = "add certificates, OCSP responses and CRLs to /DSS (long-term validation)",
 	.synopsis = "[--cert FILE]... [--ocsp FILE]... [--crl FILE]... [--vri]\n"
+	            "[--fetch [--cache DIR] [--offline] [--timeout SECONDS]]\n"
 	            "[options] (-o OUT FILE | --in-place FILE...)",
 	.about =
 	"Adds long-term validation data to the Document Security Store (/DSS) of\n"
@@ -80,12 +105,12 @@ const struct cli_cmd cli_cmd_dss = {
 	"/CRLs.  Existing entries are kept; data already there (the same DER\n"
 	"bytes) is not added again.  If nothing is new, nothing is written (not\n"
 	"even OUT).  Every existing byte stays as it is, so signatures stay\n"
-	"valid.  Nothing is fetched from the network.\n",
+	"valid.  Nothing is fetched from the network unless --fetch is given.\n",
 	.opts = dss_opts
 };
 
 struct dss_args {
-	struct pdfstamp_dss_opts opts;
+	struct pdfstamp_dss_opts opts;   /* on_fetch set per file (call_dss) */
 	struct pdfstamp_dss_input *inputs;
 	uint8_t **bufs;               /* the files' bytes, opts.ninputs of them */
 };
@@ -97,12 +122,84 @@ static int read_input(const char *name, uint8_t **buf, size_t *len)
 	return cli_read_input(name, PDFSTAMP_DSS_MAX_INPUT, 0, buf, len);
 }
 
+/* One file's result: the update's, and what was fetched (note 4). */
+struct fetched {
+	char *url, *error;
+	const char *what;             /* a literal of the library's */
+	long status;
+	size_t bytes;
+	int from_cache;
+};
+
+struct dss_res {
+	struct pdfstamp_result r;     /* first: the driver reads it as the update's */
+	struct fetched *v;
+	size_t n;
+	int oom;
+};
+
+static void dss_res_init(void *p)
+{
+	struct dss_res *d = p;
+
+	cli_update_res_init(&d->r);
+	d->v = NULL;
+	d->n = 0;
+	d->oom = 0;
+}
+
+static void dss_res_clear(void *p)
+{
+	struct dss_res *d = p;
+	size_t i;
+
+	cli_update_res_clear(&d->r);
+	for (i = 0; i < d->n; i++) {
+		free(d->v[i].url);
+		free(d->v[i].error);
+	}
+	free(d->v);
+	d->v = NULL;
+	d->n = 0;
+}
+
+static void on_fetch(void *ud, const struct pdfstamp_fetch_event *ev)
+{
+	struct dss_res *d = ud;
+	struct fetched *nv, *f;
+
+	if (d->oom || !(nv = realloc(d->v, (d->n + 1) * sizeof *d->v))) {
+		d->oom = 1;
+		return;
+	}
+	d->v = nv;
+	f = &d->v[d->n];
+	memset(f, 0, sizeof *f);
+	f->what = ev->what;
+	f->status = ev->status;
+	f->bytes = ev->bytes;
+	f->from_cache = ev->from_cache;
+	f->url = strdup(ev->url ? ev->url : "");
+	f->error = ev->error ? strdup(ev->error) : NULL;
+	if (!f->url || (ev->error && !f->error)) {
+		free(f->url);
+		free(f->error);
+		d->oom = 1;
+		return;
+	}
+	d->n++;
+}
+
 static int check_dss(void *arg)
 {
 	struct dss_args *a = arg;
 
-	if (a->opts.ninputs == 0) {
-		cli_error(NULL, "nothing to add: give --cert, --ocsp or --crl");
+	if (a->opts.ninputs == 0 && !a->opts.fetch) {
+		cli_error(NULL, "nothing to add: give --cert, --ocsp, --crl or --fetch");
+		return cli_usage_hint("dss");
+	}
+	if (!a->opts.fetch && (a->opts.cache_dir || a->opts.offline || a->opts.timeout_ms)) {
+		cli_error(NULL, "--cache, --offline and --timeout go with --fetch");
 		return cli_usage_hint("dss");
 	}
 	return 0;
@@ -116,6 +213,8 @@ static int prepare_dss(void *arg)
 	size_t i;
 	int rc;
 
+	if (a->opts.ninputs == 0)
+		return 0; /* --fetch alone */
 	for (i = 0; i < a->opts.ninputs; i++) {
 		if ((rc = read_input(a->inputs[i].name, &a->bufs[i], &a->inputs[i].len)) != 0)
 			return rc;
@@ -133,25 +232,80 @@ static int prepare_dss(void *arg)
 static int call_dss(struct cli_file *f, void *arg)
 {
 	struct dss_args *a = arg;
+	struct pdfstamp_dss_opts o = a->opts;
 
-	return pdfstamp_dss(f->doc, &a->opts, &f->wopts, f->res);
+	o.on_fetch = on_fetch;
+	o.on_fetch_userdata = f->res;
+	return pdfstamp_dss(f->doc, &o, &f->wopts, f->res);
+}
+
+/* Note 4: "fetched":[{"url":...,"what":...,"status":...,"bytes":...,
+ * "from_cache":...[,"error":...]}...] */
+static void json_fetched(struct cli_json *j, const struct dss_res *d)
+{
+	size_t i;
+
+	cli_json_key(j, "fetched");
+	cli_json_arr_begin(j);
+	for (i = 0; i < d->n; i++) {
+		cli_json_obj_begin(j);
+		cli_json_key(j, "url");
+		cli_json_str(j, d->v[i].url);
+		cli_json_key(j, "what");
+		cli_json_str(j, d->v[i].what);
+		cli_json_key(j, "status");
+		cli_json_int(j, d->v[i].status);
+		cli_json_key(j, "bytes");
+		cli_json_int(j, (int64_t)d->v[i].bytes);
+		cli_json_key(j, "from_cache");
+		cli_json_bool(j, d->v[i].from_cache);
+		if (d->v[i].error) {
+			cli_json_key(j, "error");
+			cli_json_str(j, d->v[i].error);
+		}
+		cli_json_obj_end(j);
+	}
+	cli_json_arr_end(j);
+}
+
+static void text_fetched(const struct cli_file *f, const struct dss_res *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++) {
+		fputs("pdfstamp: ", stderr);
+		cli_put_safe(stderr, f->name);
+		fprintf(stderr, ": %s ", d->v[i].what);
+		cli_put_safe(stderr, d->v[i].url);
+		if (d->v[i].from_cache)
+			fprintf(stderr, ": from the cache, %zu bytes\n", d->v[i].bytes);
+		else
+			fprintf(stderr, ": HTTP %ld, %zu bytes%s\n", d->v[i].status,
+			        d->v[i].bytes, d->v[i].error ? " (not used)" : "");
+	}
 }
 
 static int output_dss(const struct cli_file *f, void *arg)
 {
 	const struct pdfstamp_result *res = f->res;
+	const struct dss_res *d = f->res;
+	const struct dss_args *a = arg;
 	int written = res->nobjects > 0;
 	struct cli_json j;
-
-	(void)arg;
 
 	if (f->run->json) {
 		cli_file_json_begin(&j, f);
 		cli_json_key(&j, "written");
 		cli_json_bool(&j, written);
 		cli_json_update(&j, res);
+		if (a->opts.fetch)
+			json_fetched(&j, d);
 		cli_json_line_end(&j, f->name);
-	} else if (f->run->dry_run) {
+		return CLI_EXIT_OK;
+	}
+	if (f->run->verbose)
+		text_fetched(f, d);
+	if (f->run->dry_run) {
 		return cli_dry_run_update(f, res, "new object");
 	} else if (!written) {
 		cli_warning(f->name,
@@ -175,7 +329,9 @@ static const struct cli_ops dss_ops = {
 	.prepare = prepare_dss,
 	.call = call_dss,
 	.output = output_dss,
-	CLI_UPDATE_RES
+	.res_size = sizeof(struct dss_res),
+	.res_init = dss_res_init,
+	.res_clear = dss_res_clear
 };
 
 struct dss_parse {
@@ -210,6 +366,31 @@ static int dss_option(void *arg, int id, char *optarg)
 	case OPT_VRI:
 		a->opts.vri = 1;
 		return 0;
+	case OPT_FETCH:
+		a->opts.fetch = 1;
+		return 0;
+	case OPT_OFFLINE:
+		a->opts.offline = 1;
+		return 0;
+	case OPT_CACHE:
+		if (!*optarg) {
+			cli_error(NULL, "--cache needs a directory");
+			return cli_usage_hint("dss");
+		}
+		a->opts.cache_dir = optarg;
+		return 0;
+	case OPT_TIMEOUT: {
+		double sec;
+		if (cli_parse_double(optarg, &sec) != 0 || !(sec > 0) || sec > 3600) {
+			cli_error(NULL, "--timeout: '%s' is not a number of seconds in (0, 3600]",
+			          optarg);
+			return cli_usage_hint("dss");
+		}
+		a->opts.timeout_ms = (long)(sec * 1000 + 0.5);
+		if (a->opts.timeout_ms < 1)
+			a->opts.timeout_ms = 1;
+		return 0;
+	}
 	default:
 		return -1;
 	}

@@ -49,6 +49,7 @@ static const struct cli_cmd *const cli_cmds[] = {
 	&cli_cmd_unstamp,
 	&cli_cmd_meta,
 	&cli_cmd_dss,
+	&cli_cmd_timestamp,
 	&cli_cmd_rotate,
 	&cli_cmd_encrypt,
 	&cli_cmd_verify,

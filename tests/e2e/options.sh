@@ -26,7 +26,7 @@
 need python3
 
 MAN=$TOP_SRCDIR/man/pdfstamp.1
-CMDS="info stamp stamps unstamp meta dss rotate encrypt verify audit recover"
+CMDS="info stamp stamps unstamp meta dss timestamp rotate encrypt verify audit recover"
 
 run "$PDFSTAMP" --help
 check_status 0 "pdfstamp --help"
@@ -121,6 +121,8 @@ refer = {
                 "Options for many files"],
     "meta": ["pdfstamp meta", "Options of stamp and meta", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES", "Options for many files"],
     "dss": ["pdfstamp dss", "Options of stamp and meta", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES", "Options for many files"],
+    "timestamp": ["pdfstamp timestamp", "Options of stamp and meta", "PASSWORDS",
+                  "CERTIFICATE-ENCRYPTED FILES", "Options for many files"],
     "rotate": ["pdfstamp rotate", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES"],
     "encrypt": ["pdfstamp encrypt", "pdfstamp rotate"],
     "verify": ["pdfstamp verify", "PASSWORDS", "CERTIFICATE-ENCRYPTED FILES", "Options for many files"],

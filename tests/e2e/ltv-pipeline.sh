@@ -1,0 +1,296 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# tests/e2e/ltv-pipeline.sh - PAdES B-LTA in one pipeline on an encrypted
+# file opened with the user password (issue 31): sign with pdfsig ->
+# `dss --fetch --vri` -> `timestamp` -> `dss --fetch` (the timestamp's
+# own chain and revocation data).
+#
+# 1. A PKI made with openssl in the run: a root, an intermediate (AIA
+#    caIssuers -> root.der, CRL DP -> root.crl), a signer and a TSA
+#    certificate (critical EKU timeStamping) issued by the intermediate,
+#    both with AIA caIssuers -> int.der, AIA ocsp and CRL DP -> int.crl,
+#    and a delegated OCSP signer.  fixtures/ltvserve.py serves the
+#    certificates and CRLs and forwards /ocsp to `openssl ocsp -port`;
+#    fixtures/tsa.py is the TSA (`openssl ts -reply`); all on 127.0.0.1,
+#    free ports, stopped on exit.
+# 2. Each step exits 0 and appends to the previous file (its bytes are a
+#    prefix); pdfsig validates the signature after every step; openssl ts
+#    -verify accepts the token against its /ByteRange bytes with the root
+#    as the only trust anchor; the last dss asks the OCSP responder about
+#    the TSA certificate (the server's log) and its /DSS then holds the TSA
+#    certificate (pikepdf) and an OCSP response that openssl verifies and
+#    that calls the TSA certificate good; audit calls every
+#    change after the signature permitted: dss, doc-timestamp, dss.
+# 3. A second timestamp extends the archive and covers the first.
+
+. "$TOP_SRCDIR/tests/e2e/lib.sh"
+
+need python3
+need qpdf
+need pdfsig
+need certutil
+need pk12util
+need openssl
+PIKE=
+for py in python3 /usr/bin/python3; do
+	if "$py" -c 'import pikepdf' >/dev/null 2>&1; then
+		PIKE=$py
+		break
+	fi
+done
+[ -n "$PIKE" ] || { echo "SKIP: pikepdf is not installed (Debian: python3-pikepdf)"; exit 77; }
+
+unset http_proxy https_proxy HTTPS_PROXY ALL_PROXY all_proxy
+export NO_PROXY='*' no_proxy='*'
+
+e2e_inputs qpdf-r6-table
+U=$(head -n 1 "$UPW")
+W=$T/www
+mkdir -p "$W"
+PIDS=()
+stop_all() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	PIDS=()
+}
+trap 'stop_all; rm -rf "$T"' EXIT
+
+OCSP_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 "$TOP_SRCDIR/tests/e2e/fixtures/ltvserve.py" "$W" "$T/port" "$T/http.log" "$OCSP_PORT" 0 \
+	2>"$T/http.err" &
+PIDS+=($!)
+for _ in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
+[ -s "$T/port" ] || { fail "the HTTP fixture listens" "$(cat "$T/http.err")"; finish; }
+B=http://127.0.0.1:$(cat "$T/port")
+
+# ---------------------------------------------------------------------------
+# 1. The PKI, the OCSP responder, the TSA.
+K=$T/pki
+mkdir -p "$K"
+cat >"$K/ca.cnf" <<EOF
+[ca]
+default_ca = tca
+[tca]
+dir = .
+database = \$ENV::IDX
+new_certs_dir = .
+serial = serial
+crlnumber = crlnumber
+default_md = sha256
+default_days = 30
+default_crl_days = 30
+policy = any
+unique_subject = no
+[any]
+commonName = supplied
+[v3_root]
+basicConstraints = critical,CA:true
+keyUsage = critical,keyCertSign,cRLSign
+subjectKeyIdentifier = hash
+[v3_int]
+basicConstraints = critical,CA:true
+keyUsage = critical,keyCertSign,cRLSign
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+authorityInfoAccess = caIssuers;URI:$B/root.der
+crlDistributionPoints = URI:$B/root.crl
+[v3_leaf]
+basicConstraints = CA:false
+keyUsage = critical,digitalSignature,nonRepudiation
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
+crlDistributionPoints = URI:$B/int.crl
+[v3_tsa]
+basicConstraints = CA:false
+keyUsage = critical,digitalSignature
+extendedKeyUsage = critical,timeStamping
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
+crlDistributionPoints = URI:$B/int.crl
+[v3_ocsp]
+basicConstraints = CA:false
+keyUsage = critical,digitalSignature
+extendedKeyUsage = critical,OCSPSigning
+EOF
+cat >"$K/ts.cnf" <<'EOF'
+[tsa]
+default_tsa = tsa1
+[tsa1]
+dir = .
+serial = ./tsaserial
+crypto_device = builtin
+signer_cert = ./tsa.pem
+certs = ./int.pem
+signer_key = ./tsa.key
+signer_digest = sha256
+default_policy = 1.2.3.4.1
+digests = sha256, sha384, sha512
+accuracy = secs:1
+ordering = yes
+tsa_name = yes
+ess_cert_id_chain = no
+ess_cert_id_alg = sha256
+EOF
+if ! (
+	set -e
+	cd "$K"
+	: >root.idx
+	: >int.idx
+	echo 1000 >serial
+	echo 01 >crlnumber
+	echo 01 >tsaserial
+	export IDX=root.idx
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout root.key -out root.pem \
+		-subj "/CN=pdfstamp pipeline root" -days 30 -config ca.cnf -extensions v3_root
+	openssl req -newkey rsa:2048 -nodes -keyout int.key -out int.csr -subj "/CN=pdfstamp pipeline int"
+	openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -extensions v3_int -in int.csr \
+		-out int.pem -notext
+	openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -gencrl -out root.crl.pem
+	export IDX=int.idx
+	openssl req -newkey rsa:2048 -nodes -keyout leaf.key -out leaf.csr -subj "/CN=pdfstamp pipeline signer"
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_leaf -in leaf.csr \
+		-out leaf.pem -notext
+	openssl req -newkey rsa:2048 -nodes -keyout tsa.key -out tsa.csr -subj "/CN=pdfstamp pipeline TSA"
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_tsa -in tsa.csr \
+		-out tsa.pem -notext
+	openssl req -newkey rsa:2048 -nodes -keyout ocsp.key -out ocsp.csr -subj "/CN=pdfstamp pipeline OCSP"
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_ocsp -in ocsp.csr \
+		-out ocsp.pem -notext
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl -out int.crl.pem
+	for c in root int leaf tsa; do openssl x509 -in $c.pem -outform DER -out $c.der; done
+	openssl crl -in root.crl.pem -outform DER -out root.crl
+	openssl crl -in int.crl.pem -outform DER -out int.crl
+	openssl pkcs12 -export -in leaf.pem -inkey leaf.key -certfile int.pem -out leaf.p12 -passout pass:p12 \
+		-name pipeline-signer
+) >"$T/pki.log" 2>&1; then
+	fail "making the PKI with openssl" "$(tail -c 1200 "$T/pki.log")"
+	finish
+fi
+cp "$K/root.der" "$K/int.der" "$K/root.crl" "$K/int.crl" "$W/"
+ok "openssl made a root, an intermediate, a signer, a TSA and an OCSP signer"
+
+(cd "$K" && exec openssl ocsp -index int.idx -port "$OCSP_PORT" -CA int.pem \
+	-rsigner ocsp.pem -rkey ocsp.key -nmin 10 -ignore_err) >"$T/ocsp.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 50); do
+	grep -q 'waiting for OCSP client connections' "$T/ocsp.log" 2>/dev/null && break
+	sleep 0.1
+done
+grep -q 'waiting for OCSP client connections' "$T/ocsp.log" || { fail "openssl ocsp listens"; finish; }
+python3 "$TOP_SRCDIR/tests/e2e/fixtures/tsa.py" "$K" "$T/tsaport" 2>"$T/tsa.err" &
+PIDS+=($!)
+for _ in $(seq 100); do [ -s "$T/tsaport" ] && break; sleep 0.05; done
+[ -s "$T/tsaport" ] || { fail "the test TSA starts" "$(cat "$T/tsa.err")"; finish; }
+TSA=http://127.0.0.1:$(cat "$T/tsaport")/ok
+
+NSS=$T/nss
+mkdir -p "$NSS"
+if ! certutil -N -d "sql:$NSS" --empty-password >"$T/nss.log" 2>&1 ||
+	! pk12util -i "$K/leaf.p12" -d "sql:$NSS" -W p12 -K '' >>"$T/nss.log" 2>&1 ||
+	! certutil -A -d "sql:$NSS" -n "pipeline root" -t "CT,C,C" -i "$K/root.pem" >>"$T/nss.log" 2>&1; then
+	fail "importing the signer into a throwaway NSS database" "$(cat "$T/nss.log")"
+	finish
+fi
+
+# the token of the Nth-from-last /ByteRange, verified by openssl against
+# the bytes it names, the root the only anchor
+cat >"$T/split.py" <<'PY'
+import re, sys
+path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+d = open(path, "rb").read()
+m = list(re.finditer(rb"/ByteRange\s*\[\s*0\s+(\d+)\s+(\d+)\s+(\d+)\s*\]", d))[-n]
+a, b, c = map(int, m.groups())
+open(out + ".data", "wb").write(d[:a] + d[b:b + c])
+open(out + ".tok", "wb").write(bytes.fromhex(d[a + 1:b - 1].decode()))
+PY
+tsverify() {
+	python3 "$T/split.py" "$1" "$2" "$T/tsv"
+	cat "$K/int.pem" "$K/tsa.pem" >"$T/untrusted.pem"
+	run openssl ts -verify -data "$T/tsv.data" -in "$T/tsv.tok" -token_in -CAfile "$K/root.pem" \
+		-untrusted "$T/untrusted.pem"
+	check_grep '^Verification: OK' "$T/out" "$3: openssl ts -verify of the token against its /ByteRange bytes"
+}
+step_ok() { # PREV NEXT LABEL
+	check_status 0 "$3: exit 0"
+	cmp_prefix "$1" "$2" "$3"
+	sigstate "$2" >"$T/sig.txt"
+	check_grep 'Signature is Valid' "$T/sig.txt" "$3: pdfsig still validates the signature"
+}
+
+# ---------------------------------------------------------------------------
+# 2. The pipeline.
+S=$T/signed.pdf
+if ! pdfsig -add-signature -nssdir "sql:$NSS" -nick pipeline-signer -upw "$U" -reason "pipeline" \
+	"$D/qpdf-r6-table.pdf" "$S" >"$T/sign.log" 2>&1; then
+	fail "pdfsig signs the encrypted file" "$(cat "$T/sign.log")"
+	finish
+fi
+run "$PDFSTAMP" dss --fetch --vri --json --password-file "$UPW" -o "$T/lt.pdf" "$S"
+step_ok "$S" "$T/lt.pdf" "dss --fetch --vri (B-LT)"
+run "$PDFSTAMP" timestamp --tsa "$TSA" --tsa-ca "$K/root.pem" --json --password-file "$UPW" \
+	-o "$T/ts.pdf" "$T/lt.pdf"
+step_ok "$T/lt.pdf" "$T/ts.pdf" "timestamp"
+check_eq "$(jget "$T/out" 'd["tsa"]')" '"CN=pdfstamp pipeline TSA"' "timestamp: the TSA is named"
+tsverify "$T/ts.pdf" 1 "timestamp"
+: >"$T/http.log"
+run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -o "$T/lta.pdf" "$T/ts.pdf"
+step_ok "$T/ts.pdf" "$T/lta.pdf" "dss --fetch after the timestamp (B-LTA)"
+cp "$T/out" "$T/lta.json"
+check_grep 'POST /ocsp' "$T/http.log" "the last dss asks the OCSP responder (about the TSA certificate)"
+tsverify "$T/lta.pdf" 1 "the timestamp after the last dss"
+cat >"$T/chk.py" <<'PY'
+import sys
+import pikepdf
+path, pw, pki = sys.argv[1:4]
+def res(ok, desc, detail=""):
+    print(("OK\t" if ok else "FAIL\t") + desc + ("\t" + str(detail) if not ok else ""))
+rd = lambda n: open(pki + "/" + n, "rb").read()
+pdf = pikepdf.open(path, password=pw)
+dss = pdf.Root.DSS
+got = lambda k: [bytes(s.read_raw_bytes()) for s in dss.get(k, [])]
+certs, ocsps = got("/Certs"), got("/OCSPs")
+res(rd("tsa.der") in certs, "/DSS /Certs holds the TSA certificate")
+res(all(rd(c + ".der") in certs for c in ("leaf", "int", "root")),
+    "/DSS /Certs still holds the signer's chain")
+res(len(ocsps) >= 2, "/DSS /OCSPs holds at least two responses", len(ocsps))
+for i, o in enumerate(ocsps):
+    open("%s/got%d.ocsp" % (pki, i), "wb").write(o)
+PY
+PATH_SAVE=$PATH
+printf '#!/bin/sh\nexec %s "$@"\n' "$PIKE" >"$T/pike"
+chmod +x "$T/pike"
+mkdir -p "$T/pikebin"
+ln -sf "$T/pike" "$T/pikebin/python3"
+PATH="$T/pikebin:$PATH"
+checker_feed "$T/chk.py" "$T/lta.pdf" "$U" "$K"
+PATH=$PATH_SAVE
+good=
+for o in "$K"/got*.ocsp; do
+	if openssl ocsp -respin "$o" -issuer "$K/int.pem" -cert "$K/tsa.pem" -VAfile "$K/ocsp.pem" \
+		-CAfile "$K/root.pem" -no_nonce 2>/dev/null | grep -q 'tsa.pem: good'; then
+		good=$o
+	fi
+done
+if [ -n "$good" ]; then
+	ok "openssl verifies an embedded OCSP response saying the TSA certificate is good"
+else
+	fail "openssl verifies an embedded OCSP response saying the TSA certificate is good"
+fi
+run "$PDFSTAMP" audit --json --password-file "$UPW" "$T/lta.pdf"
+check_eq "$(jget "$T/out" '[d["verdict"], d["forbidden"], [sorted({c["kind"] for c in r["changes"]}) for r in d["revisions"][1:]]]')" \
+	'["ok", 0, [[], ["dss"], ["doc-timestamp"], ["dss"]]]' \
+	"audit: ok; after the signature a DSS, a document timestamp and a DSS update, all permitted"
+
+# ---------------------------------------------------------------------------
+# 3. A later timestamp extends the archive.
+run "$PDFSTAMP" timestamp --tsa "$TSA" --json --password-file "$UPW" -o "$T/lta2.pdf" "$T/lta.pdf"
+step_ok "$T/lta.pdf" "$T/lta2.pdf" "a second timestamp"
+tsverify "$T/lta2.pdf" 1 "the second timestamp"
+tsverify "$T/lta2.pdf" 2 "the first timestamp, after the second"
+
+finish

@@ -1,0 +1,375 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# tests/e2e/timestamp.sh - `pdfstamp timestamp`: RFC 3161 document
+# timestamps (ISO 32000-2 12.8.5) on signed, encrypted files (issue 31).
+#
+# 1. A throwaway PKI made with openssl in the run: a CA, a signer (into an
+#    NSS database, for pdfsig), a TSA certificate with the critical
+#    extended key usage timeStamping; a second CA the TSA does not chain
+#    to.  A TSA on 127.0.0.1 (fixtures/tsa.py, a free port, stopped on
+#    exit) answers with `openssl ts -reply`, or misbehaves by URL path.
+# 2. pdfsig signs qpdf's AES-256 file; `pdfstamp timestamp -o` adds a
+#    document timestamp; then: the output starts with the signed file's
+#    bytes; the last /ByteRange covers the whole file but the /Contents hex
+#    string, and `openssl ts -verify` of the token read from the raw bytes
+#    against those bytes (CA file, TSA certificate) says OK; pdfsig still
+#    validates the first signature and lists DocTimeStamp1 signed by the
+#    TSA over the total document; qpdf --check passes; the field name is
+#    encrypted (not in the file in clear) and qpdf decrypts it; audit says
+#    ok with a document timestamp; the JSON names the TSA, the time, two
+#    requests (the size probe) and the TSA saw two queries.  A second
+#    timestamp in place (--reserve, one request, sha512) covers the first:
+#    openssl verifies both, each over its own range.
+# 3. AES-128 and RC4 files, and --hash sha384: openssl verifies the token.
+# 4. A file certified with DocMDP P=1 takes a timestamp, and audit calls
+#    the change a permitted doc-timestamp (a token audit cannot verify
+#    would make it an annotation: forbidden).
+# 5. HTTP basic authentication: the password from a file, never argv;
+#    a wrong one fails (HTTP 401).
+# 6. Failures, each in place, each leaving the file byte-identical and no
+#    journal: a wrong nonce, a wrong imprint, status rejection (its text
+#    shown), a token whose signature does not verify, a token carrying
+#    another certificate of the TSA's key (same issuer and serial: only the
+#    ESS signing-certificate attribute tells), a truncated reply, a
+#    placeholder too small, connection refused, a timeout, HTTP
+#    404 and 500, a garbage reply, an oversized reply, --tsa-ca of another
+#    CA.  A dry run sends nothing.  (A TSA certificate without the timeStamping usage is not tested
+#    here: `openssl ts -reply` refuses to sign with one.)
+#
+# Notes on the independent readers on Debian 12: pdfsig (poppler 22.12)
+# cannot validate ETSI.RFC3161 signatures ("Unable to validate this type
+# of signature"), and poppler, qpdf and MuPDF all decrypt the /Contents of
+# a /Type /DocTimeStamp dictionary in an encrypted file (they exempt /Type
+# /Sig only, though ISO 32000-2 7.6.2 exempts every signature dictionary's
+# /Contents), so the token is read from the raw bytes here.
+
+. "$TOP_SRCDIR/tests/e2e/lib.sh"
+
+need python3
+need qpdf
+need pdfsig
+need certutil
+need pk12util
+need openssl
+
+# no proxy may stand between us and 127.0.0.1
+unset http_proxy https_proxy HTTPS_PROXY ALL_PROXY all_proxy
+export NO_PROXY='*' no_proxy='*'
+
+e2e_inputs qpdf-r6-table qpdf-r6-xrefstream
+U=$(head -n 1 "$UPW")
+O=$(head -n 1 "$OPW")
+
+TSA_PID=
+trap '[ -n "$TSA_PID" ] && kill "$TSA_PID" 2>/dev/null; rm -rf "$T"' EXIT
+
+# ---------------------------------------------------------------------------
+# 1. The PKI, the NSS database, the TSA.
+K=$T/pki
+mkdir -p "$K" "$K/other"
+cat >"$K/ca.cnf" <<'EOF'
+[ca]
+default_ca = tca
+[tca]
+dir = .
+database = index.txt
+new_certs_dir = .
+serial = serial
+default_md = sha256
+default_days = 30
+policy = any
+[any]
+commonName = supplied
+[v3_ca]
+basicConstraints = critical,CA:true
+keyUsage = critical,keyCertSign,cRLSign
+subjectKeyIdentifier = hash
+[v3_tsa]
+basicConstraints = CA:false
+keyUsage = critical,digitalSignature
+extendedKeyUsage = critical,timeStamping
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+[v3_leaf]
+basicConstraints = CA:false
+keyUsage = critical,digitalSignature,nonRepudiation
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+EOF
+cat >"$K/ts.cnf" <<'EOF'
+[tsa]
+default_tsa = tsa1
+[tsa1]
+dir = .
+serial = ./tsaserial
+crypto_device = builtin
+signer_cert = ./tsa.pem
+certs = ./ca.pem
+signer_key = ./tsa.key
+signer_digest = sha256
+default_policy = 1.2.3.4.1
+digests = sha1, sha256, sha384, sha512
+accuracy = secs:1
+ordering = yes
+tsa_name = yes
+ess_cert_id_chain = no
+ess_cert_id_alg = sha256
+EOF
+if ! (
+	set -e
+	cd "$K"
+	: >index.txt
+	echo 1000 >serial
+	echo 01 >tsaserial
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -subj "/CN=pdfstamp ts test CA" \
+		-days 30 -config ca.cnf -extensions v3_ca
+	openssl req -newkey rsa:2048 -nodes -keyout tsa.key -out tsa.csr -subj "/CN=pdfstamp test TSA"
+	openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -extensions v3_tsa -in tsa.csr \
+		-out tsa.pem -notext
+	# the same key, issuer and serial number in another certificate (dates)
+	openssl x509 -req -in tsa.csr -CA ca.pem -CAkey ca.key \
+		-set_serial "0x$(openssl x509 -in tsa.pem -noout -serial | cut -d= -f2)" -days 29 \
+		-extfile ca.cnf -extensions v3_tsa -out tsa2.pem
+	openssl x509 -in tsa.pem -outform DER -out tsa.der
+	openssl x509 -in tsa2.pem -outform DER -out tsa2.der
+	[ "$(wc -c <tsa.der)" = "$(wc -c <tsa2.der)" ]
+	openssl req -newkey rsa:2048 -nodes -keyout leaf.key -out leaf.csr -subj "/CN=pdfstamp ts test signer"
+	openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -extensions v3_leaf -in leaf.csr \
+		-out leaf.pem -notext
+	openssl pkcs12 -export -in leaf.pem -inkey leaf.key -certfile ca.pem -out leaf.p12 -passout pass:p12 \
+		-name ts-signer
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout other/ca.key -out other/ca.pem \
+		-subj "/CN=another CA" -days 30 -config ca.cnf -extensions v3_ca
+) >"$T/pki.log" 2>&1; then
+	fail "making a CA, a TSA and a signer with openssl" "$(tail -c 800 "$T/pki.log")"
+	finish
+fi
+ok "openssl made a CA, a TSA certificate and a signer"
+NSS=$T/nss
+mkdir -p "$NSS"
+if ! certutil -N -d "sql:$NSS" --empty-password >"$T/nss.log" 2>&1 ||
+	! pk12util -i "$K/leaf.p12" -d "sql:$NSS" -W p12 -K '' >>"$T/nss.log" 2>&1 ||
+	! certutil -M -d "sql:$NSS" -n "pdfstamp ts test CA" -t "CT,C,C" >>"$T/nss.log" 2>&1; then
+	fail "importing the signer into a throwaway NSS database" "$(cat "$T/nss.log")"
+	finish
+fi
+
+python3 "$TOP_SRCDIR/tests/e2e/fixtures/tsa.py" "$K" "$T/port" 2>"$T/tsa.err" &
+TSA_PID=$!
+for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+[ -s "$T/port" ] || { fail "the test TSA starts" "$(cat "$T/tsa.err")"; finish; }
+PORT=$(cat "$T/port")
+TSA=http://127.0.0.1:$PORT
+ok "the test TSA listens on 127.0.0.1:$PORT"
+nreq() { [ -f "$K/requests.log" ] && wc -l <"$K/requests.log" || echo 0; }
+
+# tsverify FILE N LABEL: the Nth-from-last /ByteRange of FILE (1: the
+# newest), its token read from the raw bytes, verified by openssl against
+# the bytes it names.
+cat >"$T/split.py" <<'PY'
+import re, sys
+path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+d = open(path, "rb").read()
+m = list(re.finditer(rb"/ByteRange\s*\[\s*0\s+(\d+)\s+(\d+)\s+(\d+)\s*\]", d))[-n]
+a, b, c = map(int, m.groups())
+assert d[a:a+1] == b"<" and d[b-1:b] == b">", "the gap is not the hex string"
+open(out + ".data", "wb").write(d[:a] + d[b:b + c])
+open(out + ".tok", "wb").write(bytes.fromhex(d[a + 1:b - 1].decode()))
+print("%d %d" % (b + c, len(d)))
+PY
+tsverify() {
+	local f=$1 n=$2 label=$3 ends
+	if ! ends=$(python3 "$T/split.py" "$f" "$n" "$T/tsv" 2>&1); then
+		fail "$label: the /ByteRange gap is the /Contents hex string" "$ends"
+		return
+	fi
+	if [ "$n" = 1 ]; then
+		check_eq "${ends% *}" "${ends#* }" "$label: the newest /ByteRange ends at the end of the file"
+	fi
+	run openssl ts -verify -data "$T/tsv.data" -in "$T/tsv.tok" -token_in -CAfile "$K/ca.pem" \
+		-untrusted "$K/tsa.pem"
+	check_grep '^Verification: OK' "$T/out" "$label: openssl ts -verify of the token against the /ByteRange bytes"
+}
+
+same() {
+	if cmp -s "$1" "$2"; then ok "$3: the file is byte-identical"; else fail "$3: the file is byte-identical"; fi
+}
+
+# ---------------------------------------------------------------------------
+# 2. A signed AES-256 file.
+S=$T/signed.pdf
+if ! pdfsig -add-signature -nssdir "sql:$NSS" -nick ts-signer -upw "$U" -reason "ts e2e" \
+	"$D/qpdf-r6-table.pdf" "$S" >"$T/sign.log" 2>&1; then
+	fail "pdfsig signs the encrypted file" "$(cat "$T/sign.log")"
+	finish
+fi
+n0=$(nreq)
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --json --password-file "$UPW" -o "$T/ts.pdf" "$S"
+check_status 0 "timestamp -o: exit 0"
+cp "$T/out" "$T/ts.json"
+check_eq "$(jget "$T/out" '[d["tsa"], d["requests"], d["http_status"], len(d["time"]) >= 15]')" \
+	'["CN=pdfstamp test TSA", 2, 200, true]' "the JSON names the TSA, two requests (size probe), HTTP 200, a time"
+check_eq "$(($(nreq) - n0))" 2 "the TSA saw two queries"
+check_grep 'application/timestamp-query' "$K/requests.log" "the queries are sent as application/timestamp-query"
+cmp_prefix "$S" "$T/ts.pdf" "timestamp"
+tsverify "$T/ts.pdf" 1 "timestamp"
+sigstate "$T/ts.pdf" >"$T/sig.txt"
+check_eq "$(grep -c 'Signature is Valid' "$T/sig.txt")" 1 "pdfsig: the first signature is still valid"
+pdfsig -nssdir "sql:$NSS" -upw "$U" "$T/ts.pdf" >"$T/sig2.txt" 2>/dev/null
+check_grep 'Signature Field Name: DocTimeStamp1' "$T/sig2.txt" "pdfsig lists the document timestamp field"
+check_eq "$(grep -c 'Total document signed' "$T/sig2.txt")" 1 "pdfsig: the timestamp covers the total document"
+qcheck "$T/ts.pdf" "$UPW" "timestamp"
+if grep -aq 'DocTimeStamp1' "$T/ts.pdf"; then
+	fail "the field name is not in the file in clear"
+else
+	ok "the field name is not in the file in clear"
+fi
+sobj=$(jget "$T/ts.json" 'd["signature_object"]')
+fobj=$(jget "$T/ts.json" '[n for n in d["objects"] if n > d["signature_object"]][0]')
+check_grep '/T \(DocTimeStamp1\)' <(qpdf --password="$U" --show-object="$fobj" "$T/ts.pdf" 2>&1) \
+	"qpdf decrypts the field's /T"
+check_grep "/V $sobj 0 R" <(qpdf --password="$U" --show-object="$fobj" "$T/ts.pdf" 2>&1) \
+	"the field's /V is the /DocTimeStamp dictionary"
+check_grep '/SubFilter /ETSI.RFC3161' <(qpdf --password="$U" --show-object="$sobj" "$T/ts.pdf" 2>&1) \
+	"the dictionary is /SubFilter /ETSI.RFC3161"
+run "$PDFSTAMP" audit --json --password-file "$UPW" "$T/ts.pdf"
+check_eq "$(jget "$T/out" '[d["verdict"], sorted(s["doc_timestamp"] for s in d["signatures"])]')" \
+	'["ok", [false, true]]' "audit: ok, one signature and one document timestamp"
+
+# a second timestamp, in place, over the first
+cp "$T/ts.pdf" "$T/ts2.pdf"
+n0=$(nreq)
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --hash sha512 --reserve 6000 --json --password-file "$UPW" \
+	-i "$T/ts2.pdf"
+check_status 0 "a second timestamp in place: exit 0"
+check_eq "$(($(nreq) - n0)) $(jget "$T/out" 'd["requests"]')" "1 1" "--reserve: one request"
+cmp_prefix "$T/ts.pdf" "$T/ts2.pdf" "the second timestamp"
+tsverify "$T/ts2.pdf" 1 "the second timestamp (sha512)"
+tsverify "$T/ts2.pdf" 2 "the first timestamp, after the second"
+pdfsig -nssdir "sql:$NSS" -upw "$U" "$T/ts2.pdf" >"$T/sig2.txt" 2>/dev/null
+check_grep 'Signature Field Name: DocTimeStamp2' "$T/sig2.txt" "the second field is DocTimeStamp2"
+check_eq "$(grep -c 'Signature is Valid' "$T/sig2.txt")" 1 "pdfsig: the first signature is still valid after two"
+[ -e "$T/ts2.pdf.pdfstamp-journal" ] && fail "no journal is left" || ok "no journal is left"
+
+# A plaintext file: there pdfsig reads the token (poppler decrypts a
+# /DocTimeStamp's /Contents in encrypted files: see the notes above).
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" -o "$T/plain-ts.pdf" "$TOP_SRCDIR/samples/plain-2page.pdf"
+check_status 0 "a plaintext file: exit 0"
+tsverify "$T/plain-ts.pdf" 1 "a plaintext file"
+pdfsig "$T/plain-ts.pdf" >"$T/sig3.txt" 2>/dev/null
+check_grep 'Signer full Distinguished Name: CN=pdfstamp test TSA' "$T/sig3.txt" \
+	"a plaintext file: pdfsig names the TSA as the timestamp's signer"
+check_grep 'Signing Hash Algorithm: SHA-256' "$T/sig3.txt" "a plaintext file: pdfsig reads SHA-256"
+
+# ---------------------------------------------------------------------------
+# 3. AES-128 and RC4, --hash sha384.
+qpdf --encrypt "$U" "$O" 128 --use-aes=y -- "$TOP_SRCDIR/samples/plain-2page.pdf" "$T/aes128.pdf"
+qpdf --allow-weak-crypto --encrypt "$U" "$O" 128 --use-aes=n -- "$TOP_SRCDIR/samples/plain-2page.pdf" \
+	"$T/rc4.pdf"
+for f in aes128 rc4; do
+	run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --hash sha384 --password-file "$UPW" -o "$T/$f-ts.pdf" \
+		"$T/$f.pdf"
+	check_status 0 "$f: exit 0"
+	tsverify "$T/$f-ts.pdf" 1 "$f (sha384)"
+	qcheck "$T/$f-ts.pdf" "$UPW" "$f"
+done
+
+# an xref-stream file (object streams), twice in place
+cp "$D/qpdf-r6-xrefstream.pdf" "$T/xs.pdf"
+for i in 1 2; do
+	run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --reserve 6000 --password-file "$UPW" -i "$T/xs.pdf"
+	check_status 0 "xref stream, timestamp $i: exit 0"
+	tsverify "$T/xs.pdf" 1 "xref stream, timestamp $i"
+done
+tsverify "$T/xs.pdf" 2 "xref stream, the first timestamp after the second"
+qcheck "$T/xs.pdf" "$UPW" "xref stream"
+pdfsig -upw "$U" "$T/xs.pdf" >"$T/sig4.txt" 2>/dev/null
+check_eq "$(grep -o 'Signature Field Name: .*' "$T/sig4.txt" | tr '\n' ' ')" \
+	"Signature Field Name: DocTimeStamp1 Signature Field Name: DocTimeStamp2 " \
+	"xref stream: pdfsig lists DocTimeStamp1 and DocTimeStamp2"
+
+# a batch in place, side by side
+for i in 1 2 3; do cp "$S" "$T/batch$i.pdf"; done
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --reserve 6000 --jobs 3 --json --password-file "$UPW" \
+	-i "$T/batch1.pdf" "$T/batch2.pdf" "$T/batch3.pdf"
+check_status 0 "--jobs 3 -i on three files: exit 0"
+check_eq "$(grep -c '"ok":true' "$T/out")" 3 "--jobs 3: three success lines"
+for i in 1 2 3; do tsverify "$T/batch$i.pdf" 1 "--jobs 3, file $i"; done
+
+# ---------------------------------------------------------------------------
+# 4. DocMDP P=1: a document timestamp is no change (ISO 32000-2 12.8.2.2).
+python3 "$E" docmdp 1 "$T/mdp1-plain.pdf"
+qpdf --encrypt "$U" "$O" 256 -- "$T/mdp1-plain.pdf" "$T/mdp1.pdf"
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --password-file "$UPW" -o "$T/mdp1-ts.pdf" "$T/mdp1.pdf"
+check_status 0 "DocMDP P=1: timestamp is allowed"
+run "$PDFSTAMP" audit --json --password-file "$UPW" "$T/mdp1-ts.pdf"
+check_eq "$(jget "$T/out" '[d["forbidden"], sorted({(c["kind"], c["verdict"]) for c in d["revisions"][-1]["changes"]})]')" \
+	'[0, [["doc-timestamp", "permitted"]]]' \
+	"DocMDP P=1: audit calls the update a permitted document timestamp (its token verified)"
+
+# ---------------------------------------------------------------------------
+# 5. Basic authentication, the password never on the command line.
+printf 'sesame\n' >"$T/tsa.pw"
+cp "$S" "$T/auth.pdf"
+run "$PDFSTAMP" timestamp --tsa "$TSA/user:sesame" --tsa-user user --tsa-password-file "$T/tsa.pw" \
+	--reserve 6000 --password-file "$UPW" -i "$T/auth.pdf"
+check_status 0 "basic authentication: exit 0"
+tsverify "$T/auth.pdf" 1 "basic authentication"
+cp "$S" "$T/auth2.pdf"
+run "$PDFSTAMP" timestamp --tsa "$TSA/user:other" --tsa-user user --tsa-password-file "$T/tsa.pw" \
+	--reserve 6000 --password-file "$UPW" -i "$T/auth2.pdf"
+check_status 1 "a wrong TSA password: exit 1"
+check_grep 'HTTP 401' "$T/err" "a wrong TSA password: HTTP 401 named"
+same "$S" "$T/auth2.pdf" "a wrong TSA password"
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --tsa-user user --password-file "$UPW" -i "$T/auth2.pdf"
+check_status 2 "--tsa-user without a password source: exit 2"
+
+# ---------------------------------------------------------------------------
+# 6. Failures: the file byte-identical, no journal.
+fails() {
+	local want=$1 re=$2 label=$3
+	shift 3
+	cp "$S" "$T/f.pdf"
+	run "$PDFSTAMP" timestamp --password-file "$UPW" "$@" -i "$T/f.pdf"
+	check_status "$want" "$label: exit $want"
+	check_grep "$re" "$T/err" "$label: the message says why"
+	same "$S" "$T/f.pdf" "$label"
+	[ -e "$T/f.pdf.pdfstamp-journal" ] && fail "$label: no journal is left" || ok "$label: no journal is left"
+}
+fails 4 'nonce is not the one sent' "a wrong nonce" --tsa "$TSA/nonce" --reserve 6000
+fails 4 'messageImprint is not the hash' "a wrong imprint" --tsa "$TSA/imprint" --reserve 6000
+fails 4 'the signature does not verify with the signer' "a token whose signature is broken" \
+	--tsa "$TSA/badsig" --reserve 6000
+fails 4 'ESS signing-certificate attribute names another certificate' \
+	"a token carrying another certificate of the TSA's key" --tsa "$TSA/esscert" --reserve 6000
+fails 4 'not a TimeStampResp' "a truncated reply" --tsa "$TSA/trunc" --reserve 6000
+fails 4 'status 2 \(rejection\): "test rejection"' "status rejection" --tsa "$TSA/reject"
+fails 4 'does not fit the /Contents placeholder' "a placeholder too small" --tsa "$TSA/ok" --reserve 64
+fails 4 'does not chain to' "--tsa-ca of another CA" --tsa "$TSA/ok" --tsa-ca "$K/other/ca.pem"
+fails 4 'not a TimeStampResp' "a garbage reply" --tsa "$TSA/garbage"
+fails 4 '.' "an oversized reply" --tsa "$TSA/big"
+fails 1 'HTTP 404' "HTTP 404" --tsa "$TSA/404"
+fails 1 'HTTP 500' "HTTP 500" --tsa "$TSA/500"
+fails 1 '.' "a timeout" --tsa "$TSA/slow" --timeout 1 --reserve 6000
+# a port nobody listens on: bind one, then close it
+FREE=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+fails 1 '.' "connection refused" --tsa "http://127.0.0.1:$FREE/ok"
+fails 2 'http:// or https://' "a TSA URL that is not http" --tsa "file:///etc/passwd"
+# with -o, a failure creates no output
+run "$PDFSTAMP" timestamp --tsa "$TSA/nonce" --reserve 6000 --password-file "$UPW" -o "$T/never.pdf" "$S"
+check_status 4 "-o with a wrong nonce: exit 4"
+[ -e "$T/never.pdf" ] && fail "-o with a wrong nonce: no output file" || ok "-o with a wrong nonce: no output file"
+# a dry run sends nothing and writes nothing
+cp "$S" "$T/dry.pdf"
+n0=$(nreq)
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --dry-run --json --password-file "$UPW" -i "$T/dry.pdf"
+check_status 0 "--dry-run: exit 0"
+check_eq "$(($(nreq) - n0))" 0 "--dry-run: no request to the TSA"
+same "$S" "$T/dry.pdf" "--dry-run"
+check_eq "$(jget "$T/out" '[d["reserve"], d["bytes_appended"] > 16384]')" '[8192, true]' \
+	"--dry-run: the placeholder it assumes, and the bytes the update would append"
+# --tsa-ca of the right CA passes
+cp "$S" "$T/ca.pdf"
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --tsa-ca "$K/ca.pem" --password-file "$UPW" -i "$T/ca.pdf"
+check_status 0 "--tsa-ca of the TSA's CA: exit 0"
+finish
