@@ -22,6 +22,10 @@
 #    that calls the TSA certificate good; audit calls every
 #    change after the signature permitted: dss, doc-timestamp, dss.
 # 3. A second timestamp extends the archive and covers the first.
+# 4. PDFBox opens each output with the user password and Bouncy Castle
+#    verifies the signature and every timestamp (fixtures/SigCheck.java;
+#    poppler 22's pdfsig cannot validate ETSI.RFC3161 timestamps).
+# 5. The pipeline again from signatures made by PDFBox 2 and iText 5.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -43,7 +47,7 @@ done
 unset http_proxy https_proxy HTTPS_PROXY ALL_PROXY all_proxy
 export NO_PROXY='*' no_proxy='*'
 
-e2e_inputs qpdf-r6-table
+e2e_inputs qpdf-r6-table qpdf-r5-table
 U=$(head -n 1 "$UPW")
 W=$T/www
 mkdir -p "$W"
@@ -292,5 +296,78 @@ run "$PDFSTAMP" timestamp --tsa "$TSA" --json --password-file "$UPW" -o "$T/lta2
 step_ok "$T/lta.pdf" "$T/lta2.pdf" "a second timestamp"
 tsverify "$T/lta2.pdf" 1 "the second timestamp"
 tsverify "$T/lta2.pdf" 2 "the first timestamp, after the second"
+
+# ---------------------------------------------------------------------------
+# 4. An independent reader of the encrypted file: PDFBox opens it with the
+# user password and Bouncy Castle checks every signature field against its
+# /ByteRange (fixtures/SigCheck.java): the signature, and each timestamp's
+# token (imprint and TSA signature), with /Contents read from the object as
+# PDFBox decrypts it equal to the file's bytes; and PDFBox sees the DSS.
+J=/usr/share/java
+JARS=$J/pdfbox2.jar:$J/fontbox2.jar:$J/commons-logging.jar:$J/bcprov.jar:$J/bcpkix.jar:$J/bcutil.jar
+if javac -nowarn -cp "$JARS" -d "$T/java" "$TOP_SRCDIR/tests/e2e/fixtures/SigCheck.java" \
+	>"$T/javac.log" 2>&1; then
+	for f in ts lta2; do
+		if java -cp "$JARS:$T/java" SigCheck "$T/$f.pdf" "$U" >"$T/sc-$f.out" 2>&1; then
+			ok "PDFBox opens $f.pdf with the user password"
+		else
+			fail "PDFBox opens $f.pdf with the user password" "$(head -c 600 "$T/sc-$f.out")"
+		fi
+	done
+	check_eq "$(awk '$1 == "sig" { v = $4 " " $5; $1 = $2 = $3 = ""; print $5 == "ok" ? v : substr($0, 4) }' "$T/sc-ts.out")" \
+		"$(printf 'adbe.pkcs7.detached ok\nETSI.RFC3161 ok')" \
+		"PDFBox + Bouncy Castle: the signature and the timestamp verify (ts.pdf)"
+	check_eq "$(awk '$1 == "sig" && $5 == "ok" { n++ } END { print n + 0 }' "$T/sc-lta2.out")" 3 \
+		"PDFBox + Bouncy Castle: the signature and both timestamps verify (lta2.pdf)"
+	check_eq "$(awk '$1 == "sig" && $3 == "DocTimeStamp" { n++ } END { print n + 0 }' \
+		"$T/sc-lta2.out")" 2 "both timestamps are /Type /DocTimeStamp"
+	check_grep '^dss certs [1-9][0-9]* ocsps [1-9]' "$T/sc-lta2.out" \
+		"PDFBox reads the DSS's certificates and OCSP responses"
+
+	# 5. The same pipeline from signatures by other producers: PDFBox 2 and
+	# iText 5 sign the encrypted file (fixtures/AuditSign.java, the CMS by
+	# openssl with the same signer), then dss --fetch --vri, timestamp and
+	# dss --fetch with the user password; PDFBox + Bouncy Castle verify the
+	# signature and the timestamp, and audit calls every step permitted.
+	JARS5=$JARS:$J/itext5.jar
+	O=$(head -n 1 "$OPW")
+	if javac -nowarn -cp "$JARS5" -d "$T/java" "$TOP_SRCDIR/tests/e2e/fixtures/AuditSign.java" \
+		>"$T/javac5.log" 2>&1; then
+		for prod in pdfbox itext; do
+			if [ $prod = pdfbox ]; then
+				set -- pdfbox-sign "$D/qpdf-r6-table.pdf" "$T/$prod-s.pdf" "$O" 0 \
+					"$K/leaf.pem" "$K/leaf.key"
+			else   # iText 5 reads no R6: the R5 input
+				set -- itext-sign "$D/qpdf-r5-table.pdf" "$T/$prod-s.pdf" "$O" 0 - \
+					"$K/leaf.pem" "$K/leaf.key"
+			fi
+			if ! java -cp "$JARS5:$T/java" AuditSign "$@" >"$T/java5.log" 2>&1; then
+				fail "$prod signs the encrypted file" "$(head -c 600 "$T/java5.log")"
+				continue
+			fi
+			run "$PDFSTAMP" dss --fetch --vri --password-file "$UPW" -o "$T/$prod-lt.pdf" \
+				"$T/$prod-s.pdf"
+			check_status 0 "$prod: dss --fetch --vri"
+			run "$PDFSTAMP" timestamp --tsa "$TSA" --tsa-ca "$K/root.pem" \
+				--password-file "$UPW" -o "$T/$prod-ts.pdf" "$T/$prod-lt.pdf"
+			check_status 0 "$prod: timestamp"
+			run "$PDFSTAMP" dss --fetch --password-file "$UPW" -o "$T/$prod-lta.pdf" \
+				"$T/$prod-ts.pdf"
+			check_status 0 "$prod: dss --fetch after the timestamp"
+			tsverify "$T/$prod-lta.pdf" 1 "$prod"
+			java -cp "$JARS:$T/java" SigCheck "$T/$prod-lta.pdf" "$U" >"$T/sc-$prod.out" 2>&1
+			check_eq "$(awk '$1 == "sig" { v = $4 " " $5; $1 = $2 = $3 = ""; print $5 == "ok" ? v : substr($0, 4) }' "$T/sc-$prod.out")" \
+				"$(printf 'adbe.pkcs7.detached ok\nETSI.RFC3161 ok')" \
+				"$prod: PDFBox + Bouncy Castle verify the signature and the timestamp"
+			run "$PDFSTAMP" audit --json --password-file "$UPW" "$T/$prod-lta.pdf"
+			check_eq "$(jget "$T/out" 'd["verdict"]')" '"ok"' "$prod: audit is ok"
+		done
+	else
+		fail "javac AuditSign.java" "$(head -c 600 "$T/javac5.log")"
+	fi
+else
+	fail "javac SigCheck.java (PDFBox, Bouncy Castle: bootstrap.sh installs them)" \
+		"$(head -c 600 "$T/javac.log")"
+fi
 
 finish

@@ -251,6 +251,28 @@ check_grep 'Signature Field Name: DocTimeStamp2' "$T/sig2.txt" "the second field
 check_eq "$(grep -c 'Signature is Valid' "$T/sig2.txt")" 1 "pdfsig: the first signature is still valid after two"
 [ -e "$T/ts2.pdf.pdfstamp-journal" ] && fail "no journal is left" || ok "no journal is left"
 
+# A file encrypted to certificates (issue 33): timestamped with a
+# recipient's key; the update appends, /Encrypt and its envelopes are the
+# input's bytes, the token verifies, and the new objects decrypt (verify
+# and audit with the other recipient's key).
+(cd "$K" && for r in ra rb; do
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$r.key" -out "$r.crt" \
+		-subj "/CN=timestamp recipient $r" -days 3650 2>/dev/null
+done)
+run "$PDFSTAMP" encrypt --recipient "$K/ra.crt" --recipient "$K/rb.crt" -o "$T/pub.pdf" \
+	"$TOP_SRCDIR/samples/plain-2page.pdf"
+check_status 0 "encrypted to two certificates"
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --key "$K/ra.key" --cert "$K/ra.crt" \
+	-o "$T/pub-ts.pdf" "$T/pub.pdf"
+check_status 0 "a file encrypted to certificates, with a recipient's key: exit 0"
+check_true cmp -s -n "$(size_of "$T/pub.pdf")" "$T/pub.pdf" "$T/pub-ts.pdf" \
+	"encrypted to certificates: the input's bytes are a prefix of the output"
+tsverify "$T/pub-ts.pdf" 1 "encrypted to certificates"
+run "$PDFSTAMP" verify --key "$K/rb.key" --cert "$K/rb.crt" "$T/pub-ts.pdf"
+check_status 0 "encrypted to certificates: every object decrypts with the other recipient's key"
+run "$PDFSTAMP" audit --json --key "$K/rb.key" --cert "$K/rb.crt" "$T/pub-ts.pdf"
+check_eq "$(jget "$T/out" 'd["verdict"]')" '"ok"' "encrypted to certificates: audit is ok"
+
 # A plaintext file: there pdfsig reads the token (poppler decrypts a
 # /DocTimeStamp's /Contents in encrypted files: see the notes above).
 run "$PDFSTAMP" timestamp --tsa "$TSA/ok" -o "$T/plain-ts.pdf" "$TOP_SRCDIR/samples/plain-2page.pdf"
