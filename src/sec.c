@@ -516,6 +516,22 @@ void ps_sec_free(ps_sec *s)
 	free(s);
 }
 
+/* A handler a rewrite made (ps_sec_new_r6, ps_sec_new_pubsec): owner
+ * state, and one AESV3 crypt filter NAME for strings and streams. */
+static void made_aesv3(ps_sec *s, const char *name)
+{
+	s->authenticated = 2;
+	s->perms_ok = 1;
+	snprintf(s->strf, sizeof s->strf, "%s", name);
+	snprintf(s->stmf, sizeof s->stmf, "%s", name);
+	snprintf(s->cfm, sizeof s->cfm, "AESV3");
+	s->kstr = s->kstm = s->keff = CK_AESV3;
+	s->ncf = 1;
+	snprintf(s->cf[0].name, sizeof s->cf[0].name, "%s", name);
+	snprintf(s->cf[0].method, sizeof s->cf[0].method, "AESV3");
+	s->cf[0].kind = CK_AESV3;
+}
+
 int ps_sec_new_r6(ps_ctx *ctx, const char *user_pw, size_t ulen, const char *owner_pw, size_t olen,
                   int64_t p, int encrypt_metadata, ps_sec **out)
 {
@@ -538,16 +554,7 @@ int ps_sec_new_r6(ps_ctx *ctx, const char *user_pw, size_t ulen, const char *own
 		return rc;
 	}
 	ps_wipe(key, sizeof key);
-	s->authenticated = 2;
-	s->perms_ok = 1;
-	snprintf(s->strf, sizeof s->strf, "StdCF");
-	snprintf(s->stmf, sizeof s->stmf, "StdCF");
-	snprintf(s->cfm, sizeof s->cfm, "AESV3");
-	s->kstr = s->kstm = s->keff = CK_AESV3;
-	s->ncf = 1;
-	snprintf(s->cf[0].name, sizeof s->cf[0].name, "StdCF");
-	snprintf(s->cf[0].method, sizeof s->cf[0].method, "AESV3");
-	s->cf[0].kind = CK_AESV3;
+	made_aesv3(s, "StdCF");
 	*out = s;
 	return 0;
 }
@@ -682,16 +689,7 @@ int ps_sec_new_pubsec(ps_ctx *ctx, const uint8_t key[32], ps_obj *recips, int en
 		ps_sec_free(s);
 		return rc;
 	}
-	s->authenticated = 2;
-	s->perms_ok = 1;
-	snprintf(s->strf, sizeof s->strf, "DefaultCryptFilter");
-	snprintf(s->stmf, sizeof s->stmf, "DefaultCryptFilter");
-	snprintf(s->cfm, sizeof s->cfm, "AESV3");
-	s->kstr = s->kstm = s->keff = CK_AESV3;
-	s->ncf = 1;
-	snprintf(s->cf[0].name, sizeof s->cf[0].name, "DefaultCryptFilter");
-	snprintf(s->cf[0].method, sizeof s->cf[0].method, "AESV3");
-	s->cf[0].kind = CK_AESV3;
+	made_aesv3(s, "DefaultCryptFilter");
 	*out = s;
 	return 0;
 }
