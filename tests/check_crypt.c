@@ -2037,31 +2037,31 @@ START_TEST(test_pubsec_dict)
 		 "/CF<</DefaultCryptFilter<</CFM/V2/Recipients <3003>>>>>"
 		 "/StmF/DefaultCryptFilter/StrF/DefaultCryptFilter>>", 0, 4, 4, 16, 1, 1},
 		/* refusals */
-		{"<</Filter/Adobe.PubSec/V 2/Recipients[<30>]>>", PDFSTAMP_E_FORMAT},
+		{"<</Filter/Adobe.PubSec/V 2/Recipients[<30>]>>", PDFSTAMP_E_FORMAT, 0, 0, 0, 0, 0},
 		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s9/V 2/Recipients[<30>]>>",
-		 PDFSTAMP_E_UNSUPPORTED},
+		 PDFSTAMP_E_UNSUPPORTED, 0, 0, 0, 0, 0},
 		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 5/Recipients[<30>]>>",
-		 PDFSTAMP_E_UNSUPPORTED},
+		 PDFSTAMP_E_UNSUPPORTED, 0, 0, 0, 0, 0},
 		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s5/V 2/Recipients[<30>]>>",
-		 PDFSTAMP_E_UNSUPPORTED},
-		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2>>", PDFSTAMP_E_FORMAT},
+		 PDFSTAMP_E_UNSUPPORTED, 0, 0, 0, 0, 0},
+		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2>>", PDFSTAMP_E_FORMAT, 0, 0, 0, 0, 0},
 		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2/Recipients[]>>",
-		 PDFSTAMP_E_FORMAT},
+		 PDFSTAMP_E_FORMAT, 0, 0, 0, 0, 0},
 		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2/Recipients[<30> 7]>>",
-		 PDFSTAMP_E_FORMAT},
+		 PDFSTAMP_E_FORMAT, 0, 0, 0, 0, 0},
 		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2/Recipients 5 0 R>>",
-		 PDFSTAMP_E_FORMAT},
+		 PDFSTAMP_E_FORMAT, 0, 0, 0, 0, 0},
 		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s4/V 2/Length 20"
-		 "/Recipients[<30>]>>", PDFSTAMP_E_UNSUPPORTED},
+		 "/Recipients[<30>]>>", PDFSTAMP_E_UNSUPPORTED, 0, 0, 0, 0, 0},
 		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s5/V 5"
 		 "/CF<</DefaultCryptFilter<</CFM/AESV3>>>>"
-		 "/StmF/DefaultCryptFilter/StrF/DefaultCryptFilter>>", PDFSTAMP_E_FORMAT},
+		 "/StmF/DefaultCryptFilter/StrF/DefaultCryptFilter>>", PDFSTAMP_E_FORMAT, 0, 0, 0, 0, 0},
 		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s5/V 5"
 		 "/CF<</A<</CFM/AESV3/Recipients[<30>]>>/B<</CFM/AESV3/Recipients[<30>]>>>>"
-		 "/StmF/A/StrF/B>>", PDFSTAMP_E_UNSUPPORTED},
+		 "/StmF/A/StrF/B>>", PDFSTAMP_E_UNSUPPORTED, 0, 0, 0, 0, 0},
 		{"<</Filter/Adobe.PubSec/SubFilter/adbe.pkcs7.s5/V 5"
 		 "/CF<</DefaultCryptFilter<</CFM/AESV2/Recipients[<30>]>>>>"
-		 "/StmF/DefaultCryptFilter/StrF/DefaultCryptFilter>>", PDFSTAMP_E_UNSUPPORTED},
+		 "/StmF/DefaultCryptFilter/StrF/DefaultCryptFilter>>", PDFSTAMP_E_UNSUPPORTED, 0, 0, 0, 0, 0},
 	};
 	ps_ctx *ctx = new_ctx();
 	ps_sec *s = NULL, *n = NULL, *b = NULL;

@@ -313,7 +313,12 @@ START_TEST(der_inputs)
 	ck_assert_int_eq(s.v[0].der[s.v[0].ser_off], 0x10);
 	ck_assert_int_eq(s.v[0].dup_of, -1);
 	ps_dss_items_free(&s);
-	ck_assert_int_eq(pdfstamp_dss_check(ctx, &(struct pdfstamp_dss_opts){PDFSTAMP_DSS_OPTS_VERSION, in, 3, 0}), 0);
+	{
+		struct pdfstamp_dss_opts o = PDFSTAMP_DSS_OPTS_INIT;
+		o.inputs = in;
+		o.ninputs = 3;
+		ck_assert_int_eq(pdfstamp_dss_check(ctx, &o), 0);
+	}
 }
 END_TEST
 
@@ -403,7 +408,11 @@ START_TEST(refusals)
 		ck_assert_int_eq(load(&s, 0, NULL), PDFSTAMP_E_USAGE);
 		ck_assert_uint_eq(s.n, 0);
 	}
-	ck_assert_int_eq(pdfstamp_dss_check(ctx, &(struct pdfstamp_dss_opts){77, NULL, 0, 0}), PDFSTAMP_E_USAGE);
+	{
+		struct pdfstamp_dss_opts o = PDFSTAMP_DSS_OPTS_INIT;
+		o.version = 77;
+		ck_assert_int_eq(pdfstamp_dss_check(ctx, &o), PDFSTAMP_E_USAGE);
+	}
 }
 END_TEST
 

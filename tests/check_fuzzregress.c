@@ -55,6 +55,7 @@
 #undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_envelope_one
 #include "../fuzz/fuzz_envelope.c"
+#undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_revoc_one
 #include "../fuzz/fuzz_revoc.c"
 #undef LLVMFuzzerTestOneInput
