@@ -788,6 +788,10 @@ struct pdfstamp_timestamp_opts {
 	size_t tsa_password_len;
 	long timeout_ms;         /* each request's total time; 0: 10000 */
 	/* version 2 */
+	size_t reserve_hint;     /* with reserve 0: the placeholder to try instead of a first
+	                          * request (64 to 524288; e.g. info->reserve of an earlier
+	                          * file of a batch); a token that does not fit it makes the
+	                          * update be built again, once, sized from that token */
 	const struct pdfstamp_dss_opts *lta; /* NULL, or PAdES B-LTA: the validation data of
 	                          * the token's own chain (certificates, OCSP or CRLs, fetched
 	                          * as pdfstamp_dss with fetch does, with this structure's
@@ -796,7 +800,7 @@ struct pdfstamp_timestamp_opts {
 };
 #define PDFSTAMP_TIMESTAMP_OPTS_VERSION 2
 #define PDFSTAMP_TIMESTAMP_OPTS_INIT {PDFSTAMP_TIMESTAMP_OPTS_VERSION, NULL, 256, 0, NULL, NULL, \
-	NULL, 0, 0, NULL}
+	NULL, 0, 0, 0, NULL}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_timestamp_opts_init(struct pdfstamp_timestamp_opts *opts, unsigned version);
 

@@ -51,6 +51,11 @@
  *     0, a first request over a random imprint sizes the placeholder:
  *     its token's length plus a quarter plus 1024 bytes, for the variable
  *     parts (genTime fractions, serial numbers, a renewed certificate).
+ *     With reserve_hint (a batch passes the size an earlier file got) no
+ *     first request is made; a token that does not fit that placeholder
+ *     (found in the seal, before anything is written) makes the update be
+ *     built again, once, sized from that token as from a probe: the same
+ *     two requests as the probe, in the rare case only.
  *  5. The new objects in memory are changed to match the sealed bytes
  *     (the integers of /ByteRange, the bytes of /Contents), so that the
  *     commit's check of the written file (incr.c note 5) compares what
@@ -103,6 +108,8 @@ struct ts {
 	const struct pdfstamp_timestamp_opts *o;
 	struct pdfstamp_timestamp_info *info;
 	size_t reserve;
+	int hinted;                            /* reserve is opts->reserve_hint (note 4) */
+	int grow;                              /* the token did not fit the hint */
 	uint32_t sig_num;
 	int64_t bytes_hashed;
 	int requests;
@@ -485,6 +492,8 @@ static int seal(void *ud, ps_update *up, ps_buf *sec)
 	req.bits = t->o->hash_bits ? t->o->hash_bits : 256;
 	if ((rc = hash_range(t, sec, lt, gt, req.hash)) < 0 || (rc = ask(t, &req)) < 0)
 		return rc;
+	if (t->tok.len > t->reserve && t->hinted)
+		t->grow = 1;
 	if (t->tok.len > t->reserve)
 		return ps_err(t->ctx, PDFSTAMP_E_FORMAT, "the time-stamp token (%zu bytes) does "
 		              "not fit the /Contents placeholder (%zu bytes; --reserve)",
@@ -595,6 +604,14 @@ out:
 	return rc;
 }
 
+/* Note 4: the placeholder for a token of N bytes. */
+static size_t sized(size_t n)
+{
+	size_t r = n + n / 4 + 1024;
+
+	return r > MAX_RESERVE ? MAX_RESERVE : r;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -618,6 +635,10 @@ static int check_opts(ps_ctx *ctx, const struct pdfstamp_timestamp_opts *o)
 		              MAX_RESERVE);
 	if (o->reserve != 0 && o->reserve < 64)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "a /Contents reserve of less than 64 bytes");
+	if (o->version >= 2 && o->reserve_hint != 0 &&
+	    (o->reserve_hint < 64 || o->reserve_hint > MAX_RESERVE))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "a /Contents reserve hint out of 64 to %zu "
+		              "bytes", MAX_RESERVE);
 	if (!o->tsa_user != !o->tsa_password || o->timeout_ms < 0)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "a TSA user needs a password (and only then)");
 	return 0;
@@ -635,7 +656,7 @@ int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *
 	ps_obj *root = NULL, *root_ref = NULL, *form = NULL, *fields = NULL, *page_ref = NULL;
 	char name[32];
 	size_t i;
-	int rc, dry = w && (w->flags & PDFSTAMP_WRITE_DRY_RUN);
+	int rc, attempt, dry = w && (w->flags & PDFSTAMP_WRITE_DRY_RUN);
 
 	memset(&t, 0, sizeof t);
 	if ((rc = check_opts(ctx, o)) < 0)
@@ -658,7 +679,7 @@ int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *
 	    (rc = field_name(&t, fields, name)) < 0 || (rc = first_page(&t, &page_ref)) < 0)
 		goto out;
 	t.reserve = o->reserve;
-	if (o->version >= 2 && o->lta && !dry) {
+	if (o->version >= 2 && o->lta) {
 		if (w && (w->flags & PDFSTAMP_WRITE_TO_FD)) {
 			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the timestamp's validation data (lta) "
 			            "is a second update, which a descriptor cannot take: write to "
@@ -670,9 +691,12 @@ int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *
 			            "version 2 or later");
 			goto out;
 		}
-		t.lta = o->lta;
+		t.lta = dry ? NULL : o->lta;   /* a dry run shows the timestamp's update */
 	}
-	if (!t.reserve && dry) {
+	if (!t.reserve && o->version >= 2 && o->reserve_hint) {
+		t.reserve = o->reserve_hint;
+		t.hinted = 1;
+	} else if (!t.reserve && dry) {
 		t.reserve = DRY_RESERVE;
 	} else if (!t.reserve) {
 		/* note 4: one token over a random imprint sizes the placeholder */
@@ -682,24 +706,7 @@ int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *
 		if ((rc = ps_random(ctx, req.hash, sizeof req.hash)) < 0 ||
 		    (rc = ask(&t, &req)) < 0)
 			goto out;
-		t.reserve = t.tok.len + t.tok.len / 4 + 1024;
-		if (t.reserve > MAX_RESERVE)
-			t.reserve = MAX_RESERVE;
-	}
-	if ((rc = build(&t, root_ref, page_ref, name)) < 0)
-		goto out;
-	t.up.seal = seal;
-	t.up.seal_ud = &t;
-	if (res) {
-		for (i = 0; i < t.up.nobjs; i++)
-			if ((rc = ps_result_add_object(ctx, res, t.up.objs[i].num)) < 0)
-				goto out;
-		qsort(res->objects, (size_t)res->nobjects, sizeof *res->objects, cmp_u32);
-	}
-	if (info) {
-		/* before the commit: its durable hook may read them */
-		info->sig_obj = t.sig_num;
-		info->reserve = t.reserve;
+		t.reserve = sized(t.tok.len);
 	}
 	if (t.lta) {
 		/* note 6: committed now, its result kept for the second update */
@@ -709,7 +716,34 @@ int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *
 			res = &own;
 		w = &w1;
 	}
-	if ((rc = ps_update_commit(&t.up, w, res)) < 0)
+	for (attempt = 0;; attempt++) {
+		if ((rc = build(&t, root_ref, page_ref, name)) < 0)
+			goto out;
+		t.up.seal = seal;
+		t.up.seal_ud = &t;
+		if (res) {
+			for (i = 0; i < t.up.nobjs; i++)
+				if ((rc = ps_result_add_object(ctx, res, t.up.objs[i].num)) < 0)
+					goto out;
+			qsort(res->objects, (size_t)res->nobjects, sizeof *res->objects, cmp_u32);
+		}
+		if (info) {
+			/* before the commit: its durable hook may read them */
+			info->sig_obj = t.sig_num;
+			info->reserve = t.reserve;
+		}
+		rc = ps_update_commit(&t.up, w, res);
+		if (rc == 0 || !t.grow || attempt > 0)
+			break;
+		/* note 4: the hint was too small; nothing was written */
+		t.reserve = sized(t.tok.len);
+		t.grow = t.hinted = 0;
+		ps_update_free(&t.up);
+		if ((rc = ps_result_begin(ctx, res)) < 0 ||
+		    (rc = ps_update_begin(doc, wopts, &t.up)) < 0)
+			goto out;
+	}
+	if (rc < 0)
 		goto out;
 	if (info) {
 		snprintf(info->gen_time, sizeof info->gen_time, "%s", t.tok.gen_time);

@@ -24,10 +24,16 @@
  *     TSA's and the fetches.  Exit statuses are those of `dss --fetch` for
  *     the fetching; a failure of the second update after the timestamp is
  *     durable exits with its own status and says the timestamp stays.
+ *  4. Without --reserve, the first file's placeholder size (its probe's)
+ *     is the reserve_hint of the files after it (timestamp.c note 4): one
+ *     request per file instead of two, and two again only for a file
+ *     whose token outgrows it.  The size is shared by the workers through
+ *     an atomic in the command's state, the only thing in it they write.
  */
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +126,7 @@ struct ts_args {
 	struct pdfstamp_timestamp_opts opts;
 	struct pdfstamp_dss_opts lta;    /* note 3: used when lta_on */
 	int lta_on;
+	atomic_size_t hint;              /* note 4 */
 	struct cli_pw_src pw_src;
 	struct cli_pw *pw;
 	const struct cli_run *run;
@@ -209,7 +216,10 @@ static int call_timestamp(struct cli_file *f, void *arg)
 	struct ts_res *r = f->res;
 	struct pdfstamp_timestamp_opts o = a->opts;
 	struct pdfstamp_dss_opts d = a->lta;
+	int rc;
 
+	if (!o.reserve)   /* note 4 */
+		o.reserve_hint = atomic_load(&a->hint);
 	if (a->lta_on) {   /* note 3 */
 		d.timeout_ms = o.timeout_ms;
 		d.on_fetch = cli_fetched_add;
@@ -217,7 +227,10 @@ static int call_timestamp(struct cli_file *f, void *arg)
 		o.lta = &d;
 		r->info.lta_result = &r->lta_res;
 	}
-	return pdfstamp_timestamp(f->doc, &o, &f->wopts, &r->res, &r->info);
+	rc = pdfstamp_timestamp(f->doc, &o, &f->wopts, &r->res, &r->info);
+	if (rc == 0 && !o.reserve && !f->run->dry_run)
+		atomic_store(&a->hint, r->info.reserve);
+	return rc;
 }
 
 /* Note 3: "lta":{"written":...,<the update's members>,"certs":...,"ocsps":...,
@@ -391,6 +404,7 @@ static int cmd_timestamp(int argc, char **argv)
 	cli_pw_init(pw);
 	memset(&w, 0, sizeof w);
 	memset(&a, 0, sizeof a);
+	atomic_init(&a.hint, 0);
 	a.opts = init;
 	a.lta = dinit;
 	a.pw = pw;
