@@ -116,22 +116,10 @@ ordering = yes
 tsa_name = yes
 ess_cert_id_chain = no
 ess_cert_id_alg = sha256
-[tsa_big]
-dir = .
-serial = ./tsaserial
-crypto_device = builtin
-signer_cert = ./tsa.pem
-certs = ./big.pem
-signer_key = ./tsa.key
-signer_digest = sha256
-default_policy = 1.2.3.4.1
-digests = sha1, sha256, sha384, sha512
-accuracy = secs:1
-ordering = yes
-tsa_name = yes
-ess_cert_id_chain = no
-ess_cert_id_alg = sha256
 EOF
+# tsa_big (tsa.py /grow): tsa1 whose tokens carry big.pem's certificates
+sed -n '/^\[tsa1\]/,$p' "$K/ts.cnf" |
+	sed 's/^\[tsa1\]/[tsa_big]/; s|^certs = ./ca.pem|certs = ./big.pem|' >>"$K/ts.cnf"
 if ! (
 	set -e
 	cd "$K"
