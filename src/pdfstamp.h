@@ -142,7 +142,8 @@ enum pdfstamp_hint {
 	PDFSTAMP_HINT_ALLOW_IDENTITY = 2, /* PDFSTAMP_WRITE_ALLOW_IDENTITY in the write options */
 	PDFSTAMP_HINT_REWRITE_FORCE = 3,  /* PDFSTAMP_REWRITE_FORCE in the rewrite options */
 	PDFSTAMP_HINT_AUTH_FORCE = 4,     /* PDFSTAMP_AUTH_FORCE for pdfstamp_doc_auth */
-	PDFSTAMP_HINT_FONT = 5            /* a font in the stamp options (font, a file) */
+	PDFSTAMP_HINT_FONT = 5,           /* a font in the stamp options (font, a file) */
+	PDFSTAMP_HINT_DSS_LATER = 6       /* pdfstamp_dss with fetch adds what is missing later */
 };
 int pdfstamp_ctx_errhint(const pdfstamp_ctx *ctx);
 /* Warnings (non-fatal oddities) go to this callback; default: dropped. */

@@ -437,10 +437,11 @@ static int lta_add(struct ts *t, const struct pdfstamp_write_opts *w,
 	if (rc == 0)
 		rc = pdfstamp_dss(target, &d, &w2, res);
 out:
-	if (rc < 0)
+	if (rc < 0) {
 		rc = ps_err_wrap(t->ctx, rc, "the document timestamp was appended and is "
-		                 "complete, but its validation data was not added (pdfstamp dss "
-		                 "--fetch can add it)");
+		                 "complete, but its validation data was not added");
+		t->ctx->errhint = PDFSTAMP_HINT_DSS_LATER;
+	}
 	pdfstamp_doc_close(out);
 	free(in);
 	return rc;

@@ -313,7 +313,7 @@ static const struct cli_ops timestamp_ops = {
 	.open = CLI_OPEN_UPDATE,
 	.flags = CLI_FLUSH_LINES | CLI_BATCH,
 	.hints = CLI_HINT(PDFSTAMP_HINT_ALLOW_TRAILING) | CLI_HINT(PDFSTAMP_HINT_ALLOW_IDENTITY) |
-	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE),
+	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE) | CLI_HINT(PDFSTAMP_HINT_DSS_LATER),
 	.check = check_timestamp,
 	.prepare = prepare_timestamp,
 	.call = call_timestamp,
