@@ -69,8 +69,8 @@
  *     missing issuers, OCSP or CRL per certificate, all checked), so the
  *     network's failures leave the file as it was, like the TSA's.  The
  *     timestamp is then committed at once, whatever the write options
- *     defer, because the second update's /ByteRange-free revision must
- *     follow it in the file; the document is read again (doc.c note 9:
+ *     defer, since the second update is appended after it and built on
+ *     what it wrote; the document is read again (doc.c note 9:
  *     the same descriptor and lock in place, the new file with -o), and
  *     the items go to pdfstamp_dss as inputs, checked there again, so the
  *     second update is exactly a `dss` update.  Only local failures (disk,
@@ -370,8 +370,7 @@ static int lta_fetch(struct ts *t)
 
 	if ((rc = ps_revoc_new(t->ctx, t->lta, &r)) == 0 &&
 	    (rc = ps_revoc_collect(r, t->tok.der, t->tok.len, &t->items, &t->nitems)) < 0)
-		rc = ps_err_wrap(t->ctx, rc, "the validation data of the timestamp's chain "
-		                 "(--lta)");
+		rc = ps_err_wrap(t->ctx, rc, "the validation data of the timestamp's chain");
 	ps_revoc_free(r);
 	return rc;
 }
@@ -408,7 +407,7 @@ static int lta_add(struct ts *t, const struct pdfstamp_write_opts *w,
 		in[i].name = "the timestamp's validation data";
 		in[i].data = t->items[i].der;
 		in[i].len = t->items[i].len;
-		if (t->info) {
+		if (t->info && t->info->version >= 2) {
 			t->info->lta_certs += in[i].kind == PDFSTAMP_DSS_CERT;
 			t->info->lta_ocsps += in[i].kind == PDFSTAMP_DSS_OCSP;
 			t->info->lta_crls += in[i].kind == PDFSTAMP_DSS_CRL;
