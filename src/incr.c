@@ -759,9 +759,10 @@ static int in_place_prepare(ps_update *up, const ps_buf *sec, ps_journal *j)
 		return ps_err(ctx, PDFSTAMP_E_IO, "the file changed size since it was opened");
 	if ((rc = ps_journal_begin(ctx, j, f.path)) < 0)
 		return rc;
-	/* The journal records the section (length and hash) before a byte of
-	 * it reaches the file: recovery keeps exactly this update, whole, or
-	 * finds the file untouched, or leaves a torn one alone. */
+	/* The journal records the section (length, hash and, up to 64 MiB,
+	 * the bytes) before a byte of it reaches the file: recovery keeps
+	 * exactly this update, whole, or finds the file untouched, or cuts a
+	 * torn one back (journal.c). */
 	if ((rc = ps_journal_write(ctx, j, f.fd, &st, up->base_len, sec)) < 0)
 		ps_journal_end(j);
 	return rc;
