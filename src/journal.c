@@ -662,8 +662,9 @@ int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 			            "journal %s: the interrupted update was to append %" PRId64
 			            " bytes to %" PRId64 ", but the file has %" PRId64
 			            ": the update is torn, and this older journal holds no copy of "
-			            "it to compare with; left alone: compare the file with a backup, "
-			            "or truncate it to %" PRId64 " bytes, then remove the journal",
+			            "it to compare with; left alone: compare the file with a "
+			            "backup, or truncate it to %" PRId64 " bytes, then remove the "
+			            "journal",
 			            j.path, r.appended, r.len, size, r.len);
 		else if (got <= r.appended)
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
@@ -674,8 +675,9 @@ int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
 			            "journal %s: %" PRId64 " bytes follow offset %" PRId64
 			            ", more than the interrupted update's %" PRId64
-			            " (bytes appended by something else); left alone: check the "
-			            "file, then remove the journal", j.path, got, r.len, r.appended);
+			            " (bytes appended by something else); left alone: check "
+			            "the file, then remove the journal", j.path, got, r.len,
+			            r.appended);
 		goto out;
 	}
 	if (whole && got > r.appended) {

@@ -509,8 +509,9 @@ void pdfstamp_result_clear(struct pdfstamp_result *res);
  * removed (PDFSTAMP_RECOVER_TORN).  Anything else (other bytes, bytes
  * appended after the update, a torn update under a version-3 journal):
  * PDFSTAMP_E_FORMAT naming the reason, and nothing is changed.  The file
- * is never written, and truncated only back to L over a torn update.  A PATH that cannot be opened or is
- * not a regular file: PDFSTAMP_E_IO, without blocking.  pdfstamp_doc_open with
+ * is never written, and truncated only back to L over a torn update.
+ * A PATH that cannot be opened or is not a regular file: PDFSTAMP_E_IO,
+ * without blocking.  pdfstamp_doc_open with
  * PDFSTAMP_OPEN_WRITE does the same under its own lock (and fails if the
  * journal is refused); read-only opens never modify anything and only
  * warn that a journal exists. */
