@@ -399,10 +399,8 @@ int ps_journal_write(ps_ctx *ctx, ps_journal *j, int fd, const struct stat *st, 
 	if (fchmod(jfd, 0600) < 0)
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot set the mode of the journal %s: %s",
 		            j->path, strerror(errno));
-	else if ((rc = ps_io_write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0,
-	                               "the journal")) == 0 &&
-	         (r.version < 4 ||
-	          (rc = ps_io_write_all(ctx, jfd, sec->data, sec->len, n, "the journal")) == 0) &&
+	else if ((rc = ps_io_write_pair(ctx, jfd, text, (size_t)n, sec->data,
+	                                r.version < 4 ? 0 : sec->len, 0, "the journal")) == 0 &&
 	         (rc = ps_io_sync_fd(ctx, jfd, "the journal")) == 0 &&
 	         (rc = journal_link(ctx, j, jfd, tmp)) == 0)
 		j->ticket = ps_io_dir_linked(ctx, j->dir);
