@@ -44,8 +44,9 @@
  *     open (PDFSTAMP_OPEN_WRITE, under its lock) or pdfstamp_recover
  *     rolls forward: if the journal is ours and the bytes after L are
  *     exactly the section it records, the update is kept and only the
- *     journal removed; at L, only the journal goes; a torn append is
- *     reported and left alone.  Read-only opens never act on a journal
+ *     journal removed; at L, only the journal goes; a torn append (a
+ *     prefix of the section, which the version-4 journal holds a copy
+ *     of) is cut back to L.  Read-only opens never act on a journal
  *     (they warn that one exists): a journal is input that anyone with
  *     write access to the directory could have planted.
  *  5. Before the commit reports success the output is re-opened, the new
