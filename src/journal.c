@@ -120,9 +120,15 @@
  * journal of this user's own making can therefore only cut off bytes it
  * already knows, which the user could cut off anyway.  Another user who
  * appends to the file after a torn update (ignoring the flock) makes the
- * bytes differ, so the file is left alone.  Sizes are re-checked just
- * before the truncation; a writer that ignores the flock and appends in
- * that window of microseconds is not excluded (flock is advisory).
+ * bytes differ, so the file is left alone; one who overwrites a whole
+ * update (whose fsync had returned, its journal surviving a crash) with
+ * zeros has destroyed it already, and recovery then restores the file's
+ * first L bytes, as they were, rather than keep the damage: the one case
+ * where recovery removes (the remains of) an update whose fsync had
+ * returned, and it takes write access to the file and a crash between
+ * that fsync and the journal's removal.  Sizes are re-checked just before
+ * the truncation; a writer that ignores the flock and appends in that
+ * window of microseconds is not excluded (flock is advisory).
  *
  * Recovery therefore never writes or extends the file, and truncates it
  * only back to L, over a torn copy of the journal's own bytes; it fsyncs
