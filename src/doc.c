@@ -1308,6 +1308,10 @@ int ps_doc_open(ps_ctx *ctx, ps_doc **out, const char *path, unsigned flags)
 			else if (recovered == PDFSTAMP_RECOVER_UNWRITTEN)
 				ps_warn(ctx, "removed the journal of an interrupted in-place "
 				        "update that had not changed the file");
+			else if (recovered == PDFSTAMP_RECOVER_TORN)
+				ps_warn(ctx, "rolled back a torn in-place update (interrupted "
+				        "while it was written): the file is as it was before "
+				        "it, the journal removed");
 			if (recovered && fstat(doc->fd, &st) < 0) {
 				rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot stat: %s", strerror(errno));
 				goto fail;

@@ -44,8 +44,9 @@
  *     open (PDFSTAMP_OPEN_WRITE, under its lock) or pdfstamp_recover
  *     rolls forward: if the journal is ours and the bytes after L are
  *     exactly the section it records, the update is kept and only the
- *     journal removed; at L, only the journal goes; a torn append is
- *     reported and left alone.  Read-only opens never act on a journal
+ *     journal removed; at L, only the journal goes; a torn append (a
+ *     prefix of the section, which the version-4 journal holds a copy
+ *     of) is cut back to L.  Read-only opens never act on a journal
  *     (they warn that one exists): a journal is input that anyone with
  *     write access to the directory could have planted.
  *  5. Before the commit reports success the output is re-opened, the new
@@ -759,9 +760,10 @@ static int in_place_prepare(ps_update *up, const ps_buf *sec, ps_journal *j)
 		return ps_err(ctx, PDFSTAMP_E_IO, "the file changed size since it was opened");
 	if ((rc = ps_journal_begin(ctx, j, f.path)) < 0)
 		return rc;
-	/* The journal records the section (length and hash) before a byte of
-	 * it reaches the file: recovery keeps exactly this update, whole, or
-	 * finds the file untouched, or leaves a torn one alone. */
+	/* The journal records the section (length, hash and, up to 64 MiB,
+	 * the bytes) before a byte of it reaches the file: recovery keeps
+	 * exactly this update, whole, or finds the file untouched, or cuts a
+	 * torn one back (journal.c). */
 	if ((rc = ps_journal_write(ctx, j, f.fd, &st, up->base_len, sec)) < 0)
 		ps_journal_end(j);
 	return rc;

@@ -92,7 +92,7 @@
  * calls), so the fault points of the test hook (ps_fault(), io.h) are here
  * too; the hook itself, tests/fault.c, is linked only into the test
  * programs (the installed library has src/nofault.c).  Fault points here:
- * "write" in ps_io_write_all (and ps_wstream's pwritev) and
+ * "write" in ps_io_write_all and ps_io_write_pair (and ps_wstream's pwritev) and
  * ps_outfile_copy_out, "fsync" in ps_io_sync_fd,
  * "datasync" in the writeback thread's data syncs, "before-rename" and
  * "rename" in ps_outfile_commit; the writers add their phases
@@ -307,6 +307,14 @@ int ps_io_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, c
 	struct iovec iov = {(void *)p, n};
 
 	return writev_all(ctx, fd, &iov, 1, off, what);
+}
+
+int ps_io_write_pair(ps_ctx *ctx, int fd, const void *p1, size_t n1, const void *p2, size_t n2,
+                     int64_t off, const char *what)
+{
+	struct iovec iov[2] = {{(void *)p1, n1}, {(void *)p2, n2}};
+
+	return writev_all(ctx, fd, iov, 2, off, what);
 }
 
 int ps_io_sync_fd(ps_ctx *ctx, int fd, const char *what)

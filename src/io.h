@@ -8,6 +8,11 @@
 /* ---- io.c: durable writes ------------------------------------------------------ */
 
 int ps_io_write_all(ps_ctx *ctx, int fd, const void *p, size_t n, int64_t off, const char *what);
+/* ps_io_write_all of the N1 bytes at P1 followed by the N2 at P2, as one
+ * gathered write (one fault point "write"): the journal's record and its
+ * copy of the update. */
+int ps_io_write_pair(ps_ctx *ctx, int fd, const void *p1, size_t n1, const void *p2, size_t n2,
+                     int64_t off, const char *what);
 int ps_io_sync_fd(ps_ctx *ctx, int fd, const char *what);
 
 /* A new file written front to back from offset 0 (the full rewrite's

@@ -33,49 +33,108 @@
  * whole update, which recovery keeps (roll forward).  The caller reports
  * success only after the file's fsync and the check.
  *
- * Format (version 3, one record, exactly as jrec_format writes it):
+ * Format (version 4: one record, exactly as jrec_format writes it, then
+ * the update itself):
  *
- *   pdfstamp-journal 3
+ *   pdfstamp-journal 4
  *   file DEV INO              st_dev and st_ino of the file it guards
  *   length L                  the file's size before the update
  *   appended N SHA256         length and hash of exactly the bytes written at L
  *   before SHA256             hash of the JOURNAL_HASHSPAN bytes before L
+ *   <N bytes>                 a copy of those bytes (already encrypted: exactly
+ *                             what goes to the file), so the journal has
+ *                             exactly (record) + N bytes
  *
- * Version 3 has the text of version 2; only its meaning changed.  Version
- * 2 (pdfstamp before roll forward) made the journal's durable removal the
- * point where the update was done, so an older pdfstamp finding a journal next to a whole
- * update would truncate it, even though this version already reported
- * that update as done: the new number makes older versions refuse these
- * journals ("not a complete pdfstamp journal; left alone") instead.  A
- * version-2 journal is read as version 3: a whole update it guards is
- * exactly the bytes its writer built and synced (it had not yet reported
- * success), and keeping it removes nothing.  Version 1 journals (no
- * record of what was appended) are refused.
+ * Why the copy (version 4): an append can be torn without a power
+ * failure.  ps_io_write_all is a pwrite loop, and Linux cuts even a single
+ * pwrite of a regular file short at a page boundary once a fatal signal
+ * is pending (generic_perform_write checks fatal_signal_pending between
+ * pages), so a kill -9 during the write leaves L < S < L+N (seen: a file of
+ * 4096 bytes for L = 2467, N = 2242).  A hash of the whole update cannot
+ * tell a prefix of it from other bytes; the copy can, and costs N more
+ * bytes in the same journal write, under the same single fsync.  The
+ * alternatives were weaker: hashes of every page boundary's prefix cannot
+ * judge a tail of zeros, and a journal-less "truncate whatever follows L"
+ * would remove bytes that another writer appended.  Updates larger than
+ * JOURNAL_COPY_MAX (64 MiB; a stamp is a few KB, a huge attachment could
+ * pass it) get a version-3 journal, record only, so the journal never
+ * doubles a huge write: their torn appends stay left alone, as before.
+ *
+ * Version 3 is the record alone; version 2 has the same text.  Version 2
+ * (pdfstamp before roll forward) made the journal's durable removal the
+ * point where the update was done, so an older pdfstamp finding a journal
+ * next to a whole update would truncate it: version 3's new number makes
+ * those refuse it ("not a complete pdfstamp journal; left alone"), as
+ * version-3 readers refuse version 4.  A version-2 journal is read as
+ * version 3: a whole update it guards is exactly the bytes its writer
+ * built and synced, and keeping it removes nothing.  Version 1 journals
+ * (no record of what was appended) are refused.
  *
  * Recovery (ps_journal_recover) believes a journal only if it is a regular
- * file of this effective user with mode 0600 and one link, if it parses to
- * exactly this text, is bound to the file's device and inode, and the
- * JOURNAL_HASHSPAN bytes before L hash to `before`.  Then, by the file's
- * size S:
+ * file of this effective user with mode 0600 and one link, if its record
+ * parses to exactly this text, is bound to the file's device and inode,
+ * and the JOURNAL_HASHSPAN bytes before L hash to `before`; a version-4
+ * journal also only if N <= JOURNAL_COPY_MAX, its size is exactly the
+ * record's plus N (a planted huge journal is refused by its size; only
+ * the record, at most JOURNAL_MAX bytes, is read into memory, the copy is
+ * hashed and compared in pieces) and its copy hashes to SHA256.  Then, by
+ * the file's size S:
  *
  *   S == L            the update was never written: only the journal goes
  *                     (PDFSTAMP_RECOVER_UNWRITTEN);
  *   S == L+N, the last N bytes hash to SHA256
  *                     the update pdfstamp wrote, whole: KEPT, the journal
  *                     goes (PDFSTAMP_RECOVER_COMPLETED);
- *   anything else     (S < L; L < S < L+N, a torn append, as a power
- *                     failure before the file's fsync can leave; S == L+N
- *                     with other bytes; S > L+N, bytes appended after
- *                     it) reported (PDFSTAMP_E_FORMAT) and left alone,
- *                     journal included, for a human: no hash of a prefix
- *                     is recorded, so bytes after L that are not the whole
- *                     update cannot be told from another writer's.
+ *   L < S <= L+N, version 4, each byte after L equal to the copy's byte
+ *                     at the same place or zero
+ *                     a torn append: the file is truncated back to L and
+ *                     fsynced, then the journal goes (PDFSTAMP_RECOVER_TORN);
+ *   anything else     (S < L; S > L+N; bytes after L that differ from the
+ *                     copy, or from the hash for a version-3 journal, or
+ *                     any torn update under a version-3 journal) reported
+ *                     (PDFSTAMP_E_FORMAT) and left alone, journal
+ *                     included, for a human.
  *
- * Recovery therefore never writes, truncates or extends the file (it
- * fsyncs a kept update before removing its journal: its writer may have
- * died before its own fsync): a planted or stale journal can at most make
- * pdfstamp remove that journal (a file of this user, 0600) next to a file
- * that already holds exactly the bytes it names.  If the in-process
+ * A torn append (zeros): a power failure can make the file's new size
+ * durable before all of its data (file systems that write the inode before
+ * the data, e.g. ext4 data=writeback), which shows unwritten blocks as
+ * zeros, anywhere in the range, not only at its end.  Such zeros are
+ * accepted in place of the copy's bytes: removing them loses nothing (a
+ * run of zeros carries no data), and a byte that is neither ours nor zero
+ * (another writer's, or a damaged one) still leaves the file alone.  S ==
+ * L+N with bytes that fail the hash but pass this test is the same torn
+ * update, and is cut off too.
+ *
+ * Threat model.  Who can plant a journal that recovery believes: only
+ * this user (or root), since it must be a regular file owned by the
+ * effective user, mode 0600, one link, bound to the file's device and
+ * inode and to the 4 KiB before L.  Other users with write access to the
+ * directory can create, replace or remove the name, which at most makes
+ * recovery refuse (exit 4) or find nothing; a copied or stale journal
+ * does not match the inode or the bytes.  What a believed journal can
+ * make us do: remove itself next to a file that already holds exactly the
+ * bytes it names (kept), or truncate the file back to L, but only when
+ * every byte after L is the byte the journal itself holds at that place,
+ * or zero, so that nothing is removed that the journal does not contain,
+ * and only bytes after L, the first L bytes being the ones it hashed.  A
+ * journal of this user's own making can therefore only cut off bytes it
+ * already knows, which the user could cut off anyway.  Another user who
+ * appends to the file after a torn update (ignoring the flock) makes the
+ * bytes differ, so the file is left alone; one who overwrites a whole
+ * update (whose fsync had returned, its journal surviving a crash) with
+ * zeros has destroyed it already, and recovery then restores the file's
+ * first L bytes, as they were, rather than keep the damage: the one case
+ * where recovery removes (the remains of) an update whose fsync had
+ * returned, and it takes write access to the file and a crash between
+ * that fsync and the journal's removal.  Sizes are re-checked just before
+ * the truncation; a writer that ignores the flock and appends in that
+ * window of microseconds is not excluded (flock is advisory).
+ *
+ * Recovery therefore never writes or extends the file, and truncates it
+ * only back to L, over a torn copy of the journal's own bytes; it fsyncs
+ * a kept update before removing its journal (its writer may have died
+ * before its own fsync), and fsyncs the truncation before removing the
+ * journal (a crash in between finds S == L).  If the in-process
  * rollback cannot truncate, it sets the journal's mode to 0400, so that
  * recovery refuses it instead of keeping an update that failed.  Writers
  * create the journal unnamed (O_TMPFILE), write and fsync it and only
@@ -84,20 +143,24 @@
  *
  * What a crash leaves, by the step it interrupts: before the link, no
  * journal and the file untouched; between the link and the file's fsync,
- * the file at L (journal removed by recovery), whole (kept), or, after a
- * power failure, torn (left alone, reported); after the file's fsync, the
- * whole update, kept.  An update killed between its write and the end of
- * its self-check (verify_output, incr.c) is kept although that check did
- * not finish: its bytes are exactly the ones pdfstamp built, and `pdfstamp
- * verify` checks them.
+ * the file at L (journal removed by recovery), whole (kept), or torn, by
+ * a kill during the write or a power failure (version 4: cut back to L,
+ * the journal removed; version 3: left alone, reported); after the file's
+ * fsync, the whole update, kept.  An update killed between its write and
+ * the end of its self-check (verify_output, incr.c) is kept although that
+ * check did not finish: its bytes are exactly the ones pdfstamp built,
+ * and `pdfstamp verify` checks them.
  *
  * Invariants:
  *  1. Nothing after the journal is linked allocates (the names are made by
  *     ps_journal_begin first), so a failure there cannot strand the file.
- *  2. Only bytes after L that are exactly the recorded section are ever
- *     removed, and only by the process that wrote them (ps_journal_rollback
- *     after a failed write, fsync or verify); recovery removes none.  The
- *     first L bytes are never written, here or in incr.c.
+ *  2. Only bytes after L are ever removed, and only (a) by the process
+ *     that wrote them (ps_journal_rollback after a failed write, fsync or
+ *     verify), or (b) by recovery, when S <= L+N and every byte after L is
+ *     the version-4 journal's copy of that byte or zero, under the same
+ *     checks of owner, mode, links, inode and `before` as any recovery.
+ *     A whole update is never removed by recovery.  The first L bytes are
+ *     never written, here or in incr.c.
  *  3. Read-only opens never act on a journal (doc.c only warns): a journal
  *     is input that anyone with write access to the directory could have
  *     planted.  Recovery takes the writers' lock before the journal.
@@ -121,18 +184,21 @@
 #include "sha2.h"
 
 #define JOURNAL_SUFFIX ".pdfstamp-journal"
-#define JOURNAL_MAGIC "pdfstamp-journal 3"
+#define JOURNAL_MAGIC "pdfstamp-journal 4" /* the record, then the update's bytes */
+#define JOURNAL_MAGIC_V3 "pdfstamp-journal 3"
 #define JOURNAL_MAGIC_V2 "pdfstamp-journal 2" /* the same text; read as version 3 */
 #define JOURNAL_MAGIC_V1 "pdfstamp-journal 1"
 #define JOURNAL_HASHSPAN 4096
-#define JOURNAL_MAX 512
+#define JOURNAL_MAX 512                      /* the record (all of a version 2 or 3 journal) */
+#define JOURNAL_COPY_MAX ((int64_t)64 << 20) /* larger updates get a version-3 journal */
 
 /* One record (the format: design notes). */
 struct jrec {
-	int v2;                 /* read from a version-2 journal (same text) */
+	int version;            /* 4, 3 or 2 (2 has the text of 3) */
 	uintmax_t dev, ino;
 	int64_t len, appended;
 	char sum[65], before[65];
+	int64_t head;           /* version 4: the record's length, where the copy starts */
 };
 
 /* The journal lives next to the file itself, wherever symbolic links
@@ -203,13 +269,16 @@ static int before_hash(ps_ctx *ctx, int fd, int64_t l, char hex[65])
 
 static int jrec_format(const struct jrec *r, char *text, size_t cap)
 {
+	const char *magic = r->version == 4 ? JOURNAL_MAGIC
+	                    : r->version == 3 ? JOURNAL_MAGIC_V3 : JOURNAL_MAGIC_V2;
+
 	return snprintf(text, cap, "%s\nfile %ju %ju\nlength %" PRId64 "\nappended %" PRId64
-	                " %s\nbefore %s\n", r->v2 ? JOURNAL_MAGIC_V2 : JOURNAL_MAGIC, r->dev,
-	                r->ino, r->len, r->appended, r->sum, r->before);
+	                " %s\nbefore %s\n", magic, r->dev, r->ino, r->len, r->appended, r->sum,
+	                r->before);
 }
 
-/* Parses TEXT (N bytes); 0 only if it is exactly what jrec_format writes
- * (version 3, or version 2 with the same text). */
+/* Parses the record TEXT (N bytes); 0 only if it is exactly what
+ * jrec_format writes (version 4, 3, or 2 with the text of 3). */
 static int jrec_parse(const char *text, size_t n, struct jrec *r)
 {
 	char again[JOURNAL_MAX + 1];
@@ -218,15 +287,20 @@ static int jrec_parse(const char *text, size_t n, struct jrec *r)
 	int k;
 
 	memset(r, 0, sizeof *r);
-	if (n > m && memcmp(text, JOURNAL_MAGIC_V2, m) == 0)
-		r->v2 = 1;
-	else if (n <= m || memcmp(text, JOURNAL_MAGIC, m) != 0)
+	if (n > m && memcmp(text, JOURNAL_MAGIC, m) == 0)
+		r->version = 4;
+	else if (n > m && memcmp(text, JOURNAL_MAGIC_V3, m) == 0)
+		r->version = 3;
+	else if (n > m && memcmp(text, JOURNAL_MAGIC_V2, m) == 0)
+		r->version = 2;
+	else
 		return -1;
 	if (sscanf(text + m, "\nfile %ju %ju\nlength %jd\nappended %jd %64s\nbefore %64s\n",
 	           &r->dev, &r->ino, &len, &app, r->sum, r->before) != 6 || len < 0 || app <= 0)
 		return -1;
 	r->len = (int64_t)len;
 	r->appended = (int64_t)app;
+	r->head = (int64_t)n;
 	k = jrec_format(r, again, sizeof again);
 	if (k < 0 || (size_t)k != n || memcmp(again, text, n) != 0 ||
 	    strspn(r->sum, "0123456789abcdef") != 64 || strspn(r->before, "0123456789abcdef") != 64)
@@ -300,6 +374,10 @@ int ps_journal_write(ps_ctx *ctx, ps_journal *j, int fd, const struct stat *st, 
 	r.ino = (uintmax_t)st->st_ino;
 	r.len = l;
 	r.appended = (int64_t)sec->len;
+	/* The update's own bytes follow the record, so that recovery can tell
+	 * a torn append from anything else (design notes); a very large one
+	 * gets a version-3 journal (record only). */
+	r.version = r.appended <= JOURNAL_COPY_MAX ? 4 : 3;
 	ps_sha256(sec->data, sec->len, h);
 	to_hex(h, r.sum);
 	if ((rc = before_hash(ctx, fd, l, r.before)) < 0)
@@ -327,8 +405,8 @@ int ps_journal_write(ps_ctx *ctx, ps_journal *j, int fd, const struct stat *st, 
 	if (fchmod(jfd, 0600) < 0)
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot set the mode of the journal %s: %s",
 		            j->path, strerror(errno));
-	else if ((rc = ps_io_write_all(ctx, jfd, (const uint8_t *)text, (size_t)n, 0,
-	                               "the journal")) == 0 &&
+	else if ((rc = ps_io_write_pair(ctx, jfd, text, (size_t)n, sec->data,
+	                                r.version < 4 ? 0 : sec->len, 0, "the journal")) == 0 &&
 	         (rc = ps_io_sync_fd(ctx, jfd, "the journal")) == 0 &&
 	         (rc = journal_link(ctx, j, jfd, tmp)) == 0)
 		j->ticket = ps_io_dir_linked(ctx, j->dir);
@@ -378,15 +456,31 @@ int ps_journal_rollback(ps_ctx *ctx, const ps_journal *j, int fd, int64_t l)
 	return ps_err(ctx, code, "%s", msg);
 }
 
-/* Reads and checks the journal J of the locked file FD (stat FST) into R.
- * 1: there is none; 0: R is a journal of this file; < 0: refused. */
-static int journal_load(ps_ctx *ctx, const ps_journal *j, const struct stat *fst, struct jrec *r,
-                        struct stat *jst)
+/* The end of the record at the start of a version-4 journal: just after
+ * its fifth newline, or 0 if the N bytes of TEXT hold none. */
+static size_t record_end(const char *text, size_t n)
 {
-	char text[JOURNAL_MAX + 1];
-	size_t got = 0;
+	size_t i;
+	int lines = 0;
+
+	for (i = 0; i < n; i++)
+		if (text[i] == '\n' && ++lines == 5)
+			return i + 1;
+	return 0;
+}
+
+/* Reads and checks the journal J of the locked file FD (stat FST) into R.
+ * 1: there is none; 0: R is a journal of this file (a version-4 one whose
+ * copy of the update hashes to its record, its descriptor left open in
+ * *JFD_OUT for the caller to close; else *JFD_OUT is -1); < 0: refused. */
+static int journal_load(ps_ctx *ctx, const ps_journal *j, const struct stat *fst, struct jrec *r,
+                        struct stat *jst, int *jfd_out)
+{
+	char text[JOURNAL_MAX + 1], hex[65];
+	size_t got = 0, want, head;
 	int jfd, rc = 0;
 
+	*jfd_out = -1;
 	jfd = open(j->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (jfd < 0) {
 		if (errno == ENOENT)
@@ -422,12 +516,10 @@ static int journal_load(ps_ctx *ctx, const ps_journal *j, const struct stat *fst
 		            (unsigned)(jst->st_mode & 07777), (uintmax_t)jst->st_nlink);
 		goto out;
 	}
-	if (jst->st_size > JOURNAL_MAX) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
-		            "%s is too large to be a pdfstamp journal; left alone", j->path);
-		goto out;
-	}
-	if ((rc = ps_io_pread_full(ctx, jfd, text, (size_t)jst->st_size, 0, &got,
+	/* Only the record is read into memory; a version-4 journal's copy is
+	 * compared and hashed in pieces, and its size is checked first. */
+	want = jst->st_size > JOURNAL_MAX ? JOURNAL_MAX : (size_t)jst->st_size;
+	if ((rc = ps_io_pread_full(ctx, jfd, text, want, 0, &got,
 	                           "cannot read the journal %s", j->path)) < 0)
 		goto out;
 	text[got] = '\0';
@@ -439,7 +531,16 @@ static int journal_load(ps_ctx *ctx, const ps_journal *j, const struct stat *fst
 		            "a backup, then remove the journal by hand)", j->path);
 		goto out;
 	}
-	if (strlen(text) != got || jrec_parse(text, got, r) < 0) {
+	head = got;
+	if (got >= sizeof JOURNAL_MAGIC - 1 &&
+	    memcmp(text, JOURNAL_MAGIC, sizeof JOURNAL_MAGIC - 1) == 0)
+		head = record_end(text, got);
+	else if (jst->st_size > JOURNAL_MAX) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "%s is too large to be a pdfstamp journal; left alone", j->path);
+		goto out;
+	}
+	if (head == 0 || strlen(text) < head || jrec_parse(text, head, r) < 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
 		            "%s is not a complete pdfstamp journal; left alone", j->path);
 		goto out;
@@ -452,9 +553,58 @@ static int journal_load(ps_ctx *ctx, const ps_journal *j, const struct stat *fst
 		            (uintmax_t)fst->st_ino);
 		goto out;
 	}
+	if (r->version < 4)
+		goto out;
+	/* Version 4: exactly the record and the N bytes of the update. */
+	if (r->appended > JOURNAL_COPY_MAX || (int64_t)jst->st_size != r->head + r->appended) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "journal %s has %jd bytes, but its record (%jd bytes) says it holds "
+		            "an update of %" PRId64 " (at most %" PRId64 "); left alone", j->path,
+		            (intmax_t)jst->st_size, (intmax_t)r->head, r->appended,
+		            JOURNAL_COPY_MAX);
+		goto out;
+	}
+	if ((rc = range_hash(ctx, jfd, r->head, r->appended, hex)) < 0)
+		goto out;
+	if (strcmp(hex, r->sum) != 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "journal %s: its copy of the update does not hash to its record; "
+		            "left alone", j->path);
+		goto out;
+	}
+	*jfd_out = jfd;
+	return 0;
 out:
 	close(jfd);
 	return rc;
+}
+
+/* Whether the N bytes of FD at L are a torn copy of the update whose copy
+ * is at HEAD in the journal JFD: each byte equal to the copy's or zero
+ * (design notes, "A torn append").  1: they are; 0: they are not; < 0:
+ * a read failed. */
+static int torn_prefix(ps_ctx *ctx, int fd, int64_t l, int jfd, int64_t head, int64_t n)
+{
+	uint8_t a[8192], b[8192];
+	int64_t off = 0;
+	size_t want, ka, kb, i;
+	int rc;
+
+	while (off < n) {
+		want = n - off > (int64_t)sizeof a ? sizeof a : (size_t)(n - off);
+		if ((rc = ps_io_pread_full(ctx, fd, a, want, l + off, &ka,
+		                           "cannot read the file")) < 0 ||
+		    (rc = ps_io_pread_full(ctx, jfd, b, want, head + off, &kb,
+		                           "cannot read the journal")) < 0)
+			return rc;
+		if (ka < want || kb < want)
+			return ps_err(ctx, PDFSTAMP_E_IO, "cannot read the file: short file");
+		for (i = 0; i < want; i++)
+			if (a[i] != b[i] && a[i] != 0)
+				return 0;
+		off += (int64_t)want;
+	}
+	return 1;
 }
 
 int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
@@ -463,8 +613,8 @@ int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 	struct stat fst, jst, now;
 	struct jrec r;
 	char hex[65];
-	int64_t size;
-	int rc;
+	int64_t size, got;
+	int rc, jfd = -1, whole = 0, torn = 0;
 
 	*recovered = PDFSTAMP_RECOVER_NONE;
 	if ((rc = ps_journal_begin(ctx, &j, path)) < 0)
@@ -477,7 +627,7 @@ int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 		rc = ps_err(ctx, PDFSTAMP_E_IO, "not a regular file");
 		goto out;
 	}
-	if ((rc = journal_load(ctx, &j, &fst, &r, &jst)) != 0) {
+	if ((rc = journal_load(ctx, &j, &fst, &r, &jst, &jfd)) != 0) {
 		if (rc > 0)
 			rc = 0; /* no journal: nothing to do */
 		goto out;
@@ -496,36 +646,52 @@ int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 		            PRId64 " bytes; left alone", j.path, r.len);
 		goto out;
 	}
-	/* Only S == L and S == L+N with our hash are acted on (design notes). */
-	if (size > r.len && size - r.len < r.appended) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
-		            "journal %s: the interrupted update was to append %" PRId64
-		            " bytes to %" PRId64 ", but the file has %" PRId64
-		            ": the update is torn (a crash before it was synced); left alone: "
-		            "compare the file with a backup, or truncate it to %" PRId64
-		            " bytes, then remove the journal",
-		            j.path, r.appended, r.len, size, r.len);
-		goto out;
-	}
-	if (size > r.len) {
+	/* S == L, S == L+N with our hash, and (version 4) L < S <= L+N with a
+	 * torn copy of our bytes are acted on (design notes). */
+	got = size - r.len;
+	if (got > 0 && got >= r.appended) {
 		if ((rc = range_hash(ctx, fd, r.len, r.appended, hex)) < 0)
 			goto out;
-		if (strcmp(hex, r.sum) != 0) {
+		whole = strcmp(hex, r.sum) == 0;
+	}
+	if (got > 0 && !whole && got <= r.appended && r.version >= 4) {
+		if ((rc = torn_prefix(ctx, fd, r.len, jfd, r.head, got)) < 0)
+			goto out;
+		torn = rc;
+		rc = 0;
+	}
+	if (got > 0 && !whole && !torn) {
+		if (got < r.appended && r.version < 4)
+			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+			            "journal %s: the interrupted update was to append %" PRId64
+			            " bytes to %" PRId64 ", but the file has %" PRId64
+			            ": the update is torn, and this older journal holds no copy of "
+			            "it to compare with; left alone: compare the file with a "
+			            "backup, or truncate it to %" PRId64 " bytes, then remove the "
+			            "journal",
+			            j.path, r.appended, r.len, size, r.len);
+		else if (got <= r.appended)
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
 			            "journal %s: the %" PRId64 " bytes after offset %" PRId64
-			            " are not the ones the interrupted update wrote; left alone",
-			            j.path, r.appended, r.len);
-			goto out;
-		}
-		if (size - r.len > r.appended) {
+			            " are not the ones the interrupted update wrote (nor a torn "
+			            "part of them); left alone", j.path, got, r.len);
+		else
 			rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
-			            "journal %s: the interrupted update (%" PRId64
-			            " bytes at %" PRId64 ") is whole, but %" PRId64
-			            " more bytes were appended after it by something else; "
-			            "left alone: check the file, then remove the journal",
-			            j.path, r.appended, r.len, size - r.len - r.appended);
-			goto out;
-		}
+			            "journal %s: %" PRId64 " bytes follow offset %" PRId64
+			            ", more than the interrupted update's %" PRId64
+			            " (bytes appended by something else); left alone: check "
+			            "the file, then remove the journal", j.path, got, r.len,
+			            r.appended);
+		goto out;
+	}
+	if (whole && got > r.appended) {
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT,
+		            "journal %s: the interrupted update (%" PRId64
+		            " bytes at %" PRId64 ") is whole, but %" PRId64
+		            " more bytes were appended after it by something else; "
+		            "left alone: check the file, then remove the journal",
+		            j.path, r.appended, r.len, got - r.appended);
+		goto out;
 	}
 	/* Remove the name only if it is still the journal we checked. */
 	if (lstat(j.path, &now) < 0 || now.st_dev != jst.st_dev || now.st_ino != jst.st_ino) {
@@ -541,14 +707,20 @@ int ps_journal_recover(ps_ctx *ctx, int fd, const char *path, int *recovered)
 		            path);
 		goto out;
 	}
-	/* The file is not changed: a whole update is kept (roll forward).  It
-	 * is synced first: a writer killed before its own fsync left it in
-	 * the page cache only, and the journal must outlive that. */
-	if (size > r.len && (rc = ps_io_sync_fd(ctx, fd, "the file")) < 0)
+	/* A whole update is kept (roll forward).  It is synced first: a writer
+	 * killed before its own fsync left it in the page cache only, and the
+	 * journal must outlive that.  A torn one is cut off (truncate and
+	 * fsync) before its journal goes: a crash in between finds S == L. */
+	if (whole && (rc = ps_io_sync_fd(ctx, fd, "the file")) < 0)
+		goto out;
+	if (torn && (rc = ps_io_truncate_fd(ctx, fd, r.len, "the torn update")) < 0)
 		goto out;
 	if ((rc = ps_journal_remove(ctx, &j)) == 0)
-		*recovered = size > r.len ? PDFSTAMP_RECOVER_COMPLETED : PDFSTAMP_RECOVER_UNWRITTEN;
+		*recovered = whole ? PDFSTAMP_RECOVER_COMPLETED
+		             : torn ? PDFSTAMP_RECOVER_TORN : PDFSTAMP_RECOVER_UNWRITTEN;
 out:
+	if (jfd >= 0)
+		close(jfd);
 	ps_journal_end(&j);
 	return rc;
 }

@@ -485,6 +485,8 @@ void pdfstamp_result_clear(struct pdfstamp_result *res);
 #define PDFSTAMP_RECOVER_UNWRITTEN 2   /* the update never reached the file: journal removed */
 #define PDFSTAMP_RECOVER_COMPLETED 3   /* the update is whole in the file: kept (synced), journal
                                           removed */
+#define PDFSTAMP_RECOVER_TORN 4        /* a torn part of the update was in the file: cut off
+                                          (truncated back, synced), journal removed */
 
 /* Finishes an in-place update interrupted by a crash, if PATH has its
  * journal "PATH.pdfstamp-journal" (next to the file itself, where symbolic
@@ -499,11 +501,18 @@ void pdfstamp_result_clear(struct pdfstamp_result *res);
  * exactly L+N bytes and the last N hash to that value, the update is
  * whole: it is kept (the file is fsynced, never changed) and the journal
  * removed (PDFSTAMP_RECOVER_COMPLETED).  If PATH still has exactly L bytes
- * (the update never reached it), only the journal is removed.  Anything
- * else (a torn update, other bytes, bytes appended after it):
+ * (the update never reached it), only the journal is removed.  If it has
+ * more than L but at most L+N, each byte after L the byte the journal's
+ * copy of the update (format 4, updates up to 64 MiB; the journal's size
+ * must be its record's plus N and the copy must hash to the record) has
+ * there, or zero, the update is torn (a kill or a power failure during
+ * its write): PATH is truncated back to L and fsynced, then the journal
+ * removed (PDFSTAMP_RECOVER_TORN).  Anything else (other bytes, bytes
+ * appended after the update, a torn update under a version-3 journal):
  * PDFSTAMP_E_FORMAT naming the reason, and nothing is changed.  The file
- * itself is never written or truncated.  A PATH that cannot be opened or is
- * not a regular file: PDFSTAMP_E_IO, without blocking.  pdfstamp_doc_open with
+ * is never written, and truncated only back to L over a torn update.
+ * A PATH that cannot be opened or is not a regular file: PDFSTAMP_E_IO,
+ * without blocking.  pdfstamp_doc_open with
  * PDFSTAMP_OPEN_WRITE does the same under its own lock (and fails if the
  * journal is refused); read-only opens never modify anything and only
  * warn that a journal exists. */

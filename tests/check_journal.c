@@ -18,6 +18,16 @@
  * kept, byte for byte, and readable; the journal removed.  A file cut
  * back to L has only its journal removed; a version-2 journal (same text)
  * is read as version 3.
+ *
+ * Torn updates (journal format 4, which carries a copy of the update):
+ * the file cut at every length between L and L+N, the journal put back
+ * each time, is truncated back to L by recovery, byte for byte the
+ * sample, journal gone; a writing open does the same.  Zeros in place of
+ * the update's bytes count as torn; one other byte changed, bytes beyond
+ * L+N, a copy that does not hash to the record, a journal larger than
+ * its record says (or claiming more than 64 MiB) are refused and change
+ * nothing; a version-3 journal (the record alone) next to a torn file is
+ * still left alone.
  */
 #include "config.h"
 
@@ -184,6 +194,104 @@ static void teardown(void)
 		fprintf(stderr, "cannot remove %s\n", dir);
 }
 
+/* The whole journal into *OUT (malloc'd); its size. */
+static size_t slurp(const char *p, uint8_t **out)
+{
+	struct stat st;
+	FILE *f = fopen(p, "rb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fstat(fileno(f), &st), 0);
+	*out = malloc((size_t)st.st_size + 1);
+	ck_assert_ptr_nonnull(*out);
+	ck_assert_uint_eq(fread(*out, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+	fclose(f);
+	return (size_t)st.st_size;
+}
+
+/* The length of the journal's record: up to its fifth newline. */
+static size_t record_len(void)
+{
+	uint8_t *j;
+	size_t n = slurp(jpath, &j), i;
+	int lines = 0;
+
+	for (i = 0; i < n; i++)
+		if (j[i] == '\n' && ++lines == 5)
+			break;
+	free(j);
+	ck_assert_int_eq(lines, 5);
+	return i + 1;
+}
+
+/* Turns the journal into a version-DIGIT one: its record alone, in place
+ * (same inode, mode and owner). */
+static void make_old(char digit)
+{
+	size_t rl = record_len();
+	int fd = open(jpath, O_WRONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)rl), 0);
+	ck_assert_int_eq(pwrite(fd, &digit, 1, 17), 1);
+	close(fd);
+}
+
+/* (Re)creates the journal with the N bytes J, mode 0600. */
+static void put_journal(const uint8_t *j, size_t n)
+{
+	int fd;
+
+	unlink(jpath);
+	fd = open(jpath, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, 0600), 0);
+	ck_assert_int_eq(write(fd, j, n), (ssize_t)n);
+	close(fd);
+}
+
+/* Makes FILE the sample followed by the N bytes UPD. */
+static void put_tail(const uint8_t *upd, size_t n)
+{
+	int fd = open(file, O_WRONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, orig_size), 0);
+	ck_assert_int_eq(pwrite(fd, upd, n, orig_size), (ssize_t)n);
+	close(fd);
+}
+
+/* FILE is byte for byte the sample again. */
+static void is_sample(void)
+{
+	static uint8_t a[65536], b[65536];
+	char src[512];
+	FILE *f;
+
+	ck_assert_int_eq(size_of(file), orig_size);
+	snprintf(src, sizeof src, "%s/../samples/r6-table.pdf", TEST_SRCDIR);
+	f = fopen(src, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fread(a, 1, (size_t)orig_size, f), (size_t)orig_size);
+	fclose(f);
+	read_prefix(b, (size_t)orig_size);
+	ck_assert_msg(memcmp(a, b, (size_t)orig_size) == 0, "the original bytes changed");
+}
+
+/* The N = crashed_size - orig_size bytes of the update, from FILE. */
+static uint8_t *the_update(void)
+{
+	size_t n = (size_t)(crashed_size - orig_size);
+	uint8_t *u = malloc(n);
+	int fd = open(file, O_RDONLY);
+
+	ck_assert_ptr_nonnull(u);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, u, n, orig_size), (ssize_t)n);
+	close(fd);
+	return u;
+}
+
 /* pdfstamp_recover refuses with E_FORMAT and changes nothing. */
 static void refused(const char *why)
 {
@@ -215,17 +323,18 @@ END_TEST
 
 START_TEST(test_journal_format)
 {
-	/* Version 3: the text of version 2 under a new number (journal.c). */
-	char text[600];
+	/* Version 4: the record of version 3, then the update's bytes. */
 	struct stat st;
-	FILE *f = fopen(jpath, "r");
-	size_t n;
+	uint8_t *j, *u = the_update();
+	size_t n = slurp(jpath, &j), rl = record_len(), un = (size_t)(crashed_size - orig_size);
 
-	ck_assert_ptr_nonnull(f);
-	n = fread(text, 1, sizeof text - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	ck_assert_msg(strncmp(text, "pdfstamp-journal 3\nfile ", 24) == 0, "journal: %s", text);
+	j[n] = '\0';
+	ck_assert_msg(strncmp((char *)j, "pdfstamp-journal 4\nfile ", 24) == 0, "journal: %s",
+	              (char *)j);
+	ck_assert_uint_eq(n, rl + un);
+	ck_assert_msg(memcmp(j + rl, u, un) == 0, "the journal's copy is not the update");
+	free(j);
+	free(u);
 	ck_assert_int_eq(stat(jpath, &st), 0);
 	ck_assert_int_eq(st.st_mode & 07777, 0600);
 	ck_assert_int_eq(st.st_nlink, 1);
@@ -234,12 +343,23 @@ END_TEST
 
 START_TEST(test_version2_read_as_3)
 {
-	/* Same inode, mode and owner; only the version digit changes. */
-	int fd = open(jpath, O_WRONLY), rec = -1;
+	/* Same inode, mode and owner; the record alone, version digit 2. */
+	int rec = -1;
 
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, "2", 1, 17), 1);
-	close(fd);
+	make_old('2');
+	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), 0);
+	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_COMPLETED);
+	ck_assert_int_ne(access(jpath, F_OK), 0);
+	whole_update_kept();
+}
+END_TEST
+
+START_TEST(test_version3_read)
+{
+	/* A version-3 journal (the record alone) still recovers a whole update. */
+	int rec = -1;
+
+	make_old('3');
 	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), 0);
 	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_COMPLETED);
 	ck_assert_int_ne(access(jpath, F_OK), 0);
@@ -252,9 +372,15 @@ START_TEST(test_refuses_other_versions)
 	int fd = open(jpath, O_WRONLY);
 
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(pwrite(fd, "4", 1, 17), 1);
+	ck_assert_int_eq(pwrite(fd, "3", 1, 17), 1);
 	close(fd);
-	refused("version 4");
+	refused("version 3 followed by a copy");
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+	fd = open(jpath, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "5", 1, 17), 1);
+	close(fd);
+	refused("version 5");
 	ck_assert_int_eq(access(jpath, F_OK), 0);
 	fd = open(jpath, O_WRONLY);
 	ck_assert_int_ge(fd, 0);
@@ -278,13 +404,14 @@ START_TEST(test_unwritten)
 }
 END_TEST
 
-START_TEST(test_refuses_torn)
+START_TEST(test_refuses_torn_v3)
 {
-	/* A power failure before the file's fsync: fewer bytes than recorded.
+	/* A version-3 journal (the record alone) and fewer bytes than recorded.
 	 * Nothing proves they are a prefix of ours: left alone, journal kept. */
 	long half = orig_size + (crashed_size - orig_size) / 2;
 	pdfstamp_doc *doc = NULL;
 
+	make_old('3');
 	ck_assert_int_eq(truncate(file, half), 0);
 	refused("a torn update");
 	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "torn"));
@@ -295,6 +422,218 @@ START_TEST(test_refuses_torn)
 	ck_assert_int_eq(pdfstamp_doc_open(ctx, &doc, file, PDFSTAMP_OPEN_WRITE),
 	                 PDFSTAMP_E_FORMAT);
 	ck_assert_int_eq(size_of(file), orig_size + 1);
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_torn_every_length)
+{
+	/* A kill during the write (a pwrite cut at a page boundary) or a power
+	 * failure: the file cut anywhere in (L, L+N), the journal as written. */
+	uint8_t *j, *u = the_update();
+	size_t jn = slurp(jpath, &j);
+	long s;
+	int rec;
+
+	for (s = orig_size + 1; s < crashed_size; s++) {
+		put_tail(u, (size_t)(s - orig_size));
+		put_journal(j, jn);
+		rec = -1;
+		ck_assert_msg(pdfstamp_recover(ctx, file, &rec) == 0, "length %ld: %s", s,
+		              pdfstamp_ctx_errmsg(ctx));
+		ck_assert_int_eq(rec, PDFSTAMP_RECOVER_TORN);
+		ck_assert_int_eq(size_of(file), orig_size);
+		ck_assert_int_ne(access(jpath, F_OK), 0);
+	}
+	is_sample();
+	free(j);
+	free(u);
+}
+END_TEST
+
+START_TEST(test_torn_write_open)
+{
+	/* A writing open rolls the torn update back under its own lock, warns,
+	 * and reads the sample (one revision). */
+	struct pdfstamp_info info = PDFSTAMP_INFO_INIT;
+	pdfstamp_doc *doc = NULL;
+	int rc;
+
+	ck_assert_int_eq(truncate(file, orig_size + (crashed_size - orig_size) / 2), 0);
+	rc = pdfstamp_doc_open(ctx, &doc, file, PDFSTAMP_OPEN_WRITE);
+	ck_assert_msg(rc == 0, "open: %s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_uint_ge(warnings, 1);
+	ck_assert_int_ne(access(jpath, F_OK), 0);
+	ck_assert_int_eq(pdfstamp_doc_auth(doc, pw, strlen(pw), 0), 0);
+	ck_assert_int_eq(pdfstamp_doc_info(doc, &info), 0);
+	ck_assert_int_eq(info.revisions, 1);
+	pdfstamp_info_clear(&info);
+	pdfstamp_doc_close(doc);
+	is_sample();
+}
+END_TEST
+
+START_TEST(test_torn_zeros)
+{
+	/* Zeros where data was not yet written (a power failure that made the
+	 * size durable first): in the middle, at the end, all of it, and
+	 * with the full length L+N. */
+	uint8_t *u = the_update(), *z;
+	size_t n = (size_t)(crashed_size - orig_size);
+	int rec = -1;
+
+	ck_assert_uint_gt(n, 200);
+	z = malloc(n);
+	ck_assert_ptr_nonnull(z);
+	memcpy(z, u, n);
+	memset(z + 50, 0, 60);
+	memset(z + n - 40, 0, 40);
+	put_tail(z, n - 10);
+	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), 0);
+	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_TORN);
+	is_sample();
+	/* L+N bytes, a block of them zeros: torn as well (a new crash: the
+	 * update is encrypted with new IVs) */
+	teardown();
+	setup();
+	free(u);
+	u = the_update();
+	ck_assert_uint_eq((size_t)(crashed_size - orig_size), n);
+	memcpy(z, u, n);
+	memset(z + 100, 0, 60);
+	put_tail(z, n);
+	rec = -1;
+	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), 0);
+	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_TORN);
+	is_sample();
+	/* nothing but zeros */
+	teardown();
+	setup();
+	memset(z, 0, n);
+	put_tail(z, n / 2);
+	rec = -1;
+	ck_assert_int_eq(pdfstamp_recover(ctx, file, &rec), 0);
+	ck_assert_int_eq(rec, PDFSTAMP_RECOVER_TORN);
+	is_sample();
+	free(z);
+	free(u);
+}
+END_TEST
+
+START_TEST(test_torn_refuses_other_bytes)
+{
+	/* A torn length with one byte that is neither ours nor zero. */
+	uint8_t *u = the_update();
+	size_t n = (size_t)(crashed_size - orig_size) / 2;
+
+	u[n - 1] = u[n - 1] == 'x' ? 'y' : 'x';
+	put_tail(u, n);
+	refused("a torn update with one byte changed");
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "not the ones"));
+	ck_assert_int_eq(size_of(file), orig_size + (long)n);
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+	/* the first byte after L */
+	u[n - 1] = u[n - 1] == 'x' ? 'y' : 'x';
+	u[0] ^= 0x20;
+	put_tail(u, n);
+	refused("a torn update with its first byte changed");
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+	free(u);
+}
+END_TEST
+
+START_TEST(test_torn_refuses_beyond)
+{
+	/* More than L+N bytes, even if they are ours and zeros. */
+	FILE *f = fopen(file, "ab");
+	static const uint8_t zeros[100];
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(zeros, 1, sizeof zeros, f), sizeof zeros);
+	ck_assert_int_eq(fclose(f), 0);
+	refused("zeros after the whole update");
+	ck_assert_int_eq(size_of(file), crashed_size + 100);
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_torn_refuses_bad_copy)
+{
+	/* The journal's copy does not hash to its record (one byte changed,
+	 * the file torn to match it): refused, whatever the file holds. */
+	uint8_t *u = the_update(), c;
+	size_t rl = record_len(), n = (size_t)(crashed_size - orig_size) / 2;
+	int fd = open(jpath, O_RDWR);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, &c, 1, (off_t)(rl + 10)), 1);
+	c = c == 'x' ? 'y' : 'x';
+	ck_assert_int_eq(pwrite(fd, &c, 1, (off_t)(rl + 10)), 1);
+	close(fd);
+	u[10] = c;
+	put_tail(u, n);
+	refused("a copy that does not hash to the record");
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "does not hash"));
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+	free(u);
+}
+END_TEST
+
+START_TEST(test_torn_refuses_oversized_journal)
+{
+	/* A journal larger than its record says: one byte more, then a
+	 * planted 1 GB one (sparse: refused by its size, never read). */
+	long half = orig_size + (crashed_size - orig_size) / 2;
+	struct stat st;
+	int fd;
+
+	ck_assert_int_eq(truncate(file, half), 0);
+	ck_assert_int_eq(stat(jpath, &st), 0);
+	ck_assert_int_eq(truncate(jpath, st.st_size + 1), 0);
+	refused("a journal one byte too long");
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "its record"));
+	ck_assert_int_eq(truncate(jpath, st.st_size - 1), 0);
+	refused("a journal one byte too short");
+	fd = open(jpath, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)1 << 30), 0);
+	close(fd);
+	refused("a 1 GB journal");
+	ck_assert_int_eq(size_of(file), half);
+	ck_assert_int_eq(access(jpath, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_torn_refuses_huge_claim)
+{
+	/* A record claiming an update over 64 MiB, the journal (sparse) of
+	 * exactly that size: refused by the bound, not read. */
+	char rec[600], *app, *eol, out[700];
+	uint8_t *j;
+	size_t n = slurp(jpath, &j), rl = record_len();
+	long long claim = (65LL << 20);
+	int fd, k;
+
+	ck_assert_uint_lt(rl, sizeof rec);
+	memcpy(rec, j, rl);
+	rec[rl] = '\0';
+	free(j);
+	(void)n;
+	app = strstr(rec, "\nappended ");
+	ck_assert_ptr_nonnull(app);
+	eol = strchr(app + 10, ' ');
+	ck_assert_ptr_nonnull(eol);
+	*app = '\0';
+	k = snprintf(out, sizeof out, "%s\nappended %lld%s", rec, claim, eol);
+	ck_assert_int_gt(k, 0);
+	fd = open(jpath, O_WRONLY | O_TRUNC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, out, (size_t)k), k);
+	ck_assert_int_eq(ftruncate(fd, (off_t)(k + claim)), 0);
+	close(fd);
+	ck_assert_int_eq(truncate(file, orig_size + 100), 0);
+	refused("a record claiming 65 MiB");
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "at most"));
 	ck_assert_int_eq(access(jpath, F_OK), 0);
 }
 END_TEST
@@ -610,9 +949,18 @@ static Suite *journal_suite(void)
 	tcase_add_test(tc, test_genuine_completed);
 	tcase_add_test(tc, test_journal_format);
 	tcase_add_test(tc, test_version2_read_as_3);
+	tcase_add_test(tc, test_version3_read);
 	tcase_add_test(tc, test_refuses_other_versions);
 	tcase_add_test(tc, test_unwritten);
-	tcase_add_test(tc, test_refuses_torn);
+	tcase_add_test(tc, test_refuses_torn_v3);
+	tcase_add_test(tc, test_torn_every_length);
+	tcase_add_test(tc, test_torn_write_open);
+	tcase_add_test(tc, test_torn_zeros);
+	tcase_add_test(tc, test_torn_refuses_other_bytes);
+	tcase_add_test(tc, test_torn_refuses_beyond);
+	tcase_add_test(tc, test_torn_refuses_bad_copy);
+	tcase_add_test(tc, test_torn_refuses_oversized_journal);
+	tcase_add_test(tc, test_torn_refuses_huge_claim);
 	tcase_add_test(tc, test_refuses_changed_update);
 	tcase_add_test(tc, test_read_only_open_never_recovers);
 	tcase_add_test(tc, test_write_open_recovers_under_its_lock);

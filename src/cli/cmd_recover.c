@@ -10,13 +10,16 @@
  *     inode, and the length and hash of the bytes the interrupted update
  *     appended; see pdfstamp.h).  The CLI adds no I/O of its own.
  *  2. Exit status per file: 0 when there was nothing to do or the update
- *     was completed (kept, whole) or only its journal removed, 4 for a journal the
+ *     was completed (kept, whole), a torn one rolled back (the file cut
+ *     back to its length before the update) or only its journal removed,
+ *     4 for a journal the
  *     library refuses (it is left alone, the message says why), 1 for I/O
  *     errors, a file locked by another process and a FILE that cannot be
  *     opened or is not a regular file.  The worst one is returned
  *     (cli_worst).
  *  3. --json prints exactly one line per FILE:
- *       {"file","ok":true,"action":"none"|"completed"|"removed_journal"}
+ *       {"file","ok":true,"action":"none"|"completed"|"removed_journal"
+ *        |"rolled_back_torn"}
  *     ("rolled_back" was the action of versions that undid a whole
  *     update; it is no longer printed.)
  *       {"file","ok":false,"exit":N,"error":"message"}
@@ -59,9 +62,12 @@ const struct cli_cmd cli_cmd_recover = {
 	"If the bytes after the length it records are exactly the ones the\n"
 	"interrupted update appended (length and SHA-256), the update is whole:\n"
 	"it is kept (synced) and the journal removed; if the file still has\n"
-	"that length, only the journal is removed.  FILE is never truncated or\n"
-	"written.  Any other journal (a torn update, other or more bytes) is\n"
-	"left alone and reported (exit 4).  Read-only commands (info, verify,\n"
+	"that length, only the journal is removed.  If it holds a torn part of\n"
+	"the update (each byte the journal's copy of it, or zero), the file is\n"
+	"truncated back to that length and synced, and the journal removed.\n"
+	"FILE is never written.  Any other journal (other or more bytes, a torn\n"
+	"update under a version 3 journal) is left alone and reported\n"
+	"(exit 4).  Read-only commands (info, verify,\n"
 	"the input of -o) never do this: they only warn that a journal exists.\n"
 	"No password is needed.\n",
 	.opts = recover_opts
@@ -72,6 +78,7 @@ static const char *action_name(int recovered)
 	switch (recovered) {
 	case PDFSTAMP_RECOVER_COMPLETED: return "completed";
 	case PDFSTAMP_RECOVER_UNWRITTEN: return "removed_journal";
+	case PDFSTAMP_RECOVER_TORN: return "rolled_back_torn";
 	default: return "none";
 	}
 }
@@ -84,6 +91,9 @@ static const char *action_text(int recovered)
 		       "journal removed";
 	case PDFSTAMP_RECOVER_UNWRITTEN:
 		return "removed the journal of an interrupted update that had not changed the file";
+	case PDFSTAMP_RECOVER_TORN:
+		return "rolled back a torn update: its part in the file was cut off, the file is "
+		       "as before it; journal removed";
 	default:
 		return "no journal, nothing to do";
 	}

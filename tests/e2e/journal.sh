@@ -19,9 +19,15 @@
 #      the journal goes, and so for a version-2 journal (read as version 3);
 #      recovery never removes a byte of FILE;
 #   D. a genuine crash journal that went stale because more bytes were
-#      appended afterwards, whose update was torn (a power failure before
-#      the file's fsync, made here by cutting the file), or whose bytes
-#      were changed: refused, FILE and the journal unchanged;
+#      appended afterwards, or whose bytes were changed: refused, FILE and
+#      the journal unchanged; a torn update (a kill -9 during the write, or
+#      a power failure before the file's fsync, made here by cutting the
+#      file after a kill:after-write): `recover` cuts it back (version-4
+#      journal: rolled_back_torn, FILE byte-identical to the original,
+#      journal gone, qpdf reads it), and so does a plain re-run of stamp -i,
+#      which then stamps (one revision more, qpdf --check); a torn update
+#      with a byte changed, and one under a version-3 journal (no copy of
+#      the update), are refused and left alone;
 #   E. a symbolic link at the journal's name: refused;
 #   F. a FIFO at the journal's name, and a FIFO as FILE (also inside a
 #      --files-from batch): every command returns within `timeout 10`;
@@ -251,23 +257,81 @@ pr recover "$F"
 check_status 4 "D: recover refuses when the appended bytes differ from the recorded hash"
 same "$F" "$T/d2.pdf" "D: changed bytes"
 check_true test -e "$J" "D: changed bytes: the journal is left"
-# a torn update (the file between L and L+N): nothing proves that the bytes
-# after L are ours, so they are neither kept silently nor removed
+# a torn update (the file between L and L+N), as a kill -9 during the
+# pwrite leaves (Linux stops a write at a page boundary when a fatal signal
+# is pending): the version-4 journal holds a copy of the update, so the
+# bytes after L are known to be a prefix of ours, and are cut off
 fresh
 PDFSTAMP_FAULT=kill:after-write run "$PDFSTAMP_HOOKED" stamp --password-file "$UPW" -i "$F"
+check_eq "$RC" 137 "D: stamp -i killed after its write (torn case)"
+check_grep '^pdfstamp-journal 4$' <(head -n 1 "$J") "D: the journal is version 4"
 LN=$(size_of "$F")
+cp "$F" "$T/whole.pdf"
+cp -p "$J" "$T/journal"
 for cut in $((L0 + 1)) $(((L0 + LN) / 2)) $((LN - 1)); do
-	truncate -s "$cut" "$F"
-	cp "$F" "$T/d3.pdf"
-	pr recover "$F"
-	check_status 4 "D: recover refuses a torn update ($((cut - L0)) of $((LN - L0)) bytes)"
-	check_grep 'torn' "$T/err" "D: torn ($((cut - L0))): the message says so"
-	same "$F" "$T/d3.pdf" "D: torn ($((cut - L0)))"
-	check_true test -e "$J" "D: torn ($((cut - L0))): the journal is left"
+	head -c "$cut" "$T/whole.pdf" >"$F" # same inode: the journal stays bound to it
+	cp -p "$T/journal" "$J"
+	pr recover --json "$F"
+	check_status 0 "D: recover rolls back a torn update ($((cut - L0)) of $((LN - L0)) bytes)"
+	check_eq "$(jget "$T/out" 'd["action"]')" '"rolled_back_torn"' \
+		"D: torn ($((cut - L0))): action rolled_back_torn"
+	same "$F" "$ORIG" "D: torn ($((cut - L0))): cut back to the original"
+	check_true test ! -e "$J" "D: torn ($((cut - L0))): the journal is removed"
 done
+run qpdf --password-file="$UPW" --check "$F"
+check_status 0 "D: qpdf --check reads the file rolled back"
+head -c $(((L0 + LN) / 2)) "$T/whole.pdf" >"$F"
+cp -p "$T/journal" "$J"
+pr recover "$F"
+check_grep 'rolled back a torn update' "$T/out" "D: recover's text output says so"
+# a plain re-run of the stamp rolls back, then stamps
+head -c $(((L0 + LN) / 2)) "$T/whole.pdf" >"$F"
+cp -p "$T/journal" "$J"
+pr stamp --json --password-file "$UPW" -i "$F"
+check_status 0 "D: stamp -i next to a torn update rolls it back and stamps"
+check_grep '^pdfstamp: warning: .*rolled back a torn' "$T/err" "D: stamp -i reports the rollback"
+check_eq "$(jget "$T/out" 'd["base_length"]')" "$L0" "D: the new revision starts at the original's end"
+check_true test ! -e "$J" "D: stamp -i: no journal left"
+if cmp -s -n "$L0" "$ORIG" "$F"; then ok "D: stamp -i: the original bytes come first"
+else fail "D: stamp -i: the original bytes come first"; fi
+run qpdf --password-file="$UPW" --check "$F"
+check_status 0 "D: qpdf --check reads the original and the new stamp"
+pr info --json --password-file "$UPW" "$F"
+check_eq "$(jget "$T/out" 'd["revisions"]')" 2 "D: the original and one update"
+# a torn update with one byte that is neither ours nor zero: left alone
+head -c $(((L0 + LN) / 2)) "$T/whole.pdf" >"$F"
+printf 'X' | dd of="$F" bs=1 seek=$((L0 + 20)) conv=notrunc 2>/dev/null
+cp -p "$T/journal" "$J"
+cp "$F" "$T/d3.pdf"
+pr recover "$F"
+check_status 4 "D: recover refuses a torn update with a changed byte"
+same "$F" "$T/d3.pdf" "D: torn, changed byte"
+check_true test -e "$J" "D: torn, changed byte: the journal is left"
+# a version-3 journal (the record alone, as older versions wrote): nothing
+# proves that the bytes after L are ours, so they are left alone
+head -c $(((L0 + LN) / 2)) "$T/whole.pdf" >"$F"
+cp -p "$T/journal" "$J"
+python3 - "$J" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    b = f.read()
+    n = 0
+    for _ in range(5):
+        n = b.index(b"\n", n) + 1
+    f.truncate(n)
+    f.seek(17)
+    f.write(b"3")
+PY
+check_grep '^pdfstamp-journal 3$' <(head -n 1 "$J") "D: the journal is now version 3"
+cp "$F" "$T/d3.pdf"
+pr recover "$F"
+check_status 4 "D: recover refuses a torn update under a version-3 journal"
+check_grep 'torn' "$T/err" "D: torn, version 3: the message says so"
+same "$F" "$T/d3.pdf" "D: torn, version 3"
+check_true test -e "$J" "D: torn, version 3: the journal is left"
 pr stamp --password-file "$UPW" -i "$F"
-check_status 4 "D: stamp -i refuses next to a torn update"
-same "$F" "$T/d3.pdf" "D: stamp -i, torn"
+check_status 4 "D: stamp -i refuses next to a torn update under a version-3 journal"
+same "$F" "$T/d3.pdf" "D: stamp -i, torn, version 3"
 else
 	skip "D: stale crash journals (needs tests/pdfstamp-fault: PDFSTAMP_HOOKED)"
 fi
