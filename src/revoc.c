@@ -48,6 +48,19 @@
  *     (4.2.2.2).  certStatus good is accepted; revoked is PDFSTAMP_E_FORMAT
  *     naming the certificate and the revocation time (never hidden, never
  *     written); unknown is a failure of this source.
+ * 3a. The delegated responder (RFC 6960 4.2.2.2).  When a certificate of
+ *     the reply's certs signed it, that certificate is validation data
+ *     too (a PAdES validator needs it to check the reply): it joins the
+ *     session's pool and the items (so /DSS /Certs, and through dss.c
+ *     note 5d the signature's /VRI /Cert).  Its own revocation status is
+ *     then handled as any certificate's (note 2), unless it carries
+ *     id-pkix-ocsp-nocheck (1.3.6.1.5.5.7.48.1.5, 4.2.2.2.1): the CA says
+ *     a client can trust it for its lifetime, so no data is fetched for
+ *     it.  Without nocheck, a reply about the responder signed by that
+ *     same responder proves nothing and is refused (a failure of that
+ *     source, as any refused reply): its CRL is taken instead, or the
+ *     command fails saying why.  Each certificate is handled once per
+ *     session, so chains of responders end.
  *  4. CRL (RFC 5280 5).  GET of each http(s) fullName URI of the CRL
  *     Distribution Points, in order, until one is accepted: HTTP 200, a
  *     DER CRL (or PEM) whose issuer Name is the certificate's issuer and
@@ -105,6 +118,7 @@
 #define OID_CRLDP "\x55\x1D\x1F"                           /* 2.5.29.31 */
 #define OID_OCSP_BASIC "\x2B\x06\x01\x05\x05\x07\x30\x01\x01"
 #define OID_OCSP_NONCE "\x2B\x06\x01\x05\x05\x07\x30\x01\x02"
+#define OID_OCSP_NOCHECK "\x2B\x06\x01\x05\x05\x07\x30\x01\x05" /* 1.3.6.1.5.5.7.48.1.5 */
 #define OID_SHA1 "\x2B\x0E\x03\x02\x1A"
 
 struct cert {
@@ -674,10 +688,13 @@ static int gt_past(const uint8_t *t, size_t n)
 	return memcmp(t, now, 14) < 0;
 }
 
-/* Checks the OCSP reply B for C (issuer ISS, CertID ID, NONCE or NULL).
- * 0 good; 1 revoked (*WHEN set); -1 not acceptable (*WHY set). */
+/* Checks the OCSP reply B for the certificate whose DER is ASKED (issuer
+ * ISS, CertID ID, NONCE or NULL).  0 good; 1 revoked (*WHEN set); -1 not
+ * acceptable (*WHY set).  When a delegated responder signed it, *RDER and
+ * *RLEN are its certificate's DER inside B (note 3a), else NULL and 0. */
 static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
-                      mbedtls_x509_crt *iss, char *when, size_t whenlen, const char **why)
+                      const mbedtls_x509_buf *asked, mbedtls_x509_crt *iss, char *when,
+                      size_t whenlen, const char **why, const uint8_t **rder, size_t *rlen)
 {
 	const uint8_t *p = b->data, *end, *tbs, *tend, *sigalg, *sig, *q;
 	size_t len, tbslen, salen, siglen;
@@ -685,7 +702,10 @@ static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 	mbedtls_md_type_t md;
 	mbedtls_pk_type_t pk;
 	mbedtls_asn1_buf oid;
+	int itself = 0;
 
+	*rder = NULL;
+	*rlen = 0;
 	*why = "not an OCSPResponse";
 	if (!p || !b->len)
 		return -1; /* an empty reply (and no NULL + 0) */
@@ -859,16 +879,43 @@ static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 			             MBEDTLS_OID_SIZE(MBEDTLS_OID_OCSP_SIGNING)) == 0 &&
 			     t.ext_types & MBEDTLS_X509_EXT_EXTENDED_KEY_USAGE &&
 			     sig_ok(&t.pk, md, pk, NULL, tbs, tbslen, sig, siglen);
+			if (ok && asked && same(&t.raw, asked)) {
+				ok = 0; /* note 3a: the responder vouching for itself */
+				itself = 1;
+			}
 			mbedtls_x509_crt_free(&t);
-			if (ok)
+			if (ok) {
+				*rder = c0;
+				*rlen = (size_t)(p - c0);
 				goto signed_ok;
+			}
 		}
 	}
-	*why = "it is signed neither by the issuer nor by a responder the issuer delegated "
-	       "(id-kp-OCSPSigning)";
+	*why = itself ? "signed by the responder it is about: no proof (RFC 6960 4.2.2.2.1)"
+	              : "it is signed neither by the issuer nor by a responder the issuer "
+	                "delegated (id-kp-OCSPSigning)";
 	return -1;
 signed_ok:
 	return found == 1 ? 1 : 0;
+}
+
+/* Note 3a: the delegated responder's certificate DER[0..LEN) of an
+ * accepted reply joins the pool and the items (once); with
+ * id-pkix-ocsp-nocheck it needs no revocation data of its own. */
+static int responder(ps_revoc *r, const uint8_t *der, size_t len)
+{
+	struct cert *rc_cert = NULL;
+	const uint8_t *v;
+	size_t vlen;
+	int rc;
+
+	if ((rc = pool_add(r, der, len, "the OCSP responder's certificate", &rc_cert)) < 0)
+		return rc;
+	if (rc == 1 && (rc = push_item(r, PDFSTAMP_DSS_CERT, der, len)) < 0)
+		return rc;
+	if (ext_value(&rc_cert->c, OID_OCSP_NOCHECK, sizeof OID_OCSP_NOCHECK - 1, &v, &vlen) == 0)
+		rc_cert->done = 1;
+	return 0;
 }
 
 /* Note 3: *GOT 1 with the reply among the items, -1 when it says revoked
@@ -880,6 +927,8 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 	ps_buf id = PS_BUF_INIT, req = PS_BUF_INIT, b = PS_BUF_INIT;
 	uint8_t nonce[16];
 	const char *why;
+	const uint8_t *rder;
+	size_t rlen;
 	int i, nu, rc = 0, cached, v;
 
 	*got = 0;
@@ -903,7 +952,8 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 			ps_warn(r->ctx, "%s", pdfstamp_ctx_errmsg(r->ctx));
 			continue;
 		}
-		v = ocsp_check(&b, &id, r->cache ? NULL : nonce, &iss->c, when, sizeof when, &why);
+		v = ocsp_check(&b, &id, r->cache ? NULL : nonce, &c->c.raw, &iss->c, when,
+		               sizeof when, &why, &rder, &rlen);
 		if (v == 1) {
 			rc = ps_err(r->ctx, PDFSTAMP_E_FORMAT,
 			            "%s is revoked (OCSP, %s: revocationTime %s)", name, urls[i],
@@ -923,6 +973,8 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 			ps_warn(r->ctx, "%s", pdfstamp_ctx_errmsg(r->ctx));
 			continue;
 		}
+		if (rder && (rc = responder(r, rder, rlen)) < 0)
+			goto out;
 		keep(r, urls[i], req.data, req.len, &b, cached);
 		if ((rc = push_item(r, PDFSTAMP_DSS_OCSP, b.data, b.len)) < 0)
 			goto out;
@@ -944,6 +996,8 @@ int ps_revoc_ocsp_check(ps_ctx *ctx, const uint8_t *reply, size_t n, const uint8
 	ps_buf id = PS_BUF_INIT, b = PS_BUF_INIT;
 	char when[48] = "";
 	const char *why = "out of memory";
+	const uint8_t *rder;
+	size_t rlen;
 	int rc;
 
 	mbedtls_x509_crt_init(&c);
@@ -958,7 +1012,7 @@ int ps_revoc_ocsp_check(ps_ctx *ctx, const uint8_t *reply, size_t n, const uint8
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "no CertID");
 		goto out;
 	}
-	rc = ocsp_check(&b, &id, nonce, &i, when, sizeof when, &why);
+	rc = ocsp_check(&b, &id, nonce, &c.raw, &i, when, sizeof when, &why, &rder, &rlen);
 	if (rc < 0)
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "OCSP: %s", why);
 out:

@@ -37,6 +37,10 @@
 #    a CRL of another issuer or with a spoilt signature, 4 redirects, a
 #    redirect to file://, a timeout (--timeout 1), a revoked signer
 #    (reported); 3 redirects are followed.
+#    The delegated responder: with id-pkix-ocsp-nocheck (the main runs) its
+#    certificate is in /DSS and /VRI and nothing is fetched for it; a second
+#    responder without it gets the intermediate's CRL, its reply about
+#    itself being refused (no proof), and without that CRL the file fails.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -136,6 +140,15 @@ crlDistributionPoints = URI:$B/int.crl
 basicConstraints = CA:false
 keyUsage = critical,digitalSignature
 extendedKeyUsage = critical,OCSPSigning
+noCheck = ignored
+authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
+crlDistributionPoints = URI:$B/int.crl
+[v3_ocsp2]
+basicConstraints = CA:false
+keyUsage = critical,digitalSignature
+extendedKeyUsage = critical,OCSPSigning
+authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
+crlDistributionPoints = URI:$B/int.crl
 EOF
 if ! (
 	set -e
@@ -162,12 +175,16 @@ if ! (
 	openssl req -newkey rsa:2048 -nodes -keyout ocsp.key -out ocsp.csr -subj "/CN=pdfstamp ltv OCSP"
 	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_ocsp -in ocsp.csr \
 		-out ocsp.pem -notext
+	# the same without id-pkix-ocsp-nocheck: its status is to be fetched
+	openssl req -newkey rsa:2048 -nodes -keyout ocsp2.key -out ocsp2.csr -subj "/CN=pdfstamp ltv OCSP 2"
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_ocsp2 -in ocsp2.csr \
+		-out ocsp2.pem -notext
 	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl -out int.crl.pem
 	# a responder the intermediate issued without id-kp-OCSPSigning
 	openssl req -newkey rsa:2048 -nodes -keyout rogue.key -out rogue.csr -subj "/CN=pdfstamp ltv rogue"
 	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_leaf -in rogue.csr \
 		-out rogue.pem -notext
-	for c in root int leaf ocsp; do openssl x509 -in $c.pem -outform DER -out $c.der; done
+	for c in root int leaf ocsp ocsp2; do openssl x509 -in $c.pem -outform DER -out $c.der; done
 	openssl crl -in root.crl.pem -outform DER -out root.crl
 	openssl crl -in int.crl.pem -outform DER -out int.crl
 	# canned replies for the failure cases: the OCSP signer's own status
@@ -202,10 +219,17 @@ cp "$K/root.der" "$K/int.der" "$K/root.crl" "$K/int.crl" "$K/other.ocsp" "$K/una
 	"$K/revoked.ocsp" "$K/replay.ocsp" "$K/rogue.ocsp" \
 	"$K/wrongissuer.crl" "$K/badsig.crl" "$W/"
 ok "openssl made a root, an intermediate, a signer and a delegated OCSP signer"
+openssl x509 -in "$K/ocsp.pem" -noout -text >"$T/ocsp.txt" 2>&1
+openssl x509 -in "$K/ocsp2.pem" -noout -text >"$T/ocsp2.txt" 2>&1
+check_grep 'OCSP No Check' "$T/ocsp.txt" "the first delegated responder has id-pkix-ocsp-nocheck"
+check_no_grep 'OCSP No Check' "$T/ocsp2.txt" "the second has not"
 
-start_ocsp() {
+start_ocsp() { # [SIGNER (ocsp: with nocheck, ocsp2: without) [openssl ocsp options]]
+	local signer=${1:-ocsp}
+	shift
 	(cd "$K" && exec openssl ocsp -index int.idx -port "$OCSP_PORT" -CA int.pem \
-		-rsigner ocsp.pem -rkey ocsp.key -nmin 10 -ignore_err) >"$T/ocsp.log" 2>&1 &
+		-rsigner "$signer.pem" -rkey "$signer.key" -nmin 10 -ignore_err "$@") >"$T/ocsp.log" 2>&1 &
+	OCSP_PID=$!
 	PIDS+=($!)
 	# ready once it says so (a probing connection would hang the
 	# one-at-a-time responder)
@@ -240,6 +264,9 @@ import hashlib, sys
 import pikepdf
 
 path, pw, pki, label = sys.argv[1:5]
+# the responder that signed the OCSP reply: "ocsp" (nocheck: no data for
+# it) or "ocsp2" (without: the intermediate's CRL for it)
+resp = sys.argv[5] if len(sys.argv) > 5 else "ocsp"
 def res(ok, desc, detail=""):
     print(("OK\t" if ok else "FAIL\t") + label + ": " + desc + ("\t" + str(detail) if not ok else ""))
 rd = lambda n: open(pki + "/" + n, "rb").read()
@@ -250,10 +277,14 @@ if dss is None:
     sys.exit(0)
 got = lambda k: [bytes(s.read_raw_bytes()) for s in dss.get(k, [])]
 certs, ocsps, crls = got("/Certs"), got("/OCSPs"), got("/CRLs")
-want = [rd("leaf.der"), rd("int.der"), rd("root.der")]
-res(sorted(certs) == sorted(want) and len(certs) == 3,
-    "/Certs holds exactly the signer, the intermediate and the root", [len(c) for c in certs])
-res(crls == [rd("root.crl")], "/CRLs holds exactly the root's CRL (for the intermediate)",
+want = [rd("leaf.der"), rd("int.der"), rd("root.der"), rd(resp + ".der")]
+res(sorted(certs) == sorted(want) and len(certs) == 4,
+    "/Certs holds exactly the signer, the intermediate, the root and the OCSP responder " + resp,
+    [len(c) for c in certs])
+wcrl = [rd("root.crl")] + ([rd("int.crl")] if resp == "ocsp2" else [])
+res(sorted(crls) == sorted(wcrl) and len(crls) == len(wcrl),
+    "/CRLs holds exactly the root's CRL (for the intermediate)" +
+    (" and the intermediate's (for the responder without nocheck)" if resp == "ocsp2" else ""),
     [len(c) for c in crls])
 res(len(ocsps) == 1, "/OCSPs holds one OCSP response (for the signer)", len(ocsps))
 for i, o in enumerate(ocsps):
@@ -270,8 +301,9 @@ res(vri is not None and set(k[1:] for k in vri.keys()) == keys and len(keys) == 
 if vri is not None and keys:
     e = vri.get("/" + next(iter(keys)))
     n = lambda k: len(e.get(k, [])) if e is not None else -1
-    res((n("/Cert"), n("/OCSP"), n("/CRL")) == (3, 1, 1), "its entry lists 3 certificates, the "
-        "OCSP response and the CRL", (n("/Cert"), n("/OCSP"), n("/CRL")))
+    res((n("/Cert"), n("/OCSP"), n("/CRL")) == (4, 1, len(wcrl)), "its entry lists 4 "
+        "certificates (the responder's too), the OCSP response and the CRLs",
+        (n("/Cert"), n("/OCSP"), n("/CRL")))
 print("#" + " ".join("%d" % s.objgen[0] for k in ("/Certs", "/OCSPs", "/CRLs") for s in dss.get(k, [])))
 PY
 printf '#!/bin/sh\nexec %s "$@"\n' "$PIKE" >"$T/pike"
@@ -321,6 +353,7 @@ for n in $(sed -n 's/^#//p' "$T/extra"); do
 	qpdf --password-file="$UPW" --show-object="$n" --raw-stream-data "$O" >"$T/q.bin" 2>/dev/null
 	if cmp -s "$T/q.bin" "$K/leaf.der" || cmp -s "$T/q.bin" "$K/int.der" ||
 		cmp -s "$T/q.bin" "$K/root.der" || cmp -s "$T/q.bin" "$K/root.crl" ||
+		cmp -s "$T/q.bin" "$K/ocsp.der" ||
 		cmp -s "$T/q.bin" "$K/got0.ocsp"; then
 		ok "qpdf decrypts stream $n to what was fetched"
 	else
@@ -420,7 +453,8 @@ rd = lambda n: open(pki + "/" + n, "rb").read()
 pdf = pikepdf.open(path, password=pw)
 dss = pdf.Root.DSS
 certs = sorted(bytes(s.read_raw_bytes()) for s in dss.Certs)
-print("certs", certs == sorted(rd(n) for n in ("leaf.der", "int.der", "root.der", "tsa.der")))
+print("certs", certs == sorted(rd(n) for n in ("leaf.der", "int.der", "root.der", "tsa.der",
+                                                "ocsp.der")))
 print("ocsps", len(dss.OCSPs))
 print("crls", [bytes(s.read_raw_bytes()) for s in dss.CRLs] == [rd("root.crl")])
 print("types", sorted(str(f.V.get("/Type")) for f in pdf.Root.AcroForm.Fields
@@ -437,7 +471,7 @@ print("vri", sorted(k[1:] for k in dss.VRI.keys()) == sorted(keys) and len(keys)
 PY
 		check_eq "$(tr '\n' ' ' <"$T/dts.chk")" \
 			"certs True ocsps 2 crls True types ['/DocTimeStamp', '/Sig'] vri True " \
-			"/DSS: the chain and the TSA certificate, 2 OCSP responses, the root's CRL; a /VRI key each"
+			"/DSS: the chain, the TSA and responder certificates, 2 OCSP responses, the root's CRL; a /VRI key each"
 		# poppler's pdfsig does not validate ETSI.RFC3161 timestamps:
 		# the signature only, and audit for the timestamp's digest
 		sigstate "$T/dts-dss.pdf" >"$T/sigd.txt"
@@ -574,6 +608,32 @@ check_status 0 "OCSP refused, the CRL taken instead"
 check_eq "$(jget "$T/out" 'sorted(f["url"].rsplit("/", 1)[1] for f in d["fetched"])')" \
 	'["int.crl", "ocsp", "root.crl", "root.der"]' "the signer's CRL was fetched after the OCSP failure"
 : >"$W/mode"
+
+# The delegated responder without id-pkix-ocsp-nocheck (ocsp2, whose AIA
+# names the same /ocsp): its certificate goes into /DSS, and its own status
+# comes from the intermediate's CRL, since the responder's reply about
+# itself (signed by itself) proves nothing (RFC 6960 4.2.2.2.1)
+kill "$OCSP_PID" 2>/dev/null
+wait "$OCSP_PID" 2>/dev/null
+start_ocsp ocsp2 || { fail "openssl ocsp listens with the second responder"; finish; }
+: >"$T/http.log"
+run "$PDFSTAMP" dss --fetch --vri --json --password-file "$UPW" -o "$T/r2.pdf" "$S"
+check_status 0 "dss --fetch --vri, a responder without nocheck"
+check_eq "$(sort "$T/http.log" | tr '\n' ' ')" \
+	"GET /int.crl GET /root.crl GET /root.der POST /ocsp POST /ocsp " \
+	"the responder's own status was asked by OCSP, then from the intermediate's CRL"
+check_grep "OCSP for CN=pdfstamp ltv OCSP 2: .*signed by the responder it is about: no proof" "$T/err" \
+	"a warning says the responder's reply about itself was refused"
+pikecheck "$T/r2.pdf" "$U" "$K" "responder without nocheck" ocsp2
+sigstate "$T/r2.pdf" >"$T/sigr2.txt"
+check_grep 'Signature is Valid' "$T/sigr2.txt" "responder without nocheck: pdfsig still validates"
+failcase "crl404" 4 'OCSP for CN=pdfstamp ltv OCSP 2: .*no proof.*; and CRL .*HTTP status 404' \
+	"a responder without nocheck and no CRL for it"
+: >"$W/mode"
+kill "$OCSP_PID" 2>/dev/null
+wait "$OCSP_PID" 2>/dev/null
+start_ocsp || { fail "openssl ocsp listens with the first responder again"; finish; }
+
 stop_all
 failcase "" 1 'Could not connect|Couldn.t connect|Connection refused' "connection refused"
 
