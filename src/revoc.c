@@ -61,6 +61,13 @@
  *     source, as any refused reply): its CRL is taken instead, or the
  *     command fails saying why.  Each certificate is handled once per
  *     session, so chains of responders end.
+ * 3b. Signature algorithms (OCSP replies, CRLs, certificates): those of
+ *     mbedTLS's X.509 (PKCS#1 v1.5 with SHA-1/2, ECDSA) and RSASSA-PSS
+ *     (RFC 4055 3.1): its parameters parsed by mbedTLS (defaults SHA-1,
+ *     MGF1-SHA-1, salt 20), accepted only with the hash SHA-256, -384 or
+ *     -512 and MGF1 over that same hash (a mismatch is refused with a
+ *     message saying so), and verified with mbedtls_pk_verify_ext with
+ *     the salt length the parameters give.
  *  4. CRL (RFC 5280 5).  GET of each http(s) fullName URI of the CRL
  *     Distribution Points, in order, until one is accepted: HTTP 200, a
  *     DER CRL (or PEM) whose issuer Name is the certificate's issuer and
@@ -96,6 +103,8 @@
 #include <mbedtls/md.h>
 #include <mbedtls/oid.h>
 #include <mbedtls/pk.h>
+#include <mbedtls/platform.h>
+#include <mbedtls/x509.h>
 #include <mbedtls/x509_crl.h>
 #include <mbedtls/x509_crt.h>
 
@@ -180,10 +189,48 @@ static int sig_ok(mbedtls_pk_context *key, mbedtls_md_type_t md, mbedtls_pk_type
 	                             siglen) == 0;
 }
 
+/* Note 3b: NULL if the RSASSA-PSS parameters OPTS go with the hash MD,
+ * else why not. */
+static const char *pss_why(mbedtls_md_type_t md, const mbedtls_pk_rsassa_pss_options *opts)
+{
+	if (md != MBEDTLS_MD_SHA256 && md != MBEDTLS_MD_SHA384 && md != MBEDTLS_MD_SHA512)
+		return "its RSASSA-PSS hash is not SHA-256, SHA-384 or SHA-512";
+	if (!opts || (mbedtls_md_type_t)opts->mgf1_hash_id != md)
+		return "its RSASSA-PSS parameters name an MGF1 hash other than the signature's "
+		       "hash";
+	return NULL;
+}
+
+/* Note 3b: the signature algorithm OID with PARAMS (an AlgorithmIdentifier's
+ * parts): *MD, *PK and, for RSASSA-PSS, *PSS.  NULL, or why it is refused. */
+static const char *sig_alg(const mbedtls_x509_buf *oid, const mbedtls_x509_buf *params,
+                           mbedtls_md_type_t *md, mbedtls_pk_type_t *pk,
+                           mbedtls_pk_rsassa_pss_options *pss)
+{
+	void *o = NULL;
+	const char *why = NULL;
+
+	memset(pss, 0, sizeof *pss);
+	if (mbedtls_x509_get_sig_alg(oid, params, md, pk, &o) != 0) {
+		if (o)
+			mbedtls_free(o);
+		return "its signature algorithm is not supported (or its parameters do not parse)";
+	}
+	if (*pk == MBEDTLS_PK_RSASSA_PSS) {
+		if (o)
+			*pss = *(const mbedtls_pk_rsassa_pss_options *)o;
+		why = pss_why(*md, o);
+	}
+	if (o)
+		mbedtls_free(o);
+	return why;
+}
+
 /* Did ISSUER sign C? */
 static int signed_by(const mbedtls_x509_crt *c, mbedtls_x509_crt *issuer)
 {
 	return same(&c->issuer_raw, &issuer->subject_raw) &&
+	       (c->sig_pk != MBEDTLS_PK_RSASSA_PSS || !pss_why(c->sig_md, c->sig_opts)) &&
 	       sig_ok(&issuer->pk, c->sig_md, c->sig_pk, c->sig_opts, c->tbs.p, c->tbs.len,
 	              c->sig.p, c->sig.len);
 }
@@ -697,11 +744,12 @@ static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
                       size_t whenlen, const char **why, const uint8_t **rder, size_t *rlen)
 {
 	const uint8_t *p = b->data, *end, *tbs, *tend, *sigalg, *sig, *q;
-	size_t len, tbslen, salen, siglen;
+	size_t len, tbslen, siglen;
+	mbedtls_pk_rsassa_pss_options pss;
+	const void *opts;
 	int st, tag, found = -1;
 	mbedtls_md_type_t md;
 	mbedtls_pk_type_t pk;
-	mbedtls_asn1_buf oid;
 	int itself = 0;
 
 	*rder = NULL;
@@ -834,21 +882,18 @@ static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 		return -1;
 	}
 	*why = "the BasicOCSPResponse has no signature";
+	sigalg = p;
 	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
 		return -1;
-	sigalg = p;
-	salen = len;
 	p += len;
 	{
-		const uint8_t *a = sigalg;
-		if (ps_der_tag(&a, sigalg + salen, MBEDTLS_ASN1_OID, &len) != 0)
+		unsigned char *a = (unsigned char *)sigalg;
+		mbedtls_asn1_buf oid, params;
+		if (mbedtls_asn1_get_alg(&a, (unsigned char *)p, &oid, &params) != 0 || a != p)
 			return -1;
-		oid.tag = MBEDTLS_ASN1_OID;
-		oid.p = (unsigned char *)a;
-		oid.len = len;
-		*why = "its signature algorithm is not supported";
-		if (mbedtls_oid_get_sig_alg(&oid, &md, &pk) != 0 || pk == MBEDTLS_PK_RSASSA_PSS)
+		if ((*why = sig_alg(&oid, &params, &md, &pk, &pss)) != NULL)
 			return -1;
+		opts = pk == MBEDTLS_PK_RSASSA_PSS ? &pss : NULL;
 	}
 	*why = "the BasicOCSPResponse has no signature";
 	if (ps_der_tag(&p, end, MBEDTLS_ASN1_BIT_STRING, &len) != 0 || len < 1 || *p != 0)
@@ -856,7 +901,7 @@ static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 	sig = p + 1;
 	siglen = len - 1;
 	p += len;
-	if (sig_ok(&iss->pk, md, pk, NULL, tbs, tbslen, sig, siglen))
+	if (sig_ok(&iss->pk, md, pk, opts, tbs, tbslen, sig, siglen))
 		goto signed_ok;
 	/* a delegated responder among certs [0] */
 	if (p < end && *p == PS_DER_CTX_C(0)) {
@@ -878,7 +923,7 @@ static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 			             &t, MBEDTLS_OID_OCSP_SIGNING,
 			             MBEDTLS_OID_SIZE(MBEDTLS_OID_OCSP_SIGNING)) == 0 &&
 			     t.ext_types & MBEDTLS_X509_EXT_EXTENDED_KEY_USAGE &&
-			     sig_ok(&t.pk, md, pk, NULL, tbs, tbslen, sig, siglen);
+			     sig_ok(&t.pk, md, pk, opts, tbs, tbslen, sig, siglen);
 			if (ok && asked && same(&t.raw, asked)) {
 				ok = 0; /* note 3a: the responder vouching for itself */
 				itself = 1;
@@ -1054,6 +1099,9 @@ static int try_crl(ps_revoc *r, struct cert *c, struct cert *iss, const char *na
 			why = "not a DER or PEM X.509 CRL";
 		else if (!same(&crl.issuer_raw, &iss->c.subject_raw))
 			why = "its issuer is not the certificate's issuer";
+		else if (crl.sig_pk == MBEDTLS_PK_RSASSA_PSS &&
+		         (why = pss_why(crl.sig_md, crl.sig_opts)) != NULL)
+			; /* note 3b */
 		else if (!sig_ok(&iss->c.pk, crl.sig_md, crl.sig_pk, crl.sig_opts, crl.tbs.p,
 		                 crl.tbs.len, crl.sig.p, crl.sig.len))
 			why = "its signature does not verify with the issuer's key";

@@ -206,6 +206,20 @@ if ! (
 	IDX=root.idx openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -gencrl \
 		-out wrongissuer.crl.pem
 	openssl crl -in wrongissuer.crl.pem -outform DER -out wrongissuer.crl
+	# RSASSA-PSS (RFC 4055): an OCSP reply and a CRL, and each with an MGF1
+	# hash (SHA-512) other than the signature's (SHA-256)
+	P='-rsigopt rsa_padding_mode:pss'
+	openssl ocsp -index int.idx -CA int.pem -rsigner ocsp.pem -rkey ocsp.key -issuer int.pem \
+		-cert leaf.pem -respout pss.ocsp -ndays 1 -no_nonce $P
+	openssl ocsp -index int.idx -CA int.pem -rsigner ocsp.pem -rkey ocsp.key -issuer int.pem \
+		-cert leaf.pem -respout pssmgf.ocsp -ndays 1 -no_nonce $P -rsigopt rsa_mgf1_md:sha512
+	P='-sigopt rsa_padding_mode:pss'
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl $P -out pss.crl.pem
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl $P \
+		-sigopt rsa_mgf1_md:sha512 -out pssmgf.crl.pem
+	for c in pss pssmgf; do openssl crl -in $c.crl.pem -outform DER -out $c.crl; done
+	openssl ocsp -respin pssmgf.ocsp -resp_text -noverify | grep -q 'mgf1 with sha512'
+	openssl crl -in pssmgf.crl -inform DER -noout -text | grep -q 'mgf1 with sha512'
 	# the intermediate's CRL with its signature spoilt (last byte flipped)
 	python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[-1] ^= 1; open(sys.argv[2], "wb").write(d)' \
 		int.crl badsig.crl
@@ -217,7 +231,8 @@ if ! (
 fi
 cp "$K/root.der" "$K/int.der" "$K/root.crl" "$K/int.crl" "$K/other.ocsp" "$K/unauth.ocsp" \
 	"$K/revoked.ocsp" "$K/replay.ocsp" "$K/rogue.ocsp" \
-	"$K/wrongissuer.crl" "$K/badsig.crl" "$W/"
+	"$K/wrongissuer.crl" "$K/badsig.crl" "$K/pss.ocsp" "$K/pssmgf.ocsp" "$K/pss.crl" \
+	"$K/pssmgf.crl" "$W/"
 ok "openssl made a root, an intermediate, a signer and a delegated OCSP signer"
 openssl x509 -in "$K/ocsp.pem" -noout -text >"$T/ocsp.txt" 2>&1
 openssl x509 -in "$K/ocsp2.pem" -noout -text >"$T/ocsp2.txt" 2>&1
@@ -607,6 +622,31 @@ run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -o "$T/crl.pdf" "$S"
 check_status 0 "OCSP refused, the CRL taken instead"
 check_eq "$(jget "$T/out" 'sorted(f["url"].rsplit("/", 1)[1] for f in d["fetched"])')" \
 	'["int.crl", "ocsp", "root.crl", "root.der"]' "the signer's CRL was fetched after the OCSP failure"
+: >"$W/mode"
+
+# RSASSA-PSS: an OCSP reply (from the delegated responder) and a CRL are
+# accepted and embedded as served; an MGF1 hash other than the
+# signature's is refused, saying so
+printf 'ocspfile:pss.ocsp crl404\n' >"$W/mode"
+run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -o "$T/pss1.pdf" "$S"
+check_status 0 "an RSASSA-PSS OCSP reply"
+check_eq "$("$PIKE" -c 'import sys, pikepdf
+d = pikepdf.open(sys.argv[1], password=sys.argv[2]).Root.DSS
+print([bytes(s.read_raw_bytes()) == open(sys.argv[3], "rb").read() for s in d.OCSPs])' \
+	"$T/pss1.pdf" "$U" "$K/pss.ocsp" 2>&1)" "[True]" "/DSS holds the PSS reply as served"
+printf 'ocsp500 crlfile:pss.crl\n' >"$W/mode"
+run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -o "$T/pss2.pdf" "$S"
+check_status 0 "an RSASSA-PSS CRL"
+check_eq "$("$PIKE" -c 'import sys, pikepdf
+d = pikepdf.open(sys.argv[1], password=sys.argv[2]).Root.DSS
+r = lambda n: open(n, "rb").read()
+print(sorted(bytes(s.read_raw_bytes()) for s in d.CRLs) == sorted([r(sys.argv[3]), r(sys.argv[4])]))' \
+	"$T/pss2.pdf" "$U" "$K/pss.crl" "$K/root.crl" 2>&1)" "True" \
+	"/DSS holds the PSS CRL as served (and the root's)"
+failcase "ocspfile:pssmgf.ocsp crl404" 4 'RSASSA-PSS parameters name an MGF1 hash other than' \
+	"an RSASSA-PSS OCSP reply with another MGF1 hash"
+failcase "ocsp500 crlfile:pssmgf.crl" 1 'CRL for .*RSASSA-PSS parameters name an MGF1 hash' \
+	"an RSASSA-PSS CRL with another MGF1 hash"
 : >"$W/mode"
 
 # The delegated responder without id-pkix-ocsp-nocheck (ocsp2, whose AIA
