@@ -89,7 +89,11 @@
  *     failure of its source).  OCSP responses whose nextUpdate has passed
  *     and CRLs past their nextUpdate are refused.
  *  7. What was fetched is told to the caller's callback (URL, HTTP status,
- *     bytes, from the cache or not) as it happens, failures included.
+ *     bytes, from the cache or not) as it happens, failures included: a
+ *     request that failed at once (network, HTTP status, offline) with
+ *     its message, a reply that came once it is checked, with "refused:"
+ *     and the reason when the checks (notes 1, 3, 3a, 3b, 4) refused it,
+ *     or when it says revoked.
  */
 #include "config.h"
 
@@ -148,6 +152,11 @@ struct ps_revoc {
 	int fresh;                    /* the next get asks the network even with a cache (note 6) */
 	struct ps_revoc_item *items;  /* this call's output */
 	size_t nitems;
+	struct {                      /* the reply got but not yet told (note 7) */
+		long status;
+		size_t bytes;
+		int cached;
+	} got;
 };
 
 /* ---- small helpers ------------------------------------------------------------ */
@@ -451,7 +460,8 @@ static void tell(ps_revoc *r, const char *url, const char *what, long status, si
 }
 
 /* GET (BODY NULL) or POST URL; *CACHED says whether OUT came from the cache.
- * 0, or an error with the message set (and told). */
+ * 0 (the reply to be told by settle once checked), or an error with the
+ * message set (and told). */
 static int get(ps_revoc *r, const char *url, const char *what, const char *ctype,
                const uint8_t *body, size_t blen, ps_buf *out, int *cached)
 {
@@ -470,7 +480,9 @@ static int get(ps_revoc *r, const char *url, const char *what, const char *ctype
 			return rc;
 		if (hit) {
 			*cached = 1;
-			tell(r, url, what, 0, out->len, 1, NULL);
+			r->got.status = 0;
+			r->got.bytes = out->len;
+			r->got.cached = 1;
 			return 0;
 		}
 	}
@@ -502,12 +514,26 @@ static int get(ps_revoc *r, const char *url, const char *what, const char *ctype
 		ps_http_resp_free(&resp);
 		return rc;
 	}
-	tell(r, url, what, resp.status, resp.body.len, 0, NULL);
+	r->got.status = resp.status;
+	r->got.bytes = resp.body.len;
+	r->got.cached = 0;
 	ps_buf_append(out, resp.body.data, resp.body.len);
 	ps_http_resp_free(&resp);
 	if (out->oom)
 		return ps_err(r->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	return 0;
+}
+
+/* Note 7: tells the reply get returned for URL, with WHY (not NULL) when
+ * its checks refused it, or REVOKED when it says so. */
+static void settle(ps_revoc *r, const char *url, const char *what, const char *why, int revoked)
+{
+	char msg[300];
+
+	if (why)
+		snprintf(msg, sizeof msg, "refused: %s", why);
+	tell(r, url, what, r->got.status, r->got.bytes, r->got.cached,
+	     why ? msg : revoked ? "the certificate is revoked" : NULL);
 }
 
 static void keep(ps_revoc *r, const char *url, const uint8_t *body, size_t blen, const ps_buf *b,
@@ -591,6 +617,8 @@ static int complete_chain(ps_revoc *r, struct cert *c0)
 				       mbedtls_x509_crt_parse_der(&t, b.data, b.len) == 0 &&
 				       t.raw.len == b.len && signed_by(&c->c, &t);
 				mbedtls_x509_crt_free(&t);
+				settle(r, urls[i], "cert",
+				       good ? NULL : "not the issuer's certificate", 0);
 				if (!good && cached && !r->offline) {
 					r->fresh = 1; /* note 6 */
 					i--;
@@ -999,6 +1027,7 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 		}
 		v = ocsp_check(&b, &id, r->cache ? NULL : nonce, &c->c.raw, &iss->c, when,
 		               sizeof when, &why, &rder, &rlen);
+		settle(r, urls[i], "ocsp", v < 0 ? why : NULL, v == 1);
 		if (v == 1) {
 			rc = ps_err(r->ctx, PDFSTAMP_E_FORMAT,
 			            "%s is revoked (OCSP, %s: revocationTime %s)", name, urls[i],
@@ -1118,6 +1147,7 @@ static int try_crl(ps_revoc *r, struct cert *c, struct cert *iss, const char *na
 				break;
 			}
 		mbedtls_x509_crl_free(&crl);
+		settle(r, urls[i], "crl", why, revoked);
 		if (revoked) {
 			rc = ps_err(r->ctx, PDFSTAMP_E_FORMAT, "%s is revoked (CRL %s: since %s)",
 			            name, urls[i], when);

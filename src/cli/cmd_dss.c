@@ -25,9 +25,12 @@
  *     reports (pdfstamp_fetch_event) is kept in the file's own result
  *     (struct dss_res, so that --jobs threads share nothing) and printed
  *     as the JSON line's "fetched" array, or with --verbose one line each
- *     on stderr.  A failure to fetch is the library's error: the network
- *     exits 1 (PDFSTAMP_E_IO), a reply that is not what was asked or a
- *     revoked certificate exits 4 (PDFSTAMP_E_FORMAT); nothing is written.
+ *     on stderr; for a file that failed too (the failure line carries
+ *     "fetched", the driver's ops->failed), so that the request that failed
+ *     is named with its URL and HTTP status.  A failure to fetch is the
+ *     library's error: the network exits 1 (PDFSTAMP_E_IO), a reply that
+ *     is not what was asked or a revoked certificate exits 4
+ *     (PDFSTAMP_E_FORMAT); nothing is written.
  */
 #include "config.h"
 
@@ -278,7 +281,8 @@ static void text_fetched(const struct cli_file *f, const struct dss_res *d)
 		fprintf(stderr, ": %s ", d->v[i].what);
 		cli_put_safe(stderr, d->v[i].url);
 		if (d->v[i].from_cache)
-			fprintf(stderr, ": from the cache, %zu bytes\n", d->v[i].bytes);
+			fprintf(stderr, ": from the cache, %zu bytes%s\n", d->v[i].bytes,
+			        d->v[i].error ? " (not used)" : "");
 		else
 			fprintf(stderr, ": HTTP %ld, %zu bytes%s\n", d->v[i].status,
 			        d->v[i].bytes, d->v[i].error ? " (not used)" : "");
@@ -319,6 +323,21 @@ static int output_dss(const struct cli_file *f, void *arg)
 	return CLI_EXIT_OK;
 }
 
+/* Note 4: a failed file's fetches too (the failure line's "fetched", or
+ * with --verbose the lines on stderr). */
+static void failed_dss(const struct cli_file *f, struct cli_json *j, void *arg)
+{
+	const struct dss_res *d = f->res;
+	const struct dss_args *a = arg;
+
+	if (!a->opts.fetch)
+		return;
+	if (j)
+		json_fetched(j, d);
+	else if (f->run->verbose)
+		text_fetched(f, d);
+}
+
 static const struct cli_ops dss_ops = {
 	.name = "dss",
 	.open = CLI_OPEN_UPDATE,
@@ -329,6 +348,7 @@ static const struct cli_ops dss_ops = {
 	.prepare = prepare_dss,
 	.call = call_dss,
 	.output = output_dss,
+	.failed = failed_dss,
 	.res_size = sizeof(struct dss_res),
 	.res_init = dss_res_init,
 	.res_clear = dss_res_clear

@@ -614,6 +614,30 @@ run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -o "$T/redir.pdf" "$S"
 check_status 0 "3 redirects are followed"
 check_eq "$(jget "$T/out" '[f["status"] for f in d["fetched"] if f["what"] == "ocsp"]')" "[200]" \
 	"the OCSP reply came after the redirects"
+# a failed file's JSON line lists what was fetched, the requests that
+# failed with their URL, HTTP status and reason (the file still unchanged)
+jfail() { # MODE EXPECTED-STATUS EXPECTED-FETCHED DESC
+	printf '%s\n' "$1" >"$W/mode"
+	cp "$S" "$T/f.pdf"
+	run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -i "$T/f.pdf"
+	check_status "$2" "$4 (--json)"
+	check_eq "$(jget "$T/out" '[d["ok"], d["exit"], sorted(d) == ["error", "exit", "fetched", "file", "ok"],
+		[[f["what"], f["url"].rsplit("/", 1)[1], f["status"], f["from_cache"], f.get("error", "")]
+		 for f in d["fetched"]]]')" "$3" "$4: the failure line's fetched array"
+	check_true cmp -s "$S" "$T/f.pdf" "$4 (--json): the file is byte-identical"
+}
+jfail "ocsp404 crl404" 1 \
+	'[false, 1, true, [["cert", "root.der", 200, false, ""], ["crl", "root.crl", 200, false, ""], ["ocsp", "ocsp", 404, false, "'"$B"'/ocsp: HTTP status 404"], ["crl", "int.crl", 404, false, "'"$B"'/int.crl: HTTP status 404"]]]' \
+	"OCSP 404, CRL 404"
+jfail "ocspfile:unauth.ocsp crl404" 4 \
+	'[false, 4, true, [["cert", "root.der", 200, false, ""], ["crl", "root.crl", 200, false, ""], ["ocsp", "ocsp", 200, false, "refused: responseStatus unauthorized (6)"], ["crl", "int.crl", 404, false, "'"$B"'/int.crl: HTTP status 404"]]]' \
+	"OCSP unauthorized, CRL 404"
+jfail "ocspfile:revoked.ocsp" 4 \
+	'[false, 4, true, [["cert", "root.der", 200, false, ""], ["crl", "root.crl", 200, false, ""], ["ocsp", "ocsp", 200, false, "the certificate is revoked"]]]' \
+	"a revoked signer"
+run "$PDFSTAMP" dss --fetch --verbose --password-file "$UPW" -i "$T/f.pdf"
+check_grep "^pdfstamp: .*f.pdf: ocsp $B/ocsp: HTTP 200, [0-9]+ bytes \(not used\)$" "$T/err" \
+	"--verbose: a failed file's replies are listed too"
 failcase "ocspfile:revoked.ocsp" 4 'pdfstamp ltv signer is revoked .*2026' "a revoked signer"
 failcase "ocspslow crl404" 1 'no complete reply within 1000 ms' "a timeout" --timeout 1
 # a reply for another certificate with a good CRL: the CRL is used
