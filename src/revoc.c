@@ -10,8 +10,8 @@
  *
  * DESIGN NOTES
  *
- * Place: [content], above http.c and netcache.c, below dss.c.  It uses
- * mbedTLS (X.509, ASN.1, SHA-1, signatures); nothing of it reaches ps.h.
+ * Place: [content], above http.c, netcache.c, ocsp.c and x509sig.c, below
+ * dss.c.  It uses mbedTLS (X.509, ASN.1); nothing of it reaches ps.h.
  * Trust is not judged here: a root is whatever self-issued certificate
  * ends a chain, and the validator decides whether it trusts it.  What is
  * checked is that each piece of data is what was asked for, from whom it
@@ -25,29 +25,20 @@
  *     that is not self-issued gets it from its AIA caIssuers http(s) URLs
  *     (RFC 5280 4.2.2.1; a DER certificate, or PEM), accepted only when
  *     its subject is that issuer Name and its key verifies the
- *     certificate's signature; repeated for the new certificate (at most
+ *     certificate's signature (x509sig.c); repeated for the new certificate (at most
  *     MAX_DEPTH steps).  New certificates are items of the result.
  *  2. Which certificates get revocation data: every one whose issuer is
  *     known and that is not self-issued, once per session (by its DER).
  *     A certificate without an OCSP or CRL URL gets nothing (a warning).
- *  3. OCSP (RFC 6960).  The request: one Request whose CertID has
- *     hashAlgorithm SHA-1, issuerNameHash = SHA-1(issuer's subject Name
- *     DER), issuerKeyHash = SHA-1(issuer's subjectPublicKey BIT STRING
- *     value without its unused-bits byte), the serialNumber; no nonce when
- *     a cache is used (a cached reply could not echo it), else a 16-byte
- *     nonce extension (RFC 8954: id-pkix-ocsp-nonce, an OCTET STRING),
- *     which the reply must echo when it carries one.  POSTed as
- *     application/ocsp-request (4.1, A.1).  The reply must be HTTP 200, an
- *     OCSPResponse with responseStatus successful (the others are named:
- *     unauthorized, tryLater, ...), of type id-pkix-ocsp-basic, with a
- *     SingleResponse whose CertID equals the one asked (algorithm, both
- *     hashes, serial); its signature (signatureAlgorithm over the DER of
- *     tbsResponseData) verifies with the issuer's key, or with the key of
- *     a certificate of the reply's certs that the issuer signed (by Name
- *     and signature) and whose extended key usage has id-kp-OCSPSigning
- *     (4.2.2.2).  certStatus good is accepted; revoked is PDFSTAMP_E_FORMAT
- *     naming the certificate and the revocation time (never hidden, never
- *     written); unknown is a failure of this source.
+ *  3. OCSP (RFC 6960): the request and the checks of its reply are
+ *     ocsp.c's (its notes 1-3); here, for each AIA ocsp http(s) URL in
+ *     order until one is accepted, the request (a 16-byte random nonce,
+ *     none when a cache is used: a cached reply could not echo it) is
+ *     POSTed as application/ocsp-request, and the reply must be HTTP 200
+ *     and pass ocsp.c's checks.  certStatus good is accepted; revoked is
+ *     PDFSTAMP_E_FORMAT naming the certificate and the revocation time
+ *     (never hidden, never written); anything refused is a failure of
+ *     this source.
  * 3a. The delegated responder (RFC 6960 4.2.2.2).  When a certificate of
  *     the reply's certs signed it, that certificate is validation data
  *     too (a PAdES validator needs it to check the reply): it joins the
@@ -57,17 +48,13 @@
  *     id-pkix-ocsp-nocheck (1.3.6.1.5.5.7.48.1.5, 4.2.2.2.1): the CA says
  *     a client can trust it for its lifetime, so no data is fetched for
  *     it.  Without nocheck, a reply about the responder signed by that
- *     same responder proves nothing and is refused (a failure of that
- *     source, as any refused reply): its CRL is taken instead, or the
- *     command fails saying why.  Each certificate is handled once per
+ *     same responder proves nothing and ocsp.c refuses it (its note 3; a
+ *     failure of that source, as any refused reply): its CRL is taken
+ *     instead, or the command fails saying why.  Each certificate is handled once per
  *     session, so chains of responders end.
- * 3b. Signature algorithms (OCSP replies, CRLs, certificates): those of
- *     mbedTLS's X.509 (PKCS#1 v1.5 with SHA-1/2, ECDSA) and RSASSA-PSS
- *     (RFC 4055 3.1): its parameters parsed by mbedTLS (defaults SHA-1,
- *     MGF1-SHA-1, salt 20), accepted only with the hash SHA-256, -384 or
- *     -512 and MGF1 over that same hash (a mismatch is refused with a
- *     message saying so), and verified with mbedtls_pk_verify_ext with
- *     the salt length the parameters give.
+ * 3b. Signatures (OCSP replies, CRLs, certificates) are checked by
+ *     x509sig.c (its notes: RSASSA-PSS with SHA-256/384/512 and MGF1 over
+ *     the same hash, a mismatch refused saying so).
  *  4. CRL (RFC 5280 5).  GET of each http(s) fullName URI of the CRL
  *     Distribution Points, in order, until one is accepted: HTTP 200, a
  *     DER CRL (or PEM) whose issuer Name is the certificate's issuer and
@@ -92,7 +79,7 @@
  *     bytes, from the cache or not) as it happens, failures included: a
  *     request that failed at once (network, HTTP status, offline) with
  *     its message, a reply that came once it is checked, with "refused:"
- *     and the reason when the checks (notes 1, 3, 3a, 3b, 4) refused it,
+ *     and the reason when the checks (notes 1, 3, 4) refused it,
  *     or when it says revoked.
  */
 #include "config.h"
@@ -100,15 +87,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <mbedtls/asn1.h>
 #include <mbedtls/base64.h>
-#include <mbedtls/md.h>
-#include <mbedtls/oid.h>
 #include <mbedtls/pk.h>
-#include <mbedtls/platform.h>
-#include <mbedtls/x509.h>
 #include <mbedtls/x509_crl.h>
 #include <mbedtls/x509_crt.h>
 
@@ -116,8 +98,10 @@
 #include "der.h"
 #include "http.h"
 #include "netcache.h"
+#include "ocsp.h"
 #include "revoc.h"
 #include "sigcms.h"
+#include "x509sig.h"
 
 #define MAX_CERTS 256                 /* certificates in one session (note 1) */
 #define MAX_DEPTH 8                   /* caIssuers steps for one chain */
@@ -129,10 +113,7 @@
 #define OID_AD_OCSP "\x2B\x06\x01\x05\x05\x07\x30\x01"     /* 1.3.6.1.5.5.7.48.1 */
 #define OID_AD_CAISSUERS "\x2B\x06\x01\x05\x05\x07\x30\x02" /* 1.3.6.1.5.5.7.48.2 */
 #define OID_CRLDP "\x55\x1D\x1F"                           /* 2.5.29.31 */
-#define OID_OCSP_BASIC "\x2B\x06\x01\x05\x05\x07\x30\x01\x01"
-#define OID_OCSP_NONCE "\x2B\x06\x01\x05\x05\x07\x30\x01\x02"
 #define OID_OCSP_NOCHECK "\x2B\x06\x01\x05\x05\x07\x30\x01\x05" /* 1.3.6.1.5.5.7.48.1.5 */
-#define OID_SHA1 "\x2B\x0E\x03\x02\x1A"
 
 struct cert {
 	mbedtls_x509_crt c;
@@ -165,7 +146,6 @@ static int oid_is(const uint8_t *p, size_t len, const char *oid, size_t olen)
 {
 	return len == olen && memcmp(p, oid, olen) == 0;
 }
-#define OID_IS(p, len, oid) oid_is(p, len, oid, sizeof oid - 1)
 
 static int same(const mbedtls_x509_buf *a, const mbedtls_x509_buf *b)
 {
@@ -182,66 +162,6 @@ static void cert_name(const mbedtls_x509_crt *c, char *buf, size_t n)
 {
 	if (mbedtls_x509_dn_gets(buf, n, &c->subject) < 0)
 		snprintf(buf, n, "(a certificate)");
-}
-
-/* Verifies SIG over TBS made with MD/PK (and OPTS, RSASSA-PSS) with KEY. */
-static int sig_ok(mbedtls_pk_context *key, mbedtls_md_type_t md, mbedtls_pk_type_t pk,
-                  const void *opts, const uint8_t *tbs, size_t tbslen, const uint8_t *sig,
-                  size_t siglen)
-{
-	const mbedtls_md_info_t *mi = mbedtls_md_info_from_type(md);
-	uint8_t h[MBEDTLS_MD_MAX_SIZE];
-
-	if (!mi || mbedtls_md(mi, tbs, tbslen, h) != 0 || !mbedtls_pk_can_do(key, pk))
-		return 0;
-	return mbedtls_pk_verify_ext(pk, opts, key, md, h, mbedtls_md_get_size(mi), sig,
-	                             siglen) == 0;
-}
-
-/* Note 3b: NULL if the RSASSA-PSS parameters OPTS go with the hash MD,
- * else why not. */
-static const char *pss_why(mbedtls_md_type_t md, const mbedtls_pk_rsassa_pss_options *opts)
-{
-	if (md != MBEDTLS_MD_SHA256 && md != MBEDTLS_MD_SHA384 && md != MBEDTLS_MD_SHA512)
-		return "its RSASSA-PSS hash is not SHA-256, SHA-384 or SHA-512";
-	if (!opts || (mbedtls_md_type_t)opts->mgf1_hash_id != md)
-		return "its RSASSA-PSS parameters name an MGF1 hash other than the signature's "
-		       "hash";
-	return NULL;
-}
-
-/* Note 3b: the signature algorithm OID with PARAMS (an AlgorithmIdentifier's
- * parts): *MD, *PK and, for RSASSA-PSS, *PSS.  NULL, or why it is refused. */
-static const char *sig_alg(const mbedtls_x509_buf *oid, const mbedtls_x509_buf *params,
-                           mbedtls_md_type_t *md, mbedtls_pk_type_t *pk,
-                           mbedtls_pk_rsassa_pss_options *pss)
-{
-	void *o = NULL;
-	const char *why = NULL;
-
-	memset(pss, 0, sizeof *pss);
-	if (mbedtls_x509_get_sig_alg(oid, params, md, pk, &o) != 0) {
-		if (o)
-			mbedtls_free(o);
-		return "its signature algorithm is not supported (or its parameters do not parse)";
-	}
-	if (*pk == MBEDTLS_PK_RSASSA_PSS) {
-		if (o)
-			*pss = *(const mbedtls_pk_rsassa_pss_options *)o;
-		why = pss_why(*md, o);
-	}
-	if (o)
-		mbedtls_free(o);
-	return why;
-}
-
-/* Did ISSUER sign C? */
-static int signed_by(const mbedtls_x509_crt *c, mbedtls_x509_crt *issuer)
-{
-	return same(&c->issuer_raw, &issuer->subject_raw) &&
-	       (c->sig_pk != MBEDTLS_PK_RSASSA_PSS || !pss_why(c->sig_md, c->sig_opts)) &&
-	       sig_ok(&issuer->pk, c->sig_md, c->sig_pk, c->sig_opts, c->tbs.p, c->tbs.len,
-	              c->sig.p, c->sig.len);
 }
 
 static int push_item(ps_revoc *r, int kind, const uint8_t *der, size_t len)
@@ -310,7 +230,7 @@ static struct cert *pool_issuer(ps_revoc *r, const mbedtls_x509_crt *c)
 	size_t i;
 
 	for (i = 0; i < r->ncerts; i++)
-		if (&r->certs[i]->c != c && signed_by(c, &r->certs[i]->c))
+		if (&r->certs[i]->c != c && ps_x509sig_signed_by(c, &r->certs[i]->c))
 			return r->certs[i];
 	return NULL;
 }
@@ -615,7 +535,7 @@ static int complete_chain(ps_revoc *r, struct cert *c0)
 				mbedtls_x509_crt_init(&t);
 				good = der_of(&b, "CERTIFICATE", &tmp) == 0 &&
 				       mbedtls_x509_crt_parse_der(&t, b.data, b.len) == 0 &&
-				       t.raw.len == b.len && signed_by(&c->c, &t);
+				       t.raw.len == b.len && ps_x509sig_signed_by(&c->c, &t);
 				mbedtls_x509_crt_free(&t);
 				settle(r, urls[i], "cert",
 				       good ? NULL : "not the issuer's certificate", 0);
@@ -652,325 +572,6 @@ out:
 }
 
 /* ---- OCSP (note 3) ---------------------------------------------------------------- */
-
-/* Appends TAG, the DER length of LEN and P[0..LEN) to B. */
-static void tlv(ps_buf *b, int tag, const void *p, size_t len)
-{
-	uint8_t h[6];
-	size_t k = 0;
-
-	h[k++] = (uint8_t)tag;
-	if (len < 0x80) {
-		h[k++] = (uint8_t)len;
-	} else if (len < 0x100) {
-		h[k++] = 0x81;
-		h[k++] = (uint8_t)len;
-	} else if (len < 0x10000) {
-		h[k++] = 0x82;
-		h[k++] = (uint8_t)(len >> 8);
-		h[k++] = (uint8_t)len;
-	} else {
-		h[k++] = 0x83;
-		h[k++] = (uint8_t)(len >> 16);
-		h[k++] = (uint8_t)(len >> 8);
-		h[k++] = (uint8_t)len;
-	}
-	ps_buf_append(b, h, k);
-	ps_buf_append(b, p, len);
-}
-
-/* B = TAG { B } */
-static void wrap(ps_buf *b, int tag)
-{
-	ps_buf t = PS_BUF_INIT;
-
-	tlv(&t, tag, b->data, b->len);
-	if (t.oom)
-		b->oom = 1;
-	ps_buf_free(b);
-	*b = t;
-}
-
-/* The CertID of C issued by ISS (its DER TLV into ID). */
-static int certid(const mbedtls_x509_crt *c, const mbedtls_x509_crt *iss, ps_buf *id)
-{
-	const mbedtls_md_info_t *sha1 = mbedtls_md_info_from_type(MBEDTLS_MD_SHA1);
-	static const uint8_t alg[] = {0x30, 0x09, 0x06, 0x05, 0x2B, 0x0E, 0x03, 0x02, 0x1A,
-	                              0x05, 0x00};
-	const uint8_t *p = iss->pk_raw.p, *end = p + iss->pk_raw.len;
-	uint8_t nh[20], kh[20];
-	size_t len;
-
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0 ||
-	    ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-		return -1;
-	p += len;
-	if (ps_der_tag(&p, end, MBEDTLS_ASN1_BIT_STRING, &len) != 0 || len < 1)
-		return -1;
-	if (mbedtls_md(sha1, p + 1, len - 1, kh) != 0 ||
-	    mbedtls_md(sha1, iss->subject_raw.p, iss->subject_raw.len, nh) != 0)
-		return -1;
-	ps_buf_reset(id);
-	ps_buf_append(id, alg, sizeof alg);
-	tlv(id, MBEDTLS_ASN1_OCTET_STRING, nh, 20);
-	tlv(id, MBEDTLS_ASN1_OCTET_STRING, kh, 20);
-	tlv(id, MBEDTLS_ASN1_INTEGER, c->serial.p, c->serial.len);
-	wrap(id, PS_DER_SEQ);
-	return id->oom ? -1 : 0;
-}
-
-/* The OCSPRequest for CERTID (with NONCE[16] if not NULL). */
-static int ocsp_request(const ps_buf *id, const uint8_t *nonce, ps_buf *req)
-{
-	ps_buf ext = PS_BUF_INIT;
-
-	ps_buf_reset(req);
-	ps_buf_append(req, id->data, id->len);
-	wrap(req, PS_DER_SEQ);  /* Request */
-	wrap(req, PS_DER_SEQ);  /* requestList */
-	if (nonce) {
-		tlv(&ext, MBEDTLS_ASN1_OID, OID_OCSP_NONCE, sizeof OID_OCSP_NONCE - 1);
-		{
-			ps_buf v = PS_BUF_INIT;
-			tlv(&v, MBEDTLS_ASN1_OCTET_STRING, nonce, 16);
-			tlv(&ext, MBEDTLS_ASN1_OCTET_STRING, v.data, v.len);
-			ps_buf_free(&v);
-		}
-		wrap(&ext, PS_DER_SEQ);  /* Extension */
-		wrap(&ext, PS_DER_SEQ);  /* Extensions */
-		wrap(&ext, PS_DER_CTX_C(2));
-		ps_buf_append(req, ext.data, ext.len);
-		if (ext.oom)
-			req->oom = 1;
-		ps_buf_free(&ext);
-	}
-	wrap(req, PS_DER_SEQ);  /* TBSRequest */
-	wrap(req, PS_DER_SEQ);  /* OCSPRequest */
-	return req->oom ? -1 : 0;
-}
-
-/* Note 3: whether the GeneralizedTime T[0..N) ("YYYYMMDDHHMMSSZ", DER) is
- * in the past; a time of another form counts as past. */
-static int gt_past(const uint8_t *t, size_t n)
-{
-	char now[16];
-	struct tm tm;
-	time_t s = time(NULL);
-
-	if (n != 15 || t[14] != 'Z' || !gmtime_r(&s, &tm) || strftime(now, sizeof now,
-	                                                              "%Y%m%d%H%M%S", &tm) != 14)
-		return 1;
-	return memcmp(t, now, 14) < 0;
-}
-
-/* Checks the OCSP reply B for the certificate whose DER is ASKED (issuer
- * ISS, CertID ID, NONCE or NULL).  0 good; 1 revoked (*WHEN set); -1 not
- * acceptable (*WHY set).  When a delegated responder signed it, *RDER and
- * *RLEN are its certificate's DER inside B (note 3a), else NULL and 0. */
-static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
-                      const mbedtls_x509_buf *asked, mbedtls_x509_crt *iss, char *when,
-                      size_t whenlen, const char **why, const uint8_t **rder, size_t *rlen)
-{
-	const uint8_t *p = b->data, *end, *tbs, *tend, *sigalg, *sig, *q;
-	size_t len, tbslen, siglen;
-	mbedtls_pk_rsassa_pss_options pss;
-	const void *opts;
-	int st, tag, found = -1;
-	mbedtls_md_type_t md;
-	mbedtls_pk_type_t pk;
-	int itself = 0;
-
-	*rder = NULL;
-	*rlen = 0;
-	*why = "not an OCSPResponse";
-	if (!p || !b->len)
-		return -1; /* an empty reply (and no NULL + 0) */
-	end = p + b->len;
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0 || p + len != end)
-		return -1;
-	{
-		unsigned char *u = (unsigned char *)p;
-		if (mbedtls_asn1_get_enum(&u, end, &st) != 0)
-			return -1;
-		p = u;
-	}
-	if (st != 0) {
-		*why = st == 6   ? "responseStatus unauthorized (6)"
-		       : st == 1 ? "responseStatus malformedRequest (1)"
-		       : st == 2 ? "responseStatus internalError (2)"
-		       : st == 3 ? "responseStatus tryLater (3)"
-		       : st == 5 ? "responseStatus sigRequired (5)"
-		                 : "responseStatus not successful";
-		return -1;
-	}
-	*why = "no basic OCSP responseBytes";
-	if (ps_der_tag(&p, end, PS_DER_CTX_C(0), &len) != 0 ||
-	    ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0 ||
-	    ps_der_tag(&p, end, MBEDTLS_ASN1_OID, &len) != 0 || !OID_IS(p, len, OID_OCSP_BASIC))
-		return -1;
-	p += len;
-	if (ps_der_tag(&p, end, MBEDTLS_ASN1_OCTET_STRING, &len) != 0)
-		return -1;
-	end = p + len;
-	*why = "the BasicOCSPResponse does not parse";
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-		return -1;
-	end = p + len;
-	tbs = p;
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-		return -1;
-	tend = p + len;
-	tbslen = (size_t)(tend - tbs);
-	/* version, responderID, producedAt */
-	if (p < tend && *p == PS_DER_CTX_C(0) && ps_der_skip(&p, tend, &tag) != 0)
-		return -1;
-	if (ps_der_skip(&p, tend, &tag) != 0 || ps_der_skip(&p, tend, &tag) != 0)
-		return -1;
-	if (ps_der_tag(&p, tend, PS_DER_SEQ, &len) != 0)
-		return -1;
-	q = p;
-	p += len;
-	while (q < p) {
-		const uint8_t *send, *cid;
-		size_t cidlen;
-		if (ps_der_tag(&q, p, PS_DER_SEQ, &len) != 0)
-			return -1;
-		send = q + len;
-		cid = q;
-		if (ps_der_skip(&q, send, &tag) != 0)
-			return -1;
-		cidlen = (size_t)(q - cid);
-		if (found < 0 && cidlen == id->len && memcmp(cid, id->data, cidlen) == 0) {
-			if (q >= send)
-				return -1;
-			found = *q == 0x80 ? 0 : *q == PS_DER_CTX_C(1) ? 1 : 2;
-			{
-				/* note 3: nextUpdate, if any, not past */
-				const uint8_t *t = q;
-				size_t tl;
-				if (ps_der_skip(&t, send, &tag) != 0 ||
-				    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) != 0)
-					return -1;
-				t += tl;
-				if (t < send && *t == PS_DER_CTX_C(0) &&
-				    ps_der_tag(&t, send, PS_DER_CTX_C(0), &tl) == 0 &&
-				    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) == 0 &&
-				    gt_past(t, tl)) {
-					*why = "it is out of date (its nextUpdate has passed)";
-					return -1;
-				}
-			}
-			if (found == 1) {
-				const uint8_t *t = q;
-				size_t tl;
-				if (ps_der_tag(&t, send, PS_DER_CTX_C(1), &tl) == 0 &&
-				    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) == 0)
-					snprintf(when, whenlen, "%.*s", (int)(tl < 40 ? tl : 40),
-					         (const char *)t);
-			}
-		}
-		q = send;
-	}
-	/* responseExtensions [1]: the nonce */
-	if (p < tend && *p == PS_DER_CTX_C(1)) {
-		const uint8_t *x = p, *xend;
-		if (ps_der_tag(&x, tend, PS_DER_CTX_C(1), &len) != 0 ||
-		    ps_der_tag(&x, tend, PS_DER_SEQ, &len) != 0)
-			return -1;
-		xend = x + len;
-		while (x < xend) {
-			const uint8_t *e;
-			if (ps_der_tag(&x, xend, PS_DER_SEQ, &len) != 0)
-				return -1;
-			e = x + len;
-			if (ps_der_tag(&x, e, MBEDTLS_ASN1_OID, &len) != 0)
-				return -1;
-			if (OID_IS(x, len, OID_OCSP_NONCE)) {
-				x += len;
-				if (x < e && *x == MBEDTLS_ASN1_BOOLEAN &&
-				    ps_der_skip(&x, e, &tag) != 0)
-					return -1;
-				*why = "the reply's nonce is not the one sent";
-				if (!nonce ||
-				    ps_der_tag(&x, e, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 ||
-				    ps_der_tag(&x, e, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 ||
-				    len != 16 || memcmp(x, nonce, 16) != 0)
-					return -1;
-			}
-			x = e;
-		}
-	}
-	p = tend;
-	if (found < 0) {
-		*why = "it has no SingleResponse for the certificate asked about";
-		return -1;
-	}
-	if (found == 2) {
-		*why = "the responder does not know the certificate (certStatus unknown)";
-		return -1;
-	}
-	*why = "the BasicOCSPResponse has no signature";
-	sigalg = p;
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-		return -1;
-	p += len;
-	{
-		unsigned char *a = (unsigned char *)sigalg;
-		mbedtls_asn1_buf oid, params;
-		if (mbedtls_asn1_get_alg(&a, (unsigned char *)p, &oid, &params) != 0 || a != p)
-			return -1;
-		if ((*why = sig_alg(&oid, &params, &md, &pk, &pss)) != NULL)
-			return -1;
-		opts = pk == MBEDTLS_PK_RSASSA_PSS ? &pss : NULL;
-	}
-	*why = "the BasicOCSPResponse has no signature";
-	if (ps_der_tag(&p, end, MBEDTLS_ASN1_BIT_STRING, &len) != 0 || len < 1 || *p != 0)
-		return -1;
-	sig = p + 1;
-	siglen = len - 1;
-	p += len;
-	if (sig_ok(&iss->pk, md, pk, opts, tbs, tbslen, sig, siglen))
-		goto signed_ok;
-	/* a delegated responder among certs [0] */
-	if (p < end && *p == PS_DER_CTX_C(0)) {
-		const uint8_t *cend;
-		if (ps_der_tag(&p, end, PS_DER_CTX_C(0), &len) != 0 ||
-		    ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-			return -1;
-		cend = p + len;
-		while (p < cend) {
-			const uint8_t *c0 = p;
-			mbedtls_x509_crt t;
-			int ok;
-			if (ps_der_skip(&p, cend, &tag) != 0 || p > cend)
-				return -1;
-			mbedtls_x509_crt_init(&t);
-			ok = mbedtls_x509_crt_parse_der(&t, c0, (size_t)(p - c0)) == 0 &&
-			     signed_by(&t, iss) &&
-			     mbedtls_x509_crt_check_extended_key_usage(
-			             &t, MBEDTLS_OID_OCSP_SIGNING,
-			             MBEDTLS_OID_SIZE(MBEDTLS_OID_OCSP_SIGNING)) == 0 &&
-			     t.ext_types & MBEDTLS_X509_EXT_EXTENDED_KEY_USAGE &&
-			     sig_ok(&t.pk, md, pk, opts, tbs, tbslen, sig, siglen);
-			if (ok && asked && same(&t.raw, asked)) {
-				ok = 0; /* note 3a: the responder vouching for itself */
-				itself = 1;
-			}
-			mbedtls_x509_crt_free(&t);
-			if (ok) {
-				*rder = c0;
-				*rlen = (size_t)(p - c0);
-				goto signed_ok;
-			}
-		}
-	}
-	*why = itself ? "signed by the responder it is about: no proof (RFC 6960 4.2.2.2.1)"
-	              : "it is signed neither by the issuer nor by a responder the issuer "
-	                "delegated (id-kp-OCSPSigning)";
-	return -1;
-signed_ok:
-	return found == 1 ? 1 : 0;
-}
 
 /* Note 3a: the delegated responder's certificate DER[0..LEN) of an
  * accepted reply joins the pool and the items (once); with
@@ -1010,8 +611,8 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 		return 0;
 	if (!r->cache && (rc = ps_random(r->ctx, nonce, sizeof nonce)) < 0)
 		return rc;
-	if (certid(&c->c, &iss->c, &id) < 0 ||
-	    ocsp_request(&id, r->cache ? NULL : nonce, &req) < 0) {
+	if (ps_ocsp_certid(&c->c, &iss->c, &id) < 0 ||
+	    ps_ocsp_request(&id, r->cache ? NULL : nonce, &req) < 0) {
 		rc = ps_err(r->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -1025,7 +626,7 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 			ps_warn(r->ctx, "%s", pdfstamp_ctx_errmsg(r->ctx));
 			continue;
 		}
-		v = ocsp_check(&b, &id, r->cache ? NULL : nonce, &c->c.raw, &iss->c, when,
+		v = ps_ocsp_check(&b, &id, r->cache ? NULL : nonce, &c->c.raw, &iss->c, when,
 		               sizeof when, &why, &rder, &rlen);
 		settle(r, urls[i], "ocsp", v < 0 ? why : NULL, v == 1);
 		if (v == 1) {
@@ -1082,11 +683,11 @@ int ps_revoc_ocsp_check(ps_ctx *ctx, const uint8_t *reply, size_t n, const uint8
 		goto out;
 	}
 	ps_buf_append(&b, reply, n);
-	if (b.oom || certid(&c, &i, &id) < 0) {
+	if (b.oom || ps_ocsp_certid(&c, &i, &id) < 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "no CertID");
 		goto out;
 	}
-	rc = ocsp_check(&b, &id, nonce, &c.raw, &i, when, sizeof when, &why, &rder, &rlen);
+	rc = ps_ocsp_check(&b, &id, nonce, &c.raw, &i, when, sizeof when, &why, &rder, &rlen);
 	if (rc < 0)
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "OCSP: %s", why);
 out:
@@ -1129,10 +730,10 @@ static int try_crl(ps_revoc *r, struct cert *c, struct cert *iss, const char *na
 		else if (!same(&crl.issuer_raw, &iss->c.subject_raw))
 			why = "its issuer is not the certificate's issuer";
 		else if (crl.sig_pk == MBEDTLS_PK_RSASSA_PSS &&
-		         (why = pss_why(crl.sig_md, crl.sig_opts)) != NULL)
+		         (why = ps_x509sig_pss_why(crl.sig_md, crl.sig_opts)) != NULL)
 			; /* note 3b */
-		else if (!sig_ok(&iss->c.pk, crl.sig_md, crl.sig_pk, crl.sig_opts, crl.tbs.p,
-		                 crl.tbs.len, crl.sig.p, crl.sig.len))
+		else if (!ps_x509sig_verify(&iss->c.pk, crl.sig_md, crl.sig_pk, crl.sig_opts,
+		                            crl.tbs.p, crl.tbs.len, crl.sig.p, crl.sig.len))
 			why = "its signature does not verify with the issuer's key";
 		else if (crl.next_update.year && mbedtls_x509_time_is_past(&crl.next_update))
 			why = "it is out of date (its nextUpdate has passed)";
