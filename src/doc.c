@@ -108,6 +108,19 @@
  *     that cannot be read is reported as such, not as an error: most are
  *     never reached, and the caller loads the one it reaches again for
  *     the message; warnings are off during the pass for the same reason.
+ *  9. A second update in one call (timestamp --lta: timestamp.c note 6).
+ *     After an update this process committed, the document's index and
+ *     cache describe the file before it.  ps_doc_refresh reads the file
+ *     again on the same descriptor, under the same writers' lock, and
+ *     ps_doc_open_written opens a new file (-o) a commit just wrote.  Both
+ *     read the whole chain again with every check of an open (check_chain,
+ *     the /Encrypt versions), then require what the commit reported: the
+ *     file's size and its newest startxref, and the same /Encrypt (number
+ *     and content) and ID[0].  Only then does the re-read document carry
+ *     the authentication over: the same handler (moved, or shared as
+ *     ps_doc_share_security does), permissions, recipient.  The password
+ *     is never needed again, and nothing the re-read finds can change the
+ *     key: a file whose /Encrypt or ID[0] differs is refused.
  */
 #include "config.h"
 
@@ -1488,6 +1501,111 @@ int ps_doc_auth_seed(ps_doc *doc, const uint8_t *seed)
 	doc->authenticated = 2;
 	doc->perms = -4; /* every permission: whoever holds the seed holds the key */
 	return 0;
+}
+
+/* ---- a second update in one call (note 9) ------------------------------------ */
+
+/* N, just read, is the file FROM's update made: SIZE bytes ending with
+ * the revision whose cross-reference section is at STARTXREF, under the
+ * same security handler. */
+static int same_file(ps_doc *n, const ps_doc *from, int64_t size, int64_t startxref)
+{
+	const ps_obj *a = ps_array_get(ps_dict_get(n->xref.trailer, "ID"), 0);
+	const ps_obj *b = ps_array_get(ps_dict_get(from->xref.trailer, "ID"), 0);
+
+	if (n->size != size || n->xref.startxref != startxref)
+		return ps_err(n->ctx, PDFSTAMP_E_IO, "the file changed after our update (its size "
+		              "or last revision is not the one written); nothing more is added");
+	if (n->encrypted != from->encrypted || n->encrypt_num != from->encrypt_num ||
+	    (n->encrypted && !ps_obj_equal(n->encrypt, from->encrypt, 0)) ||
+	    (n->encrypted && (!a || !b || !ps_obj_equal(a, b, 0))))
+		return ps_err(n->ctx, PDFSTAMP_E_FORMAT, "the file read after our update has "
+		              "another /Encrypt or ID[0]; nothing more is added");
+	return 0;
+}
+
+/* What authentication gave FROM, now N's too (its handler aside). */
+static void copy_auth(ps_doc *n, const ps_doc *from)
+{
+	n->authenticated = from->authenticated;
+	n->perms = from->perms;
+	n->password_given = from->password_given;
+	n->recipient_index = from->recipient_index;
+	memcpy(n->recipient, from->recipient, sizeof n->recipient);
+}
+
+int ps_doc_refresh(ps_doc *doc, int64_t size, int64_t startxref)
+{
+	struct pdfstamp_doc old;
+	struct stat st;
+	ps_doc *n;
+	ps_sec *sec;
+	ps_obj *enc;
+	int rc;
+
+	if (!doc->locked || doc->pending || doc->damaged_len)
+		return ps_err(doc->ctx, PDFSTAMP_E_INTERNAL, "refresh of a document not opened "
+		              "for writing, or with an update pending");
+	if (fstat(doc->fd, &st) < 0)
+		return ps_err(doc->ctx, PDFSTAMP_E_IO, "cannot stat: %s", strerror(errno));
+	if (!(n = doc_new(doc->ctx, doc->path)))
+		return ps_err(doc->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	n->fd = doc->fd;
+	n->size = (int64_t)st.st_size;
+	n->mode = st.st_mode;
+	n->open_flags = doc->open_flags;
+	if ((rc = load_chain(n)) < 0 || (rc = same_file(n, doc, size, startxref)) < 0) {
+		n->fd = -1;
+		pdfstamp_doc_close(n);
+		return rc;
+	}
+	/* DOC becomes N, keeping its descriptor, lock and handler; N takes
+	 * what DOC held (the old index, cache, unauthenticated handler) to
+	 * close */
+	old = *doc;
+	*doc = *n;
+	*n = old;
+	sec = doc->sec;
+	doc->sec = n->sec;
+	n->sec = sec;
+	enc = doc->encrypt;
+	doc->encrypt = n->encrypt;
+	n->encrypt = enc;
+	copy_auth(doc, n);
+	doc->locked = n->locked;
+	n->locked = 0;
+	n->fd = -1;
+	pdfstamp_doc_close(n);
+	return 0;
+}
+
+int ps_doc_open_written(ps_doc *from, const char *path, int64_t size, int64_t startxref,
+                        ps_doc **out)
+{
+	ps_doc *n = NULL;
+	ps_sec *mine;
+	int rc;
+
+	*out = NULL;
+	if ((rc = ps_doc_open(from->ctx, &n, path, PDFSTAMP_OPEN_WRITE | PS_OPEN_NO_RECOVER)) < 0)
+		return rc;
+	if ((rc = same_file(n, from, size, startxref)) < 0)
+		goto fail;
+	if (from->encrypted) {
+		mine = n->sec;
+		n->sec = NULL;
+		if ((rc = ps_sec_share(n->ctx, from->sec, &n->sec)) < 0) {
+			n->sec = mine;
+			goto fail;
+		}
+		ps_sec_free(mine);
+	}
+	copy_auth(n, from);
+	*out = n;
+	return 0;
+fail:
+	pdfstamp_doc_close(n);
+	return rc;
 }
 
 const char *pdfstamp_doc_security_handler(const pdfstamp_doc *doc)

@@ -153,6 +153,17 @@ void ps_doc_security(const ps_doc *doc, struct ps_doc_security *out);
  * number and its authentication.  Nothing to do if FROM is not
  * encrypted.  0 or PDFSTAMP_E_NOMEM. */
 int ps_doc_share_security(ps_doc *doc, const ps_doc *from);
+/* Note 9 of doc.c: the next update on a file this process just appended
+ * to.  ps_doc_refresh re-reads DOC (opened for writing, no update
+ * pending) on its own descriptor and lock; ps_doc_open_written opens PATH
+ * (a new file the update wrote, -o) for writing, its handler shared with
+ * FROM (which must outlive it).  Either requires SIZE bytes whose newest
+ * cross-reference section is at STARTXREF (PDFSTAMP_E_IO otherwise) and
+ * FROM's /Encrypt and ID[0] (PDFSTAMP_E_FORMAT), then carries the
+ * authentication over.  On failure DOC is as it was; *OUT NULL. */
+int ps_doc_refresh(ps_doc *doc, int64_t size, int64_t startxref);
+int ps_doc_open_written(ps_doc *from, const char *path, int64_t size, int64_t startxref,
+                        ps_doc **out);
 /* Authenticates DOC, a file a rewrite to certificates just wrote, with the
  * seed of its handler (pubsec.c note 5), as the owner-equivalent.  0 or
  * the error of ps_pubsec_auth_seed. */

@@ -110,7 +110,8 @@ int pdfstamp_dss_opts_init(struct pdfstamp_dss_opts *opts, unsigned version)
 int pdfstamp_timestamp_opts_init(struct pdfstamp_timestamp_opts *opts, unsigned version)
 {
 	static const struct pdfstamp_timestamp_opts tmpl = PDFSTAMP_TIMESTAMP_OPTS_INIT;
-	static const size_t lens[] = {sizeof tmpl};
+	static const size_t lens[] = {END_OF(struct pdfstamp_timestamp_opts, timeout_ms),
+	                              sizeof tmpl};
 
 	_Static_assert(NVERSIONS(lens) == PDFSTAMP_TIMESTAMP_OPTS_VERSION,
 	               "one length per version");
@@ -120,7 +121,8 @@ int pdfstamp_timestamp_opts_init(struct pdfstamp_timestamp_opts *opts, unsigned 
 int pdfstamp_timestamp_info_init(struct pdfstamp_timestamp_info *info, unsigned version)
 {
 	static const struct pdfstamp_timestamp_info tmpl = PDFSTAMP_TIMESTAMP_INFO_INIT;
-	static const size_t lens[] = {sizeof tmpl};
+	static const size_t lens[] = {END_OF(struct pdfstamp_timestamp_info, bytes_hashed),
+	                              sizeof tmpl};
 
 	_Static_assert(NVERSIONS(lens) == PDFSTAMP_TIMESTAMP_INFO_VERSION,
 	               "one length per version");

@@ -142,7 +142,8 @@ enum pdfstamp_hint {
 	PDFSTAMP_HINT_ALLOW_IDENTITY = 2, /* PDFSTAMP_WRITE_ALLOW_IDENTITY in the write options */
 	PDFSTAMP_HINT_REWRITE_FORCE = 3,  /* PDFSTAMP_REWRITE_FORCE in the rewrite options */
 	PDFSTAMP_HINT_AUTH_FORCE = 4,     /* PDFSTAMP_AUTH_FORCE for pdfstamp_doc_auth */
-	PDFSTAMP_HINT_FONT = 5            /* a font in the stamp options (font, a file) */
+	PDFSTAMP_HINT_FONT = 5,           /* a font in the stamp options (font, a file) */
+	PDFSTAMP_HINT_DSS_LATER = 6       /* pdfstamp_dss with fetch adds what is missing later */
 };
 int pdfstamp_ctx_errhint(const pdfstamp_ctx *ctx);
 /* Warnings (non-fatal oddities) go to this callback; default: dropped. */
@@ -788,10 +789,20 @@ struct pdfstamp_timestamp_opts {
 	                              * copies nothing and logs nothing of it) */
 	size_t tsa_password_len;
 	long timeout_ms;         /* each request's total time; 0: 10000 */
+	/* version 2 */
+	size_t reserve_hint;     /* with reserve 0: the placeholder to try instead of a first
+	                          * request (64 to 524288; e.g. info->reserve of an earlier
+	                          * file of a batch); a token that does not fit it makes the
+	                          * update be built again, once, sized from that token */
+	const struct pdfstamp_dss_opts *lta; /* NULL, or PAdES B-LTA: the validation data of
+	                          * the token's own chain (certificates, OCSP or CRLs, fetched
+	                          * as pdfstamp_dss with fetch does, with this structure's
+	                          * cache_dir, offline, timeout_ms, on_fetch and vri; its
+	                          * inputs and fetch are ignored) added in a second update */
 };
-#define PDFSTAMP_TIMESTAMP_OPTS_VERSION 1
+#define PDFSTAMP_TIMESTAMP_OPTS_VERSION 2
 #define PDFSTAMP_TIMESTAMP_OPTS_INIT {PDFSTAMP_TIMESTAMP_OPTS_VERSION, NULL, 256, 0, NULL, NULL, \
-	NULL, 0, 0}
+	NULL, 0, 0, 0, NULL}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_timestamp_opts_init(struct pdfstamp_timestamp_opts *opts, unsigned version);
 
@@ -807,10 +818,16 @@ struct pdfstamp_timestamp_info {
 	int requests;            /* requests sent to the TSA (2 when the size was probed) */
 	long http_status;        /* of the last reply */
 	int64_t bytes_hashed;    /* bytes the /ByteRange covers */
+	/* version 2: with opts->lta */
+	struct pdfstamp_result *lta_result; /* set by the caller: the second update's result
+	                          * (initialised like any result; NULL: not kept; with
+	                          * PDFSTAMP_WRITE_DEFER it must outlive the commit) */
+	int lta_certs, lta_ocsps, lta_crls; /* items got for the token's chain (those /DSS
+	                          * already held are not added again) */
 };
-#define PDFSTAMP_TIMESTAMP_INFO_VERSION 1
+#define PDFSTAMP_TIMESTAMP_INFO_VERSION 2
 #define PDFSTAMP_TIMESTAMP_INFO_INIT {PDFSTAMP_TIMESTAMP_INFO_VERSION, "", "", "", 0, 0, 0, 0, \
-	0, 0}
+	0, 0, NULL, 0, 0, 0}
 /* The macro as a function (see Versioned structs, above). */
 int pdfstamp_timestamp_info_init(struct pdfstamp_timestamp_info *info, unsigned version);
 
@@ -834,7 +851,22 @@ int pdfstamp_timestamp_info_init(struct pdfstamp_timestamp_info *info, unsigned 
  * opts->reserve; the same pre-flight as pdfstamp_dss (permission bit 4
  * or the owner password; allowed under every DocMDP level).  A dry run
  * sends nothing (with reserve 0 it assumes 8192 bytes).  INFO (may be NULL)
- * must be initialised with PDFSTAMP_TIMESTAMP_INFO_INIT. */
+ * must be initialised with PDFSTAMP_TIMESTAMP_INFO_INIT.
+ *
+ * With opts->lta (PAdES B-LTA; timestamp.c note 6): once the token is
+ * checked, and still before anything is written, the validation data of
+ * its chain is got (pdfstamp_dss's fetch: the issuers, an OCSP response or
+ * a CRL for each certificate, each checked); a failure there leaves the
+ * file as it was.  The timestamp's update is then committed at once (even
+ * with PDFSTAMP_WRITE_DEFER; the durable hook runs for it), and the data
+ * is added to /DSS (with lta->vri, a /VRI entry for the timestamp) as a
+ * second update, written as WOPTS says: in place on the same descriptor
+ * and lock, or appended in place to the new file -o wrote (nothing if
+ * /DSS holds it all already).  If that second update fails (an I/O error,
+ * a file changed under us), the timestamp stays, the call fails with the
+ * second update's error and says so; `pdfstamp dss --fetch` can add the
+ * data later.  Not with PDFSTAMP_WRITE_TO_FD (PDFSTAMP_E_USAGE).  A dry run
+ * shows the timestamp's update only. */
 int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *opts,
                        const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *result,
                        struct pdfstamp_timestamp_info *info);

@@ -51,10 +51,31 @@
  *     0, a first request over a random imprint sizes the placeholder:
  *     its token's length plus a quarter plus 1024 bytes, for the variable
  *     parts (genTime fractions, serial numbers, a renewed certificate).
+ *     With reserve_hint (a batch passes the size an earlier file got) no
+ *     first request is made; a token that does not fit that placeholder
+ *     (found in the seal, before anything is written) makes the update be
+ *     built again, once, sized from that token as from a probe: the same
+ *     two requests as the probe, in the rare case only.
  *  5. The new objects in memory are changed to match the sealed bytes
  *     (the integers of /ByteRange, the bytes of /Contents), so that the
  *     commit's check of the written file (incr.c note 5) compares what
  *     was really written.
+ *  6. B-LTA (opts->lta; ETSI EN 319 142-1 5.5: the validation data of
+ *     the newest document timestamp in /DSS, so that a later timestamp
+ *     covers it).  States: SEALED --fetched--> (token's chain data in
+ *     memory) --commit--> TIMESTAMPED --refresh--> --dss--> written.  The
+ *     data is got in the seal, after the token is checked and before any
+ *     byte is written (revoc.c over the token's CMS: its certificates,
+ *     missing issuers, OCSP or CRL per certificate, all checked), so the
+ *     network's failures leave the file as it was, like the TSA's.  The
+ *     timestamp is then committed at once, whatever the write options
+ *     defer, since the second update is appended after it and built on
+ *     what it wrote; the document is read again (doc.c note 9:
+ *     the same descriptor and lock in place, the new file with -o), and
+ *     the items go to pdfstamp_dss as inputs, checked there again, so the
+ *     second update is exactly a `dss` update.  Only local failures (disk,
+ *     a file changed under us) can come between the two, and then the
+ *     timestamp stays, complete, and the error says the data is missing.
  */
 #include "config.h"
 
@@ -69,6 +90,7 @@
 #include "policy.h"
 #include "sha2.h"
 #include "http.h"
+#include "revoc.h"
 #include "tsp.h"
 
 #define HASH_CHUNK ((size_t)4 << 20)     /* note 3: bytes hashed per read */
@@ -86,11 +108,16 @@ struct ts {
 	const struct pdfstamp_timestamp_opts *o;
 	struct pdfstamp_timestamp_info *info;
 	size_t reserve;
+	int hinted;                            /* reserve is opts->reserve_hint (note 4) */
+	int grow;                              /* the token did not fit the hint */
 	uint32_t sig_num;
 	int64_t bytes_hashed;
 	int requests;
 	long http_status;
 	struct ps_tsp_token tok;
+	const struct pdfstamp_dss_opts *lta;   /* note 6, or NULL */
+	struct ps_revoc_item *items;           /* what note 6 got for the token */
+	size_t nitems;
 };
 
 static ps_obj *pending(struct ts *t, uint32_t num)
@@ -334,6 +361,91 @@ static int hash_range(struct ts *t, const ps_buf *sec, size_t lt, size_t gt, uin
 	return rc;
 }
 
+/* Note 6: the validation data of the token's chain, before anything is
+ * written. */
+static int lta_fetch(struct ts *t)
+{
+	ps_revoc *r = NULL;
+	int rc;
+
+	if ((rc = ps_revoc_new(t->ctx, t->lta, &r)) == 0 &&
+	    (rc = ps_revoc_collect(r, t->tok.der, t->tok.len, &t->items, &t->nitems)) < 0)
+		rc = ps_err_wrap(t->ctx, rc, "the validation data of the timestamp's chain");
+	ps_revoc_free(r);
+	return rc;
+}
+
+static void items_free(struct ts *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nitems; i++)
+		free(t->items[i].der);
+	free(t->items);
+	t->items = NULL;
+	t->nitems = 0;
+}
+
+/* Note 6: the second update, on the file the first one just made: DOC
+ * itself (in place) or the new file -o wrote. */
+static int lta_add(struct ts *t, const struct pdfstamp_write_opts *w,
+                   const struct pdfstamp_result *first)
+{
+	struct pdfstamp_dss_opts d = PDFSTAMP_DSS_OPTS_INIT;
+	struct pdfstamp_write_opts w2 = *w;
+	struct pdfstamp_dss_input *in = NULL;
+	struct pdfstamp_result *res = NULL;
+	int64_t size = first->base_length + first->bytes_appended;
+	ps_doc *target = t->doc, *out = NULL;
+	size_t i;
+	int rc;
+
+	if (!(in = calloc(t->nitems ? t->nitems : 1, sizeof *in)))
+		return ps_err(t->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	for (i = 0; i < t->nitems; i++) {
+		in[i].kind = (enum pdfstamp_dss_kind)t->items[i].kind;
+		in[i].name = "the timestamp's validation data";
+		in[i].data = t->items[i].der;
+		in[i].len = t->items[i].len;
+		if (t->info && t->info->version >= 2) {
+			t->info->lta_certs += in[i].kind == PDFSTAMP_DSS_CERT;
+			t->info->lta_ocsps += in[i].kind == PDFSTAMP_DSS_OCSP;
+			t->info->lta_crls += in[i].kind == PDFSTAMP_DSS_CRL;
+		}
+	}
+	d.inputs = in;
+	d.ninputs = t->nitems;
+	d.vri = t->lta->vri;
+	if (t->info && t->info->version >= 2)
+		res = t->info->lta_result;
+	if (t->nitems == 0) {
+		ps_warn(t->ctx, "the timestamp's token names no certificate: no validation data "
+		        "to add");
+		rc = 0;
+		goto out;
+	}
+	if (w->flags & PDFSTAMP_WRITE_IN_PLACE) {
+		rc = ps_doc_refresh(t->doc, size, first->xref_offset);
+	} else {
+		rc = ps_doc_open_written(t->doc, w->output, size, first->xref_offset, &out);
+		target = out;
+		w2.output = NULL;
+		w2.flags = (w->flags & ~(unsigned)PDFSTAMP_WRITE_DEFER) | PDFSTAMP_WRITE_IN_PLACE;
+		w2.durable = NULL;
+	}
+	if (rc == 0)
+		rc = pdfstamp_dss(target, &d, &w2, res);
+out:
+	if (rc < 0) {
+		rc = ps_err_wrap(t->ctx, rc, "the document timestamp was appended and is "
+		                 "complete, but its validation data was not added");
+		t->ctx->errhint = PDFSTAMP_HINT_DSS_LATER;
+	}
+	pdfstamp_doc_close(out);
+	free(in);
+	return rc;
+}
+
 /* incr.h's seal: notes 2 to 5. */
 static int seal(void *ud, ps_update *up, ps_buf *sec)
 {
@@ -380,6 +492,8 @@ static int seal(void *ud, ps_update *up, ps_buf *sec)
 	req.bits = t->o->hash_bits ? t->o->hash_bits : 256;
 	if ((rc = hash_range(t, sec, lt, gt, req.hash)) < 0 || (rc = ask(t, &req)) < 0)
 		return rc;
+	if (t->tok.len > t->reserve && t->hinted)
+		t->grow = 1;
 	if (t->tok.len > t->reserve)
 		return ps_err(t->ctx, PDFSTAMP_E_FORMAT, "the time-stamp token (%zu bytes) does "
 		              "not fit the /Contents placeholder (%zu bytes; --reserve)",
@@ -402,7 +516,9 @@ static int seal(void *ud, ps_update *up, ps_buf *sec)
 	memcpy(tokpad, t->tok.der, t->tok.len);
 	rc = ps_str_set(str, tokpad, t->reserve);
 	free(tokpad);
-	return rc < 0 ? ps_err(t->ctx, PDFSTAMP_E_NOMEM, "out of memory") : 0;
+	if (rc < 0)
+		return ps_err(t->ctx, PDFSTAMP_E_NOMEM, "out of memory");
+	return t->lta ? lta_fetch(t) : 0;
 }
 
 /* Note 1: the objects, with placeholders. */
@@ -488,6 +604,14 @@ out:
 	return rc;
 }
 
+/* Note 4: the placeholder for a token of N bytes. */
+static size_t sized(size_t n)
+{
+	size_t r = n + n / 4 + 1024;
+
+	return r > MAX_RESERVE ? MAX_RESERVE : r;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -511,21 +635,28 @@ static int check_opts(ps_ctx *ctx, const struct pdfstamp_timestamp_opts *o)
 		              MAX_RESERVE);
 	if (o->reserve != 0 && o->reserve < 64)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "a /Contents reserve of less than 64 bytes");
+	if (o->version >= 2 && o->reserve_hint != 0 &&
+	    (o->reserve_hint < 64 || o->reserve_hint > MAX_RESERVE))
+		return ps_err(ctx, PDFSTAMP_E_USAGE, "a /Contents reserve hint out of 64 to %zu "
+		              "bytes", MAX_RESERVE);
 	if (!o->tsa_user != !o->tsa_password || o->timeout_ms < 0)
 		return ps_err(ctx, PDFSTAMP_E_USAGE, "a TSA user needs a password (and only then)");
 	return 0;
 }
 
 int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *o,
-                       const struct pdfstamp_write_opts *w, struct pdfstamp_result *res,
+                       const struct pdfstamp_write_opts *wopts, struct pdfstamp_result *res,
                        struct pdfstamp_timestamp_info *info)
 {
 	ps_ctx *ctx = ps_doc_ctx(doc);
+	const struct pdfstamp_write_opts *w = wopts;
+	struct pdfstamp_write_opts w1;
+	struct pdfstamp_result own = PDFSTAMP_RESULT_INIT;
 	struct ts t;
 	ps_obj *root = NULL, *root_ref = NULL, *form = NULL, *fields = NULL, *page_ref = NULL;
 	char name[32];
 	size_t i;
-	int rc, dry = w && (w->flags & PDFSTAMP_WRITE_DRY_RUN);
+	int rc, attempt, dry = w && (w->flags & PDFSTAMP_WRITE_DRY_RUN);
 
 	memset(&t, 0, sizeof t);
 	if ((rc = check_opts(ctx, o)) < 0)
@@ -548,7 +679,24 @@ int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *
 	    (rc = field_name(&t, fields, name)) < 0 || (rc = first_page(&t, &page_ref)) < 0)
 		goto out;
 	t.reserve = o->reserve;
-	if (!t.reserve && dry) {
+	if (o->version >= 2 && o->lta) {
+		if (w && (w->flags & PDFSTAMP_WRITE_TO_FD)) {
+			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the timestamp's validation data (lta) "
+			            "is a second update, which a descriptor cannot take: write to "
+			            "a file or in place");
+			goto out;
+		}
+		if (o->lta->version < 2) {
+			rc = ps_err(ctx, PDFSTAMP_E_USAGE, "the lta options must be DSS options of "
+			            "version 2 or later");
+			goto out;
+		}
+		t.lta = dry ? NULL : o->lta;   /* a dry run shows the timestamp's update */
+	}
+	if (!t.reserve && o->version >= 2 && o->reserve_hint) {
+		t.reserve = o->reserve_hint;
+		t.hinted = 1;
+	} else if (!t.reserve && dry) {
 		t.reserve = DRY_RESERVE;
 	} else if (!t.reserve) {
 		/* note 4: one token over a random imprint sizes the placeholder */
@@ -558,26 +706,44 @@ int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *
 		if ((rc = ps_random(ctx, req.hash, sizeof req.hash)) < 0 ||
 		    (rc = ask(&t, &req)) < 0)
 			goto out;
-		t.reserve = t.tok.len + t.tok.len / 4 + 1024;
-		if (t.reserve > MAX_RESERVE)
-			t.reserve = MAX_RESERVE;
+		t.reserve = sized(t.tok.len);
 	}
-	if ((rc = build(&t, root_ref, page_ref, name)) < 0)
-		goto out;
-	t.up.seal = seal;
-	t.up.seal_ud = &t;
-	if (res) {
-		for (i = 0; i < t.up.nobjs; i++)
-			if ((rc = ps_result_add_object(ctx, res, t.up.objs[i].num)) < 0)
-				goto out;
-		qsort(res->objects, (size_t)res->nobjects, sizeof *res->objects, cmp_u32);
+	if (t.lta) {
+		/* note 6: committed now, its result kept for the second update */
+		w1 = *w;
+		w1.flags &= ~(unsigned)PDFSTAMP_WRITE_DEFER;
+		if (!res)
+			res = &own;
+		w = &w1;
 	}
-	if (info) {
-		/* before the commit: its durable hook may read them */
-		info->sig_obj = t.sig_num;
-		info->reserve = t.reserve;
+	for (attempt = 0;; attempt++) {
+		if ((rc = build(&t, root_ref, page_ref, name)) < 0)
+			goto out;
+		t.up.seal = seal;
+		t.up.seal_ud = &t;
+		if (res) {
+			for (i = 0; i < t.up.nobjs; i++)
+				if ((rc = ps_result_add_object(ctx, res, t.up.objs[i].num)) < 0)
+					goto out;
+			qsort(res->objects, (size_t)res->nobjects, sizeof *res->objects, cmp_u32);
+		}
+		if (info) {
+			/* before the commit: its durable hook may read them */
+			info->sig_obj = t.sig_num;
+			info->reserve = t.reserve;
+		}
+		rc = ps_update_commit(&t.up, w, res);
+		if (rc == 0 || !t.grow || attempt > 0)
+			break;
+		/* note 4: the hint was too small; nothing was written */
+		t.reserve = sized(t.tok.len);
+		t.grow = t.hinted = 0;
+		ps_update_free(&t.up);
+		if ((rc = ps_result_begin(ctx, res)) < 0 ||
+		    (rc = ps_update_begin(doc, wopts, &t.up)) < 0)
+			goto out;
 	}
-	if ((rc = ps_update_commit(&t.up, w, res)) < 0)
+	if (rc < 0)
 		goto out;
 	if (info) {
 		snprintf(info->gen_time, sizeof info->gen_time, "%s", t.tok.gen_time);
@@ -588,8 +754,15 @@ int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *
 		info->http_status = t.http_status;
 		info->bytes_hashed = t.bytes_hashed;
 	}
+	if (t.lta) {
+		ps_update_free(&t.up);  /* the update is the file's now: reads may resume */
+		rc = lta_add(&t, wopts, res);
+	}
 out:
 	ps_update_free(&t.up);
 	ps_tsp_token_free(&t.tok);
+	items_free(&t);
+	if (res == &own)
+		pdfstamp_result_clear(&own);
 	return rc;
 }

@@ -179,6 +179,32 @@ START_TEST(timestamp_opts_refused)
 	ck_assert_int_eq(ti.requests, 0);
 	ck_assert_int_gt(res.bytes_appended, 2 * 8192);
 	ck_assert_int_ge(res.nobjects, 4);     /* dictionary, field, catalog, page */
+	/* version 2: a reserve hint is used as the placeholder (no probe); out of
+	 * range it is refused; lta with an output descriptor is refused */
+	o.reserve_hint = 5000;
+	ck_assert_msg(pdfstamp_timestamp(doc, &o, &w, &res, &ti) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_int_eq(ti.reserve, 5000);
+	o.reserve_hint = 63;
+	ck_assert_int_eq(pdfstamp_timestamp(doc, &o, &w, &res, &ti), PDFSTAMP_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "hint"));
+	o.reserve_hint = 0;
+	{
+		struct pdfstamp_dss_opts d = PDFSTAMP_DSS_OPTS_INIT;
+		struct pdfstamp_write_opts wfd = PDFSTAMP_WRITE_OPTS_INIT;
+		int p[2];
+		ck_assert_int_eq(pipe(p), 0);
+		wfd.flags = PDFSTAMP_WRITE_TO_FD;
+		wfd.output_fd = p[1];
+		o.lta = &d;
+		ck_assert_int_eq(pdfstamp_timestamp(doc, &o, &wfd, &res, &ti), PDFSTAMP_E_USAGE);
+		ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "second update"));
+		d.version = 1;
+		ck_assert_int_eq(pdfstamp_timestamp(doc, &o, &w, &res, &ti), PDFSTAMP_E_USAGE);
+		ck_assert_ptr_nonnull(strstr(pdfstamp_ctx_errmsg(ctx), "version 2"));
+		o.lta = NULL;
+		close(p[0]);
+		close(p[1]);
+	}
 	pdfstamp_result_clear(&res);
 	pdfstamp_doc_close(doc);
 	pdfstamp_ctx_free(ctx);

@@ -637,6 +637,26 @@ int cli_dry_run_update(const struct cli_file *f, const struct pdfstamp_result *r
  * "journal_pending"); nothing without --dry-run. */
 void cli_json_dry_run(struct cli_json *j, const struct cli_file *f);
 
+/* What a fetching call got (fetched.c): the file's list, filled by
+ * cli_fetched_add as the library's pdfstamp_fetch_fn (userdata: the
+ * list), printed as the JSON "fetched" array or as --verbose lines. */
+struct cli_fetch_ent {
+	char *url, *error;
+	const char *what;             /* a literal of the library's */
+	long status;
+	size_t bytes;
+	int from_cache;
+};
+struct cli_fetched {
+	struct cli_fetch_ent *v;
+	size_t n;
+	int oom;                      /* an entry was lost: the list is incomplete */
+};
+void cli_fetched_add(void *list, const struct pdfstamp_fetch_event *ev);
+void cli_fetched_clear(struct cli_fetched *list);
+void cli_fetched_json(struct cli_json *j, const struct cli_fetched *list);
+void cli_fetched_text(const char *name, const struct cli_fetched *list);
+
 /* Strict, locale-independent number parsing for option values.  Each
  * returns 0, or -1 if S is not entirely one number of the kind asked
  * (no leading space, no hex, no inf/nan; overflow is an error). */

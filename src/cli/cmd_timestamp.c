@@ -17,10 +17,23 @@
  *     and maps to the exit status of its code: 1 for a TSA that cannot be
  *     reached or answers with an HTTP error, 4 for a reply that is not a
  *     valid token for this request or a token larger than --reserve.
+ *  3. --lta [--vri] [--cache DIR] (timestamp.c note 6): the validation
+ *     data of the token's chain, fetched before anything is written, then
+ *     a second update.  The file's result keeps both updates' results and
+ *     what was fetched (fetched.c); --timeout bounds every request, the
+ *     TSA's and the fetches.  Exit statuses are those of `dss --fetch` for
+ *     the fetching; a failure of the second update after the timestamp is
+ *     durable exits with its own status and says the timestamp stays.
+ *  4. Without --reserve, the first file's placeholder size (its probe's)
+ *     is the reserve_hint of the files after it (timestamp.c note 4): one
+ *     request per file instead of two, and two again only for a file
+ *     whose token outgrows it.  The size is shared by the workers through
+ *     an atomic in the command's state, the only thing in it they write.
  */
 #include "config.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +50,10 @@ enum {
 	OPT_TSA_PW_FILE,
 	OPT_TSA_PW_FD,
 	OPT_TSA_PW_ENV,
-	OPT_TIMEOUT
+	OPT_TIMEOUT,
+	OPT_LTA,
+	OPT_VRI,
+	OPT_CACHE
 };
 
 static const struct cli_opt timestamp_opts[] = {
@@ -62,7 +78,16 @@ static const struct cli_opt timestamp_opts[] = {
 	CLI_OPTION("tsa-password-env", OPT_TSA_PW_ENV, "VAR",
 	           "the value of VAR (then unset)"),
 	CLI_OPTION("timeout", OPT_TIMEOUT, "S",
-	           "seconds each request to the TSA may take (1 to 600; default 10)"),
+	           "seconds each request (to the TSA, and with --lta each fetch) may take "
+	           "(1 to 600; default 10)"),
+	CLI_OPTION("lta", OPT_LTA, NULL,
+	           "PAdES B-LTA: fetch the validation data of the timestamp's own chain "
+	           "(as dss --fetch) before writing, and add it to /DSS in a second update"),
+	CLI_OPTION("vri", OPT_VRI, NULL,
+	           "with --lta: also a /VRI entry for the timestamp"),
+	CLI_OPTION("cache", OPT_CACHE, "DIR",
+	           "with --lta: keep accepted replies in DIR and use them instead of asking "
+	           "again (as dss --cache)"),
 	/* parsed only to be refused: the time is the TSA's */
 	CLI_HIDDEN("date", CLI_OPT_W_DATE, "DATE"),
 	CLI_TEXT("A TSA that cannot be reached or answers with an HTTP error exits with 1; "
@@ -99,6 +124,9 @@ const struct cli_cmd cli_cmd_timestamp = {
 
 struct ts_args {
 	struct pdfstamp_timestamp_opts opts;
+	struct pdfstamp_dss_opts lta;    /* note 3: used when lta_on */
+	int lta_on;
+	atomic_size_t hint;              /* note 4 */
 	struct cli_pw_src pw_src;
 	struct cli_pw *pw;
 	const struct cli_run *run;
@@ -107,6 +135,8 @@ struct ts_args {
 struct ts_res {
 	struct pdfstamp_result res;   /* first: the driver's update helpers read it */
 	struct pdfstamp_timestamp_info info;
+	struct pdfstamp_result lta_res;  /* note 3: the second update's */
+	struct cli_fetched fetched;
 };
 
 static void ts_res_init(void *r)
@@ -117,11 +147,17 @@ static void ts_res_init(void *r)
 
 	t->res = ri;
 	t->info = ii;
+	t->lta_res = ri;
+	memset(&t->fetched, 0, sizeof t->fetched);
 }
 
 static void ts_res_clear(void *r)
 {
-	pdfstamp_result_clear(&((struct ts_res *)r)->res);
+	struct ts_res *t = r;
+
+	pdfstamp_result_clear(&t->res);
+	pdfstamp_result_clear(&t->lta_res);
+	cli_fetched_clear(&t->fetched);
 }
 
 static int check_timestamp(void *arg)
@@ -147,6 +183,15 @@ static int check_timestamp(void *arg)
 		          "from standard input");
 		return cli_usage_hint("timestamp");
 	}
+	if (!a->lta_on && (a->lta.vri || a->lta.cache_dir)) {
+		cli_error(NULL, "--vri and --cache go with --lta");
+		return cli_usage_hint("timestamp");
+	}
+	if (a->lta_on && a->run->output && strcmp(a->run->output, "-") == 0) {
+		cli_error(NULL, "--lta appends a second update, which standard output cannot "
+		          "take: write to a file (-o) or in place");
+		return cli_usage_hint("timestamp");
+	}
 	return 0;
 }
 
@@ -169,8 +214,42 @@ static int call_timestamp(struct cli_file *f, void *arg)
 {
 	struct ts_args *a = arg;
 	struct ts_res *r = f->res;
+	struct pdfstamp_timestamp_opts o = a->opts;
+	struct pdfstamp_dss_opts d = a->lta;
+	int rc;
 
-	return pdfstamp_timestamp(f->doc, &a->opts, &f->wopts, &r->res, &r->info);
+	if (!o.reserve)   /* note 4 */
+		o.reserve_hint = atomic_load(&a->hint);
+	if (a->lta_on) {   /* note 3 */
+		d.timeout_ms = o.timeout_ms;
+		d.on_fetch = cli_fetched_add;
+		d.on_fetch_userdata = &r->fetched;
+		o.lta = &d;
+		r->info.lta_result = &r->lta_res;
+	}
+	rc = pdfstamp_timestamp(f->doc, &o, &f->wopts, &r->res, &r->info);
+	if (rc == 0 && !o.reserve && !f->run->dry_run)
+		atomic_store(&a->hint, r->info.reserve);
+	return rc;
+}
+
+/* Note 3: "lta":{"written":...,<the update's members>,"certs":...,"ocsps":...,
+ * "crls":...,"fetched":[...]} */
+static void json_lta(struct cli_json *j, const struct ts_res *r)
+{
+	cli_json_key(j, "lta");
+	cli_json_obj_begin(j);
+	cli_json_key(j, "written");
+	cli_json_bool(j, r->lta_res.nobjects > 0);
+	cli_json_update(j, &r->lta_res);
+	cli_json_key(j, "certs");
+	cli_json_int(j, r->info.lta_certs);
+	cli_json_key(j, "ocsps");
+	cli_json_int(j, r->info.lta_ocsps);
+	cli_json_key(j, "crls");
+	cli_json_int(j, r->info.lta_crls);
+	cli_fetched_json(j, &r->fetched);
+	cli_json_obj_end(j);
 }
 
 static int output_timestamp(const struct cli_file *f, void *arg)
@@ -204,6 +283,8 @@ static int output_timestamp(const struct cli_file *f, void *arg)
 		cli_json_int(&j, (int64_t)r->info.reserve);
 		cli_json_key(&j, "signature_object");
 		cli_json_int(&j, r->info.sig_obj);
+		if (a->lta_on && !f->run->dry_run)
+			json_lta(&j, r);
 		cli_json_line_end(&j, f->name);
 	} else if (f->run->dry_run) {
 		return cli_dry_run_update(f, &r->res, "new object");
@@ -216,6 +297,13 @@ static int output_timestamp(const struct cli_file *f, void *arg)
 		cli_put_safe(cli_out(), r->info.tsa);
 		fprintf(cli_out(), ": token %zu of %zu bytes, %" PRId64 " bytes appended\n",
 		        r->info.token_len, r->info.reserve, r->res.bytes_appended);
+		if (a->lta_on) {
+			cli_fetched_text(f->name, &r->fetched);
+			fprintf(cli_out(), "  its validation data: %d certificates, %d OCSP "
+			        "responses, %d CRLs; %d objects, %" PRId64 " bytes appended\n",
+			        r->info.lta_certs, r->info.lta_ocsps, r->info.lta_crls,
+			        r->lta_res.nobjects, r->lta_res.bytes_appended);
+		}
 	}
 	return CLI_EXIT_OK;
 }
@@ -225,7 +313,7 @@ static const struct cli_ops timestamp_ops = {
 	.open = CLI_OPEN_UPDATE,
 	.flags = CLI_FLUSH_LINES | CLI_BATCH,
 	.hints = CLI_HINT(PDFSTAMP_HINT_ALLOW_TRAILING) | CLI_HINT(PDFSTAMP_HINT_ALLOW_IDENTITY) |
-	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE),
+	         CLI_HINT(PDFSTAMP_HINT_AUTH_FORCE) | CLI_HINT(PDFSTAMP_HINT_DSS_LATER),
 	.check = check_timestamp,
 	.prepare = prepare_timestamp,
 	.call = call_timestamp,
@@ -285,6 +373,16 @@ static int timestamp_option(void *arg, int id, char *optarg)
 		}
 		a->opts.timeout_ms = (long)n * 1000;
 		return 0;
+	case OPT_LTA:
+		a->lta_on = 1;
+		a->lta.fetch = 1;
+		return 0;
+	case OPT_VRI:
+		a->lta.vri = 1;
+		return 0;
+	case OPT_CACHE:
+		a->lta.cache_dir = optarg;
+		return 0;
 	default:
 		return -1;
 	}
@@ -293,6 +391,7 @@ static int timestamp_option(void *arg, int id, char *optarg)
 static int cmd_timestamp(int argc, char **argv)
 {
 	const struct pdfstamp_timestamp_opts init = PDFSTAMP_TIMESTAMP_OPTS_INIT;
+	const struct pdfstamp_dss_opts dinit = PDFSTAMP_DSS_OPTS_INIT;
 	struct ts_args a;
 	struct cli_run w;
 	struct cli_pw *pw = malloc(sizeof *pw);
@@ -305,7 +404,9 @@ static int cmd_timestamp(int argc, char **argv)
 	cli_pw_init(pw);
 	memset(&w, 0, sizeof w);
 	memset(&a, 0, sizeof a);
+	atomic_init(&a.hint, 0);
 	a.opts = init;
+	a.lta = dinit;
 	a.pw = pw;
 	a.run = &w;
 	if (!cli_parse(&cli_cmd_timestamp, argc, argv, &w, timestamp_option, &a, &rc)) {

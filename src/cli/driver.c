@@ -564,6 +564,7 @@ static const char *hint_text(int hint)
 	case PDFSTAMP_HINT_REWRITE_FORCE: return "--force to do it anyway";
 	case PDFSTAMP_HINT_AUTH_FORCE: return "--force overrides";
 	case PDFSTAMP_HINT_FONT: return "give one with --font";
+	case PDFSTAMP_HINT_DSS_LATER: return "'pdfstamp dss --fetch' adds it later";
 	default: return NULL;
 	}
 }

@@ -26,6 +26,13 @@
 #    verifies the signature and every timestamp (fixtures/SigCheck.java;
 #    poppler 22's pdfsig cannot validate ETSI.RFC3161 timestamps).
 # 5. The pipeline again from signatures made by PDFBox 2 and iText 5.
+# 6. `timestamp --lta --vri` in one command, with -o and in place: two
+#    revisions (the timestamp, then a DSS with the TSA's chain and an OCSP
+#    response for the TSA certificate, and a /VRI entry keyed by the SHA-1
+#    of the timestamp's /Contents); the /ByteRange ends where the DSS
+#    revision begins; pdfsig, openssl ts -verify, pikepdf, PDFBox + Bouncy
+#    Castle and audit judge it; --cache serves a second run; a failed fetch
+#    (OCSP 500, CRL 404) and -o - leave the file byte-identical.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -368,6 +375,186 @@ if javac -nowarn -cp "$JARS" -d "$T/java" "$TOP_SRCDIR/tests/e2e/fixtures/SigChe
 else
 	fail "javac SigCheck.java (PDFBox, Bouncy Castle: bootstrap.sh installs them)" \
 		"$(head -c 600 "$T/javac.log")"
+fi
+
+# ---------------------------------------------------------------------------
+# 6. timestamp --lta: B-LTA in one command.
+cat >"$T/lta.py" <<'PY'
+import hashlib, re, sys
+import pikepdf
+path, pw, pki, base = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def res(ok, desc, detail=""):
+    print(("OK\t" if ok else "FAIL\t") + desc + ("\t" + str(detail) if not ok else ""))
+rd = lambda n: open(pki + "/" + n, "rb").read()
+raw = open(path, "rb").read()
+eofs = [m.end() for m in re.finditer(rb"%%EOF\r?\n?", raw) if m.start() >= base]
+res(len(eofs) == 2, "two revisions after the input", len(eofs))
+m = list(re.finditer(rb"/ByteRange\s*\[\s*0\s+(\d+)\s+(\d+)\s+(\d+)\s*\]", raw))[-1]
+a, b, c = map(int, m.groups())
+res(len(eofs) == 2 and b + c == eofs[0], "the timestamp's /ByteRange ends where the DSS "
+    "revision begins", (b + c, eofs))
+pdf = pikepdf.open(path, password=pw)
+dss = pdf.Root.DSS
+got = lambda k: [bytes(s.read_raw_bytes()) for s in dss.get(k, [])]
+certs = got("/Certs")
+res(rd("tsa.der") in certs, "/DSS /Certs holds the TSA certificate")
+res(all(rd(x + ".der") in certs for x in ("int", "root")), "/DSS /Certs holds its chain")
+ts = [f.V for f in pdf.Root.AcroForm.Fields if "/V" in f and f.V.get("/Type") == "/DocTimeStamp"]
+res(len(ts) >= 1, "a document timestamp", len(ts))
+# from the file's bytes: qpdf decrypts a /DocTimeStamp's /Contents (it
+# exempts only /Type /Sig), so pikepdf's value is not the token
+key = hashlib.sha1(bytes.fromhex(raw[a + 1:b - 1].decode())).hexdigest().upper()
+vri = dss.get("/VRI", {})
+if len(sys.argv) > 5:
+    res("/" + key in vri, "/VRI has an entry keyed by the SHA-1 of the timestamp's /Contents",
+        list(vri.keys()))
+    if "/" + key in vri:
+        e = vri["/" + key]
+        res(len(e.get("/OCSP", [])) >= 1 and len(e.get("/Cert", [])) >= 1,
+            "the timestamp's /VRI entry names its OCSP responses and certificates")
+for i, o in enumerate(got("/OCSPs")):
+    open("%s/lta%d.ocsp" % (pki, i), "wb").write(o)
+PY
+lta_check() { # FILE INPUT LABEL [vri]
+	local o good=
+	rm -f "$K"/lta*.ocsp
+	PATH="$T/pikebin:$PATH" checker_feed "$T/lta.py" "$1" "$U" "$K" "$(stat -c %s "$2")" \
+		${4:+${4%unsigned}}
+	for o in "$K"/lta*.ocsp; do
+		if openssl ocsp -respin "$o" -issuer "$K/int.pem" -cert "$K/tsa.pem" \
+			-VAfile "$K/ocsp.pem" -CAfile "$K/root.pem" -no_nonce 2>/dev/null |
+			grep -q 'tsa.pem: good'; then
+			good=$o
+		fi
+	done
+	if [ -n "$good" ]; then
+		ok "$3: openssl verifies the DSS's OCSP response for the TSA certificate"
+	else
+		fail "$3: openssl verifies the DSS's OCSP response for the TSA certificate"
+	fi
+	tsverify "$1" 1 "$3"
+	[ "${4:-}" = unsigned ] && return
+	run "$PDFSTAMP" audit --json --password-file "$UPW" "$1"
+	check_eq "$(jget "$T/out" '[d["verdict"], [sorted({c["kind"] for c in r["changes"]}) for r in d["revisions"][-2:]]]')" \
+		'["ok", [["doc-timestamp"], ["dss"]]]' "$3: audit: ok; a timestamp, then a DSS update"
+}
+: >"$T/http.log"
+run "$PDFSTAMP" timestamp --tsa "$TSA" --tsa-ca "$K/root.pem" --lta --vri --json \
+	--password-file "$UPW" -o "$T/one.pdf" "$T/lt.pdf"
+step_ok "$T/lt.pdf" "$T/one.pdf" "timestamp --lta -o"
+check_eq "$(jget "$T/out" '[d["lta"]["written"], d["lta"]["certs"] >= 3, d["lta"]["ocsps"] >= 1, d["lta"]["xref_offset"] > d["xref_offset"], d["lta"]["base_length"] == d["base_length"] + d["bytes_appended"], "ocsp" in {f["what"] for f in d["lta"]["fetched"]}, all(f["status"] == 200 for f in d["lta"]["fetched"])]')" \
+	'[true, true, true, true, true, true, true]' \
+	"timestamp --lta: JSON tells the second update and what was fetched"
+check_grep 'POST /ocsp' "$T/http.log" "timestamp --lta asks the OCSP responder"
+lta_check "$T/one.pdf" "$T/lt.pdf" "timestamp --lta -o" vri
+if [ -d "$T/java" ] && java -cp "$JARS:$T/java" SigCheck "$T/one.pdf" "$U" >"$T/sc-one.out" 2>&1; then
+	check_eq "$(awk '$1 == "sig" { print $4, $5 }' "$T/sc-one.out")" \
+		"$(printf 'adbe.pkcs7.detached ok\nETSI.RFC3161 ok')" \
+		"timestamp --lta: PDFBox + Bouncy Castle verify the signature and the timestamp"
+else
+	fail "timestamp --lta: PDFBox opens the output" "$(head -c 600 "$T/sc-one.out" 2>/dev/null)"
+fi
+
+cp "$T/lt.pdf" "$T/inplace.pdf"
+cp "$T/lt.pdf" "$T/inplace.before"
+mkdir -p "$T/cache"
+run "$PDFSTAMP" timestamp --tsa "$TSA" --lta --cache "$T/cache" --json --password-file "$UPW" \
+	--in-place "$T/inplace.pdf"
+step_ok "$T/inplace.before" "$T/inplace.pdf" "timestamp --lta --in-place"
+check_eq "$(jget "$T/out" '[d["lta"]["written"], any(not f["from_cache"] for f in d["lta"]["fetched"])]')" \
+	'[true, true]' "timestamp --lta --cache: the first run asks the network"
+if [ -e "$T/inplace.pdf.pdfstamp-journal" ]; then
+	fail "no journal is left after timestamp --lta"
+fi
+lta_check "$T/inplace.pdf" "$T/inplace.before" "timestamp --lta --in-place"
+cp "$T/inplace.pdf" "$T/inplace2.before"
+: >"$T/http.log"
+run "$PDFSTAMP" timestamp --tsa "$TSA" --lta --cache "$T/cache" --json --password-file "$UPW" \
+	--in-place "$T/inplace.pdf"
+cp "$T/http.log" "$T/http2.log"   # before pdfsig, which asks the responder itself
+step_ok "$T/inplace2.before" "$T/inplace.pdf" "a second timestamp --lta (archive extension)"
+check_eq "$(jget "$T/out" '[len(d["lta"]["fetched"]) > 0, all(f["from_cache"] for f in d["lta"]["fetched"]), d["lta"]["written"]]')" \
+	'[true, true, false]' \
+	"timestamp --lta --cache: the second run takes every reply from the cache (and /DSS has them)"
+check_eq "$(wc -l <"$T/http2.log")" 0 "the second run sends no request to the PKI's servers"
+tsverify "$T/inplace.pdf" 2 "the first --lta timestamp, under the second"
+
+# AES-128 and RC4 (unsigned files: the timestamp's own chain only)
+O=$(head -n 1 "$OPW")
+qpdf --encrypt "$U" "$O" 128 --use-aes=y -- "$TOP_SRCDIR/samples/plain-2page.pdf" "$T/aes128.pdf"
+qpdf --allow-weak-crypto --encrypt "$U" "$O" 128 --use-aes=n -- \
+	"$TOP_SRCDIR/samples/plain-2page.pdf" "$T/rc4.pdf"
+for f in aes128 rc4; do
+	run "$PDFSTAMP" timestamp --tsa "$TSA" --lta --vri --password-file "$UPW" \
+		-o "$T/$f-lta.pdf" "$T/$f.pdf"
+	check_status 0 "$f: timestamp --lta: exit 0"
+	cmp_prefix "$T/$f.pdf" "$T/$f-lta.pdf" "$f: timestamp --lta"
+	lta_check "$T/$f-lta.pdf" "$T/$f.pdf" "$f: timestamp --lta" unsigned
+	run qpdf --check --password="$U" "$T/$f-lta.pdf"
+	check_grep 'No syntax or stream encoding errors' "$T/out" "$f: qpdf --check"
+done
+
+# a batch in place (group commit defers the second updates)
+cp "$T/lt.pdf" "$T/b1.pdf"
+cp "$T/lt.pdf" "$T/b2.pdf"
+cp "$T/lt.pdf" "$T/b3.pdf"
+run "$PDFSTAMP" timestamp --tsa "$TSA" --lta --cache "$T/cache" --jobs 2 --json \
+	--password-file "$UPW" --ledger "$T/ledger" -i "$T/b1.pdf" "$T/b2.pdf" "$T/b3.pdf"
+check_status 0 "timestamp --lta --jobs 2 --ledger over three files: exit 0"
+check_eq "$(grep -c '"ok":true' "$T/out")" 3 "three success lines"
+for f in b1 b2 b3; do
+	lta_check "$T/$f.pdf" "$T/lt.pdf" "batch $f"
+done
+run "$PDFSTAMP" timestamp --tsa "$TSA" --lta --cache "$T/cache" --json \
+	--password-file "$UPW" --ledger "$T/ledger" -i "$T/b1.pdf"
+check_grep '"skipped":"done in the ledger"' "$T/out" "the ledger skips a file done with --lta"
+
+# failures: the file is left byte-identical
+cp "$T/lt.pdf" "$T/fail.pdf"
+echo "ocsp500 crl404" >"$W/mode"
+run "$PDFSTAMP" timestamp --tsa "$TSA" --lta --password-file "$UPW" --in-place "$T/fail.pdf"
+check_status 1 "timestamp --lta with OCSP 500 and CRL 404: exit 1"
+check_grep 'validation data' "$T/err" "the message says the validation data could not be had"
+if cmp -s "$T/lt.pdf" "$T/fail.pdf"; then
+	ok "the file is byte-identical after the failed fetch"
+else
+	fail "the file is byte-identical after the failed fetch"
+fi
+if [ -e "$T/fail.pdf.pdfstamp-journal" ]; then
+	fail "no journal is left after the failed fetch"
+fi
+rm -f "$W/mode"
+# the second update fails after the timestamp is durable: the timestamp
+# stays, whole, the error says so, nothing of the second is left
+if have_faults; then
+	# the last fsync of a whole run is the second update's file sync
+	cp "$T/lt.pdf" "$T/half.pdf"
+	PDFSTAMP_FAULT=trace run "$PDFSTAMP_HOOKED" timestamp --tsa "$TSA" --lta \
+		--password-file "$UPW" --in-place "$T/half.pdf"
+	nsync=$(grep -c 'fault point fsync' "$T/err")
+	cp "$T/lt.pdf" "$T/half.pdf"
+	PDFSTAMP_FAULT=fail:fsync:$nsync run "$PDFSTAMP_HOOKED" timestamp --tsa "$TSA" --lta \
+		--password-file "$UPW" --json --in-place "$T/half.pdf"
+	check_status 1 "timestamp --lta, the second update failing: exit 1"
+	check_grep "timestamp was appended and is complete, but its validation data was not added.*'pdfstamp dss --fetch' adds it later" \
+		"$T/err" "the message says the timestamp stays and the data is missing"
+	cmp_prefix "$T/lt.pdf" "$T/half.pdf" "the failed second update"
+	check_eq "$(grep -c '%%EOF' "$T/half.pdf")" "$(($(grep -c '%%EOF' "$T/lt.pdf") + 1))" \
+		"the file holds the timestamp's revision and nothing of the second"
+	tsverify "$T/half.pdf" 1 "the timestamp left by the failed second update"
+	run "$PDFSTAMP" verify --password-file "$UPW" "$T/half.pdf"
+	check_status 0 "pdfstamp verify accepts the file left by the failed second update"
+	if [ -e "$T/half.pdf.pdfstamp-journal" ]; then
+		fail "no journal is left after the failed second update"
+	fi
+fi
+run "$PDFSTAMP" timestamp --tsa "$TSA" --lta --password-file "$UPW" -o - "$T/lt.pdf"
+check_status 2 "timestamp --lta -o - (standard output): exit 2"
+check_grep 'second update' "$T/err" "the message says why"
+run "$PDFSTAMP" timestamp --tsa "$TSA" --vri --password-file "$UPW" -o "$T/x.pdf" "$T/lt.pdf"
+check_status 2 "--vri without --lta: exit 2"
+if [ -e "$T/x.pdf" ]; then
+	fail "nothing is written for a usage error"
 fi
 
 finish

@@ -35,6 +35,8 @@
 #    404 and 500, a garbage reply, an oversized reply, --tsa-ca of another
 #    CA.  A dry run sends nothing.  (A TSA certificate without the timeStamping usage is not tested
 #    here: `openssl ts -reply` refuses to sign with one.)
+# 7. A batch without --reserve: one size probe for the batch, and a token
+#    that outgrows it rebuilt once (tsa.py /grow).
 #
 # Notes on the independent readers on Debian 12: pdfsig (poppler 22.12)
 # cannot validate ETSI.RFC3161 signatures ("Unable to validate this type
@@ -115,6 +117,9 @@ tsa_name = yes
 ess_cert_id_chain = no
 ess_cert_id_alg = sha256
 EOF
+# tsa_big (tsa.py /grow): tsa1 whose tokens carry big.pem's certificates
+sed -n '/^\[tsa1\]/,$p' "$K/ts.cnf" |
+	sed 's/^\[tsa1\]/[tsa_big]/; s|^certs = ./ca.pem|certs = ./big.pem|' >>"$K/ts.cnf"
 if ! (
 	set -e
 	cd "$K"
@@ -140,6 +145,12 @@ if ! (
 		-name ts-signer
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout other/ca.key -out other/ca.pem \
 		-subj "/CN=another CA" -days 30 -config ca.cnf -extensions v3_ca
+	# tsa_big's tokens: the CA and four more certificates (tsa.py /grow)
+	cp ca.pem big.pem
+	for i in 1 2 3 4; do
+		openssl req -x509 -newkey rsa:4096 -nodes -keyout pad.key -subj "/CN=padding $i" \
+			-days 30 >>big.pem
+	done
 ) >"$T/pki.log" 2>&1; then
 	fail "making a CA, a TSA and a signer with openssl" "$(tail -c 800 "$T/pki.log")"
 	finish
@@ -394,4 +405,35 @@ check_eq "$(jget "$T/out" '[d["reserve"], d["bytes_appended"] > 16384]')" '[8192
 cp "$S" "$T/ca.pdf"
 run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --tsa-ca "$K/ca.pem" --password-file "$UPW" -i "$T/ca.pdf"
 check_status 0 "--tsa-ca of the TSA's CA: exit 0"
+
+# ---------------------------------------------------------------------------
+# 7. A batch without --reserve probes once: the first file's placeholder
+# is the next files' (one request each); a token that outgrows it (tsa.py
+# /grow: from the third reply on, four more certificates) makes that file's
+# update be built again, sized from that token, before anything is written.
+for i in 1 2 3; do cp "$S" "$T/batch$i.pdf"; done
+n0=$(nreq)
+run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --jobs 1 --ordered --json --password-file "$UPW" \
+	-i "$T/batch1.pdf" "$T/batch2.pdf" "$T/batch3.pdf"
+check_status 0 "a batch of three without --reserve: exit 0"
+check_eq "$(python3 -c 'import json,sys; print([json.loads(l)["requests"] for l in open(sys.argv[1])])' "$T/out")" \
+	'[2, 1, 1]' "the first file probes, the next two take its size: one request each"
+check_eq "$(($(nreq) - n0))" 4 "the TSA saw four queries for three files"
+check_eq "$(python3 -c 'import json,sys; print(len({json.loads(l)["reserve"] for l in open(sys.argv[1])}))' "$T/out")" \
+	1 "the three placeholders have the same size"
+for i in 1 2 3; do tsverify "$T/batch$i.pdf" 1 "batch file $i"; done
+for i in 1 2; do cp "$S" "$T/grow$i.pdf"; done
+n0=$(nreq)
+run "$PDFSTAMP" timestamp --tsa "$TSA/grow" --jobs 1 --ordered --json --password-file "$UPW" \
+	-i "$T/grow1.pdf" "$T/grow2.pdf"
+check_status 0 "a token that outgrows the first file's placeholder: exit 0"
+check_eq "$(python3 -c '
+import json, sys
+a, b = [json.loads(l) for l in open(sys.argv[1])]
+print([a["requests"], b["requests"], b["reserve"] > a["reserve"], b["token_bytes"] > a["reserve"]])' "$T/out")" \
+	'[2, 2, True, True]' "the second file's update was built again with a larger placeholder"
+check_eq "$(($(nreq) - n0))" 4 "the TSA saw four queries"
+check_eq "$(grep -c '%%EOF' "$T/grow2.pdf")" "$(($(grep -c '%%EOF' "$S") + 1))" \
+	"the grown file got one revision, not two"
+tsverify "$T/grow2.pdf" 1 "the grown file"
 finish
