@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * check_revoc.c - the OCSP reply checks of `dss --fetch`
- * (ps_revoc_ocsp_check, revoc.c notes 3, 3a, 3b).  A CA, a signer and a
+ * (ps_revoc_ocsp_check: ocsp.c, x509sig.c).  A CA, a signer and a
  * delegated responder are made in the run by openssl (RSA 2048 keys,
  * never committed), and `openssl ocsp -index ... -respout` signs replies
  * for the signer: PKCS#1 v1.5, and RSASSA-PSS (RFC 4055) with SHA-256 and
  * the maximal salt, by the delegated responder, with SHA-384 and a 20-byte
  * salt; refused: PSS whose MGF1 hash is not the signature's hash, PSS
  * with SHA-1, a spoilt PSS signature, a reply asked for another
- * certificate.  Without openssl the test is skipped (exit 77).
+ * certificate; and the delegated responder's own status: from the CA
+ * accepted, from the responder itself refused (ocsp.c note 3).  Without openssl the test is skipped (exit 77).
  */
 #include "config.h"
 
@@ -65,6 +66,10 @@ static const char pki[] =
 	"-rsigopt rsa_pss_saltlen:20 -respout pss384.ocsp\n"
 	"$R -rsigner ca.pem -rkey ca.key $P -rsigopt rsa_mgf1_md:sha512 -respout pssmgf.ocsp\n"
 	"$R -rsigner ca.pem -rkey ca.key -rmd sha1 $P -respout pss_sha1.ocsp\n"
+	"S='openssl ocsp -index idx -CA ca.pem -issuer ca.pem -cert ocsp.pem -ndays 36500 "
+	"-no_nonce'\n"
+	"$S -rsigner ocsp.pem -rkey ocsp.key -respout self.ocsp\n"
+	"$S -rsigner ca.pem -rkey ca.key -respout resp_by_ca.ocsp\n"
 	"openssl ocsp -respin pss.ocsp -resp_text -noverify | grep -q 'mgf1 with sha256'\n"
 	"openssl ocsp -respin pssmgf.ocsp -resp_text -noverify | grep -q 'mgf1 with sha512'\n";
 
@@ -187,6 +192,16 @@ START_TEST(pss_other_cert)
 }
 END_TEST
 
+START_TEST(responder_about_itself)
+{
+	char m[256];
+	int rc = check("resp_by_ca.ocsp", "ocsp.der", 0, m, sizeof m);
+
+	ck_assert_msg(rc == 0, "the CA's reply about the responder is good: %d %s", rc, m);
+	REFUSED("self.ocsp", "ocsp.der", 0, "signed by the responder it is about: no proof");
+}
+END_TEST
+
 static Suite *revoc_suite(void)
 {
 	Suite *s = suite_create("revoc");
@@ -202,6 +217,7 @@ static Suite *revoc_suite(void)
 	tcase_add_test(t, pss_sha1);
 	tcase_add_test(t, pss_spoilt);
 	tcase_add_test(t, pss_other_cert);
+	tcase_add_test(t, responder_about_itself);
 	suite_add_tcase(s, t);
 	return s;
 }
