@@ -3,7 +3,8 @@
  * fuzz_revoc.c - libFuzzer target for what `pdfstamp dss --fetch` reads
  * (revoc.c): a signature's /Contents (its CMS certificates, their AIA and
  * CRL distribution point extensions, the CertIDs and OCSP requests made
- * from them) and OCSP replies.  No socket is opened: the session is
+ * from them) and OCSP replies (ocsp.c, x509sig.c: RSASSA-PSS parameters,
+ * delegated responders).  No socket is opened: the session is
  * offline without a cache, so every request fails as "not in the cache".
  *
  * Input layout:

@@ -740,7 +740,8 @@ struct pdfstamp_fetch_event {
 	long status;             /* HTTP status of the reply, 0 if none (or from the cache) */
 	size_t bytes;            /* of the reply's body */
 	int from_cache;          /* 1 if read from opts->cache_dir, no request sent */
-	const char *error;       /* NULL, or why the reply could not be had */
+	const char *error;       /* NULL, or why the reply could not be had, or
+	                          * "refused: " and why its checks refused it */
 };
 typedef void (*pdfstamp_fetch_fn)(void *userdata, const struct pdfstamp_fetch_event *event);
 

@@ -10,8 +10,8 @@
  *
  * DESIGN NOTES
  *
- * Place: [content], above http.c and netcache.c, below dss.c.  It uses
- * mbedTLS (X.509, ASN.1, SHA-1, signatures); nothing of it reaches ps.h.
+ * Place: [content], above http.c, netcache.c, ocsp.c and x509sig.c, below
+ * dss.c.  It uses mbedTLS (X.509, ASN.1); nothing of it reaches ps.h.
  * Trust is not judged here: a root is whatever self-issued certificate
  * ends a chain, and the validator decides whether it trusts it.  What is
  * checked is that each piece of data is what was asked for, from whom it
@@ -25,29 +25,36 @@
  *     that is not self-issued gets it from its AIA caIssuers http(s) URLs
  *     (RFC 5280 4.2.2.1; a DER certificate, or PEM), accepted only when
  *     its subject is that issuer Name and its key verifies the
- *     certificate's signature; repeated for the new certificate (at most
+ *     certificate's signature (x509sig.c); repeated for the new certificate (at most
  *     MAX_DEPTH steps).  New certificates are items of the result.
  *  2. Which certificates get revocation data: every one whose issuer is
  *     known and that is not self-issued, once per session (by its DER).
  *     A certificate without an OCSP or CRL URL gets nothing (a warning).
- *  3. OCSP (RFC 6960).  The request: one Request whose CertID has
- *     hashAlgorithm SHA-1, issuerNameHash = SHA-1(issuer's subject Name
- *     DER), issuerKeyHash = SHA-1(issuer's subjectPublicKey BIT STRING
- *     value without its unused-bits byte), the serialNumber; no nonce when
- *     a cache is used (a cached reply could not echo it), else a 16-byte
- *     nonce extension (RFC 8954: id-pkix-ocsp-nonce, an OCTET STRING),
- *     which the reply must echo when it carries one.  POSTed as
- *     application/ocsp-request (4.1, A.1).  The reply must be HTTP 200, an
- *     OCSPResponse with responseStatus successful (the others are named:
- *     unauthorized, tryLater, ...), of type id-pkix-ocsp-basic, with a
- *     SingleResponse whose CertID equals the one asked (algorithm, both
- *     hashes, serial); its signature (signatureAlgorithm over the DER of
- *     tbsResponseData) verifies with the issuer's key, or with the key of
- *     a certificate of the reply's certs that the issuer signed (by Name
- *     and signature) and whose extended key usage has id-kp-OCSPSigning
- *     (4.2.2.2).  certStatus good is accepted; revoked is PDFSTAMP_E_FORMAT
- *     naming the certificate and the revocation time (never hidden, never
- *     written); unknown is a failure of this source.
+ *  3. OCSP (RFC 6960): the request and the checks of its reply are
+ *     ocsp.c's (its notes 1-3); here, for each AIA ocsp http(s) URL in
+ *     order until one is accepted, the request (a 16-byte random nonce,
+ *     none when a cache is used: a cached reply could not echo it) is
+ *     POSTed as application/ocsp-request, and the reply must be HTTP 200
+ *     and pass ocsp.c's checks.  certStatus good is accepted; revoked is
+ *     PDFSTAMP_E_FORMAT naming the certificate and the revocation time
+ *     (never hidden, never written); anything refused is a failure of
+ *     this source.
+ * 3a. The delegated responder (RFC 6960 4.2.2.2).  When a certificate of
+ *     the reply's certs signed it, that certificate is validation data
+ *     too (a PAdES validator needs it to check the reply): it joins the
+ *     session's pool and the items (so /DSS /Certs, and through dss.c
+ *     note 5d the signature's /VRI /Cert).  Its own revocation status is
+ *     then handled as any certificate's (note 2), unless it carries
+ *     id-pkix-ocsp-nocheck (1.3.6.1.5.5.7.48.1.5, 4.2.2.2.1): the CA says
+ *     a client can trust it for its lifetime, so no data is fetched for
+ *     it.  Without nocheck, a reply about the responder signed by that
+ *     same responder proves nothing and ocsp.c refuses it (its note 3; a
+ *     failure of that source, as any refused reply): its CRL is taken
+ *     instead, or the command fails saying why.  Each certificate is handled once per
+ *     session, so chains of responders end.
+ * 3b. Signatures (OCSP replies, CRLs, certificates) are checked by
+ *     x509sig.c (its notes: RSASSA-PSS with SHA-256/384/512 and MGF1 over
+ *     the same hash, a mismatch refused saying so).
  *  4. CRL (RFC 5280 5).  GET of each http(s) fullName URI of the CRL
  *     Distribution Points, in order, until one is accepted: HTTP 200, a
  *     DER CRL (or PEM) whose issuer Name is the certificate's issuer and
@@ -69,19 +76,20 @@
  *     failure of its source).  OCSP responses whose nextUpdate has passed
  *     and CRLs past their nextUpdate are refused.
  *  7. What was fetched is told to the caller's callback (URL, HTTP status,
- *     bytes, from the cache or not) as it happens, failures included.
+ *     bytes, from the cache or not) as it happens, failures included: a
+ *     request that failed at once (network, HTTP status, offline) with
+ *     its message, a reply that came once it is checked, with "refused:"
+ *     and the reason when the checks (notes 1, 3, 4) refused it,
+ *     or when it says revoked.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <mbedtls/asn1.h>
 #include <mbedtls/base64.h>
-#include <mbedtls/md.h>
-#include <mbedtls/oid.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/x509_crl.h>
 #include <mbedtls/x509_crt.h>
@@ -90,8 +98,10 @@
 #include "der.h"
 #include "http.h"
 #include "netcache.h"
+#include "ocsp.h"
 #include "revoc.h"
 #include "sigcms.h"
+#include "x509sig.h"
 
 #define MAX_CERTS 256                 /* certificates in one session (note 1) */
 #define MAX_DEPTH 8                   /* caIssuers steps for one chain */
@@ -103,9 +113,7 @@
 #define OID_AD_OCSP "\x2B\x06\x01\x05\x05\x07\x30\x01"     /* 1.3.6.1.5.5.7.48.1 */
 #define OID_AD_CAISSUERS "\x2B\x06\x01\x05\x05\x07\x30\x02" /* 1.3.6.1.5.5.7.48.2 */
 #define OID_CRLDP "\x55\x1D\x1F"                           /* 2.5.29.31 */
-#define OID_OCSP_BASIC "\x2B\x06\x01\x05\x05\x07\x30\x01\x01"
-#define OID_OCSP_NONCE "\x2B\x06\x01\x05\x05\x07\x30\x01\x02"
-#define OID_SHA1 "\x2B\x0E\x03\x02\x1A"
+#define OID_OCSP_NOCHECK "\x2B\x06\x01\x05\x05\x07\x30\x01\x05" /* 1.3.6.1.5.5.7.48.1.5 */
 
 struct cert {
 	mbedtls_x509_crt c;
@@ -125,6 +133,11 @@ struct ps_revoc {
 	int fresh;                    /* the next get asks the network even with a cache (note 6) */
 	struct ps_revoc_item *items;  /* this call's output */
 	size_t nitems;
+	struct {                      /* the reply got but not yet told (note 7) */
+		long status;
+		size_t bytes;
+		int cached;
+	} got;
 };
 
 /* ---- small helpers ------------------------------------------------------------ */
@@ -133,7 +146,6 @@ static int oid_is(const uint8_t *p, size_t len, const char *oid, size_t olen)
 {
 	return len == olen && memcmp(p, oid, olen) == 0;
 }
-#define OID_IS(p, len, oid) oid_is(p, len, oid, sizeof oid - 1)
 
 static int same(const mbedtls_x509_buf *a, const mbedtls_x509_buf *b)
 {
@@ -150,28 +162,6 @@ static void cert_name(const mbedtls_x509_crt *c, char *buf, size_t n)
 {
 	if (mbedtls_x509_dn_gets(buf, n, &c->subject) < 0)
 		snprintf(buf, n, "(a certificate)");
-}
-
-/* Verifies SIG over TBS made with MD/PK (and OPTS, RSASSA-PSS) with KEY. */
-static int sig_ok(mbedtls_pk_context *key, mbedtls_md_type_t md, mbedtls_pk_type_t pk,
-                  const void *opts, const uint8_t *tbs, size_t tbslen, const uint8_t *sig,
-                  size_t siglen)
-{
-	const mbedtls_md_info_t *mi = mbedtls_md_info_from_type(md);
-	uint8_t h[MBEDTLS_MD_MAX_SIZE];
-
-	if (!mi || mbedtls_md(mi, tbs, tbslen, h) != 0 || !mbedtls_pk_can_do(key, pk))
-		return 0;
-	return mbedtls_pk_verify_ext(pk, opts, key, md, h, mbedtls_md_get_size(mi), sig,
-	                             siglen) == 0;
-}
-
-/* Did ISSUER sign C? */
-static int signed_by(const mbedtls_x509_crt *c, mbedtls_x509_crt *issuer)
-{
-	return same(&c->issuer_raw, &issuer->subject_raw) &&
-	       sig_ok(&issuer->pk, c->sig_md, c->sig_pk, c->sig_opts, c->tbs.p, c->tbs.len,
-	              c->sig.p, c->sig.len);
 }
 
 static int push_item(ps_revoc *r, int kind, const uint8_t *der, size_t len)
@@ -240,7 +230,7 @@ static struct cert *pool_issuer(ps_revoc *r, const mbedtls_x509_crt *c)
 	size_t i;
 
 	for (i = 0; i < r->ncerts; i++)
-		if (&r->certs[i]->c != c && signed_by(c, &r->certs[i]->c))
+		if (&r->certs[i]->c != c && ps_x509sig_signed_by(c, &r->certs[i]->c))
 			return r->certs[i];
 	return NULL;
 }
@@ -390,7 +380,8 @@ static void tell(ps_revoc *r, const char *url, const char *what, long status, si
 }
 
 /* GET (BODY NULL) or POST URL; *CACHED says whether OUT came from the cache.
- * 0, or an error with the message set (and told). */
+ * 0 (the reply to be told by settle once checked), or an error with the
+ * message set (and told). */
 static int get(ps_revoc *r, const char *url, const char *what, const char *ctype,
                const uint8_t *body, size_t blen, ps_buf *out, int *cached)
 {
@@ -409,7 +400,9 @@ static int get(ps_revoc *r, const char *url, const char *what, const char *ctype
 			return rc;
 		if (hit) {
 			*cached = 1;
-			tell(r, url, what, 0, out->len, 1, NULL);
+			r->got.status = 0;
+			r->got.bytes = out->len;
+			r->got.cached = 1;
 			return 0;
 		}
 	}
@@ -441,12 +434,26 @@ static int get(ps_revoc *r, const char *url, const char *what, const char *ctype
 		ps_http_resp_free(&resp);
 		return rc;
 	}
-	tell(r, url, what, resp.status, resp.body.len, 0, NULL);
+	r->got.status = resp.status;
+	r->got.bytes = resp.body.len;
+	r->got.cached = 0;
 	ps_buf_append(out, resp.body.data, resp.body.len);
 	ps_http_resp_free(&resp);
 	if (out->oom)
 		return ps_err(r->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	return 0;
+}
+
+/* Note 7: tells the reply get returned for URL, with WHY (not NULL) when
+ * its checks refused it, or REVOKED when it says so. */
+static void settle(ps_revoc *r, const char *url, const char *what, const char *why, int revoked)
+{
+	char msg[300];
+
+	if (why)
+		snprintf(msg, sizeof msg, "refused: %s", why);
+	tell(r, url, what, r->got.status, r->got.bytes, r->got.cached,
+	     why ? msg : revoked ? "the certificate is revoked" : NULL);
 }
 
 static void keep(ps_revoc *r, const char *url, const uint8_t *body, size_t blen, const ps_buf *b,
@@ -528,8 +535,10 @@ static int complete_chain(ps_revoc *r, struct cert *c0)
 				mbedtls_x509_crt_init(&t);
 				good = der_of(&b, "CERTIFICATE", &tmp) == 0 &&
 				       mbedtls_x509_crt_parse_der(&t, b.data, b.len) == 0 &&
-				       t.raw.len == b.len && signed_by(&c->c, &t);
+				       t.raw.len == b.len && ps_x509sig_signed_by(&c->c, &t);
 				mbedtls_x509_crt_free(&t);
+				settle(r, urls[i], "cert",
+				       good ? NULL : "not the issuer's certificate", 0);
 				if (!good && cached && !r->offline) {
 					r->fresh = 1; /* note 6 */
 					i--;
@@ -564,311 +573,23 @@ out:
 
 /* ---- OCSP (note 3) ---------------------------------------------------------------- */
 
-/* Appends TAG, the DER length of LEN and P[0..LEN) to B. */
-static void tlv(ps_buf *b, int tag, const void *p, size_t len)
+/* Note 3a: the delegated responder's certificate DER[0..LEN) of an
+ * accepted reply joins the pool and the items (once); with
+ * id-pkix-ocsp-nocheck it needs no revocation data of its own. */
+static int responder(ps_revoc *r, const uint8_t *der, size_t len)
 {
-	uint8_t h[6];
-	size_t k = 0;
+	struct cert *rc_cert = NULL;
+	const uint8_t *v;
+	size_t vlen;
+	int rc;
 
-	h[k++] = (uint8_t)tag;
-	if (len < 0x80) {
-		h[k++] = (uint8_t)len;
-	} else if (len < 0x100) {
-		h[k++] = 0x81;
-		h[k++] = (uint8_t)len;
-	} else if (len < 0x10000) {
-		h[k++] = 0x82;
-		h[k++] = (uint8_t)(len >> 8);
-		h[k++] = (uint8_t)len;
-	} else {
-		h[k++] = 0x83;
-		h[k++] = (uint8_t)(len >> 16);
-		h[k++] = (uint8_t)(len >> 8);
-		h[k++] = (uint8_t)len;
-	}
-	ps_buf_append(b, h, k);
-	ps_buf_append(b, p, len);
-}
-
-/* B = TAG { B } */
-static void wrap(ps_buf *b, int tag)
-{
-	ps_buf t = PS_BUF_INIT;
-
-	tlv(&t, tag, b->data, b->len);
-	if (t.oom)
-		b->oom = 1;
-	ps_buf_free(b);
-	*b = t;
-}
-
-/* The CertID of C issued by ISS (its DER TLV into ID). */
-static int certid(const mbedtls_x509_crt *c, const mbedtls_x509_crt *iss, ps_buf *id)
-{
-	const mbedtls_md_info_t *sha1 = mbedtls_md_info_from_type(MBEDTLS_MD_SHA1);
-	static const uint8_t alg[] = {0x30, 0x09, 0x06, 0x05, 0x2B, 0x0E, 0x03, 0x02, 0x1A,
-	                              0x05, 0x00};
-	const uint8_t *p = iss->pk_raw.p, *end = p + iss->pk_raw.len;
-	uint8_t nh[20], kh[20];
-	size_t len;
-
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0 ||
-	    ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-		return -1;
-	p += len;
-	if (ps_der_tag(&p, end, MBEDTLS_ASN1_BIT_STRING, &len) != 0 || len < 1)
-		return -1;
-	if (mbedtls_md(sha1, p + 1, len - 1, kh) != 0 ||
-	    mbedtls_md(sha1, iss->subject_raw.p, iss->subject_raw.len, nh) != 0)
-		return -1;
-	ps_buf_reset(id);
-	ps_buf_append(id, alg, sizeof alg);
-	tlv(id, MBEDTLS_ASN1_OCTET_STRING, nh, 20);
-	tlv(id, MBEDTLS_ASN1_OCTET_STRING, kh, 20);
-	tlv(id, MBEDTLS_ASN1_INTEGER, c->serial.p, c->serial.len);
-	wrap(id, PS_DER_SEQ);
-	return id->oom ? -1 : 0;
-}
-
-/* The OCSPRequest for CERTID (with NONCE[16] if not NULL). */
-static int ocsp_request(const ps_buf *id, const uint8_t *nonce, ps_buf *req)
-{
-	ps_buf ext = PS_BUF_INIT;
-
-	ps_buf_reset(req);
-	ps_buf_append(req, id->data, id->len);
-	wrap(req, PS_DER_SEQ);  /* Request */
-	wrap(req, PS_DER_SEQ);  /* requestList */
-	if (nonce) {
-		tlv(&ext, MBEDTLS_ASN1_OID, OID_OCSP_NONCE, sizeof OID_OCSP_NONCE - 1);
-		{
-			ps_buf v = PS_BUF_INIT;
-			tlv(&v, MBEDTLS_ASN1_OCTET_STRING, nonce, 16);
-			tlv(&ext, MBEDTLS_ASN1_OCTET_STRING, v.data, v.len);
-			ps_buf_free(&v);
-		}
-		wrap(&ext, PS_DER_SEQ);  /* Extension */
-		wrap(&ext, PS_DER_SEQ);  /* Extensions */
-		wrap(&ext, PS_DER_CTX_C(2));
-		ps_buf_append(req, ext.data, ext.len);
-		if (ext.oom)
-			req->oom = 1;
-		ps_buf_free(&ext);
-	}
-	wrap(req, PS_DER_SEQ);  /* TBSRequest */
-	wrap(req, PS_DER_SEQ);  /* OCSPRequest */
-	return req->oom ? -1 : 0;
-}
-
-/* Note 3: whether the GeneralizedTime T[0..N) ("YYYYMMDDHHMMSSZ", DER) is
- * in the past; a time of another form counts as past. */
-static int gt_past(const uint8_t *t, size_t n)
-{
-	char now[16];
-	struct tm tm;
-	time_t s = time(NULL);
-
-	if (n != 15 || t[14] != 'Z' || !gmtime_r(&s, &tm) || strftime(now, sizeof now,
-	                                                              "%Y%m%d%H%M%S", &tm) != 14)
-		return 1;
-	return memcmp(t, now, 14) < 0;
-}
-
-/* Checks the OCSP reply B for C (issuer ISS, CertID ID, NONCE or NULL).
- * 0 good; 1 revoked (*WHEN set); -1 not acceptable (*WHY set). */
-static int ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
-                      mbedtls_x509_crt *iss, char *when, size_t whenlen, const char **why)
-{
-	const uint8_t *p = b->data, *end, *tbs, *tend, *sigalg, *sig, *q;
-	size_t len, tbslen, salen, siglen;
-	int st, tag, found = -1;
-	mbedtls_md_type_t md;
-	mbedtls_pk_type_t pk;
-	mbedtls_asn1_buf oid;
-
-	*why = "not an OCSPResponse";
-	if (!p || !b->len)
-		return -1; /* an empty reply (and no NULL + 0) */
-	end = p + b->len;
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0 || p + len != end)
-		return -1;
-	{
-		unsigned char *u = (unsigned char *)p;
-		if (mbedtls_asn1_get_enum(&u, end, &st) != 0)
-			return -1;
-		p = u;
-	}
-	if (st != 0) {
-		*why = st == 6   ? "responseStatus unauthorized (6)"
-		       : st == 1 ? "responseStatus malformedRequest (1)"
-		       : st == 2 ? "responseStatus internalError (2)"
-		       : st == 3 ? "responseStatus tryLater (3)"
-		       : st == 5 ? "responseStatus sigRequired (5)"
-		                 : "responseStatus not successful";
-		return -1;
-	}
-	*why = "no basic OCSP responseBytes";
-	if (ps_der_tag(&p, end, PS_DER_CTX_C(0), &len) != 0 ||
-	    ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0 ||
-	    ps_der_tag(&p, end, MBEDTLS_ASN1_OID, &len) != 0 || !OID_IS(p, len, OID_OCSP_BASIC))
-		return -1;
-	p += len;
-	if (ps_der_tag(&p, end, MBEDTLS_ASN1_OCTET_STRING, &len) != 0)
-		return -1;
-	end = p + len;
-	*why = "the BasicOCSPResponse does not parse";
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-		return -1;
-	end = p + len;
-	tbs = p;
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-		return -1;
-	tend = p + len;
-	tbslen = (size_t)(tend - tbs);
-	/* version, responderID, producedAt */
-	if (p < tend && *p == PS_DER_CTX_C(0) && ps_der_skip(&p, tend, &tag) != 0)
-		return -1;
-	if (ps_der_skip(&p, tend, &tag) != 0 || ps_der_skip(&p, tend, &tag) != 0)
-		return -1;
-	if (ps_der_tag(&p, tend, PS_DER_SEQ, &len) != 0)
-		return -1;
-	q = p;
-	p += len;
-	while (q < p) {
-		const uint8_t *send, *cid;
-		size_t cidlen;
-		if (ps_der_tag(&q, p, PS_DER_SEQ, &len) != 0)
-			return -1;
-		send = q + len;
-		cid = q;
-		if (ps_der_skip(&q, send, &tag) != 0)
-			return -1;
-		cidlen = (size_t)(q - cid);
-		if (found < 0 && cidlen == id->len && memcmp(cid, id->data, cidlen) == 0) {
-			if (q >= send)
-				return -1;
-			found = *q == 0x80 ? 0 : *q == PS_DER_CTX_C(1) ? 1 : 2;
-			{
-				/* note 3: nextUpdate, if any, not past */
-				const uint8_t *t = q;
-				size_t tl;
-				if (ps_der_skip(&t, send, &tag) != 0 ||
-				    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) != 0)
-					return -1;
-				t += tl;
-				if (t < send && *t == PS_DER_CTX_C(0) &&
-				    ps_der_tag(&t, send, PS_DER_CTX_C(0), &tl) == 0 &&
-				    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) == 0 &&
-				    gt_past(t, tl)) {
-					*why = "it is out of date (its nextUpdate has passed)";
-					return -1;
-				}
-			}
-			if (found == 1) {
-				const uint8_t *t = q;
-				size_t tl;
-				if (ps_der_tag(&t, send, PS_DER_CTX_C(1), &tl) == 0 &&
-				    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) == 0)
-					snprintf(when, whenlen, "%.*s", (int)(tl < 40 ? tl : 40),
-					         (const char *)t);
-			}
-		}
-		q = send;
-	}
-	/* responseExtensions [1]: the nonce */
-	if (p < tend && *p == PS_DER_CTX_C(1)) {
-		const uint8_t *x = p, *xend;
-		if (ps_der_tag(&x, tend, PS_DER_CTX_C(1), &len) != 0 ||
-		    ps_der_tag(&x, tend, PS_DER_SEQ, &len) != 0)
-			return -1;
-		xend = x + len;
-		while (x < xend) {
-			const uint8_t *e;
-			if (ps_der_tag(&x, xend, PS_DER_SEQ, &len) != 0)
-				return -1;
-			e = x + len;
-			if (ps_der_tag(&x, e, MBEDTLS_ASN1_OID, &len) != 0)
-				return -1;
-			if (OID_IS(x, len, OID_OCSP_NONCE)) {
-				x += len;
-				if (x < e && *x == MBEDTLS_ASN1_BOOLEAN &&
-				    ps_der_skip(&x, e, &tag) != 0)
-					return -1;
-				*why = "the reply's nonce is not the one sent";
-				if (!nonce ||
-				    ps_der_tag(&x, e, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 ||
-				    ps_der_tag(&x, e, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 ||
-				    len != 16 || memcmp(x, nonce, 16) != 0)
-					return -1;
-			}
-			x = e;
-		}
-	}
-	p = tend;
-	if (found < 0) {
-		*why = "it has no SingleResponse for the certificate asked about";
-		return -1;
-	}
-	if (found == 2) {
-		*why = "the responder does not know the certificate (certStatus unknown)";
-		return -1;
-	}
-	*why = "the BasicOCSPResponse has no signature";
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-		return -1;
-	sigalg = p;
-	salen = len;
-	p += len;
-	{
-		const uint8_t *a = sigalg;
-		if (ps_der_tag(&a, sigalg + salen, MBEDTLS_ASN1_OID, &len) != 0)
-			return -1;
-		oid.tag = MBEDTLS_ASN1_OID;
-		oid.p = (unsigned char *)a;
-		oid.len = len;
-		*why = "its signature algorithm is not supported";
-		if (mbedtls_oid_get_sig_alg(&oid, &md, &pk) != 0 || pk == MBEDTLS_PK_RSASSA_PSS)
-			return -1;
-	}
-	*why = "the BasicOCSPResponse has no signature";
-	if (ps_der_tag(&p, end, MBEDTLS_ASN1_BIT_STRING, &len) != 0 || len < 1 || *p != 0)
-		return -1;
-	sig = p + 1;
-	siglen = len - 1;
-	p += len;
-	if (sig_ok(&iss->pk, md, pk, NULL, tbs, tbslen, sig, siglen))
-		goto signed_ok;
-	/* a delegated responder among certs [0] */
-	if (p < end && *p == PS_DER_CTX_C(0)) {
-		const uint8_t *cend;
-		if (ps_der_tag(&p, end, PS_DER_CTX_C(0), &len) != 0 ||
-		    ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-			return -1;
-		cend = p + len;
-		while (p < cend) {
-			const uint8_t *c0 = p;
-			mbedtls_x509_crt t;
-			int ok;
-			if (ps_der_skip(&p, cend, &tag) != 0 || p > cend)
-				return -1;
-			mbedtls_x509_crt_init(&t);
-			ok = mbedtls_x509_crt_parse_der(&t, c0, (size_t)(p - c0)) == 0 &&
-			     signed_by(&t, iss) &&
-			     mbedtls_x509_crt_check_extended_key_usage(
-			             &t, MBEDTLS_OID_OCSP_SIGNING,
-			             MBEDTLS_OID_SIZE(MBEDTLS_OID_OCSP_SIGNING)) == 0 &&
-			     t.ext_types & MBEDTLS_X509_EXT_EXTENDED_KEY_USAGE &&
-			     sig_ok(&t.pk, md, pk, NULL, tbs, tbslen, sig, siglen);
-			mbedtls_x509_crt_free(&t);
-			if (ok)
-				goto signed_ok;
-		}
-	}
-	*why = "it is signed neither by the issuer nor by a responder the issuer delegated "
-	       "(id-kp-OCSPSigning)";
-	return -1;
-signed_ok:
-	return found == 1 ? 1 : 0;
+	if ((rc = pool_add(r, der, len, "the OCSP responder's certificate", &rc_cert)) < 0)
+		return rc;
+	if (rc == 1 && (rc = push_item(r, PDFSTAMP_DSS_CERT, der, len)) < 0)
+		return rc;
+	if (ext_value(&rc_cert->c, OID_OCSP_NOCHECK, sizeof OID_OCSP_NOCHECK - 1, &v, &vlen) == 0)
+		rc_cert->done = 1;
+	return 0;
 }
 
 /* Note 3: *GOT 1 with the reply among the items, -1 when it says revoked
@@ -880,6 +601,8 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 	ps_buf id = PS_BUF_INIT, req = PS_BUF_INIT, b = PS_BUF_INIT;
 	uint8_t nonce[16];
 	const char *why;
+	const uint8_t *rder;
+	size_t rlen;
 	int i, nu, rc = 0, cached, v;
 
 	*got = 0;
@@ -888,8 +611,8 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 		return 0;
 	if (!r->cache && (rc = ps_random(r->ctx, nonce, sizeof nonce)) < 0)
 		return rc;
-	if (certid(&c->c, &iss->c, &id) < 0 ||
-	    ocsp_request(&id, r->cache ? NULL : nonce, &req) < 0) {
+	if (ps_ocsp_certid(&c->c, &iss->c, &id) < 0 ||
+	    ps_ocsp_request(&id, r->cache ? NULL : nonce, &req) < 0) {
 		rc = ps_err(r->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		goto out;
 	}
@@ -903,7 +626,9 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 			ps_warn(r->ctx, "%s", pdfstamp_ctx_errmsg(r->ctx));
 			continue;
 		}
-		v = ocsp_check(&b, &id, r->cache ? NULL : nonce, &iss->c, when, sizeof when, &why);
+		v = ps_ocsp_check(&b, &id, r->cache ? NULL : nonce, &c->c.raw, &iss->c, when,
+		               sizeof when, &why, &rder, &rlen);
+		settle(r, urls[i], "ocsp", v < 0 ? why : NULL, v == 1);
 		if (v == 1) {
 			rc = ps_err(r->ctx, PDFSTAMP_E_FORMAT,
 			            "%s is revoked (OCSP, %s: revocationTime %s)", name, urls[i],
@@ -923,6 +648,8 @@ static int try_ocsp(ps_revoc *r, struct cert *c, struct cert *iss, const char *n
 			ps_warn(r->ctx, "%s", pdfstamp_ctx_errmsg(r->ctx));
 			continue;
 		}
+		if (rder && (rc = responder(r, rder, rlen)) < 0)
+			goto out;
 		keep(r, urls[i], req.data, req.len, &b, cached);
 		if ((rc = push_item(r, PDFSTAMP_DSS_OCSP, b.data, b.len)) < 0)
 			goto out;
@@ -944,6 +671,8 @@ int ps_revoc_ocsp_check(ps_ctx *ctx, const uint8_t *reply, size_t n, const uint8
 	ps_buf id = PS_BUF_INIT, b = PS_BUF_INIT;
 	char when[48] = "";
 	const char *why = "out of memory";
+	const uint8_t *rder;
+	size_t rlen;
 	int rc;
 
 	mbedtls_x509_crt_init(&c);
@@ -954,11 +683,11 @@ int ps_revoc_ocsp_check(ps_ctx *ctx, const uint8_t *reply, size_t n, const uint8
 		goto out;
 	}
 	ps_buf_append(&b, reply, n);
-	if (b.oom || certid(&c, &i, &id) < 0) {
+	if (b.oom || ps_ocsp_certid(&c, &i, &id) < 0) {
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "no CertID");
 		goto out;
 	}
-	rc = ocsp_check(&b, &id, nonce, &i, when, sizeof when, &why);
+	rc = ps_ocsp_check(&b, &id, nonce, &c.raw, &i, when, sizeof when, &why, &rder, &rlen);
 	if (rc < 0)
 		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "OCSP: %s", why);
 out:
@@ -1000,8 +729,11 @@ static int try_crl(ps_revoc *r, struct cert *c, struct cert *iss, const char *na
 			why = "not a DER or PEM X.509 CRL";
 		else if (!same(&crl.issuer_raw, &iss->c.subject_raw))
 			why = "its issuer is not the certificate's issuer";
-		else if (!sig_ok(&iss->c.pk, crl.sig_md, crl.sig_pk, crl.sig_opts, crl.tbs.p,
-		                 crl.tbs.len, crl.sig.p, crl.sig.len))
+		else if (crl.sig_pk == MBEDTLS_PK_RSASSA_PSS &&
+		         (why = ps_x509sig_pss_why(crl.sig_md, crl.sig_opts)) != NULL)
+			; /* note 3b */
+		else if (!ps_x509sig_verify(&iss->c.pk, crl.sig_md, crl.sig_pk, crl.sig_opts,
+		                            crl.tbs.p, crl.tbs.len, crl.sig.p, crl.sig.len))
 			why = "its signature does not verify with the issuer's key";
 		else if (crl.next_update.year && mbedtls_x509_time_is_past(&crl.next_update))
 			why = "it is out of date (its nextUpdate has passed)";
@@ -1016,6 +748,7 @@ static int try_crl(ps_revoc *r, struct cert *c, struct cert *iss, const char *na
 				break;
 			}
 		mbedtls_x509_crl_free(&crl);
+		settle(r, urls[i], "crl", why, revoked);
 		if (revoked) {
 			rc = ps_err(r->ctx, PDFSTAMP_E_FORMAT, "%s is revoked (CRL %s: since %s)",
 			            name, urls[i], when);

@@ -498,6 +498,10 @@ struct cli_ops {
 	/* Prints the result of a successful call (the document is closed by
 	 * now) to cli_out(); returns the file's exit status. */
 	int (*output)(const struct cli_file *f, void *arg);
+	/* After a failed call (or the failed commit of its update), what the
+	 * command has to say of F's result: with --json (J not NULL) members
+	 * added to the failure line, else lines on stderr (-v).  May be 0. */
+	void (*failed)(const struct cli_file *f, struct cli_json *j, void *arg);
 	/* The per-file result (f->res): its size, and what prepares and
 	 * releases it (either may be NULL).  ARG is shared by every file and,
 	 * with --jobs, by threads: call and output only read it. */

@@ -23,11 +23,14 @@
  *     "written":false and an empty "objects" list; the exit status is 0.
  *  4. --fetch: the library fetches (dss.c note 8, revoc.c); each reply it
  *     reports (pdfstamp_fetch_event) is kept in the file's own result
- *     (struct dss_res, so that --jobs threads share nothing) and printed
- *     as the JSON line's "fetched" array, or with --verbose one line each
- *     on stderr.  A failure to fetch is the library's error: the network
- *     exits 1 (PDFSTAMP_E_IO), a reply that is not what was asked or a
- *     revoked certificate exits 4 (PDFSTAMP_E_FORMAT); nothing is written.
+ *     (struct dss_res, so that --jobs threads share nothing; fetched.c)
+ *     and printed as the JSON line's "fetched" array, or with --verbose
+ *     one line each on stderr; for a file that failed too (the failure
+ *     line carries "fetched", the driver's ops->failed), so that the
+ *     request that failed is named with its URL and HTTP status.  A failure to fetch is the
+ *     library's error: the network exits 1 (PDFSTAMP_E_IO), a reply that
+ *     is not what was asked or a revoked certificate exits 4
+ *     (PDFSTAMP_E_FORMAT); nothing is written.
  */
 #include "config.h"
 
@@ -123,19 +126,9 @@ static int read_input(const char *name, uint8_t **buf, size_t *len)
 }
 
 /* One file's result: the update's, and what was fetched (note 4). */
-struct fetched {
-	char *url, *error;
-	const char *what;             /* a literal of the library's */
-	long status;
-	size_t bytes;
-	int from_cache;
-};
-
 struct dss_res {
 	struct pdfstamp_result r;     /* first: the driver reads it as the update's */
-	struct fetched *v;
-	size_t n;
-	int oom;
+	struct cli_fetched fetched;
 };
 
 static void dss_res_init(void *p)
@@ -143,51 +136,15 @@ static void dss_res_init(void *p)
 	struct dss_res *d = p;
 
 	cli_update_res_init(&d->r);
-	d->v = NULL;
-	d->n = 0;
-	d->oom = 0;
+	memset(&d->fetched, 0, sizeof d->fetched);
 }
 
 static void dss_res_clear(void *p)
 {
 	struct dss_res *d = p;
-	size_t i;
 
 	cli_update_res_clear(&d->r);
-	for (i = 0; i < d->n; i++) {
-		free(d->v[i].url);
-		free(d->v[i].error);
-	}
-	free(d->v);
-	d->v = NULL;
-	d->n = 0;
-}
-
-static void on_fetch(void *ud, const struct pdfstamp_fetch_event *ev)
-{
-	struct dss_res *d = ud;
-	struct fetched *nv, *f;
-
-	if (d->oom || !(nv = realloc(d->v, (d->n + 1) * sizeof *d->v))) {
-		d->oom = 1;
-		return;
-	}
-	d->v = nv;
-	f = &d->v[d->n];
-	memset(f, 0, sizeof *f);
-	f->what = ev->what;
-	f->status = ev->status;
-	f->bytes = ev->bytes;
-	f->from_cache = ev->from_cache;
-	f->url = strdup(ev->url ? ev->url : "");
-	f->error = ev->error ? strdup(ev->error) : NULL;
-	if (!f->url || (ev->error && !f->error)) {
-		free(f->url);
-		free(f->error);
-		d->oom = 1;
-		return;
-	}
-	d->n++;
+	cli_fetched_clear(&d->fetched);
 }
 
 static int check_dss(void *arg)
@@ -234,55 +191,9 @@ static int call_dss(struct cli_file *f, void *arg)
 	struct dss_args *a = arg;
 	struct pdfstamp_dss_opts o = a->opts;
 
-	o.on_fetch = on_fetch;
-	o.on_fetch_userdata = f->res;
+	o.on_fetch = cli_fetched_add;
+	o.on_fetch_userdata = &((struct dss_res *)f->res)->fetched;
 	return pdfstamp_dss(f->doc, &o, &f->wopts, f->res);
-}
-
-/* Note 4: "fetched":[{"url":...,"what":...,"status":...,"bytes":...,
- * "from_cache":...[,"error":...]}...] */
-static void json_fetched(struct cli_json *j, const struct dss_res *d)
-{
-	size_t i;
-
-	cli_json_key(j, "fetched");
-	cli_json_arr_begin(j);
-	for (i = 0; i < d->n; i++) {
-		cli_json_obj_begin(j);
-		cli_json_key(j, "url");
-		cli_json_str(j, d->v[i].url);
-		cli_json_key(j, "what");
-		cli_json_str(j, d->v[i].what);
-		cli_json_key(j, "status");
-		cli_json_int(j, d->v[i].status);
-		cli_json_key(j, "bytes");
-		cli_json_int(j, (int64_t)d->v[i].bytes);
-		cli_json_key(j, "from_cache");
-		cli_json_bool(j, d->v[i].from_cache);
-		if (d->v[i].error) {
-			cli_json_key(j, "error");
-			cli_json_str(j, d->v[i].error);
-		}
-		cli_json_obj_end(j);
-	}
-	cli_json_arr_end(j);
-}
-
-static void text_fetched(const struct cli_file *f, const struct dss_res *d)
-{
-	size_t i;
-
-	for (i = 0; i < d->n; i++) {
-		fputs("pdfstamp: ", stderr);
-		cli_put_safe(stderr, f->name);
-		fprintf(stderr, ": %s ", d->v[i].what);
-		cli_put_safe(stderr, d->v[i].url);
-		if (d->v[i].from_cache)
-			fprintf(stderr, ": from the cache, %zu bytes\n", d->v[i].bytes);
-		else
-			fprintf(stderr, ": HTTP %ld, %zu bytes%s\n", d->v[i].status,
-			        d->v[i].bytes, d->v[i].error ? " (not used)" : "");
-	}
 }
 
 static int output_dss(const struct cli_file *f, void *arg)
@@ -299,12 +210,12 @@ static int output_dss(const struct cli_file *f, void *arg)
 		cli_json_bool(&j, written);
 		cli_json_update(&j, res);
 		if (a->opts.fetch)
-			json_fetched(&j, d);
+			cli_fetched_json(&j, &d->fetched);
 		cli_json_line_end(&j, f->name);
 		return CLI_EXIT_OK;
 	}
 	if (f->run->verbose)
-		text_fetched(f, d);
+		cli_fetched_text(f->name, &d->fetched);
 	if (f->run->dry_run) {
 		return cli_dry_run_update(f, res, "new object");
 	} else if (!written) {
@@ -319,6 +230,21 @@ static int output_dss(const struct cli_file *f, void *arg)
 	return CLI_EXIT_OK;
 }
 
+/* Note 4: a failed file's fetches too (the failure line's "fetched", or
+ * with --verbose the lines on stderr). */
+static void failed_dss(const struct cli_file *f, struct cli_json *j, void *arg)
+{
+	const struct dss_res *d = f->res;
+	const struct dss_args *a = arg;
+
+	if (!a->opts.fetch)
+		return;
+	if (j)
+		cli_fetched_json(j, &d->fetched);
+	else if (f->run->verbose)
+		cli_fetched_text(f->name, &d->fetched);
+}
+
 static const struct cli_ops dss_ops = {
 	.name = "dss",
 	.open = CLI_OPEN_UPDATE,
@@ -329,6 +255,7 @@ static const struct cli_ops dss_ops = {
 	.prepare = prepare_dss,
 	.call = call_dss,
 	.output = output_dss,
+	.failed = failed_dss,
 	.res_size = sizeof(struct dss_res),
 	.res_init = dss_res_init,
 	.res_clear = dss_res_clear

@@ -37,7 +37,10 @@
  *  4. Files are independent: one file's failure is reported on stderr and,
  *     with --json, as the failure line {"file","ok":false,"exit":N,
  *     "error":"message"} (json.c), and the next file still goes ahead; the
- *     exit status is the worst one (cli_worst).  The message is the one
+ *     exit status is the worst one (cli_worst).  When the command's call
+ *     (or its update's commit) failed, its ops->failed may add members to
+ *     that line from the file's result (dss --fetch: what was fetched),
+ *     or lines on stderr without --json.  The message is the one
  *     the authentication gave, else the context's, else the library's
  *     text for the code.  A failure before the first file (the command
  *     line, the command's own checks and preparation, such as dss's
@@ -566,9 +569,10 @@ static const char *hint_text(int hint)
 	}
 }
 
-/* Reports a failure of FILE (note 4) and returns STATUS. */
-static int fail(const struct driver *d, const char *file, int status,
-                const char *msg, int rc)
+/* Reports a failure of FILE (note 4) and returns STATUS; CALLED is FILE's
+ * cli_file when its call ran (then ops->failed adds to the report). */
+static int fail_called(const struct driver *d, const char *file, int status, const char *msg,
+                       int rc, const struct cli_file *called)
 {
 	char full[512];
 
@@ -584,9 +588,24 @@ static int fail(const struct driver *d, const char *file, int status,
 	if (!msg || !*msg)
 		msg = rc < 0 ? pdfstamp_strerror(rc) : "cannot authenticate";
 	cli_error(file, "%s", msg);
-	if (d->b->run->json)
+	if (called && d->b->ops->failed) {
+		struct cli_json j;
+		if (!d->b->run->json) {
+			d->b->ops->failed(called, NULL, d->b->arg);
+			return status;
+		}
+		cli_json_fail_begin(&j, file, status, msg);
+		d->b->ops->failed(called, &j, d->b->arg);
+		cli_json_line_end(&j, file);
+	} else if (d->b->run->json) {
 		cli_json_failure(file, status, msg);
+	}
 	return status;
+}
+
+static int fail(const struct driver *d, const char *file, int status, const char *msg, int rc)
+{
+	return fail_called(d, file, status, msg, rc, NULL);
 }
 
 /* Opens and authenticates F per ops->open.  0, or the failure reported and
@@ -699,7 +718,7 @@ static void begin_file(struct driver *d, struct work *w, int defer)
 		 * (update synced and journal removed, or rolled back). */
 		pdfstamp_doc_close(f->doc);
 		f->doc = NULL;
-		w->status = fail(d, f->name, cli_exit_status(rc), f->why, rc);
+		w->status = fail_called(d, f->name, cli_exit_status(rc), f->why, rc, f);
 	} else {
 		w->open = 1;
 		return;
@@ -721,7 +740,7 @@ static void finish_file(struct driver *d, struct work *w)
 	f->doc = NULL;
 	w->open = 0;
 	if (rc != 0)
-		w->status = fail(d, f->name, cli_exit_status(rc), NULL, rc);
+		w->status = fail_called(d, f->name, cli_exit_status(rc), NULL, rc, f);
 	else
 		w->status = d->b->ops->output(f, d->b->arg);
 	if (d->b->ledger && cli_ledger_end(&w->lc, w->status) != 0)
@@ -797,7 +816,7 @@ static void journal_file(struct driver *d, struct work *w)
 	pdfstamp_doc_close(w->f.doc);
 	w->f.doc = NULL;
 	w->open = 0;
-	w->status = fail(d, w->f.name, cli_exit_status(rc), NULL, rc);
+	w->status = fail_called(d, w->f.name, cli_exit_status(rc), NULL, rc, &w->f);
 	if (d->b->ledger && cli_ledger_end(&w->lc, w->status) != 0)
 		w->status = cli_worst(w->status, CLI_EXIT_IO);
 }

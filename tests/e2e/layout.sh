@@ -141,9 +141,10 @@ check(not bad, "no library object references a CLI symbol", str(bad))
 aes = {m for m, (_, u) in mods.items() if m != "aesmb" and any(owner.get(s) == "aesmb" for s in u)}
 check(aes <= {"sec", "kdf"}, "only sec and kdf reference the AES engine", "users: " + ", ".join(sorted(aes)))
 mbed = {m for m, (_, u) in mods.items() if any(s.startswith("mbedtls_") for s in u)}
-# revoc: X.509, OCSP and CRL checks of fetched data (issue 31), like dss's; tsp: RFC 3161
+# revoc: X.509, OCSP and CRL checks of fetched data (issue 31), like dss's, with ocsp (the
+# OCSP half) and x509sig (signatures, RSASSA-PSS); tsp: RFC 3161
 allowed = {"ctx", "kdf", "aesmb", "sec", "sha2", "journal", "dss", "sigcms", "rkey", "envelope",
-           "pubsec", "revoc", "tsp"}
+           "pubsec", "revoc", "ocsp", "x509sig", "tsp"}
 check(mbed <= allowed, "mbedTLS is used only by " + ", ".join(sorted(allowed)),
       "also: " + ", ".join(sorted(mbed - allowed)))
 

@@ -37,6 +37,10 @@
 #    a CRL of another issuer or with a spoilt signature, 4 redirects, a
 #    redirect to file://, a timeout (--timeout 1), a revoked signer
 #    (reported); 3 redirects are followed.
+#    The delegated responder: with id-pkix-ocsp-nocheck (the main runs) its
+#    certificate is in /DSS and /VRI and nothing is fetched for it; a second
+#    responder without it gets the intermediate's CRL, its reply about
+#    itself being refused (no proof), and without that CRL the file fails.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
 
@@ -136,6 +140,15 @@ crlDistributionPoints = URI:$B/int.crl
 basicConstraints = CA:false
 keyUsage = critical,digitalSignature
 extendedKeyUsage = critical,OCSPSigning
+noCheck = ignored
+authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
+crlDistributionPoints = URI:$B/int.crl
+[v3_ocsp2]
+basicConstraints = CA:false
+keyUsage = critical,digitalSignature
+extendedKeyUsage = critical,OCSPSigning
+authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
+crlDistributionPoints = URI:$B/int.crl
 EOF
 if ! (
 	set -e
@@ -162,12 +175,16 @@ if ! (
 	openssl req -newkey rsa:2048 -nodes -keyout ocsp.key -out ocsp.csr -subj "/CN=pdfstamp ltv OCSP"
 	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_ocsp -in ocsp.csr \
 		-out ocsp.pem -notext
+	# the same without id-pkix-ocsp-nocheck: its status is to be fetched
+	openssl req -newkey rsa:2048 -nodes -keyout ocsp2.key -out ocsp2.csr -subj "/CN=pdfstamp ltv OCSP 2"
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_ocsp2 -in ocsp2.csr \
+		-out ocsp2.pem -notext
 	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl -out int.crl.pem
 	# a responder the intermediate issued without id-kp-OCSPSigning
 	openssl req -newkey rsa:2048 -nodes -keyout rogue.key -out rogue.csr -subj "/CN=pdfstamp ltv rogue"
 	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_leaf -in rogue.csr \
 		-out rogue.pem -notext
-	for c in root int leaf ocsp; do openssl x509 -in $c.pem -outform DER -out $c.der; done
+	for c in root int leaf ocsp ocsp2; do openssl x509 -in $c.pem -outform DER -out $c.der; done
 	openssl crl -in root.crl.pem -outform DER -out root.crl
 	openssl crl -in int.crl.pem -outform DER -out int.crl
 	# canned replies for the failure cases: the OCSP signer's own status
@@ -189,6 +206,20 @@ if ! (
 	IDX=root.idx openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -gencrl \
 		-out wrongissuer.crl.pem
 	openssl crl -in wrongissuer.crl.pem -outform DER -out wrongissuer.crl
+	# RSASSA-PSS (RFC 4055): an OCSP reply and a CRL, and each with an MGF1
+	# hash (SHA-512) other than the signature's (SHA-256)
+	P='-rsigopt rsa_padding_mode:pss'
+	openssl ocsp -index int.idx -CA int.pem -rsigner ocsp.pem -rkey ocsp.key -issuer int.pem \
+		-cert leaf.pem -respout pss.ocsp -ndays 1 -no_nonce $P
+	openssl ocsp -index int.idx -CA int.pem -rsigner ocsp.pem -rkey ocsp.key -issuer int.pem \
+		-cert leaf.pem -respout pssmgf.ocsp -ndays 1 -no_nonce $P -rsigopt rsa_mgf1_md:sha512
+	P='-sigopt rsa_padding_mode:pss'
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl $P -out pss.crl.pem
+	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl $P \
+		-sigopt rsa_mgf1_md:sha512 -out pssmgf.crl.pem
+	for c in pss pssmgf; do openssl crl -in $c.crl.pem -outform DER -out $c.crl; done
+	openssl ocsp -respin pssmgf.ocsp -resp_text -noverify | grep -q 'mgf1 with sha512'
+	openssl crl -in pssmgf.crl -inform DER -noout -text | grep -q 'mgf1 with sha512'
 	# the intermediate's CRL with its signature spoilt (last byte flipped)
 	python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[-1] ^= 1; open(sys.argv[2], "wb").write(d)' \
 		int.crl badsig.crl
@@ -200,12 +231,20 @@ if ! (
 fi
 cp "$K/root.der" "$K/int.der" "$K/root.crl" "$K/int.crl" "$K/other.ocsp" "$K/unauth.ocsp" \
 	"$K/revoked.ocsp" "$K/replay.ocsp" "$K/rogue.ocsp" \
-	"$K/wrongissuer.crl" "$K/badsig.crl" "$W/"
+	"$K/wrongissuer.crl" "$K/badsig.crl" "$K/pss.ocsp" "$K/pssmgf.ocsp" "$K/pss.crl" \
+	"$K/pssmgf.crl" "$W/"
 ok "openssl made a root, an intermediate, a signer and a delegated OCSP signer"
+openssl x509 -in "$K/ocsp.pem" -noout -text >"$T/ocsp.txt" 2>&1
+openssl x509 -in "$K/ocsp2.pem" -noout -text >"$T/ocsp2.txt" 2>&1
+check_grep 'OCSP No Check' "$T/ocsp.txt" "the first delegated responder has id-pkix-ocsp-nocheck"
+check_no_grep 'OCSP No Check' "$T/ocsp2.txt" "the second has not"
 
-start_ocsp() {
+start_ocsp() { # [SIGNER (ocsp: with nocheck, ocsp2: without) [openssl ocsp options]]
+	local signer=${1:-ocsp}
+	shift
 	(cd "$K" && exec openssl ocsp -index int.idx -port "$OCSP_PORT" -CA int.pem \
-		-rsigner ocsp.pem -rkey ocsp.key -nmin 10 -ignore_err) >"$T/ocsp.log" 2>&1 &
+		-rsigner "$signer.pem" -rkey "$signer.key" -nmin 10 -ignore_err "$@") >"$T/ocsp.log" 2>&1 &
+	OCSP_PID=$!
 	PIDS+=($!)
 	# ready once it says so (a probing connection would hang the
 	# one-at-a-time responder)
@@ -240,6 +279,9 @@ import hashlib, sys
 import pikepdf
 
 path, pw, pki, label = sys.argv[1:5]
+# the responder that signed the OCSP reply: "ocsp" (nocheck: no data for
+# it) or "ocsp2" (without: the intermediate's CRL for it)
+resp = sys.argv[5] if len(sys.argv) > 5 else "ocsp"
 def res(ok, desc, detail=""):
     print(("OK\t" if ok else "FAIL\t") + label + ": " + desc + ("\t" + str(detail) if not ok else ""))
 rd = lambda n: open(pki + "/" + n, "rb").read()
@@ -250,10 +292,14 @@ if dss is None:
     sys.exit(0)
 got = lambda k: [bytes(s.read_raw_bytes()) for s in dss.get(k, [])]
 certs, ocsps, crls = got("/Certs"), got("/OCSPs"), got("/CRLs")
-want = [rd("leaf.der"), rd("int.der"), rd("root.der")]
-res(sorted(certs) == sorted(want) and len(certs) == 3,
-    "/Certs holds exactly the signer, the intermediate and the root", [len(c) for c in certs])
-res(crls == [rd("root.crl")], "/CRLs holds exactly the root's CRL (for the intermediate)",
+want = [rd("leaf.der"), rd("int.der"), rd("root.der"), rd(resp + ".der")]
+res(sorted(certs) == sorted(want) and len(certs) == 4,
+    "/Certs holds exactly the signer, the intermediate, the root and the OCSP responder " + resp,
+    [len(c) for c in certs])
+wcrl = [rd("root.crl")] + ([rd("int.crl")] if resp == "ocsp2" else [])
+res(sorted(crls) == sorted(wcrl) and len(crls) == len(wcrl),
+    "/CRLs holds exactly the root's CRL (for the intermediate)" +
+    (" and the intermediate's (for the responder without nocheck)" if resp == "ocsp2" else ""),
     [len(c) for c in crls])
 res(len(ocsps) == 1, "/OCSPs holds one OCSP response (for the signer)", len(ocsps))
 for i, o in enumerate(ocsps):
@@ -270,8 +316,9 @@ res(vri is not None and set(k[1:] for k in vri.keys()) == keys and len(keys) == 
 if vri is not None and keys:
     e = vri.get("/" + next(iter(keys)))
     n = lambda k: len(e.get(k, [])) if e is not None else -1
-    res((n("/Cert"), n("/OCSP"), n("/CRL")) == (3, 1, 1), "its entry lists 3 certificates, the "
-        "OCSP response and the CRL", (n("/Cert"), n("/OCSP"), n("/CRL")))
+    res((n("/Cert"), n("/OCSP"), n("/CRL")) == (4, 1, len(wcrl)), "its entry lists 4 "
+        "certificates (the responder's too), the OCSP response and the CRLs",
+        (n("/Cert"), n("/OCSP"), n("/CRL")))
 print("#" + " ".join("%d" % s.objgen[0] for k in ("/Certs", "/OCSPs", "/CRLs") for s in dss.get(k, [])))
 PY
 printf '#!/bin/sh\nexec %s "$@"\n' "$PIKE" >"$T/pike"
@@ -321,6 +368,7 @@ for n in $(sed -n 's/^#//p' "$T/extra"); do
 	qpdf --password-file="$UPW" --show-object="$n" --raw-stream-data "$O" >"$T/q.bin" 2>/dev/null
 	if cmp -s "$T/q.bin" "$K/leaf.der" || cmp -s "$T/q.bin" "$K/int.der" ||
 		cmp -s "$T/q.bin" "$K/root.der" || cmp -s "$T/q.bin" "$K/root.crl" ||
+		cmp -s "$T/q.bin" "$K/ocsp.der" ||
 		cmp -s "$T/q.bin" "$K/got0.ocsp"; then
 		ok "qpdf decrypts stream $n to what was fetched"
 	else
@@ -420,7 +468,8 @@ rd = lambda n: open(pki + "/" + n, "rb").read()
 pdf = pikepdf.open(path, password=pw)
 dss = pdf.Root.DSS
 certs = sorted(bytes(s.read_raw_bytes()) for s in dss.Certs)
-print("certs", certs == sorted(rd(n) for n in ("leaf.der", "int.der", "root.der", "tsa.der")))
+print("certs", certs == sorted(rd(n) for n in ("leaf.der", "int.der", "root.der", "tsa.der",
+                                                "ocsp.der")))
 print("ocsps", len(dss.OCSPs))
 print("crls", [bytes(s.read_raw_bytes()) for s in dss.CRLs] == [rd("root.crl")])
 print("types", sorted(str(f.V.get("/Type")) for f in pdf.Root.AcroForm.Fields
@@ -437,7 +486,7 @@ print("vri", sorted(k[1:] for k in dss.VRI.keys()) == sorted(keys) and len(keys)
 PY
 		check_eq "$(tr '\n' ' ' <"$T/dts.chk")" \
 			"certs True ocsps 2 crls True types ['/DocTimeStamp', '/Sig'] vri True " \
-			"/DSS: the chain and the TSA certificate, 2 OCSP responses, the root's CRL; a /VRI key each"
+			"/DSS: the chain, the TSA and responder certificates, 2 OCSP responses, the root's CRL; a /VRI key each"
 		# poppler's pdfsig does not validate ETSI.RFC3161 timestamps:
 		# the signature only, and audit for the timestamp's digest
 		sigstate "$T/dts-dss.pdf" >"$T/sigd.txt"
@@ -565,6 +614,30 @@ run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -o "$T/redir.pdf" "$S"
 check_status 0 "3 redirects are followed"
 check_eq "$(jget "$T/out" '[f["status"] for f in d["fetched"] if f["what"] == "ocsp"]')" "[200]" \
 	"the OCSP reply came after the redirects"
+# a failed file's JSON line lists what was fetched, the requests that
+# failed with their URL, HTTP status and reason (the file still unchanged)
+jfail() { # MODE EXPECTED-STATUS EXPECTED-FETCHED DESC
+	printf '%s\n' "$1" >"$W/mode"
+	cp "$S" "$T/f.pdf"
+	run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -i "$T/f.pdf"
+	check_status "$2" "$4 (--json)"
+	check_eq "$(jget "$T/out" '[d["ok"], d["exit"], sorted(d) == ["error", "exit", "fetched", "file", "ok"],
+		[[f["what"], f["url"].rsplit("/", 1)[1], f["status"], f["from_cache"], f.get("error", "")]
+		 for f in d["fetched"]]]')" "$3" "$4: the failure line's fetched array"
+	check_true cmp -s "$S" "$T/f.pdf" "$4 (--json): the file is byte-identical"
+}
+jfail "ocsp404 crl404" 1 \
+	'[false, 1, true, [["cert", "root.der", 200, false, ""], ["crl", "root.crl", 200, false, ""], ["ocsp", "ocsp", 404, false, "'"$B"'/ocsp: HTTP status 404"], ["crl", "int.crl", 404, false, "'"$B"'/int.crl: HTTP status 404"]]]' \
+	"OCSP 404, CRL 404"
+jfail "ocspfile:unauth.ocsp crl404" 4 \
+	'[false, 4, true, [["cert", "root.der", 200, false, ""], ["crl", "root.crl", 200, false, ""], ["ocsp", "ocsp", 200, false, "refused: responseStatus unauthorized (6)"], ["crl", "int.crl", 404, false, "'"$B"'/int.crl: HTTP status 404"]]]' \
+	"OCSP unauthorized, CRL 404"
+jfail "ocspfile:revoked.ocsp" 4 \
+	'[false, 4, true, [["cert", "root.der", 200, false, ""], ["crl", "root.crl", 200, false, ""], ["ocsp", "ocsp", 200, false, "the certificate is revoked"]]]' \
+	"a revoked signer"
+run "$PDFSTAMP" dss --fetch --verbose --password-file "$UPW" -i "$T/f.pdf"
+check_grep "^pdfstamp: .*f.pdf: ocsp $B/ocsp: HTTP 200, [0-9]+ bytes \(not used\)$" "$T/err" \
+	"--verbose: a failed file's replies are listed too"
 failcase "ocspfile:revoked.ocsp" 4 'pdfstamp ltv signer is revoked .*2026' "a revoked signer"
 failcase "ocspslow crl404" 1 'no complete reply within 1000 ms' "a timeout" --timeout 1
 # a reply for another certificate with a good CRL: the CRL is used
@@ -574,6 +647,57 @@ check_status 0 "OCSP refused, the CRL taken instead"
 check_eq "$(jget "$T/out" 'sorted(f["url"].rsplit("/", 1)[1] for f in d["fetched"])')" \
 	'["int.crl", "ocsp", "root.crl", "root.der"]' "the signer's CRL was fetched after the OCSP failure"
 : >"$W/mode"
+
+# RSASSA-PSS: an OCSP reply (from the delegated responder) and a CRL are
+# accepted and embedded as served; an MGF1 hash other than the
+# signature's is refused, saying so
+printf 'ocspfile:pss.ocsp crl404\n' >"$W/mode"
+run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -o "$T/pss1.pdf" "$S"
+check_status 0 "an RSASSA-PSS OCSP reply"
+check_eq "$("$PIKE" -c 'import sys, pikepdf
+d = pikepdf.open(sys.argv[1], password=sys.argv[2]).Root.DSS
+print([bytes(s.read_raw_bytes()) == open(sys.argv[3], "rb").read() for s in d.OCSPs])' \
+	"$T/pss1.pdf" "$U" "$K/pss.ocsp" 2>&1)" "[True]" "/DSS holds the PSS reply as served"
+printf 'ocsp500 crlfile:pss.crl\n' >"$W/mode"
+run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -o "$T/pss2.pdf" "$S"
+check_status 0 "an RSASSA-PSS CRL"
+check_eq "$("$PIKE" -c 'import sys, pikepdf
+d = pikepdf.open(sys.argv[1], password=sys.argv[2]).Root.DSS
+r = lambda n: open(n, "rb").read()
+print(sorted(bytes(s.read_raw_bytes()) for s in d.CRLs) == sorted([r(sys.argv[3]), r(sys.argv[4])]))' \
+	"$T/pss2.pdf" "$U" "$K/pss.crl" "$K/root.crl" 2>&1)" "True" \
+	"/DSS holds the PSS CRL as served (and the root's)"
+failcase "ocspfile:pssmgf.ocsp crl404" 4 'RSASSA-PSS parameters name an MGF1 hash other than' \
+	"an RSASSA-PSS OCSP reply with another MGF1 hash"
+failcase "ocsp500 crlfile:pssmgf.crl" 1 'CRL for .*RSASSA-PSS parameters name an MGF1 hash' \
+	"an RSASSA-PSS CRL with another MGF1 hash"
+: >"$W/mode"
+
+# The delegated responder without id-pkix-ocsp-nocheck (ocsp2, whose AIA
+# names the same /ocsp): its certificate goes into /DSS, and its own status
+# comes from the intermediate's CRL, since the responder's reply about
+# itself (signed by itself) proves nothing (RFC 6960 4.2.2.2.1)
+kill "$OCSP_PID" 2>/dev/null
+wait "$OCSP_PID" 2>/dev/null
+start_ocsp ocsp2 || { fail "openssl ocsp listens with the second responder"; finish; }
+: >"$T/http.log"
+run "$PDFSTAMP" dss --fetch --vri --json --password-file "$UPW" -o "$T/r2.pdf" "$S"
+check_status 0 "dss --fetch --vri, a responder without nocheck"
+check_eq "$(sort "$T/http.log" | tr '\n' ' ')" \
+	"GET /int.crl GET /root.crl GET /root.der POST /ocsp POST /ocsp " \
+	"the responder's own status was asked by OCSP, then from the intermediate's CRL"
+check_grep "OCSP for CN=pdfstamp ltv OCSP 2: .*signed by the responder it is about: no proof" "$T/err" \
+	"a warning says the responder's reply about itself was refused"
+pikecheck "$T/r2.pdf" "$U" "$K" "responder without nocheck" ocsp2
+sigstate "$T/r2.pdf" >"$T/sigr2.txt"
+check_grep 'Signature is Valid' "$T/sigr2.txt" "responder without nocheck: pdfsig still validates"
+failcase "crl404" 4 'OCSP for CN=pdfstamp ltv OCSP 2: .*no proof.*; and CRL .*HTTP status 404' \
+	"a responder without nocheck and no CRL for it"
+: >"$W/mode"
+kill "$OCSP_PID" 2>/dev/null
+wait "$OCSP_PID" 2>/dev/null
+start_ocsp || { fail "openssl ocsp listens with the first responder again"; finish; }
+
 stop_all
 failcase "" 1 'Could not connect|Couldn.t connect|Connection refused' "connection refused"
 
