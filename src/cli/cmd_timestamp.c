@@ -21,7 +21,8 @@
  *     data of the token's chain, fetched before anything is written, then
  *     a second update.  The file's result keeps both updates' results and
  *     what was fetched (fetched.c); --timeout bounds every request, the
- *     TSA's and the fetches.  Exit statuses are those of `dss --fetch` for
+ *     TSA's and the fetches; a failed file's line has "lta":{"fetched":[...]}
+ *     too (ops->failed).  Exit statuses are those of `dss --fetch` for
  *     the fetching; a failure of the second update after the timestamp is
  *     durable exits with its own status and says the timestamp stays.
  *  4. Without --reserve, the first file's placeholder size (its probe's)
@@ -308,6 +309,25 @@ static int output_timestamp(const struct cli_file *f, void *arg)
 	return CLI_EXIT_OK;
 }
 
+/* Note 3: a failed file's fetches too ("lta":{"fetched":[...]} on its
+ * failure line, or with --verbose the lines on stderr). */
+static void failed_timestamp(const struct cli_file *f, struct cli_json *j, void *arg)
+{
+	const struct ts_res *r = f->res;
+	const struct ts_args *a = arg;
+
+	if (!a->lta_on)
+		return;
+	if (j) {
+		cli_json_key(j, "lta");
+		cli_json_obj_begin(j);
+		cli_fetched_json(j, &r->fetched);
+		cli_json_obj_end(j);
+	} else if (f->run->verbose) {
+		cli_fetched_text(f->name, &r->fetched);
+	}
+}
+
 static const struct cli_ops timestamp_ops = {
 	.name = "timestamp",
 	.open = CLI_OPEN_UPDATE,
@@ -318,6 +338,7 @@ static const struct cli_ops timestamp_ops = {
 	.prepare = prepare_timestamp,
 	.call = call_timestamp,
 	.output = output_timestamp,
+	.failed = failed_timestamp,
 	.res_size = sizeof(struct ts_res),
 	.res_init = ts_res_init,
 	.res_clear = ts_res_clear

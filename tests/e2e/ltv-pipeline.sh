@@ -512,8 +512,11 @@ check_grep '"skipped":"done in the ledger"' "$T/out" "the ledger skips a file do
 # failures: the file is left byte-identical
 cp "$T/lt.pdf" "$T/fail.pdf"
 echo "ocsp500 crl404" >"$W/mode"
-run "$PDFSTAMP" timestamp --tsa "$TSA" --lta --password-file "$UPW" --in-place "$T/fail.pdf"
+run "$PDFSTAMP" timestamp --tsa "$TSA" --lta --json --password-file "$UPW" --in-place "$T/fail.pdf"
 check_status 1 "timestamp --lta with OCSP 500 and CRL 404: exit 1"
+check_eq "$(jget "$T/out" '[d["ok"], sorted({(f["what"], f["status"]) for f in d["lta"]["fetched"] if f["what"] != "cert"})]')" \
+	'[false, [["crl", 404], ["ocsp", 500]]]' \
+	"the failure line's lta.fetched names the OCSP 500 and the CRL 404"
 check_grep 'validation data' "$T/err" "the message says the validation data could not be had"
 if cmp -s "$T/lt.pdf" "$T/fail.pdf"; then
 	ok "the file is byte-identical after the failed fetch"
