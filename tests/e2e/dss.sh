@@ -35,93 +35,35 @@
 #    (4 x file size + 64 MiB) is refused with exit 4, nothing written.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/pki.sh"
 
-need python3
-need qpdf
-need pdfsig
-need certutil
-need pk12util
-need openssl
 need mutool
-# pikepdf: Debian's python3-pikepdf may sit in the system python3 only.
-PIKE=
-for py in python3 /usr/bin/python3; do
-	if "$py" -c 'import pikepdf' >/dev/null 2>&1; then
-		PIKE=$py
-		break
-	fi
-done
-[ -n "$PIKE" ] || { echo "SKIP: pikepdf is not installed (Debian: python3-pikepdf)"; exit 77; }
+pike_need
 
 e2e_inputs qpdf-r6-table qpdf-r6-xrefstream
 U=$(head -n 1 "$UPW")
+PKI_NICK=dss-signer
 
 same() {
 	if cmp -s "$1" "$2"; then ok "$3: the input is unchanged"; else fail "$3: the input is unchanged"; fi
 }
 
 # ---------------------------------------------------------------------------
-# 1. The PKI and the NSS database.
-K=$T/pki
-mkdir -p "$K"
-cat >"$K/ca.cnf" <<'EOF'
-[ca]
-default_ca = tca
-[tca]
-dir = .
-database = index.txt
-new_certs_dir = .
-serial = serial
-crlnumber = crlnumber
-default_md = sha256
-default_days = 30
-default_crl_days = 30
-policy = any
-[any]
-commonName = supplied
-[v3_ca]
-basicConstraints = critical,CA:true
-keyUsage = critical,keyCertSign,cRLSign
-subjectKeyIdentifier = hash
-[v3_leaf]
-basicConstraints = CA:false
-keyUsage = critical,digitalSignature,nonRepudiation
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-EOF
-if ! (
-	set -e
-	cd "$K"
-	: >index.txt
-	echo 1000 >serial
-	echo 01 >crlnumber
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -subj "/CN=pdfstamp dss test CA" \
-		-days 30 -config ca.cnf -extensions v3_ca
-	openssl req -newkey rsa:2048 -nodes -keyout leaf.key -out leaf.csr -subj "/CN=pdfstamp dss test signer"
-	openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -extensions v3_leaf -in leaf.csr \
-		-out leaf.pem -notext
-	openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -gencrl -out crl.pem
-	openssl crl -in crl.pem -outform DER -out crl.der
-	openssl x509 -in leaf.pem -outform DER -out leaf.der
-	openssl x509 -in ca.pem -outform DER -out ca.der
-	openssl ocsp -index index.txt -CA ca.pem -rsigner ca.pem -rkey ca.key -issuer ca.pem -cert leaf.pem \
+# 1. The PKI (pki.sh, one tier) and the NSS database.
+dss_pki() {
+	pki_cnf
+	pki_root ca "pdfstamp dss test CA"
+	pki_issue ca v3_leaf leaf "pdfstamp dss test signer"
+	pki_crl ca crl.pem crl.der
+	pki_der leaf ca
+	openssl ocsp -index ca.idx -CA ca.pem -rsigner ca.pem -rkey ca.key -issuer ca.pem -cert leaf.pem \
 		-respout ocsp.der -ndays 1
 	openssl ocsp -respin ocsp.der -resp_text -noverify | grep -q 'Cert Status: good'
-	openssl pkcs12 -export -in leaf.pem -inkey leaf.key -certfile ca.pem -out leaf.p12 -passout pass:p12 \
-		-name dss-signer
-) >"$T/pki.log" 2>&1; then
-	fail "making a CA, a leaf, a CRL and an OCSP response with openssl" "$(tail -c 800 "$T/pki.log")"
-	finish
-fi
+	pki_p12 leaf ca
+}
+pki_make "making a CA, a leaf, a CRL and an OCSP response with openssl" dss_pki
 ok "openssl made a CA, a leaf, a CRL and an OCSP response"
-NSS=$T/nss
-mkdir -p "$NSS"
-if ! certutil -N -d "sql:$NSS" --empty-password >"$T/nss.log" 2>&1 ||
-	! pk12util -i "$K/leaf.p12" -d "sql:$NSS" -W p12 -K '' >>"$T/nss.log" 2>&1 ||
-	! certutil -M -d "sql:$NSS" -n "pdfstamp dss test CA" -t "CT,C,C" >>"$T/nss.log" 2>&1; then
-	fail "importing the leaf into a throwaway NSS database" "$(cat "$T/nss.log")"
-	finish
-fi
+pki_nss "$K/leaf.p12" "pdfstamp dss test CA"
 
 # The independent check of a DSS-extended file (pikepdf).
 cat >"$T/chk.py" <<'PY'
@@ -183,16 +125,14 @@ PDFJS=${PDFJS:-/usr/share/javascript/pdf/build/pdf.js}
 for src in qpdf-r6-table qpdf-r6-xrefstream; do
 	s=$T/$src.signed.pdf
 	nsig=1
-	if ! pdfsig -add-signature -nssdir "sql:$NSS" -nick dss-signer -upw "$U" -reason "dss e2e" \
-		"$D/$src.pdf" "$s" >"$T/sign.log" 2>&1; then
+	if ! pki_sign "$D/$src.pdf" "$s" "dss e2e"; then
 		fail "$src: pdfsig signs the encrypted file" "$(cat "$T/sign.log")"
 		continue
 	fi
 	if [ "$src" = qpdf-r6-table ]; then
 		# a second signature over the first
 		mv "$s" "$T/once.pdf"
-		if ! pdfsig -add-signature -nssdir "sql:$NSS" -nick dss-signer -upw "$U" -reason "second" \
-			-new-signature-field-name Second "$T/once.pdf" "$s" >"$T/sign.log" 2>&1; then
+		if ! pki_sign "$T/once.pdf" "$s" "second" -new-signature-field-name Second; then
 			fail "$src: pdfsig signs a second time" "$(cat "$T/sign.log")"
 			continue
 		fi
@@ -218,14 +158,7 @@ for src in qpdf-r6-table qpdf-r6-xrefstream; do
 		"$src: pdfsig still reports every signature valid"
 	check_eq "$(grep 'Signed Ranges' "$T/sig1.txt")" "$(grep 'Signed Ranges' "$T/sig0.txt")" \
 		"$src: the signed byte ranges are the same"
-	# checker_feed (lib.sh) with the python3 that has pikepdf
-	printf '#!/bin/sh\nexec %s "$@"\n' "$PIKE" >"$T/pike"
-	chmod +x "$T/pike"
-	PATH="$T/pikebin:$PATH"
-	mkdir -p "$T/pikebin"
-	ln -sf "$T/pike" "$T/pikebin/python3"
-	checker_feed "$T/chk.py" "$o" "$U" "$K" "$src" "$nsig"
-	PATH=${PATH#"$T/pikebin:"}
+	pike_feed "$T/chk.py" "$o" "$U" "$K" "$src" "$nsig"
 	nums=$(sed -n 's/^#//p' "$T/extra")
 	check_ne "$nums" "" "$src: the checker named the new streams"
 	for nk in $nums; do
@@ -261,9 +194,7 @@ for src in qpdf-r6-table qpdf-r6-xrefstream; do
 			--crl "$K/crl.pem" --ocsp "$K/ocsp.der" --vri -o "$T/step2.pdf" "$T/step1.pdf"
 		check_status 0 "$src: dss with everything on top"
 		check_eq "$(jget "$T/out" 'len(d["objects"])')" 4 "$src: the second update is 3 streams and the new /DSS"
-		PATH="$T/pikebin:$PATH"
-		checker_feed "$T/chk.py" "$T/step2.pdf" "$U" "$K" "$src extended" "$nsig"
-		PATH=${PATH#"$T/pikebin:"}
+		pike_feed "$T/chk.py" "$T/step2.pdf" "$U" "$K" "$src extended" "$nsig"
 		sigstate "$T/step2.pdf" >"$T/sig2.txt"
 		check_eq "$(grep -c 'Signature Validation: Signature is Valid\.' "$T/sig2.txt")" "$nsig" \
 			"$src extended: pdfsig still reports every signature valid"

@@ -46,161 +46,53 @@
 # /Contents), so the token is read from the raw bytes here.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
-
-need python3
-need qpdf
-need pdfsig
-need certutil
-need pk12util
-need openssl
-
-# no proxy may stand between us and 127.0.0.1
-unset http_proxy https_proxy HTTPS_PROXY ALL_PROXY all_proxy
-export NO_PROXY='*' no_proxy='*'
+. "$TOP_SRCDIR/tests/e2e/pki.sh"
 
 e2e_inputs qpdf-r6-table qpdf-r6-xrefstream
 U=$(head -n 1 "$UPW")
 O=$(head -n 1 "$OPW")
-
-TSA_PID=
-trap '[ -n "$TSA_PID" ] && kill "$TSA_PID" 2>/dev/null; rm -rf "$T"' EXIT
+PKI_NICK=ts-signer
 
 # ---------------------------------------------------------------------------
-# 1. The PKI, the NSS database, the TSA.
-K=$T/pki
-mkdir -p "$K" "$K/other"
-cat >"$K/ca.cnf" <<'EOF'
-[ca]
-default_ca = tca
-[tca]
-dir = .
-database = index.txt
-new_certs_dir = .
-serial = serial
-default_md = sha256
-default_days = 30
-policy = any
-[any]
-commonName = supplied
-[v3_ca]
-basicConstraints = critical,CA:true
-keyUsage = critical,keyCertSign,cRLSign
-subjectKeyIdentifier = hash
-[v3_tsa]
-basicConstraints = CA:false
-keyUsage = critical,digitalSignature
-extendedKeyUsage = critical,timeStamping
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-[v3_leaf]
-basicConstraints = CA:false
-keyUsage = critical,digitalSignature,nonRepudiation
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-EOF
-cat >"$K/ts.cnf" <<'EOF'
-[tsa]
-default_tsa = tsa1
-[tsa1]
-dir = .
-serial = ./tsaserial
-crypto_device = builtin
-signer_cert = ./tsa.pem
-certs = ./ca.pem
-signer_key = ./tsa.key
-signer_digest = sha256
-default_policy = 1.2.3.4.1
-digests = sha1, sha256, sha384, sha512
-accuracy = secs:1
-ordering = yes
-tsa_name = yes
-ess_cert_id_chain = no
-ess_cert_id_alg = sha256
-EOF
-# tsa_big (tsa.py /grow): tsa1 whose tokens carry big.pem's certificates
-sed -n '/^\[tsa1\]/,$p' "$K/ts.cnf" |
-	sed 's/^\[tsa1\]/[tsa_big]/; s|^certs = ./ca.pem|certs = ./big.pem|' >>"$K/ts.cnf"
-if ! (
-	set -e
-	cd "$K"
-	: >index.txt
-	echo 1000 >serial
-	echo 01 >tsaserial
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -subj "/CN=pdfstamp ts test CA" \
-		-days 30 -config ca.cnf -extensions v3_ca
-	openssl req -newkey rsa:2048 -nodes -keyout tsa.key -out tsa.csr -subj "/CN=pdfstamp test TSA"
-	openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -extensions v3_tsa -in tsa.csr \
-		-out tsa.pem -notext
+# 1. The PKI (pki.sh, one tier), the NSS database, the TSA.
+ts_pki() {
+	pki_cnf
+	pki_ts_cnf ca.pem "sha1, sha256, sha384, sha512"
+	# tsa_big (tsa.py /grow): tsa1 whose tokens carry big.pem's certificates
+	sed -n '/^\[tsa1\]/,$p' ts.cnf |
+		sed 's/^\[tsa1\]/[tsa_big]/; s|^certs = ./ca.pem|certs = ./big.pem|' >>ts.cnf
+	pki_root ca "pdfstamp ts test CA"
+	pki_issue ca v3_tsa tsa "pdfstamp test TSA"
 	# the same key, issuer and serial number in another certificate (dates)
 	openssl x509 -req -in tsa.csr -CA ca.pem -CAkey ca.key \
 		-set_serial "0x$(openssl x509 -in tsa.pem -noout -serial | cut -d= -f2)" -days 29 \
 		-extfile ca.cnf -extensions v3_tsa -out tsa2.pem
-	openssl x509 -in tsa.pem -outform DER -out tsa.der
-	openssl x509 -in tsa2.pem -outform DER -out tsa2.der
+	pki_der tsa tsa2
 	[ "$(wc -c <tsa.der)" = "$(wc -c <tsa2.der)" ]
-	openssl req -newkey rsa:2048 -nodes -keyout leaf.key -out leaf.csr -subj "/CN=pdfstamp ts test signer"
-	openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -extensions v3_leaf -in leaf.csr \
-		-out leaf.pem -notext
-	openssl pkcs12 -export -in leaf.pem -inkey leaf.key -certfile ca.pem -out leaf.p12 -passout pass:p12 \
-		-name ts-signer
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout other/ca.key -out other/ca.pem \
-		-subj "/CN=another CA" -days 30 -config ca.cnf -extensions v3_ca
+	pki_issue ca v3_leaf leaf "pdfstamp ts test signer"
+	pki_p12 leaf ca
+	mkdir -p other
+	pki_root other/ca "another CA"
 	# tsa_big's tokens: the CA and four more certificates (tsa.py /grow)
 	cp ca.pem big.pem
 	for i in 1 2 3 4; do
 		openssl req -x509 -newkey rsa:4096 -nodes -keyout pad.key -subj "/CN=padding $i" \
 			-days 30 >>big.pem
 	done
-) >"$T/pki.log" 2>&1; then
-	fail "making a CA, a TSA and a signer with openssl" "$(tail -c 800 "$T/pki.log")"
-	finish
-fi
+}
+pki_make "making a CA, a TSA and a signer with openssl" ts_pki
 ok "openssl made a CA, a TSA certificate and a signer"
-NSS=$T/nss
-mkdir -p "$NSS"
-if ! certutil -N -d "sql:$NSS" --empty-password >"$T/nss.log" 2>&1 ||
-	! pk12util -i "$K/leaf.p12" -d "sql:$NSS" -W p12 -K '' >>"$T/nss.log" 2>&1 ||
-	! certutil -M -d "sql:$NSS" -n "pdfstamp ts test CA" -t "CT,C,C" >>"$T/nss.log" 2>&1; then
-	fail "importing the signer into a throwaway NSS database" "$(cat "$T/nss.log")"
-	finish
-fi
+pki_nss "$K/leaf.p12" "pdfstamp ts test CA"
 
-python3 "$TOP_SRCDIR/tests/e2e/fixtures/tsa.py" "$K" "$T/port" 2>"$T/tsa.err" &
-TSA_PID=$!
-for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
-[ -s "$T/port" ] || { fail "the test TSA starts" "$(cat "$T/tsa.err")"; finish; }
-PORT=$(cat "$T/port")
-TSA=http://127.0.0.1:$PORT
-ok "the test TSA listens on 127.0.0.1:$PORT"
+pki_start_tsa || { fail "the test TSA starts" "$(cat "$T/tsa.err")"; finish; }
+ok "the test TSA listens on ${TSA#http://}"
 nreq() { [ -f "$K/requests.log" ] && wc -l <"$K/requests.log" || echo 0; }
 
-# tsverify FILE N LABEL: the Nth-from-last /ByteRange of FILE (1: the
-# newest), its token read from the raw bytes, verified by openssl against
-# the bytes it names.
-cat >"$T/split.py" <<'PY'
-import re, sys
-path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-d = open(path, "rb").read()
-m = list(re.finditer(rb"/ByteRange\s*\[\s*0\s+(\d+)\s+(\d+)\s+(\d+)\s*\]", d))[-n]
-a, b, c = map(int, m.groups())
-assert d[a:a+1] == b"<" and d[b-1:b] == b">", "the gap is not the hex string"
-open(out + ".data", "wb").write(d[:a] + d[b:b + c])
-open(out + ".tok", "wb").write(bytes.fromhex(d[a + 1:b - 1].decode()))
-print("%d %d" % (b + c, len(d)))
-PY
-tsverify() {
-	local f=$1 n=$2 label=$3 ends
-	if ! ends=$(python3 "$T/split.py" "$f" "$n" "$T/tsv" 2>&1); then
-		fail "$label: the /ByteRange gap is the /Contents hex string" "$ends"
-		return
-	fi
-	if [ "$n" = 1 ]; then
-		check_eq "${ends% *}" "${ends#* }" "$label: the newest /ByteRange ends at the end of the file"
-	fi
-	run openssl ts -verify -data "$T/tsv.data" -in "$T/tsv.tok" -token_in -CAfile "$K/ca.pem" \
-		-untrusted "$K/tsa.pem"
-	check_grep '^Verification: OK' "$T/out" "$label: openssl ts -verify of the token against the /ByteRange bytes"
-}
+# pki_tsverify FILE N LABEL: the token verified against the CA, the
+# newest /ByteRange ending at the end of the file
+PKI_TS_CAFILE=$K/ca.pem
+PKI_TS_UNTRUSTED=$K/tsa.pem
+PKI_TS_CHECK_END=1
 
 same() {
 	if cmp -s "$1" "$2"; then ok "$3: the file is byte-identical"; else fail "$3: the file is byte-identical"; fi
@@ -209,8 +101,7 @@ same() {
 # ---------------------------------------------------------------------------
 # 2. A signed AES-256 file.
 S=$T/signed.pdf
-if ! pdfsig -add-signature -nssdir "sql:$NSS" -nick ts-signer -upw "$U" -reason "ts e2e" \
-	"$D/qpdf-r6-table.pdf" "$S" >"$T/sign.log" 2>&1; then
+if ! pki_sign "$D/qpdf-r6-table.pdf" "$S" "ts e2e"; then
 	fail "pdfsig signs the encrypted file" "$(cat "$T/sign.log")"
 	finish
 fi
@@ -223,7 +114,7 @@ check_eq "$(jget "$T/out" '[d["tsa"], d["requests"], d["http_status"], len(d["ti
 check_eq "$(($(nreq) - n0))" 2 "the TSA saw two queries"
 check_grep 'application/timestamp-query' "$K/requests.log" "the queries are sent as application/timestamp-query"
 cmp_prefix "$S" "$T/ts.pdf" "timestamp"
-tsverify "$T/ts.pdf" 1 "timestamp"
+pki_tsverify "$T/ts.pdf" 1 "timestamp"
 sigstate "$T/ts.pdf" >"$T/sig.txt"
 check_eq "$(grep -c 'Signature is Valid' "$T/sig.txt")" 1 "pdfsig: the first signature is still valid"
 pdfsig -nssdir "sql:$NSS" -upw "$U" "$T/ts.pdf" >"$T/sig2.txt" 2>/dev/null
@@ -255,8 +146,8 @@ run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --hash sha512 --reserve 6000 --json --
 check_status 0 "a second timestamp in place: exit 0"
 check_eq "$(($(nreq) - n0)) $(jget "$T/out" 'd["requests"]')" "1 1" "--reserve: one request"
 cmp_prefix "$T/ts.pdf" "$T/ts2.pdf" "the second timestamp"
-tsverify "$T/ts2.pdf" 1 "the second timestamp (sha512)"
-tsverify "$T/ts2.pdf" 2 "the first timestamp, after the second"
+pki_tsverify "$T/ts2.pdf" 1 "the second timestamp (sha512)"
+pki_tsverify "$T/ts2.pdf" 2 "the first timestamp, after the second"
 pdfsig -nssdir "sql:$NSS" -upw "$U" "$T/ts2.pdf" >"$T/sig2.txt" 2>/dev/null
 check_grep 'Signature Field Name: DocTimeStamp2' "$T/sig2.txt" "the second field is DocTimeStamp2"
 check_eq "$(grep -c 'Signature is Valid' "$T/sig2.txt")" 1 "pdfsig: the first signature is still valid after two"
@@ -278,7 +169,7 @@ run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --key "$K/ra.key" --cert "$K/ra.crt" \
 check_status 0 "a file encrypted to certificates, with a recipient's key: exit 0"
 check_true cmp -s -n "$(size_of "$T/pub.pdf")" "$T/pub.pdf" "$T/pub-ts.pdf" \
 	"encrypted to certificates: the input's bytes are a prefix of the output"
-tsverify "$T/pub-ts.pdf" 1 "encrypted to certificates"
+pki_tsverify "$T/pub-ts.pdf" 1 "encrypted to certificates"
 run "$PDFSTAMP" verify --key "$K/rb.key" --cert "$K/rb.crt" "$T/pub-ts.pdf"
 check_status 0 "encrypted to certificates: every object decrypts with the other recipient's key"
 run "$PDFSTAMP" audit --json --key "$K/rb.key" --cert "$K/rb.crt" "$T/pub-ts.pdf"
@@ -288,7 +179,7 @@ check_eq "$(jget "$T/out" 'd["verdict"]')" '"ok"' "encrypted to certificates: au
 # /DocTimeStamp's /Contents in encrypted files: see the notes above).
 run "$PDFSTAMP" timestamp --tsa "$TSA/ok" -o "$T/plain-ts.pdf" "$TOP_SRCDIR/samples/plain-2page.pdf"
 check_status 0 "a plaintext file: exit 0"
-tsverify "$T/plain-ts.pdf" 1 "a plaintext file"
+pki_tsverify "$T/plain-ts.pdf" 1 "a plaintext file"
 pdfsig "$T/plain-ts.pdf" >"$T/sig3.txt" 2>/dev/null
 check_grep 'Signer full Distinguished Name: CN=pdfstamp test TSA' "$T/sig3.txt" \
 	"a plaintext file: pdfsig names the TSA as the timestamp's signer"
@@ -303,7 +194,7 @@ for f in aes128 rc4; do
 	run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --hash sha384 --password-file "$UPW" -o "$T/$f-ts.pdf" \
 		"$T/$f.pdf"
 	check_status 0 "$f: exit 0"
-	tsverify "$T/$f-ts.pdf" 1 "$f (sha384)"
+	pki_tsverify "$T/$f-ts.pdf" 1 "$f (sha384)"
 	qcheck "$T/$f-ts.pdf" "$UPW" "$f"
 done
 
@@ -312,9 +203,9 @@ cp "$D/qpdf-r6-xrefstream.pdf" "$T/xs.pdf"
 for i in 1 2; do
 	run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --reserve 6000 --password-file "$UPW" -i "$T/xs.pdf"
 	check_status 0 "xref stream, timestamp $i: exit 0"
-	tsverify "$T/xs.pdf" 1 "xref stream, timestamp $i"
+	pki_tsverify "$T/xs.pdf" 1 "xref stream, timestamp $i"
 done
-tsverify "$T/xs.pdf" 2 "xref stream, the first timestamp after the second"
+pki_tsverify "$T/xs.pdf" 2 "xref stream, the first timestamp after the second"
 qcheck "$T/xs.pdf" "$UPW" "xref stream"
 pdfsig -upw "$U" "$T/xs.pdf" >"$T/sig4.txt" 2>/dev/null
 check_eq "$(grep -o 'Signature Field Name: .*' "$T/sig4.txt" | tr '\n' ' ')" \
@@ -327,7 +218,7 @@ run "$PDFSTAMP" timestamp --tsa "$TSA/ok" --reserve 6000 --jobs 3 --json --passw
 	-i "$T/batch1.pdf" "$T/batch2.pdf" "$T/batch3.pdf"
 check_status 0 "--jobs 3 -i on three files: exit 0"
 check_eq "$(grep -c '"ok":true' "$T/out")" 3 "--jobs 3: three success lines"
-for i in 1 2 3; do tsverify "$T/batch$i.pdf" 1 "--jobs 3, file $i"; done
+for i in 1 2 3; do pki_tsverify "$T/batch$i.pdf" 1 "--jobs 3, file $i"; done
 
 # ---------------------------------------------------------------------------
 # 4. DocMDP P=1: a document timestamp is no change (ISO 32000-2 12.8.2.2).
@@ -347,7 +238,7 @@ cp "$S" "$T/auth.pdf"
 run "$PDFSTAMP" timestamp --tsa "$TSA/user:sesame" --tsa-user user --tsa-password-file "$T/tsa.pw" \
 	--reserve 6000 --password-file "$UPW" -i "$T/auth.pdf"
 check_status 0 "basic authentication: exit 0"
-tsverify "$T/auth.pdf" 1 "basic authentication"
+pki_tsverify "$T/auth.pdf" 1 "basic authentication"
 cp "$S" "$T/auth2.pdf"
 run "$PDFSTAMP" timestamp --tsa "$TSA/user:other" --tsa-user user --tsa-password-file "$T/tsa.pw" \
 	--reserve 6000 --password-file "$UPW" -i "$T/auth2.pdf"
@@ -385,7 +276,7 @@ fails 1 'HTTP 404' "HTTP 404" --tsa "$TSA/404"
 fails 1 'HTTP 500' "HTTP 500" --tsa "$TSA/500"
 fails 1 '.' "a timeout" --tsa "$TSA/slow" --timeout 1 --reserve 6000
 # a port nobody listens on: bind one, then close it
-FREE=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+FREE=$(pki_free_port)
 fails 1 '.' "connection refused" --tsa "http://127.0.0.1:$FREE/ok"
 fails 2 'http:// or https://' "a TSA URL that is not http" --tsa "file:///etc/passwd"
 # with -o, a failure creates no output
@@ -421,7 +312,7 @@ check_eq "$(python3 -c 'import json,sys; print([json.loads(l)["requests"] for l 
 check_eq "$(($(nreq) - n0))" 4 "the TSA saw four queries for three files"
 check_eq "$(python3 -c 'import json,sys; print(len({json.loads(l)["reserve"] for l in open(sys.argv[1])}))' "$T/out")" \
 	1 "the three placeholders have the same size"
-for i in 1 2 3; do tsverify "$T/batch$i.pdf" 1 "batch file $i"; done
+for i in 1 2 3; do pki_tsverify "$T/batch$i.pdf" 1 "batch file $i"; done
 for i in 1 2; do cp "$S" "$T/grow$i.pdf"; done
 n0=$(nreq)
 run "$PDFSTAMP" timestamp --tsa "$TSA/grow" --jobs 1 --ordered --json --password-file "$UPW" \
@@ -435,5 +326,5 @@ print([a["requests"], b["requests"], b["reserve"] > a["reserve"], b["token_bytes
 check_eq "$(($(nreq) - n0))" 4 "the TSA saw four queries"
 check_eq "$(grep -c '%%EOF' "$T/grow2.pdf")" "$(($(grep -c '%%EOF' "$S") + 1))" \
 	"the grown file got one revision, not two"
-tsverify "$T/grow2.pdf" 1 "the grown file"
+pki_tsverify "$T/grow2.pdf" 1 "the grown file"
 finish
