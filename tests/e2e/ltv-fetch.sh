@@ -43,150 +43,58 @@
 #    itself being refused (no proof), and without that CRL the file fails.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/pki.sh"
 
-need python3
-need qpdf
-need pdfsig
-need certutil
-need pk12util
-need openssl
-PIKE=
-for py in python3 /usr/bin/python3; do
-	if "$py" -c 'import pikepdf' >/dev/null 2>&1; then
-		PIKE=$py
-		break
-	fi
-done
-[ -n "$PIKE" ] || { echo "SKIP: pikepdf is not installed (Debian: python3-pikepdf)"; exit 77; }
-
-# no proxy may stand between us and 127.0.0.1
-unset http_proxy https_proxy HTTPS_PROXY ALL_PROXY all_proxy
-export NO_PROXY='*' no_proxy='*'
+pike_need
 
 e2e_inputs qpdf-r6-table
 U=$(head -n 1 "$UPW")
+PKI_NICK=ltv-signer
 W=$T/www
 mkdir -p "$W"
-PIDS=()
-stop_all() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	PIDS=()
-}
-trap 'stop_all; rm -rf "$T"' EXIT
-
-OCSP_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-start_http() { # on the port of the last start, if any (the certificates name it)
-	rm -f "$T/port"
-	python3 "$TOP_SRCDIR/tests/e2e/fixtures/ltvserve.py" "$W" "$T/port" "$T/http.log" "$OCSP_PORT" \
-		"${HP:-0}" 2>"$T/http.err" &
-	PIDS+=($!)
-	for _ in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
-	HP=$(cat "$T/port" 2>/dev/null)
-}
-HP=
-start_http
-[ -n "$HP" ] || { fail "the HTTP fixture listens" "$(cat "$T/http.err")"; finish; }
+pki_start_http "$W" || { fail "the HTTP fixture listens" "$(cat "$T/http.err")"; finish; }
 B=http://127.0.0.1:$HP
 
 # ---------------------------------------------------------------------------
-# 1. The PKI
-K=$T/pki
-mkdir -p "$K"
-cat >"$K/ca.cnf" <<EOF
-[ca]
-default_ca = tca
-[tca]
-dir = .
-database = \$ENV::IDX
-new_certs_dir = .
-serial = serial
-crlnumber = crlnumber
-default_md = sha256
-default_days = 30
-default_crl_days = 30
-policy = any
-unique_subject = no
-[any]
-commonName = supplied
-[v3_root]
-basicConstraints = critical,CA:true
-keyUsage = critical,keyCertSign,cRLSign
-subjectKeyIdentifier = hash
-[v3_int]
-basicConstraints = critical,CA:true
-keyUsage = critical,keyCertSign,cRLSign
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-authorityInfoAccess = caIssuers;URI:$B/root.der
-crlDistributionPoints = URI:$B/root.crl
-[v3_leaf]
-basicConstraints = CA:false
-keyUsage = critical,digitalSignature,nonRepudiation
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
-crlDistributionPoints = URI:$B/int.crl
-[v3_tsa]
+# 1. The PKI (pki.sh, a root and an intermediate naming $B), and the
+# certificates of this script's own: the TSA (for PDFBox) without key
+# identifiers, the delegated responders with and without
+# id-pkix-ocsp-nocheck, each naming where its status is.
+ltv_pki() {
+	pki_cnf "$B"
+	cat >>ca.cnf <<EOF
+[v3_tsa_nokeyid]
 basicConstraints = CA:false
 keyUsage = critical,digitalSignature
 extendedKeyUsage = critical,timeStamping
 authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
 crlDistributionPoints = URI:$B/int.crl
-[v3_ocsp]
+[v3_ocsp_nocheck]
 basicConstraints = CA:false
 keyUsage = critical,digitalSignature
 extendedKeyUsage = critical,OCSPSigning
 noCheck = ignored
 authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
 crlDistributionPoints = URI:$B/int.crl
-[v3_ocsp2]
+[v3_ocsp_aia]
 basicConstraints = CA:false
 keyUsage = critical,digitalSignature
 extendedKeyUsage = critical,OCSPSigning
 authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
 crlDistributionPoints = URI:$B/int.crl
 EOF
-if ! (
-	set -e
-	cd "$K"
-	: >root.idx
-	: >int.idx
-	echo 1000 >serial
-	echo 01 >crlnumber
-	export IDX=root.idx
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout root.key -out root.pem \
-		-subj "/CN=pdfstamp ltv root" -days 30 -config ca.cnf -extensions v3_root
-	openssl req -newkey rsa:2048 -nodes -keyout int.key -out int.csr -subj "/CN=pdfstamp ltv intermediate"
-	openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -extensions v3_int -in int.csr \
-		-out int.pem -notext
-	openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -gencrl -out root.crl.pem
-	export IDX=int.idx
-	openssl req -newkey rsa:2048 -nodes -keyout leaf.key -out leaf.csr -subj "/CN=pdfstamp ltv signer"
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_leaf -in leaf.csr \
-		-out leaf.pem -notext
-	openssl req -newkey rsa:2048 -nodes -keyout tsa.key -out tsa.csr -subj "/CN=pdfstamp ltv TSA"
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_tsa -in tsa.csr \
-		-out tsa.pem -notext
-	openssl x509 -in tsa.pem -outform DER -out tsa.der
-	openssl req -newkey rsa:2048 -nodes -keyout ocsp.key -out ocsp.csr -subj "/CN=pdfstamp ltv OCSP"
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_ocsp -in ocsp.csr \
-		-out ocsp.pem -notext
+	pki_root root "pdfstamp ltv root"
+	pki_issue root v3_int int "pdfstamp ltv intermediate"
+	pki_crl root root.crl.pem root.crl
+	pki_issue int v3_leaf leaf "pdfstamp ltv signer"
+	pki_issue int v3_tsa_nokeyid tsa "pdfstamp ltv TSA"
+	pki_issue int v3_ocsp_nocheck ocsp "pdfstamp ltv OCSP"
 	# the same without id-pkix-ocsp-nocheck: its status is to be fetched
-	openssl req -newkey rsa:2048 -nodes -keyout ocsp2.key -out ocsp2.csr -subj "/CN=pdfstamp ltv OCSP 2"
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_ocsp2 -in ocsp2.csr \
-		-out ocsp2.pem -notext
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl -out int.crl.pem
+	pki_issue int v3_ocsp_aia ocsp2 "pdfstamp ltv OCSP 2"
+	pki_crl int int.crl.pem int.crl
 	# a responder the intermediate issued without id-kp-OCSPSigning
-	openssl req -newkey rsa:2048 -nodes -keyout rogue.key -out rogue.csr -subj "/CN=pdfstamp ltv rogue"
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_leaf -in rogue.csr \
-		-out rogue.pem -notext
-	for c in root int leaf ocsp ocsp2; do openssl x509 -in $c.pem -outform DER -out $c.der; done
-	openssl crl -in root.crl.pem -outform DER -out root.crl
-	openssl crl -in int.crl.pem -outform DER -out int.crl
+	pki_issue int v3_leaf rogue "pdfstamp ltv rogue"
+	pki_der tsa root int leaf ocsp ocsp2
 	# canned replies for the failure cases: the OCSP signer's own status
 	# (another certificate), unauthorized, and the signer revoked
 	openssl ocsp -index int.idx -CA int.pem -rsigner ocsp.pem -rkey ocsp.key -issuer int.pem \
@@ -203,9 +111,7 @@ if ! (
 	openssl ocsp -index int.idx -CA int.pem -rsigner rogue.pem -rkey rogue.key -issuer int.pem \
 		-cert leaf.pem -respout rogue.ocsp -ndays 1 -no_nonce
 	# the signer's CRL, but issued (and signed) by the root
-	IDX=root.idx openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -gencrl \
-		-out wrongissuer.crl.pem
-	openssl crl -in wrongissuer.crl.pem -outform DER -out wrongissuer.crl
+	pki_crl root wrongissuer.crl.pem wrongissuer.crl
 	# RSASSA-PSS (RFC 4055): an OCSP reply and a CRL, and each with an MGF1
 	# hash (SHA-512) other than the signature's (SHA-256)
 	P='-rsigopt rsa_padding_mode:pss'
@@ -214,21 +120,16 @@ if ! (
 	openssl ocsp -index int.idx -CA int.pem -rsigner ocsp.pem -rkey ocsp.key -issuer int.pem \
 		-cert leaf.pem -respout pssmgf.ocsp -ndays 1 -no_nonce $P -rsigopt rsa_mgf1_md:sha512
 	P='-sigopt rsa_padding_mode:pss'
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl $P -out pss.crl.pem
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl $P \
-		-sigopt rsa_mgf1_md:sha512 -out pssmgf.crl.pem
-	for c in pss pssmgf; do openssl crl -in $c.crl.pem -outform DER -out $c.crl; done
+	pki_crl int pss.crl.pem pss.crl $P
+	pki_crl int pssmgf.crl.pem pssmgf.crl $P -sigopt rsa_mgf1_md:sha512
 	openssl ocsp -respin pssmgf.ocsp -resp_text -noverify | grep -q 'mgf1 with sha512'
 	openssl crl -in pssmgf.crl -inform DER -noout -text | grep -q 'mgf1 with sha512'
 	# the intermediate's CRL with its signature spoilt (last byte flipped)
 	python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[-1] ^= 1; open(sys.argv[2], "wb").write(d)' \
 		int.crl badsig.crl
-	openssl pkcs12 -export -in leaf.pem -inkey leaf.key -certfile int.pem -out leaf.p12 -passout pass:p12 \
-		-name ltv-signer
-) >"$T/pki.log" 2>&1; then
-	fail "making the PKI with openssl" "$(tail -c 1200 "$T/pki.log")"
-	finish
-fi
+	pki_p12 leaf int
+}
+pki_make "making the PKI with openssl" ltv_pki
 cp "$K/root.der" "$K/int.der" "$K/root.crl" "$K/int.crl" "$K/other.ocsp" "$K/unauth.ocsp" \
 	"$K/revoked.ocsp" "$K/replay.ocsp" "$K/rogue.ocsp" \
 	"$K/wrongissuer.crl" "$K/badsig.crl" "$K/pss.ocsp" "$K/pssmgf.ocsp" "$K/pss.crl" \
@@ -239,34 +140,10 @@ openssl x509 -in "$K/ocsp2.pem" -noout -text >"$T/ocsp2.txt" 2>&1
 check_grep 'OCSP No Check' "$T/ocsp.txt" "the first delegated responder has id-pkix-ocsp-nocheck"
 check_no_grep 'OCSP No Check' "$T/ocsp2.txt" "the second has not"
 
-start_ocsp() { # [SIGNER (ocsp: with nocheck, ocsp2: without) [openssl ocsp options]]
-	local signer=${1:-ocsp}
-	shift
-	(cd "$K" && exec openssl ocsp -index int.idx -port "$OCSP_PORT" -CA int.pem \
-		-rsigner "$signer.pem" -rkey "$signer.key" -nmin 10 -ignore_err "$@") >"$T/ocsp.log" 2>&1 &
-	OCSP_PID=$!
-	PIDS+=($!)
-	# ready once it says so (a probing connection would hang the
-	# one-at-a-time responder)
-	for _ in $(seq 50); do
-		grep -q 'waiting for OCSP client connections' "$T/ocsp.log" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-start_ocsp || { fail "openssl ocsp listens" "$(cat "$T/ocsp.log")"; finish; }
-
-NSS=$T/nss
-mkdir -p "$NSS"
-if ! certutil -N -d "sql:$NSS" --empty-password >"$T/nss.log" 2>&1 ||
-	! pk12util -i "$K/leaf.p12" -d "sql:$NSS" -W p12 -K '' >>"$T/nss.log" 2>&1 ||
-	! certutil -A -d "sql:$NSS" -n "ltv root" -t "CT,C,C" -i "$K/root.pem" >>"$T/nss.log" 2>&1; then
-	fail "importing the signer into a throwaway NSS database" "$(cat "$T/nss.log")"
-	finish
-fi
+pki_start_ocsp int ocsp || { fail "openssl ocsp listens" "$(cat "$T/ocsp.log")"; finish; }
+pki_nss "$K/leaf.p12" "ltv root" "$K/root.pem"
 S=$T/signed.pdf
-if ! pdfsig -add-signature -nssdir "sql:$NSS" -nick ltv-signer -upw "$U" -reason "ltv e2e" \
-	"$D/qpdf-r6-table.pdf" "$S" >"$T/sign.log" 2>&1; then
+if ! pki_sign "$D/qpdf-r6-table.pdf" "$S" "ltv e2e"; then
 	fail "pdfsig signs the encrypted file" "$(cat "$T/sign.log")"
 	finish
 fi
@@ -321,15 +198,7 @@ if vri is not None and keys:
         (n("/Cert"), n("/OCSP"), n("/CRL")))
 print("#" + " ".join("%d" % s.objgen[0] for k in ("/Certs", "/OCSPs", "/CRLs") for s in dss.get(k, [])))
 PY
-printf '#!/bin/sh\nexec %s "$@"\n' "$PIKE" >"$T/pike"
-chmod +x "$T/pike"
-mkdir -p "$T/pikebin"
-ln -sf "$T/pike" "$T/pikebin/python3"
-pikecheck() {
-	PATH="$T/pikebin:$PATH"
-	checker_feed "$T/chk.py" "$@"
-	PATH=${PATH#"$T/pikebin:"}
-}
+pikecheck() { pike_feed "$T/chk.py" "$@"; }
 
 # ===========================================================================
 # 2. dss --fetch --vri
@@ -393,8 +262,7 @@ for h in "rc4-128:128 --use-aes=n" "aes-128:128 --use-aes=y"; do
 	qpdf --allow-weak-crypto --encrypt "$U" "$(head -n 1 "$OPW")" ${h#*:} -- \
 		"$TOP_SRCDIR/samples/plain-2page.pdf" "$T/$name.pdf" 2>"$T/q.err" ||
 		{ fail "$name: qpdf makes the input" "$(cat "$T/q.err")"; continue; }
-	if ! pdfsig -add-signature -nssdir "sql:$NSS" -nick ltv-signer -upw "$U" -reason "ltv $name" \
-		"$T/$name.pdf" "$T/$name.signed.pdf" >"$T/sign.log" 2>&1; then
+	if ! pki_sign "$T/$name.pdf" "$T/$name.signed.pdf" "ltv $name"; then
 		fail "$name: pdfsig signs the file" "$(cat "$T/sign.log")"
 		continue
 	fi
@@ -531,7 +399,7 @@ check_eq "$(ls "$C" | grep -c '\.der$')" 3 "the cache holds the three replies"
 check_eq "$(find "$C" -type f ! -perm 600 | wc -l)" 0 "the cache files are mode 0600"
 # a planted symlink under another key is never followed
 ln -s /etc/passwd "$C/$(printf '%064d' 0).der"
-stop_all
+pki_stop_all
 run "$PDFSTAMP" dss --fetch --vri --json --cache "$C" --password-file "$UPW" -o "$T/c2.pdf" "$S"
 check_status 0 "dss --fetch --cache with both servers stopped"
 check_eq "$(jget "$T/out" '[len(d["fetched"]), all(f["from_cache"] and f["status"] == 0 for f in d["fetched"])]')" \
@@ -547,14 +415,14 @@ check_status 2 "--cache without --fetch is a usage error"
 # ===========================================================================
 # 4. Failure modes: the file byte-identical, a clear message
 # ===========================================================================
-start_http
+pki_start_http "$W"
 B2=http://127.0.0.1:$HP
 if [ "$B2" != "$B" ]; then
 	# the certificates name the old port: serve there again
 	skip "failure modes: the HTTP fixture came back on another port ($B2, not $B)"
 	finish
 fi
-start_ocsp || { fail "openssl ocsp listens again"; finish; }
+pki_start_ocsp int ocsp || { fail "openssl ocsp listens again"; finish; }
 # the proxy variables, as libcurl reads them: http_proxy is used (the
 # fixture sees absolute URIs), HTTP_PROXY (uppercase) is not, NO_PROXY wins
 : >"$T/http.log"
@@ -679,7 +547,7 @@ failcase "ocsp500 crlfile:pssmgf.crl" 1 'CRL for .*RSASSA-PSS parameters name an
 # itself (signed by itself) proves nothing (RFC 6960 4.2.2.2.1)
 kill "$OCSP_PID" 2>/dev/null
 wait "$OCSP_PID" 2>/dev/null
-start_ocsp ocsp2 || { fail "openssl ocsp listens with the second responder"; finish; }
+pki_start_ocsp int ocsp2 || { fail "openssl ocsp listens with the second responder"; finish; }
 : >"$T/http.log"
 run "$PDFSTAMP" dss --fetch --vri --json --password-file "$UPW" -o "$T/r2.pdf" "$S"
 check_status 0 "dss --fetch --vri, a responder without nocheck"
@@ -696,9 +564,9 @@ failcase "crl404" 4 'OCSP for CN=pdfstamp ltv OCSP 2: .*no proof.*; and CRL .*HT
 : >"$W/mode"
 kill "$OCSP_PID" 2>/dev/null
 wait "$OCSP_PID" 2>/dev/null
-start_ocsp || { fail "openssl ocsp listens with the first responder again"; finish; }
+pki_start_ocsp int ocsp || { fail "openssl ocsp listens with the first responder again"; finish; }
 
-stop_all
+pki_stop_all
 failcase "" 1 'Could not connect|Couldn.t connect|Connection refused' "connection refused"
 
 finish

@@ -35,197 +35,47 @@
 #    (OCSP 500, CRL 404) and -o - leave the file byte-identical.
 
 . "$TOP_SRCDIR/tests/e2e/lib.sh"
+. "$TOP_SRCDIR/tests/e2e/pki.sh"
 
-need python3
-need qpdf
-need pdfsig
-need certutil
-need pk12util
-need openssl
-PIKE=
-for py in python3 /usr/bin/python3; do
-	if "$py" -c 'import pikepdf' >/dev/null 2>&1; then
-		PIKE=$py
-		break
-	fi
-done
-[ -n "$PIKE" ] || { echo "SKIP: pikepdf is not installed (Debian: python3-pikepdf)"; exit 77; }
-
-unset http_proxy https_proxy HTTPS_PROXY ALL_PROXY all_proxy
-export NO_PROXY='*' no_proxy='*'
+pike_need
 
 e2e_inputs qpdf-r6-table qpdf-r5-table
 U=$(head -n 1 "$UPW")
+PKI_NICK=pipeline-signer
 W=$T/www
 mkdir -p "$W"
-PIDS=()
-stop_all() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	PIDS=()
-}
-trap 'stop_all; rm -rf "$T"' EXIT
-
-OCSP_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 "$TOP_SRCDIR/tests/e2e/fixtures/ltvserve.py" "$W" "$T/port" "$T/http.log" "$OCSP_PORT" 0 \
-	2>"$T/http.err" &
-PIDS+=($!)
-for _ in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
-[ -s "$T/port" ] || { fail "the HTTP fixture listens" "$(cat "$T/http.err")"; finish; }
-B=http://127.0.0.1:$(cat "$T/port")
+pki_start_http "$W" || { fail "the HTTP fixture listens" "$(cat "$T/http.err")"; finish; }
+B=http://127.0.0.1:$HP
 
 # ---------------------------------------------------------------------------
-# 1. The PKI, the OCSP responder, the TSA.
-K=$T/pki
-mkdir -p "$K"
-cat >"$K/ca.cnf" <<EOF
-[ca]
-default_ca = tca
-[tca]
-dir = .
-database = \$ENV::IDX
-new_certs_dir = .
-serial = serial
-crlnumber = crlnumber
-default_md = sha256
-default_days = 30
-default_crl_days = 30
-policy = any
-unique_subject = no
-[any]
-commonName = supplied
-[v3_root]
-basicConstraints = critical,CA:true
-keyUsage = critical,keyCertSign,cRLSign
-subjectKeyIdentifier = hash
-[v3_int]
-basicConstraints = critical,CA:true
-keyUsage = critical,keyCertSign,cRLSign
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-authorityInfoAccess = caIssuers;URI:$B/root.der
-crlDistributionPoints = URI:$B/root.crl
-[v3_leaf]
-basicConstraints = CA:false
-keyUsage = critical,digitalSignature,nonRepudiation
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
-crlDistributionPoints = URI:$B/int.crl
-[v3_tsa]
-basicConstraints = CA:false
-keyUsage = critical,digitalSignature
-extendedKeyUsage = critical,timeStamping
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-authorityInfoAccess = caIssuers;URI:$B/int.der,OCSP;URI:$B/ocsp
-crlDistributionPoints = URI:$B/int.crl
-[v3_ocsp]
-basicConstraints = CA:false
-keyUsage = critical,digitalSignature
-extendedKeyUsage = critical,OCSPSigning
-EOF
-cat >"$K/ts.cnf" <<'EOF'
-[tsa]
-default_tsa = tsa1
-[tsa1]
-dir = .
-serial = ./tsaserial
-crypto_device = builtin
-signer_cert = ./tsa.pem
-certs = ./int.pem
-signer_key = ./tsa.key
-signer_digest = sha256
-default_policy = 1.2.3.4.1
-digests = sha256, sha384, sha512
-accuracy = secs:1
-ordering = yes
-tsa_name = yes
-ess_cert_id_chain = no
-ess_cert_id_alg = sha256
-EOF
-if ! (
-	set -e
-	cd "$K"
-	: >root.idx
-	: >int.idx
-	echo 1000 >serial
-	echo 01 >crlnumber
-	echo 01 >tsaserial
-	export IDX=root.idx
-	openssl req -x509 -newkey rsa:2048 -nodes -keyout root.key -out root.pem \
-		-subj "/CN=pdfstamp pipeline root" -days 30 -config ca.cnf -extensions v3_root
-	openssl req -newkey rsa:2048 -nodes -keyout int.key -out int.csr -subj "/CN=pdfstamp pipeline int"
-	openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -extensions v3_int -in int.csr \
-		-out int.pem -notext
-	openssl ca -batch -config ca.cnf -cert root.pem -keyfile root.key -gencrl -out root.crl.pem
-	export IDX=int.idx
-	openssl req -newkey rsa:2048 -nodes -keyout leaf.key -out leaf.csr -subj "/CN=pdfstamp pipeline signer"
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_leaf -in leaf.csr \
-		-out leaf.pem -notext
-	openssl req -newkey rsa:2048 -nodes -keyout tsa.key -out tsa.csr -subj "/CN=pdfstamp pipeline TSA"
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_tsa -in tsa.csr \
-		-out tsa.pem -notext
-	openssl req -newkey rsa:2048 -nodes -keyout ocsp.key -out ocsp.csr -subj "/CN=pdfstamp pipeline OCSP"
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -extensions v3_ocsp -in ocsp.csr \
-		-out ocsp.pem -notext
-	openssl ca -batch -config ca.cnf -cert int.pem -keyfile int.key -gencrl -out int.crl.pem
-	for c in root int leaf tsa; do openssl x509 -in $c.pem -outform DER -out $c.der; done
-	openssl crl -in root.crl.pem -outform DER -out root.crl
-	openssl crl -in int.crl.pem -outform DER -out int.crl
-	openssl pkcs12 -export -in leaf.pem -inkey leaf.key -certfile int.pem -out leaf.p12 -passout pass:p12 \
-		-name pipeline-signer
-) >"$T/pki.log" 2>&1; then
-	fail "making the PKI with openssl" "$(tail -c 1200 "$T/pki.log")"
-	finish
-fi
+# 1. The PKI (pki.sh, a root and an intermediate naming $B), the OCSP
+# responder, the TSA.
+pipeline_pki() {
+	pki_cnf "$B"
+	pki_ts_cnf int.pem "sha256, sha384, sha512"
+	pki_root root "pdfstamp pipeline root"
+	pki_issue root v3_int int "pdfstamp pipeline int"
+	pki_crl root root.crl.pem root.crl
+	pki_issue int v3_leaf leaf "pdfstamp pipeline signer"
+	pki_issue int v3_tsa tsa "pdfstamp pipeline TSA"
+	pki_issue int v3_ocsp ocsp "pdfstamp pipeline OCSP"
+	pki_crl int int.crl.pem int.crl
+	pki_der root int leaf tsa
+	pki_p12 leaf int
+	cat int.pem tsa.pem >untrusted.pem
+}
+pki_make "making the PKI with openssl" pipeline_pki
 cp "$K/root.der" "$K/int.der" "$K/root.crl" "$K/int.crl" "$W/"
 ok "openssl made a root, an intermediate, a signer, a TSA and an OCSP signer"
 
-(cd "$K" && exec openssl ocsp -index int.idx -port "$OCSP_PORT" -CA int.pem \
-	-rsigner ocsp.pem -rkey ocsp.key -nmin 10 -ignore_err) >"$T/ocsp.log" 2>&1 &
-PIDS+=($!)
-for _ in $(seq 50); do
-	grep -q 'waiting for OCSP client connections' "$T/ocsp.log" 2>/dev/null && break
-	sleep 0.1
-done
-grep -q 'waiting for OCSP client connections' "$T/ocsp.log" || { fail "openssl ocsp listens"; finish; }
-python3 "$TOP_SRCDIR/tests/e2e/fixtures/tsa.py" "$K" "$T/tsaport" 2>"$T/tsa.err" &
-PIDS+=($!)
-for _ in $(seq 100); do [ -s "$T/tsaport" ] && break; sleep 0.05; done
-[ -s "$T/tsaport" ] || { fail "the test TSA starts" "$(cat "$T/tsa.err")"; finish; }
-TSA=http://127.0.0.1:$(cat "$T/tsaport")/ok
+pki_start_ocsp int ocsp || { fail "openssl ocsp listens"; finish; }
+pki_start_tsa || { fail "the test TSA starts" "$(cat "$T/tsa.err")"; finish; }
+TSA=$TSA/ok
+pki_nss "$K/leaf.p12" "pipeline root" "$K/root.pem"
 
-NSS=$T/nss
-mkdir -p "$NSS"
-if ! certutil -N -d "sql:$NSS" --empty-password >"$T/nss.log" 2>&1 ||
-	! pk12util -i "$K/leaf.p12" -d "sql:$NSS" -W p12 -K '' >>"$T/nss.log" 2>&1 ||
-	! certutil -A -d "sql:$NSS" -n "pipeline root" -t "CT,C,C" -i "$K/root.pem" >>"$T/nss.log" 2>&1; then
-	fail "importing the signer into a throwaway NSS database" "$(cat "$T/nss.log")"
-	finish
-fi
-
-# the token of the Nth-from-last /ByteRange, verified by openssl against
-# the bytes it names, the root the only anchor
-cat >"$T/split.py" <<'PY'
-import re, sys
-path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-d = open(path, "rb").read()
-m = list(re.finditer(rb"/ByteRange\s*\[\s*0\s+(\d+)\s+(\d+)\s+(\d+)\s*\]", d))[-n]
-a, b, c = map(int, m.groups())
-open(out + ".data", "wb").write(d[:a] + d[b:b + c])
-open(out + ".tok", "wb").write(bytes.fromhex(d[a + 1:b - 1].decode()))
-PY
-tsverify() {
-	python3 "$T/split.py" "$1" "$2" "$T/tsv"
-	cat "$K/int.pem" "$K/tsa.pem" >"$T/untrusted.pem"
-	run openssl ts -verify -data "$T/tsv.data" -in "$T/tsv.tok" -token_in -CAfile "$K/root.pem" \
-		-untrusted "$T/untrusted.pem"
-	check_grep '^Verification: OK' "$T/out" "$3: openssl ts -verify of the token against its /ByteRange bytes"
-}
+# pki_tsverify FILE N LABEL: the root the only anchor
+PKI_TS_CAFILE=$K/root.pem
+PKI_TS_UNTRUSTED=$K/untrusted.pem
 step_ok() { # PREV NEXT LABEL
 	check_status 0 "$3: exit 0"
 	cmp_prefix "$1" "$2" "$3"
@@ -236,8 +86,7 @@ step_ok() { # PREV NEXT LABEL
 # ---------------------------------------------------------------------------
 # 2. The pipeline.
 S=$T/signed.pdf
-if ! pdfsig -add-signature -nssdir "sql:$NSS" -nick pipeline-signer -upw "$U" -reason "pipeline" \
-	"$D/qpdf-r6-table.pdf" "$S" >"$T/sign.log" 2>&1; then
+if ! pki_sign "$D/qpdf-r6-table.pdf" "$S" "pipeline"; then
 	fail "pdfsig signs the encrypted file" "$(cat "$T/sign.log")"
 	finish
 fi
@@ -247,13 +96,13 @@ run "$PDFSTAMP" timestamp --tsa "$TSA" --tsa-ca "$K/root.pem" --json --password-
 	-o "$T/ts.pdf" "$T/lt.pdf"
 step_ok "$T/lt.pdf" "$T/ts.pdf" "timestamp"
 check_eq "$(jget "$T/out" 'd["tsa"]')" '"CN=pdfstamp pipeline TSA"' "timestamp: the TSA is named"
-tsverify "$T/ts.pdf" 1 "timestamp"
+pki_tsverify "$T/ts.pdf" 1 "timestamp"
 : >"$T/http.log"
 run "$PDFSTAMP" dss --fetch --json --password-file "$UPW" -o "$T/lta.pdf" "$T/ts.pdf"
 step_ok "$T/ts.pdf" "$T/lta.pdf" "dss --fetch after the timestamp (B-LTA)"
 cp "$T/out" "$T/lta.json"
 check_grep 'POST /ocsp' "$T/http.log" "the last dss asks the OCSP responder (about the TSA certificate)"
-tsverify "$T/lta.pdf" 1 "the timestamp after the last dss"
+pki_tsverify "$T/lta.pdf" 1 "the timestamp after the last dss"
 cat >"$T/chk.py" <<'PY'
 import sys
 import pikepdf
@@ -272,14 +121,7 @@ res(len(ocsps) >= 2, "/DSS /OCSPs holds at least two responses", len(ocsps))
 for i, o in enumerate(ocsps):
     open("%s/got%d.ocsp" % (pki, i), "wb").write(o)
 PY
-PATH_SAVE=$PATH
-printf '#!/bin/sh\nexec %s "$@"\n' "$PIKE" >"$T/pike"
-chmod +x "$T/pike"
-mkdir -p "$T/pikebin"
-ln -sf "$T/pike" "$T/pikebin/python3"
-PATH="$T/pikebin:$PATH"
-checker_feed "$T/chk.py" "$T/lta.pdf" "$U" "$K"
-PATH=$PATH_SAVE
+pike_feed "$T/chk.py" "$T/lta.pdf" "$U" "$K"
 good=
 for o in "$K"/got*.ocsp; do
 	if openssl ocsp -respin "$o" -issuer "$K/int.pem" -cert "$K/tsa.pem" -VAfile "$K/ocsp.pem" \
@@ -301,8 +143,8 @@ check_eq "$(jget "$T/out" '[d["verdict"], d["forbidden"], [sorted({c["kind"] for
 # 3. A later timestamp extends the archive.
 run "$PDFSTAMP" timestamp --tsa "$TSA" --json --password-file "$UPW" -o "$T/lta2.pdf" "$T/lta.pdf"
 step_ok "$T/lta.pdf" "$T/lta2.pdf" "a second timestamp"
-tsverify "$T/lta2.pdf" 1 "the second timestamp"
-tsverify "$T/lta2.pdf" 2 "the first timestamp, after the second"
+pki_tsverify "$T/lta2.pdf" 1 "the second timestamp"
+pki_tsverify "$T/lta2.pdf" 2 "the first timestamp, after the second"
 
 # ---------------------------------------------------------------------------
 # 4. An independent reader of the encrypted file: PDFBox opens it with the
@@ -361,7 +203,7 @@ if javac -nowarn -cp "$JARS" -d "$T/java" "$TOP_SRCDIR/tests/e2e/fixtures/SigChe
 			run "$PDFSTAMP" dss --fetch --password-file "$UPW" -o "$T/$prod-lta.pdf" \
 				"$T/$prod-ts.pdf"
 			check_status 0 "$prod: dss --fetch after the timestamp"
-			tsverify "$T/$prod-lta.pdf" 1 "$prod"
+			pki_tsverify "$T/$prod-lta.pdf" 1 "$prod"
 			java -cp "$JARS:$T/java" SigCheck "$T/$prod-lta.pdf" "$U" >"$T/sc-$prod.out" 2>&1
 			check_eq "$(awk '$1 == "sig" { v = $4 " " $5; $1 = $2 = $3 = ""; print $5 == "ok" ? v : substr($0, 4) }' "$T/sc-$prod.out")" \
 				"$(printf 'adbe.pkcs7.detached ok\nETSI.RFC3161 ok')" \
@@ -418,7 +260,7 @@ PY
 lta_check() { # FILE INPUT LABEL [vri]
 	local o good=
 	rm -f "$K"/lta*.ocsp
-	PATH="$T/pikebin:$PATH" checker_feed "$T/lta.py" "$1" "$U" "$K" "$(stat -c %s "$2")" \
+	pike_feed "$T/lta.py" "$1" "$U" "$K" "$(stat -c %s "$2")" \
 		${4:+${4%unsigned}}
 	for o in "$K"/lta*.ocsp; do
 		if openssl ocsp -respin "$o" -issuer "$K/int.pem" -cert "$K/tsa.pem" \
@@ -432,7 +274,7 @@ lta_check() { # FILE INPUT LABEL [vri]
 	else
 		fail "$3: openssl verifies the DSS's OCSP response for the TSA certificate"
 	fi
-	tsverify "$1" 1 "$3"
+	pki_tsverify "$1" 1 "$3"
 	[ "${4:-}" = unsigned ] && return
 	run "$PDFSTAMP" audit --json --password-file "$UPW" "$1"
 	check_eq "$(jget "$T/out" '[d["verdict"], [sorted({c["kind"] for c in r["changes"]}) for r in d["revisions"][-2:]]]')" \
@@ -477,7 +319,7 @@ check_eq "$(jget "$T/out" '[len(d["lta"]["fetched"]) > 0, all(f["from_cache"] fo
 	'[true, true, false]' \
 	"timestamp --lta --cache: the second run takes every reply from the cache (and /DSS has them)"
 check_eq "$(wc -l <"$T/http2.log")" 0 "the second run sends no request to the PKI's servers"
-tsverify "$T/inplace.pdf" 2 "the first --lta timestamp, under the second"
+pki_tsverify "$T/inplace.pdf" 2 "the first --lta timestamp, under the second"
 
 # AES-128 and RC4 (unsigned files: the timestamp's own chain only)
 O=$(head -n 1 "$OPW")
@@ -544,7 +386,7 @@ if have_faults; then
 	cmp_prefix "$T/lt.pdf" "$T/half.pdf" "the failed second update"
 	check_eq "$(grep -c '%%EOF' "$T/half.pdf")" "$(($(grep -c '%%EOF' "$T/lt.pdf") + 1))" \
 		"the file holds the timestamp's revision and nothing of the second"
-	tsverify "$T/half.pdf" 1 "the timestamp left by the failed second update"
+	pki_tsverify "$T/half.pdf" 1 "the timestamp left by the failed second update"
 	run "$PDFSTAMP" verify --password-file "$UPW" "$T/half.pdf"
 	check_status 0 "pdfstamp verify accepts the file left by the failed second update"
 	if [ -e "$T/half.pdf.pdfstamp-journal" ]; then
