@@ -10,7 +10,8 @@
  * with SHA-1, a spoilt PSS signature, a reply asked for another
  * certificate; and the delegated responder's own status: from the CA
  * accepted, from the responder itself refused (ocsp.c note 3); a
- * responder whose extended key usage is anyExtendedKeyUsage refused.  Without openssl the test is skipped (exit 77).
+ * responder whose extended key usage is anyExtendedKeyUsage refused.
+ * Without openssl the test is skipped (exit 77).
  */
 #include "config.h"
 
