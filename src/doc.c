@@ -116,11 +116,14 @@
  *     read the whole chain again with every check of an open (check_chain,
  *     the /Encrypt versions), then require what the commit reported: the
  *     file's size and its newest startxref, and the same /Encrypt (number
- *     and content) and ID[0].  Only then does the re-read document carry
- *     the authentication over: the same handler (moved, or shared as
- *     ps_doc_share_security does), permissions, recipient.  The password
- *     is never needed again, and nothing the re-read finds can change the
- *     key: a file whose /Encrypt or ID[0] differs is refused.
+ *     and content) and ID[0]; ps_doc_open_written also the inode the
+ *     commit wrote (incr.c tells it, ps_doc_set_written): a file renamed
+ *     over the new one in between, even a copy, is refused.  Only then
+ *     does the re-read document carry the authentication over: the same
+ *     handler (moved, or shared as ps_doc_share_security does),
+ *     permissions, recipient.  The password is never needed again, and
+ *     nothing the re-read finds can change the key: a file whose /Encrypt
+ *     or ID[0] differs is refused.
  */
 #include "config.h"
 
@@ -1583,16 +1586,33 @@ int ps_doc_refresh(ps_doc *doc, int64_t size, int64_t startxref)
 	return 0;
 }
 
+void ps_doc_set_written(ps_doc *doc, dev_t dev, ino_t ino)
+{
+	doc->written = 1;
+	doc->written_dev = dev;
+	doc->written_ino = ino;
+}
+
 int ps_doc_open_written(ps_doc *from, const char *path, int64_t size, int64_t startxref,
                         ps_doc **out)
 {
 	ps_doc *n = NULL;
 	ps_sec *mine;
+	struct stat st;
 	int rc;
 
 	*out = NULL;
 	if ((rc = ps_doc_open(from->ctx, &n, path, PDFSTAMP_OPEN_WRITE | PS_OPEN_NO_RECOVER)) < 0)
 		return rc;
+	/* The file the commit wrote, not one renamed over it since (or a
+	 * symbolic link put there): the content checks alone would take a
+	 * copy, and the update would change a file it was not asked to. */
+	if (fstat(n->fd, &st) < 0 || !from->written || st.st_dev != from->written_dev ||
+	    st.st_ino != from->written_ino) {
+		rc = ps_err(from->ctx, PDFSTAMP_E_IO, "%s is no longer the file our update wrote "
+		            "(replaced since); nothing more is added", path);
+		goto fail;
+	}
 	if ((rc = same_file(n, from, size, startxref)) < 0)
 		goto fail;
 	if (from->encrypted) {

@@ -159,9 +159,14 @@ int ps_doc_share_security(ps_doc *doc, const ps_doc *from);
  * (a new file the update wrote, -o) for writing, its handler shared with
  * FROM (which must outlive it).  Either requires SIZE bytes whose newest
  * cross-reference section is at STARTXREF (PDFSTAMP_E_IO otherwise) and
- * FROM's /Encrypt and ID[0] (PDFSTAMP_E_FORMAT), then carries the
- * authentication over.  On failure DOC is as it was; *OUT NULL. */
+ * FROM's /Encrypt and ID[0] (PDFSTAMP_E_FORMAT), and ps_doc_open_written
+ * the very file FROM's commit wrote (PDFSTAMP_E_IO: a file renamed over
+ * it in between is not), then carries the authentication over.  On
+ * failure DOC is as it was; *OUT NULL. */
 int ps_doc_refresh(ps_doc *doc, int64_t size, int64_t startxref);
+/* incr.c: the new file a commit of DOC just wrote to a path is the inode
+ * DEV, INO (the one ps_doc_open_written accepts). */
+void ps_doc_set_written(ps_doc *doc, dev_t dev, ino_t ino);
 int ps_doc_open_written(ps_doc *from, const char *path, int64_t size, int64_t startxref,
                         ps_doc **out);
 /* Authenticates DOC, a file a rewrite to certificates just wrote, with the

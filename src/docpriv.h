@@ -118,6 +118,9 @@ struct pdfstamp_doc {
 	int locked;                   /* holds an exclusive flock (opened for writing) */
 	unsigned open_flags;
 	mode_t mode;                  /* permission bits of the file */
+	int written;                  /* a commit of this document wrote a new file (-o), */
+	dev_t written_dev;            /* this one (doc.c note 9: ps_doc_open_written */
+	ino_t written_ino;            /* opens only it) */
 
 	/* the last two object streams decoded as of an older revision (audit
 	 * compares a member as of two revisions: two slots, least recently

@@ -739,8 +739,15 @@ static int commit_to_new_file(ps_update *up, const char *output, int out_fd, con
 	ps_fault("after-write");
 	if ((rc = verify_output(up, ps_outfile_path(&of), xref_off)) < 0)
 		goto out;
+	if (fstat(of.fd, &st) < 0) {
+		rc = ps_err(ctx, PDFSTAMP_E_IO, "cannot stat the output: %s", strerror(errno));
+		goto out;
+	}
 	rc = output ? ps_outfile_commit(ctx, &of, f.mode, 0)
 	            : ps_outfile_copy_out(ctx, &of, out_fd);
+	/* the inode now under OUTPUT (doc.c note 9: a second update opens it) */
+	if (rc == 0 && output)
+		ps_doc_set_written(up->doc, st.st_dev, st.st_ino);
 out:
 	ps_outfile_free(&of);
 	return rc;

@@ -30,7 +30,8 @@
  *     good is 0, revoked is 1 with its revocationTime, unknown refused.
  *  3. A delegated responder (4.2.2.2): a certificate of the reply's certs
  *     that the issuer signed (by Name and signature) and whose extended
- *     key usage has id-kp-OCSPSigning.  Its DER (within the reply) is
+ *     key usage has id-kp-OCSPSigning itself (anyExtendedKeyUsage does not
+ *     do: RFC 6960 4.2.2.2 names the OID).  Its DER (within the reply) is
  *     handed back, for the caller to keep (revoc.c note 3a).  A reply
  *     about the responder itself signed by that responder proves nothing
  *     (4.2.2.2.1) and is refused, saying so.
@@ -160,6 +161,23 @@ int ps_ocsp_request(const ps_buf *id, const uint8_t *nonce, ps_buf *req)
 	wrap(req, PS_DER_SEQ);  /* TBSRequest */
 	wrap(req, PS_DER_SEQ);  /* OCSPRequest */
 	return req->oom ? -1 : 0;
+}
+
+/* Note 3: whether C's extended key usage names id-kp-OCSPSigning itself.
+ * Not mbedtls_x509_crt_check_extended_key_usage, which also accepts a
+ * certificate without the extension and one with anyExtendedKeyUsage:
+ * either would make any certificate the issuer signed a responder. */
+static int ocsp_signing(const mbedtls_x509_crt *c)
+{
+	const mbedtls_x509_sequence *s;
+
+	if (!(c->ext_types & MBEDTLS_X509_EXT_EXTENDED_KEY_USAGE))
+		return 0;
+	for (s = &c->ext_key_usage; s; s = s->next)
+		if (s->buf.tag == MBEDTLS_ASN1_OID && OID_IS(s->buf.p, s->buf.len,
+		                                             MBEDTLS_OID_OCSP_SIGNING))
+			return 1;
+	return 0;
 }
 
 /* Note 2: whether the GeneralizedTime T[0..N) ("YYYYMMDDHHMMSSZ", DER) is
@@ -359,11 +377,7 @@ int ps_ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 				return -1;
 			mbedtls_x509_crt_init(&t);
 			ok = mbedtls_x509_crt_parse_der(&t, c0, (size_t)(p - c0)) == 0 &&
-			     ps_x509sig_signed_by(&t, iss) &&
-			     mbedtls_x509_crt_check_extended_key_usage(
-			             &t, MBEDTLS_OID_OCSP_SIGNING,
-			             MBEDTLS_OID_SIZE(MBEDTLS_OID_OCSP_SIGNING)) == 0 &&
-			     t.ext_types & MBEDTLS_X509_EXT_EXTENDED_KEY_USAGE &&
+			     ps_x509sig_signed_by(&t, iss) && ocsp_signing(&t) &&
 			     ps_x509sig_verify(&t.pk, md, pk, opts, tbs, tbslen, sig, siglen);
 			if (ok && asked && same(&t.raw, asked)) {
 				ok = 0; /* note 3: the responder vouching for itself */

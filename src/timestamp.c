@@ -386,13 +386,32 @@ static void items_free(struct ts *t)
 	t->nitems = 0;
 }
 
+/* *DST: the write options W of the caller's version (its struct may be
+ * smaller than ours: version 1 has no output_fd, 2 no durable), the rest
+ * as PDFSTAMP_WRITE_OPTS_INIT has it.  Never *DST = *W. */
+static void wopts_copy(struct pdfstamp_write_opts *dst, const struct pdfstamp_write_opts *w)
+{
+	struct pdfstamp_write_opts d = PDFSTAMP_WRITE_OPTS_INIT;
+
+	d.version = w->version;
+	d.output = w->output;
+	d.flags = w->flags;
+	if (w->version >= 2)
+		d.output_fd = w->output_fd;
+	if (w->version >= 3) {
+		d.durable = w->durable;
+		d.durable_ud = w->durable_ud;
+	}
+	*dst = d;
+}
+
 /* Note 6: the second update, on the file the first one just made: DOC
  * itself (in place) or the new file -o wrote. */
 static int lta_add(struct ts *t, const struct pdfstamp_write_opts *w,
                    const struct pdfstamp_result *first)
 {
 	struct pdfstamp_dss_opts d = PDFSTAMP_DSS_OPTS_INIT;
-	struct pdfstamp_write_opts w2 = *w;
+	struct pdfstamp_write_opts w2;
 	struct pdfstamp_dss_input *in = NULL;
 	struct pdfstamp_result *res = NULL;
 	int64_t size = first->base_length + first->bytes_appended;
@@ -400,6 +419,7 @@ static int lta_add(struct ts *t, const struct pdfstamp_write_opts *w,
 	size_t i;
 	int rc;
 
+	wopts_copy(&w2, w);
 	if (!(in = calloc(t->nitems ? t->nitems : 1, sizeof *in)))
 		return ps_err(t->ctx, PDFSTAMP_E_NOMEM, "out of memory");
 	for (i = 0; i < t->nitems; i++) {
@@ -710,7 +730,7 @@ int pdfstamp_timestamp(pdfstamp_doc *doc, const struct pdfstamp_timestamp_opts *
 	}
 	if (t.lta) {
 		/* note 6: committed now, its result kept for the second update */
-		w1 = *w;
+		wopts_copy(&w1, w);
 		w1.flags &= ~(unsigned)PDFSTAMP_WRITE_DEFER;
 		if (!res)
 			res = &own;

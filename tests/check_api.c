@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "pdfstamp.h"
@@ -208,6 +209,52 @@ START_TEST(timestamp_opts_refused)
 	pdfstamp_result_clear(&res);
 	pdfstamp_doc_close(doc);
 	pdfstamp_ctx_free(ctx);
+}
+END_TEST
+
+/* A caller of version 1 of the write options (without output_fd and
+ * durable) has a smaller struct: pdfstamp_timestamp with lta must read no
+ * byte past it.  The struct ends where a page ends and the next page is
+ * not readable, so a copy of the whole current struct faults.  The TSA
+ * (port 9 of 127.0.0.1) answers nothing: the call fails before a write. */
+START_TEST(timestamp_lta_write_opts_v1)
+{
+	struct pdfstamp_timestamp_opts o = PDFSTAMP_TIMESTAMP_OPTS_INIT;
+	struct pdfstamp_dss_opts d = PDFSTAMP_DSS_OPTS_INIT;
+	struct pdfstamp_write_opts *w;
+	pdfstamp_ctx *ctx = NULL;
+	pdfstamp_doc *doc = NULL;
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t v1 = (END_OF(struct pdfstamp_write_opts, flags) + 7) & ~(size_t)7;
+	char out[] = "/tmp/pdfstamp-check-api-lta-v1.pdf";
+	unsigned char *m;
+	int rc;
+
+	m = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+	         0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	ck_assert_int_eq(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+	w = (struct pdfstamp_write_opts *)(void *)(m + pg - v1);
+	memset(w, 0, v1);
+	w->version = 1;
+	w->output = out;
+	unlink(out);
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	ck_assert_msg(pdfstamp_doc_open(ctx, &doc, SAMPLE, 0) == 0, "%s", pdfstamp_ctx_errmsg(ctx));
+	ck_assert_msg(pdfstamp_doc_auth(doc, USER_PW, strlen(USER_PW), 0) == 0, "%s",
+	              pdfstamp_ctx_errmsg(ctx));
+	o.tsa_url = "http://127.0.0.1:9/";
+	o.reserve = 8192;
+	o.timeout_ms = 2000;
+	o.lta = &d;
+	d.offline = 1;
+	rc = pdfstamp_timestamp(doc, &o, w, NULL, NULL);
+	ck_assert_msg(rc < 0 && rc != PDFSTAMP_E_USAGE, "refused by the TSA: %d %s", rc,
+	              pdfstamp_ctx_errmsg(ctx));
+	ck_assert_int_ne(access(out, F_OK), 0); /* nothing written */
+	pdfstamp_doc_close(doc);
+	pdfstamp_ctx_free(ctx);
+	munmap(m, 2 * (size_t)pg);
 }
 END_TEST
 
@@ -638,6 +685,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, init_timestamp_opts);
 	tcase_add_test(tc, init_timestamp_info);
 	tcase_add_test(tc, timestamp_opts_refused);
+	tcase_add_test(tc, timestamp_lta_write_opts_v1);
 	tcase_add_test(tc, null_context);
 	tcase_add_test(tc, stamp_placement_options);
 	suite_add_tcase(s, tc);

@@ -375,6 +375,53 @@ START_TEST(encrypted_objects_are_encrypted)
 }
 END_TEST
 
+/* doc.c note 9: the second update of timestamp --lta re-opens the new file
+ * the first one wrote (-o).  A file put under that name in between (here
+ * a byte-for-byte copy: same size, last revision, /Encrypt and ID[0], so
+ * every check of the content passes) is not the file written, and is
+ * refused: it must not be changed with the key of the document. */
+START_TEST(open_written_is_the_file_written)
+{
+	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
+	struct pdfstamp_result res = PDFSTAMP_RESULT_INIT;
+	char src[512], pw[256], cmd[2048], *o = path_in("out.pdf"), *c = path_in("copy.pdf");
+	ps_doc *n = NULL;
+	int64_t size;
+	size_t before, after;
+	FILE *f;
+
+	snprintf(src, sizeof src, "%s/../samples/user.pw", TEST_SRCDIR);
+	f = fopen(src, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(pw, sizeof pw, f));
+	fclose(f);
+	pw[strcspn(pw, "\r\n")] = '\0';
+	snprintf(src, sizeof src, "%s/../samples/r6-table.pdf", TEST_SRCDIR);
+	ck_assert_int_eq(ps_doc_open(ctx, &doc, src, 0), 0);
+	ck_assert_int_eq(pdfstamp_doc_auth(doc, pw, strlen(pw), 0), 0);
+	w.output = o;
+	ck_assert_int_eq(ps_update_begin(doc, &w, &up), 0);
+	ck_assert_int_eq(ps_update_put(&up, ps_update_alloc(&up), 0, obj("<</N 1>>")), 0);
+	ck_assert_int_eq(ps_update_commit(&up, &w, &res), 0);
+	size = res.base_length + res.bytes_appended;
+	/* the file written is taken */
+	ck_assert_int_eq(ps_doc_open_written(doc, o, size, res.xref_offset, &n), 0);
+	pdfstamp_doc_close(n);
+	n = NULL;
+	/* a copy renamed over it is not */
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s' && mv '%s' '%s'", o, c, c, o);
+	ck_assert_int_eq(system(cmd), 0);
+	free(pg_slurp(o, &before));
+	ck_assert_int_ne(ps_doc_open_written(doc, o, size, res.xref_offset, &n), 0);
+	ck_assert_ptr_null(n);
+	free(pg_slurp(o, &after));
+	ck_assert_uint_eq(after, before);
+	pdfstamp_result_clear(&res);
+	free(o);
+	free(c);
+}
+END_TEST
+
 START_TEST(misuse_is_refused)
 {
 	struct pdfstamp_write_opts w = PDFSTAMP_WRITE_OPTS_INIT;
@@ -1129,6 +1176,7 @@ static Suite *incr_suite(void)
 	tcase_add_test(tc, commit_new_file_stream);
 	tcase_add_test(tc, commit_in_place);
 	tcase_add_test(tc, encrypted_objects_are_encrypted);
+	tcase_add_test(tc, open_written_is_the_file_written);
 	tcase_add_test(tc, misuse_is_refused);
 	tcase_add_test(tc, missing_objects_are_never_written);
 	tcase_add_test(tc, late_reads_are_checked);

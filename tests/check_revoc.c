@@ -9,7 +9,9 @@
  * salt; refused: PSS whose MGF1 hash is not the signature's hash, PSS
  * with SHA-1, a spoilt PSS signature, a reply asked for another
  * certificate; and the delegated responder's own status: from the CA
- * accepted, from the responder itself refused (ocsp.c note 3).  Without openssl the test is skipped (exit 77).
+ * accepted, from the responder itself refused (ocsp.c note 3); a
+ * responder whose extended key usage is anyExtendedKeyUsage refused.
+ * Without openssl the test is skipped (exit 77).
  */
 #include "config.h"
 
@@ -46,11 +48,13 @@ static const char pki[] =
 	"[v3_ca]\\nbasicConstraints = critical,CA:true\\nkeyUsage = critical,keyCertSign\\n"
 	"[v3_leaf]\\nbasicConstraints = CA:false\\nkeyUsage = critical,digitalSignature\\n"
 	"[v3_ocsp]\\nbasicConstraints = CA:false\\nkeyUsage = critical,digitalSignature\\n"
-	"extendedKeyUsage = critical,OCSPSigning\\n' >ca.cnf\n"
+	"extendedKeyUsage = critical,OCSPSigning\\n"
+	"[v3_anyeku]\\nbasicConstraints = CA:false\\nkeyUsage = critical,digitalSignature\\n"
+	"extendedKeyUsage = anyExtendedKeyUsage\\n' >ca.cnf\n"
 	": >idx; echo 1000 >serial\n"
 	"openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem "
 	"-subj '/CN=revoc check CA' -days 36500 -config ca.cnf -extensions v3_ca\n"
-	"for n in leaf ocsp; do\n"
+	"for n in leaf ocsp anyeku; do\n"
 	"  openssl req -newkey rsa:2048 -nodes -keyout $n.key -out $n.csr -subj \"/CN=check $n\"\n"
 	"  openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -extensions v3_$n "
 	"-in $n.csr -out $n.pem -notext\n"
@@ -62,6 +66,7 @@ static const char pki[] =
 	"$R -rsigner ca.pem -rkey ca.key -respout v15.ocsp\n"
 	"$R -rsigner ca.pem -rkey ca.key $P -respout pss.ocsp\n"
 	"$R -rsigner ocsp.pem -rkey ocsp.key $P -respout pss_deleg.ocsp\n"
+	"$R -rsigner anyeku.pem -rkey anyeku.key -respout anyeku.ocsp\n"
 	"$R -rsigner ca.pem -rkey ca.key -rmd sha384 $P -rsigopt rsa_mgf1_md:sha384 "
 	"-rsigopt rsa_pss_saltlen:20 -respout pss384.ocsp\n"
 	"$R -rsigner ca.pem -rkey ca.key $P -rsigopt rsa_mgf1_md:sha512 -respout pssmgf.ocsp\n"
@@ -192,6 +197,16 @@ START_TEST(pss_other_cert)
 }
 END_TEST
 
+/* RFC 6960 4.2.2.2: a delegated responder's certificate must name
+ * id-kp-OCSPSigning; anyExtendedKeyUsage (which mbedTLS's EKU check
+ * accepts as a wildcard) does not make any certificate of the CA an OCSP
+ * responder. */
+START_TEST(responder_any_eku)
+{
+	REFUSED("anyeku.ocsp", "leaf.der", 0, "signed neither by the issuer");
+}
+END_TEST
+
 START_TEST(responder_about_itself)
 {
 	char m[256];
@@ -218,6 +233,7 @@ static Suite *revoc_suite(void)
 	tcase_add_test(t, pss_spoilt);
 	tcase_add_test(t, pss_other_cert);
 	tcase_add_test(t, responder_about_itself);
+	tcase_add_test(t, responder_any_eku);
 	suite_add_tcase(s, t);
 	return s;
 }
