@@ -241,40 +241,7 @@ static struct cert *pool_issuer(ps_revoc *r, const mbedtls_x509_crt *c)
 static int ext_value(const mbedtls_x509_crt *c, const char *oid, size_t olen, const uint8_t **v,
                      size_t *vlen)
 {
-	const uint8_t *p = c->v3_ext.p, *end;
-	size_t len;
-
-	if (!p) /* no extensions (a v1 certificate): no NULL + 0 */
-		return -1;
-	end = p + c->v3_ext.len;
-	if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-		return -1;
-	end = p + len;
-	while (p < end) {
-		const uint8_t *eend, *id;
-		size_t idlen;
-		if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
-			return -1;
-		eend = p + len;
-		if (ps_der_tag(&p, eend, MBEDTLS_ASN1_OID, &idlen) != 0)
-			return -1;
-		id = p;
-		p += idlen;
-		if (p < eend && *p == MBEDTLS_ASN1_BOOLEAN) {
-			int tag;
-			if (ps_der_skip(&p, eend, &tag) != 0)
-				return -1;
-		}
-		if (ps_der_tag(&p, eend, MBEDTLS_ASN1_OCTET_STRING, &len) != 0)
-			return -1;
-		if (oid_is(id, idlen, oid, olen)) {
-			*v = p;
-			*vlen = len;
-			return 0;
-		}
-		p = eend;
-	}
-	return -1;
+	return ps_der_cert_ext(&c->v3_ext, oid, olen, v, vlen, NULL);
 }
 
 /* Copies an http(s) URI of LEN bytes at P into URLS[*N] (bounded). */

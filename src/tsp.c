@@ -29,9 +29,10 @@
  *  3. The token: a CMS SignedData of id-ct-TSTInfo whose messageDigest is
  *     the hash of the TSTInfo and whose signature verifies with the
  *     certificate the CMS carries (sigcms.c notes 2-4).  That certificate
- *     must have the extended key usage id-kp-timeStamping, and it must be
- *     critical (2.3), and the token's ESS signing-certificate attribute
- *     (2.4.1; RFC 2634 5.4, RFC 5816 2.2.1) must name it: the first
+ *     must have the extended key usage id-kp-timeStamping alone, and it
+ *     must be critical (2.3; read from the DER, check_eku), and the
+ *     token's ESS signing-certificate attribute (2.4.1; RFC 2634 5.4, RFC
+ *     5816 2.2.1) must name it: the first
  *     ESSCertID's certHash (SHA-1; ESSCertIDv2: its hashAlgorithm, SHA-256
  *     by default) is the hash of its DER, so that no other certificate
  *     with the same key can pass for the TSA's.  Whether it is trusted is
@@ -307,6 +308,49 @@ bad:
 	              "attribute does not parse");
 }
 
+/* Note 3, RFC 3161 2.3: "The corresponding certificate MUST contain only
+ * one instance of the extended key usage field extension ... with
+ * KeyPurposeID having value id-kp-timeStamping.  This extension MUST be
+ * critical."  Read from the DER, since mbedTLS neither keeps the critical
+ * flag nor tells anyExtendedKeyUsage (which it takes as a wildcard) from
+ * the purpose itself. */
+static int check_eku(ps_ctx *ctx, const mbedtls_x509_crt *c, const char *name)
+{
+	static const char eku[] = MBEDTLS_OID_EXTENDED_KEY_USAGE;
+	static const char ts[] = MBEDTLS_OID_TIME_STAMPING;
+	const uint8_t *v, *end;
+	size_t vlen, len;
+	int critical = 0;
+
+	if (ps_der_cert_ext(&c->v3_ext, eku, sizeof eku - 1, &v, &vlen, &critical) != 0)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the TSA certificate (%s) lacks the extended "
+		              "key usage id-kp-timeStamping", name);
+	end = v + vlen;
+	if (ps_der_tag(&v, end, PS_DER_SEQ, &len) != 0 || v + len != end ||
+	    ps_der_tag(&v, end, MBEDTLS_ASN1_OID, &len) != 0 || len != sizeof ts - 1 ||
+	    memcmp(v, ts, len) != 0 || v + len != end)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the TSA certificate (%s) has an extended "
+		              "key usage other than id-kp-timeStamping alone (RFC 3161 2.3)", name);
+	if (!critical)
+		return ps_err(ctx, PDFSTAMP_E_FORMAT, "the TSA certificate's (%s) extended key "
+		              "usage is not critical (RFC 3161 2.3)", name);
+	return 0;
+}
+
+int ps_tsp_check_tsa_usage(ps_ctx *ctx, const uint8_t *cert, size_t n)
+{
+	mbedtls_x509_crt c;
+	int rc;
+
+	mbedtls_x509_crt_init(&c);
+	if (mbedtls_x509_crt_parse_der(&c, cert, n) != 0)
+		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the TSA certificate does not parse");
+	else
+		rc = check_eku(ctx, &c, "test");
+	mbedtls_x509_crt_free(&c);
+	return rc;
+}
+
 /* Note 3: the TSA certificate's usage, and its chain with a CA file. */
 static int check_cert(ps_ctx *ctx, const struct ps_sigcms_token *t, const char *ca_file,
                       struct ps_tsp_token *tok)
@@ -325,15 +369,8 @@ static int check_cert(ps_ctx *ctx, const struct ps_sigcms_token *t, const char *
 	}
 	if (mbedtls_x509_dn_gets(tok->tsa, sizeof tok->tsa, &chain.subject) < 0)
 		tok->tsa[0] = '\0';
-	/* RFC 3161 2.3: exactly id-kp-timeStamping, critical */
-	if (!(chain.ext_types & MBEDTLS_X509_EXT_EXTENDED_KEY_USAGE) ||
-	    mbedtls_x509_crt_check_extended_key_usage(&chain, MBEDTLS_OID_TIME_STAMPING,
-	                                              MBEDTLS_OID_SIZE(MBEDTLS_OID_TIME_STAMPING))
-	    != 0) {
-		rc = ps_err(ctx, PDFSTAMP_E_FORMAT, "the TSA certificate (%s) lacks the extended "
-		            "key usage id-kp-timeStamping", tok->tsa);
+	if ((rc = check_eku(ctx, &chain, tok->tsa)) < 0)
 		goto out;
-	}
 	if (!ca_file)
 		goto out;
 	if ((r = mbedtls_x509_crt_parse_file(&ca, ca_file)) < 0 || !ca.raw.p) {

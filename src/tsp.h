@@ -43,4 +43,12 @@ int ps_tsp_check(ps_ctx *ctx, const struct ps_tsp_req *req, const uint8_t *reply
                  const char *ca_file, struct ps_tsp_token *tok);
 void ps_tsp_token_free(struct ps_tsp_token *tok);
 
+/* ---- for the tests ---- */
+
+/* Note 3's usage check of the DER certificate CERT[0..N) as a TSA's: its
+ * extended key usage exactly id-kp-timeStamping, critical.  0, or
+ * PDFSTAMP_E_FORMAT saying why (also for a certificate that does not
+ * parse). */
+int ps_tsp_check_tsa_usage(ps_ctx *ctx, const uint8_t *cert, size_t n);
+
 #endif
