@@ -19,7 +19,7 @@ DEPS=(
 	qpdf mupdf-tools poppler-utils python3 mandoc
 	libnss3-tools nodejs libjs-pdf clang time strace
 	git debhelper lintian
-	python3-pikepdf default-jdk-headless libpdfbox2-java libitext5-java libbcprov-java
+	python3-pikepdf python3-cryptography default-jdk-headless libpdfbox2-java libitext5-java libbcprov-java
 	libbcpkix-java libbcutil-java
 	libharfbuzz-dev libfribidi-dev libfontconfig-dev libspng-dev libqrencode-dev libcurl4-openssl-dev zbar-tools
 	fonts-noto-core fonts-noto-cjk fonts-dejavu-core openssl libjpeg-turbo-progs

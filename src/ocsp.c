@@ -22,8 +22,12 @@
  *     responseStatus successful (the others are named: unauthorized,
  *     tryLater, ...), of type id-pkix-ocsp-basic, with a SingleResponse
  *     whose CertID equals the one asked byte for byte (algorithm, both
- *     hashes, serial) and whose nextUpdate, if any, has not passed; a
- *     nonce extension in it must echo the one sent (none sent: refused);
+ *     hashes, serial) and whose nextUpdate, if any, has not passed (and
+ *     without a nextUpdate, whose thisUpdate is at most MAX_AGE_NO_NEXT
+ *     old: a reply that never expires could otherwise be replayed from
+ *     before a revocation, on plain http or from a cache, where no nonce
+ *     is sent); a nonce extension in it must echo the one sent (none
+ *     sent: refused);
  *     its signature (signatureAlgorithm, x509sig.c note 2, RSASSA-PSS
  *     included, over the DER of tbsResponseData) verifies with the
  *     issuer's key, or with a delegated responder's (note 3).  certStatus
@@ -31,7 +35,8 @@
  *  3. A delegated responder (4.2.2.2): a certificate of the reply's certs
  *     that the issuer signed (by Name and signature) and whose extended
  *     key usage has id-kp-OCSPSigning itself (anyExtendedKeyUsage does not
- *     do: RFC 6960 4.2.2.2 names the OID).  Its DER (within the reply) is
+ *     do: RFC 6960 4.2.2.2 names the OID), and that is valid now (its
+ *     notBefore and notAfter).  Its DER (within the reply) is
  *     handed back, for the caller to keep (revoc.c note 3a).  A reply
  *     about the responder itself signed by that responder proves nothing
  *     (4.2.2.2.1) and is refused, saying so.
@@ -54,6 +59,7 @@
 #include "x509sig.h"
 
 #define OID_OCSP_BASIC "\x2B\x06\x01\x05\x05\x07\x30\x01\x01"
+#define MAX_AGE_NO_NEXT (7 * 86400)   /* note 2: seconds */
 #define OID_OCSP_NONCE "\x2B\x06\x01\x05\x05\x07\x30\x01\x02"
 
 static int oid_is(const uint8_t *p, size_t len, const char *oid, size_t olen)
@@ -181,17 +187,17 @@ static int ocsp_signing(const mbedtls_x509_crt *c)
 }
 
 /* Note 2: whether the GeneralizedTime T[0..N) ("YYYYMMDDHHMMSSZ", DER) is
- * in the past; a time of another form counts as past. */
-static int gt_past(const uint8_t *t, size_t n)
+ * before AGO seconds ago; a time of another form counts as before. */
+static int gt_before(const uint8_t *t, size_t n, time_t ago)
 {
-	char now[16];
+	char then[16];
 	struct tm tm;
-	time_t s = time(NULL);
+	time_t s = time(NULL) - ago;
 
-	if (n != 15 || t[14] != 'Z' || !gmtime_r(&s, &tm) || strftime(now, sizeof now,
+	if (n != 15 || t[14] != 'Z' || !gmtime_r(&s, &tm) || strftime(then, sizeof then,
 	                                                              "%Y%m%d%H%M%S", &tm) != 14)
 		return 1;
-	return memcmp(t, now, 14) < 0;
+	return memcmp(t, then, 14) < 0;
 }
 
 /* Checks the OCSP reply B for the certificate whose DER is ASKED (issuer
@@ -209,7 +215,7 @@ int ps_ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 	int st, tag, found = -1;
 	mbedtls_md_type_t md;
 	mbedtls_pk_type_t pk;
-	int itself = 0;
+	int itself = 0, stale = 0;
 
 	*rder = NULL;
 	*rlen = 0;
@@ -276,18 +282,28 @@ int ps_ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 				return -1;
 			found = *q == 0x80 ? 0 : *q == PS_DER_CTX_C(1) ? 1 : 2;
 			{
-				/* note 2: nextUpdate, if any, not past */
-				const uint8_t *t = q;
-				size_t tl;
+				/* note 2: nextUpdate not past; without one, a recent
+				 * thisUpdate */
+				const uint8_t *t = q, *this;
+				size_t tl, thislen;
 				if (ps_der_skip(&t, send, &tag) != 0 ||
 				    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) != 0)
 					return -1;
+				this = t;
+				thislen = tl;
 				t += tl;
-				if (t < send && *t == PS_DER_CTX_C(0) &&
-				    ps_der_tag(&t, send, PS_DER_CTX_C(0), &tl) == 0 &&
-				    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) == 0 &&
-				    gt_past(t, tl)) {
-					*why = "it is out of date (its nextUpdate has passed)";
+				if (t < send && *t == PS_DER_CTX_C(0)) {
+					if (ps_der_tag(&t, send, PS_DER_CTX_C(0), &tl) != 0 ||
+					    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME,
+					               &tl) != 0)
+						return -1;
+					if (gt_before(t, tl, 0)) {
+						*why = "it is out of date (its nextUpdate has passed)";
+						return -1;
+					}
+				} else if (gt_before(this, thislen, MAX_AGE_NO_NEXT)) {
+					*why = "it has no nextUpdate and its thisUpdate is more than "
+					       "7 days old";
 					return -1;
 				}
 			}
@@ -379,6 +395,11 @@ int ps_ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 			ok = mbedtls_x509_crt_parse_der(&t, c0, (size_t)(p - c0)) == 0 &&
 			     ps_x509sig_signed_by(&t, iss) && ocsp_signing(&t) &&
 			     ps_x509sig_verify(&t.pk, md, pk, opts, tbs, tbslen, sig, siglen);
+			if (ok && (mbedtls_x509_time_is_past(&t.valid_to) ||
+			           mbedtls_x509_time_is_future(&t.valid_from))) {
+				ok = 0; /* note 3: a responder not valid now */
+				stale = 1;
+			}
 			if (ok && asked && same(&t.raw, asked)) {
 				ok = 0; /* note 3: the responder vouching for itself */
 				itself = 1;
@@ -392,6 +413,7 @@ int ps_ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 		}
 	}
 	*why = itself ? "signed by the responder it is about: no proof (RFC 6960 4.2.2.2.1)"
+	       : stale ? "signed by a delegated responder whose certificate is not valid now"
 	              : "it is signed neither by the issuer nor by a responder the issuer "
 	                "delegated (id-kp-OCSPSigning)";
 	return -1;

@@ -10,7 +10,10 @@
  * with SHA-1, a spoilt PSS signature, a reply asked for another
  * certificate; and the delegated responder's own status: from the CA
  * accepted, from the responder itself refused (ocsp.c note 3); a
- * responder whose extended key usage is anyExtendedKeyUsage refused.
+ * responder whose extended key usage is anyExtendedKeyUsage refused, one
+ * whose certificate has expired refused; replies without nextUpdate
+ * (tests/kat/ocsp-age.py, python3-cryptography) refused when their
+ * thisUpdate is over 7 days old.
  * Without openssl the test is skipped (exit 77).
  */
 #include "config.h"
@@ -50,14 +53,17 @@ static const char pki[] =
 	"[v3_ocsp]\\nbasicConstraints = CA:false\\nkeyUsage = critical,digitalSignature\\n"
 	"extendedKeyUsage = critical,OCSPSigning\\n"
 	"[v3_anyeku]\\nbasicConstraints = CA:false\\nkeyUsage = critical,digitalSignature\\n"
-	"extendedKeyUsage = anyExtendedKeyUsage\\n' >ca.cnf\n"
+	"extendedKeyUsage = anyExtendedKeyUsage\\n"
+	"[v3_expired]\\nbasicConstraints = CA:false\\nkeyUsage = critical,digitalSignature\\n"
+	"extendedKeyUsage = critical,OCSPSigning\\n' >ca.cnf\n"
 	": >idx; echo 1000 >serial\n"
 	"openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem "
 	"-subj '/CN=revoc check CA' -days 36500 -config ca.cnf -extensions v3_ca\n"
-	"for n in leaf ocsp anyeku; do\n"
+	"for n in leaf ocsp anyeku expired; do\n"
 	"  openssl req -newkey rsa:2048 -nodes -keyout $n.key -out $n.csr -subj \"/CN=check $n\"\n"
+	"  D=; [ $n = expired ] && D='-startdate 20200101000000Z -enddate 20210101000000Z'\n"
 	"  openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -extensions v3_$n "
-	"-in $n.csr -out $n.pem -notext\n"
+	"-in $n.csr -out $n.pem -notext $D\n"
 	"done\n"
 	"for c in ca leaf ocsp; do openssl x509 -in $c.pem -outform DER -out $c.der; done\n"
 	"R='openssl ocsp -index idx -CA ca.pem -issuer ca.pem -cert leaf.pem -ndays 36500 "
@@ -67,6 +73,11 @@ static const char pki[] =
 	"$R -rsigner ca.pem -rkey ca.key $P -respout pss.ocsp\n"
 	"$R -rsigner ocsp.pem -rkey ocsp.key $P -respout pss_deleg.ocsp\n"
 	"$R -rsigner anyeku.pem -rkey anyeku.key -respout anyeku.ocsp\n"
+	"$R -rsigner expired.pem -rkey expired.key -respout expired.ocsp\n"
+	"A=\"python3 $TOP_SRCDIR/tests/kat/ocsp-age.py ca.pem ca.key leaf.pem\"\n"
+	"$A 30 old_nonext.ocsp\n"
+	"$A 1 recent_nonext.ocsp\n"
+	"$A 30 old_next.ocsp 1\n"
 	"$R -rsigner ca.pem -rkey ca.key -rmd sha384 $P -rsigopt rsa_mgf1_md:sha384 "
 	"-rsigopt rsa_pss_saltlen:20 -respout pss384.ocsp\n"
 	"$R -rsigner ca.pem -rkey ca.key $P -rsigopt rsa_mgf1_md:sha512 -respout pssmgf.ocsp\n"
@@ -207,6 +218,24 @@ START_TEST(responder_any_eku)
 }
 END_TEST
 
+/* ocsp.c note 3: a delegated responder whose certificate has expired. */
+START_TEST(responder_expired)
+{
+	REFUSED("expired.ocsp", "leaf.der", 0, "whose certificate is not valid now");
+}
+END_TEST
+
+/* ocsp.c note 2: without nextUpdate, thisUpdate at most 7 days old (made
+ * by tests/kat/ocsp-age.py); with a nextUpdate to come, any thisUpdate. */
+START_TEST(reply_age)
+{
+	GOOD("recent_nonext.ocsp");
+	GOOD("old_next.ocsp");
+	REFUSED("old_nonext.ocsp", "leaf.der", 0, "no nextUpdate and its thisUpdate is more than "
+	        "7 days old");
+}
+END_TEST
+
 START_TEST(responder_about_itself)
 {
 	char m[256];
@@ -234,6 +263,8 @@ static Suite *revoc_suite(void)
 	tcase_add_test(t, pss_other_cert);
 	tcase_add_test(t, responder_about_itself);
 	tcase_add_test(t, responder_any_eku);
+	tcase_add_test(t, responder_expired);
+	tcase_add_test(t, reply_age);
 	suite_add_tcase(s, t);
 	return s;
 }
