@@ -200,6 +200,35 @@ static int gt_before(const uint8_t *t, size_t n, time_t ago)
 	return memcmp(t, then, 14) < 0;
 }
 
+/* Note 2: whether the SingleResponse from its certStatus at Q to SEND is
+ * current: its nextUpdate not past; without one, its thisUpdate at most
+ * MAX_AGE_NO_NEXT old.  0 with *WHY set if not (or malformed). */
+static int current(const uint8_t *q, const uint8_t *send, const char **why)
+{
+	const uint8_t *t = q, *this;
+	size_t tl, thislen;
+	int tag;
+
+	if (ps_der_skip(&t, send, &tag) != 0 ||
+	    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &thislen) != 0)
+		return 0;
+	this = t;
+	t += thislen;
+	if (t < send && *t == PS_DER_CTX_C(0)) {
+		if (ps_der_tag(&t, send, PS_DER_CTX_C(0), &tl) != 0 ||
+		    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) != 0)
+			return 0;
+		if (gt_before(t, tl, 0)) {
+			*why = "it is out of date (its nextUpdate has passed)";
+			return 0;
+		}
+	} else if (gt_before(this, thislen, MAX_AGE_NO_NEXT)) {
+		*why = "it has no nextUpdate and its thisUpdate is more than 7 days old";
+		return 0;
+	}
+	return 1;
+}
+
 /* Checks the OCSP reply B for the certificate whose DER is ASKED (issuer
  * ISS, CertID ID, NONCE or NULL).  0 good; 1 revoked (*WHEN set); -1 not
  * acceptable (*WHY set).  When a delegated responder signed it, *RDER and
@@ -281,32 +310,8 @@ int ps_ocsp_check(const ps_buf *b, const ps_buf *id, const uint8_t *nonce,
 			if (q >= send)
 				return -1;
 			found = *q == 0x80 ? 0 : *q == PS_DER_CTX_C(1) ? 1 : 2;
-			{
-				/* note 2: nextUpdate not past; without one, a recent
-				 * thisUpdate */
-				const uint8_t *t = q, *this;
-				size_t tl, thislen;
-				if (ps_der_skip(&t, send, &tag) != 0 ||
-				    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME, &tl) != 0)
-					return -1;
-				this = t;
-				thislen = tl;
-				t += tl;
-				if (t < send && *t == PS_DER_CTX_C(0)) {
-					if (ps_der_tag(&t, send, PS_DER_CTX_C(0), &tl) != 0 ||
-					    ps_der_tag(&t, send, MBEDTLS_ASN1_GENERALIZED_TIME,
-					               &tl) != 0)
-						return -1;
-					if (gt_before(t, tl, 0)) {
-						*why = "it is out of date (its nextUpdate has passed)";
-						return -1;
-					}
-				} else if (gt_before(this, thislen, MAX_AGE_NO_NEXT)) {
-					*why = "it has no nextUpdate and its thisUpdate is more than "
-					       "7 days old";
-					return -1;
-				}
-			}
+			if (!current(q, send, why))
+				return -1;
 			if (found == 1) {
 				const uint8_t *t = q;
 				size_t tl;

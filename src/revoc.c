@@ -67,7 +67,11 @@
  *     written.  A revocation is never a failure of a source: it ends the
  *     command at once.
  *  6. Bounds.  Replies at most MAX_REPLY bytes (http.c enforces it), the
- *     timeout of the options (default 10 s) per request, and --offline
+ *     timeout of the options (default 10 s) per request, at most
+ *     MAX_REQUESTS requests per session (a hostile CMS may carry 256
+ *     certificates, each naming 8 URLs of each kind: past the cap the
+ *     session fails, whatever source asked, so the time a file can cost
+ *     is bounded by MAX_REQUESTS timeouts), and --offline
  *     (or the cache alone): no socket, a miss is a failure of that source.
  *     Every reply goes through the same checks whether it came from the
  *     network or from the cache (netcache.c), and only accepted replies
@@ -107,6 +111,7 @@
 #define MAX_DEPTH 8                   /* caIssuers steps for one chain */
 #define MAX_URLS 8                    /* URLs of one kind read from a certificate */
 #define MAX_REPLY ((size_t)16 << 20)  /* bytes of one reply (note 6) */
+#define MAX_REQUESTS 128              /* requests sent in one session (note 6) */
 #define DEFAULT_TIMEOUT_MS 10000L
 
 #define OID_AIA "\x2B\x06\x01\x05\x05\x07\x01\x01"         /* 1.3.6.1.5.5.7.1.1 */
@@ -131,6 +136,8 @@ struct ps_revoc {
 	size_t ncerts;
 	int lock;                     /* the cache entry asked about (netcache.c note 4), or -1 */
 	int fresh;                    /* the next get asks the network even with a cache (note 6) */
+	int requests;                 /* sent so far (note 6: at most MAX_REQUESTS) */
+	int capped;                   /* MAX_REQUESTS reached: the session stops */
 	struct ps_revoc_item *items;  /* this call's output */
 	size_t nitems;
 	struct {                      /* the reply got but not yet told (note 7) */
@@ -378,6 +385,15 @@ static int get(ps_revoc *r, const char *url, const char *what, const char *ctype
 		tell(r, url, what, 0, 0, 0, pdfstamp_ctx_errmsg(r->ctx));
 		return rc;
 	}
+	if (r->requests >= MAX_REQUESTS) {
+		r->capped = 1;
+		rc = ps_err(r->ctx, PDFSTAMP_E_FORMAT, "more than %d requests for one file's "
+		            "validation data (its signatures name that many certificates and "
+		            "URLs); stopped", MAX_REQUESTS);
+		tell(r, url, what, 0, 0, 0, pdfstamp_ctx_errmsg(r->ctx));
+		return rc;
+	}
+	r->requests++;
 	memset(&q, 0, sizeof q);
 	q.url = url;
 	q.content_type = body ? ctype : NULL;
@@ -490,7 +506,7 @@ static int complete_chain(ps_revoc *r, struct cert *c0)
 		for (i = 0; i < nu && !n; i++) {
 			if ((rc = get(r, urls[i], "cert", NULL, NULL, 0, &b, &cached)) < 0) {
 				r->fresh = 0;
-				if (rc == PDFSTAMP_E_NOMEM)
+				if (rc == PDFSTAMP_E_NOMEM || r->capped)
 					goto out;
 				ps_warn(r->ctx, "%s", pdfstamp_ctx_errmsg(r->ctx));
 				rc = 0;

@@ -13,7 +13,8 @@
  * responder whose extended key usage is anyExtendedKeyUsage refused, one
  * whose certificate has expired refused; replies without nextUpdate
  * (tests/kat/ocsp-age.py, python3-cryptography) refused when their
- * thisUpdate is over 7 days old.
+ * thisUpdate is over 7 days old; a CMS of 135 certificates
+ * whose issuers must be fetched stops at 128 requests.
  * Without openssl the test is skipped (exit 77).
  */
 #include "config.h"
@@ -78,6 +79,18 @@ static const char pki[] =
 	"$A 30 old_nonext.ocsp\n"
 	"$A 1 recent_nonext.ocsp\n"
 	"$A 30 old_next.ocsp 1\n"
+	"openssl ecparam -name prime256v1 -genkey -noout -out gk.pem\n"
+	"openssl req -x509 -new -key gk.pem -subj /CN=ghost -days 30 -out ghost.pem\n"
+	"echo 'authorityInfoAccess = caIssuers;URI:http://127.0.0.1:1/ghost.der' >aia.ext\n"
+	": >many.pem\n"
+	"for i in $(seq 135); do\n"
+	"  openssl req -new -key gk.pem -subj /CN=m$i | openssl x509 -req -CA ghost.pem "
+	"-CAkey gk.pem -set_serial $i -days 30 -extfile aia.ext -out m.pem\n"
+	"  if [ $i = 1 ]; then cp m.pem m1.pem; else cat m.pem >>many.pem; fi\n"
+	"done\n"
+	"echo x >data\n"
+	"openssl cms -sign -binary -nodetach -in data -signer m1.pem -inkey gk.pem "
+	"-certfile many.pem -outform DER -out many.p7s\n"
 	"$R -rsigner ca.pem -rkey ca.key -rmd sha384 $P -rsigopt rsa_mgf1_md:sha384 "
 	"-rsigopt rsa_pss_saltlen:20 -respout pss384.ocsp\n"
 	"$R -rsigner ca.pem -rkey ca.key $P -rsigopt rsa_mgf1_md:sha512 -respout pssmgf.ocsp\n"
@@ -236,6 +249,46 @@ START_TEST(reply_age)
 }
 END_TEST
 
+/* revoc.c note 6: a CMS whose 135 certificates each send for their
+ * (missing) issuer stops at MAX_REQUESTS (128) requests, failing. */
+static void count_event(void *ud, const struct pdfstamp_fetch_event *ev)
+{
+	int *n = ud;
+
+	if (!ev->error || !strstr(ev->error, "more than 128 requests"))
+		(*n)++;
+}
+
+START_TEST(request_cap)
+{
+	struct pdfstamp_dss_opts o = PDFSTAMP_DSS_OPTS_INIT;
+	struct ps_revoc_item *items = NULL;
+	size_t n = 0, cn;
+	ps_revoc *r = NULL;
+	ps_ctx *ctx;
+	uint8_t *cms;
+	int sent = 0, rc;
+
+	ck_assert_msg(pki_ok, "openssl made the PKI and the replies (see %s/tool.log)", dir);
+	cms = rd("many.p7s", &cn);
+	o.fetch = 1;
+	o.timeout_ms = 2000;
+	o.on_fetch = count_event;
+	o.on_fetch_userdata = &sent;
+	ck_assert_int_eq(pdfstamp_ctx_new(&ctx), 0);
+	ck_assert_int_eq(ps_revoc_new(ctx, &o, &r), 0);
+	rc = ps_revoc_collect(r, cms, cn, &items, &n);
+	ck_assert_msg(rc == PDFSTAMP_E_FORMAT, "capped: %d %s", rc, pdfstamp_ctx_errmsg(ctx));
+	ck_assert_msg(strstr(pdfstamp_ctx_errmsg(ctx), "more than 128 requests") != NULL, "%s",
+	              pdfstamp_ctx_errmsg(ctx));
+	ck_assert_int_eq(sent, 128);
+	ck_assert_ptr_null(items);
+	ps_revoc_free(r);
+	pdfstamp_ctx_free(ctx);
+	free(cms);
+}
+END_TEST
+
 START_TEST(responder_about_itself)
 {
 	char m[256];
@@ -265,6 +318,7 @@ static Suite *revoc_suite(void)
 	tcase_add_test(t, responder_any_eku);
 	tcase_add_test(t, responder_expired);
 	tcase_add_test(t, reply_age);
+	tcase_add_test(t, request_cap);
 	suite_add_tcase(s, t);
 	return s;
 }
