@@ -18,6 +18,9 @@ that reach the deeper branches quickly:
                         and the hostile ones of tests/malformed/images/
   fuzz_font             the font files of tests/malformed/fonts/ (small
                         subsets of real fonts and damaged ones)
+  fuzz_tsp              the TimeStampResp files of tests/kat/tsp/ with
+                        the hash and nonce of their queries (fuzz_tsp.c's
+                        layout), and a rejection
   fuzz_audit            signed-looking files (signed_revisions): a
                         /ByteRange over the first revision, then incremental
                         updates that add an annotation, change page content
@@ -210,7 +213,7 @@ def signed_revisions():
 def main():
     src, out = sys.argv[1], sys.argv[2]
     seeds = {t: {} for t in ("fuzz_parse", "fuzz_xref", "fuzz_security", "fuzz_objstm", "fuzz_incr", "fuzz_xmp",
-                                "fuzz_image", "fuzz_font", "fuzz_audit", "fuzz_envelope")}
+                                "fuzz_image", "fuzz_font", "fuzz_audit", "fuzz_envelope", "fuzz_tsp")}
 
     def add(target, data, name=None):
         name = name or hashlib.sha1(data).hexdigest()[:16]
@@ -347,6 +350,27 @@ def main():
     for f in sorted(os.listdir(p)) if os.path.isdir(p) else []:
         if f.endswith(".der") and not f.startswith("r3-"):
             add("fuzz_envelope", open(os.path.join(p, f), "rb").read(), f)
+
+    # fuzz_tsp: the replies of `openssl ts -reply` in tests/kat/tsp/
+    # (make-tsp.sh) with the hash and nonce of their queries, in
+    # fuzz_tsp.c's layout [flags][hash, 64 bytes][nonce, 16 bytes][reply]:
+    # each as is and with the CA flag (both reach the success path), with
+    # another nonce and with another hash (refused); and the rejection.
+    p = os.path.join(src, "tests", "kat", "tsp")
+    nonce = bytes([0x42]) + bytes(range(1, 16))
+    for i, bits in enumerate((256, 384, 512)):
+        f = os.path.join(p, "reply-sha%d.der" % bits)
+        if not os.path.exists(f):
+            continue
+        reply = open(f, "rb").read()
+        h = hashlib.new("sha%d" % bits, b"pdfstamp fuzz_tsp %d" % bits).digest().ljust(64, b"\0")
+        add("fuzz_tsp", bytes([i]) + h + nonce + reply, "sha%d" % bits)
+        add("fuzz_tsp", bytes([4 | i]) + h + nonce + reply, "sha%d-ca" % bits)
+        add("fuzz_tsp", bytes([i]) + h + nonce[:15] + b"\x00" + reply, "sha%d-other-nonce" % bits)
+        add("fuzz_tsp", bytes([(i + 1) % 3]) + h + nonce + reply, "sha%d-other-hash" % bits)
+    f = os.path.join(p, "reply-reject.der")
+    if os.path.exists(f):
+        add("fuzz_tsp", bytes([0]) + bytes(64) + nonce + open(f, "rb").read(), "reject")
 
     for t, items in seeds.items():
         d = os.path.join(out, t)

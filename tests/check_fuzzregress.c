@@ -59,6 +59,9 @@
 #define LLVMFuzzerTestOneInput fuzz_revoc_one
 #include "../fuzz/fuzz_revoc.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_tsp_one
+#include "../fuzz/fuzz_tsp.c"
+#undef LLVMFuzzerTestOneInput
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "tests"
@@ -80,6 +83,7 @@ static const struct {
 	{"fuzz_font", fuzz_font_one},
 	{"fuzz_dss", fuzz_dss_one},
 	{"fuzz_revoc", fuzz_revoc_one},
+	{"fuzz_tsp", fuzz_tsp_one},
 	{"fuzz_audit", fuzz_audit_one},
 	{"fuzz_envelope", fuzz_envelope_one},
 };
