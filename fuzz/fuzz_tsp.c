@@ -18,7 +18,13 @@
  *   the rest     the TimeStampResp
  * The seeds (fuzz/make-seeds.py) are the replies of `openssl ts -reply` in
  * tests/kat/tsp/ (make-tsp.sh) with the hash and nonce of their queries,
- * so the success path is reached; and a rejection.
+ * so the success path is reached; and a rejection.  The TSTInfo and the
+ * signed attributes are under the TSA's signature: a mutation there is
+ * refused by sigcms.c, so check_tstinfo, check_ess and check_eku see the
+ * seeds' signed contents (the make-tsp.sh variants: three hashes,
+ * ESSCertID and ESSCertIDv2, a chain of ESSCertIDs, no nonce) with the
+ * request's hash and nonce varied, while the status, the CMS framing and
+ * the unsigned parts (certificates, unsigned attributes) are mutated freely.
  *
  * Oracles: never a crash; ps_tsp_check returns 0, FORMAT or NOMEM, an
  * error always with a message and no token bytes; on success the token's
@@ -37,23 +43,23 @@
 /* tests/kat/tsp/ca.pem (the CA of make-tsp.sh's TSA) */
 static const char FZT_CA[] =
 	"-----BEGIN CERTIFICATE-----\n"
-	"MIIDEDCCAfigAwIBAgIUD07HDfj9rveh3MaP/j0IGjE+iJ0wDQYJKoZIhvcNAQEL\n"
+	"MIIDEDCCAfigAwIBAgIUS6THqdzH1FLcveCAdz2MH0NJufQwDQYJKoZIhvcNAQEL\n"
 	"BQAwHzEdMBsGA1UEAwwUcGRmc3RhbXAgZnV6el90c3AgQ0EwIBcNMjYxMjA1MTc0\n"
-	"NzI4WhgPMjEyNjExMTExNzQ3MjhaMB8xHTAbBgNVBAMMFHBkZnN0YW1wIGZ1enpf\n"
-	"dHNwIENBMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAoCFTVrsK6bbR\n"
-	"7tUZeGrK+m4SRVo3r7AqrbAUAg+VjjK80nd7+RknPUHxpxKwkRVG6UtRrO1t6Dpg\n"
-	"f6CmDoDf97V7hX1m8we1UNLIhJSoEWKhhX58e5UbiNGzluDoTlQONIIrNDwF657p\n"
-	"aMAU4pnMWPdMjBfHJvz2xRtm7XMM6RdUV0SYBD7O8l2dUGd7bZBmY0Qjta5jOf24\n"
-	"oE7ZVyiAA6Ysa15AMhXPJmS7FljnCGKG33nxqvQmHedJIdGDmuX2v9lpsrFjn8Iw\n"
-	"OljWMoQwPs1P2VeuCz7dE8xD91xCgs7YyEpvHtf/ga67Kr/NdHUP+IF8KV1Qqm54\n"
-	"UvuI3xpPEwIDAQABo0IwQDAPBgNVHRMBAf8EBTADAQH/MA4GA1UdDwEB/wQEAwIB\n"
-	"BjAdBgNVHQ4EFgQU9wAlt9vS8MaGIyq923FYljFUzjIwDQYJKoZIhvcNAQELBQAD\n"
-	"ggEBADwoSa7Bh+SsiCYFBlcjKaSL7SvnHaj9kOH19EAqzoAkX1J4c9SU2QOwdCFG\n"
-	"EF6mjfS5KwnmeDugdH5oUc1G9HkT2QOJ/CffU51jTbwkLEMN2c3m7jMzg6S++VXe\n"
-	"37/qC8VE3CYsvfV+ZoaX5bmTfoqM47T1tKqFKLeVipZsVUwP6s3DTmvw9pqWEdsq\n"
-	"LLxjG8IV+eDUWpUrXTnTzXeVztYQJY8gnfr5KXI3RcSTICEISPPh3NR+TGFmHnpw\n"
-	"RKnM1ttpLJ5f4zEXkIfCUZ5MJ1KmoyR8gZTTvm5PbtGS0UBqjlq8tISNJpx8Y/a+\n"
-	"uOOftY3r9Ix/kcfuO/bl1l+nLAE=\n"
+	"OTQxWhgPMjEyNjExMTExNzQ5NDFaMB8xHTAbBgNVBAMMFHBkZnN0YW1wIGZ1enpf\n"
+	"dHNwIENBMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAxXNPSuJYoj98\n"
+	"A9EdPO22LU5I+coexYmSPRscoU7lNZlaf6MR6R90+GpJnTiKqQKJLYED5PF8trgj\n"
+	"jtFZbChuVP8OfuzPhaWsSQQ6mvH9YGoKknMY2SRg5lC8X9wLnR9Jyom8QFh1m1i2\n"
+	"WSbY3cLMxNYcs6zxKAiVyUv06vH3/jOe3L3uJ9+uHU/FqLGJ/Ffo30J5bV1+13Eq\n"
+	"XKa1sy185muHbwIJ6XOjep23FIIHApy/BmXJL3IkJpMofdxv6b+tVcgAHf/NBC8v\n"
+	"8y39kEcWnLpS5t5wdHmI0GlJtLKm9UXPSc+CDnlIjtrVkKqPXpxB2JhaFxHvtUk5\n"
+	"N/vryNDDkwIDAQABo0IwQDAPBgNVHRMBAf8EBTADAQH/MA4GA1UdDwEB/wQEAwIB\n"
+	"BjAdBgNVHQ4EFgQU1AHf4ieuMLfYr8FqzJX+hKRoOCYwDQYJKoZIhvcNAQELBQAD\n"
+	"ggEBAJewEkswoQ0AEGBz80fTkncbFSqBg07OmMGs1p/Fz6N33OYy2/q9YB+TgdKa\n"
+	"rQRcdJwiYS4XFVaESIyxkAVa8FFmazE5dJA2rAgTC4eDl2w90clD9TVHV15R+Fd0\n"
+	"Eer6HF1U1k29RBVc5/epyW8cy0+eCDBkUoFEwn+RNX4QEzvtHVpVz6NloEB6v8wm\n"
+	"2DVDh8ZmJUDTO7CyYYBbNQfRAAry/eqEMwvrFL2a9K//r05qBy3LEUu7sbTTzs5J\n"
+	"SS9Ahc+b7sdiuW6oAyvJkF/k1cTk4nGVn2q7cWKtAUFJU189og/huKUzyKoAR5et\n"
+	"gqEqpZYNbYyhsso/7iCP0rSOS7M=\n"
 	"-----END CERTIFICATE-----\n";
 
 #define FZT_HEAD (1 + 64 + PS_TSP_NONCE_LEN)

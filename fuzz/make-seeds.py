@@ -355,7 +355,9 @@ def main():
     # (make-tsp.sh) with the hash and nonce of their queries, in
     # fuzz_tsp.c's layout [flags][hash, 64 bytes][nonce, 16 bytes][reply]:
     # each as is and with the CA flag (both reach the success path), with
-    # another nonce and with another hash (refused); and the rejection.
+    # another nonce and with another hash (refused); the rejection; a token
+    # whose ESS attribute names the TSA and the CA (accepted, with the CA
+    # file), and one without a nonce (refused).
     p = os.path.join(src, "tests", "kat", "tsp")
     nonce = bytes([0x42]) + bytes(range(1, 16))
     for i, bits in enumerate((256, 384, 512)):
@@ -368,9 +370,13 @@ def main():
         add("fuzz_tsp", bytes([4 | i]) + h + nonce + reply, "sha%d-ca" % bits)
         add("fuzz_tsp", bytes([i]) + h + nonce[:15] + b"\x00" + reply, "sha%d-other-nonce" % bits)
         add("fuzz_tsp", bytes([(i + 1) % 3]) + h + nonce + reply, "sha%d-other-hash" % bits)
-    f = os.path.join(p, "reply-reject.der")
-    if os.path.exists(f):
-        add("fuzz_tsp", bytes([0]) + bytes(64) + nonce + open(f, "rb").read(), "reject")
+    h = hashlib.sha256(b"pdfstamp fuzz_tsp 256").digest().ljust(64, b"\0")
+    for f, name, head in (("reply-reject.der", "reject", bytes([0]) + bytes(64) + nonce),
+                          ("reply-ess-chain.der", "ess-chain", bytes([4]) + h + nonce),
+                          ("reply-no-nonce.der", "no-nonce", bytes([0]) + h + nonce)):
+        f = os.path.join(p, f)
+        if os.path.exists(f):
+            add("fuzz_tsp", head + open(f, "rb").read(), name)
 
     for t, items in seeds.items():
         d = os.path.join(out, t)

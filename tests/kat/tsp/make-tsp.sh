@@ -20,7 +20,12 @@
 #   reply-sha512.der   SHA-512 imprint, ESSCertIDv2 with SHA-512
 #   reply-reject.der   a SHA-1 query, which this TSA does not accept:
 #                      status rejection (2), badAlg, with a status text
-# All four are expected to pass `openssl ts -verify` (but the rejection).
+#   reply-ess-chain.der  SHA-256 imprint, ESSCertID of the TSA and of the
+#                      CA (ess_cert_id_chain): accepted
+#   reply-no-nonce.der SHA-256 imprint, the query without a nonce, so the
+#                      token has none: refused by tsp.c (note 4)
+# The accepted ones pass `openssl ts -verify` here.  The CA certificate is
+# also written into fuzz/fuzz_tsp.c (FZT_CA), which must match the replies.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,7 +52,9 @@ openssl req -new -newkey rsa:2048 -nodes -keyout tsa.key -subj "/CN=pdfstamp fuz
 openssl x509 -req -in tsa.csr -CA ca.pem -CAkey ca.key -set_serial 0x1001 -days 36500 \
 	-extfile ca.cnf -extensions v3_tsa -out tsa.pem 2>/dev/null
 
-for ess in sha1 sha256 sha512; do
+for ess in sha1 sha256 sha512 chain; do
+	chain=no alg=$ess
+	[ "$ess" = chain ] && chain=yes alg=sha1
 	cat >"ts-$ess.cnf" <<CNF
 [tsa]
 default_tsa = tsa1
@@ -64,8 +71,8 @@ digests = sha256, sha384, sha512
 accuracy = secs:1
 ordering = yes
 tsa_name = yes
-ess_cert_id_chain = no
-ess_cert_id_alg = $ess
+ess_cert_id_chain = $chain
+ess_cert_id_alg = $alg
 CNF
 done
 echo 01 >tsaserial
@@ -86,6 +93,9 @@ for name in ("sha1", "sha256", "sha384", "sha512"):
     alg = tlv(0x30, tlv(0x06, bytes.fromhex(OIDS[name])) + b"\x05\x00")
     req = tlv(0x30, b"\x02\x01\x01" + tlv(0x30, alg + tlv(0x04, h)) + tlv(0x02, nonce) + b"\x01\x01\xff")
     open(name + ".tsq", "wb").write(req)
+    if name == "sha256":
+        req = tlv(0x30, b"\x02\x01\x01" + tlv(0x30, alg + tlv(0x04, h)) + b"\x01\x01\xff")
+        open("sha256-nononce.tsq", "wb").write(req)
 PY
 
 reply() { # QUERY ESS OUT
@@ -95,9 +105,21 @@ reply sha256 sha1 reply-sha256.der
 reply sha384 sha256 reply-sha384.der
 reply sha512 sha512 reply-sha512.der
 reply sha1 sha1 reply-reject.der
-for q in sha256 sha384 sha512; do
-	openssl ts -verify -queryfile "$q.tsq" -in "$here/reply-$q.der" -CAfile ca.pem \
+reply sha256 chain reply-ess-chain.der
+reply sha256-nononce sha1 reply-no-nonce.der
+for q in sha256:sha256 sha384:sha384 sha512:sha512 sha256:ess-chain; do
+	openssl ts -verify -queryfile "${q%%:*}.tsq" -in "$here/reply-${q#*:}.der" -CAfile ca.pem \
 		-untrusted tsa.pem >/dev/null
 done
 cp ca.pem "$here/ca.pem"
-echo "tests/kat/tsp: reply-sha256.der reply-sha384.der reply-sha512.der reply-reject.der ca.pem"
+# the CA the target embeds for its chain check
+python3 - "$here/ca.pem" "$here/../../../fuzz/fuzz_tsp.c" <<'PY'
+import re, sys
+pem = open(sys.argv[1]).read().splitlines()
+src = open(sys.argv[2]).read()
+body = "\n".join('\t"%s\\n"' % l for l in pem) + ";"
+src, n = re.subn(r'(static const char FZT_CA\[\] =\n)(\t"[^\n]*\n)*?\t"[^\n]*;', lambda m: m.group(1) + body, src)
+assert n == 1
+open(sys.argv[2], "w").write(src)
+PY
+echo "tests/kat/tsp: reply-*.der, ca.pem; fuzz/fuzz_tsp.c: its CA"
