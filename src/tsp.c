@@ -257,6 +257,7 @@ static int check_ess(ps_ctx *ctx, const struct ps_sigcms_token *t)
 	end = p + len;
 	while (p < end) {
 		mbedtls_md_type_t md = MBEDTLS_MD_SHA1;
+		const mbedtls_md_info_t *mi;
 		int v2;
 		if (ps_der_tag(&p, end, PS_DER_SEQ, &len) != 0)
 			goto bad;
@@ -290,11 +291,13 @@ static int check_ess(ps_ctx *ctx, const struct ps_sigcms_token *t)
 				p = u;
 			}
 		}
-		if (ps_der_tag(&p, q, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 ||
-		    len != mbedtls_md_get_size(mbedtls_md_info_from_type(md)))
+		/* a hash mbedTLS names but cannot compute (no md_info) is malformed
+		 * for us, never a zero-length hash */
+		mi = mbedtls_md_info_from_type(md);
+		if (!mi || ps_der_tag(&p, q, MBEDTLS_ASN1_OCTET_STRING, &len) != 0 ||
+		    len != mbedtls_md_get_size(mi) ||
+		    mbedtls_md(mi, t->signer, t->signer_len, h) != 0)
 			goto bad;
-		if (mbedtls_md(mbedtls_md_info_from_type(md), t->signer, t->signer_len, h) != 0)
-			return ps_err(ctx, PDFSTAMP_E_NOMEM, "out of memory");
 		if (memcmp(h, p, len) != 0)
 			return ps_err(ctx, PDFSTAMP_E_FORMAT,
 			              "the time-stamp token's ESS signing-certificate attribute "
