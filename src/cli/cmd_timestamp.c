@@ -66,7 +66,8 @@ static const struct cli_opt timestamp_opts[] = {
 	           "sha512"),
 	CLI_OPTION("reserve", OPT_RESERVE, "BYTES",
 	           "bytes kept for the token in /Contents (64 to 524288; default: sized from "
-	           "a first request to the TSA)"),
+	           "a first request to the TSA, once per run: later files take the first's "
+	           "size)"),
 	CLI_OPTION("tsa-ca", OPT_TSA_CA, "FILE",
 	           "CA certificates (PEM or DER) the TSA's certificate must chain to "
 	           "(default: not checked)"),
@@ -93,7 +94,8 @@ static const struct cli_opt timestamp_opts[] = {
 	CLI_HIDDEN("date", CLI_OPT_W_DATE, "DATE"),
 	CLI_TEXT("A TSA that cannot be reached or answers with an HTTP error exits with 1; "
 	         "a reply that is not a valid token for the request, or a token larger than "
-	         "--reserve, exits with 4.  The file is then left as it was."),
+	         "--reserve, exits with 4; with --lta, a fetch that fails exits as dss "
+	         "--fetch does.  The file is then left as it was."),
 	CLI_INCLUDE(cli_write_opts),
 	CLI_INCLUDE(cli_batch_opts),
 	CLI_INCLUDE(cli_pw_section),
@@ -109,6 +111,7 @@ const struct cli_cmd cli_cmd_timestamp = {
 	.summary = "append an RFC 3161 document timestamp (PAdES B-LTA)",
 	.synopsis = "--tsa URL [--hash ALG] [--reserve BYTES]\n"
 	            "[--tsa-ca FILE] [--tsa-user USER --tsa-password-file FILE]\n"
+	            "[--lta [--vri] [--cache DIR]]\n"
 	            "[options] (-o OUT FILE | --in-place FILE...)",
 	.about =
 	"Appends a document timestamp (ISO 32000-2 12.8.5) to each FILE as one\n"
