@@ -25,6 +25,7 @@
 #include "envelope.h"
 #include "rc2.h"
 #include "rkey.h"
+#include "pdfgen.h"
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "tests"
@@ -47,23 +48,9 @@ static void teardown(void)
 static uint8_t *slurp(const char *name, size_t *n)
 {
 	char path[1024];
-	FILE *f;
-	uint8_t *p;
-	long len;
 
 	snprintf(path, sizeof path, "%s%s", KAT, name);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	ck_assert_int_ge(len, 0);
-	rewind(f);
-	p = malloc((size_t)len + 1);
-	ck_assert_ptr_nonnull(p);
-	ck_assert_uint_eq(fread(p, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	*n = (size_t)len;
-	return p;
+	return pg_slurp(path, n);
 }
 
 /* Loads key file KEY with certificate CERT (and PASS, a file, or NULL). */

@@ -20,6 +20,7 @@
 
 #include "ps.h"
 #include "p12.h"
+#include "pdfgen.h"
 
 #ifndef TEST_SRCDIR
 #define TEST_SRCDIR "tests"
@@ -43,22 +44,11 @@ static void teardown(void)
 static uint8_t *load(const char *name, size_t *n)
 {
 	char path[512];
-	FILE *f;
 	uint8_t *p;
-	long len;
 
 	snprintf(path, sizeof path, "%s/kat/p12/%s", TEST_SRCDIR, name);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	ck_assert(len > 0);
-	rewind(f);
-	p = malloc((size_t)len);
-	ck_assert(p != NULL);
-	ck_assert_uint_eq(fread(p, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	*n = (size_t)len;
+	p = pg_slurp(path, n);
+	ck_assert_uint_gt(*n, 0);
 	return p;
 }
 

@@ -147,7 +147,7 @@ uint8_t *pg_slurp(const char *path, size_t *n)
 	uint8_t *d;
 	long len;
 
-	ck_assert_ptr_nonnull(f);
+	ck_assert_msg(f != NULL, "cannot open %s", path);
 	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
 	len = ftell(f);
 	ck_assert_int_ge(len, 0);
